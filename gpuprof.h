@@ -1,0 +1,2684 @@
+/* gpuprof.h -- where the time and memory go, on the CPU and the GPU, from one header.
+
+   Wrap the phases of your program in ranges, run it, and read a statistics
+   table at exit, a Chrome trace that Perfetto opens, and a JSON summary for
+   scripts. Built with -DGPUPROF_DISABLE every macro compiles to nothing.
+
+   Do this in exactly one C or C++ file:
+
+       #define GPUPROF_IMPLEMENTATION
+       #include "gpuprof.h"
+
+   and include "gpuprof.h" alone everywhere else. Then:
+
+       for (int step = 0; step < steps; step++) {
+           { PROF_RANGE("data");      load_batch(&batch); }
+           { PROF_RANGE("forward");   loss = forward(&model, &batch); }
+           { PROF_RANGE("backward");  backward(&model, &batch); }
+           { PROF_RANGE("optimizer"); sgd_update(&model, lr); }
+           PROF_COUNTER("loss", loss);
+           PROF_STEP();
+       }
+       // at exit: the table on stderr; GPUPROF_TRACE=run.json ./train writes a trace
+
+   COMPILE-TIME SWITCHES (define before including)
+       GPUPROF_IMPLEMENTATION   compile the implementation here (one TU per program)
+       GPUPROF_DISABLE          every macro expands to ((void)0) without evaluating its
+                                arguments; lifecycle/output functions become inline
+                                no-ops. The statistics accumulator keeps working.
+       GPUPROF_NO_SHORT_NAMES   do not define the PROF_* aliases
+       GPUPROF_STB_SPRINTF      use stb_sprintf (Debian libstb-dev) for formatting; it
+                                is picked up automatically when <stb/stb_sprintf.h>
+                                exists. GPUPROF_NO_STB_SPRINTF turns that off.
+       GPUPROF_MALLOC(n) / GPUPROF_FREE(p) / GPUPROF_ASSERT(c)   overrides
+       GPUPROF_CUDA, GPUPROF_NVTX, GPUPROF_MPI   reserved for the GPU, NVTX and MPI
+                                backends (SPEC 3); this version times the CPU only.
+
+   MACROS (each also as PROF_X)
+       GPUPROF_RANGE(name)             range to the end of the block; name is a literal
+       GPUPROF_RANGE_DYN(name)         same, name is a run-time string (copied)
+       GPUPROF_RANGE_WORK(name, flops, bytes)   same, with work done per call
+       GPUPROF_FUNC()                  range named after the enclosing function
+       GPUPROF_BEGIN(name) / GPUPROF_END()      explicit pair (any C compiler)
+       GPUPROF_STEP()                  end of one iteration (warm-up, schedule, step time)
+       GPUPROF_COUNTER(name, value)    a numeric sample (loss, tokens/s)
+       GPUPROF_MARK(name)              an instant event
+
+   FUNCTIONS (return 0 on success, non-zero on error; never abort)
+       gpuprof_init(&cfg)              optional; the first range initialises with defaults
+       gpuprof_shutdown()              write configured outputs, free; also run at exit
+       gpuprof_report(FILE *)          the text tables
+       gpuprof_write_trace(path)       finish the streamed Chrome trace (copy it to path)
+       gpuprof_write_summary(path)     JSON summary, schema in docs/summary.md
+       gpuprof_reset()                 clear statistics
+       gpuprof_set_enabled(on)         pause / resume recording
+       gpuprof_flush()                 hand finished trace buffers to the writer
+       gpuprof_stats_*                 the statistics accumulator, usable on its own
+
+   ENVIRONMENT (overrides the config)
+       GPUPROF_TRACE=path   GPUPROF_REPORT=stderr|stdout|off|path   GPUPROF_SUMMARY=path
+       GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
+       GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
+       GPUPROF_CLOCK=tsc|monotonic
+       In paths, %p becomes the process id and %r the rank (OMPI/PMI/SLURM/RANK).
+
+   Requires a POSIX system (threads, clock_gettime) for the implementation.
+   Full documentation: docs/guide.md.
+
+   LICENSE: MIT, see the end of this file.
+*/
+#ifndef GPUPROF_H
+#define GPUPROF_H
+
+/* The implementation needs POSIX and GNU declarations (clock_gettime,
+   O_CLOEXEC, pthread_getname_np) even under -std=c99: include gpuprof.h
+   first in the implementation file, or build it with -D_GNU_SOURCE. */
+#if defined(GPUPROF_IMPLEMENTATION) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1
+#endif
+
+/* ======================================================================
+   Configuration defaults
+   ====================================================================== */
+
+#define GPUPROF_VERSION "0.1.0"
+
+#ifndef GPUPROF_MAX_DEPTH
+#define GPUPROF_MAX_DEPTH 128      /* nesting depth per thread; deeper ranges are counted, not timed */
+#endif
+#ifndef GPUPROF_NAME_MAX
+#define GPUPROF_NAME_MAX 256       /* bytes kept of a range name; longer names are truncated */
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================
+   Public types and declarations
+   ====================================================================== */
+
+/* Statistics accumulator: count, sum, mean, std, min, max and quantiles of a
+   stream of doubles in a fixed-size struct. Quantiles come from a log-linear
+   histogram (64 buckets per power of two, a window of 32 powers of two) and
+   are within 1 % of the exact sample quantile (numpy's linear interpolation)
+   for same-signed samples that span up to a factor 2^32; values further below
+   the largest ones are folded into the lowest bucket. Fields are private. */
+#define GPUPROF_STATS_BUCKETS 2048
+typedef struct gpuprof_stats {
+    uint64_t count;       /* accepted samples */
+    uint64_t rejected;    /* NaN and infinities, not added */
+    double   sum;
+    double   min, max;
+    double   shift;       /* first sample: the sums below are relative to it */
+    double   sum_d;       /* sum of (x - shift) */
+    double   sum_d2;      /* sum of (x - shift)^2 */
+    int32_t  lo_key;      /* histogram key of bucket[0] */
+    uint32_t halvings;    /* times the counts were halved to avoid overflow */
+    uint32_t bucket[GPUPROF_STATS_BUCKETS];
+} gpuprof_stats;
+
+void     gpuprof_stats_init(gpuprof_stats *s);
+void     gpuprof_stats_add(gpuprof_stats *s, double x);
+void     gpuprof_stats_merge(gpuprof_stats *dst, const gpuprof_stats *src);
+uint64_t gpuprof_stats_count(const gpuprof_stats *s);
+uint64_t gpuprof_stats_rejected(const gpuprof_stats *s);
+double   gpuprof_stats_sum(const gpuprof_stats *s);
+double   gpuprof_stats_mean(const gpuprof_stats *s);     /* NaN when empty */
+double   gpuprof_stats_stddev(const gpuprof_stats *s);   /* sample std (n-1); 0 for one sample */
+double   gpuprof_stats_min(const gpuprof_stats *s);
+double   gpuprof_stats_max(const gpuprof_stats *s);
+double   gpuprof_stats_quantile(const gpuprof_stats *s, double q);  /* q in [0,1]; NaN when empty */
+
+/* Configuration: zero-initialise and set what you change. */
+enum { GPUPROF_VIEW_BOTH = 0, GPUPROF_VIEW_FLAT = 1, GPUPROF_VIEW_TREE = 2 };
+typedef struct gpuprof_config {
+    const char *trace_path;     /* stream a Chrome trace here (GPUPROF_TRACE); NULL: no trace */
+    const char *report;         /* "stderr" (NULL), "stdout", "off" or a path (GPUPROF_REPORT) */
+    const char *summary_path;   /* JSON summary written at shutdown (GPUPROF_SUMMARY) */
+    const char *schedule;       /* "wait=W,warmup=U,active=A,repeat=R[,skip_first=S]" */
+    const char *process_name;   /* shown in the report and the trace; NULL: the program name */
+    int warmup;                 /* steps (or, without GPUPROF_STEP, calls per range) to exclude */
+    int start_disabled;         /* begin paused; gpuprof_set_enabled(1) resumes */
+    int report_rows;            /* rows per table: 0 = 30, -1 = all */
+    int report_view;            /* GPUPROF_VIEW_BOTH / _FLAT / _TREE */
+    int max_names;              /* distinct range/counter names kept: 0 = 4096 */
+    int max_nodes;              /* distinct call paths per thread: 0 = 8192 */
+    int trace_buffer_mb;        /* memory for trace events in flight: 0 = 16 MiB */
+} gpuprof_config;
+
+/* A call site: one static record per GPUPROF_RANGE, so the hot path never
+   hashes or copies the name. Internal; filled by the macros. */
+typedef struct gpuprof_site {
+    const char *name;
+    const char *file;
+    int line;
+    int id;                     /* name id, 0 until first use */
+} gpuprof_site;
+
+#ifndef GPUPROF_DISABLE
+int  gpuprof_init(const gpuprof_config *cfg);
+void gpuprof_shutdown(void);
+int  gpuprof_report(FILE *out);
+int  gpuprof_write_trace(const char *path);
+int  gpuprof_write_summary(const char *path);
+void gpuprof_flush(void);
+void gpuprof_reset(void);
+void gpuprof_set_stream(void *stream);
+void gpuprof_set_enabled(int on);
+
+/* Internal entry points used by the macros. */
+int  gpuprof__range_begin(gpuprof_site *site);
+int  gpuprof__range_begin_explicit(gpuprof_site *site);
+int  gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes);
+int  gpuprof__range_begin_dyn(const char *name);
+void gpuprof__range_end(int token);
+void gpuprof__step(void);
+void gpuprof__counter(gpuprof_site *site, double value);
+void gpuprof__mark(gpuprof_site *site);
+#else
+static inline int  gpuprof_init(const gpuprof_config *cfg) { (void)cfg; return 0; }
+static inline void gpuprof_shutdown(void) {}
+static inline int  gpuprof_report(FILE *out) { (void)out; return 0; }
+static inline int  gpuprof_write_trace(const char *path) { (void)path; return 0; }
+static inline int  gpuprof_write_summary(const char *path) { (void)path; return 0; }
+static inline void gpuprof_flush(void) {}
+static inline /* Empties an accumulator that its owner thread may be adding to. */
+static void gpuprof__stats_clear(gpuprof_stats *st) {
+    int k;
+    GPUPROF__ST(&st->count, (uint64_t)0);
+    GPUPROF__ST(&st->rejected, (uint64_t)0);
+    gpuprof__std(&st->sum, 0.0);
+    gpuprof__std(&st->sum_d, 0.0);
+    gpuprof__std(&st->sum_d2, 0.0);
+    for (k = 0; k < GPUPROF_STATS_BUCKETS; k++) GPUPROF__ST(&st->bucket[k], 0u);
+}
+
+void gpuprof_reset(void) {}
+static inline void gpuprof_set_stream(void *stream) { (void)stream; }
+static inline void gpuprof_set_enabled(int on) { (void)on; }
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ======================================================================
+   Macros: the enabled versions, then the GPUPROF_DISABLE ones
+   ====================================================================== */
+
+#define GPUPROF__CAT2(a, b) a##b
+#define GPUPROF__CAT(a, b) GPUPROF__CAT2(a, b)
+#ifdef __COUNTER__
+#define GPUPROF__UNIQUE __COUNTER__
+#else
+#define GPUPROF__UNIQUE __LINE__
+#endif
+#define GPUPROF__SITE(var, name) static gpuprof_site var = { name, __FILE__, __LINE__, 0 }
+
+#ifndef GPUPROF_DISABLE
+
+/* A scoped range ends where its block ends: a C++ destructor, or the cleanup
+   attribute of GNU C (gcc, clang, nvcc host code). Plain C compilers without
+   it (MSVC) use GPUPROF_BEGIN / GPUPROF_END. */
+#if defined(__cplusplus)
+struct gpuprof__scope {
+    int token;
+    explicit gpuprof__scope(int t) : token(t) {}
+    ~gpuprof__scope() { if (token) gpuprof__range_end(token); }
+private:
+    gpuprof__scope(const gpuprof__scope &);
+    gpuprof__scope &operator=(const gpuprof__scope &);
+};
+#define GPUPROF__SCOPE(var, begin_call) gpuprof__scope var(begin_call)
+#elif defined(__GNUC__) || defined(__clang__)
+static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_end(*token); }
+#define GPUPROF__SCOPE(var, begin_call) \
+    int var __attribute__((cleanup(gpuprof__scope_exit), unused)) = (begin_call)
+#endif
+
+#ifdef GPUPROF__SCOPE
+#define GPUPROF__RANGE_(name, n) \
+    GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
+    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), gpuprof__range_begin(&GPUPROF__CAT(gpuprof__site_, n)))
+#define GPUPROF__RANGE_WORK_(name, flops, bytes, n) \
+    GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
+    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), \
+        gpuprof__range_begin_work(&GPUPROF__CAT(gpuprof__site_, n), (double)(flops), (double)(bytes)))
+#define GPUPROF__RANGE_DYN_(name, n) \
+    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), gpuprof__range_begin_dyn(name))
+#define GPUPROF_RANGE(name)                   GPUPROF__RANGE_(name, GPUPROF__UNIQUE)
+#define GPUPROF_RANGE_WORK(name, flops, bytes) GPUPROF__RANGE_WORK_(name, flops, bytes, GPUPROF__UNIQUE)
+#define GPUPROF_RANGE_DYN(name)               GPUPROF__RANGE_DYN_(name, GPUPROF__UNIQUE)
+#define GPUPROF_FUNC()                        GPUPROF__RANGE_(__func__, GPUPROF__UNIQUE)
+#endif
+
+#define GPUPROF__BEGIN_(name, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
+    (void)gpuprof__range_begin_explicit(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
+#define GPUPROF__COUNTER_(name, value, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
+    gpuprof__counter(&GPUPROF__CAT(gpuprof__site_, n), (double)(value)); } while (0)
+#define GPUPROF__MARK_(name, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
+    gpuprof__mark(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
+#define GPUPROF_BEGIN(name)          GPUPROF__BEGIN_(name, GPUPROF__UNIQUE)
+#define GPUPROF_END()                gpuprof__range_end(0)
+#define GPUPROF_STEP()               gpuprof__step()
+#define GPUPROF_COUNTER(name, value) GPUPROF__COUNTER_(name, value, GPUPROF__UNIQUE)
+#define GPUPROF_MARK(name)           GPUPROF__MARK_(name, GPUPROF__UNIQUE)
+
+#else /* GPUPROF_DISABLE: nothing is evaluated, nothing is emitted */
+
+#define GPUPROF_RANGE(name)                    ((void)0)
+#define GPUPROF_RANGE_WORK(name, flops, bytes) ((void)0)
+#define GPUPROF_RANGE_DYN(name)                ((void)0)
+#define GPUPROF_FUNC()                         ((void)0)
+#define GPUPROF_BEGIN(name)                    ((void)0)
+#define GPUPROF_END()                          ((void)0)
+#define GPUPROF_STEP()                         ((void)0)
+#define GPUPROF_COUNTER(name, value)           ((void)0)
+#define GPUPROF_MARK(name)                     ((void)0)
+
+#endif /* GPUPROF_DISABLE */
+
+#ifndef GPUPROF_NO_SHORT_NAMES
+#define PROF_RANGE(name)                    GPUPROF_RANGE(name)
+#define PROF_RANGE_WORK(name, flops, bytes) GPUPROF_RANGE_WORK(name, flops, bytes)
+#define PROF_RANGE_DYN(name)                GPUPROF_RANGE_DYN(name)
+#define PROF_FUNC()                         GPUPROF_FUNC()
+#define PROF_BEGIN(name)                    GPUPROF_BEGIN(name)
+#define PROF_END()                          GPUPROF_END()
+#define PROF_STEP()                         GPUPROF_STEP()
+#define PROF_COUNTER(name, value)           GPUPROF_COUNTER(name, value)
+#define PROF_MARK(name)                     GPUPROF_MARK(name)
+#endif
+
+#endif /* GPUPROF_H */
+
+/* ======================================================================
+   Implementation
+   ====================================================================== */
+#ifdef GPUPROF_IMPLEMENTATION
+#ifndef GPUPROF__IMPLEMENTED
+#define GPUPROF__IMPLEMENTED
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef GPUPROF_MALLOC
+#define GPUPROF_MALLOC(n) malloc(n)
+#define GPUPROF_FREE(p) free(p)
+#endif
+#ifndef GPUPROF_ASSERT
+#include <assert.h>
+#define GPUPROF_ASSERT(c) assert(c)
+#endif
+
+/* Fields that one thread writes while another reads them for a report are
+   accessed with relaxed atomics: on x86-64 and AArch64 these are the plain
+   loads and stores the compiler would emit anyway, and they make the sharing
+   well-defined (and quiet under ThreadSanitizer). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GPUPROF__LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define GPUPROF__ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define GPUPROF__LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define GPUPROF__STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define GPUPROF__ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define GPUPROF__LIKELY(x) __builtin_expect(!!(x), 1)
+#define GPUPROF__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GPUPROF__NOINLINE __attribute__((noinline))
+static inline double gpuprof__ldd(const double *p) { double v; __atomic_load(p, &v, __ATOMIC_RELAXED); return v; }
+static inline void gpuprof__std(double *p, double v) { __atomic_store(p, &v, __ATOMIC_RELAXED); }
+#else
+#define GPUPROF__LD(p) (*(p))
+#define GPUPROF__ST(p, v) (*(p) = (v))
+#define GPUPROF__LDA(p) (*(p))
+#define GPUPROF__STR(p, v) (*(p) = (v))
+#define GPUPROF__ADD(p, v) ((*(p) += (v)) - (v))
+#define GPUPROF__LIKELY(x) (x)
+#define GPUPROF__UNLIKELY(x) (x)
+#define GPUPROF__NOINLINE
+static inline double gpuprof__ldd(const double *p) { return *p; }
+static inline void gpuprof__std(double *p, double v) { *p = v; }
+#endif
+
+/* ----------------------------------------------------------------------
+   Number formatting, independent of the C locale
+   ---------------------------------------------------------------------- */
+#if !defined(GPUPROF_NO_STB_SPRINTF) && !defined(GPUPROF_STB_SPRINTF) && defined(__has_include)
+#if __has_include(<stb/stb_sprintf.h>)
+#define GPUPROF_STB_SPRINTF
+#endif
+#endif
+#if defined(GPUPROF_STB_SPRINTF) && !defined(GPUPROF_NO_STB_SPRINTF)
+#ifndef STB_SPRINTF_IMPLEMENTATION
+#define STB_SPRINTF_IMPLEMENTATION
+#endif
+#define STB_SPRINTF_STATIC
+#include <stb/stb_sprintf.h>
+#define GPUPROF__VSNPRINTF stbsp_vsnprintf
+#define GPUPROF__USING_STB 1
+#else
+#define GPUPROF__VSNPRINTF vsnprintf
+#define GPUPROF__USING_STB 0
+#endif
+
+/* printf into buf; numbers use '.' whatever setlocale() said. Only call it
+   with numeric conversions (and %s of text that has no ','), because without
+   stb_sprintf the locale's decimal comma is replaced after the fact. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
+    va_list ap;
+    int len;
+    va_start(ap, fmt);
+    len = GPUPROF__VSNPRINTF(buf, (int)n, fmt, ap);
+    va_end(ap);
+    if (len < 0) { buf[0] = 0; return 0; }
+    if ((size_t)len >= n) len = n ? (int)n - 1 : 0;
+#if !GPUPROF__USING_STB
+    { int i; for (i = 0; i < len; i++) if (buf[i] == ',') buf[i] = '.'; }
+#endif
+    return len;
+}
+
+/* ----------------------------------------------------------------------
+   Platform clock
+   ---------------------------------------------------------------------- */
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#define GPUPROF__X86 1
+#else
+#define GPUPROF__X86 0
+#endif
+
+static uint64_t gpuprof__mono_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The hot path reads raw ticks; ticks become nanoseconds through a 32.32
+   fixed-point multiplier. With the TSC that is the calibrated rate; with
+   clock_gettime the ticks already are nanoseconds. */
+static struct {
+    int use_tsc;
+    uint64_t mult;        /* ns per tick << 32 */
+    uint64_t base;        /* ticks at init: the trace's time zero */
+    uint64_t base_mono;   /* CLOCK_MONOTONIC at base */
+} gpuprof__clock;
+
+static inline uint64_t gpuprof__ticks(void) {
+#if GPUPROF__X86
+    if (GPUPROF__LIKELY(gpuprof__clock.use_tsc)) return __builtin_ia32_rdtsc();
+#endif
+    return gpuprof__mono_ns();
+}
+
+static inline uint64_t gpuprof__ticks_to_ns(uint64_t dt) {
+    uint64_t m = gpuprof__clock.mult;
+    return (dt >> 32) * m + (((dt & 0xffffffffu) * m) >> 32);
+}
+
+static int gpuprof__tsc_invariant(void) {
+#if GPUPROF__X86
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return 0;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return (d >> 8) & 1;
+#else
+    return 0;
+#endif
+}
+
+/* The TSC runs at a constant rate that the CPU does not tell us reliably,
+   so it is measured against CLOCK_MONOTONIC over a few milliseconds. Each
+   end point is the TSC read between two clock reads that were close
+   together, so a preemption in the middle cannot skew the rate. */
+static void gpuprof__tsc_pair(uint64_t *tsc, uint64_t *ns) {
+    uint64_t best = (uint64_t)-1;
+    int i;
+    for (i = 0; i < 16; i++) {
+        uint64_t a = gpuprof__mono_ns(), t = 0, b;
+#if GPUPROF__X86
+        t = __builtin_ia32_rdtsc();
+#endif
+        b = gpuprof__mono_ns();
+        if (b - a < best) { best = b - a; *tsc = t; *ns = a + (b - a) / 2; }
+    }
+}
+
+static void gpuprof__clock_init(int want_tsc) {
+    gpuprof__clock.use_tsc = 0;
+    gpuprof__clock.mult = (uint64_t)1 << 32;
+    if (want_tsc && gpuprof__tsc_invariant()) {
+        uint64_t t0, n0, t1, n1;
+        gpuprof__tsc_pair(&t0, &n0);
+        do gpuprof__tsc_pair(&t1, &n1); while (n1 - n0 < 3000000u);   /* 3 ms */
+        if (t1 > t0) {
+            gpuprof__clock.mult = (uint64_t)(((double)(n1 - n0) / (double)(t1 - t0)) * 4294967296.0 + 0.5);
+            gpuprof__clock.use_tsc = 1;
+        }
+    }
+    gpuprof__clock.base = gpuprof__ticks();
+    gpuprof__clock.base_mono = gpuprof__mono_ns();
+}
+
+/* ----------------------------------------------------------------------
+   Statistics accumulator
+   ---------------------------------------------------------------------- */
+/* A sample's histogram key is the top 17 bits of its IEEE-754 pattern below
+   the sign: 11 exponent bits and 6 mantissa bits, i.e. 64 linear buckets per
+   power of two. Keys grow with the value (negatives are mirrored), so a
+   bucket index is a shift and a subtraction, with no log() on the hot path.
+   Each bucket is reported as the harmonic mean of its bounds, within
+   1/(2*64+1) = 0.78 % of any value in it. */
+#define GPUPROF__SUB_BITS 6
+#define GPUPROF__KEY_SHIFT (52 - GPUPROF__SUB_BITS)
+
+static inline int32_t gpuprof__key(double x) {
+    uint64_t b;
+    x += 0.0;                                  /* -0.0 becomes +0.0 */
+    memcpy(&b, &x, sizeof b);
+    if (b >> 63) return -(int32_t)((b & 0x7fffffffffffffffull) >> GPUPROF__KEY_SHIFT) - 1;
+    return (int32_t)(b >> GPUPROF__KEY_SHIFT);
+}
+
+static double gpuprof__key_value(int32_t key) {
+    uint64_t lo_bits, hi_bits;
+    double lo, hi;
+    if (key < 0) return -gpuprof__key_value(-key - 1);
+    lo_bits = (uint64_t)key << GPUPROF__KEY_SHIFT;
+    hi_bits = (uint64_t)(key + 1) << GPUPROF__KEY_SHIFT;
+    memcpy(&lo, &lo_bits, sizeof lo);
+    memcpy(&hi, &hi_bits, sizeof hi);
+    if (lo == 0.0) return 0.0;
+    if (hi_bits >= 0x7ff0000000000000ull) return lo;   /* top bucket: its upper bound is inf */
+    return lo * (2.0 * hi / (lo + hi));
+}
+
+void gpuprof_stats_init(gpuprof_stats *s) {
+    memset(s, 0, sizeof *s);
+}
+
+/* Moves the bucket window so that `key` fits, folding whatever falls off
+   the low end into the lowest bucket. Rare: only when a sample lies more
+   than the window's span away from those seen so far. */
+static GPUPROF__NOINLINE void gpuprof__stats_rebucket(gpuprof_stats *s, int32_t key) {
+    const int32_t n = GPUPROF_STATS_BUCKETS;
+    int32_t lo = GPUPROF__LD(&s->lo_key), i, top = -1, d;
+    for (i = n - 1; i >= 0; i--) if (GPUPROF__LD(&s->bucket[i])) { top = i; break; }
+    if (key >= lo + n) {                       /* slide up */
+        uint64_t fold = 0;
+        d = key - (lo + n - 1);
+        for (i = 0; i < n; i++) {
+            uint32_t c = GPUPROF__LD(&s->bucket[i]);
+            if (i <= d) fold += c;
+            else GPUPROF__ST(&s->bucket[i - d], c);
+            if (i >= n - d) GPUPROF__ST(&s->bucket[i], 0u);
+        }
+        if (d >= n) { for (i = 0; i < n; i++) GPUPROF__ST(&s->bucket[i], 0u); }
+        GPUPROF__ST(&s->bucket[0], (uint32_t)(fold > 0xffffffffu ? 0xffffffffu : fold));
+        GPUPROF__ST(&s->lo_key, lo + d);
+    } else {                                   /* slide down as far as the top allows */
+        d = lo - key;
+        if (top + d >= n) d = n - 1 - top;
+        if (d > 0) {
+            for (i = n - 1; i >= 0; i--)
+                GPUPROF__ST(&s->bucket[i], i >= d ? GPUPROF__LD(&s->bucket[i - d]) : 0u);
+            GPUPROF__ST(&s->lo_key, lo - d);
+        }
+    }
+}
+
+static void gpuprof__stats_halve(gpuprof_stats *s) {
+    int i;
+    for (i = 0; i < GPUPROF_STATS_BUCKETS; i++) {
+        uint32_t c = GPUPROF__LD(&s->bucket[i]);
+        GPUPROF__ST(&s->bucket[i], (c + 1) / 2);
+    }
+    GPUPROF__ST(&s->halvings, GPUPROF__LD(&s->halvings) + 1);
+}
+
+static void gpuprof__stats_count_key(gpuprof_stats *s, int32_t key, uint32_t c) {
+    uint32_t idx = (uint32_t)(key - GPUPROF__LD(&s->lo_key)), v;
+    if (GPUPROF__UNLIKELY(idx >= GPUPROF_STATS_BUCKETS)) {
+        gpuprof__stats_rebucket(s, key);
+        idx = (uint32_t)(key - GPUPROF__LD(&s->lo_key));
+        if (idx >= GPUPROF_STATS_BUCKETS) idx = 0;        /* far below: folded */
+    }
+    v = GPUPROF__LD(&s->bucket[idx]);
+    while (GPUPROF__UNLIKELY(v > 0xffffffffu - c)) { gpuprof__stats_halve(s); c = (c + 1) / 2; v = GPUPROF__LD(&s->bucket[idx]); }
+    GPUPROF__ST(&s->bucket[idx], v + c);
+}
+
+void gpuprof_stats_add(gpuprof_stats *s, double x) {
+    uint64_t n = GPUPROF__LD(&s->count);
+    double d;
+    if (GPUPROF__UNLIKELY(!(x - x == 0.0))) {     /* NaN or infinity */
+        GPUPROF__ST(&s->rejected, GPUPROF__LD(&s->rejected) + 1);
+        return;
+    }
+    if (GPUPROF__UNLIKELY(n == 0)) {
+        gpuprof__std(&s->min, x);
+        gpuprof__std(&s->max, x);
+        gpuprof__std(&s->shift, x);
+        GPUPROF__ST(&s->lo_key, gpuprof__key(x) - GPUPROF_STATS_BUCKETS / 2);
+    } else {
+        if (x < gpuprof__ldd(&s->min)) gpuprof__std(&s->min, x);
+        if (x > gpuprof__ldd(&s->max)) gpuprof__std(&s->max, x);
+    }
+    d = x - gpuprof__ldd(&s->shift);
+    gpuprof__std(&s->sum, gpuprof__ldd(&s->sum) + x);
+    gpuprof__std(&s->sum_d, gpuprof__ldd(&s->sum_d) + d);
+    gpuprof__std(&s->sum_d2, gpuprof__ldd(&s->sum_d2) + d * d);
+    gpuprof__stats_count_key(s, gpuprof__key(x), 1);
+    GPUPROF__ST(&s->count, n + 1);
+}
+
+/* Merging reads src field by field with relaxed atomics, so src may be an
+   accumulator another thread is still adding to: the result is then a
+   consistent-enough snapshot (each figure within a few samples). */
+void gpuprof_stats_merge(gpuprof_stats *dst, const gpuprof_stats *src) {
+    uint64_t n = GPUPROF__LD(&src->count);
+    double k, smin, smax, sshift, ssum_d;
+    int32_t lo;
+    int i;
+    dst->rejected += GPUPROF__LD(&src->rejected);
+    if (!n) return;
+    smin = gpuprof__ldd(&src->min);
+    smax = gpuprof__ldd(&src->max);
+    sshift = gpuprof__ldd(&src->shift);
+    ssum_d = gpuprof__ldd(&src->sum_d);
+    if (!dst->count) {
+        dst->shift = sshift;
+        dst->min = smin;
+        dst->max = smax;
+        dst->lo_key = gpuprof__key(sshift) - GPUPROF_STATS_BUCKETS / 2;
+    }
+    /* Re-express src's shifted sums relative to dst's shift. */
+    k = sshift - dst->shift;
+    dst->sum_d2 += gpuprof__ldd(&src->sum_d2) + 2.0 * k * ssum_d + (double)n * k * k;
+    dst->sum_d += ssum_d + (double)n * k;
+    dst->sum += gpuprof__ldd(&src->sum);
+    if (smin < dst->min) dst->min = smin;
+    if (smax > dst->max) dst->max = smax;
+    dst->count += n;
+    lo = GPUPROF__LD(&src->lo_key);
+    for (i = 0; i < GPUPROF_STATS_BUCKETS; i++) {
+        uint32_t c = GPUPROF__LD(&src->bucket[i]);
+        if (c) gpuprof__stats_count_key(dst, lo + i, c);
+    }
+}
+
+uint64_t gpuprof_stats_count(const gpuprof_stats *s) { return GPUPROF__LD(&s->count); }
+uint64_t gpuprof_stats_rejected(const gpuprof_stats *s) { return GPUPROF__LD(&s->rejected); }
+double gpuprof_stats_sum(const gpuprof_stats *s) { return gpuprof__ldd(&s->sum); }
+double gpuprof_stats_min(const gpuprof_stats *s) { return GPUPROF__LD(&s->count) ? gpuprof__ldd(&s->min) : NAN; }
+double gpuprof_stats_max(const gpuprof_stats *s) { return GPUPROF__LD(&s->count) ? gpuprof__ldd(&s->max) : NAN; }
+double gpuprof_stats_mean(const gpuprof_stats *s) {
+    uint64_t n = GPUPROF__LD(&s->count);
+    return n ? gpuprof__ldd(&s->sum) / (double)n : NAN;
+}
+double gpuprof_stats_stddev(const gpuprof_stats *s) {
+    uint64_t n = GPUPROF__LD(&s->count);
+    double sd, v;
+    if (n < 2) return n ? 0.0 : NAN;
+    sd = gpuprof__ldd(&s->sum_d);
+    v = (gpuprof__ldd(&s->sum_d2) - sd * sd / (double)n) / (double)(n - 1);
+    return v > 0 ? sqrt(v) : 0.0;
+}
+
+/* The value of the sample of rank r (0-based) in sorted order. */
+static double gpuprof__stats_order(const gpuprof_stats *s, uint64_t r, uint64_t n, uint64_t total,
+                                   int32_t lo, double mn, double mx) {
+    double target, v;
+    uint64_t cum = 0;
+    int i;
+    if (r == 0) return mn;
+    if (r + 1 >= n) return mx;
+    /* After halvings the histogram total differs from the count: scale the rank. */
+    target = total == n ? (double)r : (double)r * (double)total / (double)n;
+    for (i = 0; i < GPUPROF_STATS_BUCKETS; i++) {
+        cum += GPUPROF__LD(&s->bucket[i]);
+        if ((double)cum > target) break;
+    }
+    if (i == GPUPROF_STATS_BUCKETS) i--;
+    v = gpuprof__key_value(lo + i);
+    return v < mn ? mn : v > mx ? mx : v;
+}
+
+double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
+    uint64_t n = GPUPROF__LD(&s->count), total = 0, k;
+    int32_t lo = GPUPROF__LD(&s->lo_key);
+    double h, f, a, b, mn, mx;
+    int i;
+    if (!n || q != q) return NAN;
+    mn = gpuprof__ldd(&s->min);
+    mx = gpuprof__ldd(&s->max);
+    if (q < 0) q = 0;
+    if (q > 1) q = 1;
+    for (i = 0; i < GPUPROF_STATS_BUCKETS; i++) total += GPUPROF__LD(&s->bucket[i]);
+    if (!total) return mn;
+    h = (double)(n - 1) * q;                  /* numpy's "linear" method */
+    k = (uint64_t)h;
+    f = h - (double)k;
+    a = gpuprof__stats_order(s, k, n, total, lo, mn, mx);
+    b = f > 0 ? gpuprof__stats_order(s, k + 1, n, total, lo, mn, mx) : a;
+    return a + f * (b - a);
+}
+
+#ifndef GPUPROF_DISABLE
+/* ----------------------------------------------------------------------
+   Global state and warnings
+   ---------------------------------------------------------------------- */
+enum {
+    GPUPROF__W_END_WITHOUT_BEGIN, GPUPROF__W_MISMATCHED, GPUPROF__W_UNCLOSED, GPUPROF__W_AFTER_SHUTDOWN,
+    GPUPROF__W_DOUBLE_INIT, GPUPROF__W_BAD_NAME, GPUPROF__W_LONG_NAME, GPUPROF__W_BAD_VALUE,
+    GPUPROF__W_NAMES_FULL, GPUPROF__W_PATHS_FULL, GPUPROF__W_TOO_DEEP, GPUPROF__W_NO_MEMORY,
+    GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_COUNT
+};
+static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
+    "END without BEGIN", "mismatched nesting", "ranges open at shutdown", "calls after shutdown",
+    "init called twice", "NULL or empty names", "names truncated", "NaN/inf counter values",
+    "names over the cap", "call paths over the cap", "ranges nested too deep", "allocation failures",
+    "trace events dropped", "bad settings", "output errors"
+};
+
+enum { GPUPROF__NEVER = 0, GPUPROF__RUNNING = 1, GPUPROF__DOWN = 2 };
+enum { GPUPROF__PHASE_COUNT = 0, GPUPROF__PHASE_EXCLUDE = 1, GPUPROF__PHASE_OFF = 2 };
+enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means "not yet registered" */
+enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4 };
+enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3 };
+enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2 };
+
+#define GPUPROF__BLOCK_EVENTS 2048
+#define GPUPROF__NODE_CHUNK 32
+#define GPUPROF__DYN_CACHE 256
+
+typedef struct gpuprof__name {
+    char *text;          /* sanitised, NUL-terminated */
+    char *json;          /* the same as a quoted JSON string */
+    uint32_t len, hash;
+} gpuprof__name;
+
+typedef struct gpuprof__node {
+    struct gpuprof__node *parent, *first_child, *next_sibling;
+    uint32_t name_id, index;
+    uint64_t self_ns;         /* inclusive minus nested ranges, counted calls */
+    uint64_t excluded;        /* calls left out by warm-up or the schedule */
+    double flops, bytes;      /* work declared with GPUPROF_RANGE_WORK, counted calls */
+    double last;              /* counters: the latest value */
+    gpuprof_stats *pre;       /* see gpuprof__exclude() */
+    uint64_t pre_self_ns;
+    gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
+} gpuprof__node;
+
+typedef struct gpuprof__frame {
+    uint64_t t0;
+    gpuprof__node *node;
+    uint64_t child_ns;
+    double flops, bytes;
+    int flags;
+} gpuprof__frame;
+
+typedef struct gpuprof__event {
+    uint64_t ts_ns;                       /* since the trace's time zero */
+    union { uint64_t dur_ns; double value; uint64_t step; } u;
+    uint32_t name_id;
+    uint16_t type, flags;
+} gpuprof__event;
+
+struct gpuprof__thread;
+typedef struct gpuprof__block {
+    struct gpuprof__block *next;
+    struct gpuprof__thread *owner;
+    uint32_t count;
+    gpuprof__event ev[GPUPROF__BLOCK_EVENTS];
+} gpuprof__block;
+
+typedef struct gpuprof__thread {
+    struct gpuprof__thread *next;
+    unsigned session;
+    int tid, exited, meta_written;
+    uint32_t index;
+    char label[64];
+    uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
+    gpuprof__frame stack[GPUPROF_MAX_DEPTH];
+    gpuprof__node root;
+    gpuprof__node **by_name;              /* name id -> node last entered under that name */
+    gpuprof__node **counters;             /* name id -> counter node */
+    gpuprof__node **chunks;
+    uint32_t nnodes, max_nodes;           /* nnodes is published with release order */
+    gpuprof__node overflow;               /* call paths beyond max_nodes */
+    gpuprof__block *block;
+    uint64_t dropped, marks;
+    struct { uint32_t hash, id; } dyn[GPUPROF__DYN_CACHE];
+    void *stream;                         /* for the CUDA backend */
+} gpuprof__thread;
+
+static struct {
+    int state;
+    unsigned session;
+    unsigned live;                        /* == session while recording, else 0: the hot path's one check */
+    int user_enabled, forked_child, off;
+    int excluding;                        /* warm-up or schedule may exclude: ranges take the slow check */
+    int phase;                            /* of the current step */
+    gpuprof_config cfg;                   /* with defaults applied; strings owned below */
+    char *trace_path, *report, *summary_path, *process_name;
+    int sched_on, sched_skip, sched_wait, sched_warmup, sched_active, sched_repeat;
+    /* names */
+    gpuprof__name *names;
+    uint32_t nnames, max_ids;
+    uint32_t *name_hash;                  /* open addressing: slot -> id */
+    uint32_t name_hash_mask;
+    /* threads */
+    gpuprof__thread *threads, *retired;
+    uint32_t nthreads;
+    /* steps */
+    uint64_t step, steps_counted, steps_excluded, steps_off;
+    int steps_seen;
+    uint64_t step_t0;
+    gpuprof_stats step_stats;
+    /* trace */
+    int trace_on, trace_failed, trace_finished;
+    int trace_fd;
+    pthread_t writer;
+    int writer_running, writer_stop, writer_busy;
+    gpuprof__block *queue_head, *queue_tail, *free_blocks;
+    uint32_t blocks_allocated, blocks_max;
+    uint64_t events_written, dropped_io;
+    char *wbuf;
+    /* run */
+    int pid, rank, trace_pid;
+    uint64_t t_init_ns;
+    uint64_t warn_count[GPUPROF__W_COUNT];
+} gpuprof__g;
+
+
+/* gpuprof__lock guards registration, steps and outputs (never the hot path
+   of a range); gpuprof__trace_lock the queue of trace blocks. */
+static pthread_mutex_t gpuprof__lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gpuprof__trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpuprof__trace_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t gpuprof__trace_idle = PTHREAD_COND_INITIALIZER;
+static __thread gpuprof__thread *gpuprof__tls;
+static pthread_key_t gpuprof__tls_key;
+static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
+
+/* One line on stderr for the first occurrence of each kind, then only a count
+   (shown in the report), so a misuse in a loop cannot flood the output. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
+    if (GPUPROF__ADD(&gpuprof__g.warn_count[kind], 1) == 0) {
+        char line[512];
+        va_list ap;
+        int n;
+        va_start(ap, fmt);
+        n = vsnprintf(line, sizeof line - 1, fmt, ap);
+        va_end(ap);
+        if (n < 0) n = 0;
+        if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+        line[n] = '\n';
+        fprintf(stderr, "gpuprof: %.*s", n + 1, line);
+        fflush(stderr);
+    }
+}
+
+static void *gpuprof__alloc(size_t n) {
+    void *p = GPUPROF_MALLOC(n);
+    if (!p) gpuprof__warn(GPUPROF__W_NO_MEMORY, "out of memory (%lu bytes); the affected ranges or events are dropped and counted", (unsigned long)n);
+    return p;
+}
+
+static char *gpuprof__strdup(const char *s) {
+    size_t n;
+    char *p;
+    if (!s) return NULL;
+    n = strlen(s) + 1;
+    p = (char *)gpuprof__alloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+/* ----------------------------------------------------------------------
+   Name registry: every distinct name gets a small id once; ranges with a
+   literal name keep it in their call-site record.
+   ---------------------------------------------------------------------- */
+static uint32_t gpuprof__hash(const char *s, size_t n) {
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h ? h : 1;
+}
+
+/* JSON string for any bytes: escapes quotes, backslashes and control
+   characters, and turns bytes that are not valid UTF-8 into U+FFFD. */
+static size_t gpuprof__json_escape(char *out, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    size_t i = 0, o = 0;
+    out[o++] = '"';
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x80) {
+            if (c == '"' || c == '\\') { out[o++] = '\\'; out[o++] = (char)c; }
+            else if (c == '\n') { out[o++] = '\\'; out[o++] = 'n'; }
+            else if (c == '\t') { out[o++] = '\\'; out[o++] = 't'; }
+            else if (c < 0x20 || c == 0x7f) {
+                out[o++] = '\\'; out[o++] = 'u'; out[o++] = '0'; out[o++] = '0';
+                out[o++] = hex[c >> 4]; out[o++] = hex[c & 15];
+            } else out[o++] = (char)c;
+            i++;
+        } else {
+            size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0, k;
+            uint32_t cp = len == 4 ? (c & 7u) : len == 3 ? (c & 15u) : (c & 31u);
+            int ok = len >= 2 && c >= 0xc2 && c <= 0xf4 && i + len <= n;
+            for (k = 1; ok && k < len; k++) {
+                unsigned char cc = (unsigned char)s[i + k];
+                if ((cc & 0xc0) != 0x80) ok = 0;
+                cp = (cp << 6) | (cc & 63u);
+            }
+            if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+                       (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))) ok = 0;
+            if (ok) { memcpy(out + o, s + i, len); o += len; i += len; }
+            else { memcpy(out + o, "\\ufffd", 6); o += 6; i++; }
+        }
+    }
+    out[o++] = '"';
+    out[o] = 0;
+    return o;
+}
+
+/* Under gpuprof__lock. Returns the id of `s` (n bytes), adding it if new. */
+static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
+    uint32_t h = gpuprof__hash(s, n), slot, id;
+    gpuprof__name *nm;
+    char *text, *json;
+    if (!gpuprof__g.names) return GPUPROF__ID_OTHER;
+    for (slot = h & gpuprof__g.name_hash_mask;; slot = (slot + 1) & gpuprof__g.name_hash_mask) {
+        id = gpuprof__g.name_hash[slot];
+        if (!id) break;
+        nm = &gpuprof__g.names[id];
+        if (nm->hash == h && nm->len == n && memcmp(nm->text, s, n) == 0) return id;
+    }
+    if (gpuprof__g.nnames >= gpuprof__g.max_ids) {
+        gpuprof__warn(GPUPROF__W_NAMES_FULL, "more than %d distinct names; the rest are counted together as \"[other names]\" (raise gpuprof_config.max_names)",
+                      gpuprof__g.cfg.max_names);
+        return GPUPROF__ID_OTHER;
+    }
+    text = (char *)gpuprof__alloc(n + 1);
+    json = (char *)gpuprof__alloc(n * 6 + 3);
+    if (!text || !json) { GPUPROF_FREE(text); GPUPROF_FREE(json); return GPUPROF__ID_OTHER; }
+    memcpy(text, s, n);
+    text[n] = 0;
+    gpuprof__json_escape(json, s, n);
+    id = gpuprof__g.nnames;
+    nm = &gpuprof__g.names[id];
+    nm->text = text;
+    nm->json = json;
+    nm->len = (uint32_t)n;
+    nm->hash = h;
+    GPUPROF__STR(&gpuprof__g.nnames, id + 1);   /* the writer thread reads names up to nnames */
+    gpuprof__g.name_hash[slot] = id;
+    return id;
+}
+
+/* Checks a user's name, then looks it up (takes the lock). */
+static uint32_t gpuprof__intern(const char *name) {
+    size_t n;
+    uint32_t id;
+    if (!name || !*name) {
+        gpuprof__warn(GPUPROF__W_BAD_NAME, "a range, counter or mark was given a %s name; it is recorded as \"%s\" (pass a non-empty string)",
+                      name ? "empty" : "NULL", name ? "(empty)" : "(null)");
+        name = name ? "(empty)" : "(null)";
+    }
+    n = strlen(name);
+    if (n > GPUPROF_NAME_MAX) {
+        gpuprof__warn(GPUPROF__W_LONG_NAME, "a name of %lu bytes was cut to %d bytes (GPUPROF_NAME_MAX)", (unsigned long)n, GPUPROF_NAME_MAX);
+        n = GPUPROF_NAME_MAX;
+    }
+    pthread_mutex_lock(&gpuprof__lock);
+    id = gpuprof__name_lookup(name, n);
+    pthread_mutex_unlock(&gpuprof__lock);
+    return id;
+}
+
+static uint32_t gpuprof__site_id(gpuprof_site *site) {
+    int id = GPUPROF__LDA(&site->id);
+    if (GPUPROF__UNLIKELY(!id)) {
+        id = (int)gpuprof__intern(site->name);
+        /* Sites are per process, ids per session: after a re-init the ids are
+           handed out in a fresh registry, so only cache them while running. */
+        GPUPROF__STR(&site->id, id);
+    }
+    return (uint32_t)id;
+}
+
+/* ----------------------------------------------------------------------
+   Per-thread state: a stack of open ranges, a call tree of nodes with their
+   statistics, and the current trace block. Only its own thread writes it.
+   ---------------------------------------------------------------------- */
+static void gpuprof__node_init(gpuprof__node *n, gpuprof__node *parent, uint32_t name_id, uint32_t index) {
+    memset(n, 0, offsetof(gpuprof__node, stats));
+    gpuprof_stats_init(&n->stats);
+    n->parent = parent;
+    n->name_id = name_id;
+    n->index = index;
+}
+
+static void gpuprof__thread_exit(void *p);
+
+static gpuprof__thread *gpuprof__thread_new(void) {
+    gpuprof__thread *t = (gpuprof__thread *)gpuprof__alloc(sizeof *t);
+    size_t ids = gpuprof__g.max_ids;
+    uint32_t nchunks = ((uint32_t)gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK - 1) / GPUPROF__NODE_CHUNK;
+    if (!t) return NULL;
+    memset(t, 0, offsetof(gpuprof__thread, root));
+    memset(&t->by_name, 0, sizeof *t - offsetof(gpuprof__thread, by_name));
+    gpuprof__node_init(&t->root, NULL, 0, (uint32_t)-1);
+    gpuprof__node_init(&t->overflow, &t->root, GPUPROF__ID_OTHER, (uint32_t)-2);
+    t->by_name = (gpuprof__node **)gpuprof__alloc(ids * sizeof *t->by_name);
+    t->counters = (gpuprof__node **)gpuprof__alloc(ids * sizeof *t->counters);
+    t->chunks = (gpuprof__node **)gpuprof__alloc(nchunks * sizeof *t->chunks);
+    if (!t->by_name || !t->counters || !t->chunks) {
+        GPUPROF_FREE(t->by_name); GPUPROF_FREE(t->counters); GPUPROF_FREE(t->chunks); GPUPROF_FREE(t);
+        return NULL;
+    }
+    memset(t->by_name, 0, ids * sizeof *t->by_name);
+    memset(t->counters, 0, ids * sizeof *t->counters);
+    memset(t->chunks, 0, nchunks * sizeof *t->chunks);
+    t->max_nodes = nchunks * GPUPROF__NODE_CHUNK;
+#ifdef SYS_gettid
+    t->tid = (int)syscall(SYS_gettid);
+#else
+    t->tid = (int)getpid();
+#endif
+    if (t->tid == getpid()) strcpy(t->label, "main thread");
+    else {
+        char name[32] = "";
+#if defined(__GLIBC__)
+        pthread_getname_np(pthread_self(), name, sizeof name);
+#endif
+        snprintf(t->label, sizeof t->label, "thread %d%s%s", t->tid, name[0] ? " " : "", name);
+    }
+    pthread_mutex_lock(&gpuprof__lock);
+    t->session = gpuprof__g.session;
+    t->index = gpuprof__g.nthreads++;
+    t->next = gpuprof__g.threads;
+    gpuprof__g.threads = t;
+    pthread_mutex_unlock(&gpuprof__lock);
+    pthread_setspecific(gpuprof__tls_key, t);
+    gpuprof__tls = t;
+    return t;
+}
+
+static void gpuprof__thread_free(gpuprof__thread *t) {
+    uint32_t i;
+    for (i = 0; i < t->nnodes; i += GPUPROF__NODE_CHUNK) {
+        uint32_t k;
+        gpuprof__node *c = t->chunks[i / GPUPROF__NODE_CHUNK];
+        for (k = 0; k < GPUPROF__NODE_CHUNK && i + k < t->nnodes; k++) GPUPROF_FREE(c[k].pre);
+        GPUPROF_FREE(c);
+    }
+    for (i = 0; i < gpuprof__g.max_ids && t->counters; i++) if (t->counters[i]) GPUPROF_FREE(t->counters[i]);
+    GPUPROF_FREE(t->overflow.pre);
+    GPUPROF_FREE(t->block);
+    GPUPROF_FREE(t->by_name);
+    GPUPROF_FREE(t->counters);
+    GPUPROF_FREE(t->chunks);
+    GPUPROF_FREE(t);
+}
+
+/* The child of `parent` named `id`, created on first use. */
+static GPUPROF__NOINLINE gpuprof__node *gpuprof__child(gpuprof__thread *t, gpuprof__node *parent, uint32_t id) {
+    gpuprof__node *n;
+    uint32_t i = t->nnodes;
+    for (n = parent->first_child; n; n = n->next_sibling)
+        if (n->name_id == id) { t->by_name[id] = n; return n; }
+    if (i >= t->max_nodes) {
+        gpuprof__warn(GPUPROF__W_PATHS_FULL, "a thread entered more than %u distinct call paths; the rest are counted as \"[other names]\" (raise gpuprof_config.max_nodes)", t->max_nodes);
+        return &t->overflow;
+    }
+    if (i % GPUPROF__NODE_CHUNK == 0) {
+        gpuprof__node *c = (gpuprof__node *)gpuprof__alloc(GPUPROF__NODE_CHUNK * sizeof *c);
+        if (!c) return &t->overflow;
+        t->chunks[i / GPUPROF__NODE_CHUNK] = c;
+    }
+    n = &t->chunks[i / GPUPROF__NODE_CHUNK][i % GPUPROF__NODE_CHUNK];
+    gpuprof__node_init(n, parent, id, i);
+    n->next_sibling = parent->first_child;
+    parent->first_child = n;
+    GPUPROF__STR(&t->nnodes, i + 1);       /* a report may now read it */
+    t->by_name[id] = n;
+    return n;
+}
+
+static gpuprof__node *gpuprof__node_at(gpuprof__thread *t, uint32_t i) {
+    return &t->chunks[i / GPUPROF__NODE_CHUNK][i % GPUPROF__NODE_CHUNK];
+}
+
+static int gpuprof__init_internal(const gpuprof_config *cfg, int explicit_call);
+
+/* Everything a range needs before its first event on this thread: the
+   session (auto-initialised on first use), a thread state. */
+static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
+    gpuprof__thread *t = gpuprof__tls;
+    unsigned live = GPUPROF__LD(&gpuprof__g.live);
+    if (!live) {
+        int state = GPUPROF__LD(&gpuprof__g.state);
+        if (state == GPUPROF__NEVER && !GPUPROF__LD(&gpuprof__g.forked_child)) {
+            gpuprof__init_internal(NULL, 0);
+            live = GPUPROF__LD(&gpuprof__g.live);
+        } else if (state == GPUPROF__DOWN && !GPUPROF__LD(&gpuprof__g.forked_child)) {
+            gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "a range, counter or step after gpuprof_shutdown() is ignored (call gpuprof_init() to start a new session)");
+        }
+        if (!live) return NULL;
+    }
+    if (!t || t->session != live) t = gpuprof__thread_new();
+    return t;
+}
+
+/* ----------------------------------------------------------------------
+   Trace buffers: each thread fills a block of events; a full block goes to
+   the writer thread and the recorder takes an empty one. When none is free
+   the recorder drops the event (counted) instead of waiting.
+   ---------------------------------------------------------------------- */
+static void gpuprof__trace_enqueue(gpuprof__block *b) {   /* under trace_lock */
+    b->next = NULL;
+    if (gpuprof__g.queue_tail) gpuprof__g.queue_tail->next = b;
+    else gpuprof__g.queue_head = b;
+    gpuprof__g.queue_tail = b;
+    pthread_cond_signal(&gpuprof__trace_cond);
+}
+
+static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t) {
+    gpuprof__block *b = t->block, *nb = NULL;
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    if (t->session != gpuprof__g.session || !gpuprof__g.trace_on) {
+        if (b) b->count = 0;                  /* an old session's block: keep it, empty */
+        pthread_mutex_unlock(&gpuprof__trace_lock);
+        return NULL;
+    }
+    if (b && b->count) { t->block = NULL; gpuprof__trace_enqueue(b); b = NULL; }
+    if (b) nb = b;
+    else if (gpuprof__g.free_blocks) { nb = gpuprof__g.free_blocks; gpuprof__g.free_blocks = nb->next; }
+    else if (gpuprof__g.blocks_allocated < gpuprof__g.blocks_max) {
+        nb = (gpuprof__block *)gpuprof__alloc(sizeof *nb);
+        if (nb) gpuprof__g.blocks_allocated++;
+    }
+    if (nb) { nb->count = 0; nb->owner = t; }
+    t->block = nb;
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    if (!nb) gpuprof__warn(GPUPROF__W_DROPPED, "trace events are produced faster than they are written, so some are dropped (statistics are complete); raise gpuprof_config.trace_buffer_mb (now %d)",
+                           gpuprof__g.cfg.trace_buffer_mb);
+    return nb;
+}
+
+static inline void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t name_id, int flags, uint64_t ts_ns, uint64_t u) {
+    gpuprof__block *b = t->block;
+    gpuprof__event *e;
+    if (GPUPROF__UNLIKELY(!b || b->count == GPUPROF__BLOCK_EVENTS)) {
+        b = gpuprof__trace_swap(t);
+        if (!b) { GPUPROF__ST(&t->dropped, GPUPROF__LD(&t->dropped) + 1); return; }
+    }
+    e = &b->ev[b->count++];
+    e->ts_ns = ts_ns;
+    e->u.dur_ns = u;
+    e->name_id = name_id;
+    e->type = (uint16_t)type;
+    e->flags = (uint16_t)flags;
+}
+
+/* Hands this thread's partly filled block to the writer. */
+static void gpuprof__trace_handoff(gpuprof__thread *t) {
+    if (!t || !t->block || !t->block->count) return;
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    if (t->session == gpuprof__g.session && gpuprof__g.trace_on) {
+        gpuprof__trace_enqueue(t->block);
+        t->block = NULL;
+    }
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+}
+
+static void gpuprof__thread_exit(void *p) {
+    gpuprof__thread *t = (gpuprof__thread *)p;
+    if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
+    gpuprof__trace_handoff(t);
+    pthread_mutex_lock(&gpuprof__lock);
+    if (t->session == gpuprof__g.session) t->exited = 1;
+    pthread_mutex_unlock(&gpuprof__lock);
+}
+
+/* ----------------------------------------------------------------------
+   Ranges
+   ---------------------------------------------------------------------- */
+/* Warm-up and schedule decisions, only taken while they can exclude
+   something. Returns 1 when the call is left out of the statistics, 2 when
+   it went to `pre`. Without any GPUPROF_STEP yet, the warm-up counts calls
+   per range; the calls after those go to `pre`, which the report counts as
+   warm-up if the program turns out to call GPUPROF_STEP (the whole first
+   step was warm-up) and as ordinary calls if it never does. */
+static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, uint64_t dt, uint64_t self) {
+    if (GPUPROF__LD(&gpuprof__g.phase) == GPUPROF__PHASE_EXCLUDE) {
+        GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
+        return 1;
+    }
+    if (gpuprof__g.cfg.warmup > 0 && !GPUPROF__LD(&gpuprof__g.steps_seen)) {
+        if (GPUPROF__LD(&n->excluded) < (uint64_t)gpuprof__g.cfg.warmup) {
+            GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
+            return 1;
+        }
+        if (!n->pre) {
+            gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
+            if (!p) return 1;
+            gpuprof_stats_init(p);
+            GPUPROF__STR(&n->pre, p);
+        }
+        gpuprof_stats_add(n->pre, (double)dt);
+        GPUPROF__ST(&n->pre_self_ns, GPUPROF__LD(&n->pre_self_ns) + self);
+        return 2;
+    }
+    return 0;
+}
+
+static inline int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, double flops, double bytes) {
+    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__node *parent, *n;
+    gpuprof__frame *f;
+    uint32_t d;
+    if (GPUPROF__UNLIKELY(!t || t->session != GPUPROF__LD(&gpuprof__g.live))) {
+        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;  /* paused */
+        t = gpuprof__enter_slow();
+        if (!t) return 0;
+    }
+    if (site) id = gpuprof__site_id(site);
+    d = t->depth;
+    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
+        gpuprof__warn(GPUPROF__W_TOO_DEEP, "ranges nested deeper than %d are counted but not timed (raise GPUPROF_MAX_DEPTH)", GPUPROF_MAX_DEPTH);
+        t->depth = d + 1;
+        return (int)d + 1;
+    }
+    parent = d ? t->stack[d - 1].node : &t->root;
+    n = t->by_name[id];
+    if (GPUPROF__UNLIKELY(!n || n->parent != parent)) n = gpuprof__child(t, parent, id);
+    f = &t->stack[d];
+    f->node = n;
+    f->child_ns = 0;
+    f->flags = flags;
+    f->flops = flops;
+    f->bytes = bytes;
+    t->depth = d + 1;
+    f->t0 = gpuprof__ticks();
+    return (int)d + 1;
+}
+
+int gpuprof__range_begin(gpuprof_site *site) { return gpuprof__begin(site, 0, GPUPROF__F_SCOPED, 0, 0); }
+int gpuprof__range_begin_explicit(gpuprof_site *site) { return gpuprof__begin(site, 0, GPUPROF__F_EXPLICIT, 0, 0); }
+int gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes) {
+    return gpuprof__begin(site, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes);
+}
+
+/* Run-time names are hashed and looked up in a small per-thread cache
+   before the shared registry, so a repeated name takes no lock. */
+int gpuprof__range_begin_dyn(const char *name) {
+    gpuprof__thread *t = gpuprof__tls;
+    uint32_t h, slot, id;
+    size_t n;
+    if (!t || t->session != GPUPROF__LD(&gpuprof__g.live)) {
+        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;  /* paused */
+        if (!(t = gpuprof__enter_slow())) return 0;
+    }
+    if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0);
+    n = strlen(name);
+    if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0);
+    h = gpuprof__hash(name, n);
+    slot = h % GPUPROF__DYN_CACHE;
+    id = t->dyn[slot].id;
+    if (t->dyn[slot].hash != h || !id || strcmp(gpuprof__g.names[id].text, name) != 0) {
+        id = gpuprof__intern(name);
+        t->dyn[slot].hash = h;
+        t->dyn[slot].id = id;
+    }
+    return gpuprof__begin(NULL, id, GPUPROF__F_SCOPED, 0, 0);
+}
+
+/* Closes frame d-1 of t at time t1. */
+static inline void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1) {
+    gpuprof__frame *f = &t->stack[d - 1];
+    gpuprof__node *n = f->node;
+    uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), self = dt - f->child_ns;
+    int evflags = 0;
+    t->depth = d - 1;
+    if (d > 1) t->stack[d - 2].child_ns += dt;
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding)) && gpuprof__exclude(n, dt, self)) {
+        evflags = GPUPROF__EVF_WARMUP;
+    } else {
+        gpuprof_stats_add(&n->stats, (double)dt);
+        GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
+        if (f->flags & GPUPROF__F_WORK) {
+            gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
+            gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
+        }
+    }
+    if (GPUPROF__LD(&gpuprof__g.trace_on)) {
+        uint64_t ts = gpuprof__ticks_to_ns(f->t0 - gpuprof__clock.base);
+        /* A child that starts in the same nanosecond as its parent would be
+           read as the parent's sibling: start it one nanosecond later. */
+        if (d > 1 && dt > 0 && ts == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - gpuprof__clock.base)) { ts++; dt--; }
+        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, ts, dt);
+    }
+}
+
+static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, uint64_t t1) {
+    uint32_t d = t ? t->depth : 0;
+    if (d > GPUPROF_MAX_DEPTH && (token == 0 || (uint32_t)token == d)) { t->depth = d - 1; return; }   /* untimed deep frame */
+    if (!t || d == 0) {
+        if (token == 0 && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING && GPUPROF__LD(&gpuprof__g.live))
+            gpuprof__warn(GPUPROF__W_END_WITHOUT_BEGIN, "GPUPROF_END() with no open range is ignored (check that each GPUPROF_BEGIN has one END)");
+        return;
+    }
+    if (token == 0) {
+        /* The innermost open range is a scoped one: it ends with its block. */
+        gpuprof__warn(GPUPROF__W_MISMATCHED, "GPUPROF_END() would close the scoped range \"%s\"; ignored (END closes only GPUPROF_BEGIN ranges)",
+                      gpuprof__g.names ? gpuprof__g.names[t->stack[d - 1].node->name_id].text : "?");
+        return;
+    }
+    if ((uint32_t)token > d) return;    /* already closed by a stray END: warned there */
+    /* A scoped range ends while ranges opened inside it with BEGIN are still
+       open: close those first, at the same time. */
+    gpuprof__warn(GPUPROF__W_MISMATCHED, "the scoped range \"%s\" ended while \"%s\" (opened inside it with GPUPROF_BEGIN) was still open; both are closed here",
+                  gpuprof__g.names ? gpuprof__g.names[t->stack[token - 1].node->name_id].text : "?",
+                  gpuprof__g.names ? gpuprof__g.names[t->stack[(d > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : d) - 1].node->name_id].text : "?");
+    while (t->depth > (uint32_t)token) {
+        if (t->depth > GPUPROF_MAX_DEPTH) t->depth--;
+        else gpuprof__finish(t, t->depth, t1);
+    }
+    gpuprof__finish(t, t->depth, t1);
+}
+
+void gpuprof__range_end(int token) {
+    uint64_t t1 = gpuprof__ticks();
+    gpuprof__thread *t = gpuprof__tls;
+    uint32_t d;
+    if (GPUPROF__LIKELY(t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
+                        (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0))) {
+        gpuprof__finish(t, d, t1);
+        return;
+    }
+    gpuprof__end_slow(t, token, t1);
+}
+
+void gpuprof__counter(gpuprof_site *site, double value) {
+    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__node *n;
+    uint32_t id;
+    if (!t || t->session != GPUPROF__LD(&gpuprof__g.live)) {
+        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return;
+        if (!(t = gpuprof__enter_slow())) return;
+    }
+    id = gpuprof__site_id(site);
+    n = t->counters[id];
+    if (!n) {
+        n = (gpuprof__node *)gpuprof__alloc(sizeof *n);
+        if (!n) return;
+        gpuprof__node_init(n, NULL, id, 0);
+        GPUPROF__STR(&t->counters[id], n);
+    }
+    if (!(value - value == 0.0)) {
+        gpuprof__warn(GPUPROF__W_BAD_VALUE, "counter \"%s\" was given %s; the sample is rejected and counted (check the value before GPUPROF_COUNTER)",
+                      gpuprof__g.names[id].text, value != value ? "NaN" : "an infinity");
+        gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
+        return;
+    }
+    if (GPUPROF__LD(&gpuprof__g.phase) == GPUPROF__PHASE_EXCLUDE) GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
+    else gpuprof_stats_add(&n->stats, value);
+    gpuprof__std(&n->last, value);
+    if (GPUPROF__LD(&gpuprof__g.trace_on)) {
+        uint64_t u;
+        memcpy(&u, &value, sizeof u);
+        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base), u);
+    }
+}
+
+void gpuprof__mark(gpuprof_site *site) {
+    gpuprof__thread *t = gpuprof__tls;
+    uint32_t id;
+    if (!t || t->session != GPUPROF__LD(&gpuprof__g.live)) {
+        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return;
+        if (!(t = gpuprof__enter_slow())) return;
+    }
+    id = gpuprof__site_id(site);
+    GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
+    if (GPUPROF__LD(&gpuprof__g.trace_on))
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base), 0);
+}
+
+void gpuprof_set_stream(void *stream) {
+    gpuprof__thread *t = gpuprof__enter_slow();
+    if (t) t->stream = stream;
+}
+
+/* ----------------------------------------------------------------------
+   Steps, warm-up and the schedule
+   ---------------------------------------------------------------------- */
+/* torch.profiler's schedule: skip_first steps, then cycles of wait (not
+   recorded), warmup (recorded, left out of the statistics) and active
+   steps, `repeat` cycles (0: forever). GPUPROF_WARMUP leaves out the first
+   N steps on top of that. */
+static int gpuprof__phase_of(uint64_t step) {
+    int phase = GPUPROF__PHASE_COUNT;
+    if (gpuprof__g.sched_on) {
+        uint64_t cycle = (uint64_t)gpuprof__g.sched_wait + gpuprof__g.sched_warmup + gpuprof__g.sched_active, j, r;
+        if (step < (uint64_t)gpuprof__g.sched_skip) return GPUPROF__PHASE_OFF;
+        j = step - (uint64_t)gpuprof__g.sched_skip;
+        if (gpuprof__g.sched_repeat && j / cycle >= (uint64_t)gpuprof__g.sched_repeat) return GPUPROF__PHASE_OFF;
+        r = j % cycle;
+        if (r < (uint64_t)gpuprof__g.sched_wait) return GPUPROF__PHASE_OFF;
+        if (r < (uint64_t)gpuprof__g.sched_wait + gpuprof__g.sched_warmup) phase = GPUPROF__PHASE_EXCLUDE;
+    }
+    if (phase == GPUPROF__PHASE_COUNT && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
+    return phase;
+}
+
+/* Under gpuprof__lock: derive what the hot path reads from the state. */
+static void gpuprof__apply_phase(void) {
+    int phase = gpuprof__phase_of(gpuprof__g.step);
+    int recording = gpuprof__g.state == GPUPROF__RUNNING && gpuprof__g.user_enabled && phase != GPUPROF__PHASE_OFF;
+    GPUPROF__ST(&gpuprof__g.phase, phase);
+    GPUPROF__ST(&gpuprof__g.excluding, phase == GPUPROF__PHASE_EXCLUDE || (gpuprof__g.cfg.warmup > 0 && !gpuprof__g.steps_seen));
+    GPUPROF__ST(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);
+}
+
+void gpuprof__step(void) {
+    uint64_t now = gpuprof__ticks();
+    gpuprof__thread *t = gpuprof__tls;
+    int counted, recorded;
+    uint64_t step;
+    if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) {
+        if (!gpuprof__enter_slow()) return;      /* auto-init, or warn after shutdown */
+        t = gpuprof__tls;
+    }
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
+    counted = gpuprof__g.phase == GPUPROF__PHASE_COUNT;
+    recorded = gpuprof__g.phase != GPUPROF__PHASE_OFF;
+    step = gpuprof__g.step;
+    if (gpuprof__g.phase == GPUPROF__PHASE_OFF) gpuprof__g.steps_off++;
+    else if (counted) gpuprof__g.steps_counted++;
+    else gpuprof__g.steps_excluded++;
+    /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
+    if (counted && gpuprof__g.steps_seen) gpuprof_stats_add(&gpuprof__g.step_stats, (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0));
+    gpuprof__g.step_t0 = now;
+    GPUPROF__ST(&gpuprof__g.steps_seen, 1);
+    gpuprof__g.step++;
+    gpuprof__apply_phase();
+    pthread_mutex_unlock(&gpuprof__lock);
+    if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
+        if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
+        if (t && t->session == gpuprof__g.session)
+            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0,
+                               gpuprof__ticks_to_ns(now - gpuprof__clock.base), step);
+    }
+}
+
+void gpuprof_set_enabled(int on) {
+    if (GPUPROF__LD(&gpuprof__g.state) == GPUPROF__NEVER) gpuprof__init_internal(NULL, 0);
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING) {
+        gpuprof__g.user_enabled = on != 0;
+        gpuprof__apply_phase();
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+}
+
+/* ----------------------------------------------------------------------
+   Output helpers
+   ---------------------------------------------------------------------- */
+static char *gpuprof__put_u64(char *p, uint64_t v) {
+    char tmp[24];
+    int n = 0;
+    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) *p++ = tmp[--n];
+    return p;
+}
+
+/* Microseconds with three decimals from integer nanoseconds: ts and dur are
+   both exact, so back-to-back events never overlap by a rounding error. */
+static char *gpuprof__put_us(char *p, uint64_t ns) {
+    uint32_t r = (uint32_t)(ns % 1000);
+    p = gpuprof__put_u64(p, ns / 1000);
+    *p++ = '.';
+    *p++ = (char)('0' + r / 100);
+    *p++ = (char)('0' + r / 10 % 10);
+    *p++ = (char)('0' + r % 10);
+    return p;
+}
+
+static char *gpuprof__put_s(char *p, const char *s) {
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* A growable text buffer for the report and the summary. */
+typedef struct gpuprof__buf { char *p; size_t len, cap; int failed; } gpuprof__buf;
+
+static void gpuprof__buf_put(gpuprof__buf *b, const char *s, size_t n) {
+    if (b->failed) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        char *np;
+        while (cap < b->len + n + 1) cap *= 2;
+        np = (char *)gpuprof__alloc(cap);
+        if (!np) { b->failed = 1; return; }
+        if (b->p) { memcpy(np, b->p, b->len); GPUPROF_FREE(b->p); }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+static void gpuprof__buf_s(gpuprof__buf *b, const char *s) { gpuprof__buf_put(b, s, strlen(s)); }
+
+/* Text and integers only (those are locale-independent); doubles go
+   through gpuprof__fmt first. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void gpuprof__buf_printf(gpuprof__buf *b, const char *fmt, ...) {
+    char tmp[1024];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    gpuprof__buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* A JSON number: integers exactly, others with 9 significant digits; NaN
+   and infinities (not JSON) become null. */
+static void gpuprof__buf_num(gpuprof__buf *b, double v) {
+    char tmp[40];
+    if (!(v - v == 0.0)) { gpuprof__buf_s(b, "null"); return; }
+    if (v == (double)(int64_t)v && v > -9e15 && v < 9e15) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    else gpuprof__fmt(tmp, sizeof tmp, "%.9g", v);
+    gpuprof__buf_s(b, tmp);
+}
+
+static void gpuprof__buf_json_str(gpuprof__buf *b, const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    char *tmp = (char *)gpuprof__alloc(n * 6 + 3);
+    if (!tmp) { b->failed = 1; return; }
+    gpuprof__buf_put(b, tmp, gpuprof__json_escape(tmp, s ? s : "", n));
+    GPUPROF_FREE(tmp);
+}
+
+/* "812 ns", "4.21 us", "35.8 ms", "1.20 s": three significant digits. */
+static const char *gpuprof__fmt_ns(char *buf, size_t n, double ns) {
+    static const char *const unit[] = { "ns", "us", "ms", "s" };
+    int u = 0;
+    if (ns != ns) { snprintf(buf, n, "-"); return buf; }
+    while (u < 3 && (ns >= 999.5 || ns <= -999.5)) { ns /= 1000.0; u++; }
+    if (ns < 0 ? ns > -9.995 : ns < 9.995) gpuprof__fmt(buf, n, u ? "%.2f" : "%.0f", ns);
+    else if (ns < 0 ? ns > -99.95 : ns < 99.95) gpuprof__fmt(buf, n, "%.1f", ns);
+    else gpuprof__fmt(buf, n, "%.0f", ns);
+    strncat(buf, " ", n - strlen(buf) - 1);
+    strncat(buf, unit[u], n - strlen(buf) - 1);
+    return buf;
+}
+
+static const char *gpuprof__fmt_val(char *buf, size_t n, double v) {
+    if (v != v) snprintf(buf, n, "-");
+    else gpuprof__fmt(buf, n, "%.4g", v);
+    return buf;
+}
+
+static int gpuprof__path_expand(const char *in, char *out, size_t n) {
+    size_t o = 0;
+    for (; *in && o + 24 < n; in++) {
+        if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r')) {
+            o += (size_t)snprintf(out + o, n - o, "%d", in[1] == 'p' ? gpuprof__g.pid : (gpuprof__g.rank < 0 ? 0 : gpuprof__g.rank));
+            in++;
+        } else if (in[0] == '%' && in[1] == '%') { out[o++] = '%'; in++; }
+        else out[o++] = *in;
+    }
+    out[o] = 0;
+    return *in ? -1 : 0;
+}
+
+/* ----------------------------------------------------------------------
+   Chrome trace writer: a background thread turns full blocks into JSON and
+   writes them with one write() per chunk of whole events, so a file cut off
+   by a crash ends between two events.
+   ---------------------------------------------------------------------- */
+#define GPUPROF__WBUF 262144
+
+static void gpuprof__trace_write(const char *s, size_t n) {
+    while (n && !gpuprof__g.trace_failed) {
+        ssize_t w = write(gpuprof__g.trace_fd, s, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            gpuprof__g.trace_failed = 1;
+            gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s; the trace stops here, statistics go on (check the path and free space)",
+                          gpuprof__g.trace_path, w < 0 ? strerror(errno) : "no progress");
+            return;
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
+    p = gpuprof__put_s(p, ",\n{\"ph\":\"");
+    p = gpuprof__put_s(p, ph);
+    p = gpuprof__put_s(p, "\",\"pid\":");
+    if (gpuprof__g.trace_pid < 0) { *p++ = '-'; p = gpuprof__put_u64(p, (uint64_t)-(int64_t)gpuprof__g.trace_pid); }
+    else p = gpuprof__put_u64(p, (uint64_t)gpuprof__g.trace_pid);
+    p = gpuprof__put_s(p, ",\"tid\":");
+    return gpuprof__put_u64(p, tid);
+}
+
+static void gpuprof__trace_format(gpuprof__block *b) {
+    char *buf = gpuprof__g.wbuf, *p = buf;
+    gpuprof__thread *t = b->owner;
+    uint32_t tid = (uint32_t)t->tid, i;
+    if (!t->meta_written) {
+        t->meta_written = 1;
+        p = gpuprof__trace_head(p, "M", tid);
+        p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+        p += gpuprof__json_escape(p, t->label, strlen(t->label));
+        p = gpuprof__put_s(p, "}}");
+        p = gpuprof__trace_head(p, "M", tid);
+        p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+        p = gpuprof__put_u64(p, t->index);
+        p = gpuprof__put_s(p, "}}");
+    }
+    for (i = 0; i < b->count; i++) {
+        const gpuprof__event *e = &b->ev[i];
+        const gpuprof__name *nm = &gpuprof__g.names[e->name_id];
+        if ((size_t)(p - buf) + nm->len * 6 + 512 > GPUPROF__WBUF) {
+            gpuprof__trace_write(buf, (size_t)(p - buf));
+            p = buf;
+        }
+        switch (e->type) {
+        case GPUPROF__EV_RANGE:
+            p = gpuprof__trace_head(p, "X", tid);
+            p = gpuprof__put_s(p, ",\"cat\":\"cpu\",\"name\":");
+            p = gpuprof__put_s(p, nm->json);
+            p = gpuprof__put_s(p, ",\"ts\":");
+            p = gpuprof__put_us(p, e->ts_ns);
+            p = gpuprof__put_s(p, ",\"dur\":");
+            p = gpuprof__put_us(p, e->u.dur_ns);
+            if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
+            *p++ = '}';
+            break;
+        case GPUPROF__EV_COUNTER:
+            p = gpuprof__trace_head(p, "C", tid);
+            p = gpuprof__put_s(p, ",\"name\":");
+            p = gpuprof__put_s(p, nm->json);
+            p = gpuprof__put_s(p, ",\"ts\":");
+            p = gpuprof__put_us(p, e->ts_ns);
+            p = gpuprof__put_s(p, ",\"args\":{\"value\":");
+            p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
+            p = gpuprof__put_s(p, "}}");
+            break;
+        case GPUPROF__EV_MARK:
+            p = gpuprof__trace_head(p, "i", tid);
+            p = gpuprof__put_s(p, ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
+            p = gpuprof__put_s(p, nm->json);
+            p = gpuprof__put_s(p, ",\"ts\":");
+            p = gpuprof__put_us(p, e->ts_ns);
+            *p++ = '}';
+            break;
+        default:                                     /* GPUPROF__EV_STEP */
+            p = gpuprof__trace_head(p, "i", tid);
+            p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
+            p = gpuprof__put_u64(p, e->u.step);
+            p = gpuprof__put_s(p, "\",\"ts\":");
+            p = gpuprof__put_us(p, e->ts_ns);
+            p = gpuprof__put_s(p, ",\"args\":{\"step\":");
+            p = gpuprof__put_u64(p, e->u.step);
+            p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
+            break;
+        }
+    }
+    gpuprof__trace_write(buf, (size_t)(p - buf));
+}
+
+/* Writes queued blocks until told to stop. Holds trace_lock except while
+   formatting and writing, so recorders only ever wait for a list update. */
+static void *gpuprof__writer_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    for (;;) {
+        gpuprof__block *list, *b, *last = NULL;
+        uint64_t n = 0, lost = 0;
+        while (!gpuprof__g.queue_head && !gpuprof__g.writer_stop) {
+            gpuprof__g.writer_busy = 0;
+            pthread_cond_broadcast(&gpuprof__trace_idle);
+            pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
+        }
+        if (!gpuprof__g.queue_head) break;
+        gpuprof__g.writer_busy = 1;
+        list = gpuprof__g.queue_head;
+        gpuprof__g.queue_head = gpuprof__g.queue_tail = NULL;
+        pthread_mutex_unlock(&gpuprof__trace_lock);
+        for (b = list; b; b = b->next) {
+            if (gpuprof__g.trace_failed) lost += b->count;
+            else { gpuprof__trace_format(b); n += b->count; }
+            last = b;
+        }
+        pthread_mutex_lock(&gpuprof__trace_lock);
+        gpuprof__g.events_written += n;
+        gpuprof__g.dropped_io += lost;
+        last->next = gpuprof__g.free_blocks;
+        gpuprof__g.free_blocks = list;
+    }
+    gpuprof__g.writer_busy = 0;
+    pthread_cond_broadcast(&gpuprof__trace_idle);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    return NULL;
+}
+
+static int gpuprof__trace_open(void) {
+    char head[1024], *p = head;
+    gpuprof__g.trace_fd = open(gpuprof__g.trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (gpuprof__g.trace_fd < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot open the trace file '%s': %s; no trace is written, statistics go on (check that the directory exists and is writable)",
+                      gpuprof__g.trace_path, strerror(errno));
+        gpuprof__g.trace_fd = -1;
+        return -1;
+    }
+    gpuprof__g.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF);
+    if (!gpuprof__g.wbuf) { close(gpuprof__g.trace_fd); gpuprof__g.trace_fd = -1; return -1; }
+    gpuprof__g.blocks_max = (uint32_t)(((uint64_t)gpuprof__g.cfg.trace_buffer_mb << 20) / sizeof(gpuprof__block));
+    if (gpuprof__g.blocks_max < 4) gpuprof__g.blocks_max = 4;
+    p = gpuprof__put_s(p, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"gpuprof\",\"version\":\"" GPUPROF_VERSION "\"},\"traceEvents\":[\n");
+    p = gpuprof__put_s(p, "{\"ph\":\"M\",\"pid\":");
+    p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
+    p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
+    p += gpuprof__json_escape(p, gpuprof__g.process_name, strlen(gpuprof__g.process_name) > 100 ? 100 : strlen(gpuprof__g.process_name));
+    p = gpuprof__put_s(p, "}}");
+    gpuprof__g.trace_failed = 0;
+    gpuprof__trace_write(head, (size_t)(p - head));
+    gpuprof__g.writer_stop = 0;
+    if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot start the trace writer thread; no trace is written to '%s'", gpuprof__g.trace_path);
+        close(gpuprof__g.trace_fd);
+        gpuprof__g.trace_fd = -1;
+        return -1;
+    }
+    gpuprof__g.writer_running = 1;
+    GPUPROF__ST(&gpuprof__g.trace_on, 1);
+    return 0;
+}
+
+static uint64_t gpuprof__dropped(void) {     /* under gpuprof__lock */
+    uint64_t d = gpuprof__g.dropped_io;
+    gpuprof__thread *t;
+    for (t = gpuprof__g.threads; t; t = t->next) d += GPUPROF__LD(&t->dropped);
+    return d;
+}
+
+/* Ends the streamed trace: the calling thread's and exited threads' events
+   are written, then the closing metadata and brackets. Events still in the
+   buffers of other running threads are not (they are counted as dropped). */
+static int gpuprof__trace_finish(void) {
+    char tail[256], *p = tail;
+    gpuprof__thread *t;
+    uint64_t dropped;
+    int rc;
+    if (gpuprof__g.trace_fd < 0 || gpuprof__g.trace_finished) return gpuprof__g.trace_fd < 0 ? -1 : 0;
+    gpuprof__trace_handoff(gpuprof__tls);
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    GPUPROF__ST(&gpuprof__g.trace_on, 0);
+    gpuprof__g.writer_stop = 1;
+    pthread_cond_signal(&gpuprof__trace_cond);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    if (gpuprof__g.writer_running) pthread_join(gpuprof__g.writer, NULL);
+    gpuprof__g.writer_running = 0;
+    pthread_mutex_lock(&gpuprof__lock);
+    for (t = gpuprof__g.threads; t; t = t->next)
+        if (t->block && t->block->count && t != gpuprof__tls) GPUPROF__ST(&t->dropped, GPUPROF__LD(&t->dropped) + t->block->count);
+    dropped = gpuprof__dropped();
+    pthread_mutex_unlock(&gpuprof__lock);
+    p = gpuprof__trace_head(p, "M", 0);
+    p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof: ");
+    p = gpuprof__put_u64(p, gpuprof__g.events_written);
+    p = gpuprof__put_s(p, " events, ");
+    p = gpuprof__put_u64(p, dropped);
+    p = gpuprof__put_s(p, " dropped\"}}\n]}\n");
+    gpuprof__trace_write(tail, (size_t)(p - tail));
+    rc = gpuprof__g.trace_failed ? -1 : 0;
+    if (close(gpuprof__g.trace_fd) != 0 && !gpuprof__g.trace_failed) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", gpuprof__g.trace_path, strerror(errno));
+        rc = -1;
+    }
+    gpuprof__g.trace_fd = -1;
+    gpuprof__g.trace_finished = 1;
+    while (gpuprof__g.free_blocks) {
+        gpuprof__block *b = gpuprof__g.free_blocks;
+        gpuprof__g.free_blocks = b->next;
+        GPUPROF_FREE(b);
+    }
+    GPUPROF_FREE(gpuprof__g.wbuf);
+    gpuprof__g.wbuf = NULL;
+    return rc;
+}
+
+/* ----------------------------------------------------------------------
+   Report collection: every thread's nodes merged into a flat table (by
+   name) and a call tree (by path). Threads may go on recording meanwhile.
+   ---------------------------------------------------------------------- */
+typedef struct gpuprof__row {
+    uint32_t name_id, depth;
+    int32_t parent;
+    uint64_t self_ns, excluded;
+    double flops, bytes, last;
+    gpuprof_stats stats;
+} gpuprof__row;
+
+typedef struct gpuprof__snap {
+    gpuprof__row *flat, *tree, *counters;
+    uint32_t nflat, ntree, ncounters;
+    uint32_t *order;            /* tree rows in display order (depth first, larger totals first) */
+    uint32_t norder;
+    double profiled_ns;         /* sum of self times: time spent inside any range */
+    uint64_t marks, dropped, excluded_calls;
+    uint32_t nthreads;
+} gpuprof__snap;
+
+static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
+    gpuprof_stats *pre = (gpuprof_stats *)GPUPROF__LDA(&n->pre);
+    gpuprof_stats_merge(&r->stats, &n->stats);
+    r->self_ns += GPUPROF__LD(&n->self_ns);
+    r->excluded += GPUPROF__LD(&n->excluded);
+    r->flops += gpuprof__ldd(&n->flops);
+    r->bytes += gpuprof__ldd(&n->bytes);
+    r->last = gpuprof__ldd(&n->last);
+    if (pre) {
+        /* See gpuprof__exclude: warm-up if steps were used, ordinary calls if not. */
+        if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->excluded += gpuprof_stats_count(pre);
+        else { gpuprof_stats_merge(&r->stats, pre); r->self_ns += GPUPROF__LD(&n->pre_self_ns); }
+    }
+}
+
+static gpuprof__row *gpuprof__row_new(gpuprof__row *rows, uint32_t *n, uint32_t name_id, uint32_t depth, int32_t parent) {
+    gpuprof__row *r = &rows[(*n)++];
+    memset(r, 0, offsetof(gpuprof__row, stats));
+    gpuprof_stats_init(&r->stats);
+    r->name_id = name_id;
+    r->depth = depth;
+    r->parent = parent;
+    return r;
+}
+
+static gpuprof__snap *gpuprof__collect_snap;   /* for the qsort comparators */
+static int gpuprof__by_total(const void *a, const void *b) {
+    const gpuprof__row *rows = gpuprof__collect_snap->tree;
+    double x = rows[*(const uint32_t *)a].stats.sum, y = rows[*(const uint32_t *)b].stats.sum;
+    return x < y ? 1 : x > y ? -1 : (int)(*(const uint32_t *)a) - (int)(*(const uint32_t *)b);
+}
+static int gpuprof__flat_by_total(const void *a, const void *b) {
+    double x = ((const gpuprof__row *)a)->stats.sum, y = ((const gpuprof__row *)b)->stats.sum;
+    return x < y ? 1 : x > y ? -1 : (int)((const gpuprof__row *)a)->name_id - (int)((const gpuprof__row *)b)->name_id;
+}
+
+static void gpuprof__snap_free(gpuprof__snap *s) {
+    GPUPROF_FREE(s->flat);
+    GPUPROF_FREE(s->tree);
+    GPUPROF_FREE(s->counters);
+    GPUPROF_FREE(s->order);
+    memset(s, 0, sizeof *s);
+}
+
+/* Under gpuprof__lock. */
+static int gpuprof__collect(gpuprof__snap *s) {
+    gpuprof__thread *t;
+    uint32_t total = 0, ncount = 0, i, *flat_of = NULL, *tree_of = NULL, *hash = NULL, mask = 1, *kids = NULL, *first = NULL;
+    memset(s, 0, sizeof *s);
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        total += GPUPROF__LDA(&t->nnodes) + 1;
+        for (i = 0; i < gpuprof__g.max_ids; i++) if (GPUPROF__LDA(&t->counters[i])) ncount++;
+        s->marks += GPUPROF__LD(&t->marks);
+        s->nthreads++;
+    }
+    s->dropped = gpuprof__dropped();
+    while (mask < 2 * total + 2) mask <<= 1;
+    s->flat = (gpuprof__row *)gpuprof__alloc((total + 1) * sizeof *s->flat);
+    s->tree = (gpuprof__row *)gpuprof__alloc((total + 1) * sizeof *s->tree);
+    s->counters = (gpuprof__row *)gpuprof__alloc((ncount + 1) * sizeof *s->counters);
+    s->order = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *s->order);
+    flat_of = (uint32_t *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *flat_of);
+    hash = (uint32_t *)gpuprof__alloc(mask * sizeof *hash);
+    tree_of = (uint32_t *)gpuprof__alloc((gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *tree_of);
+    if (!s->flat || !s->tree || !s->counters || !s->order || !flat_of || !hash || !tree_of) goto fail;
+    memset(flat_of, 0xff, gpuprof__g.max_ids * sizeof *flat_of);
+    memset(hash, 0xff, mask * sizeof *hash);
+    mask--;
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        uint32_t nn = GPUPROF__LDA(&t->nnodes), k;
+        gpuprof__node *cn;
+        for (k = 0; k <= nn; k++) {
+            gpuprof__node *n = k < nn ? gpuprof__node_at(t, k) : &t->overflow;
+            uint32_t parent_row = n->parent == &t->root || !n->parent ? 0xffffffffu : tree_of[n->parent->index], slot, row;
+            if (k == nn && !GPUPROF__LD(&n->stats.count) && !GPUPROF__LD(&n->excluded)) break;
+            if (n->parent && n->parent != &t->root && n->parent->index >= nn) parent_row = 0xffffffffu;
+            /* flat */
+            if (flat_of[n->name_id] == 0xffffffffu) {
+                flat_of[n->name_id] = s->nflat;
+                gpuprof__row_new(s->flat, &s->nflat, n->name_id, 0, -1);
+            }
+            gpuprof__row_add(&s->flat[flat_of[n->name_id]], n);
+            /* tree: the row of (parent row, name) */
+            for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u) & mask;; slot = (slot + 1) & mask) {
+                row = hash[slot];
+                if (row == 0xffffffffu) {
+                    row = s->ntree;
+                    gpuprof__row_new(s->tree, &s->ntree, n->name_id,
+                                     parent_row == 0xffffffffu ? 0 : s->tree[parent_row].depth + 1, (int32_t)parent_row);
+                    hash[slot] = row;
+                    break;
+                }
+                if (s->tree[row].name_id == n->name_id && (uint32_t)s->tree[row].parent == parent_row) break;
+            }
+            gpuprof__row_add(&s->tree[row], n);
+            if (k < nn) tree_of[k] = row;
+        }
+        for (k = 0; k < gpuprof__g.max_ids; k++) {
+            cn = (gpuprof__node *)GPUPROF__LDA(&t->counters[k]);
+            if (!cn) continue;
+            for (i = 0; i < s->ncounters && s->counters[i].name_id != k; i++) {}
+            if (i == s->ncounters) gpuprof__row_new(s->counters, &s->ncounters, k, 0, -1);
+            gpuprof__row_add(&s->counters[i], cn);
+        }
+    }
+    for (i = 0; i < s->nflat; i++) {
+        s->profiled_ns += (double)s->flat[i].self_ns;
+        s->excluded_calls += s->flat[i].excluded;
+    }
+    qsort(s->flat, s->nflat, sizeof *s->flat, gpuprof__flat_by_total);
+    /* Display order of the tree: children sorted by total, depth first. */
+    kids = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *kids);
+    first = (uint32_t *)gpuprof__alloc((s->ntree + 2) * sizeof *first);
+    if (!kids || !first) goto fail;
+    {
+        uint32_t *stack = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *stack), sp = 0, nk = 0, r;
+        if (!stack) goto fail;
+        /* group children by parent (counting sort), root's children last */
+        memset(first, 0, (s->ntree + 2) * sizeof *first);
+        for (r = 0; r < s->ntree; r++) first[(s->tree[r].parent < 0 ? s->ntree : (uint32_t)s->tree[r].parent) + 1]++;
+        for (r = 0; r <= s->ntree; r++) first[r + 1] += first[r];
+        {
+            uint32_t *cursor = hash;      /* reuse: mask+1 >= ntree+1 */
+            for (r = 0; r <= s->ntree; r++) cursor[r] = first[r];
+            for (r = 0; r < s->ntree; r++) {
+                uint32_t p = s->tree[r].parent < 0 ? s->ntree : (uint32_t)s->tree[r].parent;
+                kids[cursor[p]++] = r;
+            }
+        }
+        gpuprof__collect_snap = s;
+        for (r = 0; r <= s->ntree; r++) qsort(kids + first[r], first[r + 1] - first[r], sizeof *kids, gpuprof__by_total);
+        /* iterative depth-first walk; push children in reverse so the largest comes first */
+        for (r = first[s->ntree + 1]; r > first[s->ntree]; r--) stack[sp++] = kids[r - 1];
+        while (sp) {
+            uint32_t x = stack[--sp];
+            s->order[nk++] = x;
+            for (r = first[x + 1]; r > first[x]; r--) stack[sp++] = kids[r - 1];
+        }
+        s->norder = nk;
+        GPUPROF_FREE(stack);
+    }
+    GPUPROF_FREE(kids);
+    GPUPROF_FREE(first);
+    GPUPROF_FREE(flat_of);
+    GPUPROF_FREE(hash);
+    GPUPROF_FREE(tree_of);
+    return 0;
+fail:
+    GPUPROF_FREE(kids);
+    GPUPROF_FREE(first);
+    GPUPROF_FREE(flat_of);
+    GPUPROF_FREE(hash);
+    GPUPROF_FREE(tree_of);
+    gpuprof__snap_free(s);
+    return -1;
+}
+
+/* ----------------------------------------------------------------------
+   Text report
+   ---------------------------------------------------------------------- */
+/* Display width of UTF-8 text (one column per character). */
+static size_t gpuprof__width(const char *s) {
+    size_t w = 0;
+    for (; *s; s++) if (((unsigned char)*s & 0xc0) != 0x80) w++;
+    return w;
+}
+
+/* The name in a column of `width`, indented, control bytes shown as '?',
+   cut with "..." at a character boundary when too long. */
+static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, size_t indent) {
+    char cell[GPUPROF_NAME_MAX * 2 + 256];
+    size_t o = 0, w = 0, i, full = gpuprof__width(text) + indent;
+    for (i = 0; i < indent && o < 200; i++) cell[o++] = ' ';
+    w = indent;
+    for (i = 0; text[i] && o < sizeof cell - 8; i++) {
+        unsigned char c = (unsigned char)text[i];
+        int lead = (c & 0xc0) != 0x80;
+        if (lead && full > width && w + 3 >= width) break;
+        if (lead && w >= width) break;
+        if (lead) w++;
+        cell[o++] = (char)(c < 0x20 || c == 0x7f ? '?' : c);
+    }
+    if (full > width) { while (w < width && o < sizeof cell - 2) { cell[o++] = '.'; w++; } }
+    while (w < width && o < sizeof cell - 2) { cell[o++] = ' '; w++; }
+    gpuprof__buf_put(b, cell, o);
+}
+
+static void gpuprof__cell_ns(gpuprof__buf *b, double ns) {
+    char tmp[32];
+    gpuprof__buf_printf(b, " %10s", gpuprof__fmt_ns(tmp, sizeof tmp, ns));
+}
+
+static const char *gpuprof__name_text(uint32_t id) { return gpuprof__g.names[id].text; }
+
+static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
+    char t1[32], t2[32], t3[32], t4[32];
+    uint32_t i, rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
+    size_t width = 4;
+    int view = gpuprof__g.cfg.report_view;
+    double wall = (double)(gpuprof__mono_ns() - gpuprof__g.t_init_ns);
+    uint64_t warnings = 0;
+
+    for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flat[i].name_id)); if (w > width) width = w; }
+    for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > width) width = w; }
+    for (i = 0; i < s->ncounters; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->counters[i].name_id)); if (w > width) width = w; }
+    if (width > 40) width = 40;
+
+    gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | CPU only (no CUDA in this build) | wall %s | %d thread%s | clock %s\n",
+                        GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, gpuprof__g.rank >= 0 ? ", has a rank" : "",
+                        gpuprof__fmt_ns(t1, sizeof t1, wall), (int)s->nthreads, s->nthreads == 1 ? "" : "s",
+                        gpuprof__clock.use_tsc ? "TSC" : "CLOCK_MONOTONIC");
+    if (gpuprof__g.steps_seen) {
+        gpuprof__buf_printf(b, "   steps: %llu counted, %llu excluded (warm-up)", (unsigned long long)gpuprof__g.steps_counted,
+                            (unsigned long long)gpuprof__g.steps_excluded);
+        if (gpuprof__g.sched_on) gpuprof__buf_printf(b, ", %llu not recorded (schedule)", (unsigned long long)gpuprof__g.steps_off);
+        if (gpuprof__g.step_stats.count)
+            gpuprof__buf_printf(b, " | step time: mean %s, p50 %s, p95 %s, max %s",
+                                gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_mean(&gpuprof__g.step_stats)),
+                                gpuprof__fmt_ns(t2, sizeof t2, gpuprof_stats_quantile(&gpuprof__g.step_stats, 0.5)),
+                                gpuprof__fmt_ns(t3, sizeof t3, gpuprof_stats_quantile(&gpuprof__g.step_stats, 0.95)),
+                                gpuprof__fmt_ns(t4, sizeof t4, gpuprof_stats_max(&gpuprof__g.step_stats)));
+        gpuprof__buf_s(b, "\n");
+    } else if (gpuprof__g.cfg.warmup > 0) {
+        gpuprof__buf_printf(b, "   no GPUPROF_STEP: the first %d calls of each range are excluded (warm-up)\n", gpuprof__g.cfg.warmup);
+    }
+    if (s->excluded_calls) gpuprof__buf_printf(b, "   %llu range calls excluded from the statistics (warm-up/schedule), still in the trace\n",
+                                               (unsigned long long)s->excluded_calls);
+    if (gpuprof__g.trace_path)
+        gpuprof__buf_printf(b, "   trace: %s (%llu events written, %llu dropped%s)\n", gpuprof__g.trace_path,
+                            (unsigned long long)gpuprof__g.events_written, (unsigned long long)s->dropped,
+                            s->dropped ? "; raise trace_buffer_mb" : "");
+
+    if (view != GPUPROF_VIEW_TREE) {
+        gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; % = share of all time in ranges)\n");
+        gpuprof__name_cell(b, "Name", width, 0);
+        gpuprof__buf_s(b, "     Calls      Total       Self       %       Mean        Std        Min        P50        P95        P99        Max\n");
+        for (i = 0; i < s->nflat && i < rows; i++) {
+            gpuprof__row *r = &s->flat[i];
+            gpuprof_stats *st = &r->stats;
+            if (!st->count) continue;
+            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+            gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
+            gpuprof__cell_ns(b, st->sum);
+            gpuprof__cell_ns(b, (double)r->self_ns);
+            gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * (double)r->self_ns / s->profiled_ns : 0.0);
+            gpuprof__buf_printf(b, " %6s%%", t1);
+            gpuprof__cell_ns(b, gpuprof_stats_mean(st));
+            gpuprof__cell_ns(b, gpuprof_stats_stddev(st));
+            gpuprof__cell_ns(b, st->min);
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.99));
+            gpuprof__cell_ns(b, st->max);
+            gpuprof__buf_s(b, "\n");
+        }
+        if (s->nflat > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->nflat - rows);
+    }
+    if (view != GPUPROF_VIEW_FLAT && s->norder) {
+        gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; % = Total as a share of all time in ranges)\n");
+        gpuprof__name_cell(b, "Name", width, 0);
+        gpuprof__buf_s(b, "     Calls      Total       Self       %       Mean        P50        P95        Max\n");
+        for (i = 0; i < s->norder && i < rows; i++) {
+            gpuprof__row *r = &s->tree[s->order[i]];
+            gpuprof_stats *st = &r->stats;
+            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
+            gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
+            gpuprof__cell_ns(b, st->sum);
+            gpuprof__cell_ns(b, (double)r->self_ns);
+            gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * st->sum / s->profiled_ns : 0.0);
+            gpuprof__buf_printf(b, " %6s%%", t1);
+            gpuprof__cell_ns(b, gpuprof_stats_mean(st));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
+            gpuprof__cell_ns(b, st->count ? st->max : NAN);
+            gpuprof__buf_s(b, "\n");
+        }
+        if (s->norder > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->norder - rows);
+    }
+    if (s->ncounters) {
+        gpuprof__buf_s(b, "\nCounters\n");
+        gpuprof__name_cell(b, "Name", width, 0);
+        gpuprof__buf_s(b, "   Samples       Last       Mean        Std        Min        P50        P95        Max\n");
+        for (i = 0; i < s->ncounters; i++) {
+            gpuprof__row *r = &s->counters[i];
+            gpuprof_stats *st = &r->stats;
+            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+            gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
+            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, r->last));
+            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_mean(st)));
+            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_stddev(st)));
+            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_min(st)));
+            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_quantile(st, 0.5)));
+            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_quantile(st, 0.95)));
+            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_max(st)));
+            if (st->rejected) gpuprof__buf_printf(b, "  (%llu NaN/inf rejected)", (unsigned long long)st->rejected);
+            gpuprof__buf_s(b, "\n");
+        }
+    }
+    if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
+    for (i = 0; i < GPUPROF__W_COUNT; i++) warnings += GPUPROF__LD(&gpuprof__g.warn_count[i]);
+    if (warnings) {
+        int first = 1;
+        gpuprof__buf_s(b, "\nWarnings (the first of each kind was printed when it happened): ");
+        for (i = 0; i < GPUPROF__W_COUNT; i++) {
+            uint64_t c = GPUPROF__LD(&gpuprof__g.warn_count[i]);
+            if (!c) continue;
+            gpuprof__buf_printf(b, "%s%llu %s", first ? "" : ", ", (unsigned long long)c, gpuprof__warn_label[i]);
+            first = 0;
+        }
+        gpuprof__buf_s(b, "\n");
+    }
+}
+
+/* ----------------------------------------------------------------------
+   JSON summary (schema: docs/summary.md)
+   ---------------------------------------------------------------------- */
+static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
+    "end_without_begin", "mismatched_nesting", "open_at_shutdown", "after_shutdown", "double_init",
+    "bad_name", "long_name", "bad_counter_value", "names_over_cap", "paths_over_cap", "too_deep",
+    "out_of_memory", "trace_dropped", "bad_setting", "output_error"
+};
+
+static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) {
+    static const double qs[] = { 0.5, 0.9, 0.95, 0.99 };
+    static const char *const qn[] = { "p50", "p90", "p95", "p99" };
+    int i;
+    gpuprof__buf_printf(b, "\"count\":%llu,\"sum%s\":", (unsigned long long)st->count, unit);
+    gpuprof__buf_num(b, st->sum);
+    gpuprof__buf_printf(b, ",\"mean%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_mean(st));
+    gpuprof__buf_printf(b, ",\"std%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_stddev(st));
+    gpuprof__buf_printf(b, ",\"min%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_min(st));
+    for (i = 0; i < 4; i++) {
+        gpuprof__buf_printf(b, ",\"%s%s\":", qn[i], unit);
+        gpuprof__buf_num(b, gpuprof_stats_quantile(st, qs[i]));
+    }
+    gpuprof__buf_printf(b, ",\"max%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_max(st));
+}
+
+static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double profiled) {
+    gpuprof__buf_s(b, "{\"name\":");
+    gpuprof__buf_s(b, gpuprof__g.names[r->name_id].json);
+    gpuprof__buf_s(b, ",");
+    gpuprof__json_stats(b, &r->stats, "_ns");
+    gpuprof__buf_printf(b, ",\"self_ns\":%llu,\"excluded_calls\":%llu,\"share\":", (unsigned long long)r->self_ns,
+                        (unsigned long long)r->excluded);
+    gpuprof__buf_num(b, profiled > 0 ? (double)r->self_ns / profiled : 0.0);
+    gpuprof__buf_s(b, ",\"flops\":");
+    gpuprof__buf_num(b, r->flops);
+    gpuprof__buf_s(b, ",\"bytes\":");
+    gpuprof__buf_num(b, r->bytes);
+}
+
+static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
+    uint32_t i;
+    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":1,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
+    gpuprof__buf_json_str(b, gpuprof__g.process_name);
+    gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"},\n", gpuprof__g.pid, gpuprof__g.rank,
+                        s->nthreads, (unsigned long long)(gpuprof__mono_ns() - gpuprof__g.t_init_ns),
+                        gpuprof__clock.use_tsc ? "tsc" : "clock_monotonic");
+    gpuprof__buf_s(b, "\"device\":{\"cuda\":false,\"name\":null},\n\"config\":{\"warmup\":");
+    gpuprof__buf_printf(b, "%d,\"schedule\":", gpuprof__g.cfg.warmup);
+    if (gpuprof__g.sched_on)
+        gpuprof__buf_printf(b, "{\"skip_first\":%d,\"wait\":%d,\"warmup\":%d,\"active\":%d,\"repeat\":%d}", gpuprof__g.sched_skip,
+                            gpuprof__g.sched_wait, gpuprof__g.sched_warmup, gpuprof__g.sched_active, gpuprof__g.sched_repeat);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"max_names\":%d,\"max_nodes\":%d,\"trace_buffer_mb\":%d,\"max_depth\":%d},\n", gpuprof__g.cfg.max_names,
+                        gpuprof__g.cfg.max_nodes, gpuprof__g.cfg.trace_buffer_mb, GPUPROF_MAX_DEPTH);
+    gpuprof__buf_printf(b, "\"steps\":{\"seen\":%s,\"counted\":%llu,\"excluded\":%llu,\"not_recorded\":%llu,\"time\":{",
+                        gpuprof__g.steps_seen ? "true" : "false", (unsigned long long)gpuprof__g.steps_counted,
+                        (unsigned long long)gpuprof__g.steps_excluded, (unsigned long long)gpuprof__g.steps_off);
+    gpuprof__json_stats(b, &gpuprof__g.step_stats, "_ns");
+    gpuprof__buf_s(b, "}},\n\"profiled_ns\":");
+    gpuprof__buf_num(b, s->profiled_ns);
+    gpuprof__buf_s(b, ",\n\"ranges\":[");
+    for (i = 0; i < s->nflat; i++) {
+        gpuprof__buf_s(b, i ? ",\n " : "\n ");
+        gpuprof__json_range(b, &s->flat[i], s->profiled_ns);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "],\n\"tree\":[");
+    for (i = 0; i < s->norder; i++) {
+        const gpuprof__row *r = &s->tree[s->order[i]];
+        gpuprof__buf_s(b, i ? ",\n " : "\n ");
+        gpuprof__json_range(b, r, s->profiled_ns);
+        gpuprof__buf_printf(b, ",\"depth\":%u,\"id\":%u,\"parent\":%d}", r->depth, s->order[i], r->parent);
+    }
+    gpuprof__buf_s(b, "],\n\"counters\":[");
+    for (i = 0; i < s->ncounters; i++) {
+        const gpuprof__row *r = &s->counters[i];
+        gpuprof__buf_s(b, i ? ",\n " : "\n ");
+        gpuprof__buf_s(b, "{\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[r->name_id].json);
+        gpuprof__buf_s(b, ",");
+        gpuprof__json_stats(b, &r->stats, "");
+        gpuprof__buf_printf(b, ",\"rejected\":%llu,\"excluded\":%llu,\"last\":", (unsigned long long)r->stats.rejected,
+                            (unsigned long long)r->excluded);
+        gpuprof__buf_num(b, r->last);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_printf(b, "],\n\"marks\":%llu,\n\"trace\":{\"path\":", (unsigned long long)s->marks);
+    if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"events\":%llu,\"dropped\":%llu},\n\"warnings\":{", (unsigned long long)gpuprof__g.events_written,
+                        (unsigned long long)s->dropped);
+    for (i = 0; i < GPUPROF__W_COUNT; i++)
+        gpuprof__buf_printf(b, "%s\"%s\":%llu", i ? "," : "", gpuprof__warn_key[i], (unsigned long long)GPUPROF__LD(&gpuprof__g.warn_count[i]));
+    gpuprof__buf_s(b, "}\n}\n");
+}
+
+/* Writes the whole buffer to path; a one-line message names the path and
+   the reason on failure. */
+static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) {
+    char full[4096];
+    int fd;
+    size_t off = 0;
+    if (b->failed) return -1;
+    gpuprof__path_expand(path, full, sizeof full);
+    fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", full, what, strerror(errno));
+        return -1;
+    }
+    while (off < b->len) {
+        ssize_t w = write(fd, b->p + off, b->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)", what, full, w < 0 ? strerror(errno) : "no progress");
+            close(fd);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, full, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int gpuprof__make(gpuprof__buf *b, int summary) {
+    gpuprof__snap s;
+    int rc;
+    pthread_mutex_lock(&gpuprof__lock);
+    rc = gpuprof__collect(&s);
+    if (rc == 0) {
+        if (summary) gpuprof__summary_json(b, &s);
+        else gpuprof__report_text(b, &s);
+        gpuprof__snap_free(&s);
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    return rc || b->failed ? -1 : 0;
+}
+
+static int gpuprof__usable(const char *fn) {
+    int state = GPUPROF__LD(&gpuprof__g.state);
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return 0;
+    if (state == GPUPROF__RUNNING) return 1;
+    if (state == GPUPROF__DOWN) gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "%s() after gpuprof_shutdown() does nothing (call it before, or gpuprof_init() again)", fn);
+    else gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "%s() before anything was recorded does nothing", fn);
+    return 0;
+}
+
+static int gpuprof__report_to(FILE *out) {
+    gpuprof__buf b = { NULL, 0, 0, 0 };
+    int rc = gpuprof__make(&b, 0);
+    if (rc == 0 && (fwrite(b.p, 1, b.len, out) != b.len || fflush(out) != 0)) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the report: %s", strerror(errno));
+        rc = -1;
+    }
+    GPUPROF_FREE(b.p);
+    return rc;
+}
+
+int gpuprof_report(FILE *out) {
+    if (!gpuprof__usable("gpuprof_report")) return -1;
+    if (!out) { gpuprof__warn(GPUPROF__W_IO, "gpuprof_report(NULL): pass stdout, stderr or an open FILE"); return -1; }
+    return gpuprof__report_to(out);
+}
+
+int gpuprof_write_summary(const char *path) {
+    gpuprof__buf b = { NULL, 0, 0, 0 };
+    int rc;
+    if (!gpuprof__usable("gpuprof_write_summary")) return -1;
+    if (!path || !*path) { gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary() needs a file path"); return -1; }
+    rc = gpuprof__make(&b, 1);
+    if (rc == 0) rc = gpuprof__write_file(path, &b, "summary");
+    GPUPROF_FREE(b.p);
+    return rc;
+}
+
+int gpuprof_write_trace(const char *path) {
+    int rc;
+    if (!gpuprof__usable("gpuprof_write_trace")) return -1;
+    if (!gpuprof__g.trace_path) {
+        gpuprof__warn(GPUPROF__W_IO, "no trace was recorded, so nothing is written to '%s' (set GPUPROF_TRACE=path or gpuprof_config.trace_path before the run)",
+                      path ? path : "(null)");
+        return -1;
+    }
+    rc = gpuprof__trace_finish();
+    if (rc == 0 && path && *path && strcmp(path, gpuprof__g.trace_path) != 0) {
+        /* The trace was streamed to trace_path: copy the finished file. */
+        gpuprof__buf b = { NULL, 0, 0, 0 };
+        char chunk[65536];
+        ssize_t n;
+        int fd = open(gpuprof__g.trace_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) { gpuprof__warn(GPUPROF__W_IO, "cannot read back the trace '%s': %s", gpuprof__g.trace_path, strerror(errno)); return -1; }
+        while ((n = read(fd, chunk, sizeof chunk)) > 0) gpuprof__buf_put(&b, chunk, (size_t)n);
+        close(fd);
+        rc = gpuprof__write_file(path, &b, "trace");
+        GPUPROF_FREE(b.p);
+    }
+    return rc;
+}
+
+void gpuprof_flush(void) {
+    if (GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) gpuprof__trace_handoff(gpuprof__tls);
+}
+
+/* Empties an accumulator that its owner thread may be adding to. */
+static void gpuprof__stats_clear(gpuprof_stats *st) {
+    int k;
+    GPUPROF__ST(&st->count, (uint64_t)0);
+    GPUPROF__ST(&st->rejected, (uint64_t)0);
+    gpuprof__std(&st->sum, 0.0);
+    gpuprof__std(&st->sum_d, 0.0);
+    gpuprof__std(&st->sum_d2, 0.0);
+    for (k = 0; k < GPUPROF_STATS_BUCKETS; k++) GPUPROF__ST(&st->bucket[k], 0u);
+}
+
+void gpuprof_reset(void) {
+    gpuprof__thread *t;
+    uint32_t i;
+    if (!gpuprof__usable("gpuprof_reset")) return;
+    pthread_mutex_lock(&gpuprof__lock);
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        uint32_t nn = GPUPROF__LDA(&t->nnodes);
+        for (i = 0; i <= nn; i++) {
+            gpuprof__node *n = i < nn ? gpuprof__node_at(t, i) : &t->overflow;
+            /* Relaxed stores: the owner may be adding at the same moment; the
+               worst case is one sample of the old period kept in the new. */
+            gpuprof__stats_clear(&n->stats);
+            GPUPROF__ST(&n->self_ns, (uint64_t)0);
+            GPUPROF__ST(&n->excluded, (uint64_t)0);
+            GPUPROF__ST(&n->pre_self_ns, (uint64_t)0);
+            gpuprof__std(&n->flops, 0.0);
+            gpuprof__std(&n->bytes, 0.0);
+            if (n->pre) GPUPROF__ST(&n->pre->count, (uint64_t)0);
+        }
+        for (i = 0; i < gpuprof__g.max_ids; i++) {
+            gpuprof__node *n = (gpuprof__node *)GPUPROF__LDA(&t->counters[i]);
+            if (n) gpuprof__stats_clear(&n->stats);
+        }
+        GPUPROF__ST(&t->marks, (uint64_t)0);
+    }
+    gpuprof_stats_init(&gpuprof__g.step_stats);
+    gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
+    pthread_mutex_unlock(&gpuprof__lock);
+}
+
+/* ----------------------------------------------------------------------
+   Lifecycle: init, environment, exit, shutdown, fork
+   ---------------------------------------------------------------------- */
+static int gpuprof__env_int(const char *var, int *out) {
+    const char *v = getenv(var);
+    char *end;
+    long x;
+    if (!v || !*v) return 0;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    while (*end == ' ') end++;
+    if (errno || *end || x < 0 || x > 1000000000L) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a whole number from 0 to 1000000000; ignored", var, v);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+/* "wait=1,warmup=1,active=3,repeat=2[,skip_first=0]"; returns 0 if valid. */
+static int gpuprof__parse_schedule(const char *s) {
+    int vals[5] = { 0, 0, 0, 0, 0 }, seen = 0;
+    static const char *const keys[5] = { "skip_first", "wait", "warmup", "active", "repeat" };
+    const char *p = s;
+    while (*p) {
+        int k, found = -1;
+        long x;
+        char *end;
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        for (k = 0; k < 5; k++) {
+            size_t n = strlen(keys[k]);
+            if (strncmp(p, keys[k], n) == 0 && p[n] == '=') { found = k; p += n + 1; break; }
+        }
+        if (found < 0 || *p < '0' || *p > '9') return -1;
+        errno = 0;
+        x = strtol(p, &end, 10);
+        if (errno || x > 1000000000L) return -1;
+        vals[found] = (int)x;
+        seen |= 1 << found;
+        p = end;
+        if (*p && *p != ',' && *p != ' ') return -1;
+    }
+    if (!(seen & (1 << 3)) || vals[3] < 1) return -1;      /* active is required and >= 1 */
+    gpuprof__g.sched_skip = vals[0];
+    gpuprof__g.sched_wait = vals[1];
+    gpuprof__g.sched_warmup = vals[2];
+    gpuprof__g.sched_active = vals[3];
+    gpuprof__g.sched_repeat = vals[4];
+    gpuprof__g.sched_on = 1;
+    return 0;
+}
+
+static int gpuprof__rank_from_env(void) {
+    static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK" };
+    int i, r;
+    for (i = 0; i < 4; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long x;
+        if (!v || !*v) continue;
+        x = strtol(v, &end, 10);
+        if (*end || x < 0 || x > 1000000) continue;
+        r = (int)x;
+        return r;
+    }
+    return -1;
+}
+
+static void gpuprof__process_name(char *out, size_t n) {
+    FILE *f = fopen("/proc/self/comm", "r");
+    out[0] = 0;
+    if (f) {
+        if (fgets(out, (int)n, f)) out[strcspn(out, "\n")] = 0;
+        fclose(f);
+    }
+    if (!out[0]) snprintf(out, n, "process");
+}
+
+static void gpuprof__atexit(void) { gpuprof_shutdown(); }
+
+/* fork(): the child has no writer thread and shares the trace file, so it
+   records nothing and writes nothing; the parent is unaffected. */
+static void gpuprof__fork_prepare(void) { pthread_mutex_lock(&gpuprof__lock); pthread_mutex_lock(&gpuprof__trace_lock); }
+static void gpuprof__fork_parent(void) { pthread_mutex_unlock(&gpuprof__trace_lock); pthread_mutex_unlock(&gpuprof__lock); }
+static void gpuprof__fork_child(void) {
+    gpuprof__g.forked_child = 1;
+    gpuprof__g.live = 0;
+    gpuprof__g.trace_on = 0;
+    gpuprof__g.writer_running = 0;
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    pthread_mutex_unlock(&gpuprof__lock);
+}
+
+static void gpuprof__once_init(void) {
+    pthread_key_create(&gpuprof__tls_key, gpuprof__thread_exit);
+    pthread_atfork(gpuprof__fork_prepare, gpuprof__fork_parent, gpuprof__fork_child);
+    atexit(gpuprof__atexit);
+}
+
+static char *gpuprof__setting(const char *env, const char *cfg) {
+    const char *v = getenv(env);
+    return gpuprof__strdup(v ? v : cfg);
+}
+
+static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call) {
+    gpuprof_config cfg;
+    const char *v;
+    char pname[256], path[4096];
+    uint32_t hsize = 16;
+    int off = 0, i;
+    pthread_once(&gpuprof__once, gpuprof__once_init);
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING || gpuprof__g.forked_child) {
+        pthread_mutex_unlock(&gpuprof__lock);
+        if (explicit_call && !gpuprof__g.forked_child)
+            gpuprof__warn(GPUPROF__W_DOUBLE_INIT, "gpuprof_init() called while already running (perhaps after a range auto-initialised it); this call's config is ignored");
+        return 1;
+    }
+    if (user) cfg = *user;
+    else memset(&cfg, 0, sizeof cfg);
+    for (i = 0; i < GPUPROF__W_COUNT; i++) gpuprof__g.warn_count[i] = 0;
+    gpuprof__g.pid = (int)getpid();
+    gpuprof__g.rank = gpuprof__rank_from_env();
+    gpuprof__g.trace_pid = gpuprof__g.rank >= 0 ? gpuprof__g.rank : gpuprof__g.pid;
+    if (cfg.report_rows == 0) cfg.report_rows = 30;
+    if (cfg.max_names <= 0) cfg.max_names = 4096;
+    if (cfg.max_nodes <= 0) cfg.max_nodes = 8192;
+    if (cfg.trace_buffer_mb <= 0) cfg.trace_buffer_mb = 16;
+    if (cfg.warmup < 0) cfg.warmup = 0;
+    gpuprof__env_int("GPUPROF_WARMUP", &cfg.warmup);
+    if (gpuprof__env_int("GPUPROF_ROWS", &cfg.report_rows) && cfg.report_rows == 0) cfg.report_rows = -1;
+    gpuprof__env_int("GPUPROF_OFF", &off);
+    if ((v = getenv("GPUPROF_VIEW")) != NULL) {
+        if (strcmp(v, "flat") == 0) cfg.report_view = GPUPROF_VIEW_FLAT;
+        else if (strcmp(v, "tree") == 0) cfg.report_view = GPUPROF_VIEW_TREE;
+        else if (strcmp(v, "both") == 0) cfg.report_view = GPUPROF_VIEW_BOTH;
+        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_VIEW='%.64s' is not flat, tree or both; ignored", v);
+    }
+    gpuprof__g.cfg = cfg;
+    gpuprof__g.sched_on = 0;
+    v = getenv("GPUPROF_SCHEDULE");
+    if (!v) v = cfg.schedule;
+    if (v && *v && gpuprof__parse_schedule(v) != 0)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "schedule '%.100s' is not of the form wait=W,warmup=U,active=A,repeat=R (active >= 1); recording every step", v);
+    gpuprof__g.trace_path = NULL;
+    v = getenv("GPUPROF_TRACE");
+    if (!v) v = cfg.trace_path;
+    if (v && *v && strcmp(v, "off") != 0) {
+        if (gpuprof__path_expand(v, path, sizeof path) != 0) gpuprof__warn(GPUPROF__W_BAD_ENV, "trace path too long; no trace is written");
+        else gpuprof__g.trace_path = gpuprof__strdup(path);
+    }
+    gpuprof__g.report = gpuprof__setting("GPUPROF_REPORT", cfg.report ? cfg.report : "stderr");
+    gpuprof__g.summary_path = gpuprof__setting("GPUPROF_SUMMARY", cfg.summary_path);
+    if (cfg.process_name) snprintf(pname, sizeof pname, "%s", cfg.process_name);
+    else gpuprof__process_name(pname, sizeof pname);
+    gpuprof__g.process_name = gpuprof__strdup(pname);
+    if (!gpuprof__g.process_name || !gpuprof__g.report) {
+        pthread_mutex_unlock(&gpuprof__lock);
+        return -1;
+    }
+    if (gpuprof__g.session == 0 || !gpuprof__clock.mult) {
+        v = getenv("GPUPROF_CLOCK");
+        if (v && strcmp(v, "tsc") != 0 && strcmp(v, "monotonic") != 0)
+            gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CLOCK='%.32s' is not tsc or monotonic; using the default", v);
+        gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
+    }
+    gpuprof__g.t_init_ns = gpuprof__mono_ns();
+    /* names: id 0 is "unregistered", id 1 collects names over the cap */
+    gpuprof__g.max_ids = (uint32_t)cfg.max_names + GPUPROF__ID_FIRST_USER;
+    while (hsize < 2 * gpuprof__g.max_ids) hsize <<= 1;
+    gpuprof__g.names = (gpuprof__name *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *gpuprof__g.names);
+    gpuprof__g.name_hash = (uint32_t *)gpuprof__alloc(hsize * sizeof *gpuprof__g.name_hash);
+    if (!gpuprof__g.names || !gpuprof__g.name_hash) {
+        GPUPROF_FREE(gpuprof__g.names);
+        GPUPROF_FREE(gpuprof__g.name_hash);
+        gpuprof__g.names = NULL;
+        gpuprof__g.name_hash = NULL;
+        pthread_mutex_unlock(&gpuprof__lock);
+        return -1;
+    }
+    memset(gpuprof__g.names, 0, gpuprof__g.max_ids * sizeof *gpuprof__g.names);
+    memset(gpuprof__g.name_hash, 0, hsize * sizeof *gpuprof__g.name_hash);
+    gpuprof__g.name_hash_mask = hsize - 1;
+    gpuprof__g.names[0].text = (char *)"";
+    gpuprof__g.names[0].json = (char *)"\"\"";
+    gpuprof__g.nnames = 1;
+    gpuprof__name_lookup("[other names]", 13);
+    gpuprof__g.threads = NULL;
+    gpuprof__g.nthreads = 0;
+    gpuprof__g.step = gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
+    gpuprof__g.steps_seen = 0;
+    gpuprof__g.step_t0 = 0;
+    gpuprof_stats_init(&gpuprof__g.step_stats);
+    gpuprof__g.trace_fd = -1;
+    gpuprof__g.trace_finished = 0;
+    gpuprof__g.trace_failed = 0;
+    gpuprof__g.events_written = gpuprof__g.dropped_io = 0;
+    gpuprof__g.blocks_allocated = 0;
+    gpuprof__g.queue_head = gpuprof__g.queue_tail = gpuprof__g.free_blocks = NULL;
+    gpuprof__g.session++;
+    if (gpuprof__g.session == 0) gpuprof__g.session = 1;
+    if (off) {
+        /* GPUPROF_OFF=1: the user's override: record nothing, write nothing. */
+        GPUPROF_FREE(gpuprof__g.trace_path);
+        GPUPROF_FREE(gpuprof__g.summary_path);
+        GPUPROF_FREE(gpuprof__g.report);
+        gpuprof__g.trace_path = gpuprof__g.summary_path = NULL;
+        gpuprof__g.report = gpuprof__strdup("off");
+    }
+    if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {
+        GPUPROF_FREE(gpuprof__g.trace_path);
+        gpuprof__g.trace_path = NULL;
+    }
+    gpuprof__g.state = GPUPROF__RUNNING;
+    gpuprof__g.user_enabled = !cfg.start_disabled && !off;
+    gpuprof__g.off = off;
+    gpuprof__apply_phase();
+    pthread_mutex_unlock(&gpuprof__lock);
+    return 0;
+}
+
+int gpuprof_init(const gpuprof_config *cfg) { return gpuprof__init_internal(cfg, 1); }
+
+void gpuprof_shutdown(void) {
+    gpuprof__thread *self = gpuprof__tls, *t, *next;
+    const char *report;
+    uint32_t i;
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.forked_child) {
+        pthread_mutex_unlock(&gpuprof__lock);
+        return;
+    }
+    GPUPROF__ST(&gpuprof__g.live, 0u);
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        if ((t == self || t->exited) && t->depth) {
+            uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
+            gpuprof__g.warn_count[GPUPROF__W_UNCLOSED] += t->depth - 1;
+            gpuprof__warn(GPUPROF__W_UNCLOSED, "%u range%s still open at shutdown (innermost \"%s\") %s not counted (close each BEGIN with END before exit)",
+                          t->depth, t->depth == 1 ? " was" : "s were", gpuprof__name_text(t->stack[d - 1].node->name_id), t->depth == 1 ? "is" : "are");
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__trace_finish();
+    if (gpuprof__g.summary_path && *gpuprof__g.summary_path) {
+        gpuprof__buf b = { NULL, 0, 0, 0 };
+        if (gpuprof__make(&b, 1) == 0) gpuprof__write_file(gpuprof__g.summary_path, &b, "summary");
+        GPUPROF_FREE(b.p);
+    }
+    report = gpuprof__g.report;
+    if (strcmp(report, "off") != 0) {
+        if (strcmp(report, "stderr") == 0 || !*report) gpuprof__report_to(stderr);
+        else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
+        else {
+            gpuprof__buf b = { NULL, 0, 0, 0 };
+            if (gpuprof__make(&b, 0) == 0) gpuprof__write_file(report, &b, "report");
+            GPUPROF_FREE(b.p);
+        }
+    }
+    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__g.state = GPUPROF__DOWN;
+    /* Free what no thread can touch again: this thread's state and those of
+       threads that have exited. A thread still running keeps its state
+       (retired, still reachable) because it may be inside a range now. */
+    for (t = gpuprof__g.threads; t; t = next) {
+        next = t->next;
+        if (t == self || t->exited) gpuprof__thread_free(t);
+        else { t->next = gpuprof__g.retired; gpuprof__g.retired = t; }
+    }
+    gpuprof__g.threads = NULL;
+    gpuprof__tls = NULL;
+    for (i = GPUPROF__ID_OTHER; i < gpuprof__g.nnames; i++) {
+        GPUPROF_FREE(gpuprof__g.names[i].text);
+        GPUPROF_FREE(gpuprof__g.names[i].json);
+    }
+    GPUPROF_FREE(gpuprof__g.names);
+    GPUPROF_FREE(gpuprof__g.name_hash);
+    gpuprof__g.names = NULL;
+    gpuprof__g.name_hash = NULL;
+    gpuprof__g.nnames = 0;
+    GPUPROF_FREE(gpuprof__g.trace_path);
+    GPUPROF_FREE(gpuprof__g.report);
+    GPUPROF_FREE(gpuprof__g.summary_path);
+    GPUPROF_FREE(gpuprof__g.process_name);
+    gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
+    pthread_mutex_unlock(&gpuprof__lock);
+}
+
+#endif /* !GPUPROF_DISABLE */
+#endif /* GPUPROF__IMPLEMENTED */
+#endif /* GPUPROF_IMPLEMENTATION */
+
+/*
+   MIT License
+
+   Copyright (c) 2026 the gpuprof authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in
+   all copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
+*/
