@@ -31,6 +31,9 @@
                                 is picked up automatically when <stb/stb_sprintf.h>
                                 exists. GPUPROF_NO_STB_SPRINTF turns that off.
        GPUPROF_MALLOC(n) / GPUPROF_FREE(p) / GPUPROF_ASSERT(c)   overrides
+       GPUPROF_CLOCK_FN         a function returning uint64_t nanoseconds to use
+                                instead of the TSC / CLOCK_MONOTONIC (tests use a
+                                virtual clock to know every duration exactly)
        GPUPROF_CUDA, GPUPROF_NVTX, GPUPROF_MPI   reserved for the GPU, NVTX and MPI
                                 backends (SPEC 3); this version times the CPU only.
 
@@ -395,8 +398,13 @@ static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
+#if !defined(CLOCK_MONOTONIC)
+#error "gpuprof.h: the implementation needs POSIX (clock_gettime): include gpuprof.h before any other header in the file that defines GPUPROF_IMPLEMENTATION, or build that file with -D_GNU_SOURCE or -std=gnu11"
+#endif
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #define GPUPROF__X86 1
@@ -421,6 +429,9 @@ static struct {
 } gpuprof__clock;
 
 static inline uint64_t gpuprof__ticks(void) {
+#if defined(GPUPROF_CLOCK_FN)
+    return GPUPROF_CLOCK_FN();
+#endif
 #if GPUPROF__X86
     if (GPUPROF__LIKELY(gpuprof__clock.use_tsc)) return __builtin_ia32_rdtsc();
 #endif
@@ -463,6 +474,9 @@ static void gpuprof__tsc_pair(uint64_t *tsc, uint64_t *ns) {
 static void gpuprof__clock_init(int want_tsc) {
     gpuprof__clock.use_tsc = 0;
     gpuprof__clock.mult = (uint64_t)1 << 32;
+#if defined(GPUPROF_CLOCK_FN)
+    want_tsc = 0;                 /* the user's clock counts nanoseconds */
+#endif
     if (want_tsc && gpuprof__tsc_invariant()) {
         uint64_t t0, n0, t1, n1;
         gpuprof__tsc_pair(&t0, &n0);
@@ -957,15 +971,18 @@ static uint32_t gpuprof__intern(const char *name) {
     return id;
 }
 
-static uint32_t gpuprof__site_id(gpuprof_site *site) {
-    int id = GPUPROF__LDA(&site->id);
-    if (GPUPROF__UNLIKELY(!id)) {
-        id = (int)gpuprof__intern(site->name);
-        /* Sites are per process, ids per session: after a re-init the ids are
-           handed out in a fresh registry, so only cache them while running. */
-        GPUPROF__STR(&site->id, id);
+/* A call site caches its name id tagged with the session's low byte: names
+   are registered afresh in each session (init after shutdown), so an id
+   from an earlier session is looked up again. */
+#define GPUPROF__SITE_ID_BITS 24
+static inline uint32_t gpuprof__site_id(gpuprof_site *site, unsigned session) {
+    uint32_t v = (uint32_t)GPUPROF__LDA(&site->id);
+    if (GPUPROF__UNLIKELY((v >> GPUPROF__SITE_ID_BITS) != (session & 0xffu) || !v)) {
+        uint32_t id = gpuprof__intern(site->name);
+        v = id | (session & 0xffu) << GPUPROF__SITE_ID_BITS;
+        GPUPROF__STR(&site->id, (int)v);
     }
-    return (uint32_t)id;
+    return v & ((1u << GPUPROF__SITE_ID_BITS) - 1);
 }
 
 /* ----------------------------------------------------------------------
@@ -1002,15 +1019,15 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     memset(t->counters, 0, ids * sizeof *t->counters);
     memset(t->chunks, 0, nchunks * sizeof *t->chunks);
     t->max_nodes = nchunks * GPUPROF__NODE_CHUNK;
-#ifdef SYS_gettid
+#if defined(SYS_gettid) && (defined(_DEFAULT_SOURCE) || defined(_GNU_SOURCE))
     t->tid = (int)syscall(SYS_gettid);
 #else
-    t->tid = (int)getpid();
+    t->tid = (int)getpid() + (int)gpuprof__g.nthreads;
 #endif
     if (t->tid == getpid()) strcpy(t->label, "main thread");
     else {
         char name[32] = "";
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
         pthread_getname_np(pthread_self(), name, sizeof name);
 #endif
         snprintf(t->label, sizeof t->label, "thread %d%s%s", t->tid, name[0] ? " " : "", name);
@@ -1205,7 +1222,7 @@ static inline int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, dou
         t = gpuprof__enter_slow();
         if (!t) return 0;
     }
-    if (site) id = gpuprof__site_id(site);
+    if (site) id = gpuprof__site_id(site, t->session);
     d = t->depth;
     if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
         gpuprof__warn(GPUPROF__W_TOO_DEEP, "ranges nested deeper than %d are counted but not timed (raise GPUPROF_MAX_DEPTH)", GPUPROF_MAX_DEPTH);
@@ -1330,7 +1347,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
         if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return;
         if (!(t = gpuprof__enter_slow())) return;
     }
-    id = gpuprof__site_id(site);
+    id = gpuprof__site_id(site, t->session);
     n = t->counters[id];
     if (!n) {
         n = (gpuprof__node *)gpuprof__alloc(sizeof *n);
@@ -1361,7 +1378,7 @@ void gpuprof__mark(gpuprof_site *site) {
         if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return;
         if (!(t = gpuprof__enter_slow())) return;
     }
-    id = gpuprof__site_id(site);
+    id = gpuprof__site_id(site, t->session);
     GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
     if (GPUPROF__LD(&gpuprof__g.trace_on))
         gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base), 0);
@@ -1535,7 +1552,8 @@ static const char *gpuprof__fmt_ns(char *buf, size_t n, double ns) {
     int u = 0;
     if (ns != ns) { snprintf(buf, n, "-"); return buf; }
     while (u < 3 && (ns >= 999.5 || ns <= -999.5)) { ns /= 1000.0; u++; }
-    if (ns < 0 ? ns > -9.995 : ns < 9.995) gpuprof__fmt(buf, n, u ? "%.2f" : "%.0f", ns);
+    if (u == 0) gpuprof__fmt(buf, n, "%.0f", ns);
+    else if (ns < 0 ? ns > -9.995 : ns < 9.995) gpuprof__fmt(buf, n, "%.2f", ns);
     else if (ns < 0 ? ns > -99.95 : ns < 99.95) gpuprof__fmt(buf, n, "%.1f", ns);
     else gpuprof__fmt(buf, n, "%.0f", ns);
     strncat(buf, " ", n - strlen(buf) - 1);
@@ -2037,9 +2055,9 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
                             s->dropped ? "; raise trace_buffer_mb" : "");
 
     if (view != GPUPROF_VIEW_TREE) {
-        gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; % = share of all time in ranges)\n");
+        gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; Self% = share of all time in ranges)\n");
         gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls      Total       Self       %       Mean        Std        Min        P50        P95        P99        Max\n");
+        gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max\n");
         for (i = 0; i < s->nflat && i < rows; i++) {
             gpuprof__row *r = &s->flat[i];
             gpuprof_stats *st = &r->stats;
@@ -2062,9 +2080,9 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         if (s->nflat > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->nflat - rows);
     }
     if (view != GPUPROF_VIEW_FLAT && s->norder) {
-        gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; % = Total as a share of all time in ranges)\n");
+        gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; Total% = share of all time in ranges)\n");
         gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls      Total       Self       %       Mean        P50        P95        Max\n");
+        gpuprof__buf_s(b, "     Calls      Total       Self  Total%       Mean        P50        P95        Max\n");
         for (i = 0; i < s->norder && i < rows; i++) {
             gpuprof__row *r = &s->tree[s->order[i]];
             gpuprof_stats *st = &r->stats;
@@ -2494,6 +2512,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__g.trace_pid = gpuprof__g.rank >= 0 ? gpuprof__g.rank : gpuprof__g.pid;
     if (cfg.report_rows == 0) cfg.report_rows = 30;
     if (cfg.max_names <= 0) cfg.max_names = 4096;
+    if (cfg.max_names > (1 << 22)) cfg.max_names = 1 << 22;
     if (cfg.max_nodes <= 0) cfg.max_nodes = 8192;
     if (cfg.trace_buffer_mb <= 0) cfg.trace_buffer_mb = 16;
     if (cfg.warmup < 0) cfg.warmup = 0;
