@@ -813,7 +813,7 @@ static struct {
     int writer_running, writer_stop, writer_busy;
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t blocks_allocated, blocks_max;
-    uint64_t events_written, dropped_io;
+    uint64_t events_written, dropped_io, trace_off;
     char *wbuf;
     /* run */
     int pid, rank, trace_pid;
@@ -956,8 +956,8 @@ static uint32_t gpuprof__intern(const char *name) {
     size_t n;
     uint32_t id;
     if (!name || !*name) {
-        gpuprof__warn(GPUPROF__W_BAD_NAME, "a range, counter or mark was given a %s name; it is recorded as \"%s\" (pass a non-empty string)",
-                      name ? "empty" : "NULL", name ? "(empty)" : "(null)");
+        gpuprof__warn(GPUPROF__W_BAD_NAME, "a range, counter or mark was given %s name; it is recorded as \"%s\" (pass a non-empty string)",
+                      name ? "an empty" : "a NULL", name ? "(empty)" : "(null)");
         name = name ? "(empty)" : "(null)";
     }
     n = strlen(name);
@@ -1189,7 +1189,7 @@ static void gpuprof__thread_exit(void *p) {
    per range; the calls after those go to `pre`, which the report counts as
    warm-up if the program turns out to call GPUPROF_STEP (the whole first
    step was warm-up) and as ordinary calls if it never does. */
-static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, uint64_t dt, uint64_t self) {
+static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, uint64_t self) {
     if (GPUPROF__LD(&gpuprof__g.phase) == GPUPROF__PHASE_EXCLUDE) {
         GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
         return 1;
@@ -1205,7 +1205,7 @@ static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, uint64_t dt, uin
             gpuprof_stats_init(p);
             GPUPROF__STR(&n->pre, p);
         }
-        gpuprof_stats_add(n->pre, (double)dt);
+        gpuprof_stats_add(n->pre, value);
         GPUPROF__ST(&n->pre_self_ns, GPUPROF__LD(&n->pre_self_ns) + self);
         return 2;
     }
@@ -1281,7 +1281,7 @@ static inline void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1) 
     int evflags = 0;
     t->depth = d - 1;
     if (d > 1) t->stack[d - 2].child_ns += dt;
-    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding)) && gpuprof__exclude(n, dt, self)) {
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding)) && gpuprof__exclude(n, (double)dt, self)) {
         evflags = GPUPROF__EVF_WARMUP;
     } else {
         gpuprof_stats_add(&n->stats, (double)dt);
@@ -1361,8 +1361,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
         gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
         return;
     }
-    if (GPUPROF__LD(&gpuprof__g.phase) == GPUPROF__PHASE_EXCLUDE) GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
-    else gpuprof_stats_add(&n->stats, value);
+    if (!GPUPROF__LD(&gpuprof__g.excluding) || !gpuprof__exclude(n, value, 0)) gpuprof_stats_add(&n->stats, value);
     gpuprof__std(&n->last, value);
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
         uint64_t u;
@@ -1407,7 +1406,8 @@ static int gpuprof__phase_of(uint64_t step) {
         if (r < (uint64_t)gpuprof__g.sched_wait) return GPUPROF__PHASE_OFF;
         if (r < (uint64_t)gpuprof__g.sched_wait + gpuprof__g.sched_warmup) phase = GPUPROF__PHASE_EXCLUDE;
     }
-    if (phase == GPUPROF__PHASE_COUNT && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
+    /* Before the first GPUPROF_STEP the warm-up is decided per call (gpuprof__exclude). */
+    if (phase == GPUPROF__PHASE_COUNT && gpuprof__g.steps_seen && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
     return phase;
 }
 
@@ -1423,7 +1423,7 @@ static void gpuprof__apply_phase(void) {
 void gpuprof__step(void) {
     uint64_t now = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
-    int counted, recorded;
+    int counted, recorded, first, phase;
     uint64_t step;
     if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) {
         if (!gpuprof__enter_slow()) return;      /* auto-init, or warn after shutdown */
@@ -1431,16 +1431,20 @@ void gpuprof__step(void) {
     }
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
-    counted = gpuprof__g.phase == GPUPROF__PHASE_COUNT;
-    recorded = gpuprof__g.phase != GPUPROF__PHASE_OFF;
+    /* The step that ends now, judged as if steps had been seen from the
+       start: before the first GPUPROF_STEP its ranges were judged per call. */
+    first = !gpuprof__g.steps_seen;
+    GPUPROF__ST(&gpuprof__g.steps_seen, 1);
+    phase = gpuprof__phase_of(gpuprof__g.step);
+    counted = phase == GPUPROF__PHASE_COUNT;
+    recorded = phase != GPUPROF__PHASE_OFF;
     step = gpuprof__g.step;
-    if (gpuprof__g.phase == GPUPROF__PHASE_OFF) gpuprof__g.steps_off++;
+    if (phase == GPUPROF__PHASE_OFF) gpuprof__g.steps_off++;
     else if (counted) gpuprof__g.steps_counted++;
     else gpuprof__g.steps_excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
-    if (counted && gpuprof__g.steps_seen) gpuprof_stats_add(&gpuprof__g.step_stats, (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0));
+    if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0));
     gpuprof__g.step_t0 = now;
-    GPUPROF__ST(&gpuprof__g.steps_seen, 1);
     gpuprof__g.step++;
     gpuprof__apply_phase();
     pthread_mutex_unlock(&gpuprof__lock);
@@ -1588,6 +1592,7 @@ static int gpuprof__path_expand(const char *in, char *out, size_t n) {
 #define GPUPROF__WBUF 262144
 
 static void gpuprof__trace_write(const char *s, size_t n) {
+    gpuprof__g.trace_off += n;
     while (n && !gpuprof__g.trace_failed) {
         ssize_t w = write(gpuprof__g.trace_fd, s, n);
         if (w < 0 && errno == EINTR) continue;
@@ -1612,11 +1617,27 @@ static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
     return gpuprof__put_u64(p, tid);
 }
 
+/* A process killed inside write() leaves the file cut at a page boundary
+   (the kernel copies page by page and stops at a fatal signal). So no event
+   may straddle a 4 KiB file offset: one that would is pushed past it with
+   spaces, and any cut falls between two events. */
+static char *gpuprof__trace_fit(const char *buf, char *start, char *end) {
+    uint64_t a = gpuprof__g.trace_off + (uint64_t)(start - buf), b = a + (uint64_t)(end - start);
+    if (a / 4096 != (b - 1) / 4096 && b % 4096 != 0) {
+        size_t pad = (size_t)(4096 - a % 4096);
+        memmove(start + pad, start, (size_t)(end - start));
+        memset(start, ' ', pad);
+        end += pad;
+    }
+    return end;
+}
+
 static void gpuprof__trace_format(gpuprof__block *b) {
     char *buf = gpuprof__g.wbuf, *p = buf;
     gpuprof__thread *t = b->owner;
     uint32_t tid = (uint32_t)t->tid, i;
     if (!t->meta_written) {
+        char *start = p;
         t->meta_written = 1;
         p = gpuprof__trace_head(p, "M", tid);
         p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
@@ -1626,14 +1647,17 @@ static void gpuprof__trace_format(gpuprof__block *b) {
         p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
         p = gpuprof__put_u64(p, t->index);
         p = gpuprof__put_s(p, "}}");
+        p = gpuprof__trace_fit(buf, start, p);
     }
     for (i = 0; i < b->count; i++) {
         const gpuprof__event *e = &b->ev[i];
         const gpuprof__name *nm = &gpuprof__g.names[e->name_id];
-        if ((size_t)(p - buf) + nm->len * 6 + 512 > GPUPROF__WBUF) {
+        char *start;
+        if ((size_t)(p - buf) + nm->len * 6 + 512 + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(buf, (size_t)(p - buf));
             p = buf;
         }
+        start = p;
         switch (e->type) {
         case GPUPROF__EV_RANGE:
             p = gpuprof__trace_head(p, "X", tid);
@@ -1675,6 +1699,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
             break;
         }
+        p = gpuprof__trace_fit(buf, start, p);
     }
     gpuprof__trace_write(buf, (size_t)(p - buf));
 }
@@ -1734,6 +1759,7 @@ static int gpuprof__trace_open(void) {
     p += gpuprof__json_escape(p, gpuprof__g.process_name, strlen(gpuprof__g.process_name) > 100 ? 100 : strlen(gpuprof__g.process_name));
     p = gpuprof__put_s(p, "}}");
     gpuprof__g.trace_failed = 0;
+    gpuprof__g.trace_off = 0;
     gpuprof__trace_write(head, (size_t)(p - head));
     gpuprof__g.writer_stop = 0;
     if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {

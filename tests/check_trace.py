@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Validates a gpuprof Chrome trace the way Perfetto and chrome://tracing read it.
+
+usage: check_trace.py TRACE [--truncated] [--expect-name NAME ...] [--expect-x N] [--threads N]
+
+--truncated  the process was killed mid-run: apply the viewers' tolerance for a
+             missing closing bracket (append "]}") before parsing.
+Exits non-zero with one line per problem."""
+import json
+import sys
+from collections import defaultdict
+
+
+def main(argv):
+    path = argv[1]
+    truncated = "--truncated" in argv
+    expect_names = [argv[i + 1] for i, a in enumerate(argv) if a == "--expect-name"]
+    expect_x = [int(argv[i + 1]) for i, a in enumerate(argv) if a == "--expect-x"]
+    expect_threads = [int(argv[i + 1]) for i, a in enumerate(argv) if a == "--threads"]
+    raw = open(path, "rb").read()
+    problems = []
+    text = raw.decode("utf-8")  # must be valid UTF-8 whatever bytes the names had
+    if truncated:
+        if text.rstrip().endswith("]}"):
+            problems.append("the trace of a killed run is complete: the kill did not happen mid-run")
+        text = text.rstrip().rstrip(",") + "\n]}"
+    doc = json.loads(text)
+    if text.find('"displayTimeUnit"') > text.find('"traceEvents"'):
+        problems.append("displayTimeUnit must come before traceEvents")
+    events = doc["traceEvents"]
+    tracks = defaultdict(list)
+    names = set()
+    thread_names = {}
+    process_named = False
+    for e in events:
+        for key in ("ph", "pid"):
+            if key not in e:
+                problems.append(f"event without {key}: {e}")
+        ph = e.get("ph")
+        if ph in ("X", "i", "C"):
+            if not isinstance(e.get("ts"), (int, float)) or e["ts"] < 0:
+                problems.append(f"bad ts: {e}")
+            if "tid" not in e:
+                problems.append(f"event without tid: {e}")
+        if ph == "X":
+            if not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0:
+                problems.append(f"bad dur: {e}")
+            tracks[(e["pid"], e["tid"])].append(e)
+            names.add(e["name"])
+        elif ph == "C":
+            if not all(isinstance(v, (int, float)) for v in e.get("args", {}).values()):
+                problems.append(f"counter with a non-numeric value: {e}")
+            names.add(e["name"])
+        elif ph == "i":
+            if e.get("s") not in ("g", "p", "t"):
+                problems.append(f"instant event without a valid scope: {e}")
+            names.add(e["name"])
+        elif ph == "M":
+            if e["name"] == "thread_name":
+                thread_names[(e["pid"], e["tid"])] = e["args"]["name"]
+            if e["name"] == "process_name":
+                process_named = True
+        else:
+            problems.append(f"unexpected phase {ph}")
+    if not process_named:
+        problems.append("no process_name metadata")
+    # Complete events on one track must nest: sort as the viewers do (by start,
+    # longer first) and check each event ends inside the one it starts in.
+    # Integer nanoseconds avoid float noise.
+    for track, evs in tracks.items():
+        if track not in thread_names:
+            problems.append(f"track {track} has no thread_name metadata")
+        spans = sorted(((round(e["ts"] * 1000), round(e["dur"] * 1000), e["name"]) for e in evs),
+                       key=lambda s: (s[0], -s[1]))
+        stack = []
+        for start, dur, name in spans:
+            end = start + dur
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            if stack and end > stack[-1][0]:
+                problems.append(f"track {track}: '{name}' [{start},{end}] overlaps '{stack[-1][1]}' ending at {stack[-1][0]}")
+                break
+            for s in stack:
+                if s[2] == start and s[3] == dur:
+                    problems.append(f"track {track}: '{name}' has the same start and duration as its parent '{s[1]}'")
+            stack.append((end, name, start, dur))
+    for n in expect_names:
+        if n not in names:
+            problems.append(f"expected an event named {n!r}")
+    nx = sum(len(v) for v in tracks.values())
+    for want in expect_x:
+        if nx != want:
+            problems.append(f"expected {want} complete events, found {nx}")
+    for want in expect_threads:
+        if len(tracks) != want:
+            problems.append(f"expected {want} thread tracks, found {len(tracks)}")
+    for p in problems[:20]:
+        print("check_trace:", p)
+    print(f"check_trace: {path}: {len(events)} events, {nx} complete events on {len(tracks)} tracks, "
+          f"{len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,50 @@
+/* Threads: 8 threads x 100000 ranges each, every count exact, one trace
+   track per thread; run under ThreadSanitizer as test_threads_tsan. */
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+#include "json_util.h"
+#include <pthread.h>
+
+enum { THREADS = 8, RANGES = 100000 };
+
+static void *worker(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < RANGES; i++) {
+        PROF_RANGE("worker.step");
+        if (i % 10 == 0) { PROF_RANGE("worker.inner"); }
+    }
+    PROF_COUNTER("worker.done", 1.0);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    gpuprof_config cfg = {0};
+    pthread_t th[THREADS];
+    cJSON *j;
+    char cmd[1024];
+    int i;
+    cfg.report = "off";
+    cfg.trace_path = "threads.trace.json";
+    cfg.trace_buffer_mb = 64;
+    gpuprof_init(&cfg);
+    for (i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, worker, NULL);
+    for (i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+    { PROF_RANGE("main.after_join"); }
+    CHECK(gpuprof_write_summary("threads.summary.json") == 0, "summary written");
+    gpuprof_shutdown();
+    j = summary_load("threads.summary.json");
+    CHECK(j != NULL, "summary parses");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "worker.step"), "count"), THREADS * RANGES, "every worker.step call counted");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "worker.inner"), "count"), THREADS * RANGES / 10, "every worker.inner call counted");
+    CHECK_EQ_U(jnum(summary_find(j, "counters", "worker.done"), "count"), THREADS, "one counter sample per thread");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "run"), "threads"), THREADS + 1, "9 threads registered");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "trace"), "dropped"), 0, "no trace event dropped with a 64 MiB buffer");
+    cJSON_Delete(j);
+    if (argc > 1) {    /* the path of check_trace.py: validate the trace too */
+        snprintf(cmd, sizeof cmd, "python3 %s threads.trace.json --threads %d --expect-x %d", argv[1], THREADS + 1,
+                 THREADS * RANGES + THREADS * RANGES / 10 + 1);
+        CHECK(system(cmd) == 0, "the trace is valid: one track per thread, every range present and nested");
+    }
+    return check_done("test_threads");
+}
