@@ -140,6 +140,28 @@ int main(void) {
     CHECK(s.halvings >= 1, "an overflowing bucket halves the histogram");
     CHECK_REL(gpuprof_stats_quantile(&s, 0.5), 1.0, 0.01, "after halving the median is still right");
 
+    /* the hot path's integer key equals the key of the same value as a double */
+    {
+        int same = 1;
+        uint64_t v;
+        for (i = 0; i < 1000000 && same; i++) {
+            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+            v = rng >> (rng % 64);
+            if (v >> 53) v >>= 11;
+            if (gpuprof__key_u64(v) != gpuprof__key((double)v)) same = 0;
+        }
+        for (v = 0; v < 5000 && same; v++) if (gpuprof__key_u64(v) != gpuprof__key((double)v)) same = 0;
+        CHECK(same, "integer and double histogram keys agree");
+        gpuprof_stats_init(&a);
+        gpuprof_stats_init(&b);
+        for (i = 0; i < 100000; i++) {
+            v = (uint64_t)(exp(3.0 * normal()) * 1000.0);
+            gpuprof_stats_add(&a, (double)v);
+            gpuprof__stats_add_ns(&b, v);
+        }
+        CHECK(memcmp(&a, &b, sizeof a) == 0, "the hot path's add gives exactly the public add's state");
+    }
+
     /* no allocation: init, add, merge and quantile use only the struct */
     before = allocations;
     gpuprof_stats_init(&s);
