@@ -2100,14 +2100,16 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     int view = gpuprof__g.cfg.report_view;
     double wall = (double)(gpuprof__mono_ns() - gpuprof__g.t_init_ns);
     uint64_t warnings = 0;
+    char rank[32] = "";
 
     for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flat[i].name_id)); if (w > width) width = w; }
     for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > width) width = w; }
     for (i = 0; i < s->ncounters; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->counters[i].name_id)); if (w > width) width = w; }
     if (width > 40) width = 40;
 
+    if (gpuprof__g.rank >= 0) snprintf(rank, sizeof rank, ", rank %d", gpuprof__g.rank);
     gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | CPU only (no CUDA in this build) | wall %s | %d thread%s | clock %s\n",
-                        GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, gpuprof__g.rank >= 0 ? ", has a rank" : "",
+                        GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, rank,
                         gpuprof__fmt_ns(t1, sizeof t1, wall), (int)s->nthreads, s->nthreads == 1 ? "" : "s",
                         gpuprof__clock.use_tsc ? "TSC" : "CLOCK_MONOTONIC");
     if (gpuprof__g.steps_seen) {
