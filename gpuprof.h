@@ -160,7 +160,7 @@ typedef struct gpuprof_site {
     const char *name;
     const char *file;
     int line;
-    int id;                     /* name id, 0 until first use */
+    uint64_t id;                /* session << 32 | name id; 0 until first use */
 } gpuprof_site;
 
 #ifndef GPUPROF_DISABLE
@@ -1005,18 +1005,16 @@ static uint32_t gpuprof__intern(const char *name) {
     return id;
 }
 
-/* A call site caches its name id tagged with the session's low byte: names
-   are registered afresh in each session (init after shutdown), so an id
-   from an earlier session is looked up again. */
-#define GPUPROF__SITE_ID_BITS 24
+/* A call site caches its name id with the session it belongs to: names are
+   registered afresh in each session (init after shutdown), so an id from an
+   earlier session is looked up again. */
 static inline uint32_t gpuprof__site_id(gpuprof_site *site, unsigned session) {
-    uint32_t v = (uint32_t)GPUPROF__LDA(&site->id);
-    if (GPUPROF__UNLIKELY((v >> GPUPROF__SITE_ID_BITS) != (session & 0xffu) || !v)) {
-        uint32_t id = gpuprof__intern(site->name);
-        v = id | (session & 0xffu) << GPUPROF__SITE_ID_BITS;
-        GPUPROF__STR(&site->id, (int)v);
+    uint64_t v = GPUPROF__LDA(&site->id);
+    if (GPUPROF__UNLIKELY((uint32_t)(v >> 32) != session)) {
+        v = (uint64_t)session << 32 | gpuprof__intern(site->name);
+        GPUPROF__STR(&site->id, v);
     }
-    return v & ((1u << GPUPROF__SITE_ID_BITS) - 1);
+    return (uint32_t)v;
 }
 
 /* ----------------------------------------------------------------------
@@ -2591,7 +2589,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__g.trace_pid = gpuprof__g.rank >= 0 ? gpuprof__g.rank : gpuprof__g.pid;
     if (cfg.report_rows == 0) cfg.report_rows = 30;
     if (cfg.max_names <= 0) cfg.max_names = 4096;
-    if (cfg.max_names > (1 << 22)) cfg.max_names = 1 << 22;
+    if (cfg.max_names > (1 << 24)) cfg.max_names = 1 << 24;
     if (cfg.max_nodes <= 0) cfg.max_nodes = 8192;
     if (cfg.trace_buffer_mb <= 0) cfg.trace_buffer_mb = 16;
     if (cfg.warmup < 0) cfg.warmup = 0;
