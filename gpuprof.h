@@ -1083,7 +1083,8 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
         for (k = 0; k < GPUPROF__NODE_CHUNK && i + k < t->nnodes; k++) GPUPROF_FREE(c[k].pre);
         GPUPROF_FREE(c);
     }
-    for (i = 0; i < gpuprof__g.max_ids && t->counters; i++) if (t->counters[i]) GPUPROF_FREE(t->counters[i]);
+    for (i = 0; i < gpuprof__g.max_ids && t->counters; i++)
+        if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); GPUPROF_FREE(t->counters[i]); }
     GPUPROF_FREE(t->overflow.pre);
     GPUPROF_FREE(t->block);
     GPUPROF_FREE(t->by_name);
