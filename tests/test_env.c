@@ -1,0 +1,97 @@
+/* The environment variables a user sets without recompiling:
+   GPUPROF_TRACE / GPUPROF_SUMMARY / GPUPROF_REPORT paths (with %p), the row
+   limit and view, GPUPROF_OFF=1, and GPUPROF_CLOCK=monotonic. Each case runs
+   this program again as a child with that environment. */
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+#include "json_util.h"
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The child: a short training loop with the default config. */
+static int child(void) {
+    int i, k;
+    for (i = 0; i < 20; i++) {
+        { PROF_RANGE("forward"); for (k = 0; k < 5; k++) { PROF_RANGE("layer"); } }
+        { PROF_RANGE("backward"); }
+        { PROF_RANGE("optimizer"); }
+        PROF_COUNTER("loss", 1.0 / (i + 1));
+        PROF_STEP();
+    }
+    printf("child pid %d\n", (int)getpid());
+    return 0;
+}
+
+/* Runs the child with `env` (NAME=VALUE;NAME=VALUE), returns its pid. */
+static int run(const char *self, const char *env) {
+    char buf[1024], *save, *kv;
+    int pid = fork(), status;
+    if (pid == 0) {
+        snprintf(buf, sizeof buf, "%s", env);
+        for (kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) putenv(strdup(kv));
+        freopen("env.child.out", "w", stdout);
+        freopen("env.child.err", "w", stderr);
+        execl(self, self, "--child", (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child exits normally");
+    return pid;
+}
+
+int main(int argc, char **argv) {
+    char path[256], *text;
+    cJSON *j;
+    int pid;
+    if (argc > 1 && strcmp(argv[1], "--child") == 0) return child();
+    remove("env.trace.json");
+
+    /* trace, summary and report paths, %p expanded to the pid */
+    pid = run(argv[0], "GPUPROF_TRACE=env.%p.trace.json;GPUPROF_SUMMARY=env.%p.summary.json;GPUPROF_REPORT=env.%p.report.txt;GPUPROF_WARMUP=2");
+    snprintf(path, sizeof path, "env.%d.summary.json", pid);
+    j = summary_load(path);
+    CHECK(j != NULL, "GPUPROF_SUMMARY: the summary is written at exit, %p becomes the pid");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "steps"), "counted"), 18, "GPUPROF_WARMUP=2: 18 of 20 steps counted");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "layer"), "count"), 90, "GPUPROF_WARMUP=2: 90 of 100 layer calls counted");
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "env.%d.trace.json", pid);
+    text = check_slurp(path);
+    CHECK(text && strstr(text, "\"name\":\"optimizer\"") != NULL, "GPUPROF_TRACE: the trace is written, %p becomes the pid");
+    free(text);
+    snprintf(path, sizeof path, "env.%d.report.txt", pid);
+    text = check_slurp(path);
+    CHECK(text && strstr(text, "Call tree") && strstr(text, "\n  layer "), "GPUPROF_REPORT=path: the report goes to the file");
+    free(text);
+    text = check_slurp("env.child.err");
+    CHECK(text && !strstr(text, "Ranges by total time"), "GPUPROF_REPORT=path: nothing on stderr");
+    free(text);
+
+    /* the report on stdout, flat view, two rows */
+    run(argv[0], "GPUPROF_REPORT=stdout;GPUPROF_VIEW=flat;GPUPROF_ROWS=2");
+    text = check_slurp("env.child.out");
+    CHECK(text && strstr(text, "Ranges by total time") && !strstr(text, "Call tree"), "GPUPROF_VIEW=flat: only the flat table");
+    CHECK(text && strstr(text, "... 2 more rows (GPUPROF_ROWS=N"), "GPUPROF_ROWS=2: two rows, then how many more");
+    free(text);
+
+    /* the default: the report on stderr at exit */
+    run(argv[0], "GPUPROF_VIEW=tree");
+    text = check_slurp("env.child.err");
+    CHECK(text && strstr(text, "Call tree") && !strstr(text, "Ranges by total time"), "default: the report on stderr; GPUPROF_VIEW=tree");
+    free(text);
+
+    /* GPUPROF_OFF=1: nothing recorded, nothing written */
+    run(argv[0], "GPUPROF_OFF=1;GPUPROF_TRACE=env.off.trace.json;GPUPROF_SUMMARY=env.off.summary.json");
+    text = check_slurp("env.child.err");
+    CHECK(text && !strstr(text, "gpuprof"), "GPUPROF_OFF=1: no report, no message");
+    free(text);
+    CHECK(check_slurp("env.off.trace.json") == NULL && check_slurp("env.off.summary.json") == NULL, "GPUPROF_OFF=1: no files");
+
+    /* GPUPROF_CLOCK=monotonic: the fallback clock */
+    run(argv[0], "GPUPROF_CLOCK=monotonic;GPUPROF_SUMMARY=env.mono.summary.json");
+    j = summary_load("env.mono.summary.json");
+    CHECK(j && strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "run"), "clock")->valuestring, "clock_monotonic") == 0,
+          "GPUPROF_CLOCK=monotonic: clock_gettime is used");
+    CHECK(j && jnum(summary_find(j, "ranges", "forward"), "min_ns") > 0, "GPUPROF_CLOCK=monotonic: durations are measured");
+    cJSON_Delete(j);
+    return check_done("test_env");
+}
