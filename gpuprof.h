@@ -1191,7 +1191,8 @@ GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t n
         b = gpuprof__trace_swap(t);
         if (!b) { GPUPROF__ST(&t->dropped, GPUPROF__LD(&t->dropped) + 1); return; }
     }
-    e = &b->ev[b->count++];
+    e = &b->ev[b->count];
+    GPUPROF__ST(&b->count, b->count + 1);   /* trace_finish may count it from another thread */
     e->ts_ns = ts_ns;
     e->u.dur_ns = u;
     e->name_id = name_id;
@@ -1777,8 +1778,8 @@ static void *gpuprof__writer_main(void *arg) {
             last = b;
         }
         pthread_mutex_lock(&gpuprof__trace_lock);
-        gpuprof__g.events_written += n;
-        gpuprof__g.dropped_io += lost;
+        GPUPROF__ADD(&gpuprof__g.events_written, n);   /* a report may read them meanwhile */
+        GPUPROF__ADD(&gpuprof__g.dropped_io, lost);
         last->next = gpuprof__g.free_blocks;
         gpuprof__g.free_blocks = list;
         for (b = list; b != last->next; b = b->next) GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count + 1);
@@ -1824,7 +1825,7 @@ static int gpuprof__trace_open(void) {
 }
 
 static uint64_t gpuprof__dropped(void) {     /* under gpuprof__lock */
-    uint64_t d = gpuprof__g.dropped_io;
+    uint64_t d = GPUPROF__LD(&gpuprof__g.dropped_io);
     gpuprof__thread *t;
     for (t = gpuprof__g.threads; t; t = t->next) d += GPUPROF__LD(&t->dropped);
     return d;
@@ -1847,14 +1848,18 @@ static int gpuprof__trace_finish(void) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
     if (gpuprof__g.writer_running) pthread_join(gpuprof__g.writer, NULL);
     gpuprof__g.writer_running = 0;
+    /* Events still in running threads' blocks will never be written. Their
+       owners change t->block only under trace_lock. */
     pthread_mutex_lock(&gpuprof__lock);
+    pthread_mutex_lock(&gpuprof__trace_lock);
     for (t = gpuprof__g.threads; t; t = t->next)
-        if (t->block && t->block->count && t != gpuprof__tls) GPUPROF__ST(&t->dropped, GPUPROF__LD(&t->dropped) + t->block->count);
+        if (t->block && t != gpuprof__tls) GPUPROF__ADD(&gpuprof__g.dropped_io, (uint64_t)GPUPROF__LD(&t->block->count));
+    pthread_mutex_unlock(&gpuprof__trace_lock);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
     p = gpuprof__trace_head(p, "M", 0);
     p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof: ");
-    p = gpuprof__put_u64(p, gpuprof__g.events_written);
+    p = gpuprof__put_u64(p, GPUPROF__LD(&gpuprof__g.events_written));
     p = gpuprof__put_s(p, " events, ");
     p = gpuprof__put_u64(p, dropped);
     p = gpuprof__put_s(p, " dropped\"}}\n]}\n");
@@ -2129,7 +2134,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
                                                (unsigned long long)s->excluded_calls);
     if (gpuprof__g.trace_path)
         gpuprof__buf_printf(b, "   trace: %s (%llu events written, %llu dropped%s)\n", gpuprof__g.trace_path,
-                            (unsigned long long)gpuprof__g.events_written, (unsigned long long)s->dropped,
+                            (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written), (unsigned long long)s->dropped,
                             s->dropped ? "; raise trace_buffer_mb" : "");
 
     if (view != GPUPROF_VIEW_TREE) {
@@ -2306,7 +2311,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_printf(b, "],\n\"marks\":%llu,\n\"trace\":{\"path\":", (unsigned long long)s->marks);
     if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
     else gpuprof__buf_s(b, "null");
-    gpuprof__buf_printf(b, ",\"events\":%llu,\"dropped\":%llu},\n\"warnings\":{", (unsigned long long)gpuprof__g.events_written,
+    gpuprof__buf_printf(b, ",\"events\":%llu,\"dropped\":%llu},\n\"warnings\":{", (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written),
                         (unsigned long long)s->dropped);
     for (i = 0; i < GPUPROF__W_COUNT; i++)
         gpuprof__buf_printf(b, "%s\"%s\":%llu", i ? "," : "", gpuprof__warn_key[i], (unsigned long long)GPUPROF__LD(&gpuprof__g.warn_count[i]));

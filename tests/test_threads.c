@@ -18,6 +18,22 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* Reads everything while the workers record (SPEC 6): report, summary, flush. */
+static int workers_done;
+static int reports;
+static void *reporter(void *arg) {
+    FILE *devnull = fopen("/dev/null", "w");
+    (void)arg;
+    while (!__atomic_load_n(&workers_done, __ATOMIC_RELAXED)) {
+        gpuprof_report(devnull);
+        gpuprof_write_summary("threads.during.json");
+        gpuprof_flush();
+        reports++;
+    }
+    fclose(devnull);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     gpuprof_config cfg = {0};
     pthread_t th[THREADS];
@@ -28,8 +44,16 @@ int main(int argc, char **argv) {
     cfg.trace_path = "threads.trace.json";
     cfg.trace_buffer_mb = 64;
     gpuprof_init(&cfg);
+    pthread_t rep;
+    pthread_create(&rep, NULL, reporter, NULL);
     for (i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, worker, NULL);
     for (i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+    __atomic_store_n(&workers_done, 1, __ATOMIC_RELAXED);
+    pthread_join(rep, NULL);
+    CHECK(reports > 0, "reports were made while the workers recorded");
+    j = summary_load("threads.during.json");
+    CHECK(j != NULL, "a summary written while threads record is valid JSON");
+    cJSON_Delete(j);
     { PROF_RANGE("main.after_join"); }
     CHECK(gpuprof_write_summary("threads.summary.json") == 0, "summary written");
     gpuprof_shutdown();
@@ -38,7 +62,7 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "worker.step"), "count"), THREADS * RANGES, "every worker.step call counted");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "worker.inner"), "count"), THREADS * RANGES / 10, "every worker.inner call counted");
     CHECK_EQ_U(jnum(summary_find(j, "counters", "worker.done"), "count"), THREADS, "one counter sample per thread");
-    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "run"), "threads"), THREADS + 1, "9 threads registered");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "run"), "threads"), THREADS + 1, "9 threads recorded (8 workers and main; the reporter only reads)");
     CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "trace"), "dropped"), 0, "no trace event dropped with a 64 MiB buffer");
     cJSON_Delete(j);
     if (argc > 1) {    /* the path of check_trace.py: validate the trace too */
