@@ -577,9 +577,18 @@ static void gpuprof__stats_count_key(gpuprof_stats *s, int32_t key, uint32_t c) 
     GPUPROF__ST(&s->bucket[idx], v + c);
 }
 
+/* min, max and the shifted sums, for a sample after the first. */
+GPUPROF__INLINE void gpuprof__stats_moments(gpuprof_stats *s, double x) {
+    double d = x - gpuprof__ldd(&s->shift);
+    if (x < gpuprof__ldd(&s->min)) gpuprof__std(&s->min, x);
+    if (x > gpuprof__ldd(&s->max)) gpuprof__std(&s->max, x);
+    gpuprof__std(&s->sum, gpuprof__ldd(&s->sum) + x);
+    gpuprof__std(&s->sum_d, gpuprof__ldd(&s->sum_d) + d);
+    gpuprof__std(&s->sum_d2, gpuprof__ldd(&s->sum_d2) + d * d);
+}
+
 void gpuprof_stats_add(gpuprof_stats *s, double x) {
     uint64_t n = GPUPROF__LD(&s->count);
-    double d;
     if (GPUPROF__UNLIKELY(!(x - x == 0.0))) {     /* NaN or infinity */
         GPUPROF__ST(&s->rejected, GPUPROF__LD(&s->rejected) + 1);
         return;
@@ -589,14 +598,8 @@ void gpuprof_stats_add(gpuprof_stats *s, double x) {
         gpuprof__std(&s->max, x);
         gpuprof__std(&s->shift, x);
         GPUPROF__ST(&s->lo_key, gpuprof__key(x) - GPUPROF_STATS_BUCKETS / 2);
-    } else {
-        if (x < gpuprof__ldd(&s->min)) gpuprof__std(&s->min, x);
-        if (x > gpuprof__ldd(&s->max)) gpuprof__std(&s->max, x);
     }
-    d = x - gpuprof__ldd(&s->shift);
-    gpuprof__std(&s->sum, gpuprof__ldd(&s->sum) + x);
-    gpuprof__std(&s->sum_d, gpuprof__ldd(&s->sum_d) + d);
-    gpuprof__std(&s->sum_d2, gpuprof__ldd(&s->sum_d2) + d * d);
+    gpuprof__stats_moments(s, x);
     gpuprof__stats_count_key(s, gpuprof__key(x), 1);
     GPUPROF__ST(&s->count, n + 1);
 }
@@ -622,17 +625,12 @@ GPUPROF__INLINE int32_t gpuprof__key_u64(uint64_t v) {
 GPUPROF__INLINE void gpuprof__stats_add_ns(gpuprof_stats *s, uint64_t v) {
     uint64_t n = GPUPROF__LD(&s->count);
     uint32_t idx = (uint32_t)(gpuprof__key_u64(v) - GPUPROF__LD(&s->lo_key)), c;
-    double x = (double)(int64_t)v, d;
+    double x = (double)(int64_t)v;
     if (GPUPROF__UNLIKELY(n == 0 || idx >= GPUPROF_STATS_BUCKETS || v >> 53)) { gpuprof_stats_add(s, (double)v); return; }
     c = GPUPROF__LD(&s->bucket[idx]);
     if (GPUPROF__UNLIKELY(c == 0xffffffffu)) { gpuprof_stats_add(s, x); return; }
     GPUPROF__ST(&s->bucket[idx], c + 1);
-    if (x < gpuprof__ldd(&s->min)) gpuprof__std(&s->min, x);
-    if (x > gpuprof__ldd(&s->max)) gpuprof__std(&s->max, x);
-    d = x - gpuprof__ldd(&s->shift);
-    gpuprof__std(&s->sum, gpuprof__ldd(&s->sum) + x);
-    gpuprof__std(&s->sum_d, gpuprof__ldd(&s->sum_d) + d);
-    gpuprof__std(&s->sum_d2, gpuprof__ldd(&s->sum_d2) + d * d);
+    gpuprof__stats_moments(s, x);
     GPUPROF__ST(&s->count, n + 1);
 }
 
@@ -1976,9 +1974,10 @@ static int gpuprof__collect(gpuprof__snap *s) {
         gpuprof__node *cn;
         for (k = 0; k <= nn; k++) {
             gpuprof__node *n = k < nn ? gpuprof__node_at(t, k) : &t->overflow;
-            uint32_t parent_row = n->parent == &t->root || !n->parent ? 0xffffffffu : tree_of[n->parent->index], slot, row;
+            /* parents come before their children; the root and the overflow
+               node (index -1, -2) have no row */
+            uint32_t parent_row = n->parent && n->parent->index < k ? tree_of[n->parent->index] : 0xffffffffu, slot, row;
             if (k == nn && !GPUPROF__LD(&n->stats.count) && !GPUPROF__LD(&n->excluded)) break;
-            if (n->parent && n->parent != &t->root && n->parent->index >= nn) parent_row = 0xffffffffu;
             /* flat */
             if (flat_of[n->name_id] == 0xffffffffu) {
                 flat_of[n->name_id] = s->nflat;

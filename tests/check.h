@@ -14,10 +14,12 @@ static int check_passed, check_failed;
     else { check_failed++; fprintf(stderr, "FAIL %s:%d: %s\n      (%s)\n", __FILE__, __LINE__, what, #cond); } \
 } while (0)
 
+/* Whole numbers up to 2^53, as doubles so that a missing JSON field (NaN)
+   fails cleanly instead of converting NaN to an integer. */
 #define CHECK_EQ_U(got, want, what) do { \
-    unsigned long long g_ = (unsigned long long)(got), w_ = (unsigned long long)(want); \
+    double g_ = (double)(got), w_ = (double)(want); \
     if (g_ == w_) check_passed++; \
-    else { check_failed++; fprintf(stderr, "FAIL %s:%d: %s: got %llu, want %llu\n", __FILE__, __LINE__, what, g_, w_); } \
+    else { check_failed++; fprintf(stderr, "FAIL %s:%d: %s: got %.17g, want %.17g\n", __FILE__, __LINE__, what, g_, w_); } \
 } while (0)
 
 #define CHECK_REL(got, want, rel, what) do { \
