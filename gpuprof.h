@@ -421,7 +421,7 @@ static struct {
     int use_tsc;
     uint64_t mult;        /* ns per tick << 32 */
     uint64_t base;        /* ticks at init: the trace's time zero */
-    uint64_t base_mono;   /* CLOCK_MONOTONIC at base */
+    uint64_t same_ns_ticks; /* two reads closer than this may fall in one nanosecond */
 } gpuprof__clock;
 
 static inline uint64_t gpuprof__ticks(void) {
@@ -483,8 +483,7 @@ static void gpuprof__clock_init(int want_tsc) {
             gpuprof__clock.use_tsc = 1;
         }
     }
-    gpuprof__clock.base = gpuprof__ticks();
-    gpuprof__clock.base_mono = gpuprof__mono_ns();
+    gpuprof__clock.same_ns_ticks = ((uint64_t)1 << 32) / gpuprof__clock.mult + 1;
 }
 
 #endif /* !GPUPROF_DISABLE */
@@ -608,16 +607,16 @@ void gpuprof_stats_add(gpuprof_stats *s, double x) {
    for v < 2^53, from the position of the leading bit: no int-to-double
    conversion, no float compare. */
 GPUPROF__INLINE int32_t gpuprof__key_u64(uint64_t v) {
-    int e;
-    uint64_t mant;
+    int z;                                       /* leading zeros: the exponent is 63 - z */
     if (!v) return 0;
 #if defined(__GNUC__) || defined(__clang__)
-    e = 63 - __builtin_clzll(v);
+    z = __builtin_clzll(v);
 #else
-    for (e = 63; !(v >> e); e--) {}
+    for (z = 0; !(v >> (63 - z)); z++) {}
 #endif
-    mant = e >= GPUPROF__SUB_BITS ? v >> (e - GPUPROF__SUB_BITS) : v << (GPUPROF__SUB_BITS - e);
-    return (int32_t)(((uint32_t)(1023 + e) << GPUPROF__SUB_BITS) | (uint32_t)(mant & ((1u << GPUPROF__SUB_BITS) - 1)));
+    /* shift the leading 1 to bit 63; the 6 bits below it are the sub-bucket */
+    return (int32_t)(((uint32_t)(1023 + 63 - z) << GPUPROF__SUB_BITS) |
+                     (uint32_t)((v << z) >> (63 - GPUPROF__SUB_BITS) & ((1u << GPUPROF__SUB_BITS) - 1)));
 }
 
 /* gpuprof_stats_add for a range's duration in ns, on the hot path: the
@@ -748,7 +747,7 @@ enum { GPUPROF__PHASE_COUNT = 0, GPUPROF__PHASE_EXCLUDE = 1, GPUPROF__PHASE_OFF 
 enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means "not yet registered" */
 enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4 };
 enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3 };
-enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2 };
+enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4 };
 
 #define GPUPROF__BLOCK_EVENTS 2048
 #define GPUPROF__NODE_CHUNK 32
@@ -781,7 +780,7 @@ typedef struct gpuprof__frame {
 } gpuprof__frame;
 
 typedef struct gpuprof__event {
-    uint64_t ts_ns;                       /* since the trace's time zero */
+    uint64_t ts;                          /* clock ticks since the trace's time zero */
     union { uint64_t dur_ns; double value; uint64_t step; } u;
     uint32_t name_id;
     uint16_t type, flags;
@@ -1182,7 +1181,7 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
     return nb;
 }
 
-GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t name_id, int flags, uint64_t ts_ns, uint64_t u) {
+GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t name_id, int flags, uint64_t ts, uint64_t u) {
     gpuprof__block *b = t->block;
     gpuprof__event *e;
     if (GPUPROF__UNLIKELY(!b || b->count == GPUPROF__BLOCK_EVENTS)) {
@@ -1191,7 +1190,7 @@ GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t n
     }
     e = &b->ev[b->count];
     GPUPROF__ST(&b->count, b->count + 1);   /* trace_finish may count it from another thread */
-    e->ts_ns = ts_ns;
+    e->ts = ts;
     e->u.dur_ns = u;
     e->name_id = name_id;
     e->type = (uint16_t)type;
@@ -1250,7 +1249,9 @@ static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, ui
     return 0;
 }
 
-GPUPROF__INLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, double flops, double bytes) {
+/* The general case of opening a range: first use (session, thread state,
+   name id), a new call path, too deep, paused, work annotations. */
+static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, double flops, double bytes) {
     gpuprof__thread *t = gpuprof__tls;
     gpuprof__node *parent, *n;
     gpuprof__frame *f;
@@ -1281,8 +1282,32 @@ GPUPROF__INLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, d
     return (int)d + 1;
 }
 
-int gpuprof__range_begin(gpuprof_site *site) { return gpuprof__begin(site, 0, GPUPROF__F_SCOPED, 0, 0); }
-int gpuprof__range_begin_explicit(gpuprof_site *site) { return gpuprof__begin(site, 0, GPUPROF__F_EXPLICIT, 0, 0); }
+/* The common case: recording, the site's id from this session, the call
+   path seen before on this thread. Anything else goes to gpuprof__begin as a
+   tail call, so this stays a leaf function with nothing to save. */
+GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
+    gpuprof__thread *t = gpuprof__tls;
+    uint64_t v = GPUPROF__LDA(&site->id);
+    gpuprof__node *n;
+    gpuprof__frame *f;
+    uint32_t d;
+    if (GPUPROF__UNLIKELY(!t || t->session != GPUPROF__LD(&gpuprof__g.live) || (uint32_t)(v >> 32) != t->session))
+        return gpuprof__begin(site, 0, flags, 0, 0);
+    d = t->depth;
+    n = t->by_name[(uint32_t)v];
+    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH || !n || n->parent != (d ? t->stack[d - 1].node : &t->root)))
+        return gpuprof__begin(site, 0, flags, 0, 0);
+    f = &t->stack[d];
+    f->node = n;
+    f->child_ns = 0;
+    f->flags = flags;
+    t->depth = d + 1;
+    f->t0 = gpuprof__ticks();
+    return (int)d + 1;
+}
+
+int gpuprof__range_begin(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_SCOPED); }
+int gpuprof__range_begin_explicit(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_EXPLICIT); }
 int gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes) {
     return gpuprof__begin(site, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes);
 }
@@ -1324,17 +1349,19 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     } else {
         gpuprof__stats_add_ns(&n->stats, dt);
         GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
-        if (f->flags & GPUPROF__F_WORK) {
+        if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) {
             gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
             gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
         }
     }
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
-        uint64_t ts = gpuprof__ticks_to_ns(f->t0 - gpuprof__clock.base);
         /* A child that starts in the same nanosecond as its parent would be
-           read as the parent's sibling: start it one nanosecond later. */
-        if (d > 1 && dt > 0 && ts == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - gpuprof__clock.base)) { ts++; dt--; }
-        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, ts, dt);
+           read as the parent's sibling: the writer starts it 1 ns later. The
+           tick difference rules that out cheaply nearly always. */
+        if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks) && dt > 0 &&
+            gpuprof__ticks_to_ns(f->t0 - gpuprof__clock.base) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - gpuprof__clock.base))
+            evflags |= GPUPROF__EVF_NUDGE;
+        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - gpuprof__clock.base, dt);
     }
 }
 
@@ -1404,7 +1431,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
         uint64_t u;
         memcpy(&u, &value, sizeof u);
-        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base), u);
+        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - gpuprof__clock.base, u);
     }
 }
 
@@ -1418,7 +1445,7 @@ void gpuprof__mark(gpuprof_site *site) {
     id = gpuprof__site_id(site, t->session);
     GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
     if (GPUPROF__LD(&gpuprof__g.trace_on))
-        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base), 0);
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - gpuprof__clock.base, 0);
 }
 
 void gpuprof_set_stream(void *stream) {
@@ -1489,8 +1516,7 @@ void gpuprof__step(void) {
     if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
-            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0,
-                               gpuprof__ticks_to_ns(now - gpuprof__clock.base), step);
+            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0, now - gpuprof__clock.base, step);
     }
 }
 
@@ -1699,7 +1725,9 @@ static void gpuprof__trace_format(gpuprof__block *b) {
     for (i = 0; i < b->count; i++) {
         const gpuprof__event *e = &b->ev[i];
         const gpuprof__name *nm = &gpuprof__g.names[e->name_id];
+        uint64_t ts = gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
         char *start;
+        if (e->flags & GPUPROF__EVF_NUDGE) { ts++; dur--; }
         if ((size_t)(p - buf) + nm->len * 6 + 512 + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(buf, (size_t)(p - buf));
             p = buf;
@@ -1712,9 +1740,9 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             memcpy(p, nm->json, nm->json_len);
             p += nm->json_len;
             p = gpuprof__put_s(p, ",\"ts\":");
-            p = gpuprof__put_us(p, e->ts_ns);
+            p = gpuprof__put_us(p, ts);
             p = gpuprof__put_s(p, ",\"dur\":");
-            p = gpuprof__put_us(p, e->u.dur_ns);
+            p = gpuprof__put_us(p, dur);
             if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
             *p++ = '}';
             break;
@@ -1723,7 +1751,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             p = gpuprof__put_s(p, ",\"name\":");
             p = gpuprof__put_s(p, nm->json);
             p = gpuprof__put_s(p, ",\"ts\":");
-            p = gpuprof__put_us(p, e->ts_ns);
+            p = gpuprof__put_us(p, ts);
             p = gpuprof__put_s(p, ",\"args\":{\"value\":");
             p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
             p = gpuprof__put_s(p, "}}");
@@ -1733,7 +1761,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             p = gpuprof__put_s(p, ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
             p = gpuprof__put_s(p, nm->json);
             p = gpuprof__put_s(p, ",\"ts\":");
-            p = gpuprof__put_us(p, e->ts_ns);
+            p = gpuprof__put_us(p, ts);
             *p++ = '}';
             break;
         default:                                     /* GPUPROF__EV_STEP */
@@ -1741,7 +1769,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
             p = gpuprof__put_u64(p, e->u.step);
             p = gpuprof__put_s(p, "\",\"ts\":");
-            p = gpuprof__put_us(p, e->ts_ns);
+            p = gpuprof__put_us(p, ts);
             p = gpuprof__put_s(p, ",\"args\":{\"step\":");
             p = gpuprof__put_u64(p, e->u.step);
             p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
@@ -2635,6 +2663,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
             gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CLOCK='%.32s' is not tsc or monotonic; using the default", v);
         gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
     }
+    gpuprof__clock.base = gpuprof__ticks();          /* the trace's time zero */
     gpuprof__g.t_init_ns = gpuprof__mono_ns();
     /* names: id 0 is "unregistered", id 1 collects names over the cap */
     gpuprof__g.max_ids = (uint32_t)cfg.max_names + GPUPROF__ID_FIRST_USER;

@@ -89,7 +89,7 @@ static double writer_events_per_s(long events, int to_null) {
     b->owner = t;
     b->count = GPUPROF__BLOCK_EVENTS;
     for (int i = 0; i < GPUPROF__BLOCK_EVENTS; i++) {
-        b->ev[i].ts_ns = 1000000ull + 1234ull * (uint64_t)i;
+        b->ev[i].ts = 1000000ull + 1234ull * (uint64_t)i;
         b->ev[i].u.dur_ns = 987 + (uint64_t)i;
         b->ev[i].name_id = id;
     }
