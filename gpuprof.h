@@ -1288,10 +1288,12 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int
 GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     gpuprof__thread *t = gpuprof__tls;
     uint64_t v = GPUPROF__LDA(&site->id);
+    unsigned live = GPUPROF__LD(&gpuprof__g.live);
     gpuprof__node *n;
     gpuprof__frame *f;
     uint32_t d;
-    if (GPUPROF__UNLIKELY(!t || t->session != GPUPROF__LD(&gpuprof__g.live) || (uint32_t)(v >> 32) != t->session))
+    if (GPUPROF__UNLIKELY(!live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;   /* paused */
+    if (GPUPROF__UNLIKELY(!t || t->session != live || (uint32_t)(v >> 32) != t->session))
         return gpuprof__begin(site, 0, flags, 0, 0);
     d = t->depth;
     n = t->by_name[(uint32_t)v];
