@@ -790,6 +790,9 @@ struct gpuprof__thread;
 typedef struct gpuprof__block {
     struct gpuprof__block *next;
     struct gpuprof__thread *owner;
+    int tid;                              /* the recording thread's, copied: a state outlives its thread */
+    uint32_t sort_index;
+    char label[64];
     uint32_t count;
     gpuprof__event ev[GPUPROF__BLOCK_EVENTS];
 } gpuprof__block;
@@ -797,7 +800,8 @@ typedef struct gpuprof__block {
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
-    int tid, exited, meta_written;
+    int tid, exited;
+    int meta_tid;                         /* the writer's: tid whose metadata it wrote last */
     uint32_t index;
     char label[64];
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
@@ -1028,10 +1032,49 @@ static void gpuprof__node_init(gpuprof__node *n, gpuprof__node *parent, uint32_t
 
 static void gpuprof__thread_exit(void *p);
 
+/* This thread's id and a label for its trace track. */
+static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
+#if defined(SYS_gettid) && (defined(_DEFAULT_SOURCE) || defined(_GNU_SOURCE))
+    *tid = (int)syscall(SYS_gettid);
+#else
+    *tid = (int)getpid() + (int)GPUPROF__LD(&gpuprof__g.nthreads);
+#endif
+    if (*tid == getpid()) snprintf(label, n, "main thread");
+    else {
+        char name[32] = "";
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+        pthread_getname_np(pthread_self(), name, sizeof name);
+#endif
+        snprintf(label, n, "thread %d%s%s", *tid, name[0] ? " " : "", name);
+    }
+}
+
+/* Binds the calling thread to a state: that of a thread that has exited if
+   there is one (so a program that starts a thread per task keeps bounded
+   memory; the statistics just go on adding up), else a new one. */
 static gpuprof__thread *gpuprof__thread_new(void) {
-    gpuprof__thread *t = (gpuprof__thread *)gpuprof__alloc(sizeof *t);
+    gpuprof__thread *t;
     size_t ids = gpuprof__g.max_ids;
     uint32_t nchunks = ((uint32_t)gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK - 1) / GPUPROF__NODE_CHUNK;
+    int tid;
+    char label[64];
+    gpuprof__thread_identity(&tid, label, sizeof label);
+    pthread_mutex_lock(&gpuprof__lock);
+    for (t = gpuprof__g.threads; t && !(t->exited && t->session == gpuprof__g.session); t = t->next) {}
+    if (t) {
+        t->exited = 0;
+        t->depth = 0;
+        t->stream = NULL;
+        t->tid = tid;
+        memcpy(t->label, label, sizeof label);
+        t->index = gpuprof__g.nthreads++;
+        pthread_mutex_unlock(&gpuprof__lock);
+        pthread_setspecific(gpuprof__tls_key, t);
+        gpuprof__tls = t;
+        return t;
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    t = (gpuprof__thread *)gpuprof__alloc(sizeof *t);
     if (!t) return NULL;
     memset(t, 0, offsetof(gpuprof__thread, root));
     memset(&t->by_name, 0, sizeof *t - offsetof(gpuprof__thread, by_name));
@@ -1048,19 +1091,8 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     memset(t->counters, 0, ids * sizeof *t->counters);
     memset(t->chunks, 0, nchunks * sizeof *t->chunks);
     t->max_nodes = nchunks * GPUPROF__NODE_CHUNK;
-#if defined(SYS_gettid) && (defined(_DEFAULT_SOURCE) || defined(_GNU_SOURCE))
-    t->tid = (int)syscall(SYS_gettid);
-#else
-    t->tid = (int)getpid() + (int)gpuprof__g.nthreads;
-#endif
-    if (t->tid == getpid()) strcpy(t->label, "main thread");
-    else {
-        char name[32] = "";
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-        pthread_getname_np(pthread_self(), name, sizeof name);
-#endif
-        snprintf(t->label, sizeof t->label, "thread %d%s%s", t->tid, name[0] ? " " : "", name);
-    }
+    t->tid = tid;
+    memcpy(t->label, label, sizeof label);
     pthread_mutex_lock(&gpuprof__lock);
     t->session = gpuprof__g.session;
     t->index = gpuprof__g.nthreads++;
@@ -1173,7 +1205,13 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
         nb = (gpuprof__block *)gpuprof__alloc(sizeof *nb);
         if (nb) GPUPROF__ST(&gpuprof__g.blocks_allocated, gpuprof__g.blocks_allocated + 1);
     }
-    if (nb) { nb->count = 0; nb->owner = t; }
+    if (nb) {
+        nb->count = 0;
+        nb->owner = t;
+        nb->tid = t->tid;
+        nb->sort_index = t->index;
+        memcpy(nb->label, t->label, sizeof nb->label);
+    }
     t->block = nb;
     pthread_mutex_unlock(&gpuprof__trace_lock);
     if (!nb) gpuprof__warn(GPUPROF__W_DROPPED, "trace events are produced faster than they are written, so some are dropped (statistics are complete); raise gpuprof_config.trace_buffer_mb (now %d)",
@@ -1213,8 +1251,17 @@ static void gpuprof__thread_exit(void *p) {
     if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
     gpuprof__trace_handoff(t);
     pthread_mutex_lock(&gpuprof__lock);
-    if (t->session == gpuprof__g.session) t->exited = 1;
+    if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__RUNNING) {
+        if (t->depth) {
+            uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
+            GPUPROF__ADD(&gpuprof__g.warn_count[GPUPROF__W_UNCLOSED], (uint64_t)t->depth - 1);
+            gpuprof__warn(GPUPROF__W_UNCLOSED, "a thread (%s) exited with %u range%s open (innermost \"%s\"), not counted (close each BEGIN with END)",
+                          t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__g.names[t->stack[d - 1].node->name_id].text);
+        }
+        t->exited = 1;
+    }
     pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
 }
 
 /* ----------------------------------------------------------------------
@@ -1707,20 +1754,20 @@ static char *gpuprof__trace_fit(const char *buf, char *start, char *end) {
 static void gpuprof__trace_format(gpuprof__block *b) {
     char *buf = gpuprof__g.wbuf, *p = buf, range_head[128];
     gpuprof__thread *t = b->owner;
-    uint32_t tid = (uint32_t)t->tid, i;
+    uint32_t tid = (uint32_t)b->tid, i;
     size_t range_head_len;
     /* what every complete event of this thread starts with */
     range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
-    if (!t->meta_written) {
+    if (t->meta_tid != b->tid) {
         char *start = p;
-        t->meta_written = 1;
+        t->meta_tid = b->tid;
         p = gpuprof__trace_head(p, "M", tid);
         p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
-        p += gpuprof__json_escape(p, t->label, strlen(t->label));
+        p += gpuprof__json_escape(p, b->label, strlen(b->label));
         p = gpuprof__put_s(p, "}}");
         p = gpuprof__trace_head(p, "M", tid);
         p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-        p = gpuprof__put_u64(p, t->index);
+        p = gpuprof__put_u64(p, b->sort_index);
         p = gpuprof__put_s(p, "}}");
         p = gpuprof__trace_fit(buf, start, p);
     }
@@ -2143,7 +2190,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (gpuprof__g.rank >= 0) snprintf(rank, sizeof rank, ", rank %d", gpuprof__g.rank);
     gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | CPU only (no CUDA in this build) | wall %s | %d thread%s | clock %s\n",
                         GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, rank,
-                        gpuprof__fmt_ns(t1, sizeof t1, wall), (int)s->nthreads, s->nthreads == 1 ? "" : "s",
+                        gpuprof__fmt_ns(t1, sizeof t1, wall), (int)gpuprof__g.nthreads, gpuprof__g.nthreads == 1 ? "" : "s",
                         gpuprof__clock.use_tsc ? "TSC" : "CLOCK_MONOTONIC");
     if (gpuprof__g.steps_seen) {
         gpuprof__buf_printf(b, "   steps: %llu counted, %llu excluded (warm-up)", (unsigned long long)gpuprof__g.steps_counted,
@@ -2295,7 +2342,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":1,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
     gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"},\n", gpuprof__g.pid, gpuprof__g.rank,
-                        s->nthreads, (unsigned long long)(gpuprof__mono_ns() - gpuprof__g.t_init_ns),
+                        gpuprof__g.nthreads, (unsigned long long)(gpuprof__mono_ns() - gpuprof__g.t_init_ns),
                         gpuprof__clock.use_tsc ? "tsc" : "clock_monotonic");
     gpuprof__buf_s(b, "\"device\":{\"cuda\":false,\"name\":null},\n\"config\":{\"warmup\":");
     gpuprof__buf_printf(b, "%d,\"schedule\":", gpuprof__g.cfg.warmup);

@@ -18,6 +18,13 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+static void *short_task(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < 100; i++) { PROF_RANGE("task"); }
+    return NULL;
+}
+
 /* Reads everything while the workers record (SPEC 6): report, summary, flush. */
 static int workers_done;
 static int reports;
@@ -69,6 +76,34 @@ int main(int argc, char **argv) {
         snprintf(cmd, sizeof cmd, "python3 %s threads.trace.json --threads %d --expect-x %d", argv[1], THREADS + 1,
                  THREADS * RANGES + THREADS * RANGES / 10 + 1);
         CHECK(system(cmd) == 0, "the trace is valid: one track per thread, every range present and nested");
+    }
+
+    /* 200 short-lived threads one after the other (a thread per task): each
+       takes over the state of one that has exited, so memory stays bounded,
+       and every thread still gets its own trace track */
+    {
+        gpuprof__thread *it;
+        int states = 0;
+        cfg.trace_path = "threads2.trace.json";
+        gpuprof_init(&cfg);
+        for (i = 0; i < 200; i++) {
+            pthread_create(&th[0], NULL, short_task, NULL);
+            pthread_join(th[0], NULL);
+        }
+        pthread_mutex_lock(&gpuprof__lock);
+        for (it = gpuprof__g.threads; it; it = it->next) states++;
+        pthread_mutex_unlock(&gpuprof__lock);
+        CHECK(states <= 2, "200 threads in sequence reuse one state, not 200");
+        CHECK(gpuprof_write_summary("threads2.summary.json") == 0, "summary written");
+        gpuprof_shutdown();
+        j = summary_load("threads2.summary.json");
+        CHECK_EQ_U(jnum(summary_find(j, "ranges", "task"), "count"), 200 * 100, "every range of every short-lived thread counted");
+        CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "run"), "threads"), 200, "200 threads reported");
+        cJSON_Delete(j);
+        if (argc > 1) {
+            snprintf(cmd, sizeof cmd, "python3 %s threads2.trace.json --threads 200 --expect-x %d", argv[1], 200 * 100);
+            CHECK(system(cmd) == 0, "one named trace track per short-lived thread");
+        }
     }
     return check_done("test_threads");
 }
