@@ -25,5 +25,21 @@ for cc in gcc clang; do
     done
   done
 done
+# nvcc, the header in .cu files (SPEC 3), when the CUDA toolkit is installed
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ -x "$nvcc" ]; then
+  cp "$root/tests/compile/use_all.c" use_all.cu && cp "$root/tests/compile/other_tu.c" other_tu.cu
+  for disable in "" "-DGPUPROF_DISABLE"; do
+    if "$nvcc" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror $disable -I"$root" -c use_all.cu -o use.o >log 2>&1 &&
+       "$nvcc" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror $disable -I"$root" -c other_tu.cu -o other.o >>log 2>&1 &&
+       "$nvcc" use.o other.o -o use_cu >>log 2>&1 && ./use_cu >/dev/null 2>>log; then
+      passes=$((passes+1))
+    else
+      echo "FAIL: nvcc $disable"; sed 's/^/    /' log | head -15; fails=$((fails+1))
+    fi
+  done
+else
+  echo "note: no nvcc here, the .cu build is not checked"
+fi
 echo "compile_matrix: $passes passed, $fails failed"
 [ $fails = 0 ]
