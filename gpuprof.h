@@ -4,7 +4,7 @@
    table at exit, a Chrome trace that Perfetto opens, and a JSON summary for
    scripts. Built with -DGPUPROF_DISABLE every macro compiles to nothing.
 
-   Do this in exactly one C or C++ file:
+   Do this in exactly one C or C++ file, before any other #include:
 
        #define GPUPROF_IMPLEMENTATION
        #include "gpuprof.h"
@@ -31,9 +31,11 @@
                                 is picked up automatically when <stb/stb_sprintf.h>
                                 exists. GPUPROF_NO_STB_SPRINTF turns that off.
        GPUPROF_MALLOC(n) / GPUPROF_FREE(p) / GPUPROF_ASSERT(c)   overrides
-       GPUPROF_CLOCK_FN         a function returning uint64_t nanoseconds to use
+       GPUPROF_CLOCK_FN()       an expression giving uint64_t nanoseconds, used
                                 instead of the TSC / CLOCK_MONOTONIC (tests use a
                                 virtual clock to know every duration exactly)
+       GPUPROF_MAX_DEPTH (128) / GPUPROF_NAME_MAX (256)   nesting depth per thread,
+                                bytes kept of a name
        GPUPROF_CUDA, GPUPROF_NVTX, GPUPROF_MPI   reserved for the GPU, NVTX and MPI
                                 backends (SPEC 3); this version times the CPU only.
 
@@ -55,7 +57,8 @@
        gpuprof_write_summary(path)     JSON summary, schema in docs/summary.md
        gpuprof_reset()                 clear statistics
        gpuprof_set_enabled(on)         pause / resume recording
-       gpuprof_flush()                 hand finished trace buffers to the writer
+       gpuprof_flush()                 hand this thread's trace buffer to the writer
+       gpuprof_set_stream(stream)      this thread's CUDA stream (kept for the CUDA backend)
        gpuprof_stats_*                 the statistics accumulator, usable on its own
 
    ENVIRONMENT (overrides the config)
@@ -1572,7 +1575,7 @@ void gpuprof__step(void) {
 void gpuprof_set_enabled(int on) {
     if (GPUPROF__LD(&gpuprof__g.state) == GPUPROF__NEVER) gpuprof__init_internal(NULL, 0);
     pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING) {
+    if (gpuprof__g.state == GPUPROF__RUNNING && !gpuprof__g.off) {   /* GPUPROF_OFF=1 is the user's last word */
         gpuprof__g.user_enabled = on != 0;
         gpuprof__apply_phase();
     }
@@ -2649,6 +2652,14 @@ static char *gpuprof__setting(const char *env, const char *cfg) {
     return gpuprof__strdup(v ? v : cfg);
 }
 
+static void gpuprof__free_settings(void) {
+    GPUPROF_FREE(gpuprof__g.trace_path);
+    GPUPROF_FREE(gpuprof__g.report);
+    GPUPROF_FREE(gpuprof__g.summary_path);
+    GPUPROF_FREE(gpuprof__g.process_name);
+    gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
+}
+
 static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call) {
     gpuprof_config cfg;
     const char *v;
@@ -2703,6 +2714,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     else gpuprof__process_name(pname, sizeof pname);
     gpuprof__g.process_name = gpuprof__strdup(pname);
     if (!gpuprof__g.process_name || !gpuprof__g.report) {
+        gpuprof__free_settings();
         pthread_mutex_unlock(&gpuprof__lock);
         return -1;
     }
@@ -2724,6 +2736,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         GPUPROF_FREE(gpuprof__g.name_hash);
         gpuprof__g.names = NULL;
         gpuprof__g.name_hash = NULL;
+        gpuprof__free_settings();
         pthread_mutex_unlock(&gpuprof__lock);
         return -1;
     }
@@ -2826,11 +2839,7 @@ void gpuprof_shutdown(void) {
     gpuprof__g.names = NULL;
     gpuprof__g.name_hash = NULL;
     gpuprof__g.nnames = 0;
-    GPUPROF_FREE(gpuprof__g.trace_path);
-    GPUPROF_FREE(gpuprof__g.report);
-    GPUPROF_FREE(gpuprof__g.summary_path);
-    GPUPROF_FREE(gpuprof__g.process_name);
-    gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
+    gpuprof__free_settings();
     pthread_mutex_unlock(&gpuprof__lock);
 }
 

@@ -11,6 +11,7 @@
 /* The child: a short training loop with the default config. */
 static int child(void) {
     int i, k;
+    if (getenv("TEST_ENABLE")) gpuprof_set_enabled(1);     /* must not override GPUPROF_OFF=1 */
     for (i = 0; i < 20; i++) {
         { PROF_RANGE("forward"); for (k = 0; k < 5; k++) { PROF_RANGE("layer"); } }
         { PROF_RANGE("backward"); }
@@ -80,9 +81,9 @@ int main(int argc, char **argv) {
     free(text);
 
     /* GPUPROF_OFF=1: nothing recorded, nothing written */
-    run(argv[0], "GPUPROF_OFF=1;GPUPROF_TRACE=env.off.trace.json;GPUPROF_SUMMARY=env.off.summary.json");
+    run(argv[0], "GPUPROF_OFF=1;GPUPROF_TRACE=env.off.trace.json;GPUPROF_SUMMARY=env.off.summary.json;TEST_ENABLE=1");
     text = check_slurp("env.child.err");
-    CHECK(text && !strstr(text, "gpuprof"), "GPUPROF_OFF=1: no report, no message");
+    CHECK(text && !strstr(text, "gpuprof"), "GPUPROF_OFF=1: no report, no message, even after gpuprof_set_enabled(1)");
     free(text);
     CHECK(check_slurp("env.off.trace.json") == NULL && check_slurp("env.off.summary.json") == NULL, "GPUPROF_OFF=1: no files");
 
