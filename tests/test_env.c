@@ -19,6 +19,7 @@ static int child(void) {
         PROF_COUNTER("loss", 1.0 / (i + 1));
         PROF_STEP();
     }
+    if (getenv("TEST_SUMMARY")) gpuprof_write_summary(getenv("TEST_SUMMARY"));
     printf("child pid %d\n", (int)getpid());
     return 0;
 }
@@ -81,7 +82,11 @@ int main(int argc, char **argv) {
     free(text);
 
     /* GPUPROF_OFF=1: nothing recorded, nothing written */
-    run(argv[0], "GPUPROF_OFF=1;GPUPROF_TRACE=env.off.trace.json;GPUPROF_SUMMARY=env.off.summary.json;TEST_ENABLE=1");
+    remove("env.off.explicit.json");
+    run(argv[0], "GPUPROF_OFF=1;GPUPROF_TRACE=env.off.trace.json;GPUPROF_SUMMARY=env.off.summary.json;TEST_ENABLE=1;TEST_SUMMARY=env.off.explicit.json");
+    j = summary_load("env.off.explicit.json");
+    CHECK(j && summary_find(j, "ranges", "forward") == NULL, "GPUPROF_OFF=1: nothing recorded, even after gpuprof_set_enabled(1)");
+    cJSON_Delete(j);
     text = check_slurp("env.child.err");
     CHECK(text && !strstr(text, "gpuprof"), "GPUPROF_OFF=1: no report, no message, even after gpuprof_set_enabled(1)");
     free(text);
