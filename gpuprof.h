@@ -918,37 +918,42 @@ static uint32_t gpuprof__hash(const char *s, size_t n) {
     return h ? h : 1;
 }
 
+/* The length of the valid UTF-8 sequence at s (n bytes left) and its code
+   point, or 0 for a byte that does not start one (stray continuation,
+   overlong form, surrogate, beyond U+10FFFF, cut short). */
+static size_t gpuprof__utf8(const char *s, size_t n, uint32_t *cp) {
+    unsigned char c = (unsigned char)s[0];
+    size_t len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0, k;
+    uint32_t v = len == 1 ? c : len == 4 ? (c & 7u) : len == 3 ? (c & 15u) : (c & 31u);
+    if (!len || len > n || c > 0xf4) return 0;
+    for (k = 1; k < len; k++) {
+        unsigned char cc = (unsigned char)s[k];
+        if ((cc & 0xc0) != 0x80) return 0;
+        v = (v << 6) | (cc & 63u);
+    }
+    if ((len == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) || (len == 4 && (v < 0x10000 || v > 0x10ffff))) return 0;
+    *cp = v;
+    return len;
+}
+
 /* JSON string for any bytes: escapes quotes, backslashes and control
    characters, and turns bytes that are not valid UTF-8 into U+FFFD. */
 static size_t gpuprof__json_escape(char *out, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
-    size_t i = 0, o = 0;
+    size_t i = 0, o = 0, len;
+    uint32_t cp;
     out[o++] = '"';
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
-        if (c < 0x80) {
-            if (c == '"' || c == '\\') { out[o++] = '\\'; out[o++] = (char)c; }
-            else if (c == '\n') { out[o++] = '\\'; out[o++] = 'n'; }
-            else if (c == '\t') { out[o++] = '\\'; out[o++] = 't'; }
-            else if (c < 0x20 || c == 0x7f) {
-                out[o++] = '\\'; out[o++] = 'u'; out[o++] = '0'; out[o++] = '0';
-                out[o++] = hex[c >> 4]; out[o++] = hex[c & 15];
-            } else out[o++] = (char)c;
+        if (c == '"' || c == '\\') { out[o++] = '\\'; out[o++] = (char)c; i++; }
+        else if (c == '\n') { out[o++] = '\\'; out[o++] = 'n'; i++; }
+        else if (c == '\t') { out[o++] = '\\'; out[o++] = 't'; i++; }
+        else if (c < 0x20 || c == 0x7f) {
+            out[o++] = '\\'; out[o++] = 'u'; out[o++] = '0'; out[o++] = '0';
+            out[o++] = hex[c >> 4]; out[o++] = hex[c & 15];
             i++;
-        } else {
-            size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0, k;
-            uint32_t cp = len == 4 ? (c & 7u) : len == 3 ? (c & 15u) : (c & 31u);
-            int ok = len >= 2 && c >= 0xc2 && c <= 0xf4 && i + len <= n;
-            for (k = 1; ok && k < len; k++) {
-                unsigned char cc = (unsigned char)s[i + k];
-                if ((cc & 0xc0) != 0x80) ok = 0;
-                cp = (cp << 6) | (cc & 63u);
-            }
-            if (ok && ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-                       (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))) ok = 0;
-            if (ok) { memcpy(out + o, s + i, len); o += len; i += len; }
-            else { memcpy(out + o, "\\ufffd", 6); o += 6; i++; }
-        }
+        } else if ((len = gpuprof__utf8(s + i, n - i, &cp)) != 0) { memcpy(out + o, s + i, len); o += len; i += len; }
+        else { memcpy(out + o, "\\ufffd", 6); o += 6; i++; }
     }
     out[o++] = '"';
     out[o] = 0;
@@ -2142,27 +2147,44 @@ fail:
 /* ----------------------------------------------------------------------
    Text report
    ---------------------------------------------------------------------- */
-/* Display width of UTF-8 text (one column per character). */
+/* Terminal columns of a code point: 2 for East Asian wide and fullwidth
+   characters and most emoji, else 1. */
+static int gpuprof__columns(uint32_t cp) {
+    return (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+           (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
+           (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1faff) ||
+           (cp >= 0x20000 && cp <= 0x3fffd) ? 2 : 1;
+}
+
+/* Display width of a name in the table (see gpuprof__name_cell). */
 static size_t gpuprof__width(const char *s) {
-    size_t w = 0;
-    for (; *s; s++) if (((unsigned char)*s & 0xc0) != 0x80) w++;
+    size_t w = 0, n = strlen(s), i = 0, len;
+    uint32_t cp;
+    while (i < n) {
+        len = gpuprof__utf8(s + i, n - i, &cp);
+        w += len ? (size_t)gpuprof__columns(cp) : 1;
+        i += len ? len : 1;
+    }
     return w;
 }
 
-/* The name in a column of `width`, indented, control bytes shown as '?',
-   cut with "..." at a character boundary when too long. */
+/* The name in a column of `width`, indented: control characters and bytes
+   that are not UTF-8 shown as '?', cut with "..." when too long. */
 static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, size_t indent) {
     char cell[GPUPROF_NAME_MAX * 2 + 256];
-    size_t o = 0, w = 0, i, full = gpuprof__width(text) + indent;
-    for (i = 0; i < indent && o < 200; i++) cell[o++] = ' ';
-    w = indent;
-    for (i = 0; text[i] && o < sizeof cell - 8; i++) {
-        unsigned char c = (unsigned char)text[i];
-        int lead = (c & 0xc0) != 0x80;
-        if (lead && full > width && w + 3 >= width) break;
-        if (lead && w >= width) break;
-        if (lead) w++;
-        cell[o++] = (char)(c < 0x20 || c == 0x7f ? '?' : c);
+    size_t o = 0, w = indent, i = 0, n = strlen(text), len, full = gpuprof__width(text) + indent;
+    uint32_t cp;
+    size_t room = full > width ? width - 3 : width;            /* leave room for "..." */
+    memset(cell, ' ', indent < 200 ? indent : 200);
+    o = indent < 200 ? indent : 200;
+    while (i < n && o < sizeof cell - 16) {
+        int cols;
+        len = gpuprof__utf8(text + i, n - i, &cp);
+        cols = len ? gpuprof__columns(cp) : 1;
+        if (w + (size_t)cols > room) break;
+        if (!len || cp < 0x20 || cp == 0x7f) { cell[o++] = '?'; i += len ? len : 1; }
+        else { memcpy(cell + o, text + i, len); o += len; i += len; }
+        w += (size_t)cols;
     }
     if (full > width) { while (w < width && o < sizeof cell - 2) { cell[o++] = '.'; w++; } }
     while (w < width && o < sizeof cell - 2) { cell[o++] = ' '; w++; }
