@@ -53,7 +53,7 @@ static void recurse(void) {
     if (--depth_left > 0) recurse();
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     gpuprof_config cfg;
     cJSON *j;
     char *err, *huge;
@@ -89,7 +89,18 @@ int main(void) {
     { PROF_RANGE_DYN(""); }
     { PROF_RANGE_DYN(huge); }
     { PROF_RANGE_DYN("\xff\"odd\\\n"); }
+    { PROF_RANGE_DYN("\xe5\x90\x8d\xe5\x89\x8d wide"); }        /* two CJK characters, 2 columns each */
+    {
+        FILE *f = fopen("misuse.report.txt", "w");
+        gpuprof_report(f);
+        fclose(f);
+    }
     j = finish(&err);
+    if (argc > 1) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "python3 %s misuse.report.txt --expect '?\"odd\\?' --expect '\xe5\x90\x8d\xe5\x89\x8d wide'", argv[1]);
+        CHECK(system(cmd) == 0, "odd names in the report: valid UTF-8, '?' for control and invalid bytes, wide characters keep the columns aligned");
+    }
     CHECK(count_lines(err, "gpuprof:") == 2, "bad names: one line for NULL/empty, one for the huge name");
     CHECK_EQ_U(warning(j, "bad_name"), 4, "NULL and empty names counted");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "(null)"), "count"), 3, "a NULL name is recorded as (null)");
