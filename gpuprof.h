@@ -1273,6 +1273,21 @@ static void gpuprof__thread_exit(void *p) {
 }
 
 /* ----------------------------------------------------------------------
+   GPU backend seam
+   Where the CUDA backend plugs in (SPEC 5): at a range's begin it records
+   the start event of a pooled pair on the thread's stream (t->stream), at
+   its end the stop event, keeping the pair in the frame; gpu_flush harvests
+   finished pairs with cudaEventQuery only; gpu_drain waits for the rest once,
+   at report and shutdown. The rest of the library -- call tree, statistics,
+   trace, report -- is shared by both builds. Without CUDA these are empty and
+   compile away.
+   ---------------------------------------------------------------------- */
+GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f) { (void)t; (void)f; }
+GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f) { (void)t; (void)f; }
+static void gpuprof__gpu_flush(void) {}
+static void gpuprof__gpu_drain(void) {}
+
+/* ----------------------------------------------------------------------
    Ranges
    ---------------------------------------------------------------------- */
 /* Warm-up and schedule decisions, only taken while they can exclude
@@ -1333,6 +1348,7 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int
     f->flops = flops;
     f->bytes = bytes;
     t->depth = d + 1;
+    gpuprof__gpu_begin(t, f);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -1359,6 +1375,7 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     f->child_ns = 0;
     f->flags = flags;
     t->depth = d + 1;
+    gpuprof__gpu_begin(t, f);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -1399,6 +1416,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     gpuprof__node *n = f->node;
     uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), self = dt - f->child_ns;
     int evflags = 0;
+    gpuprof__gpu_end(t, f);
     t->depth = d - 1;
     if (d > 1) t->stack[d - 2].child_ns += dt;
     if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding)) && gpuprof__exclude(n, (double)dt, self)) {
@@ -2452,6 +2470,7 @@ static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const ch
 static int gpuprof__make(gpuprof__buf *b, int summary) {
     gpuprof__snap s;
     int rc;
+    gpuprof__gpu_drain();
     pthread_mutex_lock(&gpuprof__lock);
     rc = gpuprof__collect(&s);
     if (rc == 0) {
@@ -2525,7 +2544,9 @@ int gpuprof_write_trace(const char *path) {
 }
 
 void gpuprof_flush(void) {
-    if (GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) gpuprof__trace_handoff(gpuprof__tls);
+    if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) return;
+    gpuprof__gpu_flush();
+    gpuprof__trace_handoff(gpuprof__tls);
 }
 
 /* Empties an accumulator that its owner thread may be adding to. */
