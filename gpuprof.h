@@ -1682,7 +1682,7 @@ static void gpuprof__buf_printf(gpuprof__buf *b, const char *fmt, ...) {
 static void gpuprof__buf_num(gpuprof__buf *b, double v) {
     char tmp[40];
     if (!(v - v == 0.0)) { gpuprof__buf_s(b, "null"); return; }
-    if (v == (double)(int64_t)v && v > -9e15 && v < 9e15) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
     else gpuprof__fmt(tmp, sizeof tmp, "%.9g", v);
     gpuprof__buf_s(b, tmp);
 }

@@ -114,7 +114,9 @@ int main(int argc, char **argv) {
     /* NaN and infinite counter values */
     memset(&cfg, 0, sizeof cfg); start(&cfg);
     PROF_COUNTER("loss", NAN); PROF_COUNTER("loss", INFINITY); PROF_COUNTER("loss", 0.5);
+    PROF_COUNTER("huge", 1e300); PROF_COUNTER("huge", -1e300);
     j = finish(&err);
+    CHECK(jnum(summary_find(j, "counters", "huge"), "max") == 1e300, "huge finite counter values are written as numbers");
     CHECK(count_lines(err, "gpuprof:") == 1 && strstr(err, "counter \"loss\" was given NaN"), "NaN counter: one line naming the counter");
     CHECK_EQ_U(warning(j, "bad_counter_value"), 2, "NaN/inf counter values counted");
     CHECK_EQ_U(jnum(summary_find(j, "counters", "loss"), "count"), 1, "the finite sample is kept");
