@@ -1440,6 +1440,12 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     }
 }
 
+/* The name of frame d (1-based) for a message. */
+static const char *gpuprof__frame_name(gpuprof__thread *t, uint32_t d) {
+    if (d == 0 || d > GPUPROF_MAX_DEPTH) return "(a range nested too deep to be timed)";
+    return gpuprof__g.names ? gpuprof__g.names[t->stack[d - 1].node->name_id].text : "?";
+}
+
 static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, uint64_t t1) {
     uint32_t d = t ? t->depth : 0;
     if (d > GPUPROF_MAX_DEPTH && (token == 0 || (uint32_t)token == d)) { t->depth = d - 1; return; }   /* untimed deep frame */
@@ -1451,20 +1457,19 @@ static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, u
     if (token == 0) {
         /* The innermost open range is a scoped one: it ends with its block. */
         gpuprof__warn(GPUPROF__W_MISMATCHED, "GPUPROF_END() would close the scoped range \"%s\"; ignored (END closes only GPUPROF_BEGIN ranges)",
-                      gpuprof__g.names ? gpuprof__g.names[t->stack[d - 1].node->name_id].text : "?");
+                      gpuprof__frame_name(t, d));
         return;
     }
     if ((uint32_t)token > d) return;    /* already closed by a stray END: warned there */
     /* A scoped range ends while ranges opened inside it with BEGIN are still
-       open: close those first, at the same time. */
+       open: close those first, at the same time. Frames deeper than
+       GPUPROF_MAX_DEPTH were never timed and are just dropped. */
     gpuprof__warn(GPUPROF__W_MISMATCHED, "the scoped range \"%s\" ended while \"%s\" (opened inside it with GPUPROF_BEGIN) was still open; both are closed here",
-                  gpuprof__g.names ? gpuprof__g.names[t->stack[token - 1].node->name_id].text : "?",
-                  gpuprof__g.names ? gpuprof__g.names[t->stack[(d > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : d) - 1].node->name_id].text : "?");
-    while (t->depth > (uint32_t)token) {
+                  gpuprof__frame_name(t, (uint32_t)token), gpuprof__frame_name(t, d));
+    while (t->depth >= (uint32_t)token) {
         if (t->depth > GPUPROF_MAX_DEPTH) t->depth--;
         else gpuprof__finish(t, t->depth, t1);
     }
-    gpuprof__finish(t, t->depth, t1);
 }
 
 void gpuprof__range_end(int token) {

@@ -47,10 +47,11 @@ static cJSON *finish(char **err) {
 
 static double warning(cJSON *j, const char *key) { return jnum(cJSON_GetObjectItem(j, "warnings"), key); }
 
-static int depth_left;
+static int depth_left, begin_at_bottom;
 static void recurse(void) {
     PROF_RANGE("recursive");
     if (--depth_left > 0) recurse();
+    else if (begin_at_bottom) PROF_BEGIN("left open at the bottom");
 }
 
 int main(int argc, char **argv) {
@@ -216,6 +217,19 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(warning(j, "too_deep"), 72, "too deep: every untimed frame counted");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "recursive"), "count"), GPUPROF_MAX_DEPTH, "too deep: the frames within the limit are timed");
     CHECK(summary_path(j, "after") != NULL, "too deep: the stack is balanced afterwards");
+    cJSON_Delete(j); free(err);
+
+    /* a BEGIN left open inside a scoped range that is itself too deep to be timed */
+    memset(&cfg, 0, sizeof cfg); start(&cfg);
+    depth_left = GPUPROF_MAX_DEPTH + 5;
+    begin_at_bottom = 1;
+    recurse();
+    begin_at_bottom = 0;
+    { PROF_RANGE("after"); }
+    j = finish(&err);
+    CHECK(strstr(err, "nested too deep to be timed") != NULL, "mismatch below the depth limit: named without reading past the stack");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "recursive"), "count"), GPUPROF_MAX_DEPTH, "mismatch below the depth limit: timed frames still counted");
+    CHECK(summary_path(j, "after") != NULL, "mismatch below the depth limit: the stack is balanced afterwards");
     cJSON_Delete(j); free(err);
 
     /* more distinct names than the cap */
