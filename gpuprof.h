@@ -814,6 +814,7 @@ typedef struct gpuprof__thread {
     gpuprof__node **counters;             /* name id -> counter node */
     gpuprof__node **chunks;
     uint32_t nnodes, max_nodes;           /* nnodes is published with release order */
+    uint32_t snap_nodes;                  /* nnodes as a report saw it (under gpuprof__lock) */
     gpuprof__node overflow;               /* call paths beyond max_nodes */
     gpuprof__block *block;
     uint64_t dropped, marks;
@@ -2058,8 +2059,11 @@ static int gpuprof__collect(gpuprof__snap *s) {
     gpuprof__thread *t;
     uint32_t total = 0, ncount = 0, i, *flat_of = NULL, *tree_of = NULL, *hash = NULL, mask = 1, *kids = NULL, *first = NULL;
     memset(s, 0, sizeof *s);
+    /* Threads may add nodes and counters while this runs: take each thread's
+       count once here and use only that many below. */
     for (t = gpuprof__g.threads; t; t = t->next) {
-        total += GPUPROF__LDA(&t->nnodes) + 1;
+        t->snap_nodes = GPUPROF__LDA(&t->nnodes);
+        total += t->snap_nodes + 1;
         for (i = 0; i < gpuprof__g.max_ids; i++) if (GPUPROF__LDA(&t->counters[i])) ncount++;
         s->marks += GPUPROF__LD(&t->marks);
         s->nthreads++;
@@ -2078,7 +2082,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
     memset(hash, 0xff, mask * sizeof *hash);
     mask--;
     for (t = gpuprof__g.threads; t; t = t->next) {
-        uint32_t nn = GPUPROF__LDA(&t->nnodes), k;
+        uint32_t nn = t->snap_nodes, k;
         gpuprof__node *cn;
         for (k = 0; k <= nn; k++) {
             gpuprof__node *n = k < nn ? gpuprof__node_at(t, k) : &t->overflow;
@@ -2111,7 +2115,10 @@ static int gpuprof__collect(gpuprof__snap *s) {
             cn = (gpuprof__node *)GPUPROF__LDA(&t->counters[k]);
             if (!cn) continue;
             for (i = 0; i < s->ncounters && s->counters[i].name_id != k; i++) {}
-            if (i == s->ncounters) gpuprof__row_new(s->counters, &s->ncounters, k, 0, -1);
+            if (i == s->ncounters) {
+                if (s->ncounters > ncount) continue;        /* created since the first pass: next report */
+                gpuprof__row_new(s->counters, &s->ncounters, k, 0, -1);
+            }
             gpuprof__row_add(&s->counters[i], cn);
         }
     }

@@ -18,6 +18,24 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* Creates new call paths as fast as it can, taking no lock (the names are
+   registered beforehand), so that reports running meanwhile see the node
+   count grow under them. */
+enum { NEW_PATHS = 3000 };
+static uint32_t path_ids[NEW_PATHS];
+static int paths_done;
+static void *path_maker(void *arg) {
+    int i, tok;
+    (void)arg;
+    for (i = 0; i < NEW_PATHS; i++) {
+        tok = gpuprof__begin(NULL, path_ids[i], GPUPROF__F_SCOPED, 0, 0);
+        { PROF_RANGE("leaf"); }
+        gpuprof__range_end(tok);
+    }
+    __atomic_store_n(&paths_done, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
 static void *short_task(void *arg) {
     int i;
     (void)arg;
@@ -76,6 +94,31 @@ int main(int argc, char **argv) {
         snprintf(cmd, sizeof cmd, "python3 %s threads.trace.json --threads %d --expect-x %d", argv[1], THREADS + 1,
                  THREADS * RANGES + THREADS * RANGES / 10 + 1);
         CHECK(system(cmd) == 0, "the trace is valid: one track per thread, every range present and nested");
+    }
+
+    /* reports while another thread keeps adding call paths (the report must
+       use the node counts it started with) */
+    {
+        FILE *devnull = fopen("/dev/null", "w");
+        cfg.trace_path = NULL;
+        cfg.max_names = 8192;
+        gpuprof_init(&cfg);
+        for (i = 0; i < NEW_PATHS; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "path %d", i);
+            path_ids[i] = gpuprof__intern(name);
+        }
+        { PROF_RANGE("leaf"); }
+        pthread_create(&th[0], NULL, path_maker, NULL);
+        while (!__atomic_load_n(&paths_done, __ATOMIC_RELAXED)) gpuprof_report(devnull);
+        pthread_join(th[0], NULL);
+        CHECK(gpuprof_write_summary("threads3.summary.json") == 0, "reports while call paths are being created");
+        gpuprof_shutdown();
+        fclose(devnull);
+        j = summary_load("threads3.summary.json");
+        CHECK_EQ_U(jnum(summary_find(j, "ranges", "leaf"), "count"), NEW_PATHS + 1, "every range counted while reports ran");
+        cJSON_Delete(j);
+        cfg.max_names = 0;
     }
 
     /* 200 short-lived threads one after the other (a thread per task): each
