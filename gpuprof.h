@@ -849,7 +849,7 @@ static struct {
     int trace_on, trace_failed, trace_finished;
     int trace_fd;
     pthread_t writer;
-    int writer_running, writer_stop, writer_busy;
+    int writer_running, writer_stop;
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t blocks_allocated, blocks_max, free_count;
     uint64_t events_written, dropped_io, trace_off;
@@ -862,11 +862,11 @@ static struct {
 
 
 /* gpuprof__lock guards registration, steps and outputs (never the hot path
-   of a range); gpuprof__trace_lock the queue of trace blocks. */
+   of a range); gpuprof__trace_lock the queue of trace blocks, whose writer
+   waits on gpuprof__trace_cond. */
 static pthread_mutex_t gpuprof__lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gpuprof__trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gpuprof__trace_cond = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t gpuprof__trace_idle = PTHREAD_COND_INITIALIZER;
 static __thread gpuprof__thread *gpuprof__tls;
 static pthread_key_t gpuprof__tls_key;
 static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
@@ -1869,13 +1869,9 @@ static void *gpuprof__writer_main(void *arg) {
     for (;;) {
         gpuprof__block *list, *b, *last = NULL;
         uint64_t n = 0, lost = 0;
-        while (!gpuprof__g.queue_head && !gpuprof__g.writer_stop) {
-            gpuprof__g.writer_busy = 0;
-            pthread_cond_broadcast(&gpuprof__trace_idle);
+        while (!gpuprof__g.queue_head && !gpuprof__g.writer_stop)
             pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
-        }
         if (!gpuprof__g.queue_head) break;
-        gpuprof__g.writer_busy = 1;
         list = gpuprof__g.queue_head;
         gpuprof__g.queue_head = gpuprof__g.queue_tail = NULL;
         pthread_mutex_unlock(&gpuprof__trace_lock);
@@ -1891,8 +1887,6 @@ static void *gpuprof__writer_main(void *arg) {
         gpuprof__g.free_blocks = list;
         for (b = list; b != last->next; b = b->next) GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count + 1);
     }
-    gpuprof__g.writer_busy = 0;
-    pthread_cond_broadcast(&gpuprof__trace_idle);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     return NULL;
 }
@@ -2122,6 +2116,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
             gpuprof__row_add(&s->counters[i], cn);
         }
     }
+    GPUPROF_ASSERT(s->nflat <= total + 1 && s->ntree <= total + 1 && s->ncounters <= ncount + 1);
     for (i = 0; i < s->nflat; i++) {
         s->profiled_ns += (double)s->flat[i].self_ns;
         s->excluded_calls += s->flat[i].excluded;
@@ -2155,6 +2150,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
             s->order[nk++] = x;
             for (r = first[x + 1]; r > first[x]; r--) stack[sp++] = kids[r - 1];
         }
+        GPUPROF_ASSERT(nk == s->ntree);             /* every row reached once from the roots */
         s->norder = nk;
         GPUPROF_FREE(stack);
     }
