@@ -1180,6 +1180,17 @@ static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
     return t;
 }
 
+/* This thread's state if it may record now: NULL while paused, after
+   shutdown, or in a forked child; the first call initialises the session
+   and registers the thread. */
+GPUPROF__INLINE gpuprof__thread *gpuprof__self(void) {
+    gpuprof__thread *t = gpuprof__tls;
+    unsigned live = GPUPROF__LD(&gpuprof__g.live);
+    if (GPUPROF__LIKELY(t && t->session == live)) return t;     /* sessions start at 1: live != 0 */
+    if (!live && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return NULL;   /* paused */
+    return gpuprof__enter_slow();
+}
+
 /* ----------------------------------------------------------------------
    Trace buffers: each thread fills a block of events; a full block goes to
    the writer thread and the recorder takes an empty one. When none is free
@@ -1323,15 +1334,11 @@ static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, ui
 /* The general case of opening a range: first use (session, thread state,
    name id), a new call path, too deep, paused, work annotations. */
 static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, double flops, double bytes) {
-    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__thread *t;
     gpuprof__node *parent, *n;
     gpuprof__frame *f;
     uint32_t d;
-    if (GPUPROF__UNLIKELY(!t || t->session != GPUPROF__LD(&gpuprof__g.live))) {
-        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;  /* paused */
-        t = gpuprof__enter_slow();
-        if (!t) return 0;
-    }
+    if (!(t = gpuprof__self())) return 0;
     if (site) id = gpuprof__site_id(site, t->session);
     d = t->depth;
     if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
@@ -1390,13 +1397,10 @@ int gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes) {
 /* Run-time names are hashed and looked up in a small per-thread cache
    before the shared registry, so a repeated name takes no lock. */
 int gpuprof__range_begin_dyn(const char *name) {
-    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__thread *t;
     uint32_t h, slot, id;
     size_t n;
-    if (!t || t->session != GPUPROF__LD(&gpuprof__g.live)) {
-        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;  /* paused */
-        if (!(t = gpuprof__enter_slow())) return 0;
-    }
+    if (!(t = gpuprof__self())) return 0;
     if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0);
     n = strlen(name);
     if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0);
@@ -1486,13 +1490,10 @@ void gpuprof__range_end(int token) {
 }
 
 void gpuprof__counter(gpuprof_site *site, double value) {
-    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__thread *t;
     gpuprof__node *n;
     uint32_t id;
-    if (!t || t->session != GPUPROF__LD(&gpuprof__g.live)) {
-        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return;
-        if (!(t = gpuprof__enter_slow())) return;
-    }
+    if (!(t = gpuprof__self())) return;
     id = gpuprof__site_id(site, t->session);
     n = t->counters[id];
     if (!n) {
@@ -1517,12 +1518,9 @@ void gpuprof__counter(gpuprof_site *site, double value) {
 }
 
 void gpuprof__mark(gpuprof_site *site) {
-    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__thread *t;
     uint32_t id;
-    if (!t || t->session != GPUPROF__LD(&gpuprof__g.live)) {
-        if (!GPUPROF__LD(&gpuprof__g.live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return;
-        if (!(t = gpuprof__enter_slow())) return;
-    }
+    if (!(t = gpuprof__self())) return;
     id = gpuprof__site_id(site, t->session);
     GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
     if (GPUPROF__LD(&gpuprof__g.trace_on))
