@@ -2220,6 +2220,11 @@ static void gpuprof__cell_ns(gpuprof__buf *b, double ns) {
     gpuprof__buf_printf(b, " %10s", gpuprof__fmt_ns(tmp, sizeof tmp, ns));
 }
 
+static void gpuprof__cell_val(gpuprof__buf *b, double v) {
+    char tmp[32];
+    gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(tmp, sizeof tmp, v));
+}
+
 static const char *gpuprof__name_text(uint32_t id) { return gpuprof__g.names[id].text; }
 
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
@@ -2317,13 +2322,13 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof_stats *st = &r->stats;
             gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
             gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
-            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, r->last));
-            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_mean(st)));
-            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_stddev(st)));
-            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_min(st)));
-            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_quantile(st, 0.5)));
-            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_quantile(st, 0.95)));
-            gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_max(st)));
+            gpuprof__cell_val(b, r->last);
+            gpuprof__cell_val(b, gpuprof_stats_mean(st));
+            gpuprof__cell_val(b, gpuprof_stats_stddev(st));
+            gpuprof__cell_val(b, gpuprof_stats_min(st));
+            gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.5));
+            gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.95));
+            gpuprof__cell_val(b, gpuprof_stats_max(st));
             if (st->rejected) gpuprof__buf_printf(b, "  (%llu NaN/inf rejected)", (unsigned long long)st->rejected);
             gpuprof__buf_s(b, "\n");
         }
