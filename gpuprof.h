@@ -155,6 +155,9 @@ typedef struct gpuprof_config {
     int max_names;              /* distinct range/counter names kept: 0 = 4096 */
     int max_nodes;              /* distinct call paths per thread: 0 = 8192 */
     int trace_buffer_mb;        /* memory for trace events in flight: 0 = 16 MiB */
+    int no_gpu;                 /* CUDA builds: do not time ranges on the GPU (GPUPROF_GPU=0) */
+    int no_nvtx;                /* NVTX builds: emit no NVTX ranges (GPUPROF_NVTX=0) */
+    const char *nvtx_domain;    /* NVTX domain of the ranges: NULL = "gpuprof" (GPUPROF_NVTX_DOMAIN) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -164,6 +167,7 @@ typedef struct gpuprof_site {
     const char *file;
     int line;
     uint64_t id;                /* session << 32 | name id; 0 until first use */
+    int stream0;                /* what stream 0 means where the site is: 1 legacy, 2 per-thread */
 } gpuprof_site;
 
 #ifndef GPUPROF_DISABLE
@@ -181,7 +185,8 @@ void gpuprof_set_enabled(int on);
 int  gpuprof__range_begin(gpuprof_site *site);
 int  gpuprof__range_begin_explicit(gpuprof_site *site);
 int  gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes);
-int  gpuprof__range_begin_dyn(const char *name);
+int  gpuprof__range_begin_dyn(const char *name, int stream0);
+int  gpuprof__range_begin_stream(gpuprof_site *site, void *stream, int flags);
 void gpuprof__range_end(int token);
 void gpuprof__step(void);
 void gpuprof__counter(gpuprof_site *site, double value);
@@ -213,7 +218,15 @@ static inline void gpuprof_set_enabled(int on) { (void)on; }
 #else
 #define GPUPROF__UNIQUE __LINE__
 #endif
-#define GPUPROF__SITE(var, name) static gpuprof_site var = { name, __FILE__, __LINE__, 0 }
+/* Stream 0 is the legacy default stream, or the per-thread one in a file
+   compiled with --default-stream per-thread: each call site records which,
+   so a range lands on the stream its own file means (SPEC 5). */
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define GPUPROF__STREAM0 2
+#else
+#define GPUPROF__STREAM0 1
+#endif
+#define GPUPROF__SITE(var, name) static gpuprof_site var = { name, __FILE__, __LINE__, 0, GPUPROF__STREAM0 }
 
 #ifndef GPUPROF_DISABLE
 
@@ -245,10 +258,15 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
     GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), \
         gpuprof__range_begin_work(&GPUPROF__CAT(gpuprof__site_, n), (double)(flops), (double)(bytes)))
 #define GPUPROF__RANGE_DYN_(name, n) \
-    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), gpuprof__range_begin_dyn(name))
+    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), gpuprof__range_begin_dyn(name, GPUPROF__STREAM0))
+#define GPUPROF__RANGE_STREAM_(name, stream, n) \
+    GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
+    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), \
+        gpuprof__range_begin_stream(&GPUPROF__CAT(gpuprof__site_, n), (void *)(stream), 1))
 #define GPUPROF_RANGE(name)                   GPUPROF__RANGE_(name, GPUPROF__UNIQUE)
 #define GPUPROF_RANGE_WORK(name, flops, bytes) GPUPROF__RANGE_WORK_(name, flops, bytes, GPUPROF__UNIQUE)
 #define GPUPROF_RANGE_DYN(name)               GPUPROF__RANGE_DYN_(name, GPUPROF__UNIQUE)
+#define GPUPROF_RANGE_STREAM(name, stream)    GPUPROF__RANGE_STREAM_(name, stream, GPUPROF__UNIQUE)
 #define GPUPROF_FUNC()                        GPUPROF__RANGE_(__func__, GPUPROF__UNIQUE)
 #endif
 
@@ -258,7 +276,10 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
     gpuprof__counter(&GPUPROF__CAT(gpuprof__site_, n), (double)(value)); } while (0)
 #define GPUPROF__MARK_(name, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
     gpuprof__mark(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
+#define GPUPROF__BEGIN_STREAM_(name, stream, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
+    (void)gpuprof__range_begin_stream(&GPUPROF__CAT(gpuprof__site_, n), (void *)(stream), 0); } while (0)
 #define GPUPROF_BEGIN(name)          GPUPROF__BEGIN_(name, GPUPROF__UNIQUE)
+#define GPUPROF_BEGIN_STREAM(name, stream) GPUPROF__BEGIN_STREAM_(name, stream, GPUPROF__UNIQUE)
 #define GPUPROF_END()                gpuprof__range_end(0)
 #define GPUPROF_STEP()               gpuprof__step()
 #define GPUPROF_COUNTER(name, value) GPUPROF__COUNTER_(name, value, GPUPROF__UNIQUE)
@@ -273,8 +294,10 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define GPUPROF_RANGE(name)                    ((void)sizeof(name))
 #define GPUPROF_RANGE_WORK(name, flops, bytes) ((void)sizeof(name), (void)(0 ? (double)(flops) : 0.0), (void)(0 ? (double)(bytes) : 0.0))
 #define GPUPROF_RANGE_DYN(name)                ((void)sizeof(name))
+#define GPUPROF_RANGE_STREAM(name, stream)     ((void)sizeof(name), (void)sizeof(stream))
 #define GPUPROF_FUNC()                         ((void)0)
 #define GPUPROF_BEGIN(name)                    ((void)sizeof(name))
+#define GPUPROF_BEGIN_STREAM(name, stream)     ((void)sizeof(name), (void)sizeof(stream))
 #define GPUPROF_END()                          ((void)0)
 #define GPUPROF_STEP()                         ((void)0)
 #define GPUPROF_COUNTER(name, value)           ((void)sizeof(name), (void)(0 ? (double)(value) : 0.0))
@@ -287,7 +310,9 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define PROF_RANGE_WORK(name, flops, bytes) GPUPROF_RANGE_WORK(name, flops, bytes)
 #define PROF_RANGE_DYN(name)                GPUPROF_RANGE_DYN(name)
 #define PROF_FUNC()                         GPUPROF_FUNC()
+#define PROF_RANGE_STREAM(name, stream)     GPUPROF_RANGE_STREAM(name, stream)
 #define PROF_BEGIN(name)                    GPUPROF_BEGIN(name)
+#define PROF_BEGIN_STREAM(name, stream)     GPUPROF_BEGIN_STREAM(name, stream)
 #define PROF_END()                          GPUPROF_END()
 #define PROF_STEP()                         GPUPROF_STEP()
 #define PROF_COUNTER(name, value)           GPUPROF_COUNTER(name, value)
@@ -308,6 +333,41 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The CUDA backend: on when nvcc compiles this file or with GPUPROF_CUDA;
+   NVTX comes with it unless GPUPROF_NO_NVTX. */
+#if defined(__CUDACC__) && !defined(GPUPROF_CUDA)
+#define GPUPROF_CUDA
+#endif
+#if defined(GPUPROF_NO_CUDA) || defined(GPUPROF_DISABLE)
+#undef GPUPROF_CUDA
+#endif
+#if defined(GPUPROF_CUDA) && !defined(GPUPROF_NVTX)
+#define GPUPROF_NVTX
+#endif
+#if defined(GPUPROF_NO_NVTX) || defined(GPUPROF_DISABLE)
+#undef GPUPROF_NVTX
+#endif
+/* The toolkit's headers are not -Wpedantic clean (anonymous unions in C99,
+   NVTX's dlsym cast): quiet that for them only. */
+#if defined(GPUPROF_CUDA) || defined(GPUPROF_NVTX)
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wc11-extensions"
+#endif
+#ifdef GPUPROF_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#ifdef GPUPROF_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
 
 #ifndef GPUPROF_MALLOC
 #define GPUPROF_MALLOC(n) malloc(n)
@@ -736,20 +796,21 @@ enum {
     GPUPROF__W_END_WITHOUT_BEGIN, GPUPROF__W_MISMATCHED, GPUPROF__W_UNCLOSED, GPUPROF__W_AFTER_SHUTDOWN,
     GPUPROF__W_DOUBLE_INIT, GPUPROF__W_BAD_NAME, GPUPROF__W_LONG_NAME, GPUPROF__W_BAD_VALUE,
     GPUPROF__W_NAMES_FULL, GPUPROF__W_PATHS_FULL, GPUPROF__W_TOO_DEEP, GPUPROF__W_NO_MEMORY,
-    GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_COUNT
+    GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_NO_GPU, GPUPROF__W_CUDA, GPUPROF__W_COUNT
 };
 static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "END without BEGIN", "mismatched nesting", "ranges open at shutdown", "calls after shutdown",
     "init called twice", "NULL or empty names", "names truncated", "NaN/inf counter values",
     "names over the cap", "call paths over the cap", "ranges nested too deep", "allocation failures",
-    "trace events dropped", "bad settings", "output errors"
+    "trace events dropped", "bad settings", "output errors", "GPU unavailable", "CUDA errors"
 };
 
 enum { GPUPROF__NEVER = 0, GPUPROF__RUNNING = 1, GPUPROF__DOWN = 2 };
 enum { GPUPROF__PHASE_COUNT = 0, GPUPROF__PHASE_EXCLUDE = 1, GPUPROF__PHASE_OFF = 2 };
 enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means "not yet registered" */
-enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4 };
-enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3 };
+enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8 };
+/* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
+enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4 };
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4 };
 
 #define GPUPROF__BLOCK_EVENTS 2048
@@ -760,7 +821,18 @@ typedef struct gpuprof__name {
     char *text;          /* sanitised, NUL-terminated */
     char *json;          /* the same as a quoted JSON string */
     uint32_t len, hash, json_len;
+#ifdef GPUPROF_NVTX
+    nvtxEventAttributes_t nvtx;   /* the name registered in gpuprof's NVTX domain */
+#endif
 } gpuprof__name;
+
+/* GPU time of a call path (CUDA builds), made when its first GPU time comes in. */
+typedef struct gpuprof__gpustat {
+    gpuprof_stats stats;      /* GPU time in ns, counted calls */
+    gpuprof_stats *pre;       /* as gpuprof__node.pre */
+    uint64_t self_ns, pre_self_ns, excluded;
+    int64_t lag_ns;           /* sum over counted calls of (GPU end - CPU end) */
+} gpuprof__gpustat;
 
 typedef struct gpuprof__node {
     struct gpuprof__node *parent, *first_child, *next_sibling;
@@ -771,6 +843,7 @@ typedef struct gpuprof__node {
     double last;              /* counters: the latest value */
     gpuprof_stats *pre;       /* see gpuprof__exclude() */
     uint64_t pre_self_ns;
+    gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
 
@@ -780,6 +853,9 @@ typedef struct gpuprof__frame {
     uint64_t child_ns;
     double flops, bytes;
     int flags;
+    int gdev;                 /* CUDA builds: the device, stream and start event of the GPU part */
+    void *gstream, *gev0;
+    uint64_t gseq;            /* the thread's GPU records pushed when this range began */
 } gpuprof__frame;
 
 typedef struct gpuprof__event {
@@ -819,7 +895,9 @@ typedef struct gpuprof__thread {
     gpuprof__block *block;
     uint64_t dropped, marks;
     struct { uint32_t hash, id; } dyn[GPUPROF__DYN_CACHE];
-    void *stream;                         /* for the CUDA backend */
+    void *stream;                         /* gpuprof_set_stream(); NULL: the site's stream 0 */
+    struct gpuprof__gput *gpu;            /* CUDA builds: event pools and pending GPU ranges */
+    uint64_t gpu_pushed;                  /* GPU records this thread has queued */
 } gpuprof__thread;
 
 static struct {
@@ -827,6 +905,7 @@ static struct {
     unsigned session;
     unsigned live;                        /* == session while recording, else 0: the hot path's one check */
     int user_enabled, forked_child, off;
+    int nvtx_on;                          /* NVTX builds: ranges also pushed to NVTX */
     int excluding;                        /* warm-up or schedule may exclude: ranges take the slow check */
     int phase;                            /* of the current step */
     gpuprof_config cfg;                   /* with defaults applied; strings owned below */
@@ -961,6 +1040,23 @@ static size_t gpuprof__json_escape(char *out, const char *s, size_t n) {
     return o;
 }
 
+#ifdef GPUPROF_NVTX
+/* NVTX (header-only, from the CUDA toolkit): ranges go to gpuprof's domain
+   with the names registered once. With no tool attached each call is a
+   null-pointer check; NVTX_INJECTION64_PATH attaches one (Nsight does). */
+static nvtxDomainHandle_t gpuprof__nvtx_domain;
+static char gpuprof__nvtx_domain_name[64];
+
+static void gpuprof__nvtx_name(gpuprof__name *nm, const char *text) {
+    nvtxStringHandle_t h = gpuprof__nvtx_domain ? nvtxDomainRegisterStringA(gpuprof__nvtx_domain, text) : NULL;
+    memset(&nm->nvtx, 0, sizeof nm->nvtx);
+    nm->nvtx.version = NVTX_VERSION;
+    nm->nvtx.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    if (h) { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_REGISTERED; nm->nvtx.message.registered = h; }
+    else { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_ASCII; nm->nvtx.message.ascii = text; }
+}
+#endif
+
 /* Under gpuprof__lock. Returns the id of `s` (n bytes), adding it if new. */
 static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
     uint32_t h = gpuprof__hash(s, n), slot, id;
@@ -986,6 +1082,9 @@ static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
     id = gpuprof__g.nnames;
     nm = &gpuprof__g.names[id];
     nm->json_len = (uint32_t)gpuprof__json_escape(json, s, n);
+#ifdef GPUPROF_NVTX
+    gpuprof__nvtx_name(nm, text);
+#endif
     nm->text = text;
     nm->json = json;
     nm->len = (uint32_t)n;
@@ -1113,17 +1212,29 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     return t;
 }
 
+#ifdef GPUPROF_CUDA
+struct gpuprof__gput;
+static void gpuprof__gput_free(struct gpuprof__gput *g);
+#endif
+
 static void gpuprof__thread_free(gpuprof__thread *t) {
     uint32_t i;
     for (i = 0; i < t->nnodes; i += GPUPROF__NODE_CHUNK) {
         uint32_t k;
         gpuprof__node *c = t->chunks[i / GPUPROF__NODE_CHUNK];
-        for (k = 0; k < GPUPROF__NODE_CHUNK && i + k < t->nnodes; k++) GPUPROF_FREE(c[k].pre);
+        for (k = 0; k < GPUPROF__NODE_CHUNK && i + k < t->nnodes; k++) {
+            GPUPROF_FREE(c[k].pre);
+            if (c[k].gpu) { GPUPROF_FREE(c[k].gpu->pre); GPUPROF_FREE(c[k].gpu); }
+        }
         GPUPROF_FREE(c);
     }
     for (i = 0; i < gpuprof__g.max_ids && t->counters; i++)
         if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); GPUPROF_FREE(t->counters[i]); }
     GPUPROF_FREE(t->overflow.pre);
+    if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
+#ifdef GPUPROF_CUDA
+    gpuprof__gput_free(t->gpu);
+#endif
     GPUPROF_FREE(t->block);
     GPUPROF_FREE(t->by_name);
     GPUPROF_FREE(t->counters);
@@ -1285,19 +1396,589 @@ static void gpuprof__thread_exit(void *p) {
 }
 
 /* ----------------------------------------------------------------------
-   GPU backend seam
-   Where the CUDA backend plugs in (SPEC 5): at a range's begin it records
-   the start event of a pooled pair on the thread's stream (t->stream), at
-   its end the stop event, keeping the pair in the frame; gpu_flush harvests
-   finished pairs with cudaEventQuery only; gpu_drain waits for the rest once,
-   at report and shutdown. The rest of the library -- call tree, statistics,
-   trace, report -- is shared by both builds. Without CUDA these are empty and
-   compile away.
+   GPU backend (CUDA builds; SPEC 5)
+   A range's GPU part: at its begin a start event from the thread's pool is
+   recorded on the range's stream, at its end a stop event; the pair goes
+   into the thread's queue of pending records. Finished records are
+   harvested with cudaEventQuery only -- every few range ends, at
+   GPUPROF_STEP and gpuprof_flush -- and never by waiting, except in the one
+   drain before a report or at shutdown. GPU start times are placed on the
+   CPU clock against an anchor event recorded on gpuprof's own idle
+   non-blocking stream, renewed every second; the clock rate between GPU and
+   CPU is measured over the anchors so drift stays bounded. Any CUDA error
+   turns GPU timing off with one message; CPU timing goes on.
    ---------------------------------------------------------------------- */
-GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f) { (void)t; (void)f; }
-GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f) { (void)t; (void)f; }
+#ifdef GPUPROF_CUDA
+#define GPUPROF__MAX_DEV 16
+#define GPUPROF__RING (1024 + 2 * GPUPROF_MAX_DEPTH)      /* pending records per thread */
+#define GPUPROF__POOL (2 * GPUPROF__RING + 8)              /* events per thread and device, at most */
+#define GPUPROF__ANCHORS 8
+#define GPUPROF__TRACKS 256
+#define GPUPROF__GPU_TID0 1000000
+#define GPUPROF__STEP_SLOTS 64
+#define GPUPROF__HARVEST_EVERY 16
+
+typedef struct gpuprof__gpurec {
+    cudaEvent_t e0, e1;           /* NULL: a marker for a range without GPU part */
+    gpuprof__node *node;
+    void *stream;
+    uint64_t t1;                  /* CPU ticks at the range's end */
+    uint64_t step;
+    uint32_t depth;               /* 0 = outermost range of its thread */
+    int dev, decision;            /* decision: 0 counted, 1 excluded (warm-up), 2 see gpuprof__exclude */
+} gpuprof__gpurec;
+
+typedef struct gpuprof__gput {
+    pthread_mutex_t mu;           /* held by whoever harvests this thread's records */
+    uint64_t head, tail;          /* ring[tail..head) pending; head written by the owner only */
+    gpuprof__gpurec ring[GPUPROF__RING];
+    uint64_t acc[GPUPROF_MAX_DEPTH + 2];   /* GPU time of finished children, per depth */
+    cudaEvent_t *pool[GPUPROF__MAX_DEV];   /* the owner's free events */
+    uint32_t npool[GPUPROF__MAX_DEV], created[GPUPROF__MAX_DEV];
+    cudaEvent_t *back[GPUPROF__MAX_DEV];   /* returned by another thread's harvest (under mu) */
+    uint32_t nback[GPUPROF__MAX_DEV];
+    uint32_t since;               /* records pushed since the last harvest */
+    void *cache_stream;           /* stream -> track, last lookup */
+    int cache_dev, cache_track;
+} gpuprof__gput;
+
+typedef struct gpuprof__anchor {
+    int ready;
+    cudaStream_t stream;          /* non-blocking, idle: an event there completes at once */
+    cudaEvent_t ev[GPUPROF__ANCHORS];
+    int64_t cpu_ns[GPUPROF__ANCHORS];      /* when each completed, on the CPU clock */
+    uint32_t cur, n, seq;         /* seq is odd while an anchor is being replaced */
+    double rate;                  /* CPU ns per GPU ns, measured over the anchors */
+} gpuprof__anchor;
+
+static struct {
+    int on;                       /* GPU timing now */
+    int available;                /* a device was found at init */
+    int ndev, dev0, driver, runtime;
+    char name[256];
+    char status[256];             /* why GPU timing is off, for the report */
+    gpuprof__anchor anchor[GPUPROF__MAX_DEV];
+    struct { void *stream; int dev, tid; char label[96]; } track[GPUPROF__TRACKS];
+    uint32_t ntracks;
+    uint8_t track_meta[GPUPROF__TRACKS];   /* the writer's: metadata written */
+    uint64_t timed, skipped_capture, skipped_backlog, skipped_device, lost, events_created, anchors;
+    uint64_t late_steps;
+    double anchor_uncertainty_ns;
+    /* per-step GPU busy time of the outermost ranges, for the idle share */
+    struct { uint64_t step, busy_ns, len_ns; int closed, counted; } slot[GPUPROF__STEP_SLOTS];
+    gpuprof_stats idle;           /* per counted step: share of the step the GPU was idle, in % */
+} gpuprof__gpu;
+static pthread_mutex_t gpuprof__gpu_mu = PTHREAD_MUTEX_INITIALIZER;   /* anchors and stream tracks */
+
+static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait);
+
+/* Clears an error gpuprof caused from the runtime's last-error slot, so the
+   program's own cudaGetLastError() does not see it. */
+static void gpuprof__cuda_clear(cudaError_t e) {
+    if (cudaPeekAtLastError() == e) (void)cudaGetLastError();
+}
+
+static GPUPROF__NOINLINE void gpuprof__gpu_fail(cudaError_t e, const char *where) {
+    if (!GPUPROF__LD(&gpuprof__gpu.on)) return;
+    GPUPROF__ST(&gpuprof__gpu.on, 0);
+    snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "GPU timing stopped: %s in %s", cudaGetErrorName(e), where);
+    if (e == cudaErrorCudartUnloading) return;            /* the process is exiting */
+    gpuprof__cuda_clear(e);
+    gpuprof__warn(GPUPROF__W_CUDA, "CUDA error %d (%s: %s) in %s; GPU timing is off from here on, CPU timing goes on (GPU times measured before are kept)",
+                  (int)e, cudaGetErrorName(e), cudaGetErrorString(e), where);
+}
+
+/* Once per session, at init: is there a device? */
+static void gpuprof__gpu_probe(int wanted) {
+    int n = 0, dev = 0;
+    cudaError_t e;
+    struct cudaDeviceProp prop;
+    uint32_t i;
+    GPUPROF__ST(&gpuprof__gpu.on, 0);
+    gpuprof__gpu.available = 0;
+    gpuprof__gpu.name[0] = 0;
+    gpuprof__gpu.timed = gpuprof__gpu.skipped_capture = gpuprof__gpu.skipped_backlog = gpuprof__gpu.skipped_device = 0;
+    gpuprof__gpu.lost = gpuprof__gpu.events_created = gpuprof__gpu.anchors = gpuprof__gpu.late_steps = 0;
+    gpuprof__gpu.anchor_uncertainty_ns = 0;
+    gpuprof__gpu.ntracks = 0;
+    memset(gpuprof__gpu.slot, 0, sizeof gpuprof__gpu.slot);
+    for (i = 0; i < GPUPROF__STEP_SLOTS; i++) gpuprof__gpu.slot[i].step = i;
+    gpuprof_stats_init(&gpuprof__gpu.idle);
+    if (!wanted) { snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "GPU timing off (GPUPROF_GPU=0)"); return; }
+    cudaDriverGetVersion(&gpuprof__gpu.driver);
+    cudaRuntimeGetVersion(&gpuprof__gpu.runtime);
+    e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= 0) {
+        const char *why = e == cudaErrorInsufficientDriver ? "no usable NVIDIA driver" : "no CUDA device visible (check CUDA_VISIBLE_DEVICES)";
+        if (e == cudaSuccess) e = cudaErrorNoDevice;
+        gpuprof__cuda_clear(e);
+        snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "no GPU: %s (%s)", why, cudaGetErrorName(e));
+        gpuprof__warn(GPUPROF__W_NO_GPU, "CUDA is not usable here: %s (%s); GPU timing is off, CPU timing goes on", why, cudaGetErrorName(e));
+        return;
+    }
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess || (e = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess) {
+        gpuprof__cuda_clear(e);
+        snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "no GPU: %s", cudaGetErrorName(e));
+        gpuprof__warn(GPUPROF__W_NO_GPU, "cannot query the CUDA device (%s: %s); GPU timing is off, CPU timing goes on", cudaGetErrorName(e), cudaGetErrorString(e));
+        return;
+    }
+    gpuprof__gpu.ndev = n;
+    gpuprof__gpu.dev0 = dev;
+    snprintf(gpuprof__gpu.name, sizeof gpuprof__gpu.name, "%s", prop.name);
+    gpuprof__gpu.status[0] = 0;
+    gpuprof__gpu.available = 1;
+    GPUPROF__ST(&gpuprof__gpu.on, 1);
+}
+
+static gpuprof__gput *gpuprof__gput_new(gpuprof__thread *t) {
+    gpuprof__gput *g = (gpuprof__gput *)gpuprof__alloc(sizeof *g);
+    if (!g) return NULL;
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->mu, NULL);
+    g->cache_track = -1;
+    t->gpu = g;
+    return g;
+}
+
+/* An event for device dev: from the pool, else a new one (until the pool's
+   bound, which the ring's size guarantees is never reached). */
+static cudaEvent_t gpuprof__event_get(gpuprof__gput *g, int dev) {
+    cudaEvent_t ev;
+    cudaError_t e;
+    if (GPUPROF__UNLIKELY(!g->npool[dev])) {
+        if (!g->pool[dev]) {
+            g->pool[dev] = (cudaEvent_t *)gpuprof__alloc(2 * GPUPROF__POOL * sizeof(cudaEvent_t));
+            if (!g->pool[dev]) return NULL;
+            g->back[dev] = g->pool[dev] + GPUPROF__POOL;
+        }
+        if (GPUPROF__LD(&g->nback[dev])) {       /* events another thread's harvest gave back */
+            pthread_mutex_lock(&g->mu);
+            memcpy(g->pool[dev], g->back[dev], g->nback[dev] * sizeof(cudaEvent_t));
+            g->npool[dev] = g->nback[dev];
+            GPUPROF__ST(&g->nback[dev], 0u);
+            pthread_mutex_unlock(&g->mu);
+        }
+        if (!g->npool[dev]) {
+            if (g->created[dev] >= GPUPROF__POOL) return NULL;
+            if ((e = cudaEventCreateWithFlags(&ev, cudaEventDefault)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventCreateWithFlags"); return NULL; }
+            g->created[dev]++;
+            GPUPROF__ADD(&gpuprof__gpu.events_created, 1);
+            return ev;
+        }
+    }
+    return g->pool[dev][--g->npool[dev]];
+}
+
+/* Gives an event back: to the pool if the caller owns it, else to the
+   owner's return list (the caller holds g->mu). */
+static void gpuprof__event_put(gpuprof__gput *g, int dev, cudaEvent_t ev, int owner) {
+    if (owner) g->pool[dev][g->npool[dev]++] = ev;
+    else { g->back[dev][g->nback[dev]] = ev; GPUPROF__ST(&g->nback[dev], g->nback[dev] + 1); }
+}
+
+/* Is stream s being captured into a graph? 1 yes (or the legacy stream
+   is implicitly part of a capture), 0 no, -1 error (GPU timing is off). */
+static int gpuprof__capturing(void *s) {
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing((cudaStream_t)s, &cs);
+    if (e == cudaErrorStreamCaptureImplicit) { gpuprof__cuda_clear(e); return 1; }
+    if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaStreamIsCapturing"); return -1; }
+    return cs != cudaStreamCaptureStatusNone;
+}
+
+static GPUPROF__NOINLINE void gpuprof__gpu_begin_slow(gpuprof__thread *t, gpuprof__frame *f, void *stream, int s0) {
+    gpuprof__gput *g = t->gpu ? t->gpu : gpuprof__gput_new(t);
+    void *s = stream ? stream : t->stream ? t->stream : (void *)(uintptr_t)(s0 == 2 ? 2 : 1);
+    cudaEvent_t ev;
+    cudaError_t e;
+    int dev = 0, c;
+    if (!g) return;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaGetDevice"); return; }
+    if (dev < 0 || dev >= GPUPROF__MAX_DEV) { GPUPROF__ADD(&gpuprof__gpu.skipped_device, 1); return; }
+    if (g->head - GPUPROF__LD(&g->tail) + GPUPROF_MAX_DEPTH + 2 > GPUPROF__RING) {
+        gpuprof__gpu_harvest(t, t, 0);
+        if (g->head - GPUPROF__LD(&g->tail) + GPUPROF_MAX_DEPTH + 2 > GPUPROF__RING) {
+            GPUPROF__ADD(&gpuprof__gpu.skipped_backlog, 1);
+            return;
+        }
+    }
+    if ((c = gpuprof__capturing(s)) != 0) {
+        if (c > 0) GPUPROF__ADD(&gpuprof__gpu.skipped_capture, 1);
+        return;
+    }
+    if (!(ev = gpuprof__event_get(g, dev))) return;
+    if ((e = cudaEventRecord(ev, (cudaStream_t)s)) != cudaSuccess) {
+        gpuprof__event_put(g, dev, ev, 1);
+        gpuprof__gpu_fail(e, "cudaEventRecord (is the range's stream on the current device?)");
+        return;
+    }
+    f->gev0 = ev;
+    f->gstream = s;
+    f->gdev = dev;
+}
+
+/* The range of frame f (depth d, 1-based) ends: record its stop event and
+   queue the pair; a range without GPU part whose children had one queues a
+   marker, so the children's time is not given to a later range. */
+static GPUPROF__NOINLINE void gpuprof__gpu_end_slow(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
+    gpuprof__gput *g = t->gpu;
+    gpuprof__gpurec *r;
+    cudaEvent_t ev = NULL;
+    if (!g) return;
+    if (f->gev0) {
+        cudaError_t e;
+        int c;
+        if (!GPUPROF__LD(&gpuprof__gpu.on)) return;
+        if ((c = gpuprof__capturing(f->gstream)) != 0) {
+            if (c < 0) return;
+            /* a capture began inside the range: its start event is an ordinary one, reusable */
+            GPUPROF__ADD(&gpuprof__gpu.skipped_capture, 1);
+            gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1);
+            f->gev0 = NULL;
+        } else {
+            if (!(ev = gpuprof__event_get(g, f->gdev))) { gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1); return; }
+            if ((e = cudaEventRecord(ev, (cudaStream_t)f->gstream)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventRecord"); return; }
+        }
+    }
+    r = &g->ring[g->head % GPUPROF__RING];
+    r->e0 = ev ? (cudaEvent_t)f->gev0 : NULL;
+    r->e1 = ev;
+    r->node = f->node;
+    r->stream = f->gstream;
+    r->dev = f->gdev;
+    r->t1 = t1;
+    r->step = GPUPROF__LD(&gpuprof__g.step);
+    r->depth = d - 1;
+    r->decision = decision;
+    GPUPROF__STR(&g->head, g->head + 1);     /* a harvesting thread may now read it */
+    t->gpu_pushed++;
+    if (++g->since >= GPUPROF__HARVEST_EVERY) gpuprof__gpu_harvest(t, t, 0);
+}
+
+GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, void *stream, int s0) {
+    f->gev0 = NULL;
+    f->gseq = t->gpu_pushed;
+    if (GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_begin_slow(t, f, stream, s0);
+}
+
+GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
+    if (f->gev0 || t->gpu_pushed != f->gseq) gpuprof__gpu_end_slow(t, f, d, decision, t1);
+}
+
+/* The latest anchor of dev, renewed when older than a second. Returns 0 and
+   fills ev/cpu_ns/rate, or -1 when there is none yet. */
+static int gpuprof__anchor_read(int dev, cudaEvent_t *ev, int64_t *cpu_ns, double *rate) {
+    gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
+    uint32_t s1, s2;
+    do {
+        s1 = GPUPROF__LDA(&a->seq);
+        if (!GPUPROF__LD(&a->n)) return -1;
+        *ev = a->ev[GPUPROF__LD(&a->cur)];
+        *cpu_ns = GPUPROF__LD(&a->cpu_ns[GPUPROF__LD(&a->cur)]);
+        *rate = gpuprof__ldd(&a->rate);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        s2 = GPUPROF__LD(&a->seq);
+    } while ((s1 & 1) || s1 != s2);
+    return 0;
+}
+
+/* Records a new anchor on dev's private stream (under gpuprof__gpu_mu). It
+   completes at once -- the stream is idle and waits for nothing -- so
+   waiting for it with cudaEventQuery is short; the CPU time is the middle
+   of the window in which it completed. */
+static void gpuprof__anchor_renew(int dev) {
+    gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
+    int cur_dev = -1, k;
+    uint32_t idx, base;
+    uint64_t t0, t2, m0;
+    int64_t cpu;
+    cudaError_t e = cudaSuccess;
+    if (cudaGetDevice(&cur_dev) != cudaSuccess) return;
+    if (cur_dev != dev && (e = cudaSetDevice(dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaSetDevice"); return; }
+    if (!a->ready) {
+        if ((e = cudaStreamCreateWithFlags(&a->stream, cudaStreamNonBlocking)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaStreamCreateWithFlags"); goto out; }
+        for (k = 0; k < GPUPROF__ANCHORS; k++)
+            if ((e = cudaEventCreateWithFlags(&a->ev[k], cudaEventDefault)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventCreateWithFlags"); goto out; }
+        a->rate = 1.0;
+        a->ready = 1;
+    }
+    idx = a->n ? (a->cur + 1) % GPUPROF__ANCHORS : 0;
+    t0 = gpuprof__ticks();
+    if ((e = cudaEventRecord(a->ev[idx], a->stream)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventRecord"); goto out; }
+    m0 = gpuprof__mono_ns();
+    while ((e = cudaEventQuery(a->ev[idx])) == cudaErrorNotReady && gpuprof__mono_ns() - m0 < 2000000) {}
+    t2 = gpuprof__ticks();
+    if (e == cudaErrorNotReady) goto out;                /* try again at the next harvest */
+    if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventQuery"); goto out; }
+    cpu = (int64_t)gpuprof__ticks_to_ns(t0 - gpuprof__clock.base) + (int64_t)(gpuprof__ticks_to_ns(t2 - t0) / 2);
+    if ((double)gpuprof__ticks_to_ns(t2 - t0) / 2 > gpuprof__gpu.anchor_uncertainty_ns)
+        gpuprof__gpu.anchor_uncertainty_ns = (double)gpuprof__ticks_to_ns(t2 - t0) / 2;
+    /* The clock rate over the longest baseline still held (about 7 s). */
+    base = a->n >= GPUPROF__ANCHORS ? (idx + 1) % GPUPROF__ANCHORS : 0;
+    if (a->n && base != idx && cpu - a->cpu_ns[base] > 900000000) {
+        float ms = 0;
+        if ((e = cudaEventElapsedTime(&ms, a->ev[base], a->ev[idx])) == cudaSuccess && ms > 0) {
+            double r = (double)(cpu - a->cpu_ns[base]) / ((double)ms * 1e6);
+            if (r > 0.999 && r < 1.001) gpuprof__std(&a->rate, r);
+        } else if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); goto out; }
+    }
+    GPUPROF__STR(&a->seq, a->seq + 1);
+    GPUPROF__ST(&a->cpu_ns[idx], cpu);
+    GPUPROF__ST(&a->cur, idx);
+    GPUPROF__ST(&a->n, a->n + 1);
+    GPUPROF__STR(&a->seq, a->seq + 1);
+    gpuprof__gpu.anchors++;
+out:
+    if (cur_dev != dev) cudaSetDevice(cur_dev);
+}
+
+/* The stream track of (dev, stream); per-thread default streams get one
+   per thread. Under the owner's g->mu. */
+static int gpuprof__track(gpuprof__gput *g, int dev, void *stream, int tid) {
+    uint32_t i;
+    if (g->cache_track >= 0 && g->cache_stream == stream && g->cache_dev == dev) return g->cache_track;
+    pthread_mutex_lock(&gpuprof__gpu_mu);
+    for (i = 0; i < gpuprof__gpu.ntracks; i++)
+        if (gpuprof__gpu.track[i].stream == stream && gpuprof__gpu.track[i].dev == dev && (stream != (void *)2 || gpuprof__gpu.track[i].tid == tid)) break;
+    if (i == gpuprof__gpu.ntracks) {
+        if (i == GPUPROF__TRACKS) i = GPUPROF__TRACKS - 1;          /* the last track takes the rest */
+        else {
+            gpuprof__gpu.track[i].stream = stream;
+            gpuprof__gpu.track[i].dev = dev;
+            gpuprof__gpu.track[i].tid = tid;
+            if (stream == (void *)1) snprintf(gpuprof__gpu.track[i].label, sizeof gpuprof__gpu.track[i].label, "GPU %d stream: legacy default", dev);
+            else if (stream == (void *)2) snprintf(gpuprof__gpu.track[i].label, sizeof gpuprof__gpu.track[i].label, "GPU %d stream: per-thread default (thread %d)", dev, tid);
+            else snprintf(gpuprof__gpu.track[i].label, sizeof gpuprof__gpu.track[i].label, "GPU %d stream %p", dev, stream);
+            GPUPROF__STR(&gpuprof__gpu.ntracks, i + 1);
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__gpu_mu);
+    g->cache_stream = stream;
+    g->cache_dev = dev;
+    g->cache_track = (int)i;
+    return (int)i;
+}
+
+static gpuprof__gpustat *gpuprof__gpustat_of(gpuprof__node *n) {
+    gpuprof__gpustat *s = (gpuprof__gpustat *)GPUPROF__LDA(&n->gpu);
+    if (s) return s;
+    if (!(s = (gpuprof__gpustat *)gpuprof__alloc(sizeof *s))) return NULL;
+    memset(s, 0, offsetof(gpuprof__gpustat, stats));
+    memset(&s->self_ns, 0, sizeof *s - offsetof(gpuprof__gpustat, self_ns));
+    gpuprof_stats_init(&s->stats);
+    GPUPROF__STR(&n->gpu, s);
+    return s;
+}
+
+/* One finished record: statistics, self time, step busy time, trace. */
+static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpuprof__gpurec *r) {
+    gpuprof__gput *g = owner->gpu;
+    gpuprof__gpustat *gs;
+    float ms = 0, ma = 0;
+    cudaError_t e;
+    cudaEvent_t aev;
+    int64_t anchor_cpu, start_ns = -1, lag;
+    double rate;
+    uint64_t dur, kids, self;
+    if ((e = cudaEventElapsedTime(&ms, r->e0, r->e1)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); return -1; }
+    dur = ms > 0 ? (uint64_t)((double)ms * 1e6 + 0.5) : 0;
+    if (gpuprof__anchor_read(r->dev, &aev, &anchor_cpu, &rate) == 0) {
+        if ((e = cudaEventElapsedTime(&ma, aev, r->e0)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); return -1; }
+        start_ns = anchor_cpu + (int64_t)((double)ma * 1e6 * rate + (ma >= 0 ? 0.5 : -0.5));
+    }
+    kids = g->acc[r->depth + 1];
+    g->acc[r->depth + 1] = 0;
+    g->acc[r->depth] += dur;
+    self = dur > kids ? dur - kids : 0;
+    lag = start_ns >= 0 ? start_ns + (int64_t)dur - (int64_t)gpuprof__ticks_to_ns(r->t1 - gpuprof__clock.base) : 0;
+    if ((gs = gpuprof__gpustat_of(r->node)) != NULL) {
+        if (r->decision == 0) {
+            gpuprof__stats_add_ns(&gs->stats, dur);
+            GPUPROF__ST(&gs->self_ns, gs->self_ns + self);
+            GPUPROF__ST(&gs->lag_ns, gs->lag_ns + lag);
+        } else if (r->decision == 2) {
+            if (!gs->pre) {
+                gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
+                if (p) { gpuprof_stats_init(p); GPUPROF__STR(&gs->pre, p); }
+            }
+            if (gs->pre) gpuprof_stats_add(gs->pre, (double)dur);
+            GPUPROF__ST(&gs->pre_self_ns, gs->pre_self_ns + self);
+        } else GPUPROF__ST(&gs->excluded, gs->excluded + 1);
+    }
+    GPUPROF__ADD(&gpuprof__gpu.timed, 1);
+    if (r->depth == 0 && r->decision == 0) {
+        uint32_t k = (uint32_t)(r->step % GPUPROF__STEP_SLOTS);
+        if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == r->step) GPUPROF__ADD(&gpuprof__gpu.slot[k].busy_ns, dur);
+        else GPUPROF__ADD(&gpuprof__gpu.late_steps, 1);
+    }
+    if (me && start_ns >= 0 && GPUPROF__LD(&gpuprof__g.trace_on)) {
+        int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
+        uint32_t depth = r->depth > 255 ? 255 : r->depth;
+        gpuprof__trace_put(me, GPUPROF__EV_GPU | (track << 4), r->node->name_id,
+                           (r->decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8), (uint64_t)start_ns, dur);
+    }
+    return 0;
+}
+
+/* Takes owner's finished records in order. wait=0: stops at the first one
+   not finished (cudaEventQuery only); wait=1: the drain, which waits. me is
+   the calling thread's state (its trace block gets the GPU events). */
+static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait) {
+    gpuprof__gput *g = owner->gpu;
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    uint64_t head, tail;
+    int is_owner = me == owner, exchanged = 0, taken = 0;
+    if (!g) return 0;
+    if (wait) pthread_mutex_lock(&g->mu);
+    else if (pthread_mutex_trylock(&g->mu) != 0) return 0;
+    head = GPUPROF__LDA(&g->head);
+    tail = g->tail;
+    if (is_owner) g->since = 0;
+    while (tail != head && GPUPROF__LD(&gpuprof__gpu.on)) {
+        gpuprof__gpurec *r = &g->ring[tail % GPUPROF__RING];
+        if (r->e0) {
+            cudaError_t e;
+            cudaEvent_t aev;
+            int64_t acpu;
+            double rate;
+            if (!exchanged) {
+                /* In relaxed mode gpuprof's queries cannot break a capture
+                   that this or another thread is making. */
+                if ((e = cudaThreadExchangeStreamCaptureMode(&mode)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaThreadExchangeStreamCaptureMode"); break; }
+                exchanged = 1;
+            }
+            e = cudaEventQuery(r->e1);
+            if (e == cudaErrorNotReady && wait) e = cudaEventSynchronize(r->e1);
+            if (e == cudaErrorNotReady) break;
+            if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventQuery"); break; }
+            /* an anchor at most a second old keeps float milliseconds precise */
+            if (gpuprof__anchor_read(r->dev, &aev, &acpu, &rate) != 0 ||
+                (int64_t)gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base) - acpu > 1000000000) {
+                if (wait) pthread_mutex_lock(&gpuprof__gpu_mu);
+                if (wait || pthread_mutex_trylock(&gpuprof__gpu_mu) == 0) {
+                    gpuprof__anchor_renew(r->dev);
+                    pthread_mutex_unlock(&gpuprof__gpu_mu);
+                }
+                if (!GPUPROF__LD(&gpuprof__gpu.on)) break;
+            }
+            if (gpuprof__gpu_take(owner, me, r) != 0) break;
+            gpuprof__event_put(g, r->dev, r->e0, is_owner);
+            gpuprof__event_put(g, r->dev, r->e1, is_owner);
+            taken++;
+        } else {
+            g->acc[r->depth + 1] = 0;        /* the parent had no GPU part: nobody to give it to */
+        }
+        tail++;
+        GPUPROF__ST(&g->tail, tail);
+    }
+    if (exchanged) cudaThreadExchangeStreamCaptureMode(&mode);
+    pthread_mutex_unlock(&g->mu);
+    return taken;
+}
+
+/* gpuprof_flush and GPUPROF_STEP: this thread's finished records. */
+static void gpuprof__gpu_flush(void) {
+    gpuprof__thread *t = gpuprof__tls;
+    if (t && t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, t, 0);
+}
+
+/* Before a report or at shutdown: every thread's records, waiting for the
+   ones still running (the one synchronisation gpuprof makes). */
+static void gpuprof__gpu_drain(void) {
+    gpuprof__thread *me = gpuprof__tls, *t;
+    if (!GPUPROF__LD(&gpuprof__gpu.available)) return;
+    if (me && me->session != gpuprof__g.session) me = NULL;
+    pthread_mutex_lock(&gpuprof__lock);
+    for (t = gpuprof__g.threads; t; t = t->next)
+        if (t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, me, 1);
+    pthread_mutex_unlock(&gpuprof__lock);
+}
+
+/* GPUPROF_STEP (under gpuprof__lock): step `step` ended after len_ns; the
+   step 16 before it is settled into the idle statistics. */
+static void gpuprof__gpu_step(uint64_t step, uint64_t len_ns, int counted) {
+    uint32_t k = (uint32_t)(step % GPUPROF__STEP_SLOTS), old, next = (uint32_t)((step + 1) % GPUPROF__STEP_SLOTS);
+    if (!gpuprof__gpu.available) return;
+    if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == step) {
+        gpuprof__gpu.slot[k].len_ns = len_ns;
+        gpuprof__gpu.slot[k].counted = counted;
+        gpuprof__gpu.slot[k].closed = 1;
+    }
+    old = (uint32_t)((step + GPUPROF__STEP_SLOTS - 16) % GPUPROF__STEP_SLOTS);
+    if (step >= 16 && gpuprof__gpu.slot[old].closed && gpuprof__gpu.slot[old].step == step - 16) {
+        if (gpuprof__gpu.slot[old].counted && gpuprof__gpu.slot[old].len_ns) {
+            double busy = (double)GPUPROF__LD(&gpuprof__gpu.slot[old].busy_ns), len = (double)gpuprof__gpu.slot[old].len_ns;
+            gpuprof_stats_add(&gpuprof__gpu.idle, busy >= len ? 0.0 : 100.0 * (len - busy) / len);
+        }
+        gpuprof__gpu.slot[old].closed = 0;
+    }
+    /* the next step's slot starts empty before any of its ranges can end */
+    gpuprof__gpu.slot[next].closed = 0;
+    GPUPROF__ST(&gpuprof__gpu.slot[next].busy_ns, (uint64_t)0);
+    GPUPROF__ST(&gpuprof__gpu.slot[next].step, step + 1);
+}
+
+/* The idle statistics including the steps not settled yet (report time). */
+static void gpuprof__gpu_idle(gpuprof_stats *out) {
+    uint32_t k;
+    *out = gpuprof__gpu.idle;
+    for (k = 0; k < GPUPROF__STEP_SLOTS; k++)
+        if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted && gpuprof__gpu.slot[k].len_ns) {
+            double busy = (double)GPUPROF__LD(&gpuprof__gpu.slot[k].busy_ns), len = (double)gpuprof__gpu.slot[k].len_ns;
+            gpuprof_stats_add(out, busy >= len ? 0.0 : 100.0 * (len - busy) / len);
+        }
+}
+
+/* A thread state is freed: its events go back to the runtime. */
+static void gpuprof__gput_free(gpuprof__gput *g) {
+    int dev;
+    uint32_t i;
+    if (!g) return;
+    for (dev = 0; dev < GPUPROF__MAX_DEV; dev++) {
+        if (!g->pool[dev]) continue;
+        if (GPUPROF__LD(&gpuprof__gpu.on)) {
+            for (i = 0; i < g->npool[dev]; i++) cudaEventDestroy(g->pool[dev][i]);
+            for (i = 0; i < g->nback[dev]; i++) cudaEventDestroy(g->back[dev][i]);
+        }
+        GPUPROF_FREE(g->pool[dev]);
+    }
+    GPUPROF__ADD(&gpuprof__gpu.lost, g->head - g->tail);
+    pthread_mutex_destroy(&g->mu);
+    GPUPROF_FREE(g);
+}
+
+/* At shutdown: the anchors' stream and events. */
+static void gpuprof__gpu_close(void) {
+    int dev, k;
+    for (dev = 0; dev < GPUPROF__MAX_DEV; dev++) {
+        gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
+        if (!a->ready) continue;
+        if (GPUPROF__LD(&gpuprof__gpu.on)) {
+            for (k = 0; k < GPUPROF__ANCHORS; k++) cudaEventDestroy(a->ev[k]);
+            cudaStreamDestroy(a->stream);
+        }
+        memset(a, 0, sizeof *a);
+    }
+    GPUPROF__ST(&gpuprof__gpu.on, 0);
+}
+#else
+/* CPU-only build: the GPU part compiles away. */
+GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, void *stream, int s0) { (void)t; (void)f; (void)stream; (void)s0; }
+GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
+    (void)t; (void)f; (void)d; (void)decision; (void)t1;
+}
 static void gpuprof__gpu_flush(void) {}
 static void gpuprof__gpu_drain(void) {}
+#endif
+
+#ifdef GPUPROF_NVTX
+#define GPUPROF__NVTX_PUSH(f, id) do { if (GPUPROF__LD(&gpuprof__g.nvtx_on)) { \
+    nvtxDomainRangePushEx(gpuprof__nvtx_domain, &gpuprof__g.names[id].nvtx); (f)->flags |= GPUPROF__F_NVTX; } } while (0)
+#define GPUPROF__NVTX_POP(f) do { if ((f)->flags & GPUPROF__F_NVTX) nvtxDomainRangePop(gpuprof__nvtx_domain); } while (0)
+#else
+#define GPUPROF__NVTX_PUSH(f, id) ((void)0)
+#define GPUPROF__NVTX_POP(f) ((void)0)
+#endif
 
 /* ----------------------------------------------------------------------
    Ranges
@@ -1333,7 +2014,7 @@ static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, ui
 
 /* The general case of opening a range: first use (session, thread state,
    name id), a new call path, too deep, paused, work annotations. */
-static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, double flops, double bytes) {
+static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, double flops, double bytes, void *stream, int s0) {
     gpuprof__thread *t;
     gpuprof__node *parent, *n;
     gpuprof__frame *f;
@@ -1356,7 +2037,8 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int
     f->flops = flops;
     f->bytes = bytes;
     t->depth = d + 1;
-    gpuprof__gpu_begin(t, f);
+    gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
+    GPUPROF__NVTX_PUSH(f, id);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -1373,17 +2055,18 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     uint32_t d;
     if (GPUPROF__UNLIKELY(!live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;   /* paused */
     if (GPUPROF__UNLIKELY(!t || t->session != live || (uint32_t)(v >> 32) != t->session))
-        return gpuprof__begin(site, 0, flags, 0, 0);
+        return gpuprof__begin(site, 0, flags, 0, 0, NULL, 1);
     d = t->depth;
     n = t->by_name[(uint32_t)v];
     if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH || !n || n->parent != (d ? t->stack[d - 1].node : &t->root)))
-        return gpuprof__begin(site, 0, flags, 0, 0);
+        return gpuprof__begin(site, 0, flags, 0, 0, NULL, 1);
     f = &t->stack[d];
     f->node = n;
     f->child_ns = 0;
     f->flags = flags;
     t->depth = d + 1;
-    gpuprof__gpu_begin(t, f);
+    gpuprof__gpu_begin(t, f, NULL, site->stream0);
+    GPUPROF__NVTX_PUSH(f, (uint32_t)v);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -1391,19 +2074,22 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
 int gpuprof__range_begin(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_SCOPED); }
 int gpuprof__range_begin_explicit(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_EXPLICIT); }
 int gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes) {
-    return gpuprof__begin(site, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes);
+    return gpuprof__begin(site, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes, NULL, 1);
+}
+int gpuprof__range_begin_stream(gpuprof_site *site, void *stream, int scoped) {
+    return gpuprof__begin(site, 0, scoped ? GPUPROF__F_SCOPED : GPUPROF__F_EXPLICIT, 0, 0, stream, 1);
 }
 
 /* Run-time names are hashed and looked up in a small per-thread cache
    before the shared registry, so a repeated name takes no lock. */
-int gpuprof__range_begin_dyn(const char *name) {
+int gpuprof__range_begin_dyn(const char *name, int stream0) {
     gpuprof__thread *t;
     uint32_t h, slot, id;
     size_t n;
     if (!(t = gpuprof__self())) return 0;
-    if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0);
+    if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
     n = strlen(name);
-    if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0);
+    if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
     h = gpuprof__hash(name, n);
     slot = h % GPUPROF__DYN_CACHE;
     id = t->dyn[slot].id;
@@ -1412,7 +2098,7 @@ int gpuprof__range_begin_dyn(const char *name) {
         t->dyn[slot].hash = h;
         t->dyn[slot].id = id;
     }
-    return gpuprof__begin(NULL, id, GPUPROF__F_SCOPED, 0, 0);
+    return gpuprof__begin(NULL, id, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
 }
 
 /* Closes frame d-1 of t at time t1. */
@@ -1420,13 +2106,15 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     gpuprof__frame *f = &t->stack[d - 1];
     gpuprof__node *n = f->node;
     uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), self = dt - f->child_ns;
-    int evflags = 0;
-    gpuprof__gpu_end(t, f);
+    int evflags = 0, decision = 0;
+    GPUPROF__NVTX_POP(f);
     t->depth = d - 1;
     if (d > 1) t->stack[d - 2].child_ns += dt;
-    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding)) && gpuprof__exclude(n, (double)dt, self)) {
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding)) && (decision = gpuprof__exclude(n, (double)dt, self)) != 0) {
         evflags = GPUPROF__EVF_WARMUP;
+        gpuprof__gpu_end(t, f, d, decision, t1);
     } else {
+        gpuprof__gpu_end(t, f, d, 0, t1);
         gpuprof__stats_add_ns(&n->stats, dt);
         GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
         if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) {
@@ -1588,10 +2276,14 @@ void gpuprof__step(void) {
     else gpuprof__g.steps_excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
     if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0));
+#ifdef GPUPROF_CUDA
+    gpuprof__gpu_step(step, first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.step_t0), counted && !first);
+#endif
     gpuprof__g.step_t0 = now;
     gpuprof__g.step++;
     gpuprof__apply_phase();
     pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__gpu_flush();
     if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
@@ -1804,15 +2496,15 @@ static void gpuprof__trace_format(gpuprof__block *b) {
     for (i = 0; i < b->count; i++) {
         const gpuprof__event *e = &b->ev[i];
         const gpuprof__name *nm = &gpuprof__g.names[e->name_id];
-        uint64_t ts = gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
+        uint64_t ts = (e->type & 15) == GPUPROF__EV_GPU ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
         char *start;
         if (e->flags & GPUPROF__EVF_NUDGE) { ts++; dur--; }
-        if ((size_t)(p - buf) + nm->len * 6 + 512 + 4096 > GPUPROF__WBUF) {
+        if ((size_t)(p - buf) + nm->len * 6 + 2048 + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(buf, (size_t)(p - buf));
             p = buf;
         }
         start = p;
-        switch (e->type) {
+        switch (e->type & 15) {
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, range_head_len);
             p += range_head_len;
@@ -1843,7 +2535,41 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             p = gpuprof__put_us(p, ts);
             *p++ = '}';
             break;
-        default:                                     /* GPUPROF__EV_STEP */
+#ifdef GPUPROF_CUDA
+        case GPUPROF__EV_GPU: {
+            /* On its stream's track. Ranges that start or end together on the
+               GPU (a parent and its first child) would not nest once rounded:
+               each is shrunk by its depth in ns at both ends, far below the
+               events' 0.5 us resolution. */
+            uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8;
+            if (!gpuprof__gpu.track_meta[track]) {
+                gpuprof__gpu.track_meta[track] = 1;
+                p = gpuprof__trace_head(p, "M", GPUPROF__GPU_TID0 + track);
+                p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+                p += gpuprof__json_escape(p, gpuprof__gpu.track[track].label, strlen(gpuprof__gpu.track[track].label));
+                p = gpuprof__put_s(p, "}}");
+                p = gpuprof__trace_head(p, "M", GPUPROF__GPU_TID0 + track);
+                p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+                p = gpuprof__put_u64(p, 100000 + track);
+                p = gpuprof__put_s(p, "}}");
+            }
+            ts += depth;
+            dur = dur > 2 * depth ? dur - 2 * depth : 0;
+            p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
+            p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
+            memcpy(p, nm->json, nm->json_len);
+            p += nm->json_len;
+            p = gpuprof__put_s(p, ",\"ts\":");
+            p = gpuprof__put_us(p, ts);
+            p = gpuprof__put_s(p, ",\"dur\":");
+            p = gpuprof__put_us(p, dur);
+            if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
+            *p++ = '}';
+            break;
+        }
+#endif
+        case GPUPROF__EV_STEP:
+        default:
             p = gpuprof__trace_head(p, "i", tid);
             p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
             p = gpuprof__put_u64(p, e->u.step);
@@ -1910,6 +2636,9 @@ static int gpuprof__trace_open(void) {
     p = gpuprof__put_s(p, "}}");
     gpuprof__g.trace_failed = 0;
     gpuprof__g.trace_off = 0;
+#ifdef GPUPROF_CUDA
+    memset(gpuprof__gpu.track_meta, 0, sizeof gpuprof__gpu.track_meta);
+#endif
     gpuprof__trace_write(head, (size_t)(p - head));
     gpuprof__g.writer_stop = 0;
     if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
@@ -1989,7 +2718,10 @@ typedef struct gpuprof__row {
     int32_t parent;
     uint64_t self_ns, excluded;
     double flops, bytes, last;
+    uint64_t gpu_self_ns, gpu_excluded;
+    int64_t gpu_lag_ns;
     gpuprof_stats stats;
+    gpuprof_stats gpu;          /* GPU time (CUDA builds) */
 } gpuprof__row;
 
 typedef struct gpuprof__snap {
@@ -1998,6 +2730,8 @@ typedef struct gpuprof__snap {
     uint32_t *order;            /* tree rows in display order (depth first, larger totals first) */
     uint32_t norder;
     double profiled_ns;         /* sum of self times: time spent inside any range */
+    double gpu_ns;              /* sum of GPU self times */
+    int has_gpu;                /* some range has GPU time: tables sort by it */
     uint64_t marks, dropped, excluded_calls;
     uint32_t nthreads;
 } gpuprof__snap;
@@ -2015,12 +2749,27 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
         if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->excluded += gpuprof_stats_count(pre);
         else { gpuprof_stats_merge(&r->stats, pre); r->self_ns += GPUPROF__LD(&n->pre_self_ns); }
     }
+    {
+        gpuprof__gpustat *g = (gpuprof__gpustat *)GPUPROF__LDA(&n->gpu);
+        if (g) {
+            gpuprof_stats *gpre = (gpuprof_stats *)GPUPROF__LDA(&g->pre);
+            gpuprof_stats_merge(&r->gpu, &g->stats);
+            r->gpu_self_ns += GPUPROF__LD(&g->self_ns);
+            r->gpu_excluded += GPUPROF__LD(&g->excluded);
+            r->gpu_lag_ns += GPUPROF__LD(&g->lag_ns);
+            if (gpre) {
+                if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->gpu_excluded += gpuprof_stats_count(gpre);
+                else { gpuprof_stats_merge(&r->gpu, gpre); r->gpu_self_ns += GPUPROF__LD(&g->pre_self_ns); }
+            }
+        }
+    }
 }
 
 static gpuprof__row *gpuprof__row_new(gpuprof__row *rows, uint32_t *n, uint32_t name_id, uint32_t depth, int32_t parent) {
     gpuprof__row *r = &rows[(*n)++];
     memset(r, 0, offsetof(gpuprof__row, stats));
     gpuprof_stats_init(&r->stats);
+    gpuprof_stats_init(&r->gpu);
     r->name_id = name_id;
     r->depth = depth;
     r->parent = parent;
@@ -2028,13 +2777,15 @@ static gpuprof__row *gpuprof__row_new(gpuprof__row *rows, uint32_t *n, uint32_t 
 }
 
 static gpuprof__snap *gpuprof__collect_snap;   /* for the qsort comparators */
+/* Tables sort by GPU total time when there is GPU time, else by CPU total. */
+static double gpuprof__row_key(const gpuprof__row *r) { return gpuprof__collect_snap->has_gpu ? r->gpu.sum : r->stats.sum; }
 static int gpuprof__by_total(const void *a, const void *b) {
     const gpuprof__row *rows = gpuprof__collect_snap->tree;
-    double x = rows[*(const uint32_t *)a].stats.sum, y = rows[*(const uint32_t *)b].stats.sum;
+    double x = gpuprof__row_key(&rows[*(const uint32_t *)a]), y = gpuprof__row_key(&rows[*(const uint32_t *)b]);
     return x < y ? 1 : x > y ? -1 : (int)(*(const uint32_t *)a) - (int)(*(const uint32_t *)b);
 }
 static int gpuprof__flat_by_total(const void *a, const void *b) {
-    double x = ((const gpuprof__row *)a)->stats.sum, y = ((const gpuprof__row *)b)->stats.sum;
+    double x = gpuprof__row_key((const gpuprof__row *)a), y = gpuprof__row_key((const gpuprof__row *)b);
     return x < y ? 1 : x > y ? -1 : (int)((const gpuprof__row *)a)->name_id - (int)((const gpuprof__row *)b)->name_id;
 }
 
@@ -2118,7 +2869,10 @@ static int gpuprof__collect(gpuprof__snap *s) {
     for (i = 0; i < s->nflat; i++) {
         s->profiled_ns += (double)s->flat[i].self_ns;
         s->excluded_calls += s->flat[i].excluded;
+        s->gpu_ns += (double)s->flat[i].gpu_self_ns;
+        if (s->flat[i].gpu.count) s->has_gpu = 1;
     }
+    gpuprof__collect_snap = s;
     qsort(s->flat, s->nflat, sizeof *s->flat, gpuprof__flat_by_total);
     /* Display order of the tree: children sorted by total, depth first. */
     kids = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *kids);
@@ -2227,6 +2981,32 @@ static void gpuprof__cell_val(gpuprof__buf *b, double v) {
 
 static const char *gpuprof__name_text(uint32_t id) { return gpuprof__g.names[id].text; }
 
+/* Launch against GPU time (SPEC 9). A range is GPU-bound when its GPU time
+   is well above its CPU time, or when the GPU finished it well after the CPU
+   closed it (work was queued: the GPU is behind). Otherwise the GPU kept up
+   with the CPU, whose launches, host work or waits set the pace: launch-bound. */
+static const char *gpuprof__verdict(const gpuprof__row *r) {
+    double g, c, lag;
+    if (!r->gpu.count || !r->stats.count) return NULL;
+    g = r->gpu.sum / (double)r->gpu.count;
+    c = r->stats.sum / (double)r->stats.count;
+    lag = (double)r->gpu_lag_ns / (double)r->gpu.count;
+    return g >= 1.5 * c || lag > 0.1 * g ? "GPU-bound" : "launch-bound";
+}
+
+/* "GPU 0: NVIDIA H100 ... (CUDA 13.0, driver 13.0)", or why there is no GPU time. */
+static void gpuprof__device_text(char *out, size_t n) {
+#ifdef GPUPROF_CUDA
+    if (gpuprof__gpu.available)
+        snprintf(out, n, "GPU %d: %s (CUDA %d.%d, driver %d.%d)%s%s", gpuprof__gpu.dev0, gpuprof__gpu.name,
+                 gpuprof__gpu.runtime / 1000, gpuprof__gpu.runtime % 1000 / 10, gpuprof__gpu.driver / 1000, gpuprof__gpu.driver % 1000 / 10,
+                 gpuprof__gpu.status[0] ? " | " : "", gpuprof__gpu.status);
+    else snprintf(out, n, "%s", gpuprof__gpu.status[0] ? gpuprof__gpu.status : "no GPU");
+#else
+    snprintf(out, n, "CPU only (no CUDA in this build)");
+#endif
+}
+
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     char t1[32], t2[32], t3[32], t4[32];
     uint32_t i, rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
@@ -2234,7 +3014,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     int view = gpuprof__g.cfg.report_view;
     double wall = (double)(gpuprof__mono_ns() - gpuprof__g.t_init_ns);
     uint64_t warnings = 0;
-    char rank[32] = "";
+    char rank[32] = "", device[512];
 
     for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flat[i].name_id)); if (w > width) width = w; }
     for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > width) width = w; }
@@ -2242,8 +3022,9 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (width > 40) width = 40;
 
     if (gpuprof__g.rank >= 0) snprintf(rank, sizeof rank, ", rank %d", gpuprof__g.rank);
-    gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | CPU only (no CUDA in this build) | wall %s | %d thread%s | clock %s\n",
-                        GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, rank,
+    gpuprof__device_text(device, sizeof device);
+    gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | %s | wall %s | %d thread%s | clock %s\n",
+                        GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, rank, device,
                         gpuprof__fmt_ns(t1, sizeof t1, wall), (int)gpuprof__g.nthreads, gpuprof__g.nthreads == 1 ? "" : "s",
                         gpuprof__clock.use_tsc ? "TSC" : "CLOCK_MONOTONIC");
     if (gpuprof__g.steps_seen) {
@@ -2266,8 +3047,84 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_printf(b, "   trace: %s (%llu events written, %llu dropped%s)\n", gpuprof__g.trace_path,
                             (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written), (unsigned long long)s->dropped,
                             s->dropped ? "; raise trace_buffer_mb" : "");
+#ifdef GPUPROF_CUDA
+    if (gpuprof__gpu.available) {
+        gpuprof_stats idle;
+        gpuprof__buf_printf(b, "   GPU: %llu range%s timed with CUDA events", (unsigned long long)GPUPROF__LD(&gpuprof__gpu.timed),
+                            GPUPROF__LD(&gpuprof__gpu.timed) == 1 ? "" : "s");
+        if (gpuprof__gpu.skipped_capture) gpuprof__buf_printf(b, ", %llu inside CUDA graph capture (not GPU-timed)", (unsigned long long)gpuprof__gpu.skipped_capture);
+        if (gpuprof__gpu.skipped_backlog) gpuprof__buf_printf(b, ", %llu not GPU-timed (%d ranges waiting for the GPU)", (unsigned long long)gpuprof__gpu.skipped_backlog, GPUPROF__RING);
+        if (gpuprof__gpu.lost) gpuprof__buf_printf(b, ", %llu lost to a CUDA error", (unsigned long long)gpuprof__gpu.lost);
+        gpuprof__gpu_idle(&idle);
+        if (idle.count)
+            gpuprof__buf_printf(b, " | GPU idle per step (outside GPU ranges): mean %s%%, p50 %s%%, p95 %s%%",
+                                gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_mean(&idle)), gpuprof__fmt_val(t2, sizeof t2, gpuprof_stats_quantile(&idle, 0.5)),
+                                gpuprof__fmt_val(t3, sizeof t3, gpuprof_stats_quantile(&idle, 0.95)));
+        gpuprof__buf_s(b, "\n");
+    }
+#endif
+    if (s->has_gpu) {
+        double bound = 0;
+        for (i = 0; i < s->nflat; i++) {
+            const char *v = gpuprof__verdict(&s->flat[i]);
+            if (v && v[0] == 'G') bound += (double)s->flat[i].gpu_self_ns;
+        }
+        if (s->gpu_ns > 0) {
+            gpuprof__fmt(t1, sizeof t1, "%.1f", 100.0 * bound / s->gpu_ns);
+            gpuprof__buf_printf(b, "   verdict: %s: %s%% of the GPU time is in GPU-bound ranges (see the Verdict column)\n",
+                                bound >= 0.5 * s->gpu_ns ? "GPU-bound" : "launch-bound", t1);
+        }
+    }
 
-    if (view != GPUPROF_VIEW_TREE) {
+    if (view != GPUPROF_VIEW_TREE && s->has_gpu) {
+        gpuprof__buf_s(b, "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
+                          "CPU: host time in the range, the launch cost of asynchronous work; GPU% = share of all GPU self time)\n");
+        gpuprof__name_cell(b, "Name", width, 0);
+        gpuprof__buf_s(b, "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict\n");
+        for (i = 0; i < s->nflat && i < rows; i++) {
+            gpuprof__row *r = &s->flat[i];
+            gpuprof_stats *g = &r->gpu;
+            const char *v = gpuprof__verdict(r);
+            if (!r->stats.count) continue;
+            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+            gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
+            gpuprof__cell_ns(b, r->stats.sum);
+            gpuprof__cell_ns(b, gpuprof_stats_mean(&r->stats));
+            gpuprof__cell_ns(b, g->count ? g->sum : NAN);
+            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : NAN);
+            gpuprof__fmt(t1, sizeof t1, "%.1f", s->gpu_ns > 0 ? 100.0 * (double)r->gpu_self_ns / s->gpu_ns : 0.0);
+            gpuprof__buf_printf(b, " %5s%%", g->count ? t1 : "-");
+            gpuprof__cell_ns(b, gpuprof_stats_mean(g));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.50));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.99));
+            gpuprof__cell_ns(b, g->count ? g->max : NAN);
+            gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
+        }
+        if (s->nflat > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->nflat - rows);
+    }
+    if (view != GPUPROF_VIEW_FLAT && s->norder && s->has_gpu) {
+        gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in)\n");
+        gpuprof__name_cell(b, "Name", width, 0);
+        gpuprof__buf_s(b, "     Calls  CPU Total   CPU Self  GPU Total   GPU Self   GPU Mean    GPU P95  Verdict\n");
+        for (i = 0; i < s->norder && i < rows; i++) {
+            gpuprof__row *r = &s->tree[s->order[i]];
+            gpuprof_stats *g = &r->gpu;
+            const char *v = gpuprof__verdict(r);
+            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
+            gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
+            gpuprof__cell_ns(b, r->stats.sum);
+            gpuprof__cell_ns(b, (double)r->self_ns);
+            gpuprof__cell_ns(b, g->count ? g->sum : NAN);
+            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : NAN);
+            gpuprof__cell_ns(b, gpuprof_stats_mean(g));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
+            gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
+        }
+        if (s->norder > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->norder - rows);
+    }
+
+    if (view != GPUPROF_VIEW_TREE && !s->has_gpu) {
         gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; Self% = share of all time in ranges)\n");
         gpuprof__name_cell(b, "Name", width, 0);
         gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max\n");
@@ -2292,7 +3149,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         }
         if (s->nflat > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->nflat - rows);
     }
-    if (view != GPUPROF_VIEW_FLAT && s->norder) {
+    if (view != GPUPROF_VIEW_FLAT && s->norder && !s->has_gpu) {
         gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; Total% = share of all time in ranges)\n");
         gpuprof__name_cell(b, "Name", width, 0);
         gpuprof__buf_s(b, "     Calls      Total       Self  Total%       Mean        P50        P95        Max\n");
@@ -2354,7 +3211,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
 static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "end_without_begin", "mismatched_nesting", "open_at_shutdown", "after_shutdown", "double_init",
     "bad_name", "long_name", "bad_counter_value", "names_over_cap", "paths_over_cap", "too_deep",
-    "out_of_memory", "trace_dropped", "bad_setting", "output_error"
+    "out_of_memory", "trace_dropped", "bad_setting", "output_error", "gpu_unavailable", "cuda_error"
 };
 
 static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) {
@@ -2389,16 +3246,53 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
     gpuprof__buf_num(b, r->flops);
     gpuprof__buf_s(b, ",\"bytes\":");
     gpuprof__buf_num(b, r->bytes);
+    gpuprof__buf_s(b, ",\"gpu\":");
+    if (r->gpu.count || r->gpu_excluded) {
+        const char *v = gpuprof__verdict(r);
+        gpuprof__buf_s(b, "{");
+        gpuprof__json_stats(b, &r->gpu, "_ns");
+        gpuprof__buf_printf(b, ",\"self_ns\":%llu,\"excluded_calls\":%llu,\"end_lag_mean_ns\":", (unsigned long long)r->gpu_self_ns,
+                            (unsigned long long)r->gpu_excluded);
+        gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_lag_ns / (double)r->gpu.count : NAN);
+        gpuprof__buf_printf(b, ",\"verdict\":%s%s%s}", v ? "\"" : "", v ? v : "null", v ? "\"" : "");
+    } else gpuprof__buf_s(b, "null");
 }
 
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     uint32_t i;
-    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":1,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
+    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":2,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
     gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"},\n", gpuprof__g.pid, gpuprof__g.rank,
                         gpuprof__g.nthreads, (unsigned long long)(gpuprof__mono_ns() - gpuprof__g.t_init_ns),
                         gpuprof__clock.use_tsc ? "tsc" : "clock_monotonic");
-    gpuprof__buf_s(b, "\"device\":{\"cuda\":false,\"name\":null},\n\"config\":{\"warmup\":");
+#ifdef GPUPROF_CUDA
+    {
+        gpuprof_stats idle;
+        gpuprof__buf_printf(b, "\"device\":{\"cuda\":true,\"available\":%s,\"index\":%d,\"name\":", gpuprof__gpu.available ? "true" : "false", gpuprof__gpu.dev0);
+        if (gpuprof__gpu.available) gpuprof__buf_json_str(b, gpuprof__gpu.name);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_printf(b, ",\"devices\":%d,\"runtime_version\":%d,\"driver_version\":%d,\"status\":", gpuprof__gpu.ndev, gpuprof__gpu.runtime, gpuprof__gpu.driver);
+        if (gpuprof__gpu.status[0]) gpuprof__buf_json_str(b, gpuprof__gpu.status);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_printf(b, "},\n\"gpu\":{\"on\":%s,\"ranges_timed\":%llu,\"skipped_capture\":%llu,\"skipped_backlog\":%llu,\"skipped_device\":%llu,\"lost\":%llu,"
+                               "\"events_created\":%llu,\"anchors\":%llu,\"anchor_uncertainty_ns\":",
+                            GPUPROF__LD(&gpuprof__gpu.on) ? "true" : "false", (unsigned long long)gpuprof__gpu.timed, (unsigned long long)gpuprof__gpu.skipped_capture,
+                            (unsigned long long)gpuprof__gpu.skipped_backlog, (unsigned long long)gpuprof__gpu.skipped_device, (unsigned long long)gpuprof__gpu.lost,
+                            (unsigned long long)gpuprof__gpu.events_created, (unsigned long long)gpuprof__gpu.anchors);
+        gpuprof__buf_num(b, gpuprof__gpu.anchor_uncertainty_ns);
+        gpuprof__buf_s(b, ",\"clock_rate\":");
+        gpuprof__buf_num(b, gpuprof__gpu.anchor[gpuprof__gpu.dev0].n ? gpuprof__gpu.anchor[gpuprof__gpu.dev0].rate : 1.0);
+        gpuprof__buf_s(b, ",\"gpu_self_ns\":");
+        gpuprof__buf_num(b, s->gpu_ns);
+        gpuprof__gpu_idle(&idle);
+        gpuprof__buf_s(b, ",\"idle_percent_per_step\":");
+        if (idle.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &idle, ""); gpuprof__buf_s(b, "}"); }
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_s(b, "},\n\"config\":{\"warmup\":");
+    }
+#else
+    gpuprof__buf_s(b, "\"device\":{\"cuda\":false,\"available\":false,\"name\":null},\n\"gpu\":null,\n\"config\":{\"warmup\":");
+#endif
     gpuprof__buf_printf(b, "%d,\"schedule\":", gpuprof__g.cfg.warmup);
     if (gpuprof__g.sched_on)
         gpuprof__buf_printf(b, "{\"skip_first\":%d,\"wait\":%d,\"warmup\":%d,\"active\":%d,\"repeat\":%d}", gpuprof__g.sched_skip,
@@ -2538,6 +3432,7 @@ int gpuprof_write_trace(const char *path) {
                       path ? path : "(null)");
         return -1;
     }
+    gpuprof__gpu_drain();
     rc = gpuprof__trace_finish();
     if (rc == 0 && path && *path && strcmp(path, gpuprof__g.trace_path) != 0) {
         /* The trace was streamed to trace_path: copy the finished file. */
@@ -2589,6 +3484,14 @@ void gpuprof_reset(void) {
             gpuprof__std(&n->flops, 0.0);
             gpuprof__std(&n->bytes, 0.0);
             if (n->pre) GPUPROF__ST(&n->pre->count, (uint64_t)0);
+            if (n->gpu) {
+                gpuprof__stats_clear(&n->gpu->stats);
+                GPUPROF__ST(&n->gpu->self_ns, (uint64_t)0);
+                GPUPROF__ST(&n->gpu->pre_self_ns, (uint64_t)0);
+                GPUPROF__ST(&n->gpu->excluded, (uint64_t)0);
+                GPUPROF__ST(&n->gpu->lag_ns, (int64_t)0);
+                if (n->gpu->pre) GPUPROF__ST(&n->gpu->pre->count, (uint64_t)0);
+            }
         }
         for (i = 0; i < gpuprof__g.max_ids; i++) {
             gpuprof__node *n = (gpuprof__node *)GPUPROF__LDA(&t->counters[i]);
@@ -2698,6 +3601,16 @@ static void gpuprof__fork_child(void) {
 static void gpuprof__once_init(void) {
     pthread_key_create(&gpuprof__tls_key, gpuprof__thread_exit);
     pthread_atfork(gpuprof__fork_prepare, gpuprof__fork_parent, gpuprof__fork_child);
+#ifdef GPUPROF_CUDA
+    {
+        /* The CUDA runtime starts (and registers its own teardown) before our
+           exit handler is registered, so ours runs first and can still
+           drain the last GPU events at exit. */
+        const char *v = getenv("GPUPROF_GPU"), *off = getenv("GPUPROF_OFF");
+        int n = 0;
+        if (!(v && strcmp(v, "0") == 0) && !(off && strcmp(off, "1") == 0)) (void)cudaGetDeviceCount(&n);
+    }
+#endif
     atexit(gpuprof__atexit);
 }
 
@@ -2749,7 +3662,19 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         else if (strcmp(v, "both") == 0) cfg.report_view = GPUPROF_VIEW_BOTH;
         else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_VIEW='%.64s' is not flat, tree or both; ignored", v);
     }
+    if ((v = getenv("GPUPROF_GPU")) != NULL) {
+        if (strcmp(v, "0") == 0) cfg.no_gpu = 1;
+        else if (strcmp(v, "1") == 0) cfg.no_gpu = 0;
+        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_GPU='%.64s' is not 0 or 1; ignored", v);
+    }
+    if ((v = getenv("GPUPROF_NVTX")) != NULL) {
+        if (strcmp(v, "0") == 0) cfg.no_nvtx = 1;
+        else if (strcmp(v, "1") == 0) cfg.no_nvtx = 0;
+        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_NVTX='%.64s' is not 0 or 1; ignored", v);
+    }
+    if ((v = getenv("GPUPROF_NVTX_DOMAIN")) != NULL && *v) cfg.nvtx_domain = v;
     gpuprof__g.cfg = cfg;
+    gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made below */
     gpuprof__g.sched_on = 0;
     v = getenv("GPUPROF_SCHEDULE");
     if (!v) v = cfg.schedule;
@@ -2800,6 +3725,17 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__g.names[0].text = (char *)"";
     gpuprof__g.names[0].json = (char *)"\"\"";
     gpuprof__g.nnames = 1;
+#ifdef GPUPROF_NVTX
+    /* The domain before the first name, so names are registered in it. */
+    GPUPROF__ST(&gpuprof__g.nvtx_on, !cfg.no_nvtx && !off);
+    if (!cfg.no_nvtx && !off) {
+        const char *dn = cfg.nvtx_domain && *cfg.nvtx_domain ? cfg.nvtx_domain : "gpuprof";
+        if (!gpuprof__nvtx_domain || strncmp(gpuprof__nvtx_domain_name, dn, sizeof gpuprof__nvtx_domain_name - 1) != 0) {
+            snprintf(gpuprof__nvtx_domain_name, sizeof gpuprof__nvtx_domain_name, "%s", dn);
+            gpuprof__nvtx_domain = nvtxDomainCreateA(gpuprof__nvtx_domain_name);
+        }
+    }
+#endif
     gpuprof__name_lookup("[other names]", 13);
     gpuprof__g.threads = NULL;
     gpuprof__g.nthreads = 0;
@@ -2823,6 +3759,9 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         gpuprof__g.trace_path = gpuprof__g.summary_path = NULL;
         gpuprof__g.report = gpuprof__strdup("off");
     }
+#ifdef GPUPROF_CUDA
+    gpuprof__gpu_probe(!cfg.no_gpu && !off);
+#endif
     if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {
         GPUPROF_FREE(gpuprof__g.trace_path);
         gpuprof__g.trace_path = NULL;
@@ -2856,6 +3795,7 @@ void gpuprof_shutdown(void) {
         }
     }
     pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__trace_finish();
     if (gpuprof__g.summary_path && *gpuprof__g.summary_path) {
         gpuprof__buf b = { NULL, 0, 0, 0 };
@@ -2884,6 +3824,12 @@ void gpuprof_shutdown(void) {
     }
     gpuprof__g.threads = NULL;
     gpuprof__tls = NULL;
+#ifdef GPUPROF_CUDA
+    gpuprof__gpu_close();
+#endif
+#ifdef GPUPROF_NVTX
+    GPUPROF__ST(&gpuprof__g.nvtx_on, 0);
+#endif
     for (i = GPUPROF__ID_OTHER; i < gpuprof__g.nnames; i++) {
         GPUPROF_FREE(gpuprof__g.names[i].text);
         GPUPROF_FREE(gpuprof__g.names[i].json);
