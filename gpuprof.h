@@ -1471,6 +1471,7 @@ static struct {
 static pthread_mutex_t gpuprof__gpu_mu = PTHREAD_MUTEX_INITIALIZER;   /* anchors and stream tracks */
 
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait);
+static void gpuprof__anchor_renew(int dev);
 
 /* Clears an error gpuprof caused from the runtime's last-error slot, so the
    program's own cudaGetLastError() does not see it. */
@@ -1528,6 +1529,10 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.status[0] = 0;
     gpuprof__gpu.available = 1;
     GPUPROF__ST(&gpuprof__gpu.on, 1);
+    /* The first anchor now, so the first ranges are placed against a recent one. */
+    pthread_mutex_lock(&gpuprof__gpu_mu);
+    gpuprof__anchor_renew(dev);
+    pthread_mutex_unlock(&gpuprof__gpu_mu);
 }
 
 static gpuprof__gput *gpuprof__gput_new(gpuprof__thread *t) {
@@ -1763,8 +1768,7 @@ static gpuprof__gpustat *gpuprof__gpustat_of(gpuprof__node *n) {
     gpuprof__gpustat *s = (gpuprof__gpustat *)GPUPROF__LDA(&n->gpu);
     if (s) return s;
     if (!(s = (gpuprof__gpustat *)gpuprof__alloc(sizeof *s))) return NULL;
-    memset(s, 0, offsetof(gpuprof__gpustat, stats));
-    memset(&s->self_ns, 0, sizeof *s - offsetof(gpuprof__gpustat, self_ns));
+    memset(s, 0, sizeof *s);
     gpuprof_stats_init(&s->stats);
     GPUPROF__STR(&n->gpu, s);
     return s;
@@ -1777,7 +1781,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     float ms = 0, ma = 0;
     cudaError_t e;
     cudaEvent_t aev;
-    int64_t anchor_cpu, start_ns = -1, lag;
+    int64_t anchor_cpu, start_ns = -1, lag;     /* -1: no anchor, not placed */
     double rate;
     uint64_t dur, kids, self;
     if ((e = cudaEventElapsedTime(&ms, r->e0, r->e1)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); return -1; }
@@ -1811,7 +1815,8 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
         if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == r->step) GPUPROF__ADD(&gpuprof__gpu.slot[k].busy_ns, dur);
         else GPUPROF__ADD(&gpuprof__gpu.late_steps, 1);
     }
-    if (me && start_ns >= 0 && GPUPROF__LD(&gpuprof__g.trace_on)) {
+    if (me && start_ns != -1 && GPUPROF__LD(&gpuprof__g.trace_on)) {
+        if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
         int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
         gpuprof__trace_put(me, GPUPROF__EV_GPU | (track << 4), r->node->name_id,
@@ -3014,7 +3019,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     int view = gpuprof__g.cfg.report_view;
     double wall = (double)(gpuprof__mono_ns() - gpuprof__g.t_init_ns);
     uint64_t warnings = 0;
-    char rank[32] = "", device[512];
+    char rank[32] = "", device[640];
 
     for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flat[i].name_id)); if (w > width) width = w; }
     for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > width) width = w; }

@@ -1,0 +1,417 @@
+/* GPU timing against the simulated CUDA runtime (tests/simcuda): every
+   GPU time is known, so the checks are exact (to the 0.5 us event
+   resolution where it matters). Each scenario is one gpuprof session on a
+   fresh virtual GPU. */
+#define _GNU_SOURCE                     /* simcuda.h comes before gpuprof.h here */
+#include "simcuda/simcuda.h"
+#define GPUPROF_CLOCK_FN() simcuda_now()
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+#include "json_util.h"
+#include <fcntl.h>
+#include <unistd.h>
+
+#define US 1000ull
+#define MS 1000000ull
+
+void ptds_range(uint64_t kernel_ns);   /* gpu_ptds.c: a file built with per-thread default streams */
+
+static cJSON *sum;                      /* the summary of the last session */
+static char errbuf[65536];              /* what the last session printed on stderr */
+static int saved_err = -1;
+
+static void session_begin(const char *name, int trace) {
+    gpuprof_config cfg;
+    static char tpath[256], spath[256];
+    int fd;
+    memset(&cfg, 0, sizeof cfg);
+    snprintf(spath, sizeof spath, "gpu_%s.summary.json", name);
+    snprintf(tpath, sizeof tpath, "gpu_%s.trace.json", name);
+    cfg.summary_path = spath;
+    cfg.trace_path = trace ? tpath : NULL;
+    cfg.report = "off";
+    cfg.report_rows = -1;
+    fflush(stderr);
+    saved_err = dup(2);
+    fd = open("gpu_stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    close(fd);
+    CHECK(gpuprof_init(&cfg) == 0, "gpuprof_init succeeds");
+}
+
+static void session_end(const char *name) {
+    char path[256], *text;
+    FILE *f;
+    size_t n;
+    gpuprof_shutdown();
+    fflush(stderr);
+    dup2(saved_err, 2);
+    close(saved_err);
+    f = fopen("gpu_stderr.txt", "rb");
+    n = f ? fread(errbuf, 1, sizeof errbuf - 1, f) : 0;
+    errbuf[n] = 0;
+    if (f) fclose(f);
+    if (n) fprintf(stderr, "[%s printed]\n%s", name, errbuf);
+    if (sum) cJSON_Delete(sum);
+    snprintf(path, sizeof path, "gpu_%s.summary.json", name);
+    sum = summary_load(path);
+    CHECK(sum != NULL, "the summary parses as JSON");
+    (void)text;
+}
+
+static int count_lines(const char *text, const char *needle) {
+    int n = 0;
+    const char *p = text;
+    while ((p = strstr(p, needle)) != NULL) { n++; p += strlen(needle); }
+    return n;
+}
+
+static cJSON *gpu_of(const char *range) { return cJSON_GetObjectItem(summary_find(sum, "ranges", range), "gpu"); }
+static const char *verdict_of(const char *range) {
+    cJSON *v = cJSON_GetObjectItem(gpu_of(range), "verdict");
+    return cJSON_IsString(v) ? v->valuestring : "(none)";
+}
+
+/* A training-like loop the GPU keeps up with: forward 1 ms and backward
+   2 ms of GPU work, 100 us of CPU each, 3.8 ms of other host work; each
+   step lasts 4 ms, of which the GPU is busy 3 ms. */
+static void test_steady(void) {
+    int step;
+    uint64_t created_after_warmup = 0, sync0, create0 = 0;
+    simcuda_reset();
+    session_begin("steady", 1);
+    sync0 = simcuda_sync_calls();
+    for (step = 0; step < 1000; step++) {
+        if (step == 10) create0 = simcuda_calls("cudaEventCreateWithFlags");
+        { PROF_RANGE("forward"); simcuda_kernel(0, 1 * MS); simcuda_advance(100 * US); }
+        { PROF_RANGE("backward"); simcuda_kernel(0, 2 * MS); simcuda_advance(100 * US); }
+        simcuda_advance(3800 * US);
+        PROF_STEP();
+    }
+    created_after_warmup = simcuda_calls("cudaEventCreateWithFlags") - create0;
+    CHECK_EQ_U(simcuda_sync_calls() - sync0, 0, "1000 steps make no synchronizing CUDA call");
+    CHECK_EQ_U(created_after_warmup, 0, "no cudaEventCreate after the first 10 steps (events come from the pool)");
+    CHECK(simcuda_calls("cudaEventCreateWithFlags") <= 64, "the event pool stays small when the GPU keeps up");
+    session_end("steady");
+    CHECK_EQ_U(jnum(gpu_of("forward"), "count"), 1000, "forward: 1000 GPU times");
+    CHECK_EQ_U(jnum(gpu_of("forward"), "mean_ns"), 1 * MS, "forward: GPU mean exactly 1.000 ms");
+    CHECK_EQ_U(jnum(gpu_of("backward"), "mean_ns"), 2 * MS, "backward: GPU mean exactly 2.000 ms (it waits for forward on the stream)");
+    CHECK_REL(jnum(gpu_of("backward"), "p99_ns"), 2 * MS, 0.01, "backward: GPU p99 2 ms");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "forward"), "mean_ns"), 100 * US, "forward: CPU mean exactly 100 us");
+    CHECK(strcmp(verdict_of("forward"), "GPU-bound") == 0, "forward (1 ms GPU, 100 us CPU) is GPU-bound");
+    {
+        cJSON *idle = cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "gpu"), "idle_percent_per_step");
+        CHECK_EQ_U(jnum(idle, "count"), 999, "GPU idle share for every counted step with a start");
+        CHECK_REL(jnum(idle, "p50"), 25.0, 0.01, "the GPU is idle 25 % of each 4 ms step (3 ms in ranges)");
+    }
+    CHECK_EQ_U(simcuda_live_events(), 0, "every CUDA event gpuprof created is destroyed at shutdown");
+    CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 0, "no message when all is well");
+}
+
+/* 5 ms of GPU work behind 50 us of CPU: GPU-bound. The CPU does not wait,
+   so the GPU falls further behind each step (the drain at the report waits
+   for it: the one synchronisation gpuprof makes). */
+static void test_gpu_bound(void) {
+    int step;
+    simcuda_reset();
+    session_begin("gpu_bound", 0);
+    for (step = 0; step < 100; step++) {
+        { PROF_RANGE("forward"); simcuda_kernel(0, 5 * MS); simcuda_advance(50 * US); }
+        PROF_STEP();
+    }
+    CHECK_EQ_U(simcuda_sync_calls(), 0, "nothing synchronizes before the report");
+    session_end("gpu_bound");
+    CHECK_EQ_U(jnum(gpu_of("forward"), "count"), 100, "forward: 100 GPU times");
+    CHECK_EQ_U(jnum(gpu_of("forward"), "mean_ns"), 5 * MS, "forward: GPU 5.000 ms");
+    CHECK_EQ_U(jnum(gpu_of("forward"), "max_ns"), 5 * MS, "forward: GPU max 5.000 ms");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "forward"), "mean_ns"), 50 * US, "forward: CPU 50 us");
+    CHECK(strcmp(verdict_of("forward"), "GPU-bound") == 0, "a 5 ms kernel behind 50 us of CPU is GPU-bound");
+    CHECK(simcuda_sync_calls() >= 1, "the report drained the pending events");
+}
+
+/* 100 tiny kernels, each launched 5 us after the last: the GPU waits for
+   the CPU the whole time. */
+static void test_launch_bound(void) {
+    int step, k;
+    simcuda_reset();
+    session_begin("launch_bound", 0);
+    for (step = 0; step < 50; step++) {
+        PROF_RANGE("tiny kernels");
+        for (k = 0; k < 100; k++) { simcuda_kernel(0, 1 * US); simcuda_advance(5 * US); }
+    }
+    session_end("launch_bound");
+    CHECK_EQ_U(jnum(gpu_of("tiny kernels"), "count"), 50, "50 GPU times");
+    CHECK_EQ_U(jnum(gpu_of("tiny kernels"), "mean_ns"), 500 * US, "the range spans 500 us on the stream, idle gaps included");
+    CHECK(strcmp(verdict_of("tiny kernels"), "launch-bound") == 0, "a loop of tiny kernels is launch-bound");
+}
+
+/* Nested ranges on two streams; self GPU time; one track per stream; GPU
+   ranges at their true start on the CPU timeline. */
+static void test_streams_and_trace(void) {
+    cudaStream_t s1, s2;
+    uint64_t t0, starts[20];
+    int i;
+    simcuda_reset();
+    session_begin("streams", 1);
+    t0 = simcuda_now();
+    cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    for (i = 0; i < 20; i++) {
+        starts[i] = simcuda_now();
+        {
+            PROF_RANGE_STREAM("outer", s1);
+            simcuda_kernel(s1, 1 * MS);
+            { PROF_RANGE_STREAM("inner", s1); simcuda_kernel(s1, 2 * MS); simcuda_advance(10 * US); }
+            { PROF_RANGE_STREAM("side", s2); simcuda_kernel(s2, 4 * MS); simcuda_advance(10 * US); }
+            simcuda_advance(10 * US);
+        }
+        simcuda_advance(10 * MS);
+        PROF_STEP();
+    }
+    session_end("streams");
+    CHECK_EQ_U(jnum(gpu_of("outer"), "mean_ns"), 3 * MS, "outer spans its 1 ms kernel and inner's 2 ms");
+    CHECK_EQ_U(jnum(gpu_of("inner"), "mean_ns"), 2 * MS, "inner: 2 ms");
+    CHECK_EQ_U(jnum(gpu_of("side"), "mean_ns"), 4 * MS, "side, on the other stream: 4 ms");
+    CHECK_EQ_U(jnum(gpu_of("inner"), "self_ns"), 20 * 2 * MS, "inner: self = total (no children)");
+    {
+        cJSON *outer = cJSON_GetObjectItem(summary_path(sum, "outer"), "gpu");
+        /* outer's children: inner (2 ms, same stream) and side (4 ms, other stream): self clamps at 0 */
+        CHECK_EQ_U(jnum(outer, "self_ns"), 0, "outer: GPU self time subtracts nested ranges (clamped at zero)");
+    }
+    {
+        char *text = check_slurp("gpu_streams.trace.json");
+        cJSON *tr = text ? cJSON_Parse(text) : NULL, *e;
+        int tid_outer = -1, tid_inner = -1, tid_side = -1, n_outer = 0, bad_start = 0, tracks = 0;
+        double o_ts = 0, o_end = 0;
+        int nested = 1;
+        CHECK(tr != NULL, "the trace parses");
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+            const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+            cJSON *cat = cJSON_GetObjectItem(e, "cat"), *nm = cJSON_GetObjectItem(e, "name");
+            if (ph[0] == 'M' && strcmp(nm->valuestring, "thread_name") == 0 &&
+                strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring, "GPU 0 stream")) tracks++;
+            if (ph[0] != 'X' || !cat || strcmp(cat->valuestring, "gpu") != 0) continue;
+            {
+                int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+                double ts = jnum(e, "ts"), dur = jnum(e, "dur");
+                if (strcmp(nm->valuestring, "outer") == 0) {
+                    double want = (double)(starts[n_outer] - t0) / 1000.0;
+                    if (fabs(ts - want) > 1.0) bad_start++;
+                    tid_outer = tid; o_ts = ts; o_end = ts + dur; n_outer++;
+                } else if (strcmp(nm->valuestring, "inner") == 0) {
+                    tid_inner = tid;
+                    /* inner is written before outer (it ends first): compare with the next outer */
+                    (void)o_ts; (void)o_end;
+                } else if (strcmp(nm->valuestring, "side") == 0) tid_side = tid;
+            }
+        }
+        CHECK_EQ_U(n_outer, 20, "20 GPU events for outer in the trace");
+        CHECK_EQ_U(bad_start, 0, "every GPU range starts within 1 us of its true start on the CPU timeline");
+        CHECK(tid_outer == tid_inner && tid_outer != tid_side && tid_side > 0, "one track per stream: inner with outer, side apart");
+        CHECK_EQ_U(tracks, 2, "two stream tracks are named in the metadata");
+        (void)nested;
+        cJSON_Delete(tr);
+        free(text);
+    }
+    cudaStreamDestroy(s1);
+    cudaStreamDestroy(s2);
+}
+
+/* A long run with the GPU clock drifting 100 ppm from the CPU's and an
+   offset: after the first seconds (the rate is measured over the anchors),
+   GPU ranges stay within 1 us of their true start. */
+static void test_drift(void) {
+    uint64_t t0, starts[300];
+    int i, n = 0, bad = 0, bad_early = 0;
+    char *text;
+    cJSON *tr, *e;
+    simcuda_reset();
+    simcuda_set_drift(100.0, 123456789);
+    session_begin("drift", 1);
+    t0 = simcuda_now();
+    for (i = 0; i < 300; i++) {
+        starts[i] = simcuda_now();
+        { PROF_RANGE("k"); simcuda_kernel(0, 300 * US); simcuda_advance(20 * US); }
+        simcuda_advance(1000 * MS - 20 * US);
+        PROF_STEP();
+    }
+    session_end("drift");
+    text = check_slurp("gpu_drift.trace.json");
+    tr = text ? cJSON_Parse(text) : NULL;
+    CHECK(tr != NULL, "the trace parses");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+        cJSON *cat = cJSON_GetObjectItem(e, "cat");
+        double ts, want;
+        if (!cat || strcmp(cat->valuestring, "gpu") != 0) continue;
+        ts = jnum(e, "ts");
+        want = (double)(starts[n] - t0) / 1000.0;
+        if (n >= 10 && fabs(ts - want) > 1.0) { if (bad < 3) fprintf(stderr, "range %d: ts %.3f want %.3f\n", n, ts, want); bad++; }
+        if (n < 10 && fabs(ts - want) > 200.0) bad_early++;
+        n++;
+    }
+    CHECK_EQ_U(n, 300, "300 GPU ranges in the trace");
+    CHECK_EQ_U(bad, 0, "after 10 s, every GPU range within 1 us of its true start despite 100 ppm drift");
+    CHECK_EQ_U(bad_early, 0, "before the rate is known, within the drift of one second");
+    CHECK_REL(jnum(cJSON_GetObjectItem(sum, "gpu"), "clock_rate"), 1.0 / 1.0001, 1e-7, "the measured clock rate is the simulated drift");
+    CHECK_REL(jnum(gpu_of("k"), "mean_ns"), 300 * US * 1.0001, 0.002, "durations are GPU durations");
+    cJSON_Delete(tr);
+    free(text);
+}
+
+/* Stream capture: nothing recorded into the capture, the capture survives
+   (also the queries of a harvest running meanwhile), skips are counted. */
+static void test_capture(void) {
+    cudaStream_t s;
+    cudaGraph_t graph = NULL;
+    cudaError_t e;
+    int i;
+    simcuda_reset();
+    session_begin("capture", 0);
+    cudaStreamCreate(&s);                                  /* a blocking stream */
+    for (i = 0; i < 5; i++) { PROF_RANGE_STREAM("before", s); simcuda_kernel(s, 1 * MS); }   /* pending: GPU behind */
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    { PROF_RANGE_STREAM("captured", s); simcuda_kernel(s, 1 * MS); }
+    { PROF_RANGE("legacy during capture"); }               /* legacy stream: implicitly part of the capture */
+    simcuda_advance(10 * MS);
+    gpuprof_flush();                                       /* harvests "before" while the capture is active */
+    for (i = 0; i < 20; i++) { PROF_RANGE_STREAM("captured", s); }   /* 16 ends trigger a harvest too */
+    e = cudaStreamEndCapture(s, &graph);
+    CHECK(e == cudaSuccess && graph != NULL, "the capture survives gpuprof (cudaStreamEndCapture succeeds)");
+    CHECK_EQ_U(simcuda_captured_records(), 0, "no event was recorded into the capture");
+    CHECK_EQ_U(simcuda_invalidations(), 0, "no gpuprof query invalidated the capture");
+    if (graph) cudaGraphDestroy(graph);
+    { PROF_RANGE_STREAM("after", s); simcuda_kernel(s, 1 * MS); }
+    session_end("capture");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(sum, "gpu"), "skipped_capture"), 22, "22 ranges skipped their GPU part, counted");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "captured"), "count"), 21, "captured ranges still have CPU times");
+    CHECK(cJSON_IsNull(gpu_of("captured")), "and no GPU times");
+    CHECK_EQ_U(jnum(gpu_of("before"), "count"), 5, "ranges before the capture: GPU-timed");
+    CHECK_EQ_U(jnum(gpu_of("after"), "count"), 1, "ranges after it: GPU-timed");
+    cudaStreamDestroy(s);
+}
+
+/* A capture that begins inside a range: its end is not recorded. */
+static void test_capture_inside_range(void) {
+    cudaStream_t s;
+    cudaGraph_t graph = NULL;
+    simcuda_reset();
+    session_begin("capture_inside", 0);
+    cudaStreamCreate(&s);
+    {
+        PROF_RANGE_STREAM("spans the capture start", s);
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+        simcuda_kernel(s, 1 * MS);
+    }
+    CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess, "the capture survives");
+    CHECK_EQ_U(simcuda_captured_records(), 0, "the range's end was not recorded into the capture");
+    if (graph) cudaGraphDestroy(graph);
+    session_end("capture_inside");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(sum, "gpu"), "skipped_capture"), 1, "counted as skipped");
+    cudaStreamDestroy(s);
+}
+
+static void run_loop(int steps, int sticky_at) {
+    int step;
+    for (step = 0; step < steps; step++) {
+        if (step == sticky_at) simcuda_sticky_error(cudaErrorIllegalAddress);
+        { PROF_RANGE("forward"); simcuda_kernel(0, 1 * MS); simcuda_advance(100 * US); }
+        simcuda_advance(3 * MS);
+        PROF_STEP();
+        gpuprof_flush();
+    }
+}
+
+/* No driver, no device, a sticky error after step 10: one message each,
+   CPU timing intact, what was measured before kept. */
+static void test_errors(void) {
+    simcuda_reset();
+    simcuda_set_mode(SIMCUDA_NO_DRIVER);
+    session_begin("no_driver", 1);
+    run_loop(20, -1);
+    session_end("no_driver");
+    CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 1, "no driver: one message");
+    CHECK(strstr(errbuf, "no usable NVIDIA driver") && strstr(errbuf, "cudaErrorInsufficientDriver"), "which says there is no driver");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "forward"), "count"), 20, "no driver: CPU times complete");
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "device"), "available")), "no driver: device unavailable in the summary");
+    CHECK(cJSON_IsNull(gpu_of("forward")), "no driver: no GPU times");
+
+    simcuda_reset();
+    simcuda_set_mode(SIMCUDA_NO_DEVICE);
+    session_begin("no_device", 0);
+    run_loop(20, -1);
+    session_end("no_device");
+    CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 1, "no device: one message");
+    CHECK(strstr(errbuf, "no CUDA device visible") != NULL, "which says there is no device");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "forward"), "count"), 20, "no device: CPU times complete");
+
+    simcuda_reset();
+    session_begin("sticky", 1);
+    run_loop(20, 10);
+    session_end("sticky");
+    CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 1, "sticky error: one message");
+    CHECK(strstr(errbuf, "cudaErrorIllegalAddress") && strstr(errbuf, "CPU timing goes on"), "naming the error, saying CPU timing goes on");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "forward"), "count"), 20, "sticky error: CPU times complete");
+    CHECK_EQ_U(jnum(gpu_of("forward"), "count"), 10, "sticky error: the 10 GPU times measured before it are kept");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(sum, "warnings"), "cuda_error"), 1, "counted once");
+}
+
+/* Stream 0 in a file built with per-thread default streams is that
+   thread's stream. */
+static void test_per_thread_stream(void) {
+    simcuda_reset();
+    session_begin("ptds", 1);
+    ptds_range(2 * MS);
+    session_end("ptds");
+    CHECK_EQ_U(jnum(gpu_of("ptds"), "mean_ns"), 2 * MS, "the per-thread default stream's kernel is timed");
+    {
+        char *text = check_slurp("gpu_ptds.trace.json");
+        CHECK(text && strstr(text, "per-thread default (thread"), "its track is the thread's per-thread default stream");
+        free(text);
+    }
+}
+
+/* Threads on their own streams, a report from another thread meanwhile
+   (it harvests their records: events go back to their owners). */
+enum { NTHREADS = 4, TSTEPS = 300 };
+static void *worker(void *arg) {
+    cudaStream_t s;
+    int i;
+    (void)arg;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    for (i = 0; i < TSTEPS; i++) {
+        PROF_RANGE_STREAM("work", s);
+        simcuda_kernel(s, 200 * US);
+    }
+    cudaStreamSynchronize(s);
+    return (void *)s;
+}
+static void test_threads(void) {
+    pthread_t th[NTHREADS];
+    int i;
+    FILE *devnull = fopen("/dev/null", "w");
+    simcuda_reset();
+    session_begin("threads", 1);
+    for (i = 0; i < NTHREADS; i++) pthread_create(&th[i], NULL, worker, NULL);
+    for (i = 0; i < 5; i++) gpuprof_report(devnull);
+    for (i = 0; i < NTHREADS; i++) { void *s; pthread_join(th[i], &s); cudaStreamDestroy((cudaStream_t)s); }
+    session_end("threads");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "work"), "count"), NTHREADS * TSTEPS, "CPU count exact");
+    CHECK_EQ_U(jnum(gpu_of("work"), "count"), NTHREADS * TSTEPS, "GPU count exact across threads");
+    CHECK_EQ_U(simcuda_live_events(), 0, "no CUDA event leaked");
+    fclose(devnull);
+}
+
+int main(void) {
+    test_steady();
+    test_gpu_bound();
+    test_launch_bound();
+    test_streams_and_trace();
+    test_drift();
+    test_capture();
+    test_capture_inside_range();
+    test_errors();
+    test_per_thread_stream();
+    test_threads();
+    if (sum) cJSON_Delete(sum);
+    return check_done("test_gpu");
+}
