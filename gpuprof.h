@@ -394,6 +394,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define GPUPROF__INLINE static inline __attribute__((always_inline))
 static inline double gpuprof__ldd(const double *p) { double v; __atomic_load(p, &v, __ATOMIC_RELAXED); return v; }
 static inline void gpuprof__std(double *p, double v) { __atomic_store(p, &v, __ATOMIC_RELAXED); }
+static inline double gpuprof__ldda(const double *p) { double v; __atomic_load(p, &v, __ATOMIC_ACQUIRE); return v; }
 #else
 #define GPUPROF__LD(p) (*(p))
 #define GPUPROF__ST(p, v) (*(p) = (v))
@@ -406,6 +407,7 @@ static inline void gpuprof__std(double *p, double v) { __atomic_store(p, &v, __A
 #define GPUPROF__INLINE static inline
 static inline double gpuprof__ldd(const double *p) { return *p; }
 static inline void gpuprof__std(double *p, double v) { *p = v; }
+static inline double gpuprof__ldda(const double *p) { return *p; }
 #endif
 
 #ifndef GPUPROF_DISABLE
@@ -1541,7 +1543,7 @@ static gpuprof__gput *gpuprof__gput_new(gpuprof__thread *t) {
     memset(g, 0, sizeof *g);
     pthread_mutex_init(&g->mu, NULL);
     g->cache_track = -1;
-    t->gpu = g;
+    GPUPROF__STR(&t->gpu, g);          /* a drain on another thread may now use it */
     return g;
 }
 
@@ -1675,13 +1677,15 @@ GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uin
 static int gpuprof__anchor_read(int dev, cudaEvent_t *ev, int64_t *cpu_ns, double *rate) {
     gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
     uint32_t s1, s2;
+    /* a seqlock: every read acquires, so the second read of seq comes after them */
     do {
+        uint32_t cur;
         s1 = GPUPROF__LDA(&a->seq);
-        if (!GPUPROF__LD(&a->n)) return -1;
-        *ev = a->ev[GPUPROF__LD(&a->cur)];
-        *cpu_ns = GPUPROF__LD(&a->cpu_ns[GPUPROF__LD(&a->cur)]);
-        *rate = gpuprof__ldd(&a->rate);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (!GPUPROF__LDA(&a->n)) return -1;
+        cur = GPUPROF__LDA(&a->cur);
+        *ev = a->ev[cur];
+        *cpu_ns = GPUPROF__LDA(&a->cpu_ns[cur]);
+        *rate = gpuprof__ldda(&a->rate);
         s2 = GPUPROF__LD(&a->seq);
     } while ((s1 & 1) || s1 != s2);
     return 0;
@@ -1829,7 +1833,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
    not finished (cudaEventQuery only); wait=1: the drain, which waits. me is
    the calling thread's state (its trace block gets the GPU events). */
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait) {
-    gpuprof__gput *g = owner->gpu;
+    gpuprof__gput *g = (gpuprof__gput *)GPUPROF__LDA(&owner->gpu);
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     uint64_t head, tail;
     int is_owner = me == owner, exchanged = 0, taken = 0;
@@ -1895,7 +1899,7 @@ static void gpuprof__gpu_drain(void) {
     if (me && me->session != gpuprof__g.session) me = NULL;
     pthread_mutex_lock(&gpuprof__lock);
     for (t = gpuprof__g.threads; t; t = t->next)
-        if (t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, me, 1);
+        if (GPUPROF__LDA(&t->gpu) && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, me, 1);
     pthread_mutex_unlock(&gpuprof__lock);
 }
 
