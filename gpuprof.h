@@ -1782,23 +1782,34 @@ static gpuprof__gpustat *gpuprof__gpustat_of(gpuprof__node *n) {
 static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpuprof__gpurec *r) {
     gpuprof__gput *g = owner->gpu;
     gpuprof__gpustat *gs;
-    float ms = 0, ma = 0;
+    float ms = 0, ma = 0, mb = 0;
     cudaError_t e;
     cudaEvent_t aev;
-    int64_t anchor_cpu, start_ns = -1, lag;     /* -1: no anchor, not placed */
+    int64_t anchor_cpu, start_ns = 0, end_ns = 0, lag;
+    int placed = 0;                              /* on the CPU timeline (there is an anchor) */
     double rate;
     uint64_t dur, kids, self;
+    /* The duration from the pair itself (the finest resolution); the place
+       on the CPU timeline of both ends from the anchor, so that two events
+       at one GPU instant (one range's end, the next one's start) land on the
+       same nanosecond. */
     if ((e = cudaEventElapsedTime(&ms, r->e0, r->e1)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); return -1; }
     dur = ms > 0 ? (uint64_t)((double)ms * 1e6 + 0.5) : 0;
     if (gpuprof__anchor_read(r->dev, &aev, &anchor_cpu, &rate) == 0) {
-        if ((e = cudaEventElapsedTime(&ma, aev, r->e0)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); return -1; }
+        if ((e = cudaEventElapsedTime(&ma, aev, r->e0)) != cudaSuccess || (e = cudaEventElapsedTime(&mb, aev, r->e1)) != cudaSuccess) {
+            gpuprof__gpu_fail(e, "cudaEventElapsedTime");
+            return -1;
+        }
         start_ns = anchor_cpu + (int64_t)((double)ma * 1e6 * rate + (ma >= 0 ? 0.5 : -0.5));
+        end_ns = anchor_cpu + (int64_t)((double)mb * 1e6 * rate + (mb >= 0 ? 0.5 : -0.5));
+        if (end_ns < start_ns) end_ns = start_ns;
+        placed = 1;
     }
     kids = g->acc[r->depth + 1];
     g->acc[r->depth + 1] = 0;
     g->acc[r->depth] += dur;
     self = dur > kids ? dur - kids : 0;
-    lag = start_ns >= 0 ? start_ns + (int64_t)dur - (int64_t)gpuprof__ticks_to_ns(r->t1 - gpuprof__clock.base) : 0;
+    lag = placed ? end_ns - (int64_t)gpuprof__ticks_to_ns(r->t1 - gpuprof__clock.base) : 0;
     if ((gs = gpuprof__gpustat_of(r->node)) != NULL) {
         if (r->decision == 0) {
             gpuprof__stats_add_ns(&gs->stats, dur);
@@ -1819,12 +1830,13 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
         if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == r->step) GPUPROF__ADD(&gpuprof__gpu.slot[k].busy_ns, dur);
         else GPUPROF__ADD(&gpuprof__gpu.late_steps, 1);
     }
-    if (me && start_ns != -1 && GPUPROF__LD(&gpuprof__g.trace_on)) {
-        if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
+    if (me && placed && GPUPROF__LD(&gpuprof__g.trace_on)) {
         int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
+        if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
+        if (end_ns < start_ns) end_ns = start_ns;
         gpuprof__trace_put(me, GPUPROF__EV_GPU | (track << 4), r->node->name_id,
-                           (r->decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8), (uint64_t)start_ns, dur);
+                           (r->decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8), (uint64_t)start_ns, (uint64_t)(end_ns - start_ns));
     }
     return 0;
 }

@@ -19,6 +19,14 @@ void ptds_range(uint64_t kernel_ns);   /* gpu_ptds.c: a file built with per-thre
 static cJSON *sum;                      /* the summary of the last session */
 static char errbuf[65536];              /* what the last session printed on stderr */
 static int saved_err = -1;
+static const char *python, *check_trace;    /* argv: the trace checker (nesting per track, JSON) */
+
+static void trace_valid(const char *path, const char *extra) {
+    char cmd[1024];
+    if (!python) return;
+    snprintf(cmd, sizeof cmd, "%s %s %s %s", python, check_trace, path, extra);
+    CHECK(system(cmd) == 0, "check_trace.py: the trace is valid and GPU ranges nest on each stream track");
+}
 
 static void session_begin(const char *name, int trace) {
     gpuprof_config cfg;
@@ -106,6 +114,7 @@ static void test_steady(void) {
     }
     CHECK_EQ_U(simcuda_live_events(), 0, "every CUDA event gpuprof created is destroyed at shutdown");
     CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 0, "no message when all is well");
+    trace_valid("gpu_steady.trace.json", "--expect-name forward --expect-name backward");
 }
 
 /* 5 ms of GPU work behind 50 us of CPU: GPU-bound. The CPU does not wait,
@@ -169,6 +178,7 @@ static void test_streams_and_trace(void) {
         PROF_STEP();
     }
     session_end("streams");
+    trace_valid("gpu_streams.trace.json", "--expect-name outer --expect-name inner --expect-name side");
     CHECK_EQ_U(jnum(gpu_of("outer"), "mean_ns"), 3 * MS, "outer spans its 1 ms kernel and inner's 2 ms");
     CHECK_EQ_U(jnum(gpu_of("inner"), "mean_ns"), 2 * MS, "inner: 2 ms");
     CHECK_EQ_U(jnum(gpu_of("side"), "mean_ns"), 4 * MS, "side, on the other stream: 4 ms");
@@ -401,7 +411,8 @@ static void test_threads(void) {
     fclose(devnull);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 2) { python = argv[1]; check_trace = argv[2]; }
     test_steady();
     test_gpu_bound();
     test_launch_bound();
