@@ -25,18 +25,35 @@ for cc in gcc clang; do
     done
   done
 done
-# nvcc, the header in .cu files (SPEC 3), when the CUDA toolkit is installed
+# The CUDA backend (SPEC 3), when the toolkit is installed: the header in .cu
+# files under nvcc (with per-thread default streams too), and GPUPROF_CUDA in
+# C and C++ files built by gcc and clang, linked against the real libcudart.
+# Where there is no GPU the programs run on the CPU-only fallback.
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 if [ -x "$nvcc" ]; then
+  cuda=$(dirname "$(dirname "$nvcc")")
   cp "$root/tests/compile/use_all.c" use_all.cu && cp "$root/tests/compile/other_tu.c" other_tu.cu
-  for disable in "" "-DGPUPROF_DISABLE"; do
-    if "$nvcc" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror $disable -I"$root" -c use_all.cu -o use.o >log 2>&1 &&
-       "$nvcc" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror $disable -I"$root" -c other_tu.cu -o other.o >>log 2>&1 &&
+  for opts in "" "-DGPUPROF_DISABLE" "--default-stream per-thread" "-DGPUPROF_NO_NVTX"; do
+    if "$nvcc" -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror $opts -I"$root" -c use_all.cu -o use.o >log 2>&1 &&
+       "$nvcc" -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror $opts -I"$root" -c other_tu.cu -o other.o >>log 2>&1 &&
        "$nvcc" use.o other.o -o use_cu >>log 2>&1 && ./use_cu >/dev/null 2>>log; then
       passes=$((passes+1))
     else
-      echo "FAIL: nvcc $disable"; sed 's/^/    /' log | head -15; fails=$((fails+1))
+      echo "FAIL: nvcc $opts"; sed 's/^/    /' log | head -15; fails=$((fails+1))
     fi
+  done
+  for cc in gcc clang; do
+    cxx=g++; [ $cc = clang ] && cxx=clang++
+    for std in c99 c11 c++11 c++17; do
+      case $std in c++*) comp="$cxx -x c++";; *) comp=$cc;; esac
+      if $comp -std=$std $flags -DGPUPROF_CUDA -I"$cuda/include" -c "$root/tests/compile/use_all.c" -o use.o 2>log &&
+         $comp -std=$std $flags -DGPUPROF_CUDA -I"$cuda/include" -c "$root/tests/compile/other_tu.c" -o other.o 2>>log &&
+         $cxx use.o other.o -o use -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -ldl -lpthread -lm 2>>log && ./use >/dev/null 2>>log; then
+        passes=$((passes+1))
+      else
+        echo "FAIL: $cc -std=$std -DGPUPROF_CUDA"; sed 's/^/    /' log | head -15; fails=$((fails+1))
+      fi
+    done
   done
 else
   echo "note: no nvcc here, the .cu build is not checked"

@@ -32,6 +32,9 @@ int main(void) {
         { PROF_RANGE_DYN(name); }
         PROF_BEGIN("explicit");
         PROF_END();
+        { PROF_RANGE_STREAM("on a stream", 0); }    /* 0: this file's default stream */
+        GPUPROF_BEGIN_STREAM("explicit on a stream", 0);
+        GPUPROF_END();
         PROF_COUNTER("loss", loss_of(i));
         PROF_MARK("mark");
         other_tu_step(i);
