@@ -156,6 +156,10 @@ int main(int argc, char **argv) {
 
     printf("gpuprof %s overhead per begin+end pair, %ld iterations x %d runs, clock %s\n", GPUPROF_VERSION, iters, RUNS,
            gpuprof__clock.use_tsc ? "TSC (rdtsc)" : "CLOCK_MONOTONIC");
+#ifdef GPUPROF_NVTX
+    printf("built with NVTX: ranges %s NVTX (%s)\n", getenv("GPUPROF_NVTX") && strcmp(getenv("GPUPROF_NVTX"), "0") == 0 ? "not pushed to" : "pushed to",
+           getenv("NVTX_INJECTION64_PATH") ? "a tool is attached" : "no tool attached");
+#endif
     printf("%-44s %11s  %16s  %7s\n", "", "median", "(min .. max)", "vs clock");
     base = clock2.median;
     row(&empty, base);
