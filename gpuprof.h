@@ -36,15 +36,23 @@
                                 virtual clock to know every duration exactly)
        GPUPROF_MAX_DEPTH (128) / GPUPROF_NAME_MAX (256)   nesting depth per thread,
                                 bytes kept of a name
-       GPUPROF_CUDA, GPUPROF_NVTX, GPUPROF_MPI   reserved for the GPU, NVTX and MPI
-                                backends (SPEC 3); this version times the CPU only.
+       GPUPROF_CUDA             time every range on the GPU too, with CUDA events (on
+                                by itself when nvcc compiles the implementation file;
+                                with gcc/clang add -I<cuda>/include -lcudart).
+                                GPUPROF_NO_CUDA turns it off.
+       GPUPROF_NVTX             push every range to NVTX as well (on with GPUPROF_CUDA;
+                                GPUPROF_NO_NVTX turns it off), so Nsight shows them
+       GPUPROF_MPI              reserved for cross-rank aggregation
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
        GPUPROF_RANGE_DYN(name)         same, name is a run-time string (copied)
        GPUPROF_RANGE_WORK(name, flops, bytes)   same, with work done per call
+       GPUPROF_RANGE_STREAM(name, stream)       same, GPU-timed on that cudaStream_t
+                                       (0 = the default stream as this file means it)
        GPUPROF_FUNC()                  range named after the enclosing function
-       GPUPROF_BEGIN(name) / GPUPROF_END()      explicit pair (any C compiler)
+       GPUPROF_BEGIN(name) / GPUPROF_END()      explicit pair (any C compiler);
+                                       also GPUPROF_BEGIN_STREAM(name, stream)
        GPUPROF_STEP()                  end of one iteration (warm-up, schedule, step time)
        GPUPROF_COUNTER(name, value)    a numeric sample (loss, tokens/s)
        GPUPROF_MARK(name)              an instant event
@@ -57,15 +65,17 @@
        gpuprof_write_summary(path)     JSON summary, schema in docs/summary.md
        gpuprof_reset()                 clear statistics
        gpuprof_set_enabled(on)         pause / resume recording
-       gpuprof_flush()                 hand this thread's trace buffer to the writer
-       gpuprof_set_stream(stream)      this thread's CUDA stream (kept for the CUDA backend)
+       gpuprof_flush()                 take finished GPU times (never waits), hand this
+                                       thread's trace buffer to the writer
+       gpuprof_set_stream(stream)      the CUDA stream this thread's ranges are timed on
        gpuprof_stats_*                 the statistics accumulator, usable on its own
 
    ENVIRONMENT (overrides the config)
        GPUPROF_TRACE=path   GPUPROF_REPORT=stderr|stdout|off|path   GPUPROF_SUMMARY=path
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
-       GPUPROF_CLOCK=tsc|monotonic
+       GPUPROF_CLOCK=tsc|monotonic   GPUPROF_GPU=0 (CPU time only in a CUDA build)
+       GPUPROF_NVTX=0       GPUPROF_NVTX_DOMAIN=name
        In paths, %p becomes the process id and %r the rank (OMPI/PMI/SLURM/RANK).
 
    Requires a POSIX system (threads, clock_gettime) for the implementation.
@@ -3002,6 +3012,23 @@ static void gpuprof__cell_val(gpuprof__buf *b, double v) {
 
 static const char *gpuprof__name_text(uint32_t id) { return gpuprof__g.names[id].text; }
 
+static const char *gpuprof__clock_name(int lower) {
+#if defined(GPUPROF_CLOCK_FN)
+    return lower ? "custom" : "GPUPROF_CLOCK_FN";
+#else
+    return gpuprof__clock.use_tsc ? (lower ? "tsc" : "TSC") : (lower ? "clock_monotonic" : "CLOCK_MONOTONIC");
+#endif
+}
+
+/* Since init; on the test clock when GPUPROF_CLOCK_FN replaces the real one. */
+static uint64_t gpuprof__wall_ns(void) {
+#if defined(GPUPROF_CLOCK_FN)
+    return gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base);
+#else
+    return gpuprof__mono_ns() - gpuprof__g.t_init_ns;
+#endif
+}
+
 /* Launch against GPU time (SPEC 9). A range is GPU-bound when its GPU time
    is well above its CPU time, or when the GPU finished it well after the CPU
    closed it (work was queued: the GPU is behind). Otherwise the GPU kept up
@@ -3033,7 +3060,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     uint32_t i, rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
     size_t width = 4;
     int view = gpuprof__g.cfg.report_view;
-    double wall = (double)(gpuprof__mono_ns() - gpuprof__g.t_init_ns);
+    double wall = (double)gpuprof__wall_ns();
     uint64_t warnings = 0;
     char rank[32] = "", device[640];
 
@@ -3047,7 +3074,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | %s | wall %s | %d thread%s | clock %s\n",
                         GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, rank, device,
                         gpuprof__fmt_ns(t1, sizeof t1, wall), (int)gpuprof__g.nthreads, gpuprof__g.nthreads == 1 ? "" : "s",
-                        gpuprof__clock.use_tsc ? "TSC" : "CLOCK_MONOTONIC");
+                        gpuprof__clock_name(0));
     if (gpuprof__g.steps_seen) {
         gpuprof__buf_printf(b, "   steps: %llu counted, %llu excluded (warm-up)", (unsigned long long)gpuprof__g.steps_counted,
                             (unsigned long long)gpuprof__g.steps_excluded);
@@ -3284,8 +3311,8 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":2,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
     gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"},\n", gpuprof__g.pid, gpuprof__g.rank,
-                        gpuprof__g.nthreads, (unsigned long long)(gpuprof__mono_ns() - gpuprof__g.t_init_ns),
-                        gpuprof__clock.use_tsc ? "tsc" : "clock_monotonic");
+                        gpuprof__g.nthreads, (unsigned long long)gpuprof__wall_ns(),
+                        gpuprof__clock_name(1));
 #ifdef GPUPROF_CUDA
     {
         gpuprof_stats idle;
