@@ -1522,7 +1522,9 @@ static void gpuprof__gpu_probe(int wanted) {
     cudaRuntimeGetVersion(&gpuprof__gpu.runtime);
     e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n <= 0) {
-        const char *why = e == cudaErrorInsufficientDriver ? "no usable NVIDIA driver" : "no CUDA device visible (check CUDA_VISIBLE_DEVICES)";
+        const char *why = e == cudaErrorInsufficientDriver ? "no usable NVIDIA driver" :
+                          e == cudaErrorNoDevice || e == cudaSuccess ? "no CUDA device visible (check CUDA_VISIBLE_DEVICES)" :
+                          "cudaGetDeviceCount failed";
         if (e == cudaSuccess) e = cudaErrorNoDevice;
         gpuprof__cuda_clear(e);
         snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "no GPU: %s (%s)", why, cudaGetErrorName(e));

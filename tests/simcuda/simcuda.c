@@ -263,6 +263,7 @@ const char *cudaGetErrorName(cudaError_t e) {
     case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
     case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
     case cudaErrorCudartUnloading: return "cudaErrorCudartUnloading";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
     default: return "cudaErrorUnknown";
     }
 }
@@ -272,6 +273,7 @@ const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
     default: return cudaGetErrorName(e);
     }
 }
