@@ -1647,16 +1647,21 @@ static GPUPROF__NOINLINE void gpuprof__gpu_end_slow(gpuprof__thread *t, gpuprof_
     if (f->gev0) {
         cudaError_t e;
         int c;
-        if (!GPUPROF__LD(&gpuprof__gpu.on)) return;
+        if (!GPUPROF__LD(&gpuprof__gpu.on)) { gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1); return; }
         if ((c = gpuprof__capturing(f->gstream)) != 0) {
-            if (c < 0) return;
+            if (c < 0) { gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1); return; }
             /* a capture began inside the range: its start event is an ordinary one, reusable */
             GPUPROF__ADD(&gpuprof__gpu.skipped_capture, 1);
             gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1);
             f->gev0 = NULL;
         } else {
             if (!(ev = gpuprof__event_get(g, f->gdev))) { gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1); return; }
-            if ((e = cudaEventRecord(ev, (cudaStream_t)f->gstream)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventRecord"); return; }
+            if ((e = cudaEventRecord(ev, (cudaStream_t)f->gstream)) != cudaSuccess) {
+                gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1);
+                gpuprof__event_put(g, f->gdev, ev, 1);
+                gpuprof__gpu_fail(e, "cudaEventRecord");
+                return;
+            }
         }
     }
     r = &g->ring[g->head % GPUPROF__RING];
@@ -1717,11 +1722,11 @@ static void gpuprof__anchor_renew(int dev) {
     if (cudaGetDevice(&cur_dev) != cudaSuccess) return;
     if (cur_dev != dev && (e = cudaSetDevice(dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaSetDevice"); return; }
     if (!a->ready) {
-        if ((e = cudaStreamCreateWithFlags(&a->stream, cudaStreamNonBlocking)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaStreamCreateWithFlags"); goto out; }
-        for (k = 0; k < GPUPROF__ANCHORS; k++)
-            if ((e = cudaEventCreateWithFlags(&a->ev[k], cudaEventDefault)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventCreateWithFlags"); goto out; }
+        a->ready = 1;                          /* what gets made is destroyed at shutdown */
         a->rate = 1.0;
-        a->ready = 1;
+        if ((e = cudaStreamCreateWithFlags(&a->stream, cudaStreamNonBlocking)) != cudaSuccess) { a->stream = NULL; gpuprof__gpu_fail(e, "cudaStreamCreateWithFlags"); goto out; }
+        for (k = 0; k < GPUPROF__ANCHORS; k++)
+            if ((e = cudaEventCreateWithFlags(&a->ev[k], cudaEventDefault)) != cudaSuccess) { a->ev[k] = NULL; gpuprof__gpu_fail(e, "cudaEventCreateWithFlags"); goto out; }
     }
     idx = a->n ? (a->cur + 1) % GPUPROF__ANCHORS : 0;
     t0 = gpuprof__ticks();
@@ -1962,20 +1967,30 @@ static void gpuprof__gpu_idle(gpuprof_stats *out) {
         }
 }
 
-/* A thread state is freed: its events go back to the runtime. */
+/* Destroys an event of gpuprof's; after a CUDA error this may fail too, and
+   that error is not left for the program to find. */
+static void gpuprof__event_destroy(cudaEvent_t ev) {
+    cudaError_t e = cudaEventDestroy(ev);
+    if (e != cudaSuccess) gpuprof__cuda_clear(e);
+}
+
+/* A thread state is freed: its events go back to the runtime (also those
+   of records a CUDA error left pending, counted as lost). */
 static void gpuprof__gput_free(gpuprof__gput *g) {
     int dev;
-    uint32_t i;
+    uint64_t i;
     if (!g) return;
+    GPUPROF__ADD(&gpuprof__gpu.lost, g->head - g->tail);
+    for (i = g->tail; i != g->head; i++) {
+        gpuprof__gpurec *r = &g->ring[i % GPUPROF__RING];
+        if (r->e0) { gpuprof__event_destroy(r->e0); gpuprof__event_destroy(r->e1); }
+    }
     for (dev = 0; dev < GPUPROF__MAX_DEV; dev++) {
         if (!g->pool[dev]) continue;
-        if (GPUPROF__LD(&gpuprof__gpu.on)) {
-            for (i = 0; i < g->npool[dev]; i++) cudaEventDestroy(g->pool[dev][i]);
-            for (i = 0; i < g->nback[dev]; i++) cudaEventDestroy(g->back[dev][i]);
-        }
+        for (i = 0; i < g->npool[dev]; i++) gpuprof__event_destroy(g->pool[dev][i]);
+        for (i = 0; i < g->nback[dev]; i++) gpuprof__event_destroy(g->back[dev][i]);
         GPUPROF_FREE(g->pool[dev]);
     }
-    GPUPROF__ADD(&gpuprof__gpu.lost, g->head - g->tail);
     pthread_mutex_destroy(&g->mu);
     GPUPROF_FREE(g);
 }
@@ -1985,11 +2000,10 @@ static void gpuprof__gpu_close(void) {
     int dev, k;
     for (dev = 0; dev < GPUPROF__MAX_DEV; dev++) {
         gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
+        cudaError_t e;
         if (!a->ready) continue;
-        if (GPUPROF__LD(&gpuprof__gpu.on)) {
-            for (k = 0; k < GPUPROF__ANCHORS; k++) cudaEventDestroy(a->ev[k]);
-            cudaStreamDestroy(a->stream);
-        }
+        for (k = 0; k < GPUPROF__ANCHORS; k++) if (a->ev[k]) gpuprof__event_destroy(a->ev[k]);
+        if (a->stream && (e = cudaStreamDestroy(a->stream)) != cudaSuccess) gpuprof__cuda_clear(e);
         memset(a, 0, sizeof *a);
     }
     GPUPROF__ST(&gpuprof__gpu.on, 0);

@@ -373,7 +373,7 @@ static void test_faults(void) {
     };
     static const uint64_t nth[] = { 1, 2, 5 };
     unsigned f, k;
-    int bad_count = 0, bad_msgs = 0, bad_gpu = 0, runs = 0;
+    int bad_count = 0, bad_msgs = 0, bad_gpu = 0, runs = 0, leaks = 0;
     for (f = 0; f < sizeof fns / sizeof fns[0]; f++)
         for (k = 0; k < 3; k++) {
             int step;
@@ -392,12 +392,14 @@ static void test_faults(void) {
             if (jnum(summary_find(sum, "ranges", "forward"), "count") != 20) bad_count++;
             if (count_lines(errbuf, "gpuprof:") > 1) bad_msgs++;
             if (jnum(gpu_of("forward"), "count") > 20) bad_gpu++;
+            if (simcuda_live_events() != 0) { fprintf(stderr, "%s failing at call %d: %lld events left\n", fns[f], (int)nth[k], (long long)simcuda_live_events()); leaks++; }
             if (count_lines(errbuf, "gpuprof:") == 1 && !strstr(errbuf, "cudaErrorLaunchFailure")) bad_msgs++;
         }
     CHECK_EQ_U(runs, 33, "33 fault-injection runs");
     CHECK_EQ_U(bad_count, 0, "every cudart failure: CPU statistics exact");
     CHECK_EQ_U(bad_msgs, 0, "every cudart failure: at most one message, naming the error");
     CHECK_EQ_U(bad_gpu, 0, "every cudart failure: GPU counts consistent");
+    CHECK_EQ_U(leaks, 0, "every cudart failure: all of gpuprof's CUDA events destroyed at shutdown");
 }
 
 /* Stream 0 in a file built with per-thread default streams is that

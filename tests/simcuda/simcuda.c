@@ -327,11 +327,16 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
 }
 cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
-    ENTER("cudaEventDestroy");
-    if (!e) LEAVE(cudaErrorInvalidResourceHandle);
-    free(e);
-    sim.live_events--;
-    LEAVE(cudaSuccess);
+    cudaError_t err;
+    LOCK();
+    err = sim_enter("cudaEventDestroy");
+    /* After a sticky error the context is gone, and its events with it: the
+       call fails, the memory is released all the same. */
+    if (e && (err == cudaSuccess || err == sim.sticky)) { free(e); sim.live_events--; }
+    else if (!e && err == cudaSuccess) err = cudaErrorInvalidResourceHandle;
+    if (err != cudaSuccess) sim.last = err;
+    UNLOCK();
+    return err;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     struct CUstream_st *st;
