@@ -1578,8 +1578,13 @@ static cudaEvent_t gpuprof__event_get(gpuprof__gput *g, int dev) {
             pthread_mutex_unlock(&g->mu);
         }
         if (!g->npool[dev]) {
+            int cur = dev;
             if (g->created[dev] >= GPUPROF__POOL) return NULL;
-            if ((e = cudaEventCreateWithFlags(&ev, cudaEventDefault)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventCreateWithFlags"); return NULL; }
+            /* an event belongs to the device current when it is made */
+            if (cudaGetDevice(&cur) == cudaSuccess && cur != dev) cudaSetDevice(dev);
+            e = cudaEventCreateWithFlags(&ev, cudaEventDefault);
+            if (cur != dev) cudaSetDevice(cur);
+            if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventCreateWithFlags"); return NULL; }
             g->created[dev]++;
             GPUPROF__ADD(&gpuprof__gpu.events_created, 1);
             return ev;
@@ -1646,22 +1651,28 @@ static GPUPROF__NOINLINE void gpuprof__gpu_end_slow(gpuprof__thread *t, gpuprof_
     if (!g) return;
     if (f->gev0) {
         cudaError_t e;
-        int c;
+        int c = -1, cur = f->gdev, ok = 0;
         if (!GPUPROF__LD(&gpuprof__gpu.on)) { gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1); return; }
-        if ((c = gpuprof__capturing(f->gstream)) != 0) {
-            if (c < 0) { gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1); return; }
+        /* The program may have switched devices inside the range: the stop
+           event goes where the start event went, then the device is put back. */
+        if ((e = cudaGetDevice(&cur)) != cudaSuccess) gpuprof__gpu_fail(e, "cudaGetDevice");
+        else if (cur != f->gdev && (e = cudaSetDevice(f->gdev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaSetDevice"); cur = f->gdev; }
+        else if ((c = gpuprof__capturing(f->gstream)) > 0) {
             /* a capture began inside the range: its start event is an ordinary one, reusable */
             GPUPROF__ADD(&gpuprof__gpu.skipped_capture, 1);
+            ok = 1;
+        } else if (c == 0 && (ev = gpuprof__event_get(g, f->gdev)) != NULL) {
+            if ((e = cudaEventRecord(ev, (cudaStream_t)f->gstream)) != cudaSuccess) {
+                gpuprof__event_put(g, f->gdev, ev, 1);
+                ev = NULL;
+                gpuprof__gpu_fail(e, "cudaEventRecord");
+            } else ok = 1;
+        }
+        if (cur != f->gdev) cudaSetDevice(cur);
+        if (!ev) {
             gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1);
             f->gev0 = NULL;
-        } else {
-            if (!(ev = gpuprof__event_get(g, f->gdev))) { gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1); return; }
-            if ((e = cudaEventRecord(ev, (cudaStream_t)f->gstream)) != cudaSuccess) {
-                gpuprof__event_put(g, f->gdev, (cudaEvent_t)f->gev0, 1);
-                gpuprof__event_put(g, f->gdev, ev, 1);
-                gpuprof__gpu_fail(e, "cudaEventRecord");
-                return;
-            }
+            if (!ok) return;
         }
     }
     r = &g->ring[g->head % GPUPROF__RING];
@@ -3565,6 +3576,13 @@ void gpuprof_reset(void) {
     }
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
+#ifdef GPUPROF_CUDA
+    {
+        uint32_t k;
+        gpuprof_stats_init(&gpuprof__gpu.idle);
+        for (k = 0; k < GPUPROF__STEP_SLOTS; k++) gpuprof__gpu.slot[k].closed = 0;
+    }
+#endif
     pthread_mutex_unlock(&gpuprof__lock);
 }
 

@@ -402,6 +402,42 @@ static void test_faults(void) {
     CHECK_EQ_U(leaks, 0, "every cudart failure: all of gpuprof's CUDA events destroyed at shutdown");
 }
 
+/* Two devices: ranges are timed on the device current at their begin, also
+   when the program switches devices inside a range; the device is put back. */
+static void test_two_devices(void) {
+    int i, dev = -1;
+    simcuda_reset();
+    simcuda_set_devices(2);
+    session_begin("two_devices", 1);
+    for (i = 0; i < 30; i++) {
+        cudaSetDevice(i % 2);
+        { PROF_RANGE("on its device"); simcuda_kernel(0, 1 * MS); simcuda_advance(10 * US); }
+        {
+            PROF_RANGE("switches inside");
+            simcuda_kernel(0, 2 * MS);
+            cudaSetDevice(1 - i % 2);
+            simcuda_kernel(0, 5 * MS);        /* on the other device: not this range's stream */
+            simcuda_advance(10 * US);
+        }
+        cudaGetDevice(&dev);
+        if (dev != 1 - i % 2) break;
+        simcuda_advance(10 * MS);
+        PROF_STEP();
+    }
+    session_end("two_devices");
+    CHECK_EQ_U(i, 30, "the device the program chose is still current after each range");
+    CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 0, "no CUDA error from switching devices");
+    CHECK_EQ_U(jnum(gpu_of("on its device"), "count"), 30, "30 GPU times on alternating devices");
+    CHECK_EQ_U(jnum(gpu_of("on its device"), "mean_ns"), 1 * MS, "each 1 ms");
+    CHECK_EQ_U(jnum(gpu_of("switches inside"), "mean_ns"), 2 * MS, "a range that switches devices is timed on the device it began on");
+    trace_valid("gpu_two_devices.trace.json", "--expect-name \"switches inside\"");
+    {
+        char *text = check_slurp("gpu_two_devices.trace.json");
+        CHECK(text && strstr(text, "GPU 0 stream: legacy default") && strstr(text, "GPU 1 stream: legacy default"), "a track per device's stream");
+        free(text);
+    }
+}
+
 /* Stream 0 in a file built with per-thread default streams is that
    thread's stream. */
 static void test_per_thread_stream(void) {
@@ -459,6 +495,7 @@ int main(int argc, char **argv) {
     test_capture_inside_range();
     test_errors();
     test_faults();
+    test_two_devices();
     test_per_thread_stream();
     test_threads();
     if (sum) cJSON_Delete(sum);
