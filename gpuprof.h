@@ -1454,13 +1454,27 @@ typedef struct gpuprof__gput {
     int cache_dev, cache_track;
 } gpuprof__gput;
 
+/* GPU time -> CPU time is a continuous piecewise-linear function: a knot
+   per anchor (GPU time since the first anchor -> CPU ns), and a slope to the
+   next. A new knot continues the last segment (so two events at one GPU
+   instant land on one CPU nanosecond, whenever each is placed), and its slope
+   steers the line onto the new measurement over the next second. */
+typedef struct gpuprof__knots {
+    cudaEvent_t ev[GPUPROF__ANCHORS];      /* the anchor event of each knot */
+    uint32_t cur, n;
+    double gpu[GPUPROF__ANCHORS]; /* knot k at GPU time gpu[k] (ns since the first anchor) */
+    double cpu[GPUPROF__ANCHORS]; /* ... maps to cpu[k] (CPU ns since the trace's zero) */
+    double slope[GPUPROF__ANCHORS];
+} gpuprof__knots;
+
 typedef struct gpuprof__anchor {
     int ready;
     cudaStream_t stream;          /* non-blocking, idle: an event there completes at once */
     cudaEvent_t ev[GPUPROF__ANCHORS];
-    int64_t cpu_ns[GPUPROF__ANCHORS];      /* when each completed, on the CPU clock */
-    uint32_t cur, n, seq;         /* seq is odd while an anchor is being replaced */
-    double rate;                  /* CPU ns per GPU ns, measured over the anchors */
+    double measured[GPUPROF__ANCHORS];     /* CPU time each anchor completed at, as measured */
+    double gpu[GPUPROF__ANCHORS], cpu[GPUPROF__ANCHORS], slope[GPUPROF__ANCHORS];
+    uint32_t cur, n, seq;         /* seq is odd while an anchor is being added */
+    double rate;                  /* CPU ns per GPU ns, measured over the anchors (~7 s) */
 } gpuprof__anchor;
 
 static struct {
@@ -1700,23 +1714,45 @@ GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uin
     if (f->gev0 || t->gpu_pushed != f->gseq) gpuprof__gpu_end_slow(t, f, d, decision, t1);
 }
 
-/* The latest anchor of dev, renewed when older than a second. Returns 0 and
-   fills ev/cpu_ns/rate, or -1 when there is none yet. */
-static int gpuprof__anchor_read(int dev, cudaEvent_t *ev, int64_t *cpu_ns, double *rate) {
+/* A copy of dev's knots. Returns -1 when there is no anchor yet. */
+static int gpuprof__anchor_read(int dev, gpuprof__knots *k) {
     gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
-    uint32_t s1, s2;
+    uint32_t s1, s2, i;
     /* a seqlock: every read acquires, so the second read of seq comes after them */
     do {
-        uint32_t cur;
         s1 = GPUPROF__LDA(&a->seq);
-        if (!GPUPROF__LDA(&a->n)) return -1;
-        cur = GPUPROF__LDA(&a->cur);
-        *ev = a->ev[cur];
-        *cpu_ns = GPUPROF__LDA(&a->cpu_ns[cur]);
-        *rate = gpuprof__ldda(&a->rate);
+        k->n = GPUPROF__LDA(&a->n);
+        if (!k->n) return -1;
+        k->cur = GPUPROF__LDA(&a->cur);
+        for (i = 0; i < GPUPROF__ANCHORS; i++) {
+            k->ev[i] = a->ev[i];
+            k->gpu[i] = gpuprof__ldda(&a->gpu[i]);
+            k->cpu[i] = gpuprof__ldda(&a->cpu[i]);
+            k->slope[i] = gpuprof__ldda(&a->slope[i]);
+        }
         s2 = GPUPROF__LD(&a->seq);
     } while ((s1 & 1) || s1 != s2);
     return 0;
+}
+
+/* The CPU time of event ev: on the segment that contains it, measured from
+   that segment's own anchor, so that two events at one GPU instant get the
+   same float milliseconds, the same nanosecond, whenever each is placed. */
+static cudaError_t gpuprof__knots_map(const gpuprof__knots *k, cudaEvent_t ev, int64_t *out) {
+    float ms = 0;
+    double g, c;
+    uint32_t j = k->cur, held = k->n < GPUPROF__ANCHORS ? k->n : GPUPROF__ANCHORS, i;
+    cudaError_t e = cudaEventElapsedTime(&ms, k->ev[j], ev);
+    if (e != cudaSuccess) return e;
+    g = k->gpu[j] + (double)ms * 1e6;
+    for (i = 1; i < held && k->gpu[j] > g; i++) j = (j + GPUPROF__ANCHORS - 1) % GPUPROF__ANCHORS;
+    if (j != k->cur) {
+        if ((e = cudaEventElapsedTime(&ms, k->ev[j], ev)) != cudaSuccess) return e;
+        g = k->gpu[j] + (double)ms * 1e6;
+    }
+    c = k->cpu[j] + (g - k->gpu[j]) * k->slope[j];
+    *out = (int64_t)(c >= 0 ? c + 0.5 : c - 0.5);
+    return cudaSuccess;
 }
 
 /* Records a new anchor on dev's private stream (under gpuprof__gpu_mu). It
@@ -1728,7 +1764,7 @@ static void gpuprof__anchor_renew(int dev) {
     int cur_dev = -1, k;
     uint32_t idx, base;
     uint64_t t0, t2, m0;
-    int64_t cpu;
+    double meas, g, c, slope;
     cudaError_t e = cudaSuccess;
     if (cudaGetDevice(&cur_dev) != cudaSuccess) return;
     if (cur_dev != dev && (e = cudaSetDevice(dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaSetDevice"); return; }
@@ -1747,20 +1783,35 @@ static void gpuprof__anchor_renew(int dev) {
     t2 = gpuprof__ticks();
     if (e == cudaErrorNotReady) goto out;                /* try again at the next harvest */
     if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventQuery"); goto out; }
-    cpu = (int64_t)gpuprof__ticks_to_ns(t0 - gpuprof__clock.base) + (int64_t)(gpuprof__ticks_to_ns(t2 - t0) / 2);
+    meas = (double)gpuprof__ticks_to_ns(t0 - gpuprof__clock.base) + (double)gpuprof__ticks_to_ns(t2 - t0) / 2;
     if ((double)gpuprof__ticks_to_ns(t2 - t0) / 2 > gpuprof__gpu.anchor_uncertainty_ns)
         gpuprof__gpu.anchor_uncertainty_ns = (double)gpuprof__ticks_to_ns(t2 - t0) / 2;
-    /* The clock rate over the longest baseline still held (about 7 s). */
-    base = a->n >= GPUPROF__ANCHORS ? (idx + 1) % GPUPROF__ANCHORS : 0;
-    if (a->n && base != idx && cpu - a->cpu_ns[base] > 900000000) {
+    if (!a->n) { g = 0; c = meas; slope = 1.0; }
+    else {
         float ms = 0;
-        if ((e = cudaEventElapsedTime(&ms, a->ev[base], a->ev[idx])) == cudaSuccess && ms > 0) {
-            double r = (double)(cpu - a->cpu_ns[base]) / ((double)ms * 1e6);
+        double err;
+        if ((e = cudaEventElapsedTime(&ms, a->ev[a->cur], a->ev[idx])) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); goto out; }
+        g = a->gpu[a->cur] + (double)ms * 1e6;
+        /* the clock rate over the longest baseline held (about 7 s) */
+        base = a->n >= GPUPROF__ANCHORS ? (idx + 1) % GPUPROF__ANCHORS : 0;
+        if (base != idx && meas - a->measured[base] > 9e8 && g > a->gpu[base]) {
+            double r = (meas - a->measured[base]) / (g - a->gpu[base]);
             if (r > 0.999 && r < 1.001) gpuprof__std(&a->rate, r);
-        } else if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); goto out; }
+        }
+        c = a->cpu[a->cur] + (g - a->gpu[a->cur]) * a->slope[a->cur];       /* continue the line */
+        err = meas - c;
+        if (err > 1e6 || err < -1e6) { c = meas; slope = a->rate; }          /* far off (a stall): jump */
+        else {
+            slope = a->rate + err / 1e9;                                      /* meet the measurement in ~1 s */
+            if (slope > a->rate + 5e-4) slope = a->rate + 5e-4;
+            if (slope < a->rate - 5e-4) slope = a->rate - 5e-4;
+        }
     }
     GPUPROF__STR(&a->seq, a->seq + 1);
-    GPUPROF__ST(&a->cpu_ns[idx], cpu);
+    a->measured[idx] = meas;
+    gpuprof__std(&a->gpu[idx], g);
+    gpuprof__std(&a->cpu[idx], c);
+    gpuprof__std(&a->slope[idx], slope);
     GPUPROF__ST(&a->cur, idx);
     GPUPROF__ST(&a->n, a->n + 1);
     GPUPROF__STR(&a->seq, a->seq + 1);
@@ -1810,12 +1861,11 @@ static gpuprof__gpustat *gpuprof__gpustat_of(gpuprof__node *n) {
 static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpuprof__gpurec *r) {
     gpuprof__gput *g = owner->gpu;
     gpuprof__gpustat *gs;
-    float ms = 0, ma = 0, mb = 0;
+    float ms = 0;
     cudaError_t e;
-    cudaEvent_t aev;
-    int64_t anchor_cpu, start_ns = 0, end_ns = 0, lag;
+    gpuprof__knots k;
+    int64_t start_ns = 0, end_ns = 0, lag;
     int placed = 0;                              /* on the CPU timeline (there is an anchor) */
-    double rate;
     uint64_t dur, kids, self;
     /* The duration from the pair itself (the finest resolution); the place
        on the CPU timeline of both ends from the anchor, so that two events
@@ -1823,13 +1873,11 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
        same nanosecond. */
     if ((e = cudaEventElapsedTime(&ms, r->e0, r->e1)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventElapsedTime"); return -1; }
     dur = ms > 0 ? (uint64_t)((double)ms * 1e6 + 0.5) : 0;
-    if (gpuprof__anchor_read(r->dev, &aev, &anchor_cpu, &rate) == 0) {
-        if ((e = cudaEventElapsedTime(&ma, aev, r->e0)) != cudaSuccess || (e = cudaEventElapsedTime(&mb, aev, r->e1)) != cudaSuccess) {
+    if (gpuprof__anchor_read(r->dev, &k) == 0) {
+        if ((e = gpuprof__knots_map(&k, r->e0, &start_ns)) != cudaSuccess || (e = gpuprof__knots_map(&k, r->e1, &end_ns)) != cudaSuccess) {
             gpuprof__gpu_fail(e, "cudaEventElapsedTime");
             return -1;
         }
-        start_ns = anchor_cpu + (int64_t)((double)ma * 1e6 * rate + (ma >= 0 ? 0.5 : -0.5));
-        end_ns = anchor_cpu + (int64_t)((double)mb * 1e6 * rate + (mb >= 0 ? 0.5 : -0.5));
         if (end_ns < start_ns) end_ns = start_ns;
         placed = 1;
     }
@@ -1887,9 +1935,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
         gpuprof__gpurec *r = &g->ring[tail % GPUPROF__RING];
         if (r->e0) {
             cudaError_t e;
-            cudaEvent_t aev;
-            int64_t acpu;
-            double rate;
+            gpuprof__knots k;
             if (!exchanged) {
                 /* In relaxed mode gpuprof's queries cannot break a capture
                    that this or another thread is making. */
@@ -1901,8 +1947,8 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
             if (e == cudaErrorNotReady) break;
             if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventQuery"); break; }
             /* an anchor at most a second old keeps float milliseconds precise */
-            if (gpuprof__anchor_read(r->dev, &aev, &acpu, &rate) != 0 ||
-                (int64_t)gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base) - acpu > 1000000000) {
+            if (gpuprof__anchor_read(r->dev, &k) != 0 ||
+                (double)gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base) - k.cpu[k.cur] > 1e9) {
                 if (wait) pthread_mutex_lock(&gpuprof__gpu_mu);
                 if (wait || pthread_mutex_trylock(&gpuprof__gpu_mu) == 0) {
                     gpuprof__anchor_renew(r->dev);

@@ -264,6 +264,48 @@ static void test_drift(void) {
     free(text);
 }
 
+/* Real anchors are noisy: the GPU sees new work some microseconds after it
+   is submitted, so an anchor's CPU time is uncertain by that much. With up
+   to 20 us of random latency and 30 ppm of drift over 300 s, back-to-back
+   ranges on one stream still nest and touch without overlapping (the CPU
+   timeline of GPU instants is one continuous line), and each sits within
+   the latency of where the CPU began it. */
+static void test_anchor_noise(void) {
+    uint64_t t0, begins[300];
+    int i, n = 0, far = 0;
+    char *text;
+    cJSON *tr, *e;
+    simcuda_reset();
+    simcuda_set_latency(20 * US);
+    simcuda_set_call_cost(300);           /* time passes while gpuprof polls the anchor */
+    simcuda_set_drift(30.0, 5000);
+    session_begin("noise", 1);
+    t0 = simcuda_now();
+    for (i = 0; i < 300; i++) {
+        begins[i] = simcuda_now();
+        { PROF_RANGE("a"); simcuda_kernel(0, 1 * MS); simcuda_advance(5 * US); }
+        { PROF_RANGE("b"); simcuda_kernel(0, 2 * MS); simcuda_advance(5 * US); }
+        { PROF_RANGE("c"); simcuda_kernel(0, 1 * MS); simcuda_advance(5 * US); }
+        simcuda_advance(1000 * MS);
+        PROF_STEP();
+    }
+    session_end("noise");
+    trace_valid("gpu_noise.trace.json", "--expect-name a --expect-name b --expect-name c");
+    text = check_slurp("gpu_noise.trace.json");
+    tr = text ? cJSON_Parse(text) : NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+        cJSON *cat = cJSON_GetObjectItem(e, "cat");
+        if (!cat || strcmp(cat->valuestring, "gpu") != 0 || strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "a") != 0) continue;
+        if (n >= 3 && fabs(jnum(e, "ts") - (double)(begins[n] - t0) / 1000.0) > 45.0) far++;
+        n++;
+    }
+    CHECK_EQ_U(n, 300, "300 GPU ranges a");
+    CHECK_EQ_U(far, 0, "each within the submission latency (+ the anchor's uncertainty) of its CPU begin");
+    CHECK(jnum(cJSON_GetObjectItem(sum, "gpu"), "anchors") >= 299, "an anchor per second");
+    cJSON_Delete(tr);
+    free(text);
+}
+
 /* Stream capture: nothing recorded into the capture, the capture survives
    (also the queries of a harvest running meanwhile), skips are counted. */
 static void test_capture(void) {
@@ -491,6 +533,7 @@ int main(int argc, char **argv) {
     test_launch_bound();
     test_streams_and_trace();
     test_drift();
+    test_anchor_noise();
     test_capture();
     test_capture_inside_range();
     test_errors();

@@ -56,7 +56,9 @@ static struct {
     uint64_t captured_records, invalidations, syncs;
     int64_t live_events;
     int active_global_captures;
-} sim = { 1000000000ull, SIMCUDA_GPU, 1, cudaSuccess, cudaSuccess, 0.0, 0, 500, {{0}}, NULL, {{0}}, 0, 0, 0, 0, 0, 0 };
+    uint64_t latency, rng;        /* work reaching an idle stream waits 0..latency ns */
+    uint64_t call_cost;           /* virtual ns every cudart call takes */
+} sim = { 1000000000ull, SIMCUDA_GPU, 1, cudaSuccess, cudaSuccess, 0.0, 0, 500, {{0}}, NULL, {{0}}, 0, 0, 0, 0, 0, 0, 0, 88172645463325252ull, 0 };
 
 static __thread int sim_device;
 static __thread enum cudaStreamCaptureMode sim_thread_mode = cudaStreamCaptureModeGlobal;
@@ -68,6 +70,7 @@ static __thread struct CUstream_st *sim_ptds[SIM_MAX_DEV];
 /* Counts the call; returns the error it must fail with, or cudaSuccess. */
 static cudaError_t sim_enter(const char *fn) {
     int i;
+    sim.now += sim.call_cost;
     for (i = 0; i < sim.nfn && strcmp(sim.fn[i].fn, fn) != 0; i++) {}
     if (i == sim.nfn && sim.nfn < SIM_MAX_FN) { sim.fn[i].fn = fn; sim.nfn++; }
     if (i < SIM_MAX_FN) {
@@ -103,6 +106,9 @@ void simcuda_reset(void) {
     sim.captured_records = sim.invalidations = sim.syncs = 0;
     sim.live_events = 0;
     sim.active_global_captures = 0;
+    sim.latency = 0;
+    sim.call_cost = 0;
+    sim.rng = 88172645463325252ull;
     UNLOCK();
     memset(sim_ptds, 0, sizeof sim_ptds);      /* this thread's; they were freed above */
 }
@@ -112,6 +118,8 @@ uint64_t simcuda_now(void) { uint64_t t; LOCK(); t = sim.now; UNLOCK(); return t
 void simcuda_advance(uint64_t ns) { LOCK(); sim.now += ns; UNLOCK(); }
 void simcuda_set_drift(double ppm, int64_t offset_ns) { LOCK(); sim.drift_ppm = ppm; sim.offset_ns = offset_ns; UNLOCK(); }
 void simcuda_set_resolution(uint64_t ns) { LOCK(); sim.resolution = ns; UNLOCK(); }
+void simcuda_set_latency(uint64_t ns) { LOCK(); sim.latency = ns; UNLOCK(); }
+void simcuda_set_call_cost(uint64_t ns) { LOCK(); sim.call_cost = ns; UNLOCK(); }
 void simcuda_sticky_error(cudaError_t e) { LOCK(); sim.sticky = e; sim.last = e; UNLOCK(); }
 uint64_t simcuda_captured_records(void) { uint64_t n; LOCK(); n = sim.captured_records; UNLOCK(); return n; }
 uint64_t simcuda_invalidations(void) { uint64_t n; LOCK(); n = sim.invalidations; UNLOCK(); return n; }
@@ -152,9 +160,15 @@ static struct CUstream_st *sim_stream(cudaStream_t s) {
     return (struct CUstream_st *)s;
 }
 
-/* When work queued now on st may start, by the default-stream rules. */
+/* When work queued now on st may start, by the default-stream rules. An
+   idle stream sees new work after the submission latency, if one is set. */
 static uint64_t sim_start_time(struct CUstream_st *st) {
-    uint64_t t = sim.now > st->ready ? sim.now : st->ready;
+    uint64_t now = sim.now, t;
+    if (sim.latency) {
+        sim.rng ^= sim.rng << 13; sim.rng ^= sim.rng >> 7; sim.rng ^= sim.rng << 17;
+        now += sim.rng % (sim.latency + 1);
+    }
+    t = now > st->ready ? now : st->ready;
     struct CUstream_st *o;
     if (st->nonblocking) return t;
     if (st->legacy) {

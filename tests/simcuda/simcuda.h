@@ -43,6 +43,8 @@ void     simcuda_kernel(cudaStream_t s, uint64_t dur_ns);   /* queue work of dur
 uint64_t simcuda_stream_done(cudaStream_t s);        /* when s will have finished its queued work */
 void     simcuda_set_drift(double ppm, int64_t offset_ns);  /* GPU clock = offset + t * (1 + ppm/1e6) */
 void     simcuda_set_resolution(uint64_t ns);        /* rounding of event timestamps (0: exact) */
+void     simcuda_set_latency(uint64_t ns);           /* work reaching an idle stream waits 0..ns (random) */
+void     simcuda_set_call_cost(uint64_t ns);         /* every cudart call takes ns of virtual time */
 void     simcuda_sticky_error(cudaError_t e);        /* from now on every call fails with e */
 void     simcuda_fail_call(const char *fn, uint64_t nth, cudaError_t e);   /* the nth call (1-based) of fn fails once */
 uint64_t simcuda_calls(const char *fn);              /* calls of a cudart function so far */
