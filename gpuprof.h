@@ -957,6 +957,10 @@ static struct {
    waits on gpuprof__trace_cond. */
 static pthread_mutex_t gpuprof__lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gpuprof__trace_lock = PTHREAD_MUTEX_INITIALIZER;
+/* gpuprof__life_lock makes gpuprof_shutdown and gpuprof_write_trace one at a
+   time (taken before gpuprof__lock): two threads shutting down at once must
+   not both finish the trace. */
+static pthread_mutex_t gpuprof__life_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gpuprof__trace_cond = PTHREAD_COND_INITIALIZER;
 static __thread gpuprof__thread *gpuprof__tls;
 static pthread_key_t gpuprof__tls_key;
@@ -1151,6 +1155,7 @@ static void gpuprof__node_init(gpuprof__node *n, gpuprof__node *parent, uint32_t
 }
 
 static void gpuprof__thread_exit(void *p);
+static void gpuprof__thread_free(gpuprof__thread *t);
 
 /* This thread's id and a label for its trace track. */
 static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
@@ -1214,6 +1219,12 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     t->tid = tid;
     memcpy(t->label, label, sizeof label);
     pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING) {
+        /* another thread shut the session down meanwhile: nothing to join */
+        pthread_mutex_unlock(&gpuprof__lock);
+        gpuprof__thread_free(t);
+        return NULL;
+    }
     t->session = gpuprof__g.session;
     t->index = gpuprof__g.nthreads++;
     t->next = gpuprof__g.threads;
@@ -3498,6 +3509,10 @@ static int gpuprof__make(gpuprof__buf *b, int summary) {
     int rc;
     gpuprof__gpu_drain();
     pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING) {        /* shut down by another thread meanwhile */
+        pthread_mutex_unlock(&gpuprof__lock);
+        return -1;
+    }
     rc = gpuprof__collect(&s);
     if (rc == 0) {
         if (summary) gpuprof__summary_json(b, &s);
@@ -3545,7 +3560,17 @@ int gpuprof_write_summary(const char *path) {
     return rc;
 }
 
+static int gpuprof__write_trace_locked(const char *path);
 int gpuprof_write_trace(const char *path) {
+    int rc;
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return -1;
+    pthread_mutex_lock(&gpuprof__life_lock);
+    rc = gpuprof__write_trace_locked(path);
+    pthread_mutex_unlock(&gpuprof__life_lock);
+    return rc;
+}
+
+static int gpuprof__write_trace_locked(const char *path) {
     int rc;
     if (!gpuprof__usable("gpuprof_write_trace")) return -1;
     if (!gpuprof__g.trace_path) {
@@ -3592,6 +3617,7 @@ void gpuprof_reset(void) {
     uint32_t i;
     if (!gpuprof__usable("gpuprof_reset")) return;
     pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
     for (t = gpuprof__g.threads; t; t = t->next) {
         uint32_t nn = GPUPROF__LDA(&t->nnodes);
         for (i = 0; i <= nn; i++) {
@@ -3715,8 +3741,16 @@ static void gpuprof__atexit(void) { gpuprof_shutdown(); }
 
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
-static void gpuprof__fork_prepare(void) { pthread_mutex_lock(&gpuprof__lock); pthread_mutex_lock(&gpuprof__trace_lock); }
-static void gpuprof__fork_parent(void) { pthread_mutex_unlock(&gpuprof__trace_lock); pthread_mutex_unlock(&gpuprof__lock); }
+static void gpuprof__fork_prepare(void) {
+    pthread_mutex_lock(&gpuprof__life_lock);
+    pthread_mutex_lock(&gpuprof__lock);
+    pthread_mutex_lock(&gpuprof__trace_lock);
+}
+static void gpuprof__fork_parent(void) {
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    pthread_mutex_unlock(&gpuprof__lock);
+    pthread_mutex_unlock(&gpuprof__life_lock);
+}
 static void gpuprof__fork_child(void) {
     gpuprof__g.forked_child = 1;
     gpuprof__g.live = 0;
@@ -3724,6 +3758,7 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.writer_running = 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__lock);
+    pthread_mutex_unlock(&gpuprof__life_lock);
 }
 
 static void gpuprof__once_init(void) {
@@ -3904,7 +3939,15 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
 
 int gpuprof_init(const gpuprof_config *cfg) { return gpuprof__init_internal(cfg, 1); }
 
+static void gpuprof__shutdown_locked(void);
 void gpuprof_shutdown(void) {
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
+    pthread_mutex_lock(&gpuprof__life_lock);
+    gpuprof__shutdown_locked();
+    pthread_mutex_unlock(&gpuprof__life_lock);
+}
+
+static void gpuprof__shutdown_locked(void) {
     gpuprof__thread *self = gpuprof__tls, *t, *next;
     const char *report;
     uint32_t i;
@@ -3952,6 +3995,7 @@ void gpuprof_shutdown(void) {
     }
     gpuprof__g.threads = NULL;
     gpuprof__tls = NULL;
+    if (self) pthread_setspecific(gpuprof__tls_key, NULL);   /* freed above: its exit must not see it */
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_close();
 #endif

@@ -16,13 +16,24 @@
 static FILE *out;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Domain and string handles are pointers to copies of their text. */
-static nvtxDomainHandle_t NVTX_API rec_domain_create(const char *name) {
-    return (nvtxDomainHandle_t)strdup(name ? name : "(null)");
+/* Domain and string handles are pointers to copies of their text, kept in a
+   list and freed at exit (NVTX has no call to unregister them). */
+struct copy { struct copy *next; char text[]; };
+static struct copy *copies;
+static char *keep(const char *s) {
+    size_t n = strlen(s ? s : "(null)") + 1;
+    struct copy *c = (struct copy *)malloc(sizeof *c + n);
+    memcpy(c->text, s ? s : "(null)", n);
+    pthread_mutex_lock(&mu);
+    c->next = copies;
+    copies = c;
+    pthread_mutex_unlock(&mu);
+    return c->text;
 }
+static nvtxDomainHandle_t NVTX_API rec_domain_create(const char *name) { return (nvtxDomainHandle_t)keep(name); }
 static nvtxStringHandle_t NVTX_API rec_register_string(nvtxDomainHandle_t d, const char *s) {
     (void)d;
-    return (nvtxStringHandle_t)strdup(s ? s : "(null)");
+    return (nvtxStringHandle_t)keep(s);
 }
 static const char *domain_name(nvtxDomainHandle_t d) { return d ? (const char *)d : "(default)"; }
 
@@ -42,7 +53,13 @@ static int NVTX_API rec_pop(nvtxDomainHandle_t d) {
     return 0;
 }
 
-static void close_out(void) { if (out) fclose(out); out = NULL; }
+static void close_out(void) {
+    pthread_mutex_lock(&mu);
+    if (out) fclose(out);
+    out = NULL;
+    while (copies) { struct copy *c = copies; copies = c->next; free(c); }
+    pthread_mutex_unlock(&mu);
+}
 
 int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table) {
     const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get_table(NVTX_ETID_CALLBACKS);

@@ -1,0 +1,139 @@
+/* libFuzzer target (c): sequences of API calls on up to 4 threads at once --
+   ranges (scoped, explicit, dynamic, too deep), ends without begins, steps,
+   counters (NaN too), marks, flush, reset, reports, summaries, pause and
+   resume, shutdown and init again, in any order. Checked: no crash (ASan,
+   UBSan), the finished trace and summary parse, and the counts hold
+   together: a range's flat count is the sum of its call paths' counts and
+   never more than the calls made. */
+#define GPUPROF_IMPLEMENTATION
+#include "../../gpuprof.h"
+#include "fuzz_common.h"
+#include <pthread.h>
+
+enum { MAXOPS = 512 };
+static unsigned long begun[4];           /* calls of "a", "b", "c", "scope" (all threads) */
+static char tpath[256], spath[256], rpath[256];
+
+struct worker { const uint8_t *ops; size_t n; };
+
+static size_t run(const uint8_t *ops, size_t n, size_t pos, int depth);
+
+static size_t op(const uint8_t *ops, size_t n, size_t pos, int depth) {
+    uint8_t o = ops[pos++], arg = pos < n ? ops[pos] : 0;
+    switch (o % 18) {
+    case 0: case 1: case 2:
+        __atomic_fetch_add(&begun[o % 18], 1, __ATOMIC_RELAXED);
+        if (o % 18 == 0) GPUPROF_BEGIN("a");
+        else if (o % 18 == 1) GPUPROF_BEGIN("b");
+        else GPUPROF_BEGIN("c");
+        break;
+    case 3: GPUPROF_END(); break;
+    case 4:                                           /* a scoped range around the next op */
+        if (depth < 40 && pos < n) {
+            __atomic_fetch_add(&begun[3], 1, __ATOMIC_RELAXED);
+            PROF_RANGE("scope");
+            pos = run(ops, n, pos, depth + 1);
+        }
+        break;
+    case 5: {
+        char name[8];
+        snprintf(name, sizeof name, "d%u", arg % 8);
+        { PROF_RANGE_DYN(name); }
+        pos++;
+        break;
+    }
+    case 6: PROF_STEP(); break;
+    case 7: PROF_COUNTER("x", arg == 255 ? NAN : arg == 254 ? INFINITY : (double)arg - 100.0); pos++; break;
+    case 8: PROF_MARK("m"); break;
+    case 9: gpuprof_flush(); break;
+    case 10: gpuprof_reset(); break;
+    case 11: { FILE *f = fopen(rpath, "w"); if (f) { gpuprof_report(f); fclose(f); } break; }
+    case 12: gpuprof_write_summary(spath); break;
+    case 13: gpuprof_set_enabled(arg & 1); pos++; break;
+    case 14: gpuprof_shutdown(); break;
+    case 15: {
+        gpuprof_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.trace_path = tpath;
+        cfg.summary_path = spath;
+        cfg.report = "off";
+        cfg.warmup = arg % 3;
+        gpuprof_init(&cfg);
+        pos++;
+        break;
+    }
+    case 16: {                                        /* deeper than GPUPROF_MAX_DEPTH */
+        int k;
+        for (k = 0; k < GPUPROF_MAX_DEPTH + 3; k++) GPUPROF_BEGIN("deep");
+        for (k = 0; k < GPUPROF_MAX_DEPTH + 3; k++) GPUPROF_END();
+        break;
+    }
+    default:                                          /* literal ranges, nested a little */
+        if (arg % 3 == 0) { PROF_RANGE("a"); }
+        else if (arg % 3 == 1) { PROF_RANGE("b"); { PROF_RANGE("a"); } }
+        else { PROF_FUNC(); }
+        pos++;
+        break;
+    }
+    return pos;
+}
+
+static size_t run(const uint8_t *ops, size_t n, size_t pos, int depth) { return pos < n ? op(ops, n, pos, depth) : pos; }
+
+static void *worker_main(void *arg) {
+    struct worker *w = (struct worker *)arg;
+    size_t pos = 0;
+    while (pos < w->n) pos = run(w->ops, w->n, pos, 0);
+    return NULL;
+}
+
+/* The flat count of each name equals the sum over its call paths. */
+static void check_counts(cJSON *sum) {
+    cJSON *r, *t;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(sum, "ranges")) {
+        const char *name = cJSON_GetObjectItem(r, "name")->valuestring;
+        double flat = cJSON_GetObjectItem(r, "count")->valuedouble, paths = 0;
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(sum, "tree"))
+            if (strcmp(cJSON_GetObjectItem(t, "name")->valuestring, name) == 0) paths += cJSON_GetObjectItem(t, "count")->valuedouble;
+        FUZZ_CHECK(flat == paths, "a range's flat count is the sum of its call paths' counts");
+        if (strcmp(name, "scope") == 0) FUZZ_CHECK(flat <= (double)begun[3], "no more scoped calls counted than made");
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static uint8_t ops[4][MAXOPS];
+    struct worker w[4];
+    pthread_t th[4];
+    int nthreads, i;
+    size_t k;
+    gpuprof_config cfg;
+    cJSON *j;
+    fuzz_setup("api");
+    if (size < 1) return 0;
+    snprintf(tpath, sizeof tpath, "%s/t.json", fuzz_dir);
+    snprintf(spath, sizeof spath, "%s/s.json", fuzz_dir);
+    snprintf(rpath, sizeof rpath, "%s/r.txt", fuzz_dir);
+    unlink(tpath);
+    unlink(spath);
+    memset(begun, 0, sizeof begun);
+    nthreads = 1 + data[0] % 4;
+    for (i = 0; i < 4; i++) w[i].n = 0;
+    for (k = 1; k < size; k++) {                       /* ops dealt to the threads in turn */
+        struct worker *x = &w[(k - 1) % (size_t)nthreads];
+        if (x->n < MAXOPS) ops[(k - 1) % (size_t)nthreads][x->n++] = data[k];
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace_path = tpath;
+    cfg.summary_path = spath;
+    cfg.report = "off";
+    gpuprof_init(&cfg);
+    for (i = 0; i < nthreads; i++) {
+        w[i].ops = ops[i];
+        if (pthread_create(&th[i], NULL, worker_main, &w[i]) != 0) w[i].ops = NULL;
+    }
+    for (i = 0; i < nthreads; i++) if (w[i].ops) pthread_join(th[i], NULL);
+    gpuprof_shutdown();
+    if ((j = fuzz_json(spath, "the summary parses")) != NULL) { check_counts(j); cJSON_Delete(j); }
+    if ((j = fuzz_json(tpath, "the finished trace parses")) != NULL) cJSON_Delete(j);
+    return 0;
+}
