@@ -1133,10 +1133,18 @@ static uint32_t gpuprof__intern(const char *name) {
 /* A call site caches its name id with the session it belongs to: names are
    registered afresh in each session (init after shutdown), so an id from an
    earlier session is looked up again. */
+/* "[other names]" because memory ran out (not because of the cap): worth
+   trying again at the next call rather than remembering. */
+static int gpuprof__id_transient(uint32_t id) {
+    return id == GPUPROF__ID_OTHER && GPUPROF__LD(&gpuprof__g.nnames) < gpuprof__g.max_ids;
+}
+
 static inline uint32_t gpuprof__site_id(gpuprof_site *site, unsigned session) {
     uint64_t v = GPUPROF__LDA(&site->id);
     if (GPUPROF__UNLIKELY((uint32_t)(v >> 32) != session)) {
-        v = (uint64_t)session << 32 | gpuprof__intern(site->name);
+        uint32_t id = gpuprof__intern(site->name);
+        if (gpuprof__id_transient(id)) return id;
+        v = (uint64_t)session << 32 | id;
         GPUPROF__STR(&site->id, v);
     }
     return (uint32_t)v;
@@ -2210,8 +2218,10 @@ int gpuprof__range_begin_dyn(const char *name, int stream0) {
     id = t->dyn[slot].id;
     if (t->dyn[slot].hash != h || !id || strcmp(gpuprof__g.names[id].text, name) != 0) {
         id = gpuprof__intern(name);
-        t->dyn[slot].hash = h;
-        t->dyn[slot].id = id;
+        if (!gpuprof__id_transient(id)) {
+            t->dyn[slot].hash = h;
+            t->dyn[slot].id = id;
+        }
     }
     return gpuprof__begin(NULL, id, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
 }
