@@ -7,6 +7,7 @@
 root=$1; work=$2; secs=${3:-60}
 cc=${FUZZ_CC:-clang}
 mkdir -p "$work" && cd "$work" || exit 1
+work=$(pwd)
 command -v "$cc" >/dev/null || { echo "run.sh: $cc not found (apt-get install clang libclang-rt-14-dev)"; exit 1; }
 fails=0
 for t in names env api; do
