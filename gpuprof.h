@@ -2890,6 +2890,21 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     }
 }
 
+/* Adds one row into another (a node read once goes to its flat and its tree
+   row, so the two tables agree even while the node's thread records). */
+static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
+    gpuprof_stats_merge(&dst->stats, &src->stats);
+    gpuprof_stats_merge(&dst->gpu, &src->gpu);
+    dst->self_ns += src->self_ns;
+    dst->excluded += src->excluded;
+    dst->flops += src->flops;
+    dst->bytes += src->bytes;
+    dst->last = src->last;
+    dst->gpu_self_ns += src->gpu_self_ns;
+    dst->gpu_excluded += src->gpu_excluded;
+    dst->gpu_lag_ns += src->gpu_lag_ns;
+}
+
 static gpuprof__row *gpuprof__row_new(gpuprof__row *rows, uint32_t *n, uint32_t name_id, uint32_t depth, int32_t parent) {
     gpuprof__row *r = &rows[(*n)++];
     memset(r, 0, offsetof(gpuprof__row, stats));
@@ -2926,6 +2941,7 @@ static void gpuprof__snap_free(gpuprof__snap *s) {
 static int gpuprof__collect(gpuprof__snap *s) {
     gpuprof__thread *t;
     uint32_t total = 0, ncount = 0, i, *flat_of = NULL, *tree_of = NULL, *hash = NULL, mask = 1, *kids = NULL, *first = NULL;
+    gpuprof__row *one = NULL;         /* one node, read once */
     memset(s, 0, sizeof *s);
     /* Threads may add nodes and counters while this runs: take each thread's
        count once here and use only that many below. */
@@ -2945,7 +2961,8 @@ static int gpuprof__collect(gpuprof__snap *s) {
     flat_of = (uint32_t *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *flat_of);
     hash = (uint32_t *)gpuprof__alloc(mask * sizeof *hash);
     tree_of = (uint32_t *)gpuprof__alloc((gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *tree_of);
-    if (!s->flat || !s->tree || !s->counters || !s->order || !flat_of || !hash || !tree_of) goto fail;
+    one = (gpuprof__row *)gpuprof__alloc(sizeof *one);
+    if (!s->flat || !s->tree || !s->counters || !s->order || !flat_of || !hash || !tree_of || !one) goto fail;
     memset(flat_of, 0xff, gpuprof__g.max_ids * sizeof *flat_of);
     memset(hash, 0xff, mask * sizeof *hash);
     mask--;
@@ -2963,7 +2980,11 @@ static int gpuprof__collect(gpuprof__snap *s) {
                 flat_of[n->name_id] = s->nflat;
                 gpuprof__row_new(s->flat, &s->nflat, n->name_id, 0, -1);
             }
-            gpuprof__row_add(&s->flat[flat_of[n->name_id]], n);
+            memset(one, 0, offsetof(gpuprof__row, stats));
+            gpuprof_stats_init(&one->stats);
+            gpuprof_stats_init(&one->gpu);
+            gpuprof__row_add(one, n);
+            gpuprof__row_merge(&s->flat[flat_of[n->name_id]], one);
             /* tree: the row of (parent row, name) */
             for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u) & mask;; slot = (slot + 1) & mask) {
                 row = hash[slot];
@@ -2976,7 +2997,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
                 }
                 if (s->tree[row].name_id == n->name_id && (uint32_t)s->tree[row].parent == parent_row) break;
             }
-            gpuprof__row_add(&s->tree[row], n);
+            gpuprof__row_merge(&s->tree[row], one);
             if (k < nn) tree_of[k] = row;
         }
         for (k = 0; k < gpuprof__g.max_ids; k++) {
@@ -3036,8 +3057,10 @@ static int gpuprof__collect(gpuprof__snap *s) {
     GPUPROF_FREE(flat_of);
     GPUPROF_FREE(hash);
     GPUPROF_FREE(tree_of);
+    GPUPROF_FREE(one);
     return 0;
 fail:
+    GPUPROF_FREE(one);
     GPUPROF_FREE(kids);
     GPUPROF_FREE(first);
     GPUPROF_FREE(flat_of);
