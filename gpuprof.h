@@ -926,6 +926,7 @@ static struct {
     /* names */
     gpuprof__name *names;
     uint32_t nnames, max_ids;
+    int names_kept;                       /* the last session's table was left to running threads */
     uint32_t *name_hash;                  /* open addressing: slot -> id */
     uint32_t name_hash_mask;
     /* threads */
@@ -2773,7 +2774,12 @@ static int gpuprof__trace_open(void) {
         return -1;
     }
     gpuprof__g.writer_running = 1;
+    /* Under trace_lock: a thread of the last session that checks (session,
+       trace_on) under it to hand over a block sees this session's number
+       whenever it sees the trace on (found by fuzz_api). */
+    pthread_mutex_lock(&gpuprof__trace_lock);
     GPUPROF__ST(&gpuprof__g.trace_on, 1);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
     return 0;
 }
 
@@ -3772,6 +3778,10 @@ static void gpuprof__process_name(char *out, size_t n) {
 
 static void gpuprof__atexit(void) { gpuprof_shutdown(); }
 
+/* Name tables of sessions shut down while other threads still ran. */
+typedef struct gpuprof__oldnames { gpuprof__name *names; uint32_t *hash; struct gpuprof__oldnames *next; } gpuprof__oldnames;
+static gpuprof__oldnames *gpuprof__oldnames_list;
+
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
 static void gpuprof__fork_prepare(void) {
@@ -3901,7 +3911,20 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     }
     gpuprof__clock.base = gpuprof__ticks();          /* the trace's time zero */
     gpuprof__g.t_init_ns = gpuprof__mono_ns();
-    /* names: id 0 is "unregistered", id 1 collects names over the cap */
+    /* names: id 0 is "unregistered", id 1 collects names over the cap. A
+       table the last session left to threads still running stays theirs. */
+    if (gpuprof__g.names_kept && gpuprof__g.names) {
+        gpuprof__oldnames *o = (gpuprof__oldnames *)gpuprof__alloc(sizeof *o);
+        if (o) {
+            o->names = gpuprof__g.names;
+            o->hash = gpuprof__g.name_hash;
+            o->next = gpuprof__oldnames_list;
+            gpuprof__oldnames_list = o;
+        }
+        gpuprof__g.names = NULL;
+        gpuprof__g.name_hash = NULL;
+    }
+    gpuprof__g.names_kept = 0;
     gpuprof__g.max_ids = (uint32_t)cfg.max_names + GPUPROF__ID_FIRST_USER;
     while (hsize < 2 * gpuprof__g.max_ids) hsize <<= 1;
     gpuprof__g.names = (gpuprof__name *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *gpuprof__g.names);
@@ -3980,10 +4003,23 @@ void gpuprof_shutdown(void) {
     pthread_mutex_unlock(&gpuprof__life_lock);
 }
 
+static void gpuprof__names_free(void) {
+    uint32_t i;
+    for (i = GPUPROF__ID_OTHER; i < gpuprof__g.nnames; i++) {
+        GPUPROF_FREE(gpuprof__g.names[i].text);
+        GPUPROF_FREE(gpuprof__g.names[i].json);
+    }
+    GPUPROF_FREE(gpuprof__g.names);
+    GPUPROF_FREE(gpuprof__g.name_hash);
+    gpuprof__g.names = NULL;
+    gpuprof__g.name_hash = NULL;
+    gpuprof__g.nnames = 0;
+}
+
 static void gpuprof__shutdown_locked(void) {
     gpuprof__thread *self = gpuprof__tls, *t, *next;
     const char *report;
-    uint32_t i;
+    int keep_names = 0;
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.forked_child) {
         pthread_mutex_unlock(&gpuprof__lock);
@@ -4024,7 +4060,7 @@ static void gpuprof__shutdown_locked(void) {
     for (t = gpuprof__g.threads; t; t = next) {
         next = t->next;
         if (t == self || t->exited) gpuprof__thread_free(t);
-        else { t->next = gpuprof__g.retired; gpuprof__g.retired = t; }
+        else { t->next = gpuprof__g.retired; gpuprof__g.retired = t; keep_names = 1; }
     }
     gpuprof__g.threads = NULL;
     gpuprof__tls = NULL;
@@ -4035,15 +4071,11 @@ static void gpuprof__shutdown_locked(void) {
 #ifdef GPUPROF_NVTX
     GPUPROF__ST(&gpuprof__g.nvtx_on, 0);
 #endif
-    for (i = GPUPROF__ID_OTHER; i < gpuprof__g.nnames; i++) {
-        GPUPROF_FREE(gpuprof__g.names[i].text);
-        GPUPROF_FREE(gpuprof__g.names[i].json);
-    }
-    GPUPROF_FREE(gpuprof__g.names);
-    GPUPROF_FREE(gpuprof__g.name_hash);
-    gpuprof__g.names = NULL;
-    gpuprof__g.name_hash = NULL;
-    gpuprof__g.nnames = 0;
+    /* A thread still running may be in the middle of a call that reads a
+       name (a message, a dynamic name's cache check): then the name table
+       stays allocated (the next init starts a new one). */
+    if (keep_names) gpuprof__g.names_kept = 1;
+    else gpuprof__names_free();
     gpuprof__free_settings();
     pthread_mutex_unlock(&gpuprof__lock);
 }

@@ -85,18 +85,25 @@ static const char *verdict_of(const char *range) {
    step lasts 4 ms, of which the GPU is busy 3 ms. */
 static void test_steady(void) {
     int step;
-    uint64_t created_after_warmup = 0, sync0, create0 = 0;
+    uint64_t created_after_warmup = 0, sync0, create0 = 0, record0 = 0, capq0 = 0, extra_records;
     simcuda_reset();
     session_begin("steady", 1);
     sync0 = simcuda_sync_calls();
     for (step = 0; step < 1000; step++) {
-        if (step == 10) create0 = simcuda_calls("cudaEventCreateWithFlags");
+        if (step == 10) {
+            create0 = simcuda_calls("cudaEventCreateWithFlags");
+            record0 = simcuda_calls("cudaEventRecord");
+            capq0 = simcuda_calls("cudaStreamIsCapturing");
+        }
         { PROF_RANGE("forward"); simcuda_kernel(0, 1 * MS); simcuda_advance(100 * US); }
         { PROF_RANGE("backward"); simcuda_kernel(0, 2 * MS); simcuda_advance(100 * US); }
         simcuda_advance(3800 * US);
         PROF_STEP();
     }
     created_after_warmup = simcuda_calls("cudaEventCreateWithFlags") - create0;
+    extra_records = simcuda_calls("cudaEventRecord") - record0 - 2 * 2 * 990;
+    CHECK(extra_records <= 5, "exactly two event records per GPU-timed range, plus one per anchor (one a second: 4 s here)");
+    CHECK_EQ_U(simcuda_calls("cudaStreamIsCapturing") - capq0, 2 * 2 * 990, "two capture checks per range");
     CHECK_EQ_U(simcuda_sync_calls() - sync0, 0, "1000 steps make no synchronizing CUDA call");
     CHECK_EQ_U(created_after_warmup, 0, "no cudaEventCreate after the first 10 steps (events come from the pool)");
     CHECK(simcuda_calls("cudaEventCreateWithFlags") <= 64, "the event pool stays small when the GPU keeps up");
