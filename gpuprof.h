@@ -1409,6 +1409,8 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
+static void gpuprof__reclaim(void);
+
 static void gpuprof__thread_exit(void *p) {
     gpuprof__thread *t = (gpuprof__thread *)p;
     if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
@@ -1422,6 +1424,17 @@ static void gpuprof__thread_exit(void *p) {
                           t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__g.names[t->stack[d - 1].node->name_id].text);
         }
         t->exited = 1;
+    } else {
+        /* Retired by a shutdown while this thread ran: now nothing can reach
+           it any more, nor, once its session's last such thread is gone, that
+           session's name table. */
+        gpuprof__thread **pp;
+        for (pp = &gpuprof__g.retired; *pp && *pp != t; pp = &(*pp)->next) {}
+        if (*pp) {
+            *pp = t->next;
+            gpuprof__thread_free(t);
+            gpuprof__reclaim();
+        }
     }
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
@@ -3779,8 +3792,47 @@ static void gpuprof__process_name(char *out, size_t n) {
 static void gpuprof__atexit(void) { gpuprof_shutdown(); }
 
 /* Name tables of sessions shut down while other threads still ran. */
-typedef struct gpuprof__oldnames { gpuprof__name *names; uint32_t *hash; struct gpuprof__oldnames *next; } gpuprof__oldnames;
+typedef struct gpuprof__oldnames {
+    gpuprof__name *names;
+    uint32_t *hash, n;
+    unsigned session;
+    struct gpuprof__oldnames *next;
+} gpuprof__oldnames;
 static gpuprof__oldnames *gpuprof__oldnames_list;
+
+static void gpuprof__names_free_table(gpuprof__name *names, uint32_t *hash, uint32_t n) {
+    uint32_t i;
+    for (i = GPUPROF__ID_OTHER; i < n; i++) {
+        GPUPROF_FREE(names[i].text);
+        GPUPROF_FREE(names[i].json);
+    }
+    GPUPROF_FREE(names);
+    GPUPROF_FREE(hash);
+}
+
+static int gpuprof__session_retired(unsigned session) {   /* under gpuprof__lock */
+    gpuprof__thread *t;
+    for (t = gpuprof__g.retired; t; t = t->next) if (t->session == session) return 1;
+    return 0;
+}
+
+/* Under gpuprof__lock: frees the name tables no running thread can reach. */
+static void gpuprof__reclaim(void) {
+    gpuprof__oldnames **pp = &gpuprof__oldnames_list, *o;
+    while ((o = *pp) != NULL) {
+        if (gpuprof__session_retired(o->session)) { pp = &o->next; continue; }
+        *pp = o->next;
+        gpuprof__names_free_table(o->names, o->hash, o->n);
+        GPUPROF_FREE(o);
+    }
+    if (gpuprof__g.names_kept && gpuprof__g.state != GPUPROF__RUNNING && !gpuprof__session_retired(gpuprof__g.session)) {
+        gpuprof__names_free_table(gpuprof__g.names, gpuprof__g.name_hash, gpuprof__g.nnames);
+        gpuprof__g.names = NULL;
+        gpuprof__g.name_hash = NULL;
+        gpuprof__g.nnames = 0;
+        gpuprof__g.names_kept = 0;
+    }
+}
 
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
@@ -3918,6 +3970,8 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         if (o) {
             o->names = gpuprof__g.names;
             o->hash = gpuprof__g.name_hash;
+            o->n = gpuprof__g.nnames;
+            o->session = gpuprof__g.session;
             o->next = gpuprof__oldnames_list;
             gpuprof__oldnames_list = o;
         }
@@ -4004,13 +4058,7 @@ void gpuprof_shutdown(void) {
 }
 
 static void gpuprof__names_free(void) {
-    uint32_t i;
-    for (i = GPUPROF__ID_OTHER; i < gpuprof__g.nnames; i++) {
-        GPUPROF_FREE(gpuprof__g.names[i].text);
-        GPUPROF_FREE(gpuprof__g.names[i].json);
-    }
-    GPUPROF_FREE(gpuprof__g.names);
-    GPUPROF_FREE(gpuprof__g.name_hash);
+    gpuprof__names_free_table(gpuprof__g.names, gpuprof__g.name_hash, gpuprof__g.nnames);
     gpuprof__g.names = NULL;
     gpuprof__g.name_hash = NULL;
     gpuprof__g.nnames = 0;
