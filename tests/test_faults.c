@@ -8,12 +8,20 @@
 #include <stdlib.h>
 static long alloc_count, alloc_fail_at;      /* the allocation to fail (1-based), 0: none */
 static int alloc_failed;                     /* it happened (the count varies a little with thread timing) */
+static long live_blocks;                     /* gpuprof's allocations not freed yet */
 static void *test_malloc(size_t n) {
+    void *p;
     if (__atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == alloc_fail_at) { alloc_failed = 1; return NULL; }
-    return malloc(n);
+    p = malloc(n);
+    if (p) __atomic_add_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
+    return p;
+}
+static void test_free(void *p) {
+    if (p) __atomic_sub_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
+    free(p);
 }
 #define GPUPROF_MALLOC(n) test_malloc(n)
-#define GPUPROF_FREE(p) free(p)
+#define GPUPROF_FREE(p) test_free(p)
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
@@ -22,6 +30,7 @@ static void *test_malloc(size_t n) {
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Runs fn in a child with stderr in err_path; returns its exit status (-1: killed). */
@@ -192,6 +201,36 @@ static void forked(void) {
     gpuprof_shutdown();
 }
 
+/* A session shut down while another thread records: that thread's state and
+   the session's names stay alive for it, and are freed when it exits. */
+static int stop_recording;
+static void *busy(void *arg) {
+    (void)arg;
+    while (!__atomic_load_n(&stop_recording, __ATOMIC_ACQUIRE)) { PROF_RANGE("busy"); PROF_COUNTER("x", NAN); }
+    return NULL;
+}
+static void shutdown_while_running(void) {
+    gpuprof_config cfg;
+    pthread_t th;
+    int round;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    for (round = 0; round < 3; round++) {
+        struct timespec ts = { 0, 20000000 };
+        gpuprof_init(&cfg);
+        __atomic_store_n(&stop_recording, 0, __ATOMIC_RELEASE);
+        pthread_create(&th, NULL, busy, NULL);
+        nanosleep(&ts, NULL);
+        gpuprof_shutdown();                 /* the busy thread is inside ranges */
+        nanosleep(&ts, NULL);
+        __atomic_store_n(&stop_recording, 1, __ATOMIC_RELEASE);
+        pthread_join(th, NULL);
+    }
+    printf("shutdown while a thread records, 3 rounds: %ld of gpuprof's allocations left after the threads exited\n", live_blocks);
+    fflush(stdout);
+    if (live_blocks != 0) _exit(5);
+}
+
 int main(int argc, char **argv) {
     char *err;
     cJSON *j;
@@ -209,6 +248,9 @@ int main(int argc, char **argv) {
     CHECK(err && strstr(err, "cannot open the trace file 'faults_nofd.trace.json': Too many open files"), "the trace's failure names the reason");
     CHECK(err && strstr(err, "Too many open files") && strstr(err, "work "), "the report still comes out, with the statistics");
     free(err);
+
+    CHECK_EQ_U(in_child(shutdown_while_running, "faults.stderr.txt"), 0,
+               "shutdown while another thread records: no crash, and all of gpuprof's memory freed once that thread exits");
 
     CHECK_EQ_U(in_child(forked, "faults.stderr.txt"), 0, "fork mid-run: the parent finishes");
     j = summary_load("faults_fork.summary.json");
