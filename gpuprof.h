@@ -2612,6 +2612,31 @@ static char *gpuprof__trace_fit(const char *buf, char *start, char *end) {
     return end;
 }
 
+/* The metadata naming a track (a thread, or a GPU stream) and ordering it. */
+static char *gpuprof__trace_track_meta(char *p, uint32_t tid, const char *label, uint64_t sort_index) {
+    p = gpuprof__trace_head(p, "M", tid);
+    p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+    p += gpuprof__json_escape(p, label, strlen(label));
+    p = gpuprof__put_s(p, "}}");
+    p = gpuprof__trace_head(p, "M", tid);
+    p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+    p = gpuprof__put_u64(p, sort_index);
+    return gpuprof__put_s(p, "}}");
+}
+
+/* The rest of a complete event after its category: name, ts, dur, args. */
+static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags) {
+    memcpy(p, nm->json, nm->json_len);
+    p += nm->json_len;
+    p = gpuprof__put_s(p, ",\"ts\":");
+    p = gpuprof__put_us(p, ts);
+    p = gpuprof__put_s(p, ",\"dur\":");
+    p = gpuprof__put_us(p, dur);
+    if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
+    *p++ = '}';
+    return p;
+}
+
 static void gpuprof__trace_format(gpuprof__block *b) {
     char *buf = gpuprof__g.wbuf, *p = buf, range_head[128];
     gpuprof__thread *t = b->owner;
@@ -2622,14 +2647,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
     if (t->meta_tid != b->tid) {
         char *start = p;
         t->meta_tid = b->tid;
-        p = gpuprof__trace_head(p, "M", tid);
-        p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
-        p += gpuprof__json_escape(p, b->label, strlen(b->label));
-        p = gpuprof__put_s(p, "}}");
-        p = gpuprof__trace_head(p, "M", tid);
-        p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-        p = gpuprof__put_u64(p, b->sort_index);
-        p = gpuprof__put_s(p, "}}");
+        p = gpuprof__trace_track_meta(p, tid, b->label, b->sort_index);
         p = gpuprof__trace_fit(buf, start, p);
     }
     for (i = 0; i < b->count; i++) {
@@ -2646,15 +2664,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
         switch (e->type & 15) {
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, range_head_len);
-            p += range_head_len;
-            memcpy(p, nm->json, nm->json_len);
-            p += nm->json_len;
-            p = gpuprof__put_s(p, ",\"ts\":");
-            p = gpuprof__put_us(p, ts);
-            p = gpuprof__put_s(p, ",\"dur\":");
-            p = gpuprof__put_us(p, dur);
-            if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
-            *p++ = '}';
+            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
             break;
         case GPUPROF__EV_COUNTER:
             p = gpuprof__trace_head(p, "C", tid);
@@ -2683,27 +2693,12 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8;
             if (!gpuprof__gpu.track_meta[track]) {
                 gpuprof__gpu.track_meta[track] = 1;
-                p = gpuprof__trace_head(p, "M", GPUPROF__GPU_TID0 + track);
-                p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
-                p += gpuprof__json_escape(p, gpuprof__gpu.track[track].label, strlen(gpuprof__gpu.track[track].label));
-                p = gpuprof__put_s(p, "}}");
-                p = gpuprof__trace_head(p, "M", GPUPROF__GPU_TID0 + track);
-                p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-                p = gpuprof__put_u64(p, 100000 + track);
-                p = gpuprof__put_s(p, "}}");
+                p = gpuprof__trace_track_meta(p, GPUPROF__GPU_TID0 + track, gpuprof__gpu.track[track].label, 100000 + track);
             }
             ts += depth;
             dur = dur > 2 * depth ? dur - 2 * depth : 0;
             p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
-            p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
-            memcpy(p, nm->json, nm->json_len);
-            p += nm->json_len;
-            p = gpuprof__put_s(p, ",\"ts\":");
-            p = gpuprof__put_us(p, ts);
-            p = gpuprof__put_s(p, ",\"dur\":");
-            p = gpuprof__put_us(p, dur);
-            if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
-            *p++ = '}';
+            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags);
             break;
         }
 #endif

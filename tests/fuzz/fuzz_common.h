@@ -4,6 +4,7 @@
 #ifndef GPUPROF_FUZZ_COMMON_H
 #define GPUPROF_FUZZ_COMMON_H
 #include <cjson/cJSON.h>
+#include "../check.h"                /* check_slurp */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,24 +29,9 @@ static void fuzz_setup(const char *name) {
     if (null) stderr = null;
 }
 
-static char *fuzz_slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    if (buf) buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 /* The file parses as JSON (or does not exist); returns the tree or NULL. */
 static cJSON *fuzz_json(const char *path, const char *what) {
-    char *text = fuzz_slurp(path);
+    char *text = check_slurp(path);
     cJSON *j;
     if (!text) return NULL;
     j = cJSON_Parse(text);
