@@ -1521,7 +1521,6 @@ static struct {
     uint32_t ntracks;
     uint8_t track_meta[GPUPROF__TRACKS];   /* the writer's: metadata written */
     uint64_t timed, skipped_capture, skipped_backlog, skipped_device, lost, events_created, anchors;
-    uint64_t late_steps;
     double anchor_uncertainty_ns;
     /* per-step GPU busy time of the outermost ranges, for the idle share */
     struct { uint64_t step, busy_ns, len_ns; int closed, counted; } slot[GPUPROF__STEP_SLOTS];
@@ -1558,7 +1557,7 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.available = 0;
     gpuprof__gpu.name[0] = 0;
     gpuprof__gpu.timed = gpuprof__gpu.skipped_capture = gpuprof__gpu.skipped_backlog = gpuprof__gpu.skipped_device = 0;
-    gpuprof__gpu.lost = gpuprof__gpu.events_created = gpuprof__gpu.anchors = gpuprof__gpu.late_steps = 0;
+    gpuprof__gpu.lost = gpuprof__gpu.events_created = gpuprof__gpu.anchors = 0;
     gpuprof__gpu.anchor_uncertainty_ns = 0;
     gpuprof__gpu.ntracks = 0;
     memset(gpuprof__gpu.slot, 0, sizeof gpuprof__gpu.slot);
@@ -1936,8 +1935,8 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     GPUPROF__ADD(&gpuprof__gpu.timed, 1);
     if (r->depth == 0 && r->decision == 0) {
         uint32_t k = (uint32_t)(r->step % GPUPROF__STEP_SLOTS);
+        /* a range harvested after its step left the window of 64 is not counted */
         if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == r->step) GPUPROF__ADD(&gpuprof__gpu.slot[k].busy_ns, dur);
-        else GPUPROF__ADD(&gpuprof__gpu.late_steps, 1);
     }
     if (me && placed && GPUPROF__LD(&gpuprof__g.trace_on)) {
         int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
