@@ -2021,6 +2021,12 @@ static void gpuprof__gpu_drain(void) {
     pthread_mutex_unlock(&gpuprof__lock);
 }
 
+/* The share of step slot k outside the outermost GPU ranges, in %. */
+static double gpuprof__slot_idle(uint32_t k) {
+    double busy = (double)GPUPROF__LD(&gpuprof__gpu.slot[k].busy_ns), len = (double)gpuprof__gpu.slot[k].len_ns;
+    return busy >= len ? 0.0 : 100.0 * (len - busy) / len;
+}
+
 /* GPUPROF_STEP (under gpuprof__lock): step `step` ended after len_ns; the
    step 16 before it is settled into the idle statistics. */
 static void gpuprof__gpu_step(uint64_t step, uint64_t len_ns, int counted) {
@@ -2033,10 +2039,7 @@ static void gpuprof__gpu_step(uint64_t step, uint64_t len_ns, int counted) {
     }
     old = (uint32_t)((step + GPUPROF__STEP_SLOTS - 16) % GPUPROF__STEP_SLOTS);
     if (step >= 16 && gpuprof__gpu.slot[old].closed && gpuprof__gpu.slot[old].step == step - 16) {
-        if (gpuprof__gpu.slot[old].counted && gpuprof__gpu.slot[old].len_ns) {
-            double busy = (double)GPUPROF__LD(&gpuprof__gpu.slot[old].busy_ns), len = (double)gpuprof__gpu.slot[old].len_ns;
-            gpuprof_stats_add(&gpuprof__gpu.idle, busy >= len ? 0.0 : 100.0 * (len - busy) / len);
-        }
+        if (gpuprof__gpu.slot[old].counted && gpuprof__gpu.slot[old].len_ns) gpuprof_stats_add(&gpuprof__gpu.idle, gpuprof__slot_idle(old));
         gpuprof__gpu.slot[old].closed = 0;
     }
     /* the next step's slot starts empty before any of its ranges can end */
@@ -2050,10 +2053,7 @@ static void gpuprof__gpu_idle(gpuprof_stats *out) {
     uint32_t k;
     *out = gpuprof__gpu.idle;
     for (k = 0; k < GPUPROF__STEP_SLOTS; k++)
-        if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted && gpuprof__gpu.slot[k].len_ns) {
-            double busy = (double)GPUPROF__LD(&gpuprof__gpu.slot[k].busy_ns), len = (double)gpuprof__gpu.slot[k].len_ns;
-            gpuprof_stats_add(out, busy >= len ? 0.0 : 100.0 * (len - busy) / len);
-        }
+        if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted && gpuprof__gpu.slot[k].len_ns) gpuprof_stats_add(out, gpuprof__slot_idle(k));
 }
 
 /* Destroys an event of gpuprof's; after a CUDA error this may fail too, and
@@ -2248,11 +2248,10 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     GPUPROF__NVTX_POP(f);
     t->depth = d - 1;
     if (d > 1) t->stack[d - 2].child_ns += dt;
-    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding)) && (decision = gpuprof__exclude(n, (double)dt, self)) != 0) {
-        evflags = GPUPROF__EVF_WARMUP;
-        gpuprof__gpu_end(t, f, d, decision, t1);
-    } else {
-        gpuprof__gpu_end(t, f, d, 0, t1);
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self);
+    gpuprof__gpu_end(t, f, d, decision, t1);        /* the GPU part follows the same decision */
+    if (decision) evflags = GPUPROF__EVF_WARMUP;
+    else {
         gpuprof__stats_add_ns(&n->stats, dt);
         GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
         if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) {
@@ -3185,6 +3184,11 @@ static void gpuprof__device_text(char *out, size_t n) {
 #endif
 }
 
+/* The line under a table cut at `rows`. */
+static void gpuprof__more_rows(gpuprof__buf *b, uint32_t total, uint32_t rows) {
+    if (total > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", total - rows);
+}
+
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     char t1[32], t2[32], t3[32], t4[32];
     uint32_t i, rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
@@ -3279,7 +3283,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, g->count ? g->max : NAN);
             gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
         }
-        if (s->nflat > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->nflat - rows);
+        gpuprof__more_rows(b, s->nflat, rows);
     }
     if (view != GPUPROF_VIEW_FLAT && s->norder && s->has_gpu) {
         gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in)\n");
@@ -3299,7 +3303,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
             gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
         }
-        if (s->norder > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->norder - rows);
+        gpuprof__more_rows(b, s->norder, rows);
     }
 
     if (view != GPUPROF_VIEW_TREE && !s->has_gpu) {
@@ -3325,7 +3329,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, st->max);
             gpuprof__buf_s(b, "\n");
         }
-        if (s->nflat > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->nflat - rows);
+        gpuprof__more_rows(b, s->nflat, rows);
     }
     if (view != GPUPROF_VIEW_FLAT && s->norder && !s->has_gpu) {
         gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; Total% = share of all time in ranges)\n");
@@ -3346,7 +3350,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, st->count ? st->max : NAN);
             gpuprof__buf_s(b, "\n");
         }
-        if (s->norder > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", s->norder - rows);
+        gpuprof__more_rows(b, s->norder, rows);
     }
     if (s->ncounters) {
         gpuprof__buf_s(b, "\nCounters\n");

@@ -48,7 +48,7 @@ static void session_begin(const char *name, int trace) {
 }
 
 static void session_end(const char *name) {
-    char path[256], *text;
+    char path[256];
     FILE *f;
     size_t n;
     gpuprof_shutdown();
@@ -64,7 +64,21 @@ static void session_end(const char *name) {
     snprintf(path, sizeof path, "gpu_%s.summary.json", name);
     sum = summary_load(path);
     CHECK(sum != NULL, "the summary parses as JSON");
-    (void)text;
+}
+
+/* A session's trace, parsed (the caller deletes it). */
+static cJSON *trace_load(const char *path) {
+    char *text = check_slurp(path);
+    cJSON *tr = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(tr != NULL, "the trace parses");
+    return tr;
+}
+
+/* A GPU range in the trace, named `name` (NULL: any). */
+static int is_gpu_range(cJSON *e, const char *name) {
+    cJSON *cat = cJSON_GetObjectItem(e, "cat"), *nm = cJSON_GetObjectItem(e, "name");
+    return cJSON_IsString(cat) && strcmp(cat->valuestring, "gpu") == 0 && (!name || (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0));
 }
 
 static int count_lines(const char *text, const char *needle) {
@@ -192,39 +206,25 @@ static void test_streams_and_trace(void) {
     CHECK_EQ_U(jnum(gpu_of("inner"), "self_ns"), 20 * 2 * MS, "inner: self = total (no children)");
     CHECK_EQ_U(jnum(gpu_of("outer"), "self_ns"), 20 * 1 * MS, "outer: GPU self time = 3 ms minus inner's 2 ms, per call");
     {
-        char *text = check_slurp("gpu_streams.trace.json");
-        cJSON *tr = text ? cJSON_Parse(text) : NULL, *e;
+        cJSON *tr = trace_load("gpu_streams.trace.json"), *e;
         int tid_outer = -1, tid_inner = -1, tid_side = -1, n_outer = 0, bad_start = 0, tracks = 0;
-        double o_ts = 0, o_end = 0;
-        int nested = 1;
-        CHECK(tr != NULL, "the trace parses");
         cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
             const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
-            cJSON *cat = cJSON_GetObjectItem(e, "cat"), *nm = cJSON_GetObjectItem(e, "name");
-            if (ph[0] == 'M' && strcmp(nm->valuestring, "thread_name") == 0 &&
+            int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+            if (ph[0] == 'M' && strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "thread_name") == 0 &&
                 strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "name")->valuestring, "GPU 0 stream")) tracks++;
-            if (ph[0] != 'X' || !cat || strcmp(cat->valuestring, "gpu") != 0) continue;
-            {
-                int tid = cJSON_GetObjectItem(e, "tid")->valueint;
-                double ts = jnum(e, "ts"), dur = jnum(e, "dur");
-                if (strcmp(nm->valuestring, "outer") == 0) {
-                    double want = (double)(starts[n_outer] - t0) / 1000.0;
-                    if (fabs(ts - want) > 1.0) bad_start++;
-                    tid_outer = tid; o_ts = ts; o_end = ts + dur; n_outer++;
-                } else if (strcmp(nm->valuestring, "inner") == 0) {
-                    tid_inner = tid;
-                    /* inner is written before outer (it ends first): compare with the next outer */
-                    (void)o_ts; (void)o_end;
-                } else if (strcmp(nm->valuestring, "side") == 0) tid_side = tid;
-            }
+            if (is_gpu_range(e, "outer")) {
+                if (fabs(jnum(e, "ts") - (double)(starts[n_outer] - t0) / 1000.0) > 1.0) bad_start++;
+                tid_outer = tid;
+                n_outer++;
+            } else if (is_gpu_range(e, "inner")) tid_inner = tid;
+            else if (is_gpu_range(e, "side")) tid_side = tid;
         }
         CHECK_EQ_U(n_outer, 20, "20 GPU events for outer in the trace");
         CHECK_EQ_U(bad_start, 0, "every GPU range starts within 1 us of its true start on the CPU timeline");
         CHECK(tid_outer == tid_inner && tid_outer != tid_side && tid_side > 0, "one track per stream: inner with outer, side apart");
         CHECK_EQ_U(tracks, 2, "two stream tracks are named in the metadata");
-        (void)nested;
         cJSON_Delete(tr);
-        free(text);
     }
     cudaStreamDestroy(s1);
     cudaStreamDestroy(s2);
@@ -236,7 +236,6 @@ static void test_streams_and_trace(void) {
 static void test_drift(void) {
     uint64_t t0, starts[300];
     int i, n = 0, bad = 0, bad_early = 0;
-    char *text;
     cJSON *tr, *e;
     simcuda_reset();
     simcuda_set_drift(100.0, 123456789);
@@ -249,13 +248,10 @@ static void test_drift(void) {
         PROF_STEP();
     }
     session_end("drift");
-    text = check_slurp("gpu_drift.trace.json");
-    tr = text ? cJSON_Parse(text) : NULL;
-    CHECK(tr != NULL, "the trace parses");
+    tr = trace_load("gpu_drift.trace.json");
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
-        cJSON *cat = cJSON_GetObjectItem(e, "cat");
         double ts, want;
-        if (!cat || strcmp(cat->valuestring, "gpu") != 0) continue;
+        if (!is_gpu_range(e, NULL)) continue;
         ts = jnum(e, "ts");
         want = (double)(starts[n] - t0) / 1000.0;
         if (n >= 10 && fabs(ts - want) > 1.0) { if (bad < 3) fprintf(stderr, "range %d: ts %.3f want %.3f\n", n, ts, want); bad++; }
@@ -268,7 +264,6 @@ static void test_drift(void) {
     CHECK_REL(jnum(cJSON_GetObjectItem(sum, "gpu"), "clock_rate"), 1.0 / 1.0001, 1e-7, "the measured clock rate is the simulated drift");
     CHECK_REL(jnum(gpu_of("k"), "mean_ns"), 300 * US * 1.0001, 0.002, "durations are GPU durations");
     cJSON_Delete(tr);
-    free(text);
 }
 
 /* Real anchors are noisy: the GPU sees new work some microseconds after it
@@ -280,7 +275,6 @@ static void test_drift(void) {
 static void test_anchor_noise(void) {
     uint64_t t0, begins[300];
     int i, n = 0, far = 0;
-    char *text;
     cJSON *tr, *e;
     simcuda_reset();
     simcuda_set_latency(20 * US);
@@ -298,11 +292,9 @@ static void test_anchor_noise(void) {
     }
     session_end("noise");
     trace_valid("gpu_noise.trace.json", "--expect-name a --expect-name b --expect-name c");
-    text = check_slurp("gpu_noise.trace.json");
-    tr = text ? cJSON_Parse(text) : NULL;
+    tr = trace_load("gpu_noise.trace.json");
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
-        cJSON *cat = cJSON_GetObjectItem(e, "cat");
-        if (!cat || strcmp(cat->valuestring, "gpu") != 0 || strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "a") != 0) continue;
+        if (!is_gpu_range(e, "a")) continue;
         if (n >= 3 && fabs(jnum(e, "ts") - (double)(begins[n] - t0) / 1000.0) > 45.0) far++;
         n++;
     }
@@ -310,7 +302,6 @@ static void test_anchor_noise(void) {
     CHECK_EQ_U(far, 0, "each within the submission latency (+ the anchor's uncertainty) of its CPU begin");
     CHECK(jnum(cJSON_GetObjectItem(sum, "gpu"), "anchors") >= 299, "an anchor per second");
     cJSON_Delete(tr);
-    free(text);
 }
 
 /* Stream capture: nothing recorded into the capture, the capture survives
