@@ -776,6 +776,9 @@ static double gpuprof__stats_order(const gpuprof_stats *s, uint64_t r, uint64_t 
         if ((double)cum > target) break;
     }
     if (i == GPUPROF_STATS_BUCKETS) i--;
+    /* The lowest bucket also holds the samples folded in from below the
+       window (a 0 among percentages, say): the minimum stands for them. */
+    if (i == 0 && gpuprof__key(mn) < lo) return mn;
     v = gpuprof__key_value(lo + i);
     return v < mn ? mn : v > mx ? mx : v;
 }
@@ -1522,14 +1525,16 @@ static struct {
     uint8_t track_meta[GPUPROF__TRACKS];   /* the writer's: metadata written */
     uint64_t timed, skipped_capture, skipped_backlog, skipped_device, lost, events_created, anchors;
     double anchor_uncertainty_ns;
-    /* per-step GPU busy time of the outermost ranges, for the idle share */
-    struct { uint64_t step, busy_ns, len_ns; int closed, counted; } slot[GPUPROF__STEP_SLOTS];
+    /* per-step GPU busy time (outermost ranges, wherever they were begun)
+       inside the step's window on the CPU timeline, for the idle share */
+    struct { uint64_t step, t0_ns, busy_ns, len_ns; int closed, counted; } slot[GPUPROF__STEP_SLOTS];
     gpuprof_stats idle;           /* per counted step: share of the step the GPU was idle, in % */
 } gpuprof__gpu;
 static pthread_mutex_t gpuprof__gpu_mu = PTHREAD_MUTEX_INITIALIZER;   /* anchors and stream tracks */
 
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait);
 static void gpuprof__anchor_renew(int dev);
+static void gpuprof__gpu_busy(uint64_t step, int placed, int64_t start_ns, int64_t end_ns, uint64_t dur);
 
 /* Clears an error gpuprof caused from the runtime's last-error slot, so the
    program's own cudaGetLastError() does not see it. */
@@ -1933,11 +1938,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
         } else GPUPROF__ST(&gs->excluded, gs->excluded + 1);
     }
     GPUPROF__ADD(&gpuprof__gpu.timed, 1);
-    if (r->depth == 0 && r->decision == 0) {
-        uint32_t k = (uint32_t)(r->step % GPUPROF__STEP_SLOTS);
-        /* a range harvested after its step left the window of 64 is not counted */
-        if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == r->step) GPUPROF__ADD(&gpuprof__gpu.slot[k].busy_ns, dur);
-    }
+    if (r->depth == 0) gpuprof__gpu_busy(r->step, placed, start_ns, end_ns, dur);
     if (me && placed && GPUPROF__LD(&gpuprof__g.trace_on)) {
         int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
@@ -2021,31 +2022,55 @@ static void gpuprof__gpu_drain(void) {
     pthread_mutex_unlock(&gpuprof__lock);
 }
 
+/* An outermost range's GPU time counts as busy in every step whose window
+   (on the CPU timeline) it overlaps: a GPU running behind the CPU is busy in
+   later steps with work begun earlier, and a step that waits for it (a
+   loss.item(), a cudaMemcpy) is not idle. Unplaced (no anchor yet): all of
+   it goes to the step it was begun in. A step is settled when its slot is
+   reused, 64 steps later; GPU time harvested after that is not counted. */
+static void gpuprof__gpu_busy(uint64_t step, int placed, int64_t start_ns, int64_t end_ns, uint64_t dur) {
+    uint32_t k;
+    if (!placed) {
+        k = (uint32_t)(step % GPUPROF__STEP_SLOTS);
+        if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == step) GPUPROF__ADD(&gpuprof__gpu.slot[k].busy_ns, dur);
+        return;
+    }
+    for (k = 0; k < GPUPROF__STEP_SLOTS; k++) {
+        uint64_t t0 = GPUPROF__LD(&gpuprof__gpu.slot[k].t0_ns), len = GPUPROF__LD(&gpuprof__gpu.slot[k].len_ns);
+        int64_t a, b;
+        /* t0 is 0 while a GPUPROF_STEP on another thread renews the slot */
+        if (!t0 || GPUPROF__LD(&gpuprof__gpu.slot[k].t0_ns) != t0) continue;
+        a = start_ns > (int64_t)t0 ? start_ns : (int64_t)t0;
+        b = len && end_ns > (int64_t)(t0 + len) ? (int64_t)(t0 + len) : end_ns;
+        if (b > a) GPUPROF__ADD(&gpuprof__gpu.slot[k].busy_ns, (uint64_t)(b - a));
+    }
+}
+
 /* The share of step slot k outside the outermost GPU ranges, in %. */
 static double gpuprof__slot_idle(uint32_t k) {
     double busy = (double)GPUPROF__LD(&gpuprof__gpu.slot[k].busy_ns), len = (double)gpuprof__gpu.slot[k].len_ns;
     return busy >= len ? 0.0 : 100.0 * (len - busy) / len;
 }
 
-/* GPUPROF_STEP (under gpuprof__lock): step `step` ended after len_ns; the
-   step 16 before it is settled into the idle statistics. */
-static void gpuprof__gpu_step(uint64_t step, uint64_t len_ns, int counted) {
-    uint32_t k = (uint32_t)(step % GPUPROF__STEP_SLOTS), old, next = (uint32_t)((step + 1) % GPUPROF__STEP_SLOTS);
+/* GPUPROF_STEP (under gpuprof__lock): step `step` ended at now_ns (CPU
+   timeline) after len_ns (0: it had no start). The slot the next step
+   takes over is settled into the idle statistics first. */
+static void gpuprof__gpu_step(uint64_t step, uint64_t now_ns, uint64_t len_ns, int counted) {
+    uint32_t k = (uint32_t)(step % GPUPROF__STEP_SLOTS), next = (uint32_t)((step + 1) % GPUPROF__STEP_SLOTS);
     if (!gpuprof__gpu.available) return;
     if (GPUPROF__LD(&gpuprof__gpu.slot[k].step) == step) {
-        gpuprof__gpu.slot[k].len_ns = len_ns;
-        gpuprof__gpu.slot[k].counted = counted;
+        GPUPROF__ST(&gpuprof__gpu.slot[k].len_ns, len_ns);
+        gpuprof__gpu.slot[k].counted = counted && len_ns;
         gpuprof__gpu.slot[k].closed = 1;
     }
-    old = (uint32_t)((step + GPUPROF__STEP_SLOTS - 16) % GPUPROF__STEP_SLOTS);
-    if (step >= 16 && gpuprof__gpu.slot[old].closed && gpuprof__gpu.slot[old].step == step - 16) {
-        if (gpuprof__gpu.slot[old].counted && gpuprof__gpu.slot[old].len_ns) gpuprof_stats_add(&gpuprof__gpu.idle, gpuprof__slot_idle(old));
-        gpuprof__gpu.slot[old].closed = 0;
-    }
-    /* the next step's slot starts empty before any of its ranges can end */
+    if (gpuprof__gpu.slot[next].closed && gpuprof__gpu.slot[next].counted)
+        gpuprof_stats_add(&gpuprof__gpu.idle, gpuprof__slot_idle(next));
     gpuprof__gpu.slot[next].closed = 0;
+    GPUPROF__ST(&gpuprof__gpu.slot[next].t0_ns, (uint64_t)0);
+    GPUPROF__ST(&gpuprof__gpu.slot[next].len_ns, (uint64_t)0);
     GPUPROF__ST(&gpuprof__gpu.slot[next].busy_ns, (uint64_t)0);
     GPUPROF__ST(&gpuprof__gpu.slot[next].step, step + 1);
+    GPUPROF__ST(&gpuprof__gpu.slot[next].t0_ns, now_ns ? now_ns : 1);
 }
 
 /* The idle statistics including the steps not settled yet (report time). */
@@ -2053,7 +2078,7 @@ static void gpuprof__gpu_idle(gpuprof_stats *out) {
     uint32_t k;
     *out = gpuprof__gpu.idle;
     for (k = 0; k < GPUPROF__STEP_SLOTS; k++)
-        if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted && gpuprof__gpu.slot[k].len_ns) gpuprof_stats_add(out, gpuprof__slot_idle(k));
+        if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted) gpuprof_stats_add(out, gpuprof__slot_idle(k));
 }
 
 /* Destroys an event of gpuprof's; after a CUDA error this may fail too, and
@@ -2414,7 +2439,7 @@ void gpuprof__step(void) {
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
     if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0));
 #ifdef GPUPROF_CUDA
-    gpuprof__gpu_step(step, first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.step_t0), counted && !first);
+    gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - gpuprof__clock.base), first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.step_t0), counted && !first);
 #endif
     gpuprof__g.step_t0 = now;
     gpuprof__g.step++;

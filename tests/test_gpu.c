@@ -159,6 +159,30 @@ static void test_gpu_bound(void) {
     CHECK(simcuda_sync_calls() >= 1, "the report drained the pending events");
 }
 
+/* The CPU runs ahead of the GPU (1 ms kernels launched every 100 us) and
+   waits for it every 10th step (a loss.item()): the GPU never idles, so no
+   step -- the one that waits above all -- may read as idle. Counting only
+   the GPU time of the ranges begun in a step made the waiting step read
+   ~90 % idle while the GPU worked through the steps before it. */
+static void test_run_ahead(void) {
+    int step;
+    cJSON *idle;
+    simcuda_reset();
+    session_begin("run_ahead", 0);
+    for (step = 0; step < 200; step++) {
+        { PROF_RANGE("forward"); simcuda_kernel(0, 1 * MS); simcuda_advance(100 * US); }
+        if (step % 10 == 9) { PROF_RANGE("loss.item"); cudaStreamSynchronize(0); }
+        PROF_STEP();
+    }
+    session_end("run_ahead");
+    idle = cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "gpu"), "idle_percent_per_step");
+    CHECK_EQ_U(jnum(idle, "count"), 199, "an idle share for every counted step with a start");
+    CHECK(jnum(idle, "max") < 1.0, "no step reads as idle, the waiting ones included (max < 1 %)");
+    CHECK(jnum(idle, "p50") == 0.0, "the median step is exactly 0 % idle");
+    CHECK_EQ_U(jnum(gpu_of("forward"), "mean_ns"), 1 * MS, "forward: GPU 1.000 ms");
+    CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 0, "no message");
+}
+
 /* 100 tiny kernels, each launched 5 us after the last: the GPU waits for
    the CPU the whole time. */
 static void test_launch_bound(void) {
@@ -528,6 +552,7 @@ int main(int argc, char **argv) {
     if (argc > 2) { python = argv[1]; check_trace = argv[2]; }
     test_steady();
     test_gpu_bound();
+    test_run_ahead();
     test_launch_bound();
     test_streams_and_trace();
     test_drift();

@@ -89,6 +89,15 @@ int main(void) {
     CHECK(gpuprof_stats_quantile(&s, 0.01) == 123.456 && gpuprof_stats_quantile(&s, 0.99) == 123.456, "single sample: every quantile is that sample");
     CHECK(gpuprof_stats_stddev(&s) == 0.0, "single sample: std is 0");
 
+    /* Zeros beside large values (a GPU idle share: 0 % in most steps, 89.5 %
+       in a few): the zeros fall below the bucket window and are folded into
+       its lowest bucket, and the median must still read 0, not 2e-08. */
+    gpuprof_stats_init(&s);
+    for (i = 0; i < 100; i++) gpuprof_stats_add(&s, i < 60 ? 0.0 : 89.5);
+    CHECK(gpuprof_stats_quantile(&s, 0.5) == 0.0, "60 zeros and 40 x 89.5: the median is exactly 0");
+    CHECK(gpuprof_stats_quantile(&s, 0.59) == 0.0, "p59 is exactly 0");
+    CHECK_REL(gpuprof_stats_quantile(&s, 0.95), 89.5, 0.01, "p95 is 89.5");
+
     for (i = 0; i < N; i++) x[i] = unif();
     check_quantiles("uniform(0,1)", x, N);
     for (i = 0; i < N; i++) x[i] = exp(normal());
