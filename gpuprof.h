@@ -105,6 +105,10 @@
 #ifndef GPUPROF_NAME_MAX
 #define GPUPROF_NAME_MAX 256       /* bytes kept of a range name; longer names are truncated */
 #endif
+#ifndef GPUPROF_MEM_CATEGORIES
+#define GPUPROF_MEM_CATEGORIES 32  /* memory categories kept; later ones count as "(other categories)" */
+#endif
+#define GPUPROF__MEM_LABELS 64     /* GPUPROF_MEM labels kept; later ones share the last row */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -168,6 +172,7 @@ typedef struct gpuprof_config {
     int no_gpu;                 /* CUDA builds: do not time ranges on the GPU (GPUPROF_GPU=0) */
     int no_nvtx;                /* NVTX builds: emit no NVTX ranges (GPUPROF_NVTX=0) */
     const char *nvtx_domain;    /* NVTX domain of the ranges: NULL = "gpuprof" (GPUPROF_NVTX_DOMAIN) */
+    int mem_ranges;             /* per range: change in tracked and device-used bytes (GPUPROF_MEM_RANGES=1) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -191,6 +196,13 @@ void gpuprof_reset(void);
 void gpuprof_set_stream(void *stream);
 void gpuprof_set_enabled(int on);
 
+/* Memory (SPEC 7). Tag any allocation, host or device, with a category;
+   GPUPROF_MEM(label) or gpuprof_mem_snapshot(label) records a phase. */
+void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category);   /* NULL ptr: ignored */
+void gpuprof_mem_free(void *ptr);                                        /* NULL: ignored */
+void gpuprof_mem_snapshot(const char *label);
+void gpuprof_mem_reset_peaks(void);
+
 /* Internal entry points used by the macros. */
 int  gpuprof__range_begin(gpuprof_site *site);
 int  gpuprof__range_begin_explicit(gpuprof_site *site);
@@ -201,6 +213,7 @@ void gpuprof__range_end(int token);
 void gpuprof__step(void);
 void gpuprof__counter(gpuprof_site *site, double value);
 void gpuprof__mark(gpuprof_site *site);
+void gpuprof__mem_snap(gpuprof_site *site);
 #else
 static inline int  gpuprof_init(const gpuprof_config *cfg) { (void)cfg; return 0; }
 static inline void gpuprof_shutdown(void) {}
@@ -211,10 +224,50 @@ static inline void gpuprof_flush(void) {}
 static inline void gpuprof_reset(void) {}
 static inline void gpuprof_set_stream(void *stream) { (void)stream; }
 static inline void gpuprof_set_enabled(int on) { (void)on; }
+static inline void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) { (void)ptr; (void)bytes; (void)category; }
+static inline void gpuprof_mem_free(void *ptr) { (void)ptr; }
+static inline void gpuprof_mem_snapshot(const char *label) { (void)label; }
+static inline void gpuprof_mem_reset_peaks(void) {}
 #endif
 
 #ifdef __cplusplus
 }
+#endif
+
+/* cudaMalloc / cudaFree / cudaMallocAsync / cudaFreeAsync that also track
+   the allocation under `category`. Declared where the CUDA runtime's header
+   came first (nvcc includes it in every .cu file); with GPUPROF_DISABLE they
+   only allocate and free. Freeing untracks only when the free succeeds. */
+#if defined(CUDART_VERSION)
+static inline cudaError_t gpuprof_cuda_malloc(void **ptr, size_t bytes, const char *category) {
+    cudaError_t e = cudaMalloc(ptr, bytes);
+    if (e == cudaSuccess) gpuprof_mem_alloc(*ptr, bytes, category);
+    return e;
+}
+static inline cudaError_t gpuprof_cuda_free(void *ptr) {
+    cudaError_t e = cudaFree(ptr);
+    if (e == cudaSuccess) gpuprof_mem_free(ptr);
+    return e;
+}
+static inline cudaError_t gpuprof_cuda_malloc_async(void **ptr, size_t bytes, cudaStream_t stream, const char *category) {
+    cudaError_t e = cudaMallocAsync(ptr, bytes, stream);
+    if (e == cudaSuccess) gpuprof_mem_alloc(*ptr, bytes, category);
+    return e;
+}
+static inline cudaError_t gpuprof_cuda_free_async(void *ptr, cudaStream_t stream) {
+    cudaError_t e = cudaFreeAsync(ptr, stream);
+    if (e == cudaSuccess) gpuprof_mem_free(ptr);
+    return e;
+}
+#ifdef __cplusplus
+/* Typed pointers, as cudaMalloc takes them in C++. */
+template <class T> static inline cudaError_t gpuprof_cuda_malloc(T **ptr, size_t bytes, const char *category) {
+    return gpuprof_cuda_malloc((void **)ptr, bytes, category);
+}
+template <class T> static inline cudaError_t gpuprof_cuda_malloc_async(T **ptr, size_t bytes, cudaStream_t stream, const char *category) {
+    return gpuprof_cuda_malloc_async((void **)ptr, bytes, stream, category);
+}
+#endif
 #endif
 
 /* ======================================================================
@@ -284,6 +337,8 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
     (void)gpuprof__range_begin_explicit(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
 #define GPUPROF__COUNTER_(name, value, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
     gpuprof__counter(&GPUPROF__CAT(gpuprof__site_, n), (double)(value)); } while (0)
+#define GPUPROF__MEM_(label, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), label); \
+    gpuprof__mem_snap(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
 #define GPUPROF__MARK_(name, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
     gpuprof__mark(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
 #define GPUPROF__BEGIN_STREAM_(name, stream, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
@@ -294,6 +349,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define GPUPROF_STEP()               gpuprof__step()
 #define GPUPROF_COUNTER(name, value) GPUPROF__COUNTER_(name, value, GPUPROF__UNIQUE)
 #define GPUPROF_MARK(name)           GPUPROF__MARK_(name, GPUPROF__UNIQUE)
+#define GPUPROF_MEM(label)           GPUPROF__MEM_(label, GPUPROF__UNIQUE)
 
 #else /* GPUPROF_DISABLE: nothing is evaluated, nothing is emitted */
 
@@ -312,6 +368,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define GPUPROF_STEP()                         ((void)0)
 #define GPUPROF_COUNTER(name, value)           ((void)sizeof(name), (void)(0 ? (double)(value) : 0.0))
 #define GPUPROF_MARK(name)                     ((void)sizeof(name))
+#define GPUPROF_MEM(label)                     ((void)sizeof(label))
 
 #endif /* GPUPROF_DISABLE */
 
@@ -327,6 +384,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define PROF_STEP()                         GPUPROF_STEP()
 #define PROF_COUNTER(name, value)           GPUPROF_COUNTER(name, value)
 #define PROF_MARK(name)                     GPUPROF_MARK(name)
+#define PROF_MEM(label)                     GPUPROF_MEM(label)
 #endif
 
 #endif /* GPUPROF_H */
@@ -470,6 +528,7 @@ static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #if !defined(CLOCK_MONOTONIC)
 #error "gpuprof.h: the implementation needs POSIX (clock_gettime): include gpuprof.h before any other header in the file that defines GPUPROF_IMPLEMENTATION, or build that file with -D_GNU_SOURCE or -std=gnu11"
 #endif
@@ -811,19 +870,21 @@ enum {
     GPUPROF__W_END_WITHOUT_BEGIN, GPUPROF__W_MISMATCHED, GPUPROF__W_UNCLOSED, GPUPROF__W_AFTER_SHUTDOWN,
     GPUPROF__W_DOUBLE_INIT, GPUPROF__W_BAD_NAME, GPUPROF__W_LONG_NAME, GPUPROF__W_BAD_VALUE,
     GPUPROF__W_NAMES_FULL, GPUPROF__W_PATHS_FULL, GPUPROF__W_TOO_DEEP, GPUPROF__W_NO_MEMORY,
-    GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_NO_GPU, GPUPROF__W_CUDA, GPUPROF__W_COUNT
+    GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_NO_GPU, GPUPROF__W_CUDA,
+    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_COUNT
 };
 static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "END without BEGIN", "mismatched nesting", "ranges open at shutdown", "calls after shutdown",
     "init called twice", "NULL or empty names", "names truncated", "NaN/inf counter values",
     "names over the cap", "call paths over the cap", "ranges nested too deep", "allocation failures",
-    "trace events dropped", "bad settings", "output errors", "GPU unavailable", "CUDA errors"
+    "trace events dropped", "bad settings", "output errors", "GPU unavailable", "CUDA errors",
+    "frees of untracked pointers", "allocations tracked twice", "memory categories/labels over the cap"
 };
 
 enum { GPUPROF__NEVER = 0, GPUPROF__RUNNING = 1, GPUPROF__DOWN = 2 };
 enum { GPUPROF__PHASE_COUNT = 0, GPUPROF__PHASE_EXCLUDE = 1, GPUPROF__PHASE_OFF = 2 };
 enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means "not yet registered" */
-enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8 };
+enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8, GPUPROF__F_MEM = 16 };
 /* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
 enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4 };
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4 };
@@ -859,6 +920,8 @@ typedef struct gpuprof__node {
     gpuprof_stats *pre;       /* see gpuprof__exclude() */
     uint64_t pre_self_ns;
     gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events */
+    int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
+    uint64_t mem_calls, dev_calls;
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
 
@@ -871,6 +934,7 @@ typedef struct gpuprof__frame {
     int gdev;                 /* CUDA builds: the device, stream and start event of the GPU part */
     void *gstream, *gev0;
     uint64_t gseq;            /* the thread's GPU records pushed when this range began */
+    int64_t mem0, dev0;       /* mem_ranges: tracked and device-used bytes at the begin (dev0 -1: none) */
 } gpuprof__frame;
 
 typedef struct gpuprof__event {
@@ -922,6 +986,7 @@ static struct {
     int user_enabled, forked_child, off;
     int nvtx_on;                          /* NVTX builds: ranges also pushed to NVTX */
     int excluding;                        /* warm-up or schedule may exclude: ranges take the slow check */
+    int mem_ranges;                       /* per-range memory deltas: every range takes the slow begin */
     int phase;                            /* of the current step */
     gpuprof_config cfg;                   /* with defaults applied; strings owned below */
     char *trace_path, *report, *summary_path, *process_name;
@@ -2144,6 +2209,9 @@ static void gpuprof__gpu_drain(void) {}
 /* ----------------------------------------------------------------------
    Ranges
    ---------------------------------------------------------------------- */
+static void gpuprof__mem_range_begin(gpuprof__frame *f);             /* memory section, below */
+static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f);
+
 /* Warm-up and schedule decisions, only taken while they can exclude
    something. Returns 1 when the call is left out of the statistics, 2 when
    it went to `pre`. Without any GPUPROF_STEP yet, the warm-up counts calls
@@ -2198,6 +2266,7 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int
     f->flops = flops;
     f->bytes = bytes;
     t->depth = d + 1;
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.mem_ranges))) gpuprof__mem_range_begin(f);
     gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
     GPUPROF__NVTX_PUSH(f, id);
     f->t0 = gpuprof__ticks();
@@ -2219,7 +2288,8 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
         return gpuprof__begin(site, 0, flags, 0, 0, NULL, 1);
     d = t->depth;
     n = t->by_name[(uint32_t)v];
-    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH || !n || n->parent != (d ? t->stack[d - 1].node : &t->root)))
+    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH || !n || n->parent != (d ? t->stack[d - 1].node : &t->root) ||
+                          GPUPROF__LD(&gpuprof__g.mem_ranges)))
         return gpuprof__begin(site, 0, flags, 0, 0, NULL, 1);
     f = &t->stack[d];
     f->node = n;
@@ -2279,9 +2349,12 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     else {
         gpuprof__stats_add_ns(&n->stats, dt);
         GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
-        if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) {
-            gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
-            gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
+        if (GPUPROF__UNLIKELY(f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM))) {
+            if (f->flags & GPUPROF__F_WORK) {
+                gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
+                gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
+            }
+            if (f->flags & GPUPROF__F_MEM) gpuprof__mem_range_end(n, f);
         }
     }
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
@@ -2380,6 +2453,524 @@ void gpuprof__mark(gpuprof_site *site) {
 void gpuprof_set_stream(void *stream) {
     gpuprof__thread *t = gpuprof__enter_slow();
     if (t) t->stream = stream;
+}
+
+/* ----------------------------------------------------------------------
+   Memory (SPEC 7): tracked allocations by category, GPUPROF_MEM snapshots
+   of the device, its default memory pool, the tracked bytes and the host,
+   and (opt-in) what each range changes. One mutex, gpuprof__mem_mu, guards
+   it all; nothing here is on the path of a range unless mem_ranges is on.
+   Lock order: gpuprof__lock, then gpuprof__mem_mu, then the trace lock.
+   ---------------------------------------------------------------------- */
+typedef struct gpuprof__memfig {
+    int dev_ok, pool_ok, host_ok;     /* which figures this snapshot has */
+    int dev;                          /* the device they are of */
+    uint64_t dev_used, dev_total;     /* cudaMemGetInfo: total - free (all processes) */
+    uint64_t pool_used, pool_used_high, pool_rsvd, pool_rsvd_high;   /* the default pool */
+    uint64_t rss, rss_peak;           /* host */
+    uint64_t tracked;                 /* live bytes in tracked allocations */
+} gpuprof__memfig;
+
+typedef struct gpuprof__memcat {
+    uint32_t name_id, counter_id;     /* "activations"; "memory: activations (MiB)" */
+    uint64_t live, peak, at_peak, allocs, frees;
+} gpuprof__memcat;
+
+typedef struct gpuprof__memphase {
+    uint32_t name_id;
+    uint64_t count, step;             /* snapshots with this label; the step of the last */
+    gpuprof__memfig last;             /* figures at the last one */
+    int64_t d_tracked, d_dev, d_pool_used, d_pool_rsvd, d_rss;   /* ... and the change since the snapshot before it */
+    int has_delta;
+    uint64_t peak;                    /* highest tracked bytes between a previous snapshot and one of this label */
+    int64_t growth;                   /* the largest growth of tracked bytes into one of this label */
+    uint64_t growth_step;
+    int32_t growth_cat;               /* the category that grew most in it, -1: none */
+    int64_t growth_cat_bytes;
+} gpuprof__memphase;
+
+typedef struct gpuprof__memslot { uintptr_t p; uint64_t bytes; uint32_t cat; } gpuprof__memslot;
+
+static pthread_mutex_t gpuprof__mem_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int on;                           /* between init and shutdown */
+    gpuprof__memslot *tab;            /* live tracked allocations: open addressing, linear probing */
+    uint32_t cap, used;
+    gpuprof__memcat cat[GPUPROF_MEM_CATEGORIES];
+    uint32_t ncat;
+    uint64_t live, peak, window_peak, allocs, frees, unknown_frees, untracked;
+    uint64_t peak_step;
+    uint32_t peak_label;              /* the snapshot after the peak names its phase; 0: none yet */
+    int peak_pending;                 /* a new overall peak since the last snapshot */
+    gpuprof__memphase phase[GPUPROF__MEM_LABELS];
+    uint32_t nphase;
+    uint64_t snapshots;
+    gpuprof__memfig prev;             /* the last snapshot */
+    uint64_t prev_cat[GPUPROF_MEM_CATEGORIES];
+    int have_prev, any_dev, any_pool, any_host;
+    /* the largest growth between two snapshots, for the reading */
+    int64_t growth;
+    uint32_t growth_label;
+    int32_t growth_cat;
+    int64_t growth_cat_bytes;
+    uint64_t growth_step;
+    int growth_kind;                  /* 0 none, 1 tracked, 2 device used, 3 host RSS */
+    uint32_t id_tracked, id_dev, id_pool_used, id_pool_rsvd, id_rss;   /* trace counter names */
+#ifdef GPUPROF_CUDA
+    signed char pools[GPUPROF__MAX_DEV];   /* the device supports memory pools: 1, -1, 0 unknown */
+#endif
+} gpuprof__mem;
+
+static uint32_t gpuprof__mem_hash(uintptr_t p, uint32_t cap) {
+    uint64_t h = (uint64_t)p * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32) & (cap - 1);
+}
+
+/* The slot of p, or of the empty slot where it would go. */
+static uint32_t gpuprof__mem_find(uintptr_t p) {
+    uint32_t i = gpuprof__mem_hash(p, gpuprof__mem.cap);
+    while (gpuprof__mem.tab[i].p && gpuprof__mem.tab[i].p != p) i = (i + 1) & (gpuprof__mem.cap - 1);
+    return i;
+}
+
+static int gpuprof__mem_grow(void) {
+    uint32_t cap = gpuprof__mem.cap ? gpuprof__mem.cap * 2 : 1024, i, old = gpuprof__mem.cap;
+    gpuprof__memslot *tab = (gpuprof__memslot *)gpuprof__alloc(sizeof *tab * cap), *prev = gpuprof__mem.tab;
+    if (!tab) return -1;
+    memset(tab, 0, sizeof *tab * cap);
+    gpuprof__mem.tab = tab;
+    gpuprof__mem.cap = cap;
+    for (i = 0; i < old; i++) if (prev[i].p) gpuprof__mem.tab[gpuprof__mem_find(prev[i].p)] = prev[i];
+    GPUPROF_FREE(prev);
+    return 0;
+}
+
+/* Removes slot i, moving later entries of its probe run back. */
+static void gpuprof__mem_remove(uint32_t i) {
+    uint32_t mask = gpuprof__mem.cap - 1, j = i, k;
+    for (;;) {
+        gpuprof__mem.tab[i].p = 0;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (!gpuprof__mem.tab[j].p) return;
+            k = gpuprof__mem_hash(gpuprof__mem.tab[j].p, gpuprof__mem.cap);
+            /* j's entry may move to i when its home k is not in (i, j] */
+            if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;
+            break;
+        }
+        gpuprof__mem.tab[i] = gpuprof__mem.tab[j];
+        i = j;
+    }
+}
+
+/* Memory calls work while paused (an allocation made then is freed later)
+   and do nothing when gpuprof is off, shut down, or in a forked child. */
+static int gpuprof__mem_usable(void) {
+    if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) (void)gpuprof__enter_slow();
+    return GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING && !gpuprof__g.off && !GPUPROF__LD(&gpuprof__g.forked_child);
+}
+
+/* A trace counter, in MiB, from under gpuprof__mem_mu (so that the values of
+   one counter are in time order whichever thread writes them). */
+static void gpuprof__mem_counter(gpuprof__thread *t, uint32_t id, double bytes, uint64_t ticks) {
+    double mib = bytes / 1048576.0;
+    uint64_t u;
+    if (!t || !id) return;
+    memcpy(&u, &mib, sizeof u);
+    gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, ticks - gpuprof__clock.base, u);
+}
+
+/* The trace thread state of the caller, if the trace is on and it may record. */
+static gpuprof__thread *gpuprof__mem_tracer(void) {
+    return GPUPROF__LD(&gpuprof__g.trace_on) ? gpuprof__self() : NULL;
+}
+
+/* The names of the memory counters in the trace, registered on first use. */
+static void gpuprof__mem_names(void) {
+    if (GPUPROF__LD(&gpuprof__mem.id_rss)) return;
+    GPUPROF__ST(&gpuprof__mem.id_tracked, gpuprof__intern("memory: tracked (MiB)"));
+    GPUPROF__ST(&gpuprof__mem.id_dev, gpuprof__intern("memory: device used (MiB)"));
+    GPUPROF__ST(&gpuprof__mem.id_pool_used, gpuprof__intern("memory: pool used (MiB)"));
+    GPUPROF__ST(&gpuprof__mem.id_pool_rsvd, gpuprof__intern("memory: pool reserved (MiB)"));
+    GPUPROF__ST(&gpuprof__mem.id_rss, gpuprof__intern("memory: host RSS (MiB)"));
+}
+
+/* The index of category `name`, registering it (outside gpuprof__mem_mu:
+   registering a name takes gpuprof__lock). Over the cap: the last slot,
+   "(other categories)". */
+static int32_t gpuprof__mem_cat(const char *name) {
+    uint32_t i, id, cid;
+    char cname[GPUPROF_NAME_MAX + 32];
+    if (!name || !*name) name = "(untagged)";
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return -1; }
+    for (i = 0; i < gpuprof__mem.ncat; i++)
+        if (strcmp(gpuprof__g.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); return (int32_t)i; }
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+    if (gpuprof__mem.ncat >= GPUPROF_MEM_CATEGORIES - 1) {
+        gpuprof__warn(GPUPROF__W_MEM_CAP, "more than %d memory categories: \"%s\" and later ones are counted as \"(other categories)\" (raise GPUPROF_MEM_CATEGORIES)",
+                      GPUPROF_MEM_CATEGORIES - 1, name);
+        name = "(other categories)";
+    }
+    gpuprof__mem_names();
+    id = gpuprof__intern(name);
+    snprintf(cname, sizeof cname, "memory: %s (MiB)", gpuprof__g.names[id].text);
+    cid = gpuprof__intern(cname);
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    for (i = 0; i < gpuprof__mem.ncat; i++) if (gpuprof__mem.cat[i].name_id == id) break;
+    if (i == gpuprof__mem.ncat && i < GPUPROF_MEM_CATEGORIES) {
+        memset(&gpuprof__mem.cat[i], 0, sizeof gpuprof__mem.cat[i]);
+        gpuprof__mem.cat[i].name_id = id;
+        gpuprof__mem.cat[i].counter_id = cid;
+        gpuprof__mem.ncat = i + 1;
+    }
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+    return i < GPUPROF_MEM_CATEGORIES ? (int32_t)i : GPUPROF_MEM_CATEGORIES - 1;
+}
+
+/* Under gpuprof__mem_mu: bytes leave category c. */
+static void gpuprof__mem_sub(uint32_t c, uint64_t bytes) {
+    gpuprof__memcat *k = &gpuprof__mem.cat[c];
+    k->live = k->live >= bytes ? k->live - bytes : 0;
+    k->frees++;
+    GPUPROF__ST(&gpuprof__mem.live, gpuprof__mem.live >= bytes ? gpuprof__mem.live - bytes : 0);
+    gpuprof__mem.frees++;
+}
+
+void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) {
+    gpuprof__thread *t;
+    gpuprof__memcat *k;
+    uint32_t i, c;
+    int32_t ci;
+    uint64_t now;
+    if (!ptr || !gpuprof__mem_usable()) return;
+    t = gpuprof__mem_tracer();
+    if ((ci = gpuprof__mem_cat(category)) < 0) return;
+    c = (uint32_t)ci;
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    if ((gpuprof__mem.used + 1) * 2 > gpuprof__mem.cap && gpuprof__mem_grow() != 0) {
+        gpuprof__mem.untracked++;
+        pthread_mutex_unlock(&gpuprof__mem_mu);
+        return;
+    }
+    i = gpuprof__mem_find((uintptr_t)ptr);
+    if (gpuprof__mem.tab[i].p) {
+        /* Tracked twice without a free between: the old one is gone. */
+        gpuprof__memslot old = gpuprof__mem.tab[i];
+        gpuprof__warn(GPUPROF__W_MEM_TWICE, "gpuprof_mem_alloc(%p): already tracked (%llu bytes of \"%s\") and not freed since; the old allocation is counted as freed (call gpuprof_mem_free first)",
+                      ptr, (unsigned long long)old.bytes, gpuprof__g.names[gpuprof__mem.cat[old.cat].name_id].text);
+        gpuprof__mem_sub(old.cat, old.bytes);
+        gpuprof__mem.tab[i].bytes = bytes;
+        gpuprof__mem.tab[i].cat = c;
+    } else {
+        gpuprof__mem.tab[i].p = (uintptr_t)ptr;
+        gpuprof__mem.tab[i].bytes = bytes;
+        gpuprof__mem.tab[i].cat = c;
+        gpuprof__mem.used++;
+    }
+    k = &gpuprof__mem.cat[c];
+    k->live += bytes;
+    k->allocs++;
+    if (k->live > k->peak) k->peak = k->live;
+    GPUPROF__ST(&gpuprof__mem.live, gpuprof__mem.live + bytes);
+    gpuprof__mem.allocs++;
+    if (gpuprof__mem.live > gpuprof__mem.window_peak) gpuprof__mem.window_peak = gpuprof__mem.live;
+    if (gpuprof__mem.live > gpuprof__mem.peak) {
+        uint32_t j;
+        gpuprof__mem.peak = gpuprof__mem.live;
+        gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__g.step);
+        gpuprof__mem.peak_pending = 1;
+        for (j = 0; j < gpuprof__mem.ncat; j++) gpuprof__mem.cat[j].at_peak = gpuprof__mem.cat[j].live;
+    }
+    if (t) {
+        now = gpuprof__ticks();
+        gpuprof__mem_counter(t, k->counter_id, (double)k->live, now);
+        gpuprof__mem_counter(t, gpuprof__mem.id_tracked, (double)gpuprof__mem.live, now);
+    }
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+}
+
+void gpuprof_mem_free(void *ptr) {
+    gpuprof__thread *t;
+    uint32_t i, c;
+    if (!ptr || !gpuprof__mem_usable()) return;
+    t = gpuprof__mem_tracer();
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    if (!gpuprof__mem.cap || !gpuprof__mem.tab[i = gpuprof__mem_find((uintptr_t)ptr)].p) {
+        gpuprof__mem.unknown_frees++;
+        pthread_mutex_unlock(&gpuprof__mem_mu);
+        gpuprof__warn(GPUPROF__W_MEM_UNKNOWN, "gpuprof_mem_free(%p): not a tracked allocation (freed twice, or never given to gpuprof_mem_alloc); ignored", ptr);
+        return;
+    }
+    c = gpuprof__mem.tab[i].cat;
+    gpuprof__mem_sub(c, gpuprof__mem.tab[i].bytes);
+    gpuprof__mem_remove(i);
+    gpuprof__mem.used--;
+    if (t) {
+        uint64_t now = gpuprof__ticks();
+        gpuprof__mem_counter(t, gpuprof__mem.cat[c].counter_id, (double)gpuprof__mem.cat[c].live, now);
+        gpuprof__mem_counter(t, gpuprof__mem.id_tracked, (double)gpuprof__mem.live, now);
+    }
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+}
+
+/* Host figures: RSS from /proc/self/statm (resident pages), the peak from
+   getrusage (KiB on Linux). */
+static void gpuprof__mem_host(gpuprof__memfig *m) {
+    char buf[256];
+    unsigned long long size = 0, resident = 0;
+    struct rusage ru;
+    long page = sysconf(_SC_PAGESIZE);
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n > 0) {
+            buf[n] = 0;
+            if (sscanf(buf, "%llu %llu", &size, &resident) == 2 && page > 0) { m->rss = resident * (unsigned long long)page; m->host_ok = 1; }
+        }
+    }
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        m->rss_peak = (uint64_t)ru.ru_maxrss * 1024u;
+        if (m->rss_peak < m->rss) m->rss_peak = m->rss;
+    }
+}
+
+#ifdef GPUPROF_CUDA
+/* Device figures of the calling thread's current device: cudaMemGetInfo
+   and the default pool's attributes. None of these synchronizes; they run
+   in relaxed capture mode so that a capture elsewhere is not disturbed. */
+static void gpuprof__mem_device(gpuprof__memfig *m, int with_pool) {
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    size_t fr = 0, tot = 0;
+    int dev = 0, v = 0;
+    cudaError_t e;
+    if (!GPUPROF__LD(&gpuprof__gpu.available) || !GPUPROF__LD(&gpuprof__gpu.on)) return;
+    if ((e = cudaThreadExchangeStreamCaptureMode(&mode)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaThreadExchangeStreamCaptureMode"); return; }
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaGetDevice"); goto out; }
+    if ((e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaMemGetInfo"); goto out; }
+    m->dev_ok = 1;
+    m->dev = dev;
+    m->dev_total = tot;
+    m->dev_used = tot >= fr ? tot - fr : 0;
+    if (with_pool && dev >= 0 && dev < GPUPROF__MAX_DEV) {
+        cudaMemPool_t pool;
+        uint64_t a = 0, b = 0, c = 0, d = 0;   /* cuuint64_t */
+        if (!GPUPROF__LD(&gpuprof__mem.pools[dev])) {
+            e = cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev);
+            if (e != cudaSuccess) gpuprof__cuda_clear(e);
+            GPUPROF__ST(&gpuprof__mem.pools[dev], (signed char)(e == cudaSuccess && v ? 1 : -1));
+        }
+        if (GPUPROF__LD(&gpuprof__mem.pools[dev]) > 0) {
+            if ((e = cudaDeviceGetDefaultMemPool(&pool, dev)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &a)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &b)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &c)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &d)) != cudaSuccess) {
+                gpuprof__cuda_clear(e);
+                GPUPROF__ST(&gpuprof__mem.pools[dev], (signed char)-1);   /* not asked again */
+            } else {
+                m->pool_ok = 1;
+                m->pool_used = a;
+                m->pool_used_high = b;
+                m->pool_rsvd = c;
+                m->pool_rsvd_high = d;
+            }
+        }
+    }
+out:
+    cudaThreadExchangeStreamCaptureMode(&mode);
+}
+#else
+static void gpuprof__mem_device(gpuprof__memfig *m, int with_pool) { (void)m; (void)with_pool; }
+#endif
+
+static int64_t gpuprof__sdiff(uint64_t a, uint64_t b) { return a >= b ? (int64_t)(a - b) : -(int64_t)(b - a); }
+
+/* A GPUPROF_MEM snapshot labelled by name id. */
+static void gpuprof__mem_snap_id(uint32_t id) {
+    gpuprof__memfig m;
+    gpuprof__memphase *ph;
+    gpuprof__thread *t = gpuprof__mem_tracer();
+    uint32_t i;
+    uint64_t now;
+    memset(&m, 0, sizeof m);
+    gpuprof__mem_names();
+    gpuprof__mem_device(&m, 1);
+    gpuprof__mem_host(&m);
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    m.tracked = gpuprof__mem.live;
+    for (i = 0; i < gpuprof__mem.nphase && gpuprof__mem.phase[i].name_id != id; i++) {}
+    if (i == gpuprof__mem.nphase) {
+        if (i == GPUPROF__MEM_LABELS) {
+            gpuprof__warn(GPUPROF__W_MEM_CAP, "more than %d GPUPROF_MEM labels: \"%s\" and later ones are shown as the last row (use fewer labels)",
+                          GPUPROF__MEM_LABELS - 1, gpuprof__g.names[id].text);
+            i = GPUPROF__MEM_LABELS - 1;
+        } else {
+            memset(&gpuprof__mem.phase[i], 0, sizeof gpuprof__mem.phase[i]);
+            gpuprof__mem.phase[i].name_id = id;
+            gpuprof__mem.phase[i].growth_cat = -1;
+            gpuprof__mem.phase[i].growth = INT64_MIN;
+            gpuprof__mem.nphase = i + 1;
+        }
+    }
+    ph = &gpuprof__mem.phase[i];
+    ph->count++;
+    ph->step = GPUPROF__LD(&gpuprof__g.step);
+    if (gpuprof__mem.window_peak > ph->peak) ph->peak = gpuprof__mem.window_peak;
+    ph->has_delta = gpuprof__mem.have_prev;
+    if (gpuprof__mem.have_prev) {
+        const gpuprof__memfig *p = &gpuprof__mem.prev;
+        int64_t grow = gpuprof__sdiff(m.tracked, p->tracked), best = 0;
+        int32_t cat = -1;
+        int kind = 1;
+        ph->d_tracked = grow;
+        ph->d_dev = m.dev_ok && p->dev_ok && m.dev == p->dev ? gpuprof__sdiff(m.dev_used, p->dev_used) : 0;
+        ph->d_pool_used = m.pool_ok && p->pool_ok ? gpuprof__sdiff(m.pool_used, p->pool_used) : 0;
+        ph->d_pool_rsvd = m.pool_ok && p->pool_ok ? gpuprof__sdiff(m.pool_rsvd, p->pool_rsvd) : 0;
+        ph->d_rss = m.host_ok && p->host_ok ? gpuprof__sdiff(m.rss, p->rss) : 0;
+        for (i = 0; i < gpuprof__mem.ncat; i++) {
+            int64_t d = gpuprof__sdiff(gpuprof__mem.cat[i].live, gpuprof__mem.prev_cat[i]);
+            if (d > best) { best = d; cat = (int32_t)i; }
+        }
+        if (grow > ph->growth) {
+            ph->growth = grow;
+            ph->growth_step = ph->step;
+            ph->growth_cat = cat;
+            ph->growth_cat_bytes = best;
+        }
+        /* The reading follows tracked bytes when the program tags its
+           allocations, else the device, else the host. */
+        if (!gpuprof__mem.allocs) { kind = m.dev_ok && p->dev_ok ? 2 : 3; grow = kind == 2 ? ph->d_dev : ph->d_rss; cat = -1; best = 0; }
+        if (grow > 0 && (kind < gpuprof__mem.growth_kind || gpuprof__mem.growth_kind == 0 ||
+                         (kind == gpuprof__mem.growth_kind && grow > gpuprof__mem.growth))) {
+            gpuprof__mem.growth = grow;
+            gpuprof__mem.growth_kind = kind;
+            gpuprof__mem.growth_label = ph->name_id;
+            gpuprof__mem.growth_cat = cat;
+            gpuprof__mem.growth_cat_bytes = best;
+            gpuprof__mem.growth_step = ph->step;
+        }
+    }
+    ph->last = m;
+    if (gpuprof__mem.peak_pending) { gpuprof__mem.peak_label = ph->name_id; gpuprof__mem.peak_pending = 0; }
+    gpuprof__mem.prev = m;
+    for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.prev_cat[i] = gpuprof__mem.cat[i].live;
+    gpuprof__mem.have_prev = 1;
+    gpuprof__mem.any_dev |= m.dev_ok;
+    gpuprof__mem.any_pool |= m.pool_ok && (m.pool_rsvd_high || m.pool_used_high);
+    gpuprof__mem.any_host |= m.host_ok;
+    gpuprof__mem.window_peak = gpuprof__mem.live;
+    gpuprof__mem.snapshots++;
+    if (t) {
+        now = gpuprof__ticks();
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, now - gpuprof__clock.base, 0);
+        if (m.dev_ok) gpuprof__mem_counter(t, gpuprof__mem.id_dev, (double)m.dev_used, now);
+        if (m.pool_ok && (m.pool_rsvd_high || m.pool_used_high)) {
+            gpuprof__mem_counter(t, gpuprof__mem.id_pool_used, (double)m.pool_used, now);
+            gpuprof__mem_counter(t, gpuprof__mem.id_pool_rsvd, (double)m.pool_rsvd, now);
+        }
+        if (m.host_ok) gpuprof__mem_counter(t, gpuprof__mem.id_rss, (double)m.rss, now);
+    }
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+}
+
+void gpuprof__mem_snap(gpuprof_site *site) {
+    if (!gpuprof__mem_usable()) return;
+    gpuprof__mem_snap_id(gpuprof__site_id(site, GPUPROF__LD(&gpuprof__g.session)));
+}
+
+void gpuprof_mem_snapshot(const char *label) {
+    if (!gpuprof__mem_usable()) return;
+    gpuprof__mem_snap_id(gpuprof__intern(label));
+}
+
+/* Peaks start again from what is live now: the tracked ones, and the high-
+   water marks of the current device's default pool (setting one to 0 resets
+   it). The host's peak RSS is the process's and cannot be reset. */
+void gpuprof_mem_reset_peaks(void) {
+    uint32_t i;
+    if (!gpuprof__mem_usable()) return;
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mem.peak = gpuprof__mem.window_peak = gpuprof__mem.live;
+    gpuprof__mem.peak_pending = 1;
+    gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__g.step);
+    for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.cat[i].peak = gpuprof__mem.cat[i].at_peak = gpuprof__mem.cat[i].live;
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+#ifdef GPUPROF_CUDA
+    if (GPUPROF__LD(&gpuprof__gpu.available) && GPUPROF__LD(&gpuprof__gpu.on)) {
+        cudaMemPool_t pool;
+        uint64_t zero = 0;
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e == cudaSuccess && dev >= 0 && dev < GPUPROF__MAX_DEV && GPUPROF__LD(&gpuprof__mem.pools[dev]) >= 0) {
+            if ((e = cudaDeviceGetDefaultMemPool(&pool, dev)) == cudaSuccess &&
+                (e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero)) == cudaSuccess)
+                e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero);
+        }
+        if (e != cudaSuccess) gpuprof__cuda_clear(e);
+    }
+#endif
+}
+
+/* Per-range memory (mem_ranges): the tracked bytes and, in CUDA builds with
+   a device, the device's used bytes at a range's begin, read before its
+   clock starts. */
+static void gpuprof__mem_range_begin(gpuprof__frame *f) {
+    gpuprof__memfig m;
+    f->flags |= GPUPROF__F_MEM;
+    f->mem0 = (int64_t)GPUPROF__LD(&gpuprof__mem.live);
+    m.dev_ok = 0;
+    gpuprof__mem_device(&m, 0);
+    f->dev0 = m.dev_ok ? (int64_t)m.dev_used : -1;
+}
+
+static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f) {
+    gpuprof__memfig m;
+    GPUPROF__ST(&n->mem_calls, n->mem_calls + 1);
+    GPUPROF__ST(&n->mem_delta, n->mem_delta + ((int64_t)GPUPROF__LD(&gpuprof__mem.live) - f->mem0));
+    if (f->dev0 < 0) return;
+    m.dev_ok = 0;
+    gpuprof__mem_device(&m, 0);
+    if (!m.dev_ok) return;
+    GPUPROF__ST(&n->dev_calls, n->dev_calls + 1);
+    GPUPROF__ST(&n->dev_delta, n->dev_delta + ((int64_t)m.dev_used - f->dev0));
+}
+
+/* Session start and end (under gpuprof__lock). */
+static void gpuprof__mem_open(void) {
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    GPUPROF_FREE(gpuprof__mem.tab);
+    memset(&gpuprof__mem, 0, sizeof gpuprof__mem);
+    gpuprof__mem.on = 1;
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+}
+static void gpuprof__mem_close(void) {
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mem.on = 0;
+    GPUPROF_FREE(gpuprof__mem.tab);
+    gpuprof__mem.tab = NULL;
+    gpuprof__mem.cap = gpuprof__mem.used = 0;
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+}
+/* gpuprof_reset: the phases start again, the peaks from what is live. */
+static void gpuprof__mem_clear(void) {
+    uint32_t i;
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mem.nphase = 0;
+    gpuprof__mem.snapshots = 0;
+    gpuprof__mem.have_prev = gpuprof__mem.any_dev = gpuprof__mem.any_pool = gpuprof__mem.any_host = 0;
+    gpuprof__mem.growth = 0;
+    gpuprof__mem.growth_kind = 0;
+    gpuprof__mem.peak = gpuprof__mem.window_peak = gpuprof__mem.live;
+    gpuprof__mem.peak_pending = 1;
+    gpuprof__mem.peak_label = 0;
+    gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__g.step);
+    for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.cat[i].peak = gpuprof__mem.cat[i].at_peak = gpuprof__mem.cat[i].live;
+    pthread_mutex_unlock(&gpuprof__mem_mu);
 }
 
 /* ----------------------------------------------------------------------
@@ -3721,6 +4312,7 @@ void gpuprof_reset(void) {
         }
         GPUPROF__ST(&t->marks, (uint64_t)0);
     }
+    gpuprof__mem_clear();
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
 #ifdef GPUPROF_CUDA
@@ -3862,10 +4454,12 @@ static void gpuprof__reclaim(void) {
 static void gpuprof__fork_prepare(void) {
     pthread_mutex_lock(&gpuprof__life_lock);
     pthread_mutex_lock(&gpuprof__lock);
+    pthread_mutex_lock(&gpuprof__mem_mu);
     pthread_mutex_lock(&gpuprof__trace_lock);
 }
 static void gpuprof__fork_parent(void) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
+    pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__life_lock);
 }
@@ -3875,6 +4469,7 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.trace_on = 0;
     gpuprof__g.writer_running = 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
+    pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__life_lock);
 }
@@ -3954,6 +4549,11 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_NVTX='%.64s' is not 0 or 1; ignored", v);
     }
     if ((v = getenv("GPUPROF_NVTX_DOMAIN")) != NULL && *v) cfg.nvtx_domain = v;
+    if ((v = getenv("GPUPROF_MEM_RANGES")) != NULL) {
+        if (strcmp(v, "0") == 0) cfg.mem_ranges = 0;
+        else if (strcmp(v, "1") == 0) cfg.mem_ranges = 1;
+        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_MEM_RANGES='%.64s' is not 0 or 1; ignored", v);
+    }
     gpuprof__g.cfg = cfg;
     gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made below */
     gpuprof__g.sched_on = 0;
@@ -4062,6 +4662,8 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         GPUPROF_FREE(gpuprof__g.trace_path);
         gpuprof__g.trace_path = NULL;
     }
+    gpuprof__mem_open();
+    GPUPROF__ST(&gpuprof__g.mem_ranges, cfg.mem_ranges && !off);
     gpuprof__g.state = GPUPROF__RUNNING;
     gpuprof__g.user_enabled = !cfg.start_disabled && !off;
     gpuprof__g.off = off;
@@ -4125,6 +4727,8 @@ static void gpuprof__shutdown_locked(void) {
     }
     pthread_mutex_lock(&gpuprof__lock);
     gpuprof__g.state = GPUPROF__DOWN;
+    GPUPROF__ST(&gpuprof__g.mem_ranges, 0);
+    gpuprof__mem_close();
     /* Free what no thread can touch again: this thread's state and those of
        threads that have exited. A thread still running keeps its state
        (retired, still reachable) because it may be inside a range now. */

@@ -40,6 +40,16 @@ struct CUevent_st {
 };
 
 struct CUgraph_st { int dummy; };
+struct CUmemPoolHandle_st { int device; };
+
+#define SIM_PAGE ((uint64_t)2 << 20)        /* cudaMalloc granularity */
+#define SIM_CHUNK ((uint64_t)32 << 20)      /* pool reservation granularity */
+struct sim_alloc { uintptr_t p; uint64_t bytes, charged; int device, async; struct sim_alloc *next; };
+struct sim_mem {
+    uint64_t malloc_bytes;                 /* pages taken by cudaMalloc */
+    uint64_t used, used_high, rsvd, rsvd_high, threshold;   /* the default pool */
+    struct CUmemPoolHandle_st pool;
+};
 
 static pthread_mutex_t sim_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -58,7 +68,13 @@ static struct {
     int active_global_captures;
     uint64_t latency, rng;        /* work reaching an idle stream waits 0..latency ns */
     uint64_t call_cost;           /* virtual ns every cudart call takes */
-} sim = { 1000000000ull, SIMCUDA_GPU, 1, cudaSuccess, cudaSuccess, 0.0, 0, 500, {{0}}, NULL, {{0}}, 0, 0, 0, 0, 0, 0, 0, 88172645463325252ull, 0 };
+    uint64_t mem_total, mem_context;
+    int pools;
+    struct sim_mem mem[SIM_MAX_DEV];
+    struct sim_alloc *allocs;
+    uintptr_t next_addr;
+} sim = { 1000000000ull, SIMCUDA_GPU, 1, cudaSuccess, cudaSuccess, 0.0, 0, 500, {{0}}, NULL, {{0}}, 0, 0, 0, 0, 0, 0, 0, 88172645463325252ull, 0,
+          (uint64_t)80 << 30, (uint64_t)512 << 20, 1, {{0}}, NULL, 0 };
 
 static __thread int sim_device;
 static __thread enum cudaStreamCaptureMode sim_thread_mode = cudaStreamCaptureModeGlobal;
@@ -109,6 +125,13 @@ void simcuda_reset(void) {
     sim.latency = 0;
     sim.call_cost = 0;
     sim.rng = 88172645463325252ull;
+    while (sim.allocs) { struct sim_alloc *a = sim.allocs; sim.allocs = a->next; free(a); }
+    memset(sim.mem, 0, sizeof sim.mem);
+    for (i = 0; i < SIM_MAX_DEV; i++) sim.mem[i].pool.device = i;
+    sim.mem_total = (uint64_t)80 << 30;
+    sim.mem_context = (uint64_t)512 << 20;
+    sim.pools = 1;
+    sim.next_addr = (uintptr_t)0x7f0000000000ull;
     UNLOCK();
     memset(sim_ptds, 0, sizeof sim_ptds);      /* this thread's; they were freed above */
 }
@@ -125,6 +148,20 @@ uint64_t simcuda_captured_records(void) { uint64_t n; LOCK(); n = sim.captured_r
 uint64_t simcuda_invalidations(void) { uint64_t n; LOCK(); n = sim.invalidations; UNLOCK(); return n; }
 int64_t simcuda_live_events(void) { int64_t n; LOCK(); n = sim.live_events; UNLOCK(); return n; }
 uint64_t simcuda_sync_calls(void) { uint64_t n; LOCK(); n = sim.syncs; UNLOCK(); return n; }
+
+void simcuda_set_memory(uint64_t total, uint64_t context) { LOCK(); sim.mem_total = total; sim.mem_context = context; UNLOCK(); }
+void simcuda_set_pools(int supported) { LOCK(); sim.pools = supported; UNLOCK(); }
+static uint64_t sim_used(int d) { return sim.mem_context + sim.mem[d].malloc_bytes + sim.mem[d].rsvd; }
+uint64_t simcuda_device_used(int device) { uint64_t u; LOCK(); u = sim_used(device); UNLOCK(); return u; }
+static uint64_t sim_round(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+/* At a synchronizing call the pool gives back what it holds above its
+   release threshold (never what is in use). */
+static void sim_pool_release(int d) {
+    struct sim_mem *m = &sim.mem[d];
+    uint64_t keep = sim_round(m->used, SIM_CHUNK);
+    if (m->threshold > keep) keep = m->threshold < m->rsvd ? m->threshold : m->rsvd;
+    if (keep < m->rsvd) m->rsvd = keep;
+}
 
 void simcuda_fail_call(const char *fn, uint64_t nth, cudaError_t e) {
     int i;
@@ -315,6 +352,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     uint64_t t;
     ENTER("cudaStreamSynchronize");
     sim.syncs++;
+    sim_pool_release(sim_device);
     t = sim_start_time(sim_stream(s));
     if (t > sim.now) sim.now = t;
     LEAVE(cudaSuccess);
@@ -324,6 +362,7 @@ cudaError_t cudaDeviceSynchronize(void) {
     struct CUstream_st *o;
     ENTER("cudaDeviceSynchronize");
     sim.syncs++;
+    sim_pool_release(sim_device);
     for (o = sim.streams; o; o = o->next) if (o->device == sim_device && o->ready > sim.now) sim.now = o->ready;
     if (sim.legacy[sim_device].ready > sim.now) sim.now = sim.legacy[sim_device].ready;
     LEAVE(cudaSuccess);
@@ -382,6 +421,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     ENTER("cudaEventSynchronize");
     sim.syncs++;
+    sim_pool_release(sim_device);
     if (!e) LEAVE(cudaErrorInvalidResourceHandle);
     if (sim_unsafe_forbidden()) LEAVE(cudaErrorStreamCaptureUnsupported);
     if (e->captured) LEAVE(cudaErrorCapturedEvent);
@@ -452,5 +492,127 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
 cudaError_t cudaGraphDestroy(cudaGraph_t g) {
     ENTER("cudaGraphDestroy");
     free(g);
+    LEAVE(cudaSuccess);
+}
+
+/* ---------------- device memory ---------------- */
+static void *sim_new_alloc(uint64_t bytes, uint64_t charged, int async) {
+    struct sim_alloc *a = (struct sim_alloc *)calloc(1, sizeof *a);
+    if (!a) return NULL;
+    a->p = sim.next_addr;
+    sim.next_addr += sim_round(bytes ? bytes : 1, 512) + 512;
+    a->bytes = bytes;
+    a->charged = charged;
+    a->device = sim_device;
+    a->async = async;
+    a->next = sim.allocs;
+    sim.allocs = a;
+    return (void *)a->p;
+}
+static struct sim_alloc *sim_take_alloc(void *p) {
+    struct sim_alloc **pp, *a;
+    for (pp = &sim.allocs; (a = *pp) != NULL; pp = &a->next)
+        if (a->p == (uintptr_t)p) { *pp = a->next; return a; }
+    return NULL;
+}
+cudaError_t cudaMalloc(void **p, size_t bytes) {
+    uint64_t pages;
+    ENTER("cudaMalloc");
+    pages = sim_round(bytes, SIM_PAGE);
+    if (sim_used(sim_device) + pages > sim.mem_total) LEAVE(cudaErrorMemoryAllocation);
+    if (!(*p = sim_new_alloc(bytes, pages, 0))) LEAVE(cudaErrorMemoryAllocation);
+    sim.mem[sim_device].malloc_bytes += pages;
+    LEAVE(cudaSuccess);
+}
+cudaError_t cudaFree(void *p) {
+    struct sim_alloc *a;
+    ENTER("cudaFree");
+    if (!p) LEAVE(cudaSuccess);
+    if (!(a = sim_take_alloc(p))) LEAVE(cudaErrorInvalidValue);
+    if (a->async) sim.mem[a->device].used -= a->bytes;
+    else sim.mem[a->device].malloc_bytes -= a->charged;
+    free(a);
+    LEAVE(cudaSuccess);
+}
+cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s) {
+    struct sim_mem *m;
+    uint64_t need;
+    ENTER("cudaMallocAsync");
+    (void)s;
+    m = &sim.mem[sim_device];
+    need = sim_round(m->used + bytes, SIM_CHUNK);
+    if (need > m->rsvd && sim_used(sim_device) + (need - m->rsvd) > sim.mem_total) LEAVE(cudaErrorMemoryAllocation);
+    if (!(*p = sim_new_alloc(bytes, 0, 1))) LEAVE(cudaErrorMemoryAllocation);
+    m->used += bytes;
+    if (need > m->rsvd) m->rsvd = need;
+    if (m->used > m->used_high) m->used_high = m->used;
+    if (m->rsvd > m->rsvd_high) m->rsvd_high = m->rsvd;
+    LEAVE(cudaSuccess);
+}
+cudaError_t cudaMallocAsync_ptsz(void **p, size_t bytes, cudaStream_t s) { return cudaMallocAsync(p, bytes, s); }
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
+    struct sim_alloc *a;
+    ENTER("cudaFreeAsync");
+    (void)s;
+    if (!p) LEAVE(cudaSuccess);
+    if (!(a = sim_take_alloc(p)) || !a->async) { free(a); LEAVE(cudaErrorInvalidValue); }
+    sim.mem[a->device].used -= a->bytes;
+    free(a);
+    LEAVE(cudaSuccess);
+}
+cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t s) { return cudaFreeAsync(p, s); }
+cudaError_t cudaMemGetInfo(size_t *fr, size_t *total) {
+    ENTER("cudaMemGetInfo");
+    *total = (size_t)sim.mem_total;
+    *fr = (size_t)(sim.mem_total - sim_used(sim_device));
+    LEAVE(cudaSuccess);
+}
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
+    ENTER("cudaDeviceGetAttribute");
+    if (device < 0 || device >= sim.ndev) LEAVE(cudaErrorInvalidDevice);
+    if (attr == cudaDevAttrMemoryPoolsSupported) *value = sim.pools;
+    else if (attr == cudaDevAttrClockRate) *value = 1980000;
+    else *value = 0;
+    LEAVE(cudaSuccess);
+}
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device) {
+    ENTER("cudaDeviceGetDefaultMemPool");
+    if (device < 0 || device >= sim.ndev) LEAVE(cudaErrorInvalidDevice);
+    if (!sim.pools) LEAVE(cudaErrorNotSupported);
+    *pool = &sim.mem[device].pool;
+    LEAVE(cudaSuccess);
+}
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value) {
+    struct sim_mem *m;
+    uint64_t v;
+    ENTER("cudaMemPoolGetAttribute");
+    if (!pool) LEAVE(cudaErrorInvalidValue);
+    m = &sim.mem[pool->device];
+    switch (attr) {
+    case cudaMemPoolAttrUsedMemCurrent: v = m->used; break;
+    case cudaMemPoolAttrUsedMemHigh: v = m->used_high; break;
+    case cudaMemPoolAttrReservedMemCurrent: v = m->rsvd; break;
+    case cudaMemPoolAttrReservedMemHigh: v = m->rsvd_high; break;
+    case cudaMemPoolAttrReleaseThreshold: v = m->threshold; break;
+    default: LEAVE(cudaErrorInvalidValue);
+    }
+    memcpy(value, &v, sizeof v);
+    LEAVE(cudaSuccess);
+}
+/* The High attributes may only be set to 0, which resets them to the
+   current value. */
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value) {
+    struct sim_mem *m;
+    uint64_t v;
+    ENTER("cudaMemPoolSetAttribute");
+    if (!pool) LEAVE(cudaErrorInvalidValue);
+    m = &sim.mem[pool->device];
+    memcpy(&v, value, sizeof v);
+    switch (attr) {
+    case cudaMemPoolAttrUsedMemHigh: if (v) LEAVE(cudaErrorInvalidValue); m->used_high = m->used; break;
+    case cudaMemPoolAttrReservedMemHigh: if (v) LEAVE(cudaErrorInvalidValue); m->rsvd_high = m->rsvd; break;
+    case cudaMemPoolAttrReleaseThreshold: m->threshold = v; break;
+    default: LEAVE(cudaErrorInvalidValue);
+    }
     LEAVE(cudaSuccess);
 }

@@ -20,6 +20,9 @@
      unless the calling thread is in relaxed mode).
    - errors: no driver (35 from everything), no device (100), a sticky error
      from a chosen moment, or one call of a chosen function failing.
+   - device memory: cudaMalloc/cudaFree, the default memory pool
+     (cudaMallocAsync/cudaFreeAsync, its attributes and high-water marks),
+     cudaMemGetInfo (see simcuda_set_memory).
    - every cudart function counts its calls.
 
    gpuprof.h never knows this exists. */
@@ -52,6 +55,15 @@ uint64_t simcuda_captured_records(void);             /* cudaEventRecord calls th
 uint64_t simcuda_invalidations(void);                /* captures invalidated by an unsafe call */
 int64_t  simcuda_live_events(void);                  /* created minus destroyed */
 uint64_t simcuda_sync_calls(void);                   /* cudaDeviceSynchronize + cudaStreamSynchronize + cudaEventSynchronize */
+/* Device memory: total and what the context takes before any allocation
+   (default 80 GiB and 512 MiB); cudaMalloc takes whole 2 MiB pages; the
+   default pool (cudaMallocAsync) counts used bytes exactly and reserves in
+   32 MiB chunks, releasing down to its release threshold (default 0) at
+   every synchronizing call. cudaMemGetInfo's used = context + cudaMalloc
+   pages + pool reserved. */
+void     simcuda_set_memory(uint64_t total, uint64_t context);
+void     simcuda_set_pools(int supported);           /* cudaDevAttrMemoryPoolsSupported, default 1 */
+uint64_t simcuda_device_used(int device);            /* what cudaMemGetInfo reports as used */
 
 #ifdef __cplusplus
 }
