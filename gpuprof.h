@@ -2492,7 +2492,7 @@ typedef struct gpuprof__memphase {
 typedef struct gpuprof__memslot { uintptr_t p; uint64_t bytes; uint32_t cat; } gpuprof__memslot;
 
 static pthread_mutex_t gpuprof__mem_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
+typedef struct gpuprof__memstate {
     int on;                           /* between init and shutdown */
     gpuprof__memslot *tab;            /* live tracked allocations: open addressing, linear probing */
     uint32_t cap, used;
@@ -2508,6 +2508,7 @@ static struct {
     gpuprof__memfig prev;             /* the last snapshot */
     uint64_t prev_cat[GPUPROF_MEM_CATEGORIES];
     int have_prev, any_dev, any_pool, any_host;
+    uint64_t rss_seen;                /* the highest RSS a snapshot read (getrusage's peak can lag it a little) */
     /* the largest growth between two snapshots, for the reading */
     int64_t growth;
     uint32_t growth_label;
@@ -2519,7 +2520,8 @@ static struct {
 #ifdef GPUPROF_CUDA
     signed char pools[GPUPROF__MAX_DEV];   /* the device supports memory pools: 1, -1, 0 unknown */
 #endif
-} gpuprof__mem;
+} gpuprof__memstate;
+static gpuprof__memstate gpuprof__mem;
 
 static uint32_t gpuprof__mem_hash(uintptr_t p, uint32_t cap) {
     uint64_t h = (uint64_t)p * 0x9e3779b97f4a7c15ull;
@@ -2803,6 +2805,8 @@ static void gpuprof__mem_snap_id(uint32_t id) {
     pthread_mutex_lock(&gpuprof__mem_mu);
     if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
     m.tracked = gpuprof__mem.live;
+    if (m.host_ok && m.rss > gpuprof__mem.rss_seen) gpuprof__mem.rss_seen = m.rss;
+    if (m.rss_peak < gpuprof__mem.rss_seen) m.rss_peak = gpuprof__mem.rss_seen;
     for (i = 0; i < gpuprof__mem.nphase && gpuprof__mem.phase[i].name_id != id; i++) {}
     if (i == gpuprof__mem.nphase) {
         if (i == GPUPROF__MEM_LABELS) {
@@ -3473,6 +3477,8 @@ typedef struct gpuprof__row {
     double flops, bytes, last;
     uint64_t gpu_self_ns, gpu_excluded;
     int64_t gpu_lag_ns;
+    int64_t mem_delta, dev_delta;     /* mem_ranges: sums of the changes, over mem_calls / dev_calls */
+    uint64_t mem_calls, dev_calls;
     gpuprof_stats stats;
     gpuprof_stats gpu;          /* GPU time (CUDA builds) */
 } gpuprof__row;
@@ -3487,6 +3493,7 @@ typedef struct gpuprof__snap {
     int has_gpu;                /* some range has GPU time: tables sort by it */
     uint64_t marks, dropped, excluded_calls;
     uint32_t nthreads;
+    gpuprof__memstate *mem;     /* a copy of the memory state (its table left out) */
 } gpuprof__snap;
 
 static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
@@ -3497,6 +3504,10 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->flops += gpuprof__ldd(&n->flops);
     r->bytes += gpuprof__ldd(&n->bytes);
     r->last = gpuprof__ldd(&n->last);
+    r->mem_delta += GPUPROF__LD(&n->mem_delta);
+    r->dev_delta += GPUPROF__LD(&n->dev_delta);
+    r->mem_calls += GPUPROF__LD(&n->mem_calls);
+    r->dev_calls += GPUPROF__LD(&n->dev_calls);
     if (pre) {
         /* See gpuprof__exclude: warm-up if steps were used, ordinary calls if not. */
         if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->excluded += gpuprof_stats_count(pre);
@@ -3531,6 +3542,10 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->gpu_self_ns += src->gpu_self_ns;
     dst->gpu_excluded += src->gpu_excluded;
     dst->gpu_lag_ns += src->gpu_lag_ns;
+    dst->mem_delta += src->mem_delta;
+    dst->dev_delta += src->dev_delta;
+    dst->mem_calls += src->mem_calls;
+    dst->dev_calls += src->dev_calls;
 }
 
 static gpuprof__row *gpuprof__row_new(gpuprof__row *rows, uint32_t *n, uint32_t name_id, uint32_t depth, int32_t parent) {
@@ -3562,6 +3577,7 @@ static void gpuprof__snap_free(gpuprof__snap *s) {
     GPUPROF_FREE(s->tree);
     GPUPROF_FREE(s->counters);
     GPUPROF_FREE(s->order);
+    GPUPROF_FREE(s->mem);
     memset(s, 0, sizeof *s);
 }
 
@@ -3686,6 +3702,12 @@ static int gpuprof__collect(gpuprof__snap *s) {
     GPUPROF_FREE(hash);
     GPUPROF_FREE(tree_of);
     GPUPROF_FREE(one);
+    if ((s->mem = (gpuprof__memstate *)gpuprof__alloc(sizeof *s->mem)) != NULL) {
+        pthread_mutex_lock(&gpuprof__mem_mu);
+        *s->mem = gpuprof__mem;
+        pthread_mutex_unlock(&gpuprof__mem_mu);
+        s->mem->tab = NULL;
+    }
     return 0;
 fail:
     GPUPROF_FREE(one);
@@ -3805,6 +3827,171 @@ static void gpuprof__more_rows(gpuprof__buf *b, uint32_t total, uint32_t rows) {
     if (total > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", total - rows);
 }
 
+/* Bytes with a binary unit and three significant digits; sign=1 writes a
+   '+' before growth. NaN: "-". */
+static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double a = v < 0 ? -v : v;
+    const char *pre = v < 0 ? "-" : sign && v > 0 ? "+" : "";
+    int u = 0;
+    if (v != v) { snprintf(buf, n, "-"); return buf; }
+    while (u < 4 && a >= 1023.5) { a /= 1024.0; u++; }
+    if (u == 0) gpuprof__fmt(buf, n, "%s%.0f B", pre, a);
+    else if (a < 9.995) gpuprof__fmt(buf, n, "%s%.2f %s", pre, a, unit[u]);
+    else if (a < 99.95) gpuprof__fmt(buf, n, "%s%.1f %s", pre, a, unit[u]);
+    else gpuprof__fmt(buf, n, "%s%.0f %s", pre, a, unit[u]);
+    return buf;
+}
+
+static void gpuprof__cell_bytes(gpuprof__buf *b, double v, int sign) {
+    char tmp[32];
+    gpuprof__buf_printf(b, " %10s", gpuprof__fmt_bytes(tmp, sizeof tmp, v, sign));
+}
+
+/* Why a snapshot has no device figures, for the report and the summary. */
+static const char *gpuprof__mem_device_status(void) {
+#ifdef GPUPROF_CUDA
+    if (gpuprof__gpu.status[0]) return gpuprof__gpu.status;
+    return "no snapshot had device figures";
+#else
+    return "CPU build: compile the implementation with nvcc or -DGPUPROF_CUDA for device figures";
+#endif
+}
+
+/* The one-line reading: where memory grew most, the peak and what it was,
+   the device and the host now. */
+static void gpuprof__mem_reading(gpuprof__buf *b, const gpuprof__memstate *m) {
+    char t1[32], t2[32], t3[32];
+    const char *sep = "";
+    gpuprof__buf_s(b, "   memory: ");
+    if (m->growth_kind) {
+        static const char *const what[] = { "", "tracked", "device used", "host RSS" };
+        gpuprof__buf_printf(b, "largest growth: \"%s\" %s %s", gpuprof__name_text(m->growth_label),
+                            gpuprof__fmt_bytes(t1, sizeof t1, (double)m->growth, 1), what[m->growth_kind]);
+        if (m->growth_cat >= 0)
+            gpuprof__buf_printf(b, ", mostly %s (%s)", gpuprof__name_text(m->cat[m->growth_cat].name_id),
+                                gpuprof__fmt_bytes(t2, sizeof t2, (double)m->growth_cat_bytes, 1));
+        gpuprof__buf_printf(b, ", step %llu", (unsigned long long)m->growth_step);
+        sep = " | ";
+    }
+    if (m->peak) {
+        uint32_t i, top = 0;
+        for (i = 1; i < m->ncat; i++) if (m->cat[i].at_peak > m->cat[top].at_peak) top = i;
+        gpuprof__buf_printf(b, "%speak %s tracked", sep, gpuprof__fmt_bytes(t1, sizeof t1, (double)m->peak, 0));
+        gpuprof__buf_printf(b, " at step %llu", (unsigned long long)m->peak_step);
+        if (m->peak_label && !m->peak_pending) gpuprof__buf_printf(b, " before snapshot \"%s\"", gpuprof__name_text(m->peak_label));
+        else if (m->snapshots) gpuprof__buf_s(b, " after the last snapshot");
+        gpuprof__buf_printf(b, ", %s %.0f%%",
+                            gpuprof__name_text(m->cat[top].name_id), 100.0 * (double)m->cat[top].at_peak / (double)m->peak);
+        sep = " | ";
+    }
+    if (m->snapshots && m->prev.dev_ok) {
+        gpuprof__buf_printf(b, "%sdevice %d: %s used of %s", sep, m->prev.dev, gpuprof__fmt_bytes(t1, sizeof t1, (double)m->prev.dev_used, 0),
+                            gpuprof__fmt_bytes(t2, sizeof t2, (double)m->prev.dev_total, 0));
+        sep = " | ";
+    } else if (m->snapshots) {
+        gpuprof__buf_printf(b, "%sdevice: unavailable", sep);
+        sep = " | ";
+    }
+    if (m->snapshots && m->prev.host_ok) {
+        gpuprof__buf_printf(b, "%shost RSS %s, peak %s", sep, gpuprof__fmt_bytes(t1, sizeof t1, (double)m->prev.rss, 0),
+                            gpuprof__fmt_bytes(t3, sizeof t3, (double)m->prev.rss_peak, 0));
+    }
+    gpuprof__buf_s(b, "\n");
+}
+
+/* The memory tables: phases (GPUPROF_MEM labels) and tracked categories. */
+static void gpuprof__report_mem(gpuprof__buf *b, const gpuprof__memstate *m, size_t width) {
+    uint32_t i;
+    int tracked = m->allocs > 0, dev = m->any_dev, pool = m->any_pool, host = m->any_host;
+    char t1[32];
+    if (!m->snapshots && !m->allocs) return;
+    if (m->snapshots) {
+        for (i = 0; i < m->nphase; i++) { size_t w = gpuprof__width(gpuprof__name_text(m->phase[i].name_id)); if (w > width) width = w; }
+        if (width > 40) width = 40;
+        gpuprof__buf_printf(b, "\nMemory by phase (GPUPROF_MEM: %llu snapshot%s; each label at its last snapshot, %s since the snapshot before it",
+                            (unsigned long long)m->snapshots, m->snapshots == 1 ? "" : "s", "\xce\x94");
+        if (tracked) gpuprof__buf_s(b, ";\nPeak: most tracked bytes live since the snapshot before; Growth: the largest \xce\x94 Tracked at this label");
+        gpuprof__buf_s(b, ")\n");
+        gpuprof__name_cell(b, "Label", width, 0);
+        gpuprof__buf_s(b, "     Count");
+        if (tracked) gpuprof__buf_s(b, "    Tracked          \xce\x94       Peak     Growth");
+        if (dev) gpuprof__buf_s(b, "   Dev used          \xce\x94");
+        if (pool) gpuprof__buf_s(b, "  Pool used  Pool rsvd");
+        if (host) gpuprof__buf_s(b, "   Host RSS          \xce\x94");
+        gpuprof__buf_s(b, "\n");
+        for (i = 0; i < m->nphase; i++) {
+            const gpuprof__memphase *p = &m->phase[i];
+            gpuprof__name_cell(b, gpuprof__name_text(p->name_id), width, 0);
+            gpuprof__buf_printf(b, " %9llu", (unsigned long long)p->count);
+            if (tracked) {
+                gpuprof__cell_bytes(b, (double)p->last.tracked, 0);
+                gpuprof__cell_bytes(b, p->has_delta ? (double)p->d_tracked : NAN, 1);
+                gpuprof__cell_bytes(b, (double)p->peak, 0);
+                gpuprof__cell_bytes(b, p->growth != INT64_MIN ? (double)p->growth : NAN, 1);
+            }
+            if (dev) {
+                gpuprof__cell_bytes(b, p->last.dev_ok ? (double)p->last.dev_used : NAN, 0);
+                gpuprof__cell_bytes(b, p->has_delta && p->last.dev_ok ? (double)p->d_dev : NAN, 1);
+            }
+            if (pool) {
+                gpuprof__cell_bytes(b, p->last.pool_ok ? (double)p->last.pool_used : NAN, 0);
+                gpuprof__cell_bytes(b, p->last.pool_ok ? (double)p->last.pool_rsvd : NAN, 0);
+            }
+            if (host) {
+                gpuprof__cell_bytes(b, p->last.host_ok ? (double)p->last.rss : NAN, 0);
+                gpuprof__cell_bytes(b, p->has_delta && p->last.host_ok ? (double)p->d_rss : NAN, 1);
+            }
+            gpuprof__buf_s(b, "\n");
+        }
+        if (!dev) gpuprof__buf_printf(b, "Device memory: unavailable (%s)\n", gpuprof__mem_device_status());
+        else if (pool) {
+            gpuprof__buf_printf(b, "Default pool (cudaMallocAsync) high-water marks: used %s, ", gpuprof__fmt_bytes(t1, sizeof t1, (double)m->prev.pool_used_high, 0));
+            gpuprof__buf_printf(b, "reserved %s\n", gpuprof__fmt_bytes(t1, sizeof t1, (double)m->prev.pool_rsvd_high, 0));
+        }
+    }
+    if (tracked) {
+        size_t cw = width;
+        for (i = 0; i < m->ncat; i++) { size_t w = gpuprof__width(gpuprof__name_text(m->cat[i].name_id)); if (w > cw) cw = w; }
+        if (cw > 40) cw = 40;
+        gpuprof__buf_printf(b, "\nTracked allocations by category (overall peak %s at step %llu",
+                            gpuprof__fmt_bytes(t1, sizeof t1, (double)m->peak, 0), (unsigned long long)m->peak_step);
+        if (m->peak_label && !m->peak_pending) gpuprof__buf_printf(b, ", before snapshot \"%s\"", gpuprof__name_text(m->peak_label));
+        gpuprof__buf_s(b, "; At peak: what each category held then)\n");
+        gpuprof__name_cell(b, "Category", cw, 0);
+        gpuprof__buf_s(b, "       Live       Peak    At peak   Share     Allocs      Frees\n");
+        for (i = 0; i < m->ncat; i++) {
+            const gpuprof__memcat *c = &m->cat[i];
+            gpuprof__name_cell(b, gpuprof__name_text(c->name_id), cw, 0);
+            gpuprof__cell_bytes(b, (double)c->live, 0);
+            gpuprof__cell_bytes(b, (double)c->peak, 0);
+            gpuprof__cell_bytes(b, (double)c->at_peak, 0);
+            gpuprof__fmt(t1, sizeof t1, "%.1f", m->peak ? 100.0 * (double)c->at_peak / (double)m->peak : 0.0);
+            gpuprof__buf_printf(b, " %6s%%", t1);
+            gpuprof__buf_printf(b, " %10llu %10llu\n", (unsigned long long)c->allocs, (unsigned long long)c->frees);
+        }
+        if (m->unknown_frees || m->untracked)
+            gpuprof__buf_printf(b, "%llu free%s of untracked pointers ignored; %llu allocation%s not tracked (out of memory)\n",
+                                (unsigned long long)m->unknown_frees, m->unknown_frees == 1 ? "" : "s",
+                                (unsigned long long)m->untracked, m->untracked == 1 ? "" : "s");
+    }
+}
+
+/* mem_ranges: two more columns in the flat table, the mean change per call. */
+static void gpuprof__mem_range_head(gpuprof__buf *b, int pad) {
+    if (GPUPROF__LD(&gpuprof__g.mem_ranges)) gpuprof__buf_printf(b, "%*s  Tracked \xce\x94/call  Device \xce\x94/call", pad, "");
+    gpuprof__buf_s(b, "\n");
+}
+static void gpuprof__mem_range_cells(gpuprof__buf *b, const gpuprof__row *r) {
+    if (GPUPROF__LD(&gpuprof__g.mem_ranges)) {
+        gpuprof__buf_s(b, "     ");
+        gpuprof__cell_bytes(b, r->mem_calls ? (double)r->mem_delta / (double)r->mem_calls : NAN, 1);
+        gpuprof__buf_s(b, "    ");
+        gpuprof__cell_bytes(b, r->dev_calls ? (double)r->dev_delta / (double)r->dev_calls : NAN, 1);
+    }
+    gpuprof__buf_s(b, "\n");
+}
+
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     char t1[32], t2[32], t3[32], t4[32];
     uint32_t i, rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
@@ -3873,12 +4060,14 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
                                 bound >= 0.5 * s->gpu_ns ? "GPU-bound" : "launch-bound", t1);
         }
     }
+    if (s->mem && (s->mem->snapshots || s->mem->allocs)) gpuprof__mem_reading(b, s->mem);
 
     if (view != GPUPROF_VIEW_TREE && s->has_gpu) {
         gpuprof__buf_s(b, "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
                           "CPU: host time in the range, the launch cost of asynchronous work; GPU% = share of all GPU self time)\n");
         gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict\n");
+        gpuprof__buf_s(b, "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict");
+        gpuprof__mem_range_head(b, 5);
         for (i = 0; i < s->nflat && i < rows; i++) {
             gpuprof__row *r = &s->flat[i];
             gpuprof_stats *g = &r->gpu;
@@ -3897,7 +4086,8 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.99));
             gpuprof__cell_ns(b, g->count ? g->max : NAN);
-            gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
+            gpuprof__buf_printf(b, GPUPROF__LD(&gpuprof__g.mem_ranges) ? "  %-12s" : "  %s", v ? v : "-");
+            gpuprof__mem_range_cells(b, r);
         }
         gpuprof__more_rows(b, s->nflat, rows);
     }
@@ -3925,7 +4115,8 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (view != GPUPROF_VIEW_TREE && !s->has_gpu) {
         gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; Self% = share of all time in ranges)\n");
         gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max\n");
+        gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max");
+        gpuprof__mem_range_head(b, 0);
         for (i = 0; i < s->nflat && i < rows; i++) {
             gpuprof__row *r = &s->flat[i];
             gpuprof_stats *st = &r->stats;
@@ -3943,7 +4134,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.99));
             gpuprof__cell_ns(b, st->max);
-            gpuprof__buf_s(b, "\n");
+            gpuprof__mem_range_cells(b, r);
         }
         gpuprof__more_rows(b, s->nflat, rows);
     }
@@ -3988,6 +4179,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__buf_s(b, "\n");
         }
     }
+    if (s->mem) gpuprof__report_mem(b, s->mem, width);
     if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
     for (i = 0; i < GPUPROF__W_COUNT; i++) warnings += GPUPROF__LD(&gpuprof__g.warn_count[i]);
     if (warnings) {
@@ -4009,7 +4201,8 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
 static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "end_without_begin", "mismatched_nesting", "open_at_shutdown", "after_shutdown", "double_init",
     "bad_name", "long_name", "bad_counter_value", "names_over_cap", "paths_over_cap", "too_deep",
-    "out_of_memory", "trace_dropped", "bad_setting", "output_error", "gpu_unavailable", "cuda_error"
+    "out_of_memory", "trace_dropped", "bad_setting", "output_error", "gpu_unavailable", "cuda_error",
+    "mem_unknown_free", "mem_tracked_twice", "mem_over_cap"
 };
 
 static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) {
@@ -4054,6 +4247,94 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
         gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_lag_ns / (double)r->gpu.count : NAN);
         gpuprof__buf_printf(b, ",\"verdict\":%s%s%s}", v ? "\"" : "", v ? v : "null", v ? "\"" : "");
     } else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"mem\":");
+    if (GPUPROF__LD(&gpuprof__g.mem_ranges) && r->mem_calls) {
+        gpuprof__buf_printf(b, "{\"calls\":%llu,\"tracked_delta_sum_bytes\":%lld,\"tracked_delta_mean_bytes\":", (unsigned long long)r->mem_calls, (long long)r->mem_delta);
+        gpuprof__buf_num(b, (double)r->mem_delta / (double)r->mem_calls);
+        gpuprof__buf_s(b, ",\"device_delta_mean_bytes\":");
+        gpuprof__buf_num(b, r->dev_calls ? (double)r->dev_delta / (double)r->dev_calls : NAN);
+        gpuprof__buf_s(b, "}");
+    } else gpuprof__buf_s(b, "null");
+}
+
+/* A figure of a snapshot, or null where it has none. */
+static void gpuprof__json_bytes(gpuprof__buf *b, const char *key, int ok, double v) {
+    gpuprof__buf_printf(b, ",\"%s\":", key);
+    if (ok) gpuprof__buf_num(b, v);
+    else gpuprof__buf_s(b, "null");
+}
+
+static void gpuprof__json_mem(gpuprof__buf *b, const gpuprof__memstate *m) {
+    static const char *const what[] = { "", "tracked", "device used", "host RSS" };
+    const gpuprof__memfig *last = &m->prev;
+    uint32_t i;
+    gpuprof__buf_printf(b, "\"memory\":{\"snapshots\":%llu,\n \"device\":", (unsigned long long)m->snapshots);
+    if (m->snapshots && last->dev_ok) {
+        gpuprof__buf_printf(b, "{\"available\":true,\"index\":%d,\"used_bytes\":%llu,\"total_bytes\":%llu,\"pool\":", last->dev,
+                            (unsigned long long)last->dev_used, (unsigned long long)last->dev_total);
+        if (last->pool_ok)
+            gpuprof__buf_printf(b, "{\"used_bytes\":%llu,\"used_high_bytes\":%llu,\"reserved_bytes\":%llu,\"reserved_high_bytes\":%llu}}",
+                                (unsigned long long)last->pool_used, (unsigned long long)last->pool_used_high,
+                                (unsigned long long)last->pool_rsvd, (unsigned long long)last->pool_rsvd_high);
+        else gpuprof__buf_s(b, "null}");
+    } else {
+        gpuprof__buf_s(b, "{\"available\":false,\"status\":");
+        gpuprof__buf_json_str(b, m->snapshots ? gpuprof__mem_device_status() : "no GPUPROF_MEM snapshot");
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, ",\n \"host\":");
+    if (m->snapshots && last->host_ok)
+        gpuprof__buf_printf(b, "{\"rss_bytes\":%llu,\"peak_rss_bytes\":%llu}", (unsigned long long)last->rss, (unsigned long long)last->rss_peak);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\n \"tracked\":{\"live_bytes\":%llu,\"peak_bytes\":%llu,\"peak_step\":%llu,\"peak_before\":",
+                        (unsigned long long)m->live, (unsigned long long)m->peak, (unsigned long long)m->peak_step);
+    if (m->peak_label && !m->peak_pending) gpuprof__buf_s(b, gpuprof__g.names[m->peak_label].json);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"allocs\":%llu,\"frees\":%llu,\"unknown_frees\":%llu,\"untracked\":%llu,\"categories\":[",
+                        (unsigned long long)m->allocs, (unsigned long long)m->frees, (unsigned long long)m->unknown_frees, (unsigned long long)m->untracked);
+    for (i = 0; i < m->ncat; i++) {
+        const gpuprof__memcat *c = &m->cat[i];
+        gpuprof__buf_s(b, i ? ",\n  {\"name\":" : "\n  {\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[c->name_id].json);
+        gpuprof__buf_printf(b, ",\"live_bytes\":%llu,\"peak_bytes\":%llu,\"at_peak_bytes\":%llu,\"allocs\":%llu,\"frees\":%llu}",
+                            (unsigned long long)c->live, (unsigned long long)c->peak, (unsigned long long)c->at_peak,
+                            (unsigned long long)c->allocs, (unsigned long long)c->frees);
+    }
+    gpuprof__buf_s(b, "]},\n \"phases\":[");
+    for (i = 0; i < m->nphase; i++) {
+        const gpuprof__memphase *p = &m->phase[i];
+        gpuprof__buf_s(b, i ? ",\n  {\"label\":" : "\n  {\"label\":");
+        gpuprof__buf_s(b, gpuprof__g.names[p->name_id].json);
+        gpuprof__buf_printf(b, ",\"count\":%llu,\"step\":%llu,\"tracked_bytes\":%llu", (unsigned long long)p->count,
+                            (unsigned long long)p->step, (unsigned long long)p->last.tracked);
+        gpuprof__json_bytes(b, "tracked_delta_bytes", p->has_delta, (double)p->d_tracked);
+        gpuprof__buf_printf(b, ",\"tracked_peak_bytes\":%llu", (unsigned long long)p->peak);
+        gpuprof__json_bytes(b, "tracked_growth_bytes", p->growth != INT64_MIN, (double)p->growth);
+        gpuprof__buf_s(b, ",\"growth_category\":");
+        if (p->growth != INT64_MIN && p->growth_cat >= 0) gpuprof__buf_s(b, gpuprof__g.names[m->cat[p->growth_cat].name_id].json);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__json_bytes(b, "device_used_bytes", p->last.dev_ok, (double)p->last.dev_used);
+        gpuprof__json_bytes(b, "device_delta_bytes", p->has_delta && p->last.dev_ok, (double)p->d_dev);
+        gpuprof__json_bytes(b, "pool_used_bytes", p->last.pool_ok, (double)p->last.pool_used);
+        gpuprof__json_bytes(b, "pool_used_delta_bytes", p->has_delta && p->last.pool_ok, (double)p->d_pool_used);
+        gpuprof__json_bytes(b, "pool_reserved_bytes", p->last.pool_ok, (double)p->last.pool_rsvd);
+        gpuprof__json_bytes(b, "pool_reserved_delta_bytes", p->has_delta && p->last.pool_ok, (double)p->d_pool_rsvd);
+        gpuprof__json_bytes(b, "rss_bytes", p->last.host_ok, (double)p->last.rss);
+        gpuprof__json_bytes(b, "rss_delta_bytes", p->has_delta && p->last.host_ok, (double)p->d_rss);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "],\n \"largest_growth\":");
+    if (m->growth_kind) {
+        gpuprof__buf_s(b, "{\"label\":");
+        gpuprof__buf_s(b, gpuprof__g.names[m->growth_label].json);
+        gpuprof__buf_printf(b, ",\"bytes\":%lld,\"of\":\"%s\",\"step\":%llu,\"category\":", (long long)m->growth, what[m->growth_kind],
+                            (unsigned long long)m->growth_step);
+        if (m->growth_cat >= 0) {
+            gpuprof__buf_s(b, gpuprof__g.names[m->cat[m->growth_cat].name_id].json);
+            gpuprof__buf_printf(b, ",\"category_bytes\":%lld}", (long long)m->growth_cat_bytes);
+        } else gpuprof__buf_s(b, "null,\"category_bytes\":null}");
+    } else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, "},\n");
 }
 
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
@@ -4130,7 +4411,10 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_num(b, r->last);
         gpuprof__buf_s(b, "}");
     }
-    gpuprof__buf_printf(b, "],\n\"marks\":%llu,\n\"trace\":{\"path\":", (unsigned long long)s->marks);
+    gpuprof__buf_s(b, "],\n");
+    if (s->mem) gpuprof__json_mem(b, s->mem);
+    else gpuprof__buf_s(b, "\"memory\":null,\n");
+    gpuprof__buf_printf(b, "\"marks\":%llu,\n\"trace\":{\"path\":", (unsigned long long)s->marks);
     if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_printf(b, ",\"events\":%llu,\"dropped\":%llu},\n\"warnings\":{", (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written),
@@ -4296,6 +4580,10 @@ void gpuprof_reset(void) {
             GPUPROF__ST(&n->pre_self_ns, (uint64_t)0);
             gpuprof__std(&n->flops, 0.0);
             gpuprof__std(&n->bytes, 0.0);
+            GPUPROF__ST(&n->mem_delta, (int64_t)0);
+            GPUPROF__ST(&n->dev_delta, (int64_t)0);
+            GPUPROF__ST(&n->mem_calls, (uint64_t)0);
+            GPUPROF__ST(&n->dev_calls, (uint64_t)0);
             if (n->pre) GPUPROF__ST(&n->pre->count, (uint64_t)0);
             if (n->gpu) {
                 gpuprof__stats_clear(&n->gpu->stats);
