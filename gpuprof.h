@@ -1235,8 +1235,17 @@ static void gpuprof__thread_exit(void *p);
 static void gpuprof__thread_free(gpuprof__thread *t);
 
 /* This thread's id and a label for its trace track. */
+/* glibc says what its headers declared (__USE_MISC, __USE_GNU): whether
+   _GNU_SOURCE came before the first system header, not whether it is
+   defined now (a CUDA header included before gpuprof.h comes first). */
+#if defined(__GLIBC__) ? defined(__USE_MISC) : (defined(_DEFAULT_SOURCE) || defined(_GNU_SOURCE))
+#define GPUPROF__HAVE_SYSCALL 1
+#endif
+#if defined(__GLIBC__) && defined(__USE_GNU)
+#define GPUPROF__HAVE_GETNAME 1
+#endif
 static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
-#if defined(SYS_gettid) && (defined(_DEFAULT_SOURCE) || defined(_GNU_SOURCE))
+#if defined(SYS_gettid) && defined(GPUPROF__HAVE_SYSCALL)
     *tid = (int)syscall(SYS_gettid);
 #else
     *tid = (int)getpid() + (int)GPUPROF__LD(&gpuprof__g.nthreads);
@@ -1244,7 +1253,7 @@ static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
     if (*tid == getpid()) snprintf(label, n, "main thread");
     else {
         char name[32] = "";
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+#ifdef GPUPROF__HAVE_GETNAME
         pthread_getname_np(pthread_self(), name, sizeof name);
 #endif
         snprintf(label, n, "thread %d%s%s", *tid, name[0] ? " " : "", name);
@@ -2509,6 +2518,7 @@ typedef struct gpuprof__memstate {
     uint64_t prev_cat[GPUPROF_MEM_CATEGORIES];
     int have_prev, any_dev, any_pool, any_host;
     uint64_t rss_seen;                /* the highest RSS a snapshot read (getrusage's peak can lag it a little) */
+    int statm_open, statm_fd, statm_pid;   /* /proc/self/statm, kept open */
     /* the largest growth between two snapshots, for the reading */
     int64_t growth;
     uint32_t growth_label;
@@ -2718,17 +2728,23 @@ void gpuprof_mem_free(void *ptr) {
     pthread_mutex_unlock(&gpuprof__mem_mu);
 }
 
-/* Host figures: RSS from /proc/self/statm (resident pages), the peak from
-   getrusage (KiB on Linux). */
+/* Host figures (under gpuprof__mem_mu): RSS from /proc/self/statm
+   (resident pages; the file stays open and is re-read with pread, reopened
+   in a forked child), the peak from getrusage (KiB on Linux). */
 static void gpuprof__mem_host(gpuprof__memfig *m) {
     char buf[256];
     unsigned long long size = 0, resident = 0;
     struct rusage ru;
     long page = sysconf(_SC_PAGESIZE);
-    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
+    int pid = (int)getpid();
+    if (gpuprof__mem.statm_open && gpuprof__mem.statm_pid != pid) { close(gpuprof__mem.statm_fd); gpuprof__mem.statm_open = 0; }
+    if (!gpuprof__mem.statm_open) {
+        gpuprof__mem.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+        gpuprof__mem.statm_open = gpuprof__mem.statm_fd >= 0;    /* else tried again next time */
+        gpuprof__mem.statm_pid = pid;
+    }
+    if (gpuprof__mem.statm_open) {
+        ssize_t n = pread(gpuprof__mem.statm_fd, buf, sizeof buf - 1, 0);
         if (n > 0) {
             buf[n] = 0;
             if (sscanf(buf, "%llu %llu", &size, &resident) == 2 && page > 0) { m->rss = resident * (unsigned long long)page; m->host_ok = 1; }
@@ -2801,9 +2817,9 @@ static void gpuprof__mem_snap_id(uint32_t id) {
     memset(&m, 0, sizeof m);
     gpuprof__mem_names();
     gpuprof__mem_device(&m, 1);
-    gpuprof__mem_host(&m);
     pthread_mutex_lock(&gpuprof__mem_mu);
     if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    gpuprof__mem_host(&m);
     m.tracked = gpuprof__mem.live;
     if (m.host_ok && m.rss > gpuprof__mem.rss_seen) gpuprof__mem.rss_seen = m.rss;
     if (m.rss_peak < gpuprof__mem.rss_seen) m.rss_peak = gpuprof__mem.rss_seen;
@@ -2948,6 +2964,7 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f) {
 static void gpuprof__mem_open(void) {
     pthread_mutex_lock(&gpuprof__mem_mu);
     GPUPROF_FREE(gpuprof__mem.tab);
+    if (gpuprof__mem.statm_open && gpuprof__mem.statm_pid == (int)getpid()) close(gpuprof__mem.statm_fd);
     memset(&gpuprof__mem, 0, sizeof gpuprof__mem);
     gpuprof__mem.on = 1;
     pthread_mutex_unlock(&gpuprof__mem_mu);
@@ -2955,6 +2972,8 @@ static void gpuprof__mem_open(void) {
 static void gpuprof__mem_close(void) {
     pthread_mutex_lock(&gpuprof__mem_mu);
     gpuprof__mem.on = 0;
+    if (gpuprof__mem.statm_open && gpuprof__mem.statm_pid == (int)getpid()) close(gpuprof__mem.statm_fd);
+    gpuprof__mem.statm_open = 0;
     GPUPROF_FREE(gpuprof__mem.tab);
     gpuprof__mem.tab = NULL;
     gpuprof__mem.cap = gpuprof__mem.used = 0;

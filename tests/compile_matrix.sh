@@ -46,8 +46,8 @@ if [ -x "$nvcc" ]; then
     cxx=g++; [ $cc = clang ] && cxx=clang++
     for std in c99 c11 c++11 c++17; do
       case $std in c++*) comp="$cxx -x c++";; *) comp=$cc;; esac
-      if $comp -std=$std $flags -DGPUPROF_CUDA -I"$cuda/include" -c "$root/tests/compile/use_all.c" -o use.o 2>log &&
-         $comp -std=$std $flags -DGPUPROF_CUDA -I"$cuda/include" -c "$root/tests/compile/other_tu.c" -o other.o 2>>log &&
+      if $comp -std=$std $flags -DGPUPROF_CUDA -isystem "$cuda/include" -c "$root/tests/compile/use_all.c" -o use.o 2>log &&
+         $comp -std=$std $flags -DGPUPROF_CUDA -DCUDA_FIRST -isystem "$cuda/include" -c "$root/tests/compile/other_tu.c" -o other.o 2>>log &&
          $cxx use.o other.o -o use -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -ldl -lpthread -lm 2>>log && ./use >/dev/null 2>>log; then
         passes=$((passes+1))
       else
@@ -55,6 +55,14 @@ if [ -x "$nvcc" ]; then
       fi
     done
   done
+  # The wrappers with GPUPROF_DISABLE in C: they still allocate and free.
+  if gcc -std=c99 $flags -DGPUPROF_DISABLE -isystem "$cuda/include" -c "$root/tests/compile/use_all.c" -o use.o 2>log &&
+     gcc -std=c99 $flags -DGPUPROF_DISABLE -DCUDA_FIRST -isystem "$cuda/include" -c "$root/tests/compile/other_tu.c" -o other.o 2>>log &&
+     gcc use.o other.o -o use -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -lpthread -lm 2>>log && ./use >/dev/null 2>>log; then
+    passes=$((passes+1))
+  else
+    echo "FAIL: gcc -std=c99 -DGPUPROF_DISABLE with the CUDA wrappers"; sed 's/^/    /' log | head -15; fails=$((fails+1))
+  fi
 else
   echo "note: no nvcc here, the .cu build is not checked"
 fi

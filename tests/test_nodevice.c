@@ -1,11 +1,14 @@
 /* A C program built by gcc with GPUPROF_CUDA and linked against the real
    shared libcudart -- the way a plain C codebase uses gpuprof's GPU timing.
    Where there is no GPU (CI) the fallback must be clean: one message, the
-   CPU statistics exact; where there is one, ranges get GPU times. */
+   CPU statistics exact; where there is one, ranges get GPU times. Memory
+   too: device figures unavailable (not 0) and the host ones present, or
+   with a GPU, a tracked cudaMalloc and device figures. The CUDA header
+   comes first, so gpuprof.h declares its cudaMalloc wrappers. */
+#include <cuda_runtime_api.h>
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
-#include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -15,7 +18,9 @@ int main(void) {
     cudaError_t e = cudaGetDeviceCount(&ndev);
     char *err;
     const char *p;
-    cJSON *sum, *row;
+    void *dev = NULL, *host = malloc(1 << 20);
+    cudaError_t me;
+    cJSON *sum, *row, *mem, *ph;
     gpu = e == cudaSuccess && ndev > 0;
     memset(&cfg, 0, sizeof cfg);
     cfg.summary_path = "nodevice.summary.json";
@@ -27,9 +32,17 @@ int main(void) {
     close(fd);
     for (i = 0; i < 100; i++) {          /* auto-initialised by the first range */
         if (i == 0) gpuprof_init(&cfg);
+        if (i == 0) gpuprof_mem_alloc(host, 1 << 20, "host buffers");
         { PROF_RANGE("step"); { PROF_RANGE("forward"); } { PROF_RANGE("backward"); } }
+        GPUPROF_MEM("after step");
         PROF_STEP();
     }
+    me = gpuprof_cuda_malloc(&dev, 1 << 20, "device buffers");
+    GPUPROF_MEM("after cudaMalloc");
+    if (me == cudaSuccess) gpuprof_cuda_free(dev);
+    else (void)cudaGetLastError();
+    gpuprof_mem_free(host);
+    free(host);
     gpuprof_shutdown();
     fflush(stderr);
     dup2(saved, 2);
@@ -42,15 +55,34 @@ int main(void) {
     row = summary_find(sum, "ranges", "forward");
     CHECK_EQ_U(jnum(row, "count"), 100, "CPU statistics exact: 100 calls");
     CHECK_EQ_U(jnum(summary_path(sum, "step/backward"), "count"), 100, "call tree intact");
+    mem = cJSON_GetObjectItem(sum, "memory");
+    ph = NULL;
+    {
+        cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(mem, "phases"))
+            if (strcmp(cJSON_GetObjectItem(e, "label")->valuestring, "after cudaMalloc") == 0) ph = e;
+    }
+    CHECK_EQ_U(jnum(mem, "snapshots"), 101, "101 memory snapshots");
+    CHECK(jnum(cJSON_GetObjectItem(mem, "host"), "rss_bytes") > 0, "host RSS present");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(mem, "tracked"), "live_bytes"), 0, "tracked bytes back to 0 after the frees");
     if (!gpu) {
         printf("no GPU here (%s): checking the fallback\n", cudaGetErrorName(e));
         CHECK_EQ_U(lines, 1, "exactly one gpuprof message");
         CHECK(err && strstr(err, "GPU timing is off, CPU timing goes on"), "it says GPU timing is off and CPU timing goes on");
         CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "device"), "available")), "summary: no device");
         CHECK(cJSON_IsNull(cJSON_GetObjectItem(row, "gpu")), "no GPU times");
+        CHECK(me != cudaSuccess, "gpuprof_cuda_malloc passes cudaMalloc's error on");
+        CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(mem, "device"), "available")), "memory: device figures unavailable");
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(ph, "device_used_bytes")), "device used: null, not 0");
+        CHECK_EQ_U(jnum(ph, "tracked_bytes"), 1 << 20, "the failed cudaMalloc is not tracked (1 MiB of host buffers is)");
     } else {
         CHECK_EQ_U(lines, 0, "no message");
         CHECK_EQ_U(jnum(cJSON_GetObjectItem(row, "gpu"), "count"), 100, "GPU times for every call");
+        CHECK(me == cudaSuccess, "gpuprof_cuda_malloc allocates");
+        CHECK_EQ_U(jnum(ph, "tracked_bytes"), 2 << 20, "1 MiB on the device and 1 MiB of host buffers tracked");
+        CHECK(jnum(ph, "device_used_bytes") > 0, "device used is known");
+        printf("GPU: device used %.0f MiB of %.0f MiB\n", jnum(ph, "device_used_bytes") / 1048576.0,
+               jnum(cJSON_GetObjectItem(mem, "device"), "total_bytes") / 1048576.0);
     }
     free(err);
     cJSON_Delete(sum);

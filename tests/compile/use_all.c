@@ -37,6 +37,11 @@ int main(void) {
         GPUPROF_END();
         PROF_COUNTER("loss", loss_of(i));
         PROF_MARK("mark");
+        gpuprof_mem_alloc(name, sizeof name, "names");
+        PROF_MEM("after forward");
+        GPUPROF_MEM("after forward");
+        gpuprof_mem_snapshot(name);
+        gpuprof_mem_free(name);
         other_tu_step(i);
         GPUPROF_STEP();
     }
@@ -44,6 +49,7 @@ int main(void) {
     gpuprof_set_enabled(0);
     gpuprof_set_enabled(1);
     gpuprof_reset();
+    gpuprof_mem_reset_peaks();
     gpuprof_stats_init(&s);
     gpuprof_stats_add(&s, 1.0);
     gpuprof_stats_add(&s, 3.0);
