@@ -2706,7 +2706,8 @@ void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) {
 void gpuprof_mem_free(void *ptr) {
     gpuprof__thread *t;
     uint32_t i, c;
-    if (!ptr || !gpuprof__mem_usable()) return;
+    /* after shutdown: a program freeing its buffers on the way out, silently */
+    if (!ptr || GPUPROF__LD(&gpuprof__g.state) == GPUPROF__DOWN || !gpuprof__mem_usable()) return;
     t = gpuprof__mem_tracer();
     pthread_mutex_lock(&gpuprof__mem_mu);
     if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }

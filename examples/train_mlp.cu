@@ -1,8 +1,10 @@
 /* train_mlp.cu -- the demo's MLP trained on the GPU with plain CUDA kernels,
    instrumented the same way: data / forward / backward / optimizer ranges,
-   one GPUPROF_STEP per iteration, the loss as a counter. nvcc compiles
-   gpuprof's implementation here, which turns on GPU timing (CUDA events on
-   each range's stream) and NVTX ranges (Nsight Systems shows them).
+   one GPUPROF_STEP per iteration, the loss as a counter, the buffers tagged
+   (gpuprof_cuda_malloc / _malloc_async) and a GPUPROF_MEM snapshot after
+   each phase. nvcc compiles gpuprof's implementation here, which turns on
+   GPU timing (CUDA events on each range's stream) and NVTX ranges (Nsight
+   Systems shows them).
 
    Build and run (from the repository root):
        cmake -S . -B build && cmake --build build && ./build/train_mlp_cuda
@@ -125,43 +127,59 @@ int main(void) {
     cfg.warmup = 5;                       /* the first steps load the kernels */
     gpuprof_init(&cfg);
 
-    float *pbuf, *gbuf, *mbuf, *vbuf, *x, *y, *h, *dh, *out, *dout, *loss;
-    CUDA_CHECK(cudaMalloc(&pbuf, NPARAM * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&gbuf, NPARAM * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&mbuf, NPARAM * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&vbuf, NPARAM * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&x, (size_t)BATCH * IN * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&y, BATCH * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&h, (size_t)BATCH * HIDDEN * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dh, (size_t)BATCH * HIDDEN * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&out, BATCH * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dout, BATCH * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&loss, sizeof(float)));
-    CUDA_CHECK(cudaMemset(mbuf, 0, NPARAM * sizeof(float)));
-    CUDA_CHECK(cudaMemset(vbuf, 0, NPARAM * sizeof(float)));
+    /* Parameters and the batch live all run (cudaMalloc); gradients and the
+       Adam moments are made on first use; the activations of each step come
+       from the stream-ordered pool (cudaMallocAsync) in forward and go back
+       at the end of backward, as a framework's caching allocator would. */
+    float *pbuf, *gbuf = NULL, *mbuf = NULL, *vbuf = NULL, *x, *y, *h, *dh, *out, *dout, *loss;
+    CUDA_CHECK(gpuprof_cuda_malloc(&pbuf, NPARAM * sizeof(float), "parameters"));
+    CUDA_CHECK(gpuprof_cuda_malloc(&x, (size_t)BATCH * IN * sizeof(float), "data"));
+    CUDA_CHECK(gpuprof_cuda_malloc(&y, BATCH * sizeof(float), "data"));
+    CUDA_CHECK(gpuprof_cuda_malloc(&loss, sizeof(float), "workspace"));
     init_params<<<(unsigned)((NPARAM + 255) / 256), 256>>>(pbuf, NPARAM, sqrtf(6.0f / IN), 0.5f * sqrtf(6.0f / HIDDEN));
-    params p = view(pbuf), g = view(gbuf);
+    params p = view(pbuf), g;
     const unsigned nblk = (unsigned)((NPARAM + 255) / 256);
+    PROF_MEM("init");
 
     for (int step = 0; step < STEPS; step++) {
         { PROF_RANGE("data"); make_batch<<<BATCH / 256, 256>>>(x, y, step); }
+        PROF_MEM("data");
         {
             PROF_RANGE("forward");
+            CUDA_CHECK(gpuprof_cuda_malloc_async(&h, (size_t)BATCH * HIDDEN * sizeof(float), 0, "activations"));
+            CUDA_CHECK(gpuprof_cuda_malloc_async(&out, BATCH * sizeof(float), 0, "activations"));
+            CUDA_CHECK(gpuprof_cuda_malloc_async(&dout, BATCH * sizeof(float), 0, "activations"));
             cudaMemsetAsync(loss, 0, sizeof(float));
             { PROF_RANGE("linear1+relu"); linear1_relu<<<dim3(HIDDEN / 256, BATCH), 256>>>(x, p, h); }
             { PROF_RANGE("linear2+loss"); linear2_loss<<<BATCH / 256, 256>>>(h, p, y, out, dout, loss); }
         }
+        PROF_MEM("forward");
         {
             PROF_RANGE("backward");
+            if (!gbuf) CUDA_CHECK(gpuprof_cuda_malloc(&gbuf, NPARAM * sizeof(float), "gradients"));
+            g = view(gbuf);
+            CUDA_CHECK(gpuprof_cuda_malloc_async(&dh, (size_t)BATCH * HIDDEN * sizeof(float), 0, "activations"));
             { PROF_RANGE("linear2.grad"); grad_w2<<<(HIDDEN + 256) / 256, 256>>>(h, dout, g); }
             { PROF_RANGE("relu.grad"); grad_hidden<<<dim3(HIDDEN / 256, BATCH), 256>>>(h, dout, p, dh); }
             { PROF_RANGE("linear1.grad"); grad_w1<<<dim3(HIDDEN / 256, IN + 1), 256>>>(x, dh, g); }
+            CUDA_CHECK(gpuprof_cuda_free_async(h, 0));
+            CUDA_CHECK(gpuprof_cuda_free_async(dh, 0));
+            CUDA_CHECK(gpuprof_cuda_free_async(out, 0));
+            CUDA_CHECK(gpuprof_cuda_free_async(dout, 0));
         }
+        PROF_MEM("backward");
         {
             PROF_RANGE("optimizer");
             float c1 = 1.0f - powf(0.9f, (float)step + 1), c2 = 1.0f - powf(0.999f, (float)step + 1);
+            if (!mbuf) {
+                CUDA_CHECK(gpuprof_cuda_malloc(&mbuf, NPARAM * sizeof(float), "optimizer state"));
+                CUDA_CHECK(gpuprof_cuda_malloc(&vbuf, NPARAM * sizeof(float), "optimizer state"));
+                CUDA_CHECK(cudaMemsetAsync(mbuf, 0, NPARAM * sizeof(float)));
+                CUDA_CHECK(cudaMemsetAsync(vbuf, 0, NPARAM * sizeof(float)));
+            }
             adam<<<nblk, 256>>>(pbuf, gbuf, mbuf, vbuf, NPARAM, 1e-3f, c1, c2);
         }
+        PROF_MEM("optimizer");
         if (step % 10 == 0 || step == STEPS - 1) {
             /* reading the loss waits for the GPU, as loss.item() does */
             float l = 0;
@@ -175,7 +193,7 @@ int main(void) {
     CUDA_CHECK(cudaDeviceSynchronize());
     fflush(stdout);
     gpuprof_shutdown();                   /* the table now, while the CUDA runtime is up */
-    cudaFree(pbuf); cudaFree(gbuf); cudaFree(mbuf); cudaFree(vbuf);
-    cudaFree(x); cudaFree(y); cudaFree(h); cudaFree(dh); cudaFree(out); cudaFree(dout); cudaFree(loss);
+    gpuprof_cuda_free(pbuf); gpuprof_cuda_free(gbuf); gpuprof_cuda_free(mbuf); gpuprof_cuda_free(vbuf);
+    gpuprof_cuda_free(x); gpuprof_cuda_free(y); gpuprof_cuda_free(loss);   /* after shutdown: only freed */
     return 0;
 }

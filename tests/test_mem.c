@@ -399,6 +399,23 @@ static void test_misuse(void) {
     CHECK_EQ_U(jnum(category("(untagged)"), "live_bytes"), 7, "no category: \"(untagged)\"");
     CHECK_EQ_U(jnum(cJSON_GetObjectItem(mem(), "tracked"), "live_bytes"), 507, "507 bytes live");
     report_has("2 frees of untracked pointers ignored", "");
+    {
+        /* after shutdown a program frees its buffers on the way out: silently */
+        int fd, saved;
+        char *after;
+        fflush(stderr);
+        saved = dup(2);
+        fd = open("mem_after.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        close(fd);
+        gpuprof_mem_free(&b);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        after = check_slurp("mem_after.txt");
+        CHECK(after && !*after, "gpuprof_mem_free after gpuprof_shutdown says nothing");
+        free(after);
+    }
 }
 
 /* 8 threads allocate and free concurrently: every total exact. */
