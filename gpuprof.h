@@ -1539,6 +1539,12 @@ static void gpuprof__thread_exit(void *p) {
 #define GPUPROF__GPU_TID0 1000000
 #define GPUPROF__STEP_SLOTS 64
 #define GPUPROF__HARVEST_EVERY 16
+/* At most this many records per harvest from a range end or a step (about
+   3 CUDA calls each): after the program waits for the GPU, every record is
+   finished at once, and taking them all would hold up its next launches
+   while the GPU sits idle; taken 32 at a time (twice the rate ranges make
+   them) the backlog drains while the GPU is busy again. */
+#define GPUPROF__HARVEST_MAX 32
 
 typedef struct gpuprof__gpurec {
     cudaEvent_t e0, e1;           /* NULL: a marker for a range without GPU part */
@@ -1606,7 +1612,7 @@ static struct {
 } gpuprof__gpu;
 static pthread_mutex_t gpuprof__gpu_mu = PTHREAD_MUTEX_INITIALIZER;   /* anchors and stream tracks */
 
-static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait);
+static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait, int limit);
 static void gpuprof__anchor_renew(int dev);
 static void gpuprof__gpu_busy(uint64_t step, int placed, int64_t start_ns, int64_t end_ns, uint64_t dur);
 
@@ -1745,7 +1751,7 @@ static GPUPROF__NOINLINE void gpuprof__gpu_begin_slow(gpuprof__thread *t, gpupro
     if ((e = cudaGetDevice(&dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaGetDevice"); return; }
     if (dev < 0 || dev >= GPUPROF__MAX_DEV) { GPUPROF__ADD(&gpuprof__gpu.skipped_device, 1); return; }
     if (g->head - GPUPROF__LD(&g->tail) + GPUPROF_MAX_DEPTH + 2 > GPUPROF__RING) {
-        gpuprof__gpu_harvest(t, t, 0);
+        gpuprof__gpu_harvest(t, t, 0, GPUPROF__HARVEST_MAX);
         if (g->head - GPUPROF__LD(&g->tail) + GPUPROF_MAX_DEPTH + 2 > GPUPROF__RING) {
             GPUPROF__ADD(&gpuprof__gpu.skipped_backlog, 1);
             return;
@@ -1812,7 +1818,7 @@ static GPUPROF__NOINLINE void gpuprof__gpu_end_slow(gpuprof__thread *t, gpuprof_
     r->decision = decision;
     GPUPROF__STR(&g->head, g->head + 1);     /* a harvesting thread may now read it */
     t->gpu_pushed++;
-    if (++g->since >= GPUPROF__HARVEST_EVERY) gpuprof__gpu_harvest(t, t, 0);
+    if (++g->since >= GPUPROF__HARVEST_EVERY) gpuprof__gpu_harvest(t, t, 0, GPUPROF__HARVEST_MAX);
 }
 
 GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, void *stream, int s0) {
@@ -2025,9 +2031,10 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
 }
 
 /* Takes owner's finished records in order. wait=0: stops at the first one
-   not finished (cudaEventQuery only); wait=1: the drain, which waits. me is
-   the calling thread's state (its trace block gets the GPU events). */
-static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait) {
+   not finished (cudaEventQuery only) or after `limit` records (0: none);
+   wait=1: the drain, which waits. me is the calling thread's state (its
+   trace block gets the GPU events). */
+static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait, int limit) {
     gpuprof__gput *g = (gpuprof__gput *)GPUPROF__LDA(&owner->gpu);
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     uint64_t head, tail;
@@ -2038,7 +2045,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
     head = GPUPROF__LDA(&g->head);
     tail = g->tail;
     if (is_owner) g->since = 0;
-    while (tail != head && GPUPROF__LD(&gpuprof__gpu.on)) {
+    while (tail != head && GPUPROF__LD(&gpuprof__gpu.on) && (wait || !limit || taken < limit)) {
         gpuprof__gpurec *r = &g->ring[tail % GPUPROF__RING];
         if (r->e0) {
             cudaError_t e;
@@ -2079,9 +2086,9 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
 }
 
 /* gpuprof_flush and GPUPROF_STEP: this thread's finished records. */
-static void gpuprof__gpu_flush(void) {
+static void gpuprof__gpu_flush(int limit) {
     gpuprof__thread *t = gpuprof__tls;
-    if (t && t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, t, 0);
+    if (t && t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, t, 0, limit);
 }
 
 /* Before a report or at shutdown: every thread's records, waiting for the
@@ -2092,7 +2099,7 @@ static void gpuprof__gpu_drain(void) {
     if (me && me->session != gpuprof__g.session) me = NULL;
     pthread_mutex_lock(&gpuprof__lock);
     for (t = gpuprof__g.threads; t; t = t->next)
-        if (GPUPROF__LDA(&t->gpu) && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, me, 1);
+        if (GPUPROF__LDA(&t->gpu) && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, me, 1, 0);
     pthread_mutex_unlock(&gpuprof__lock);
 }
 
@@ -2202,7 +2209,8 @@ GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, v
 GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
     (void)t; (void)f; (void)d; (void)decision; (void)t1;
 }
-static void gpuprof__gpu_flush(void) {}
+#define GPUPROF__HARVEST_MAX 32
+static void gpuprof__gpu_flush(int limit) { (void)limit; }
 static void gpuprof__gpu_drain(void) {}
 #endif
 
@@ -3060,7 +3068,7 @@ void gpuprof__step(void) {
     gpuprof__g.step++;
     gpuprof__apply_phase();
     pthread_mutex_unlock(&gpuprof__lock);
-    gpuprof__gpu_flush();
+    gpuprof__gpu_flush(GPUPROF__HARVEST_MAX);
     if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
@@ -4567,7 +4575,7 @@ static int gpuprof__write_trace_locked(const char *path) {
 
 void gpuprof_flush(void) {
     if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) return;
-    gpuprof__gpu_flush();
+    gpuprof__gpu_flush(0);                       /* everything finished, however much */
     gpuprof__trace_handoff(gpuprof__tls);
 }
 

@@ -183,6 +183,28 @@ static void test_run_ahead(void) {
     CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 0, "no message");
 }
 
+/* After the program waits for the GPU every pending range is finished at
+   once; the step that follows must not take them all (3 CUDA calls each)
+   while the GPU sits idle waiting for its next launch: at most 32. */
+static void test_harvest_bound(void) {
+    int step, k;
+    uint64_t q0, q1;
+    simcuda_reset();
+    session_begin("harvest_bound", 0);
+    for (step = 0; step < 10; step++) {
+        for (k = 0; k < 12; k++) { PROF_RANGE("kernel"); simcuda_kernel(0, 1 * MS); simcuda_advance(10 * US); }
+        PROF_STEP();
+    }
+    cudaStreamSynchronize(0);
+    q0 = simcuda_calls("cudaEventQuery");
+    PROF_STEP();
+    q1 = simcuda_calls("cudaEventQuery");
+    CHECK(q1 - q0 <= 32, "the step after a wait harvests at most 32 finished ranges");
+    CHECK(q1 - q0 >= 16, "... and does harvest");
+    session_end("harvest_bound");
+    CHECK_EQ_U(jnum(gpu_of("kernel"), "count"), 120, "every range still gets its GPU time");
+}
+
 /* 100 tiny kernels, each launched 5 us after the last: the GPU waits for
    the CPU the whole time. */
 static void test_launch_bound(void) {
@@ -553,6 +575,7 @@ int main(int argc, char **argv) {
     test_steady();
     test_gpu_bound();
     test_run_ahead();
+    test_harvest_bound();
     test_launch_bound();
     test_streams_and_trace();
     test_drift();
