@@ -16,6 +16,7 @@
            { PROF_RANGE("forward");   loss = forward(&model, &batch); }
            { PROF_RANGE("backward");  backward(&model, &batch); }
            { PROF_RANGE("optimizer"); sgd_update(&model, lr); }
+           PROF_MEM("after step");               // device, pool, tagged bytes, host RSS
            PROF_COUNTER("loss", loss);
            PROF_STEP();
        }
@@ -36,6 +37,7 @@
                                 virtual clock to know every duration exactly)
        GPUPROF_MAX_DEPTH (128) / GPUPROF_NAME_MAX (256)   nesting depth per thread,
                                 bytes kept of a name
+       GPUPROF_MEM_CATEGORIES (32)   memory categories kept (then "(other categories)")
        GPUPROF_CUDA             time every range on the GPU too, with CUDA events (on
                                 by itself when nvcc compiles the implementation file;
                                 with gcc/clang add -I<cuda>/include -lcudart).
@@ -56,6 +58,9 @@
        GPUPROF_STEP()                  end of one iteration (warm-up, schedule, step time)
        GPUPROF_COUNTER(name, value)    a numeric sample (loss, tokens/s)
        GPUPROF_MARK(name)              an instant event
+       GPUPROF_MEM(label)              memory snapshot of a phase: device used/total,
+                                       the default pool (cudaMallocAsync), tracked
+                                       bytes per category, host RSS and peak RSS
 
    FUNCTIONS (return 0 on success, non-zero on error; never abort)
        gpuprof_init(&cfg)              optional; the first range initialises with defaults
@@ -68,6 +73,13 @@
        gpuprof_flush()                 take finished GPU times (never waits), hand this
                                        thread's trace buffer to the writer
        gpuprof_set_stream(stream)      the CUDA stream this thread's ranges are timed on
+       gpuprof_mem_alloc(ptr, bytes, category) / gpuprof_mem_free(ptr)
+                                       track any allocation, host or device, by category
+       gpuprof_mem_snapshot(label)     GPUPROF_MEM with a run-time label
+       gpuprof_mem_reset_peaks()       peaks (tracked, the pool's high-water marks) restart
+       gpuprof_cuda_malloc(&p, bytes, category) / gpuprof_cuda_free(p), and the
+       _malloc_async / _free_async pair: cudaMalloc & co that also track; declared
+                                       where cuda_runtime_api.h was included first
        gpuprof_stats_*                 the statistics accumulator, usable on its own
 
    ENVIRONMENT (overrides the config)
@@ -76,6 +88,7 @@
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
        GPUPROF_CLOCK=tsc|monotonic   GPUPROF_GPU=0 (CPU time only in a CUDA build)
        GPUPROF_NVTX=0       GPUPROF_NVTX_DOMAIN=name
+       GPUPROF_MEM_RANGES=1 per range: the change in tracked and device-used bytes
        In paths, %p becomes the process id and %r the rank (OMPI/PMI/SLURM/RANK).
 
    Requires a POSIX system (threads, clock_gettime) for the implementation.
@@ -887,7 +900,7 @@ enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means
 enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8, GPUPROF__F_MEM = 16 };
 /* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
 enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4 };
-enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4 };
+enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8 };
 
 #define GPUPROF__BLOCK_EVENTS 2048
 #define GPUPROF__NODE_CHUNK 32
@@ -2896,7 +2909,7 @@ static void gpuprof__mem_snap_id(uint32_t id) {
     gpuprof__mem.snapshots++;
     if (t) {
         now = gpuprof__ticks();
-        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, now - gpuprof__clock.base, 0);
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, GPUPROF__EVF_MEM, now - gpuprof__clock.base, 0);
         if (m.dev_ok) gpuprof__mem_counter(t, gpuprof__mem.id_dev, (double)m.dev_used, now);
         if (m.pool_ok && (m.pool_rsvd_high || m.pool_used_high)) {
             gpuprof__mem_counter(t, gpuprof__mem.id_pool_used, (double)m.pool_used, now);
@@ -3324,7 +3337,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             break;
         case GPUPROF__EV_MARK:
             p = gpuprof__trace_head(p, "i", tid);
-            p = gpuprof__put_s(p, ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
+            p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_MEM) ? ",\"s\":\"t\",\"cat\":\"memory\",\"name\":" : ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
             p = gpuprof__put_s(p, nm->json);
             p = gpuprof__put_s(p, ",\"ts\":");
             p = gpuprof__put_us(p, ts);
