@@ -1,10 +1,13 @@
 /* libFuzzer target (c): sequences of API calls on up to 4 threads at once --
    ranges (scoped, explicit, dynamic, too deep), ends without begins, steps,
    counters (NaN too), marks, flush, reset, reports, summaries, pause and
-   resume, shutdown and init again, in any order. Checked: no crash (ASan,
-   UBSan), the finished trace and summary parse, and the counts hold
-   together: a range's flat count is the sum of its call paths' counts and
-   never more than the calls made. */
+   resume, shutdown and init again, tracked allocations and frees (double,
+   unknown, re-tracked), memory snapshots and peak resets, in any order.
+   Checked: no crash (ASan, UBSan), the finished trace and summary parse,
+   and the counts hold together: a range's flat count is the sum of its
+   call paths' counts and never more than the calls made; the categories'
+   live bytes add up to the tracked live bytes, and what they held at the
+   peak to the peak. */
 #define GPUPROF_IMPLEMENTATION
 #include "../../gpuprof.h"
 #include "fuzz_common.h"
@@ -12,19 +15,22 @@
 
 enum { MAXOPS = 512 };
 static unsigned long begun[4];           /* calls of "a", "b", "c", "scope" (all threads) */
+static char slots[4][16];                /* addresses the memory ops track, per thread */
+static __thread int thread_slot;
 static char tpath[256], spath[256], rpath[256];
 
 struct worker { const uint8_t *ops; size_t n; };
+static struct worker workers[4];
 
 static size_t run(const uint8_t *ops, size_t n, size_t pos, int depth);
 
 static size_t op(const uint8_t *ops, size_t n, size_t pos, int depth) {
     uint8_t o = ops[pos++], arg = pos < n ? ops[pos] : 0;
-    switch (o % 18) {
+    switch (o % 21) {
     case 0: case 1: case 2:
-        __atomic_fetch_add(&begun[o % 18], 1, __ATOMIC_RELAXED);
-        if (o % 18 == 0) GPUPROF_BEGIN("a");
-        else if (o % 18 == 1) GPUPROF_BEGIN("b");
+        __atomic_fetch_add(&begun[o % 21], 1, __ATOMIC_RELAXED);
+        if (o % 21 == 0) GPUPROF_BEGIN("a");
+        else if (o % 21 == 1) GPUPROF_BEGIN("b");
         else GPUPROF_BEGIN("c");
         break;
     case 3: GPUPROF_END(); break;
@@ -68,6 +74,20 @@ static size_t op(const uint8_t *ops, size_t n, size_t pos, int depth) {
         for (k = 0; k < GPUPROF_MAX_DEPTH + 3; k++) GPUPROF_END();
         break;
     }
+    case 17: {                                        /* track an address (maybe again) */
+        char cat[4];
+        snprintf(cat, sizeof cat, "c%u", arg % 5);
+        gpuprof_mem_alloc(&slots[thread_slot][arg % 16], (size_t)arg * 100, arg == 7 ? NULL : cat);
+        pos++;
+        break;
+    }
+    case 18: gpuprof_mem_free(arg == 9 ? NULL : &slots[thread_slot][arg % 16]); pos++; break;   /* maybe untracked */
+    case 19:
+        if (arg % 4 == 3) gpuprof_mem_reset_peaks();
+        else if (arg % 4 == 2) gpuprof_mem_snapshot(arg & 128 ? "dyn" : "");
+        else GPUPROF_MEM("phase");
+        pos++;
+        break;
     default:                                          /* literal ranges, nested a little */
         if (arg % 3 == 0) { PROF_RANGE("a"); }
         else if (arg % 3 == 1) { PROF_RANGE("b"); { PROF_RANGE("a"); } }
@@ -83,6 +103,7 @@ static size_t run(const uint8_t *ops, size_t n, size_t pos, int depth) { return 
 static void *worker_main(void *arg) {
     struct worker *w = (struct worker *)arg;
     size_t pos = 0;
+    thread_slot = (int)(w - workers);
     while (pos < w->n) pos = run(w->ops, w->n, pos, 0);
     return NULL;
 }
@@ -98,11 +119,24 @@ static void check_counts(cJSON *sum) {
         FUZZ_CHECK(flat == paths, "a range's flat count is the sum of its call paths' counts");
         if (strcmp(name, "scope") == 0) FUZZ_CHECK(flat <= (double)begun[3], "no more scoped calls counted than made");
     }
+    {
+        cJSON *tr = cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "memory"), "tracked"), *c;
+        double live = 0, at_peak = 0;
+        if (!tr) return;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(tr, "categories")) {
+            live += cJSON_GetObjectItem(c, "live_bytes")->valuedouble;
+            at_peak += cJSON_GetObjectItem(c, "at_peak_bytes")->valuedouble;
+            FUZZ_CHECK(cJSON_GetObjectItem(c, "peak_bytes")->valuedouble >= cJSON_GetObjectItem(c, "live_bytes")->valuedouble, "a category's peak is at least what it holds");
+        }
+        FUZZ_CHECK(live == cJSON_GetObjectItem(tr, "live_bytes")->valuedouble, "the categories' live bytes add up to the tracked live bytes");
+        FUZZ_CHECK(at_peak == cJSON_GetObjectItem(tr, "peak_bytes")->valuedouble, "what the categories held at the peak adds up to the peak");
+        FUZZ_CHECK(cJSON_GetObjectItem(tr, "peak_bytes")->valuedouble >= cJSON_GetObjectItem(tr, "live_bytes")->valuedouble, "the peak is at least what is live");
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static uint8_t ops[4][MAXOPS];
-    struct worker w[4];
+    struct worker *w = workers;
     pthread_t th[4];
     int nthreads, i;
     size_t k;
