@@ -1552,8 +1552,8 @@ static void gpuprof__thread_exit(void *p) {
 #define GPUPROF__GPU_TID0 1000000
 #define GPUPROF__STEP_SLOTS 64
 #define GPUPROF__HARVEST_EVERY 16
-/* At most this many records per harvest from a range end or a step (about
-   3 CUDA calls each): after the program waits for the GPU, every record is
+/* At most this many records per harvest from a range end (about 3 CUDA
+   calls, ~3 us, each): after the program waits for the GPU every record is
    finished at once, and taking them all would hold up its next launches
    while the GPU sits idle; taken 32 at a time (twice the rate ranges make
    them) the backlog drains while the GPU is busy again. */
@@ -2104,6 +2104,21 @@ static void gpuprof__gpu_flush(int limit) {
     if (t && t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, t, 0, limit);
 }
 
+/* GPUPROF_STEP: a step often ends right after the program waited for the
+   GPU (a loss.item()), when taking the finished records would only delay
+   its next launches while the GPU idles; range ends take them instead. Only
+   records waiting for over 250 ms -- a loop of long steps with few ranges --
+   are taken here, which also keeps the anchors fresh. */
+static void gpuprof__gpu_step_harvest(void) {
+    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__gput *g = t ? (gpuprof__gput *)t->gpu : NULL;
+    uint64_t tail;
+    if (!g || !GPUPROF__LD(&gpuprof__gpu.on)) return;
+    tail = GPUPROF__LD(&g->tail);
+    if (tail != g->head && gpuprof__ticks_to_ns(gpuprof__ticks() - g->ring[tail % GPUPROF__RING].t1) > 250000000ull)
+        gpuprof__gpu_harvest(t, t, 0, GPUPROF__HARVEST_MAX);
+}
+
 /* Before a report or at shutdown: every thread's records, waiting for the
    ones still running (the one synchronisation gpuprof makes). */
 static void gpuprof__gpu_drain(void) {
@@ -2222,8 +2237,8 @@ GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, v
 GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
     (void)t; (void)f; (void)d; (void)decision; (void)t1;
 }
-#define GPUPROF__HARVEST_MAX 32
 static void gpuprof__gpu_flush(int limit) { (void)limit; }
+static void gpuprof__gpu_step_harvest(void) {}
 static void gpuprof__gpu_drain(void) {}
 #endif
 
@@ -3081,7 +3096,7 @@ void gpuprof__step(void) {
     gpuprof__g.step++;
     gpuprof__apply_phase();
     pthread_mutex_unlock(&gpuprof__lock);
-    gpuprof__gpu_flush(GPUPROF__HARVEST_MAX);
+    gpuprof__gpu_step_harvest();
     if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
