@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 static int check_passed, check_failed;
 
@@ -32,6 +34,23 @@ static int check_passed, check_failed;
 static inline int check_done(const char *name) {
     printf("%s: %d passed, %d failed\n", name, check_passed, check_failed);
     return check_failed ? 1 : 0;
+}
+
+/* Sends stderr to `path` (what gpuprof prints, for a test to read) until
+   check_stderr_back(the returned descriptor). */
+static inline int check_stderr_to(const char *path) {
+    int saved, fd;
+    fflush(stderr);
+    saved = dup(2);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    close(fd);
+    return saved;
+}
+static inline void check_stderr_back(int saved) {
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
 }
 
 /* The whole of a small file, NUL-terminated (the caller frees it). */

@@ -15,7 +15,7 @@ __global__ void spin(long long cycles) {
 }
 
 int main(void) {
-    int ndev = 0, khz = 0, saved, fd, i;
+    int ndev = 0, khz = 0, saved, i;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     bool gpu = e == cudaSuccess && ndev > 0;
     gpuprof_config cfg = gpuprof_config();
@@ -23,11 +23,7 @@ int main(void) {
     cfg.report = "off";
     (void)cudaGetLastError();
     if (gpu) cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
-    fflush(stderr);
-    saved = dup(2);
-    fd = open("cuda_real.stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    close(fd);
+    saved = check_stderr_to("cuda_real.stderr.txt");
     gpuprof_init(&cfg);
     for (i = 0; i < 20; i++) {
         {
@@ -39,9 +35,7 @@ int main(void) {
     }
     if (gpu) cudaDeviceSynchronize();
     gpuprof_shutdown();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
+    check_stderr_back(saved);
 
     char *err = check_slurp("cuda_real.stderr.txt");
     cJSON *sum = summary_load("cuda_real.summary.json"), *spin_row, *dev;

@@ -31,7 +31,6 @@ static void trace_valid(const char *path, const char *extra) {
 static void session_begin(const char *name, int trace) {
     gpuprof_config cfg;
     static char tpath[256], spath[256];
-    int fd;
     memset(&cfg, 0, sizeof cfg);
     snprintf(spath, sizeof spath, "gpu_%s.summary.json", name);
     snprintf(tpath, sizeof tpath, "gpu_%s.trace.json", name);
@@ -39,11 +38,7 @@ static void session_begin(const char *name, int trace) {
     cfg.trace_path = trace ? tpath : NULL;
     cfg.report = "off";
     cfg.report_rows = -1;
-    fflush(stderr);
-    saved_err = dup(2);
-    fd = open("gpu_stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    close(fd);
+    saved_err = check_stderr_to("gpu_stderr.txt");
     CHECK(gpuprof_init(&cfg) == 0, "gpuprof_init succeeds");
 }
 
@@ -52,9 +47,7 @@ static void session_end(const char *name) {
     FILE *f;
     size_t n;
     gpuprof_shutdown();
-    fflush(stderr);
-    dup2(saved_err, 2);
-    close(saved_err);
+    check_stderr_back(saved_err);
     f = fopen("gpu_stderr.txt", "rb");
     n = f ? fread(errbuf, 1, sizeof errbuf - 1, f) : 0;
     errbuf[n] = 0;

@@ -38,7 +38,6 @@ static const char *python, *check_trace;
 static void session_begin(const char *name, int trace, int mem_ranges) {
     gpuprof_config cfg;
     static char spath[256], tpath[256], rpath[256];
-    int fd;
     memset(&cfg, 0, sizeof cfg);
     snprintf(spath, sizeof spath, "mem_%s.summary.json", name);
     snprintf(tpath, sizeof tpath, "mem_%s.trace.json", name);
@@ -48,20 +47,14 @@ static void session_begin(const char *name, int trace, int mem_ranges) {
     cfg.report = rpath;
     cfg.report_rows = -1;
     cfg.mem_ranges = mem_ranges;
-    fflush(stderr);
-    saved_err = dup(2);
-    fd = open("mem_stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    close(fd);
+    saved_err = check_stderr_to("mem_stderr.txt");
     CHECK(gpuprof_init(&cfg) == 0, "gpuprof_init succeeds");
 }
 
 static void session_end(const char *name) {
     char path[256];
     gpuprof_shutdown();
-    fflush(stderr);
-    dup2(saved_err, 2);
-    close(saved_err);
+    check_stderr_back(saved_err);
     free(errtext);
     free(report);
     errtext = check_slurp("mem_stderr.txt");
@@ -401,17 +394,10 @@ static void test_misuse(void) {
     report_has("2 frees of untracked pointers ignored", "");
     {
         /* after shutdown a program frees its buffers on the way out: silently */
-        int fd, saved;
+        int saved = check_stderr_to("mem_after.txt");
         char *after;
-        fflush(stderr);
-        saved = dup(2);
-        fd = open("mem_after.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 2);
-        close(fd);
         gpuprof_mem_free(&b);
-        fflush(stderr);
-        dup2(saved, 2);
-        close(saved);
+        check_stderr_back(saved);
         after = check_slurp("mem_after.txt");
         CHECK(after && !*after, "gpuprof_mem_free after gpuprof_shutdown says nothing");
         free(after);

@@ -14,7 +14,7 @@
 
 int main(void) {
     gpuprof_config cfg;
-    int ndev = 0, saved, fd, i, lines = 0, gpu;
+    int ndev = 0, saved, i, lines = 0, gpu;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     char *err;
     const char *p;
@@ -25,11 +25,7 @@ int main(void) {
     memset(&cfg, 0, sizeof cfg);
     cfg.summary_path = "nodevice.summary.json";
     cfg.report = "off";
-    fflush(stderr);
-    saved = dup(2);
-    fd = open("nodevice.stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    close(fd);
+    saved = check_stderr_to("nodevice.stderr.txt");
     for (i = 0; i < 100; i++) {          /* auto-initialised by the first range */
         if (i == 0) gpuprof_init(&cfg);
         if (i == 0) gpuprof_mem_alloc(host, 1 << 20, "host buffers");
@@ -44,9 +40,7 @@ int main(void) {
     gpuprof_mem_free(host);
     free(host);
     gpuprof_shutdown();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
+    check_stderr_back(saved);
     err = check_slurp("nodevice.stderr.txt");
     for (p = err ? err : ""; (p = strstr(p, "gpuprof:")) != NULL; p++) lines++;
     if (err && *err) fprintf(stderr, "[gpuprof printed]\n%s", err);
