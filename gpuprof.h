@@ -2647,18 +2647,22 @@ static void gpuprof__mem_names(void) {
    registering a name takes gpuprof__lock). Over the cap: the last slot,
    "(other categories)". */
 static int32_t gpuprof__mem_cat(const char *name) {
+    static const char other[] = "(other categories)";
     uint32_t i, id, cid;
+    int full;
     char cname[GPUPROF_NAME_MAX + 32];
     if (!name || !*name) name = "(untagged)";
-    pthread_mutex_lock(&gpuprof__mem_mu);
-    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return -1; }
-    for (i = 0; i < gpuprof__mem.ncat; i++)
-        if (strcmp(gpuprof__g.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); return (int32_t)i; }
-    pthread_mutex_unlock(&gpuprof__mem_mu);
-    if (gpuprof__mem.ncat >= GPUPROF_MEM_CATEGORIES - 1) {
-        gpuprof__warn(GPUPROF__W_MEM_CAP, "more than %d memory categories: \"%s\" and later ones are counted as \"(other categories)\" (raise GPUPROF_MEM_CATEGORIES)",
-                      GPUPROF_MEM_CATEGORIES - 1, name);
-        name = "(other categories)";
+    for (;;) {
+        pthread_mutex_lock(&gpuprof__mem_mu);
+        if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return -1; }
+        for (i = 0; i < gpuprof__mem.ncat; i++)
+            if (strcmp(gpuprof__g.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); return (int32_t)i; }
+        full = gpuprof__mem.ncat >= GPUPROF_MEM_CATEGORIES - 1 && strcmp(name, other) != 0;
+        pthread_mutex_unlock(&gpuprof__mem_mu);
+        if (!full) break;
+        gpuprof__warn(GPUPROF__W_MEM_CAP, "more than %d memory categories: \"%s\" and later ones are counted as \"%s\" (raise GPUPROF_MEM_CATEGORIES)",
+                      GPUPROF_MEM_CATEGORIES - 1, name, other);
+        name = other;
     }
     gpuprof__mem_names();
     id = gpuprof__intern(name);
@@ -2666,14 +2670,19 @@ static int32_t gpuprof__mem_cat(const char *name) {
     cid = gpuprof__intern(cname);
     pthread_mutex_lock(&gpuprof__mem_mu);
     for (i = 0; i < gpuprof__mem.ncat; i++) if (gpuprof__mem.cat[i].name_id == id) break;
-    if (i == gpuprof__mem.ncat && i < GPUPROF_MEM_CATEGORIES) {
+    if (i == gpuprof__mem.ncat) {
+        if (i >= GPUPROF_MEM_CATEGORIES - 1 && strcmp(name, other) != 0) {
+            /* another thread took the last ordinary slot meanwhile */
+            pthread_mutex_unlock(&gpuprof__mem_mu);
+            return gpuprof__mem_cat(other);
+        }
         memset(&gpuprof__mem.cat[i], 0, sizeof gpuprof__mem.cat[i]);
         gpuprof__mem.cat[i].name_id = id;
         gpuprof__mem.cat[i].counter_id = cid;
         gpuprof__mem.ncat = i + 1;
     }
     pthread_mutex_unlock(&gpuprof__mem_mu);
-    return i < GPUPROF_MEM_CATEGORIES ? (int32_t)i : GPUPROF_MEM_CATEGORIES - 1;
+    return (int32_t)i;
 }
 
 /* Under gpuprof__mem_mu: bytes leave category c. */

@@ -1,16 +1,31 @@
-/* bench_overhead.c -- what a range costs, measured in one run against
-   baselines from the same run: an empty loop and the two raw clock reads a
-   range needs. Also the trace writer's throughput against a plain
-   fprintf-per-event writer. Each figure is the median of 7 runs, with the
-   spread (min..max). Not a pass/fail test: read the ratios.
+/* bench_overhead.c -- what gpuprof costs, measured in one run against
+   baselines from the same run, in one table with the targets of the
+   performance issue and a JSON file of the same figures:
+   - a range (literal, explicit, dynamic name; statistics, trace; paused)
+     against an empty loop and the two raw clock reads a range needs;
+   - two threads recording at once against one;
+   - the distribution of single ranges with a trace (a buffer hand-over
+     every 2048 events);
+   - the trace writer against a plain fprintf-per-event writer;
+   - peak RSS of 10^7 ranges against the same loop uninstrumented (each in a
+     fresh process);
+   - a report of 10^4 distinct ranges;
+   - the GPU path, counted on the simulated CUDA runtime (bench_gpu_sim,
+     run from the same folder when it was built).
+   Each timing is the median of 7 runs, with the spread (min..max). Not a
+   pass/fail test: read the ratios.
 
-   usage: bench_overhead [iterations per run, default 2000000] */
+   usage: bench_overhead [iterations per run, default 2000000] [--json PATH]
+          (default PATH: bench_overhead.json) */
 #define GPUPROF_IMPLEMENTATION
 #include "../gpuprof.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #define RUNS 7
 #define BARRIER() __asm__ __volatile__("" ::: "memory")
@@ -120,62 +135,233 @@ static double fprintf_events_per_s(const char *path, long events) {
     return (double)events / ((double)(t1 - t0) * 1e-9);
 }
 
-static void row(const figure *f, double base) {
-    printf("%-44s %8.2f ns  (%6.2f .. %6.2f)  %6.2fx\n", f->name, f->median, f->lo, f->hi, base > 0 ? f->median / base : 0);
+/* Two threads running the same loop at once: the mean of their per-range
+   costs. */
+static pthread_barrier_t two_bar;
+static double two_ns[2];
+static void *two_main(void *arg) {
+    int k = (int)(intptr_t)arg;
+    pthread_barrier_wait(&two_bar);
+    two_ns[k] = loop_range();
+    return NULL;
+}
+static double loop_two(void) {
+    pthread_t th[2];
+    pthread_barrier_init(&two_bar, NULL, 2);
+    for (intptr_t k = 0; k < 2; k++) pthread_create(&th[k], NULL, two_main, (void *)k);
+    for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    pthread_barrier_destroy(&two_bar);
+    return (two_ns[0] + two_ns[1]) / 2;
+}
+
+/* Single ranges with a trace, each timed: their distribution (gpuprof's own
+   accumulator), which shows the buffer hand-over every 2048 events. */
+static void single_ranges(gpuprof_stats *st) {
+    gpuprof_stats_init(st);
+    for (long i = 0; i < iters; i++) {
+        uint64_t a = gpuprof__ticks(), b;
+        { PROF_RANGE("bench.single"); BARRIER(); }
+        b = gpuprof__ticks();
+        gpuprof_stats_add(st, (double)gpuprof__ticks_to_ns(b - a));
+    }
+}
+
+/* A fresh process (this program, re-run) makes n ranges with statistics and
+   a trace (written to /dev/null), or runs the same loop with no gpuprof at
+   all; its peak RSS in KiB. */
+static long child_peak_kib(const char *self, const char *mode, long n) {
+    char count[32];
+    struct rusage ru;
+    int status;
+    pid_t pid;
+    snprintf(count, sizeof count, "%ld", n);
+    fflush(stdout);
+    if ((pid = fork()) < 0) return -1;
+    if (pid == 0) {
+        execl(self, self, "--rss-child", mode, count, (char *)NULL);
+        _exit(127);
+    }
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    return ru.ru_maxrss;
+}
+static int rss_child(const char *mode, long n) {
+    if (strcmp(mode, "ranges") == 0) {
+        gpuprof_config cfg = {0};
+        cfg.report = "off";
+        cfg.trace_path = "/dev/null";
+        gpuprof_init(&cfg);
+        for (long i = 0; i < n; i++) { PROF_RANGE("bench.rss"); BARRIER(); }
+        gpuprof_shutdown();
+    } else {
+        volatile uint64_t acc = 0;
+        for (long i = 0; i < n; i++) { acc += gpuprof__ticks(); BARRIER(); acc += gpuprof__ticks(); }
+    }
+    return 0;
+}
+
+/* A report of 10^4 distinct ranges, rendered to /dev/null: ms. */
+static double report_ms(double *lo, double *hi) {
+    gpuprof_config cfg = {0};
+    double r[RUNS];
+    char name[32];
+    FILE *devnull = fopen("/dev/null", "w");
+    cfg.report = "off";
+    cfg.max_names = 20000;
+    gpuprof_init(&cfg);
+    for (int i = 0; i < 10000; i++) {
+        snprintf(name, sizeof name, "range %d", i);
+        { PROF_RANGE_DYN(name); }
+    }
+    for (int k = 0; k < RUNS; k++) {
+        uint64_t t0 = gpuprof__mono_ns();
+        gpuprof_report(devnull);
+        r[k] = (double)(gpuprof__mono_ns() - t0) / 1e6;
+    }
+    gpuprof_shutdown();
+    fclose(devnull);
+    qsort(r, RUNS, sizeof *r, cmp_double);
+    *lo = r[0];
+    *hi = r[RUNS - 1];
+    return r[RUNS / 2];
+}
+
+/* The GPU path from bench_gpu_sim beside this program, if it was built. */
+typedef struct { int ok; double records, syncs, creates, cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi; } gpu_sim;
+static gpu_sim run_gpu_sim(const char *self) {
+    gpu_sim g;
+    char cmd[4200], line[256];
+    const char *slash = strrchr(self, '/');
+    FILE *p;
+    memset(&g, 0, sizeof g);
+    snprintf(cmd, sizeof cmd, "%.*sbench_gpu_sim 2>/dev/null", slash ? (int)(slash - self + 1) : 0, self);
+    if (!(p = popen(cmd, "r"))) return g;
+    while (fgets(line, sizeof line, p)) {
+        if (sscanf(line, "gpu_sim_records_per_range %lf", &g.records) == 1) g.ok |= 1;
+        sscanf(line, "gpu_sim_syncs %lf", &g.syncs);
+        sscanf(line, "gpu_sim_event_creates %lf", &g.creates);
+        if (sscanf(line, "gpu_sim_cpu_only_ns %lf %lf %lf", &g.cpu, &g.cpu_lo, &g.cpu_hi) == 3) g.ok |= 2;
+        if (sscanf(line, "gpu_sim_gpu_timed_ns %lf %lf %lf", &g.gpu, &g.gpu_lo, &g.gpu_hi) == 3) g.ok |= 4;
+    }
+    g.ok = pclose(p) == 0 && g.ok == 7;
+    return g;
+}
+
+/* The table: one row per figure, its baseline, the ratio, the target and
+   whether this run met it. The same rows go to the JSON file. */
+static FILE *json;
+static int json_rows;
+static void row(const char *name, double v, const char *unit, double lo, double hi, const char *base, double ratio,
+                const char *target, int met) {
+    char spread[48] = "", rat[16] = "";
+    if (lo == lo && hi == hi) snprintf(spread, sizeof spread, "(%.4g .. %.4g)", lo, hi);
+    if (ratio == ratio) snprintf(rat, sizeof rat, "%.2fx", ratio);
+    printf("%-50s %10.4g %-8s %-20s %-13s %7s  %-12s %s\n", name, v, unit, spread, base ? base : "", rat, target ? target : "",
+           !target ? "" : met ? "met" : "NOT MET");
+    if (json) {
+        fprintf(json, "%s\n  {\"figure\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"", json_rows++ ? "," : "", name, v, unit);
+        if (lo == lo && hi == hi) fprintf(json, ",\"min\":%.6g,\"max\":%.6g", lo, hi);
+        if (base) fprintf(json, ",\"baseline\":\"%s\",\"ratio\":%.4f", base, ratio);
+        if (target) fprintf(json, ",\"target\":\"%s\",\"met\":%s", target, met ? "true" : "false");
+        fprintf(json, "}");
+    }
 }
 
 int main(int argc, char **argv) {
     figure empty = { "empty loop", { 0 }, 0, 0, 0 }, clock2 = { "two raw clock reads (the baseline)", { 0 }, 0, 0, 0 },
            stats = { "GPUPROF_RANGE, literal name, stats only", { 0 }, 0, 0, 0 }, traced = { "GPUPROF_RANGE, literal name, stats + trace", { 0 }, 0, 0, 0 },
            begin_end = { "GPUPROF_BEGIN/END, stats + trace", { 0 }, 0, 0, 0 }, dyn = { "GPUPROF_RANGE_DYN, stats + trace", { 0 }, 0, 0, 0 },
-           off = { "GPUPROF_RANGE, runtime-disabled", { 0 }, 0, 0, 0 };
-    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], base;
-    const char *trace = "/tmp/gpuprof_bench.trace.json";
-    long events = 1000000;
-    if (argc > 1) iters = atol(argv[1]);
+           off = { "GPUPROF_RANGE, runtime-disabled", { 0 }, 0, 0, 0 }, two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 };
+    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], base, rep, rep_lo, rep_hi;
+    const char *trace = "/tmp/gpuprof_bench.trace.json", *json_path = "bench_overhead.json";
+    long events = 1000000, rss_n = 10000000, kib_none, kib_ranges;
+    gpuprof_stats single;
+    gpu_sim g;
+    if (argc > 3 && strcmp(argv[1], "--rss-child") == 0) return rss_child(argv[2], atol(argv[3]));
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--json") == 0 && a + 1 < argc) json_path = argv[++a];
+        else iters = atol(argv[a]);
+    }
     if (iters < 1000) iters = 1000;
 
     session(NULL);
     measure(&empty, loop_empty);
     measure(&clock2, loop_clock);
     measure(&stats, loop_range);
+    measure(&two_stats, loop_two);
     gpuprof_set_enabled(0);
     measure(&off, loop_range);
     gpuprof_shutdown();
 
     session(trace);
     measure(&traced, loop_range);
+    measure(&two_traced, loop_two);
     measure(&begin_end, loop_begin_end);
     measure(&dyn, loop_dyn);
+    single_ranges(&single);
     for (int r = 0; r < RUNS; r++) w_rate[r] = writer_events_per_s(events, 0);
     for (int r = 0; r < RUNS; r++) n_rate[r] = writer_events_per_s(events, 1);
     gpuprof_shutdown();
     for (int r = 0; r < RUNS; r++) f_rate[r] = fprintf_events_per_s("/tmp/gpuprof_bench.fprintf.json", events);
     remove(trace);
     remove("/tmp/gpuprof_bench.fprintf.json");
+    kib_none = child_peak_kib("/proc/self/exe", "none", rss_n);
+    kib_ranges = child_peak_kib("/proc/self/exe", "ranges", rss_n);
+    rep = report_ms(&rep_lo, &rep_hi);
+    g = run_gpu_sim(argv[0]);
+    qsort(w_rate, RUNS, sizeof *w_rate, cmp_double);
+    qsort(n_rate, RUNS, sizeof *n_rate, cmp_double);
+    qsort(f_rate, RUNS, sizeof *f_rate, cmp_double);
 
-    printf("gpuprof %s overhead per begin+end pair, %ld iterations x %d runs, clock %s\n", GPUPROF_VERSION, iters, RUNS,
+    json = fopen(json_path, "w");
+    if (json) fprintf(json, "{\"tool\":\"gpuprof bench_overhead\",\"version\":\"%s\",\"iterations\":%ld,\"runs\":%d,\"clock\":\"%s\",\"figures\":[",
+                      GPUPROF_VERSION, iters, RUNS, gpuprof__clock.use_tsc ? "tsc" : "clock_monotonic");
+    printf("gpuprof %s benchmark: %ld iterations x %d runs per timing, clock %s; median (min .. max)\n", GPUPROF_VERSION, iters, RUNS,
            gpuprof__clock.use_tsc ? "TSC (rdtsc)" : "CLOCK_MONOTONIC");
 #ifdef GPUPROF_NVTX
     printf("built with NVTX: ranges %s NVTX (%s)\n", getenv("GPUPROF_NVTX") && strcmp(getenv("GPUPROF_NVTX"), "0") == 0 ? "not pushed to" : "pushed to",
            getenv("NVTX_INJECTION64_PATH") ? "a tool is attached" : "no tool attached");
 #endif
-    printf("%-44s %11s  %16s  %7s\n", "", "median", "(min .. max)", "vs clock");
+    printf("%-50s %10s %-8s %-20s %-13s %7s  %-12s %s\n", "figure", "median", "unit", "(min .. max)", "baseline", "ratio", "target", "");
     base = clock2.median;
-    row(&empty, base);
-    row(&clock2, base);
-    row(&stats, base);
-    row(&traced, base);
-    row(&begin_end, base);
-    row(&dyn, base);
-    row(&off, base);
-    printf("%-44s %8.2f ns above the empty loop\n", "runtime-disabled", off.median - empty.median);
-    qsort(w_rate, RUNS, sizeof *w_rate, cmp_double);
-    qsort(n_rate, RUNS, sizeof *n_rate, cmp_double);
-    qsort(f_rate, RUNS, sizeof *f_rate, cmp_double);
-    printf("trace writer to a file:      %6.1f M events/s (%.1f .. %.1f), %.1fx a fprintf-per-event writer (%.1f M events/s)\n",
-           w_rate[RUNS / 2] / 1e6, w_rate[0] / 1e6, w_rate[RUNS - 1] / 1e6, w_rate[RUNS / 2] / f_rate[RUNS / 2], f_rate[RUNS / 2] / 1e6);
-    printf("trace writer to /dev/null:   %6.1f M events/s (%.1f .. %.1f): the formatting alone\n",
-           n_rate[RUNS / 2] / 1e6, n_rate[0] / 1e6, n_rate[RUNS - 1] / 1e6);
+    row(empty.name, empty.median, "ns", empty.lo, empty.hi, NULL, NAN, NULL, 0);
+    row(clock2.name, clock2.median, "ns", clock2.lo, clock2.hi, NULL, NAN, NULL, 0);
+    row(stats.name, stats.median, "ns", stats.lo, stats.hi, "clock reads", stats.median / base, NULL, 0);
+    row(traced.name, traced.median, "ns", traced.lo, traced.hi, "clock reads", traced.median / base, "<= 1.5x", traced.median / base <= 1.5);
+    row(begin_end.name, begin_end.median, "ns", begin_end.lo, begin_end.hi, "clock reads", begin_end.median / base, NULL, 0);
+    row(dyn.name, dyn.median, "ns", dyn.lo, dyn.hi, "clock reads", dyn.median / base, "<= 3x", dyn.median / base <= 3.0);
+    row(off.name, off.median, "ns", off.lo, off.hi, "clock reads", off.median / base, NULL, 0);
+    row("runtime-disabled, above the empty loop", off.median - empty.median, "ns", NAN, NAN, NULL, NAN, "<= 2 ns", off.median - empty.median <= 2.0);
+    row("2 threads at once, per thread, stats only", two_stats.median, "ns", two_stats.lo, two_stats.hi, "1 thread", two_stats.median / stats.median,
+        NULL, 0);
+    row("2 threads at once, per thread, stats + trace", two_traced.median, "ns", two_traced.lo, two_traced.hi, "1 thread",
+        two_traced.median / traced.median, "<= 1.2x", two_traced.median / traced.median <= 1.2);
+    row("single range with trace, p50", gpuprof_stats_quantile(&single, 0.5), "ns", NAN, NAN, NULL, NAN, NULL, 0);
+    row("single range with trace, p99.99 (hand-overs)", gpuprof_stats_quantile(&single, 0.9999), "ns", NAN, NAN, NULL, NAN, NULL, 0);
+    row("single range with trace, max (VM interrupts too)", gpuprof_stats_max(&single), "ns", NAN, NAN, NULL, NAN, NULL, 0);
+    row("trace writer to a file", w_rate[RUNS / 2] / 1e6, "M ev/s", w_rate[0] / 1e6, w_rate[RUNS - 1] / 1e6, NULL, NAN, ">= 10 M/s",
+        w_rate[RUNS / 2] >= 10e6);
+    row("trace writer to a file, vs fprintf per event", w_rate[RUNS / 2] / 1e6, "M ev/s", NAN, NAN, "fprintf", w_rate[RUNS / 2] / f_rate[RUNS / 2],
+        ">= 5x", w_rate[RUNS / 2] / f_rate[RUNS / 2] >= 5.0);
+    row("fprintf-per-event writer (baseline)", f_rate[RUNS / 2] / 1e6, "M ev/s", f_rate[0] / 1e6, f_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
+    row("trace writer to /dev/null (formatting alone)", n_rate[RUNS / 2] / 1e6, "M ev/s", n_rate[0] / 1e6, n_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
+    if (kib_none > 0 && kib_ranges > 0) {
+        row("peak RSS, 10^7 empty loop iterations (baseline)", (double)kib_none / 1024.0, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
+        row("peak RSS, 10^7 ranges, stats + trace", (double)kib_ranges / 1024.0, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
+        row("peak RSS, 10^7 ranges, above the baseline", (double)(kib_ranges - kib_none) / 1024.0, "MiB", NAN, NAN, NULL, NAN, "<= 64 MiB",
+            kib_ranges - kib_none <= 64 * 1024);
+    } else printf("peak RSS: the child processes failed\n");
+    row("report of 10^4 distinct ranges", rep, "ms", rep_lo, rep_hi, NULL, NAN, "< 50 ms", rep < 50.0);
+    if (g.ok) {
+        row("GPU path (simulated runtime): event records per range", g.records, "", NAN, NAN, NULL, NAN, "== 2", g.records == 2.0);
+        row("GPU path: synchronizing calls, 10^4 ranges", g.syncs, "", NAN, NAN, NULL, NAN, "== 0", g.syncs == 0);
+        row("GPU path: event creations, 10^4 ranges", g.creates, "", NAN, NAN, NULL, NAN, "== 0", g.creates == 0);
+        row("range, CPU only (CUDA build, GPU timing off)", g.cpu, "ns", g.cpu_lo, g.cpu_hi, NULL, NAN, NULL, 0);
+        row("range, GPU-timed on the simulated runtime", g.gpu, "ns", g.gpu_lo, g.gpu_hi, "CPU only", g.gpu / g.cpu, NULL, 0);
+    } else printf("GPU path: bench_gpu_sim not found beside this program (built when the CUDA toolkit is installed)\n");
+    if (json) {
+        fprintf(json, "\n]}\n");
+        fclose(json);
+        printf("(the same figures: %s)\n", json_path);
+    }
     return 0;
 }

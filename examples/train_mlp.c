@@ -166,7 +166,8 @@ int main(void) {
         if (step % 50 == 0 || step == STEPS - 1) printf("step %3d  loss %.4f\n", step, loss);
         PROF_STEP();
     }
-    tracked_free(m.p); tracked_free(m.b); tracked_free(m.grad); tracked_free(m.m); tracked_free(m.v);
     fflush(stdout);
-    return 0;                                  /* gpuprof prints its table at exit */
+    gpuprof_shutdown();                        /* the table now, with the buffers still live (it would also come at exit) */
+    tracked_free(m.p); tracked_free(m.b); tracked_free(m.grad); tracked_free(m.m); tracked_free(m.v);
+    return 0;
 }

@@ -380,6 +380,15 @@ static void test_misuse(void) {
     gpuprof_mem_alloc(NULL, 100, "x");          /* a failed allocation: ignored */
     gpuprof_mem_free(NULL);                     /* free(NULL): ignored */
     gpuprof_mem_alloc(&a, 7, NULL);             /* no category */
+    {
+        static char many[40];                   /* 40 more categories: over the cap of 32 */
+        char cat[16];
+        int k;
+        for (k = 0; k < 40; k++) {
+            snprintf(cat, sizeof cat, "many %d", k);
+            gpuprof_mem_alloc(&many[k], 10, cat);
+        }
+    }
     GPUPROF_MEM("end");
     session_end("misuse");
     CHECK_EQ_U(jnum(cJSON_GetObjectItem(mem(), "tracked"), "unknown_frees"), 2, "two frees of untracked pointers counted");
@@ -390,7 +399,12 @@ static void test_misuse(void) {
     CHECK_EQ_U(jnum(category("y"), "live_bytes"), 0, "the first allocation at the address counts as freed");
     CHECK_EQ_U(jnum(category("z"), "live_bytes"), 500, "the second is live");
     CHECK_EQ_U(jnum(category("(untagged)"), "live_bytes"), 7, "no category: \"(untagged)\"");
-    CHECK_EQ_U(jnum(cJSON_GetObjectItem(mem(), "tracked"), "live_bytes"), 507, "507 bytes live");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(mem(), "tracked"), "live_bytes"), 507 + 400, "907 bytes live");
+    CHECK_EQ_U(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(mem(), "tracked"), "categories")), GPUPROF_MEM_CATEGORIES,
+               "categories stop at the cap (GPUPROF_MEM_CATEGORIES)");
+    CHECK_EQ_U(jnum(category("(other categories)"), "live_bytes"), 10 * (40 - (GPUPROF_MEM_CATEGORIES - 1 - 4)),
+               "the ones over it count as \"(other categories)\", every byte kept");
+    CHECK_EQ_U(count_lines(errtext, "memory categories"), 1, "one message about the cap");
     report_has("2 frees of untracked pointers ignored", "");
     {
         /* after shutdown a program frees its buffers on the way out: silently */
