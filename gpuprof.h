@@ -2539,6 +2539,8 @@ typedef struct gpuprof__memslot { uintptr_t p; uint64_t bytes; uint32_t cat; } g
 static pthread_mutex_t gpuprof__mem_mu = PTHREAD_MUTEX_INITIALIZER;
 typedef struct gpuprof__memstate {
     int on;                           /* between init and shutdown */
+    unsigned session;                 /* whose name ids these are: an id registered in
+                                         another session is not stored (checked under the lock) */
     gpuprof__memslot *tab;            /* live tracked allocations: open addressing, linear probing */
     uint32_t cap, used;
     gpuprof__memcat cat[GPUPROF_MEM_CATEGORIES];
@@ -2633,30 +2635,44 @@ static gpuprof__thread *gpuprof__mem_tracer(void) {
     return GPUPROF__LD(&gpuprof__g.trace_on) ? gpuprof__self() : NULL;
 }
 
-/* The names of the memory counters in the trace, registered on first use. */
-static void gpuprof__mem_names(void) {
+/* The names of the memory counters in the trace, registered on first use
+   (outside gpuprof__mem_mu: registering takes gpuprof__lock), kept if the
+   session is still the one they were registered in. */
+static void gpuprof__mem_names(unsigned session) {
+    uint32_t id[5];
     if (GPUPROF__LD(&gpuprof__mem.id_rss)) return;
-    GPUPROF__ST(&gpuprof__mem.id_tracked, gpuprof__intern("memory: tracked (MiB)"));
-    GPUPROF__ST(&gpuprof__mem.id_dev, gpuprof__intern("memory: device used (MiB)"));
-    GPUPROF__ST(&gpuprof__mem.id_pool_used, gpuprof__intern("memory: pool used (MiB)"));
-    GPUPROF__ST(&gpuprof__mem.id_pool_rsvd, gpuprof__intern("memory: pool reserved (MiB)"));
-    GPUPROF__ST(&gpuprof__mem.id_rss, gpuprof__intern("memory: host RSS (MiB)"));
+    id[0] = gpuprof__intern("memory: tracked (MiB)");
+    id[1] = gpuprof__intern("memory: device used (MiB)");
+    id[2] = gpuprof__intern("memory: pool used (MiB)");
+    id[3] = gpuprof__intern("memory: pool reserved (MiB)");
+    id[4] = gpuprof__intern("memory: host RSS (MiB)");
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    if (gpuprof__mem.on && gpuprof__mem.session == session) {
+        gpuprof__mem.id_tracked = id[0];
+        gpuprof__mem.id_dev = id[1];
+        gpuprof__mem.id_pool_used = id[2];
+        gpuprof__mem.id_pool_rsvd = id[3];
+        GPUPROF__ST(&gpuprof__mem.id_rss, id[4]);
+    }
+    pthread_mutex_unlock(&gpuprof__mem_mu);
 }
 
 /* The index of category `name`, registering it (outside gpuprof__mem_mu:
    registering a name takes gpuprof__lock). Over the cap: the last slot,
    "(other categories)". */
-static int32_t gpuprof__mem_cat(const char *name) {
+static int32_t gpuprof__mem_cat(const char *name, unsigned *session_out) {
     static const char other[] = "(other categories)";
     uint32_t i, id, cid;
+    unsigned session;
     int full;
     char cname[GPUPROF_NAME_MAX + 32];
     if (!name || !*name) name = "(untagged)";
     for (;;) {
         pthread_mutex_lock(&gpuprof__mem_mu);
         if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return -1; }
+        session = gpuprof__mem.session;
         for (i = 0; i < gpuprof__mem.ncat; i++)
-            if (strcmp(gpuprof__g.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); return (int32_t)i; }
+            if (strcmp(gpuprof__g.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); *session_out = session; return (int32_t)i; }
         full = gpuprof__mem.ncat >= GPUPROF_MEM_CATEGORIES - 1 && strcmp(name, other) != 0;
         pthread_mutex_unlock(&gpuprof__mem_mu);
         if (!full) break;
@@ -2664,17 +2680,22 @@ static int32_t gpuprof__mem_cat(const char *name) {
                       GPUPROF_MEM_CATEGORIES - 1, name, other);
         name = other;
     }
-    gpuprof__mem_names();
+    gpuprof__mem_names(session);
+    snprintf(cname, sizeof cname, "memory: %s (MiB)", name);
     id = gpuprof__intern(name);
-    snprintf(cname, sizeof cname, "memory: %s (MiB)", gpuprof__g.names[id].text);
     cid = gpuprof__intern(cname);
     pthread_mutex_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on || gpuprof__mem.session != session) {
+        /* a shutdown (and maybe an init) came between: these ids are not this session's */
+        pthread_mutex_unlock(&gpuprof__mem_mu);
+        return -1;
+    }
     for (i = 0; i < gpuprof__mem.ncat; i++) if (gpuprof__mem.cat[i].name_id == id) break;
     if (i == gpuprof__mem.ncat) {
         if (i >= GPUPROF_MEM_CATEGORIES - 1 && strcmp(name, other) != 0) {
             /* another thread took the last ordinary slot meanwhile */
             pthread_mutex_unlock(&gpuprof__mem_mu);
-            return gpuprof__mem_cat(other);
+            return gpuprof__mem_cat(other, session_out);
         }
         memset(&gpuprof__mem.cat[i], 0, sizeof gpuprof__mem.cat[i]);
         gpuprof__mem.cat[i].name_id = id;
@@ -2682,6 +2703,7 @@ static int32_t gpuprof__mem_cat(const char *name) {
         gpuprof__mem.ncat = i + 1;
     }
     pthread_mutex_unlock(&gpuprof__mem_mu);
+    *session_out = session;
     return (int32_t)i;
 }
 
@@ -2699,13 +2721,14 @@ void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) {
     gpuprof__memcat *k;
     uint32_t i, c;
     int32_t ci;
+    unsigned session = 0;
     uint64_t now;
     if (!ptr || !gpuprof__mem_usable()) return;
     t = gpuprof__mem_tracer();
-    if ((ci = gpuprof__mem_cat(category)) < 0) return;
+    if ((ci = gpuprof__mem_cat(category, &session)) < 0) return;
     c = (uint32_t)ci;
     pthread_mutex_lock(&gpuprof__mem_mu);
-    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    if (!gpuprof__mem.on || gpuprof__mem.session != session) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }   /* a new session meanwhile */
     if ((gpuprof__mem.used + 1) * 2 > gpuprof__mem.cap && gpuprof__mem_grow() != 0) {
         gpuprof__mem.untracked++;
         pthread_mutex_unlock(&gpuprof__mem_mu);
@@ -2854,17 +2877,17 @@ static void gpuprof__mem_device(gpuprof__memfig *m, int with_pool) { (void)m; (v
 static int64_t gpuprof__sdiff(uint64_t a, uint64_t b) { return a >= b ? (int64_t)(a - b) : -(int64_t)(b - a); }
 
 /* A GPUPROF_MEM snapshot labelled by name id. */
-static void gpuprof__mem_snap_id(uint32_t id) {
+static void gpuprof__mem_snap_id(uint32_t id, unsigned session) {
     gpuprof__memfig m;
     gpuprof__memphase *ph;
     gpuprof__thread *t = gpuprof__mem_tracer();
     uint32_t i;
     uint64_t now;
     memset(&m, 0, sizeof m);
-    gpuprof__mem_names();
+    gpuprof__mem_names(session);
     gpuprof__mem_device(&m, 1);
     pthread_mutex_lock(&gpuprof__mem_mu);
-    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    if (!gpuprof__mem.on || gpuprof__mem.session != session) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
     gpuprof__mem_host(&m);
     m.tracked = gpuprof__mem.live;
     if (m.host_ok && m.rss > gpuprof__mem.rss_seen) gpuprof__mem.rss_seen = m.rss;
@@ -2945,13 +2968,17 @@ static void gpuprof__mem_snap_id(uint32_t id) {
 }
 
 void gpuprof__mem_snap(gpuprof_site *site) {
+    unsigned session;
     if (!gpuprof__mem_usable()) return;
-    gpuprof__mem_snap_id(gpuprof__site_id(site, GPUPROF__LD(&gpuprof__g.session)));
+    session = GPUPROF__LD(&gpuprof__g.session);
+    gpuprof__mem_snap_id(gpuprof__site_id(site, session), session);
 }
 
 void gpuprof_mem_snapshot(const char *label) {
+    unsigned session;
     if (!gpuprof__mem_usable()) return;
-    gpuprof__mem_snap_id(gpuprof__intern(label));
+    session = GPUPROF__LD(&gpuprof__g.session);
+    gpuprof__mem_snap_id(gpuprof__intern(label), session);
 }
 
 /* Peaks start again from what is live now: the tracked ones, and the high-
@@ -3013,6 +3040,7 @@ static void gpuprof__mem_open(void) {
     if (gpuprof__mem.statm_open && gpuprof__mem.statm_pid == (int)getpid()) close(gpuprof__mem.statm_fd);
     memset(&gpuprof__mem, 0, sizeof gpuprof__mem);
     gpuprof__mem.on = 1;
+    gpuprof__mem.session = gpuprof__g.session;
     pthread_mutex_unlock(&gpuprof__mem_mu);
 }
 static void gpuprof__mem_close(void) {
