@@ -453,6 +453,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #ifndef GPUPROF_MALLOC
 #define GPUPROF_MALLOC(n) malloc(n)
 #define GPUPROF_FREE(p) free(p)
+#define GPUPROF__CALLOC(n) calloc(1, n)   /* with the default allocator only */
 #endif
 #ifndef GPUPROF_ASSERT
 #include <assert.h>
@@ -780,25 +781,51 @@ GPUPROF__INLINE void gpuprof__stats_add_ns(gpuprof_stats *s, uint64_t v) {
     GPUPROF__ST(&s->count, n + 1);
 }
 
+/* The buckets that can hold samples: those from the minimum's to the
+   maximum's (a sample below the window is folded into bucket 0, and the
+   minimum is then below it too). Merging, quantiles and clearing look at
+   these alone: a range's few occupied buckets, not all 2048. */
+static void gpuprof__stats_span(const gpuprof_stats *s, double mn, double mx, int *first, int *last) {
+    int32_t lo = GPUPROF__LD(&s->lo_key), a = gpuprof__key(mn) - lo, b = gpuprof__key(mx) - lo;
+    *first = a < 0 ? 0 : a > GPUPROF_STATS_BUCKETS - 1 ? GPUPROF_STATS_BUCKETS - 1 : a;
+    *last = b < *first ? *first : b > GPUPROF_STATS_BUCKETS - 1 ? GPUPROF_STATS_BUCKETS - 1 : b;
+}
+
+/* Empties an accumulator that only this thread uses, zeroing just the
+   buckets its samples can be in. */
+static void gpuprof__stats_clear_used(gpuprof_stats *s) {
+    if (s->count) {
+        int first, last;
+        gpuprof__stats_span(s, s->min, s->max, &first, &last);
+        memset(&s->bucket[first], 0, (size_t)(last - first + 1) * sizeof s->bucket[0]);
+    }
+    memset(s, 0, offsetof(gpuprof_stats, bucket));
+}
+
 /* Merging reads src field by field with relaxed atomics, so src may be an
    accumulator another thread is still adding to: the result is then a
    consistent-enough snapshot (each figure within a few samples). */
 void gpuprof_stats_merge(gpuprof_stats *dst, const gpuprof_stats *src) {
     uint64_t n = GPUPROF__LD(&src->count);
     double k, smin, smax, sshift, ssum_d;
+    uint64_t rejected = GPUPROF__LD(&src->rejected);
     int32_t lo;
-    int i;
-    dst->rejected += GPUPROF__LD(&src->rejected);
+    int i, first, last;
+    if (rejected) dst->rejected += rejected;          /* dst untouched when src is empty */
     if (!n) return;
     smin = gpuprof__ldd(&src->min);
     smax = gpuprof__ldd(&src->max);
     sshift = gpuprof__ldd(&src->shift);
     ssum_d = gpuprof__ldd(&src->sum_d);
+    lo = GPUPROF__LD(&src->lo_key);
+    gpuprof__stats_span(src, smin, smax, &first, &last);
     if (!dst->count) {
         dst->shift = sshift;
         dst->min = smin;
         dst->max = smax;
-        dst->lo_key = gpuprof__key(sshift) - GPUPROF_STATS_BUCKETS / 2;
+        /* src's samples land at the low end of dst's window, next to its
+           header: a report's row of a few samples touches one page */
+        dst->lo_key = last - first + 8 < GPUPROF_STATS_BUCKETS ? lo + first - 8 : lo;
     }
     /* Re-express src's shifted sums relative to dst's shift. */
     k = sshift - dst->shift;
@@ -808,8 +835,7 @@ void gpuprof_stats_merge(gpuprof_stats *dst, const gpuprof_stats *src) {
     if (smin < dst->min) dst->min = smin;
     if (smax > dst->max) dst->max = smax;
     dst->count += n;
-    lo = GPUPROF__LD(&src->lo_key);
-    for (i = 0; i < GPUPROF_STATS_BUCKETS; i++) {
+    for (i = first; i <= last; i++) {
         uint32_t c = GPUPROF__LD(&src->bucket[i]);
         if (c) gpuprof__stats_count_key(dst, lo + i, c);
     }
@@ -835,7 +861,7 @@ double gpuprof_stats_stddev(const gpuprof_stats *s) {
 
 /* The value of the sample of rank r (0-based) in sorted order. */
 static double gpuprof__stats_order(const gpuprof_stats *s, uint64_t r, uint64_t n, uint64_t total,
-                                   int32_t lo, double mn, double mx) {
+                                   int32_t lo, double mn, double mx, int first, int last) {
     double target, v;
     uint64_t cum = 0;
     int i;
@@ -843,11 +869,11 @@ static double gpuprof__stats_order(const gpuprof_stats *s, uint64_t r, uint64_t 
     if (r + 1 >= n) return mx;
     /* After halvings the histogram total differs from the count: scale the rank. */
     target = total == n ? (double)r : (double)r * (double)total / (double)n;
-    for (i = 0; i < GPUPROF_STATS_BUCKETS; i++) {
+    for (i = first; i <= last; i++) {
         cum += GPUPROF__LD(&s->bucket[i]);
         if ((double)cum > target) break;
     }
-    if (i == GPUPROF_STATS_BUCKETS) i--;
+    if (i > last) i = last;
     /* The lowest bucket also holds the samples folded in from below the
        window (a 0 among percentages, say): the minimum stands for them. */
     if (i == 0 && gpuprof__key(mn) < lo) return mn;
@@ -859,19 +885,20 @@ double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
     uint64_t n = GPUPROF__LD(&s->count), total = 0, k;
     int32_t lo = GPUPROF__LD(&s->lo_key);
     double h, f, a, b, mn, mx;
-    int i;
+    int i, first, last;
     if (!n || q != q) return NAN;
     mn = gpuprof__ldd(&s->min);
     mx = gpuprof__ldd(&s->max);
     if (q < 0) q = 0;
     if (q > 1) q = 1;
-    for (i = 0; i < GPUPROF_STATS_BUCKETS; i++) total += GPUPROF__LD(&s->bucket[i]);
+    gpuprof__stats_span(s, mn, mx, &first, &last);
+    for (i = first; i <= last; i++) total += GPUPROF__LD(&s->bucket[i]);
     if (!total) return mn;
     h = (double)(n - 1) * q;                  /* numpy's "linear" method */
     k = (uint64_t)h;
     f = h - (double)k;
-    a = gpuprof__stats_order(s, k, n, total, lo, mn, mx);
-    b = f > 0 ? gpuprof__stats_order(s, k + 1, n, total, lo, mn, mx) : a;
+    a = gpuprof__stats_order(s, k, n, total, lo, mn, mx, first, last);
+    b = f > 0 ? gpuprof__stats_order(s, k + 1, n, total, lo, mn, mx, first, last) : a;
     return a + f * (b - a);
 }
 
@@ -1072,6 +1099,20 @@ static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
 static void *gpuprof__alloc(size_t n) {
     void *p = GPUPROF_MALLOC(n);
     if (!p) gpuprof__warn(GPUPROF__W_NO_MEMORY, "out of memory (%lu bytes); the affected ranges or events are dropped and counted", (unsigned long)n);
+    return p;
+}
+
+/* Zeroed memory. With the default allocator a large block comes as fresh
+   zero pages that cost nothing until touched (a report's rows: ~17 KiB
+   each, of which a range touches a page or two). */
+static void *gpuprof__zalloc(size_t n) {
+#ifdef GPUPROF__CALLOC
+    void *p = GPUPROF__CALLOC(n);
+    if (!p) gpuprof__warn(GPUPROF__W_NO_MEMORY, "out of memory (%lu bytes); the affected ranges or events are dropped and counted", (unsigned long)n);
+#else
+    void *p = gpuprof__alloc(n);
+    if (p) memset(p, 0, n);
+#endif
     return p;
 }
 
@@ -3578,6 +3619,7 @@ typedef struct gpuprof__row {
 
 typedef struct gpuprof__snap {
     gpuprof__row *flat, *tree, *counters;
+    gpuprof__row **flatp;       /* the flat rows in display order */
     uint32_t nflat, ntree, ncounters;
     uint32_t *order;            /* tree rows in display order (depth first, larger totals first) */
     uint32_t norder;
@@ -3641,11 +3683,9 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->dev_calls += src->dev_calls;
 }
 
+/* The next row of a zeroed array (gpuprof__zalloc): already empty. */
 static gpuprof__row *gpuprof__row_new(gpuprof__row *rows, uint32_t *n, uint32_t name_id, uint32_t depth, int32_t parent) {
     gpuprof__row *r = &rows[(*n)++];
-    memset(r, 0, offsetof(gpuprof__row, stats));
-    gpuprof_stats_init(&r->stats);
-    gpuprof_stats_init(&r->gpu);
     r->name_id = name_id;
     r->depth = depth;
     r->parent = parent;
@@ -3661,12 +3701,14 @@ static int gpuprof__by_total(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : (int)(*(const uint32_t *)a) - (int)(*(const uint32_t *)b);
 }
 static int gpuprof__flat_by_total(const void *a, const void *b) {
-    double x = gpuprof__row_key((const gpuprof__row *)a), y = gpuprof__row_key((const gpuprof__row *)b);
-    return x < y ? 1 : x > y ? -1 : (int)((const gpuprof__row *)a)->name_id - (int)((const gpuprof__row *)b)->name_id;
+    const gpuprof__row *ra = *(const gpuprof__row *const *)a, *rb = *(const gpuprof__row *const *)b;
+    double x = gpuprof__row_key(ra), y = gpuprof__row_key(rb);
+    return x < y ? 1 : x > y ? -1 : (int)ra->name_id - (int)rb->name_id;
 }
 
 static void gpuprof__snap_free(gpuprof__snap *s) {
     GPUPROF_FREE(s->flat);
+    GPUPROF_FREE(s->flatp);
     GPUPROF_FREE(s->tree);
     GPUPROF_FREE(s->counters);
     GPUPROF_FREE(s->order);
@@ -3678,6 +3720,7 @@ static void gpuprof__snap_free(gpuprof__snap *s) {
 static int gpuprof__collect(gpuprof__snap *s) {
     gpuprof__thread *t;
     uint32_t total = 0, ncount = 0, i, *flat_of = NULL, *tree_of = NULL, *hash = NULL, mask = 1, *kids = NULL, *first = NULL;
+    uint32_t *seen = NULL, nseen = 0, nrows = 0, f;   /* names in the order met; flat rows made */
     gpuprof__row *one = NULL;         /* one node, read once */
     memset(s, 0, sizeof *s);
     /* Threads may add nodes and counters while this runs: take each thread's
@@ -3691,15 +3734,16 @@ static int gpuprof__collect(gpuprof__snap *s) {
     }
     s->dropped = gpuprof__dropped();
     while (mask < 2 * total + 2) mask <<= 1;
-    s->flat = (gpuprof__row *)gpuprof__alloc((total + 1) * sizeof *s->flat);
-    s->tree = (gpuprof__row *)gpuprof__alloc((total + 1) * sizeof *s->tree);
-    s->counters = (gpuprof__row *)gpuprof__alloc((ncount + 1) * sizeof *s->counters);
+    s->flat = (gpuprof__row *)gpuprof__zalloc((total + 1) * sizeof *s->flat);
+    s->tree = (gpuprof__row *)gpuprof__zalloc((total + 1) * sizeof *s->tree);
+    s->counters = (gpuprof__row *)gpuprof__zalloc((ncount + 1) * sizeof *s->counters);
     s->order = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *s->order);
     flat_of = (uint32_t *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *flat_of);
     hash = (uint32_t *)gpuprof__alloc(mask * sizeof *hash);
     tree_of = (uint32_t *)gpuprof__alloc((gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *tree_of);
-    one = (gpuprof__row *)gpuprof__alloc(sizeof *one);
-    if (!s->flat || !s->tree || !s->counters || !s->order || !flat_of || !hash || !tree_of || !one) goto fail;
+    one = (gpuprof__row *)gpuprof__zalloc(sizeof *one);
+    seen = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *seen);
+    if (!s->flat || !s->tree || !s->counters || !s->order || !flat_of || !hash || !tree_of || !one || !seen) goto fail;
     memset(flat_of, 0xff, gpuprof__g.max_ids * sizeof *flat_of);
     memset(hash, 0xff, mask * sizeof *hash);
     mask--;
@@ -3712,16 +3756,10 @@ static int gpuprof__collect(gpuprof__snap *s) {
                node (index -1, -2) have no row */
             uint32_t parent_row = n->parent && n->parent->index < k ? tree_of[n->parent->index] : 0xffffffffu, slot, row;
             if (k == nn && !GPUPROF__LD(&n->stats.count) && !GPUPROF__LD(&n->excluded)) break;
-            /* flat */
-            if (flat_of[n->name_id] == 0xffffffffu) {
-                flat_of[n->name_id] = s->nflat;
-                gpuprof__row_new(s->flat, &s->nflat, n->name_id, 0, -1);
-            }
             memset(one, 0, offsetof(gpuprof__row, stats));
-            gpuprof_stats_init(&one->stats);
-            gpuprof_stats_init(&one->gpu);
+            gpuprof__stats_clear_used(&one->stats);
+            gpuprof__stats_clear_used(&one->gpu);
             gpuprof__row_add(one, n);
-            gpuprof__row_merge(&s->flat[flat_of[n->name_id]], one);
             /* tree: the row of (parent row, name) */
             for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u) & mask;; slot = (slot + 1) & mask) {
                 row = hash[slot];
@@ -3736,6 +3774,20 @@ static int gpuprof__collect(gpuprof__snap *s) {
             }
             gpuprof__row_merge(&s->tree[row], one);
             if (k < nn) tree_of[k] = row;
+            /* flat: a name met on one call path is that path's tree row
+               (tagged); met on a second path, it gets a row of its own */
+            f = flat_of[n->name_id];
+            if (f == 0xffffffffu) {
+                flat_of[n->name_id] = row | 0x80000000u;
+                seen[nseen++] = n->name_id;
+            } else if (f & 0x80000000u) {
+                if ((f & 0x7fffffffu) != row) {
+                    gpuprof__row *fr = gpuprof__row_new(s->flat, &nrows, n->name_id, 0, -1);
+                    gpuprof__row_merge(fr, &s->tree[f & 0x7fffffffu]);
+                    gpuprof__row_merge(fr, one);
+                    flat_of[n->name_id] = nrows - 1;
+                }
+            } else gpuprof__row_merge(&s->flat[f], one);
         }
         for (k = 0; k < gpuprof__g.max_ids; k++) {
             cn = (gpuprof__node *)GPUPROF__LDA(&t->counters[k]);
@@ -3748,15 +3800,20 @@ static int gpuprof__collect(gpuprof__snap *s) {
             gpuprof__row_add(&s->counters[i], cn);
         }
     }
-    GPUPROF_ASSERT(s->nflat <= total + 1 && s->ntree <= total + 1 && s->ncounters <= ncount + 1);
-    for (i = 0; i < s->nflat; i++) {
-        s->profiled_ns += (double)s->flat[i].self_ns;
-        s->excluded_calls += s->flat[i].excluded;
-        s->gpu_ns += (double)s->flat[i].gpu_self_ns;
-        if (s->flat[i].gpu.count) s->has_gpu = 1;
+    GPUPROF_ASSERT(nrows <= total + 1 && s->ntree <= total + 1 && s->ncounters <= ncount + 1 && nseen <= total + 1);
+    /* rows are ~17 KiB (two histograms): the flat table is pointers, sorted */
+    if (!(s->flatp = (gpuprof__row **)gpuprof__alloc((nseen + 1) * sizeof *s->flatp))) goto fail;
+    s->nflat = nseen;
+    for (i = 0; i < nseen; i++) {
+        uint32_t f = flat_of[seen[i]];
+        gpuprof__row *r = s->flatp[i] = f & 0x80000000u ? &s->tree[f & 0x7fffffffu] : &s->flat[f];
+        s->profiled_ns += (double)r->self_ns;
+        s->excluded_calls += r->excluded;
+        s->gpu_ns += (double)r->gpu_self_ns;
+        if (r->gpu.count) s->has_gpu = 1;
     }
     gpuprof__collect_snap = s;
-    qsort(s->flat, s->nflat, sizeof *s->flat, gpuprof__flat_by_total);
+    qsort(s->flatp, s->nflat, sizeof *s->flatp, gpuprof__flat_by_total);
     /* Display order of the tree: children sorted by total, depth first. */
     kids = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *kids);
     first = (uint32_t *)gpuprof__alloc((s->ntree + 2) * sizeof *first);
@@ -3795,6 +3852,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
     GPUPROF_FREE(hash);
     GPUPROF_FREE(tree_of);
     GPUPROF_FREE(one);
+    GPUPROF_FREE(seen);
     if ((s->mem = (gpuprof__memstate *)gpuprof__alloc(sizeof *s->mem)) != NULL) {
         pthread_mutex_lock(&gpuprof__mem_mu);
         *s->mem = gpuprof__mem;
@@ -3804,6 +3862,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
     return 0;
 fail:
     GPUPROF_FREE(one);
+    GPUPROF_FREE(seen);
     GPUPROF_FREE(kids);
     GPUPROF_FREE(first);
     GPUPROF_FREE(flat_of);
@@ -4094,7 +4153,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     uint64_t warnings = 0;
     char rank[32] = "", device[640];
 
-    for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flat[i].name_id)); if (w > width) width = w; }
+    for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flatp[i]->name_id)); if (w > width) width = w; }
     for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > width) width = w; }
     for (i = 0; i < s->ncounters; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->counters[i].name_id)); if (w > width) width = w; }
     if (width > 40) width = 40;
@@ -4144,8 +4203,8 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (s->has_gpu) {
         double bound = 0;
         for (i = 0; i < s->nflat; i++) {
-            const char *v = gpuprof__verdict(&s->flat[i]);
-            if (v && v[0] == 'G') bound += (double)s->flat[i].gpu_self_ns;
+            const char *v = gpuprof__verdict(s->flatp[i]);
+            if (v && v[0] == 'G') bound += (double)s->flatp[i]->gpu_self_ns;
         }
         if (s->gpu_ns > 0) {
             gpuprof__fmt(t1, sizeof t1, "%.1f", 100.0 * bound / s->gpu_ns);
@@ -4162,7 +4221,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_s(b, "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict");
         gpuprof__mem_range_head(b, 5);
         for (i = 0; i < s->nflat && i < rows; i++) {
-            gpuprof__row *r = &s->flat[i];
+            gpuprof__row *r = s->flatp[i];
             gpuprof_stats *g = &r->gpu;
             const char *v = gpuprof__verdict(r);
             if (!r->stats.count) continue;
@@ -4211,7 +4270,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max");
         gpuprof__mem_range_head(b, 0);
         for (i = 0; i < s->nflat && i < rows; i++) {
-            gpuprof__row *r = &s->flat[i];
+            gpuprof__row *r = s->flatp[i];
             gpuprof_stats *st = &r->stats;
             if (!st->count) continue;
             gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
@@ -4481,7 +4540,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, ",\n\"ranges\":[");
     for (i = 0; i < s->nflat; i++) {
         gpuprof__buf_s(b, i ? ",\n " : "\n ");
-        gpuprof__json_range(b, &s->flat[i], s->profiled_ns);
+        gpuprof__json_range(b, s->flatp[i], s->profiled_ns);
         gpuprof__buf_s(b, "}");
     }
     gpuprof__buf_s(b, "],\n\"tree\":[");
