@@ -1014,6 +1014,7 @@ typedef struct gpuprof__thread {
     gpuprof__block *block;
     uint64_t dropped, marks;
     struct { uint32_t hash, id; } dyn[GPUPROF__DYN_CACHE];
+    const gpuprof__name *names;           /* its session's name table (kept while threads of it run) */
     void *stream;                         /* gpuprof_set_stream(); NULL: the site's stream 0 */
     struct gpuprof__gput *gpu;            /* CUDA builds: event pools and pending GPU ranges */
     uint64_t gpu_pushed;                  /* GPU records this thread has queued */
@@ -1366,6 +1367,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
         return NULL;
     }
     t->session = gpuprof__g.session;
+    t->names = gpuprof__g.names;
     t->index = gpuprof__g.nthreads++;
     t->next = gpuprof__g.threads;
     gpuprof__g.threads = t;
@@ -2410,8 +2412,11 @@ int gpuprof__range_begin_dyn(const char *name, int stream0) {
     h = gpuprof__hash(name, n);
     slot = h % GPUPROF__DYN_CACHE;
     id = t->dyn[slot].id;
-    if (t->dyn[slot].hash != h || !id || strcmp(gpuprof__g.names[id].text, name) != 0) {
+    /* the cached id is of this thread state's session: compare in its table
+       (another thread may have started a new session meanwhile) */
+    if (t->dyn[slot].hash != h || !id || strcmp(t->names[id].text, name) != 0) {
         id = gpuprof__intern(name);
+        if (t->session != GPUPROF__LD(&gpuprof__g.session)) return 0;   /* an id of the new session: not for this state */
         if (!gpuprof__id_transient(id)) {
             t->dyn[slot].hash = h;
             t->dyn[slot].id = id;
