@@ -207,6 +207,7 @@ static double report_ms(double *lo, double *hi) {
     FILE *devnull = fopen("/dev/null", "w");
     cfg.report = "off";
     cfg.max_names = 20000;
+    cfg.max_nodes = 20000;
     gpuprof_init(&cfg);
     for (int i = 0; i < 10000; i++) {
         snprintf(name, sizeof name, "range %d", i);
@@ -255,8 +256,14 @@ static void row(const char *name, double v, const char *unit, double lo, double 
     char spread[48] = "", rat[16] = "";
     if (lo == lo && hi == hi) snprintf(spread, sizeof spread, "(%.4g .. %.4g)", lo, hi);
     if (ratio == ratio) snprintf(rat, sizeof rat, "%.2fx", ratio);
-    printf("%-50s %10.4g %-8s %-20s %-13s %7s  %-12s %s\n", name, v, unit, spread, base ? base : "", rat, target ? target : "",
-           !target ? "" : met ? "met" : "NOT MET");
+    {
+        char line[256];
+        size_t n = (size_t)snprintf(line, sizeof line, "%-50s %10.4g %-8s %-20s %-13s %7s  %-12s %s", name, v, unit, spread, base ? base : "", rat,
+                                    target ? target : "", !target ? "" : met ? "met" : "NOT MET");
+        if (n >= sizeof line) n = sizeof line - 1;
+        while (n && line[n - 1] == ' ') n--;
+        printf("%.*s\n", (int)n, line);
+    }
     if (json) {
         fprintf(json, "%s\n  {\"figure\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"", json_rows++ ? "," : "", name, v, unit);
         if (lo == lo && hi == hi) fprintf(json, ",\"min\":%.6g,\"max\":%.6g", lo, hi);
@@ -321,7 +328,7 @@ int main(int argc, char **argv) {
     printf("built with NVTX: ranges %s NVTX (%s)\n", getenv("GPUPROF_NVTX") && strcmp(getenv("GPUPROF_NVTX"), "0") == 0 ? "not pushed to" : "pushed to",
            getenv("NVTX_INJECTION64_PATH") ? "a tool is attached" : "no tool attached");
 #endif
-    printf("%-50s %10s %-8s %-20s %-13s %7s  %-12s %s\n", "figure", "median", "unit", "(min .. max)", "baseline", "ratio", "target", "");
+    printf("%-50s %10s %-8s %-20s %-13s %7s  %s\n", "figure", "median", "unit", "(min .. max)", "baseline", "ratio", "target");
     base = clock2.median;
     row(empty.name, empty.median, "ns", empty.lo, empty.hi, NULL, NAN, NULL, 0);
     row(clock2.name, clock2.median, "ns", clock2.lo, clock2.hi, NULL, NAN, NULL, 0);
