@@ -791,17 +791,6 @@ static void gpuprof__stats_span(const gpuprof_stats *s, double mn, double mx, in
     *last = b < *first ? *first : b > GPUPROF_STATS_BUCKETS - 1 ? GPUPROF_STATS_BUCKETS - 1 : b;
 }
 
-/* Empties an accumulator that only this thread uses, zeroing just the
-   buckets its samples can be in. */
-static void gpuprof__stats_clear_used(gpuprof_stats *s) {
-    if (s->count) {
-        int first, last;
-        gpuprof__stats_span(s, s->min, s->max, &first, &last);
-        memset(&s->bucket[first], 0, (size_t)(last - first + 1) * sizeof s->bucket[0]);
-    }
-    memset(s, 0, offsetof(gpuprof_stats, bucket));
-}
-
 /* Merging reads src field by field with relaxed atomics, so src may be an
    accumulator another thread is still adding to: the result is then a
    consistent-enough snapshot (each figure within a few samples). */
@@ -3635,6 +3624,17 @@ typedef struct gpuprof__snap {
     uint32_t nthreads;
     gpuprof__memstate *mem;     /* a copy of the memory state (its table left out) */
 } gpuprof__snap;
+
+/* Empties an accumulator that only this thread uses, zeroing just the
+   buckets its samples can be in. */
+static void gpuprof__stats_clear_used(gpuprof_stats *s) {
+    if (s->count) {
+        int first, last;
+        gpuprof__stats_span(s, s->min, s->max, &first, &last);
+        memset(&s->bucket[first], 0, (size_t)(last - first + 1) * sizeof s->bucket[0]);
+    }
+    memset(s, 0, offsetof(gpuprof_stats, bucket));
+}
 
 static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     gpuprof_stats *pre = (gpuprof_stats *)GPUPROF__LDA(&n->pre);
