@@ -2130,10 +2130,10 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
     return taken;
 }
 
-/* gpuprof_flush and GPUPROF_STEP: this thread's finished records. */
-static void gpuprof__gpu_flush(int limit) {
+/* gpuprof_flush: all of this thread's finished records (steps use gpuprof__gpu_step_harvest). */
+static void gpuprof__gpu_flush(void) {
     gpuprof__thread *t = gpuprof__tls;
-    if (t && t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, t, 0, limit);
+    if (t && t->gpu && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, t, 0, 0);
 }
 
 /* GPUPROF_STEP: a step often ends right after the program waited for the
@@ -2269,7 +2269,7 @@ GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, v
 GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
     (void)t; (void)f; (void)d; (void)decision; (void)t1;
 }
-static void gpuprof__gpu_flush(int limit) { (void)limit; }
+static void gpuprof__gpu_flush(void) {}
 static void gpuprof__gpu_step_harvest(void) {}
 static void gpuprof__gpu_drain(void) {}
 #endif
@@ -4704,7 +4704,7 @@ static int gpuprof__write_trace_locked(const char *path) {
 
 void gpuprof_flush(void) {
     if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) return;
-    gpuprof__gpu_flush(0);                       /* everything finished, however much */
+    gpuprof__gpu_flush();                        /* everything finished, however much */
     gpuprof__trace_handoff(gpuprof__tls);
 }
 
