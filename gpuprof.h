@@ -186,6 +186,11 @@ typedef struct gpuprof_config {
     int no_nvtx;                /* NVTX builds: emit no NVTX ranges (GPUPROF_NVTX=0) */
     const char *nvtx_domain;    /* NVTX domain of the ranges: NULL = "gpuprof" (GPUPROF_NVTX_DOMAIN) */
     int mem_ranges;             /* per range: change in tracked and device-used bytes (GPUPROF_MEM_RANGES=1) */
+    const char *host_ranges;    /* names of ranges doing host work (data loading, ...), comma-separated:
+                                   the verdict calls them CPU-bound (GPUPROF_HOST_RANGES) */
+    double peak_tflops;         /* roofline: peak TFLOP/s; 0 = the device's from gpuprof's table (GPUPROF_PEAK_TFLOPS) */
+    double peak_gbps;           /* roofline: peak memory bandwidth in GB/s; 0 = the device's (GPUPROF_PEAK_GBPS) */
+    const char *precision;      /* which peak FLOP/s: "fp32" (NULL), "tf32", "fp16", "bf16", "fp8", "fp64" (GPUPROF_PRECISION) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -915,7 +920,8 @@ enum { GPUPROF__PHASE_COUNT = 0, GPUPROF__PHASE_EXCLUDE = 1, GPUPROF__PHASE_OFF 
 enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means "not yet registered" */
 enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8, GPUPROF__F_MEM = 16 };
 /* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
-enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4 };
+enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4,
+       GPUPROF__EV_WORK = 5 };   /* WORK: the next range event of that name carries this work (ts: bytes, u: flops) */
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8 };
 
 #define GPUPROF__BLOCK_EVENTS 2048
@@ -937,6 +943,7 @@ typedef struct gpuprof__gpustat {
     gpuprof_stats *pre;       /* as gpuprof__node.pre */
     uint64_t self_ns, pre_self_ns, excluded;
     int64_t lag_ns;           /* sum over counted calls of (GPU end - CPU end) */
+    int64_t wait_ns;          /* sum over counted calls of (GPU start - CPU start): queued work ahead of the range */
 } gpuprof__gpustat;
 
 typedef struct gpuprof__node {
@@ -989,6 +996,8 @@ typedef struct gpuprof__thread {
     unsigned session;
     int tid, exited;
     int meta_tid;                         /* the writer's: tid whose metadata it wrote last */
+    uint32_t work_name;                   /* the writer's: a WORK event waiting for its range (0: none) */
+    double work_flops, work_bytes;
     uint32_t index;
     char label[64];
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
@@ -1020,6 +1029,13 @@ static struct {
     int phase;                            /* of the current step */
     gpuprof_config cfg;                   /* with defaults applied; strings owned below */
     char *trace_path, *report, *summary_path, *process_name;
+    char *host_ranges;                    /* comma-separated names (the verdict's CPU-bound ranges), or NULL */
+    struct {                              /* roofline peaks (0: unknown) and where they came from */
+        double flops, bw;
+        int user_flops, user_bw;          /* set by the config or the environment: they apply to CPU times too */
+        int prec;
+        char flops_from[128], bw_from[128];
+    } peak;
     int sched_on, sched_skip, sched_wait, sched_warmup, sched_active, sched_repeat;
     /* names */
     gpuprof__name *names;
@@ -1520,6 +1536,14 @@ GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t n
     e->flags = (uint16_t)flags;
 }
 
+/* GPUPROF_RANGE_WORK: the work of the range event put next, for its args. */
+static void gpuprof__trace_work(gpuprof__thread *t, uint32_t name_id, double flops, double bytes) {
+    uint64_t f, b;
+    memcpy(&f, &flops, sizeof f);
+    memcpy(&b, &bytes, sizeof b);
+    gpuprof__trace_put(t, GPUPROF__EV_WORK, name_id, 0, b, f);
+}
+
 /* Hands this thread's partly filled block to the writer. */
 static void gpuprof__trace_handoff(gpuprof__thread *t) {
     if (!t || !t->block || !t->block->count) return;
@@ -1595,7 +1619,8 @@ typedef struct gpuprof__gpurec {
     cudaEvent_t e0, e1;           /* NULL: a marker for a range without GPU part */
     gpuprof__node *node;
     void *stream;
-    uint64_t t1;                  /* CPU ticks at the range's end */
+    uint64_t t0, t1;              /* CPU ticks at the range's begin and end */
+    double flops, bytes;          /* GPUPROF_RANGE_WORK: work per call (trace args), else 0 */
     uint64_t step;
     uint32_t depth;               /* 0 = outermost range of its thread */
     int dev, decision;            /* decision: 0 counted, 1 excluded (warm-up), 2 see gpuprof__exclude */
@@ -1642,6 +1667,7 @@ static struct {
     int on;                       /* GPU timing now */
     int available;                /* a device was found at init */
     int ndev, dev0, driver, runtime;
+    int cc_major, cc_minor, sms, clock_khz, mem_khz, bus_bits;   /* dev0's, for the roofline peaks (0: unknown) */
     char name[256];
     char status[256];             /* why GPU timing is off, for the report */
     gpuprof__anchor anchor[GPUPROF__MAX_DEV];
@@ -1690,6 +1716,7 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.lost = gpuprof__gpu.events_created = gpuprof__gpu.anchors = 0;
     gpuprof__gpu.anchor_uncertainty_ns = 0;
     gpuprof__gpu.ntracks = 0;
+    gpuprof__gpu.cc_major = gpuprof__gpu.cc_minor = gpuprof__gpu.sms = gpuprof__gpu.clock_khz = gpuprof__gpu.mem_khz = gpuprof__gpu.bus_bits = 0;
     memset(gpuprof__gpu.slot, 0, sizeof gpuprof__gpu.slot);
     for (i = 0; i < GPUPROF__STEP_SLOTS; i++) gpuprof__gpu.slot[i].step = i;
     gpuprof_stats_init(&gpuprof__gpu.idle);
@@ -1716,6 +1743,17 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.ndev = n;
     gpuprof__gpu.dev0 = dev;
     snprintf(gpuprof__gpu.name, sizeof gpuprof__gpu.name, "%s", prop.name);
+    gpuprof__gpu.cc_major = prop.major;
+    gpuprof__gpu.cc_minor = prop.minor;
+    {
+        /* CUDA 13's cudaDeviceProp has no clock rates: the attributes have them */
+        static const enum cudaDeviceAttr attr[4] = { cudaDevAttrMultiProcessorCount, cudaDevAttrClockRate, cudaDevAttrMemoryClockRate,
+                                                     cudaDevAttrGlobalMemoryBusWidth };
+        int *out[4], k;
+        out[0] = &gpuprof__gpu.sms; out[1] = &gpuprof__gpu.clock_khz; out[2] = &gpuprof__gpu.mem_khz; out[3] = &gpuprof__gpu.bus_bits;
+        for (k = 0; k < 4; k++)
+            if ((e = cudaDeviceGetAttribute(out[k], attr[k], dev)) != cudaSuccess) { *out[k] = 0; gpuprof__cuda_clear(e); }
+    }
     gpuprof__gpu.status[0] = 0;
     gpuprof__gpu.available = 1;
     GPUPROF__ST(&gpuprof__gpu.on, 1);
@@ -1857,7 +1895,10 @@ static GPUPROF__NOINLINE void gpuprof__gpu_end_slow(gpuprof__thread *t, gpuprof_
     r->node = f->node;
     r->stream = f->gstream;
     r->dev = f->gdev;
+    r->t0 = f->t0;
     r->t1 = t1;
+    if (f->flags & GPUPROF__F_WORK) { r->flops = f->flops; r->bytes = f->bytes; }
+    else r->flops = r->bytes = 0;
     r->step = GPUPROF__LD(&gpuprof__g.step);
     r->depth = d - 1;
     r->decision = decision;
@@ -2026,7 +2067,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     float ms = 0;
     cudaError_t e;
     gpuprof__knots k;
-    int64_t start_ns = 0, end_ns = 0, lag;
+    int64_t start_ns = 0, end_ns = 0, lag, wait;
     int placed = 0;                              /* on the CPU timeline (there is an anchor) */
     uint64_t dur, kids, self;
     /* The duration from the pair itself (the finest resolution); the place
@@ -2048,11 +2089,13 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     g->acc[r->depth] += dur;
     self = dur > kids ? dur - kids : 0;
     lag = placed ? end_ns - (int64_t)gpuprof__ticks_to_ns(r->t1 - gpuprof__clock.base) : 0;
+    wait = placed ? start_ns - (int64_t)gpuprof__ticks_to_ns(r->t0 - gpuprof__clock.base) : 0;
     if ((gs = gpuprof__gpustat_of(r->node)) != NULL) {
         if (r->decision == 0) {
             gpuprof__stats_add_ns(&gs->stats, dur);
             GPUPROF__ST(&gs->self_ns, gs->self_ns + self);
             GPUPROF__ST(&gs->lag_ns, gs->lag_ns + lag);
+            GPUPROF__ST(&gs->wait_ns, gs->wait_ns + wait);
         } else if (r->decision == 2) {
             if (!gs->pre) {
                 gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
@@ -2069,6 +2112,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
         if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
         if (end_ns < start_ns) end_ns = start_ns;
+        if (r->flops != 0 || r->bytes != 0) gpuprof__trace_work(me, r->node->name_id, r->flops, r->bytes);
         gpuprof__trace_put(me, GPUPROF__EV_GPU | (track << 4), r->node->name_id,
                            (r->decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8), (uint64_t)start_ns, (uint64_t)(end_ns - start_ns));
     }
@@ -2444,6 +2488,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
         if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks) && dt > 0 &&
             gpuprof__ticks_to_ns(f->t0 - gpuprof__clock.base) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - gpuprof__clock.base))
             evflags |= GPUPROF__EVF_NUDGE;
+        if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) gpuprof__trace_work(t, n->name_id, f->flops, f->bytes);
         gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - gpuprof__clock.base, dt);
     }
 }
@@ -3370,23 +3415,44 @@ static char *gpuprof__trace_track_meta(char *p, uint32_t tid, const char *label,
     return gpuprof__put_s(p, "}}");
 }
 
-/* The rest of a complete event after its category: name, ts, dur, args. */
-static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags) {
+/* The rest of a complete event after its category: name, ts, dur, args
+   (warm-up; the work of a GPUPROF_RANGE_WORK range with the rates achieved
+   in this event's duration). */
+static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags, const double *work) {
     memcpy(p, nm->json, nm->json_len);
     p += nm->json_len;
     p = gpuprof__put_s(p, ",\"ts\":");
     p = gpuprof__put_us(p, ts);
     p = gpuprof__put_s(p, ",\"dur\":");
     p = gpuprof__put_us(p, dur);
-    if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
+    if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, work ? ",\"args\":{\"warmup\":true," : ",\"args\":{\"warmup\":true}");
+    else if (work) p = gpuprof__put_s(p, ",\"args\":{");
+    if (work) {
+        double s = dur > 0 ? (double)dur * 1e-9 : 0;
+        p += gpuprof__fmt(p, 200, "\"flops\":%.9g,\"bytes\":%.9g", work[0], work[1]);
+        if (work[1] > 0) p += gpuprof__fmt(p, 60, ",\"flop_per_byte\":%.6g", work[0] / work[1]);
+        if (s > 0) p += gpuprof__fmt(p, 100, ",\"flop_per_s\":%.6g,\"bytes_per_s\":%.6g", work[0] / s, work[1] / s);
+        *p++ = '}';
+    }
     *p++ = '}';
     return p;
 }
 
-static void gpuprof__trace_format(gpuprof__block *b) {
+/* The work a WORK event left for this range event, if it is the one. */
+static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_id, double *w) {
+    if (!t->work_name || t->work_name != name_id) return NULL;
+    w[0] = t->work_flops;
+    w[1] = t->work_bytes;
+    t->work_name = 0;
+    return w;
+}
+
+/* Formats and writes a block; returns the events written (WORK events are args, not events). */
+static uint32_t gpuprof__trace_format(gpuprof__block *b) {
     char *buf = gpuprof__g.wbuf, *p = buf, range_head[128];
+    double work[2];
     gpuprof__thread *t = b->owner;
-    uint32_t tid = (uint32_t)b->tid, i;
+    uint32_t tid = (uint32_t)b->tid, i, nwork = 0;
     size_t range_head_len;
     /* what every complete event of this thread starts with */
     range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
@@ -3410,7 +3476,13 @@ static void gpuprof__trace_format(gpuprof__block *b) {
         switch (e->type & 15) {
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, range_head_len);
-            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
+            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work));
+            break;
+        case GPUPROF__EV_WORK:
+            nwork++;
+            t->work_name = e->name_id;
+            memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
+            memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
             break;
         case GPUPROF__EV_COUNTER:
             p = gpuprof__trace_head(p, "C", tid);
@@ -3444,7 +3516,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
             ts += depth;
             dur = dur > 2 * depth ? dur - 2 * depth : 0;
             p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
-            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags);
+            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work));
             break;
         }
 #endif
@@ -3463,6 +3535,7 @@ static void gpuprof__trace_format(gpuprof__block *b) {
         p = gpuprof__trace_fit(buf, start, p);
     }
     gpuprof__trace_write(buf, (size_t)(p - buf));
+    return b->count - nwork;
 }
 
 /* Writes queued blocks until told to stop. Holds trace_lock except while
@@ -3481,7 +3554,7 @@ static void *gpuprof__writer_main(void *arg) {
         pthread_mutex_unlock(&gpuprof__trace_lock);
         for (b = list; b; b = b->next) {
             if (gpuprof__g.trace_failed) lost += b->count;
-            else { gpuprof__trace_format(b); n += b->count; }
+            else n += gpuprof__trace_format(b);
             last = b;
         }
         pthread_mutex_lock(&gpuprof__trace_lock);
@@ -3604,7 +3677,7 @@ typedef struct gpuprof__row {
     uint64_t self_ns, excluded;
     double flops, bytes, last;
     uint64_t gpu_self_ns, gpu_excluded;
-    int64_t gpu_lag_ns;
+    int64_t gpu_lag_ns, gpu_wait_ns;
     int64_t mem_delta, dev_delta;     /* mem_ranges: sums of the changes, over mem_calls / dev_calls */
     uint64_t mem_calls, dev_calls;
     gpuprof_stats stats;
@@ -3661,6 +3734,7 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
             r->gpu_self_ns += GPUPROF__LD(&g->self_ns);
             r->gpu_excluded += GPUPROF__LD(&g->excluded);
             r->gpu_lag_ns += GPUPROF__LD(&g->lag_ns);
+            r->gpu_wait_ns += GPUPROF__LD(&g->wait_ns);
             if (gpre) {
                 if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->gpu_excluded += gpuprof_stats_count(gpre);
                 else { gpuprof_stats_merge(&r->gpu, gpre); r->gpu_self_ns += GPUPROF__LD(&g->pre_self_ns); }
@@ -3682,6 +3756,7 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->gpu_self_ns += src->gpu_self_ns;
     dst->gpu_excluded += src->gpu_excluded;
     dst->gpu_lag_ns += src->gpu_lag_ns;
+    dst->gpu_wait_ns += src->gpu_wait_ns;
     dst->mem_delta += src->mem_delta;
     dst->dev_delta += src->dev_delta;
     dst->mem_calls += src->mem_calls;
@@ -3953,17 +4028,292 @@ static uint64_t gpuprof__wall_ns(void) {
 #endif
 }
 
-/* Launch against GPU time (SPEC 9). A range is GPU-bound when its GPU time
-   is well above its CPU time, or when the GPU finished it well after the CPU
-   closed it (work was queued: the GPU is behind). Otherwise the GPU kept up
-   with the CPU, whose launches, host work or waits set the pace: launch-bound. */
-static const char *gpuprof__verdict(const gpuprof__row *r) {
-    double g, c, lag;
-    if (!r->gpu.count || !r->stats.count) return NULL;
-    g = r->gpu.sum / (double)r->gpu.count;
+/* ----------------------------------------------------------------------
+   Analysis (SPEC 9): the roofline figures of a range with declared work,
+   the class of each range and the verdict per phase. The rules and their
+   thresholds are in docs/guide.md, "Verdict"; keep the two in step.
+   ---------------------------------------------------------------------- */
+enum { GPUPROF__PREC_FP32, GPUPROF__PREC_TF32, GPUPROF__PREC_FP16, GPUPROF__PREC_BF16, GPUPROF__PREC_FP8, GPUPROF__PREC_FP64, GPUPROF__PREC_COUNT };
+static const char *const gpuprof__prec_name[GPUPROF__PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "fp64" };
+enum { GPUPROF__K_NONE, GPUPROF__K_CPU, GPUPROF__K_LAUNCH, GPUPROF__K_SYNC, GPUPROF__K_GPU, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE,
+       GPUPROF__K_COUNT };
+static const char *const gpuprof__kname[GPUPROF__K_COUNT] = {
+    NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound"
+};
+/* The usual remedies of each class (the closing line of the verdict). */
+static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
+    NULL,
+    "take the host work off the step's critical path: prepare the next batch in a background thread (more loader workers), "
+    "copy from pinned memory with cudaMemcpyAsync, cache what is decoded each step",
+    "launch less: fuse small kernels, capture the step in a CUDA graph, raise the batch size so each launch does more",
+    "take the synchronizing call out of the step: read the value every N steps, or copy it asynchronously to pinned memory "
+    "and read it a step later; the GPU work it waits for is then what remains",
+    "find out whether memory or compute bounds the kernels: declare their work with GPUPROF_RANGE_WORK, or read them in Nsight Compute",
+    "move fewer bytes: fuse element-wise kernels, use lower precision (bf16/fp16/fp8), keep data in cache (tiling, better coalescing)",
+    "do fewer or cheaper FLOPs: use the tensor cores (tf32/bf16/fp16 matmuls), a better algorithm, or skip wasted work (padding, recomputation)"
+};
+
+/* Thresholds of the rules (docs/guide.md "Verdict"). */
+#define GPUPROF__GPU_OVER_CPU 1.5     /* GPU time >= 1.5 x CPU time: GPU-bound */
+#define GPUPROF__LAG_SHARE 0.1        /* or the GPU ends > 10% of its time after the CPU closed the range */
+#define GPUPROF__WAIT_SHARE 0.5       /* the GPU starts the range >= half its CPU time late ... */
+#define GPUPROF__SYNC_GPU_SHARE 0.5   /* ... and its GPU time is <= half its CPU time: sync-bound */
+#define GPUPROF__CHILD_SHARE 0.5      /* nested ranges of one class holding >= half a phase decide it */
+#define GPUPROF__GPU_BUSY 0.9         /* phases keep the GPU busy >= 90% of the step: the GPU bounds the step */
+
+/* Is this name among GPUPROF_HOST_RANGES? */
+static int gpuprof__is_host(uint32_t name_id) {
+    const char *list = gpuprof__g.host_ranges, *name = gpuprof__name_text(name_id), *p;
+    size_t n = strlen(name);
+    if (!list) return 0;
+    for (p = list; *p;) {
+        const char *e = strchr(p, ','), *a = p, *z;
+        if (!e) e = p + strlen(p);
+        z = e;
+        while (a < z && *a == ' ') a++;
+        while (z > a && z[-1] == ' ') z--;
+        if ((size_t)(z - a) == n && memcmp(a, name, n) == 0) return 1;
+        p = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
+/* Roofline figures of a range that declared its work (GPUPROF_RANGE_WORK). */
+typedef struct gpuprof__roof {
+    double flops, bytes, time_ns;   /* per counted call; time: GPU mean when the range has GPU times, else CPU mean */
+    int on_gpu;
+    double fps, bps, ai;            /* achieved FLOP/s, bytes/s; FLOP per byte (NaN without bytes) */
+    double peak_f, peak_b, ridge;   /* the peaks that apply (0: none), the ridge point in FLOP/byte */
+    int bound;                      /* GPUPROF__K_MEMORY / _COMPUTE, or 0 without both peaks */
+    double frac;                    /* the share of the bounding peak reached */
+} gpuprof__roof;
+
+static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
+    double calls = (double)r->stats.count, s;
+    memset(o, 0, sizeof *o);
+    if (!r->stats.count || (r->flops == 0 && r->bytes == 0)) return 0;
+    o->flops = r->flops / calls;
+    o->bytes = r->bytes / calls;
+    o->on_gpu = r->gpu.count > 0;
+    o->time_ns = o->on_gpu ? r->gpu.sum / (double)r->gpu.count : r->stats.sum / calls;
+    s = o->time_ns * 1e-9;
+    o->fps = s > 0 ? o->flops / s : NAN;
+    o->bps = s > 0 ? o->bytes / s : NAN;
+    o->ai = o->bytes > 0 ? o->flops / o->bytes : NAN;
+    /* the device's peaks bound GPU times; a CPU time only meets peaks the user gave */
+    o->peak_f = o->on_gpu || gpuprof__g.peak.user_flops ? gpuprof__g.peak.flops : 0;
+    o->peak_b = o->on_gpu || gpuprof__g.peak.user_bw ? gpuprof__g.peak.bw : 0;
+    o->ridge = o->peak_f > 0 && o->peak_b > 0 ? o->peak_f / o->peak_b : NAN;
+    o->frac = NAN;
+    if (o->peak_f > 0 && o->peak_b > 0 && s > 0) {
+        if (o->bytes > 0 && o->ai < o->ridge) { o->bound = GPUPROF__K_MEMORY; o->frac = o->bps / o->peak_b; }
+        else { o->bound = GPUPROF__K_COMPUTE; o->frac = o->fps / o->peak_f; }
+    }
+    return 1;
+}
+
+/* The class of one range from its own figures (per counted call):
+   CPU-bound   named in GPUPROF_HOST_RANGES, or no GPU time;
+   GPU-bound   GPU >= 1.5 x CPU, or the GPU ends > 10% of its time after the CPU
+               (memory- or compute-bound when the roofline can tell);
+   sync-bound  the GPU reaches the range >= half its CPU time late and its GPU
+               time is <= half its CPU time: the CPU sat in it while the GPU
+               worked through what was queued before;
+   launch-bound otherwise: the GPU keeps pace with the CPU. */
+static int gpuprof__klass(const gpuprof__row *r) {
+    double c, g, lag, wait;
+    gpuprof__roof rf;
+    if (!r->stats.count) return GPUPROF__K_NONE;
+    if (gpuprof__is_host(r->name_id)) return GPUPROF__K_CPU;
+    if (!r->gpu.count) {
+        if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
+        return GPUPROF__K_CPU;
+    }
     c = r->stats.sum / (double)r->stats.count;
+    g = r->gpu.sum / (double)r->gpu.count;
     lag = (double)r->gpu_lag_ns / (double)r->gpu.count;
-    return g >= 1.5 * c || lag > 0.1 * g ? "GPU-bound" : "launch-bound";
+    wait = (double)r->gpu_wait_ns / (double)r->gpu.count;
+    if (g >= GPUPROF__GPU_OVER_CPU * c || lag > GPUPROF__LAG_SHARE * g) {
+        if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
+        return GPUPROF__K_GPU;
+    }
+    if (wait >= GPUPROF__WAIT_SHARE * c && g <= GPUPROF__SYNC_GPU_SHARE * c) return GPUPROF__K_SYNC;
+    return GPUPROF__K_LAUNCH;
+}
+
+/* The per-range verdict of the GPU tables and the summary (NULL: no GPU time). */
+static const char *gpuprof__verdict(const gpuprof__row *r) {
+    if (!r->gpu.count || !r->stats.count) return NULL;
+    return gpuprof__kname[gpuprof__klass(r)];
+}
+
+static int gpuprof__k_gpu(int k) { return k == GPUPROF__K_GPU || k == GPUPROF__K_MEMORY || k == GPUPROF__K_COMPUTE; }
+
+#define GPUPROF__PHASES 48        /* phases the verdict lists, the largest first */
+typedef struct gpuprof__phase {
+    const gpuprof__row *r;
+    int k;
+    double cpu, gpu, t;           /* ns per step: CPU time, GPU time, the time it holds the step */
+    const gpuprof__row *by;       /* the nested range that decided the class (NULL: the phase itself) */
+    double by_ns;                 /* ns per step of the nested ranges of that class */
+} gpuprof__phase;
+
+typedef struct gpuprof__verdict_t {
+    gpuprof__phase ph[GPUPROF__PHASES];
+    int nph, more;                /* listed, and phases left out */
+    int per_step;                 /* 1: per counted step; 0: no GPUPROF_STEP, per run */
+    double steps, step_ns;        /* divisor of the totals; the time per step (mean) or the phases' sum */
+    double cpu_by[GPUPROF__K_COUNT];     /* ns per step: CPU time of the phases of each class */
+    double gpu_by[GPUPROF__K_COUNT];     /* ns per step: GPU time of the phases of each class */
+    double cpu_sum, gpu_sum;             /* all phases' CPU time, GPU time per step */
+    int gpu_step;                 /* the GPU is busy in phases >= 90% of the step: the GPU side bounds it */
+    int step_k;                   /* the class that bounds the step */
+    int bottleneck, waits_for;    /* indexes into ph, -1: none; bottleneck -2: CPU time outside any range */
+    double outside_ns;            /* per step: the CPU's time outside any outermost range */
+} gpuprof__verdict_t;
+
+static int gpuprof__phase_cmp(const void *a, const void *b) {
+    double x = ((const gpuprof__phase *)a)->t, y = ((const gpuprof__phase *)b)->t;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* A phase is an outermost range (a call tree row of depth 0). Its class is
+   its own, except that nested ranges decide it when those of one class hold
+   at least half of it: sync-bound or CPU-bound nested ranges (by CPU time) in
+   a phase that reads launch-bound; memory- or compute-bound ones (by GPU self
+   time) in a phase that reads GPU-bound. */
+static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
+    uint32_t i, j, nall = 0;
+    int *kk, k;
+    gpuprof__phase *all;
+    memset(v, 0, sizeof *v);
+    v->bottleneck = v->waits_for = -1;
+    if (!s->ntree) return;
+    kk = (int *)gpuprof__zalloc(s->ntree * sizeof *kk);
+    all = (gpuprof__phase *)gpuprof__zalloc(s->ntree * sizeof *all);
+    if (!kk || !all) { GPUPROF_FREE(kk); GPUPROF_FREE(all); return; }
+    v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
+    v->steps = v->per_step ? (double)gpuprof__g.steps_counted : 1.0;
+    for (i = 0; i < s->ntree; i++) kk[i] = gpuprof__klass(&s->tree[i]);
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        gpuprof__phase *p;
+        double sync_ns = 0, host_ns = 0, mem_ns = 0, comp_ns = 0, sync_best = 0, host_best = 0, mem_best = 0, comp_best = 0;
+        const gpuprof__row *sync_by = NULL, *host_by = NULL, *mem_by = NULL, *comp_by = NULL;
+        if (r->depth != 0 || !r->stats.count) continue;
+        p = &all[nall++];
+        p->r = r;
+        p->k = kk[i];
+        p->cpu = r->stats.sum / v->steps;
+        p->gpu = r->gpu.count ? r->gpu.sum / v->steps : 0;
+        /* the nested ranges of this phase, by class */
+        for (j = 0; j < s->ntree; j++) {
+            const gpuprof__row *d = &s->tree[j];
+            int32_t up = d->parent;
+            double c = d->stats.sum, g = (double)d->gpu_self_ns;
+            if (d->depth == 0) continue;
+            while (up >= 0 && s->tree[up].depth > 0) up = s->tree[up].parent;
+            if (up != (int32_t)i) continue;
+            switch (kk[j]) {
+            case GPUPROF__K_SYNC: sync_ns += (double)d->self_ns; if (c > sync_best) { sync_best = c; sync_by = d; } break;
+            case GPUPROF__K_CPU: if (d->gpu.count || gpuprof__is_host(d->name_id)) { host_ns += (double)d->self_ns; if (c > host_best) { host_best = c; host_by = d; } } break;
+            case GPUPROF__K_MEMORY: mem_ns += g; if (g > mem_best) { mem_best = g; mem_by = d; } break;
+            case GPUPROF__K_COMPUTE: comp_ns += g; if (g > comp_best) { comp_best = g; comp_by = d; } break;
+            default: break;
+            }
+        }
+        if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
+            if (sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && sync_ns >= host_ns) { p->k = GPUPROF__K_SYNC; p->by = sync_by; p->by_ns = sync_ns / v->steps; }
+            else if (host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = host_by; p->by_ns = host_ns / v->steps; }
+        } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
+            if (mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && mem_ns >= comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = mem_by; p->by_ns = mem_ns / v->steps; }
+            else if (comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = comp_by; p->by_ns = comp_ns / v->steps; }
+        }
+        /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
+           somewhere later); any other for its CPU time */
+        p->t = gpuprof__k_gpu(p->k) && p->gpu > p->cpu ? p->gpu : p->cpu;
+    }
+    qsort(all, nall, sizeof *all, gpuprof__phase_cmp);
+    v->nph = nall < GPUPROF__PHASES ? (int)nall : GPUPROF__PHASES;
+    v->more = (int)nall - v->nph;
+    memcpy(v->ph, all, (size_t)v->nph * sizeof *all);
+    for (i = 0; i < nall; i++) {
+        v->cpu_by[all[i].k] += all[i].cpu;
+        v->gpu_by[all[i].k] += all[i].gpu;
+        v->cpu_sum += all[i].cpu;
+        v->gpu_sum += all[i].gpu;
+    }
+    /* Two timelines per step: the CPU's (the phases' CPU times and what is
+       outside any range add up to the step) and the GPU's (the phases' GPU
+       times and the idle time). The GPU bounds the step when it is busy in
+       phases nearly all of it; else the CPU does. */
+    v->step_ns = v->per_step ? gpuprof_stats_mean(&gpuprof__g.step_stats) : v->cpu_sum;
+    v->gpu_step = v->step_ns > 0 && v->gpu_sum >= GPUPROF__GPU_BUSY * v->step_ns;
+    v->outside_ns = v->per_step && v->step_ns > v->cpu_sum ? v->step_ns - v->cpu_sum : 0;
+    for (k = 1, v->step_k = 0; k < GPUPROF__K_COUNT; k++) {
+        const double *by = v->gpu_step ? v->gpu_by : v->cpu_by;
+        /* the GPU side is bounded by GPU classes; the CPU side by what the
+           CPU does (a GPU-bound phase's CPU time is its launches) */
+        if (v->gpu_step ? !gpuprof__k_gpu(k) : s->has_gpu && gpuprof__k_gpu(k)) continue;
+        if (by[k] > 0 && (!v->step_k || by[k] > by[v->step_k])) v->step_k = k;
+    }
+    if (!v->step_k) v->step_k = v->gpu_step ? GPUPROF__K_GPU : GPUPROF__K_LAUNCH;
+    for (i = 0; i < (uint32_t)v->nph; i++) {
+        double x = v->gpu_step ? v->ph[i].gpu : v->ph[i].cpu;
+        if (v->bottleneck < 0 || x > (v->gpu_step ? v->ph[v->bottleneck].gpu : v->ph[v->bottleneck].cpu)) v->bottleneck = (int)i;
+    }
+    if (!v->gpu_step && v->bottleneck >= 0 && v->outside_ns > v->ph[v->bottleneck].cpu) { v->bottleneck = -2; v->step_k = GPUPROF__K_CPU; }
+    if (v->bottleneck >= 0 && v->ph[v->bottleneck].k == GPUPROF__K_SYNC)
+        for (i = 0; i < (uint32_t)v->nph; i++)
+            if (v->ph[i].r->gpu.count && (int)i != v->bottleneck && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
+    GPUPROF_FREE(kk);
+    GPUPROF_FREE(all);
+}
+
+/* Why a phase has its class, in a few words. */
+static void gpuprof__phase_why(char *out, size_t n, const gpuprof__verdict_t *v, const gpuprof__phase *p) {
+    char t1[32], t2[32];
+    const gpuprof__row *r = p->r;
+    double calls = (double)r->stats.count, c = r->stats.sum / calls;
+    double g = r->gpu.count ? r->gpu.sum / (double)r->gpu.count : 0;
+    gpuprof__roof rf;
+    if (p->by) {
+        gpuprof__fmt(t1, sizeof t1, "%.0f", p->t > 0 ? 100.0 * p->by_ns / (p->k == GPUPROF__K_SYNC || p->k == GPUPROF__K_CPU ? p->cpu : p->gpu) : 0.0);
+        if (p->k == GPUPROF__K_MEMORY || p->k == GPUPROF__K_COMPUTE) {
+            gpuprof__roofline(p->by, &rf);
+            gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * rf.frac);
+            snprintf(out, n, "%s%% of its GPU time in %s ranges, most in \"%s\" (%s%% of peak %s)", t1, gpuprof__kname[p->k],
+                     gpuprof__name_text(p->by->name_id), t2, p->k == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s");
+        } else
+            snprintf(out, n, "%s%% of its CPU time in %s ranges, most in \"%s\"", t1, gpuprof__kname[p->k], gpuprof__name_text(p->by->name_id));
+        return;
+    }
+    switch (p->k) {
+    case GPUPROF__K_CPU:
+        snprintf(out, n, gpuprof__is_host(r->name_id) ? "host work (GPUPROF_HOST_RANGES)" : "no GPU time: host work");
+        break;
+    case GPUPROF__K_LAUNCH:
+        snprintf(out, n, "the GPU keeps pace: GPU %s vs CPU %s per call", gpuprof__fmt_ns(t1, sizeof t1, g), gpuprof__fmt_ns(t2, sizeof t2, c));
+        break;
+    case GPUPROF__K_SYNC:
+        snprintf(out, n, "waits %s per call for GPU work queued before it", gpuprof__fmt_ns(t1, sizeof t1, (double)r->gpu_wait_ns / (double)r->gpu.count));
+        break;
+    case GPUPROF__K_GPU:
+        if (g >= GPUPROF__GPU_OVER_CPU * c) {
+            gpuprof__fmt(t1, sizeof t1, "%.1f", c > 0 ? g / c : 0.0);
+            snprintf(out, n, "GPU time %sx the CPU time", t1);
+        } else snprintf(out, n, "the GPU ends %s per call after the CPU", gpuprof__fmt_ns(t1, sizeof t1, (double)r->gpu_lag_ns / (double)r->gpu.count));
+        break;
+    case GPUPROF__K_MEMORY:
+    case GPUPROF__K_COMPUTE:
+        gpuprof__roofline(r, &rf);
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * rf.frac);
+        gpuprof__fmt(t2, sizeof t2, "%.3g", rf.ai);
+        snprintf(out, n, "%s%% of peak %s at %s FLOP/B", t1, p->k == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s", t2);
+        break;
+    default: snprintf(out, n, "-");
+    }
+    (void)v;
 }
 
 /* "GPU 0: NVIDIA H100 ... (CUDA 13.0, driver 13.0)", or why there is no GPU time. */
@@ -4149,6 +4499,191 @@ static void gpuprof__mem_range_cells(gpuprof__buf *b, const gpuprof__row *r) {
     gpuprof__buf_s(b, "\n");
 }
 
+/* "66.9 TFLOP/s", "3.35 TB/s", "2.15 GFLOP": three significant digits, decimal prefixes. */
+static const char *gpuprof__fmt_si(char *buf, size_t n, double v, const char *unit) {
+    static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
+    int u = 0;
+    if (v != v) { snprintf(buf, n, "-"); return buf; }
+    while (u < 6 && (v >= 999.5 || v <= -999.5)) { v /= 1000.0; u++; }
+    gpuprof__fmt(buf, n, "%.3g %s%s", v, pre[u], unit);
+    return buf;
+}
+
+static void gpuprof__cell_si(gpuprof__buf *b, double v, const char *unit, int w) {
+    char tmp[40];
+    gpuprof__buf_printf(b, " %*s", w, gpuprof__fmt_si(tmp, sizeof tmp, v, unit));
+}
+
+/* Ranges with declared work: achieved rates against the peaks. */
+static void gpuprof__report_roofline(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
+    char t1[40], t2[40], t3[40];
+    uint32_t i, shown = 0, total = 0;
+    gpuprof__roof rf;
+    for (i = 0; i < s->nflat; i++) if (s->flatp[i]->flops != 0 || s->flatp[i]->bytes != 0) total++;
+    if (!total) return;
+    gpuprof__buf_s(b, "\nRoofline (GPUPROF_RANGE_WORK, per call; rates from the GPU time where the range has one, else the CPU time;\n"
+                      "memory-bound below the ridge point, compute-bound above; Of peak: of the bounding peak)\n");
+    gpuprof__buf_printf(b, "   peaks: memory %s (%s), %s %s (%s)", gpuprof__g.peak.bw > 0 ? gpuprof__fmt_si(t1, sizeof t1, gpuprof__g.peak.bw, "B/s") : "unknown",
+                        gpuprof__g.peak.bw_from, gpuprof__prec_name[gpuprof__g.peak.prec],
+                        gpuprof__g.peak.flops > 0 ? gpuprof__fmt_si(t2, sizeof t2, gpuprof__g.peak.flops, "FLOP/s") : "unknown", gpuprof__g.peak.flops_from);
+    if (gpuprof__g.peak.bw > 0 && gpuprof__g.peak.flops > 0) gpuprof__buf_printf(b, "; ridge %s FLOP/B", gpuprof__fmt_val(t3, sizeof t3, gpuprof__g.peak.flops / gpuprof__g.peak.bw));
+    gpuprof__buf_s(b, "\n");
+    gpuprof__name_cell(b, "Name", width, 0);
+    gpuprof__buf_s(b, "     Calls  Time/call    FLOP/call   Bytes/call        FLOP/s       Bytes/s     FLOP/B  Bound          Of peak\n");
+    for (i = 0; i < s->nflat && shown < rows; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        if (!gpuprof__roofline(r, &rf)) continue;
+        shown++;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
+        gpuprof__buf_printf(b, " %8s %s", gpuprof__fmt_ns(t1, sizeof t1, rf.time_ns), rf.on_gpu ? "G" : "C");
+        gpuprof__cell_si(b, rf.flops, "FLOP", 12);
+        gpuprof__cell_si(b, rf.bytes, "B", 12);
+        gpuprof__cell_si(b, rf.fps, "FLOP/s", 13);
+        gpuprof__cell_si(b, rf.bps, "B/s", 13);
+        if (rf.ai == rf.ai) gpuprof__fmt(t1, sizeof t1, "%.3g", rf.ai);
+        else snprintf(t1, sizeof t1, "-");
+        gpuprof__buf_printf(b, " %10s", t1);
+        gpuprof__buf_printf(b, "  %-13s", rf.bound ? gpuprof__kname[rf.bound] : "-");
+        if (rf.bound) { gpuprof__fmt(t1, sizeof t1, "%.1f%%", 100.0 * rf.frac); gpuprof__buf_printf(b, " %8s\n", t1); }
+        else gpuprof__buf_s(b, "        -\n");
+    }
+    gpuprof__more_rows(b, total, rows);
+    gpuprof__buf_s(b, "   (Time/call: G = GPU time, C = CPU time)\n");
+}
+
+/* The time by which a phase bounds the step: GPU time when the GPU bounds it, else CPU time. */
+static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phase *p) { return v->gpu_step ? p->gpu : p->cpu; }
+
+#define GPUPROF__OUTSIDE_REMEDY "wrap the code between the phases in ranges (GPUPROF_RANGE) to see what takes the time; " \
+    "meanwhile the GPU has only the work queued before it"
+/* The bottleneck: its name, class, time per step and remedy (the CPU's time outside any range is one too). */
+static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, int *k, double *ns, const char **remedy) {
+    if (v->bottleneck == -2) {
+        *name = NULL;
+        *k = GPUPROF__K_CPU;
+        *ns = v->outside_ns;
+        *remedy = GPUPROF__OUTSIDE_REMEDY;
+        return;
+    }
+    *name = gpuprof__name_text(v->ph[v->bottleneck].r->name_id);
+    *k = v->ph[v->bottleneck].k;
+    *ns = gpuprof__bound_ns(v, &v->ph[v->bottleneck]);
+    *remedy = gpuprof__remedy[*k];
+}
+
+/* The short form for the header: where the time goes and what bounds it. */
+static void gpuprof__verdict_head(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    char t1[32];
+    const char *name, *remedy;
+    int k;
+    double ns;
+    if (v->bottleneck == -1) return;
+    gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
+    gpuprof__fmt(t1, sizeof t1, "%.0f", v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
+    if (name) {
+        gpuprof__buf_s(b, "   verdict: bottleneck \"");
+        gpuprof__buf_s(b, name);
+        gpuprof__buf_s(b, "\"");
+    } else gpuprof__buf_s(b, "   verdict: bottleneck: code outside any range");
+    gpuprof__buf_printf(b, ", %s%% of the %s on the %s, %s", t1, v->per_step ? "step" : "time in outermost ranges", v->gpu_step ? "GPU" : "CPU",
+                        gpuprof__kname[k]);
+    if (v->waits_for >= 0) {
+        gpuprof__buf_s(b, " on \"");
+        gpuprof__buf_s(b, gpuprof__name_text(v->ph[v->waits_for].r->name_id));
+        gpuprof__buf_printf(b, "\" (%s)", gpuprof__kname[v->ph[v->waits_for].k]);
+    }
+    gpuprof__buf_s(b, " (the verdict at the end says why and what to try)\n");
+}
+
+
+/* The two timelines of the step, by class, and which one bounds it. */
+static void gpuprof__verdict_step(gpuprof__buf *b, const gpuprof__verdict_t *v, int gpu_run) {
+    char t1[32];
+    int k, first = 1;
+    double d = v->step_ns > 0 ? 100.0 / v->step_ns : 0.0;
+    gpuprof__buf_printf(b, "   %s: ", v->per_step ? "step" : "run");
+    if (gpu_run) {
+        gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * v->gpu_sum);
+        gpuprof__buf_printf(b, "GPU busy in phases %s", t1);
+        for (k = 1; k < GPUPROF__K_COUNT; k++) {
+            if (!(v->gpu_by[k] > 0)) continue;
+            gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * v->gpu_by[k]);
+            gpuprof__buf_printf(b, "%s%s %s", first ? " (" : ", ", gpuprof__kname[k], t1);
+            first = 0;
+        }
+        gpuprof__buf_s(b, first ? "; " : "); ");
+        first = 1;
+    }
+    gpuprof__buf_s(b, "CPU in phases: ");
+    for (k = 1; k < GPUPROF__K_COUNT; k++) {
+        if (!(v->cpu_by[k] > 0)) continue;
+        gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * v->cpu_by[k]);
+        gpuprof__buf_printf(b, "%s%s %s", first ? "" : ", ", gpuprof__kname[k], t1);
+        first = 0;
+    }
+    if (v->per_step && v->step_ns > v->cpu_sum) {
+        gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * (v->step_ns - v->cpu_sum));
+        gpuprof__buf_printf(b, ", outside any range %s", t1);
+    }
+    if (v->gpu_step) gpuprof__buf_printf(b, "\n   -> the GPU bounds the %s (busy in phases >= 90%% of it): %s\n", v->per_step ? "step" : "run", gpuprof__kname[v->step_k]);
+    else if (gpu_run) {
+        gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * v->gpu_sum);
+        gpuprof__buf_printf(b, "\n   -> the CPU bounds the %s (the GPU is busy in phases %s of it): %s\n", v->per_step ? "step" : "run", t1, gpuprof__kname[v->step_k]);
+    } else gpuprof__buf_printf(b, "\n   -> no GPU in this run: %s\n", gpuprof__kname[v->step_k]);
+}
+
+static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width, int gpu_run) {
+    char t1[32], t2[32], why[512];
+    int i, k;
+    double ns;
+    const char *name, *remedy;
+    const gpuprof__phase *p;
+    if (!v->nph) return;
+    if (v->per_step)
+        gpuprof__buf_printf(b, "\nVerdict (per counted step, mean %s; phases are the outermost ranges; rules: docs/guide.md \"Verdict\")\n",
+                            gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
+    else gpuprof__buf_s(b, "\nVerdict (no GPUPROF_STEP: over the whole run, shares of the time in outermost ranges; rules: docs/guide.md \"Verdict\")\n");
+    gpuprof__name_cell(b, "Phase", width, 0);
+    gpuprof__buf_printf(b, "%9s %10s %10s  Class          Why\n", "Share", v->per_step ? "CPU/step" : "CPU total", v->per_step ? "GPU/step" : "GPU total");
+    for (i = 0; i < v->nph; i++) {
+        p = &v->ph[i];
+        gpuprof__name_cell(b, gpuprof__name_text(p->r->name_id), width, 0);
+        gpuprof__fmt(t1, sizeof t1, "%.1f%%", v->step_ns > 0 ? 100.0 * p->t / v->step_ns : 0.0);
+        gpuprof__buf_printf(b, " %8s", t1);
+        gpuprof__cell_ns(b, p->cpu);
+        gpuprof__cell_ns(b, p->r->gpu.count ? p->gpu : NAN);
+        if (!gpu_run && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
+        else gpuprof__phase_why(why, sizeof why, v, p);
+        gpuprof__buf_printf(b, "  %-13s  %s\n", gpuprof__kname[p->k], why);
+    }
+    if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
+    gpuprof__verdict_step(b, v, gpu_run);
+    if (v->bottleneck == -1) return;
+    gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
+    gpuprof__fmt(t1, sizeof t1, "%.0f", v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
+    if (name) {
+        gpuprof__buf_s(b, "   bottleneck: \"");
+        gpuprof__buf_s(b, name);
+        gpuprof__buf_s(b, "\"");
+    } else gpuprof__buf_s(b, "   bottleneck: code outside any range");
+    gpuprof__buf_printf(b, ", %s %s per %s = %s%% of the %s, %s", v->gpu_step ? "GPU" : "CPU", gpuprof__fmt_ns(t2, sizeof t2, ns),
+                        v->per_step ? "step" : "run", t1, v->per_step ? "step" : "time in outermost ranges", gpuprof__kname[k]);
+    if (v->waits_for >= 0) {
+        const gpuprof__phase *w = &v->ph[v->waits_for];
+        gpuprof__buf_s(b, ": it waits for the GPU, whose largest phase is \"");
+        gpuprof__buf_s(b, gpuprof__name_text(w->r->name_id));
+        gpuprof__buf_printf(b, "\" (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
+    }
+    if (!gpu_run && k == GPUPROF__K_CPU && name)
+        gpuprof__buf_s(b, "\n   try: no GPU in this run: profile that phase's host code (perf, a sampling profiler), or declare its work with GPUPROF_RANGE_WORK "
+                          "and the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline\n");
+    else {
+        gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
+        if (v->waits_for >= 0) gpuprof__buf_printf(b, "   then, for \"%s\": %s\n", gpuprof__name_text(v->ph[v->waits_for].r->name_id), gpuprof__remedy[v->ph[v->waits_for].k]);
+    }
+}
+
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     char t1[32], t2[32], t3[32], t4[32];
     uint32_t i, rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
@@ -4157,6 +4692,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     double wall = (double)gpuprof__wall_ns();
     uint64_t warnings = 0;
     char rank[32] = "", device[640];
+    gpuprof__verdict_t verdict;
 
     for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flatp[i]->name_id)); if (w > width) width = w; }
     for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > width) width = w; }
@@ -4205,18 +4741,8 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_s(b, "\n");
     }
 #endif
-    if (s->has_gpu) {
-        double bound = 0;
-        for (i = 0; i < s->nflat; i++) {
-            const char *v = gpuprof__verdict(s->flatp[i]);
-            if (v && v[0] == 'G') bound += (double)s->flatp[i]->gpu_self_ns;
-        }
-        if (s->gpu_ns > 0) {
-            gpuprof__fmt(t1, sizeof t1, "%.1f", 100.0 * bound / s->gpu_ns);
-            gpuprof__buf_printf(b, "   verdict: %s: %s%% of the GPU time is in GPU-bound ranges (see the Verdict column)\n",
-                                bound >= 0.5 * s->gpu_ns ? "GPU-bound" : "launch-bound", t1);
-        }
-    }
+    gpuprof__analyze(s, &verdict);
+    gpuprof__verdict_head(b, &verdict);
     if (s->mem && (s->mem->snapshots || s->mem->allocs)) gpuprof__mem_reading(b, s->mem);
 
     if (view != GPUPROF_VIEW_TREE && s->has_gpu) {
@@ -4243,7 +4769,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.99));
             gpuprof__cell_ns(b, g->count ? g->max : NAN);
-            gpuprof__buf_printf(b, GPUPROF__LD(&gpuprof__g.mem_ranges) ? "  %-12s" : "  %s", v ? v : "-");
+            gpuprof__buf_printf(b, GPUPROF__LD(&gpuprof__g.mem_ranges) ? "  %-13s" : "  %s", v ? v : "-");
             gpuprof__mem_range_cells(b, r);
         }
         gpuprof__more_rows(b, s->nflat, rows);
@@ -4316,6 +4842,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         }
         gpuprof__more_rows(b, s->norder, rows);
     }
+    if (view != GPUPROF_VIEW_TREE) gpuprof__report_roofline(b, s, width, rows);
     if (s->ncounters) {
         gpuprof__buf_s(b, "\nCounters\n");
         gpuprof__name_cell(b, "Name", width, 0);
@@ -4338,6 +4865,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     }
     if (s->mem) gpuprof__report_mem(b, s->mem, width);
     if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
+    gpuprof__report_verdict(b, &verdict, width, s->has_gpu);
     for (i = 0; i < GPUPROF__W_COUNT; i++) warnings += GPUPROF__LD(&gpuprof__g.warn_count[i]);
     if (warnings) {
         int first = 1;
@@ -4402,8 +4930,34 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
         gpuprof__buf_printf(b, ",\"self_ns\":%llu,\"excluded_calls\":%llu,\"end_lag_mean_ns\":", (unsigned long long)r->gpu_self_ns,
                             (unsigned long long)r->gpu_excluded);
         gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_lag_ns / (double)r->gpu.count : NAN);
+        gpuprof__buf_s(b, ",\"start_lag_mean_ns\":");
+        gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_wait_ns / (double)r->gpu.count : NAN);
         gpuprof__buf_printf(b, ",\"verdict\":%s%s%s}", v ? "\"" : "", v ? v : "null", v ? "\"" : "");
     } else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"roofline\":");
+    {
+        gpuprof__roof rf;
+        if (gpuprof__roofline(r, &rf)) {
+            gpuprof__buf_s(b, "{\"flops_per_call\":");
+            gpuprof__buf_num(b, rf.flops);
+            gpuprof__buf_s(b, ",\"bytes_per_call\":");
+            gpuprof__buf_num(b, rf.bytes);
+            gpuprof__buf_printf(b, ",\"time_from\":\"%s\",\"time_ns\":", rf.on_gpu ? "gpu" : "cpu");
+            gpuprof__buf_num(b, rf.time_ns);
+            gpuprof__buf_s(b, ",\"flops_per_s\":");
+            gpuprof__buf_num(b, rf.fps);
+            gpuprof__buf_s(b, ",\"bytes_per_s\":");
+            gpuprof__buf_num(b, rf.bps);
+            gpuprof__buf_s(b, ",\"flop_per_byte\":");
+            gpuprof__buf_num(b, rf.ai);
+            gpuprof__buf_s(b, ",\"bound\":");
+            if (rf.bound) gpuprof__buf_printf(b, "\"%s\"", gpuprof__kname[rf.bound]);
+            else gpuprof__buf_s(b, "null");
+            gpuprof__buf_s(b, ",\"peak_fraction\":");
+            gpuprof__buf_num(b, rf.frac);
+            gpuprof__buf_s(b, "}");
+        } else gpuprof__buf_s(b, "null");
+    }
     gpuprof__buf_s(b, ",\"mem\":");
     if (GPUPROF__LD(&gpuprof__g.mem_ranges) && r->mem_calls) {
         gpuprof__buf_printf(b, "{\"calls\":%llu,\"tracked_delta_sum_bytes\":%lld,\"tracked_delta_mean_bytes\":", (unsigned long long)r->mem_calls, (long long)r->mem_delta);
@@ -4494,9 +5048,85 @@ static void gpuprof__json_mem(gpuprof__buf *b, const gpuprof__memstate *m) {
     gpuprof__buf_s(b, "},\n");
 }
 
+/* "peaks" and "verdict" (docs/summary.md). */
+static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
+    gpuprof__verdict_t v;
+    char why[512];
+    const char *name, *remedy;
+    double ns;
+    int i, k, first, side;
+    gpuprof__buf_s(b, "\"peaks\":{\"precision\":");
+    gpuprof__buf_printf(b, "\"%s\",\"flops_per_s\":", gpuprof__prec_name[gpuprof__g.peak.prec]);
+    gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 ? gpuprof__g.peak.flops : NAN);
+    gpuprof__buf_s(b, ",\"flops_from\":");
+    gpuprof__buf_json_str(b, gpuprof__g.peak.flops_from);
+    gpuprof__buf_s(b, ",\"bytes_per_s\":");
+    gpuprof__buf_num(b, gpuprof__g.peak.bw > 0 ? gpuprof__g.peak.bw : NAN);
+    gpuprof__buf_s(b, ",\"bytes_from\":");
+    gpuprof__buf_json_str(b, gpuprof__g.peak.bw_from);
+    gpuprof__buf_s(b, ",\"ridge_flop_per_byte\":");
+    gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 && gpuprof__g.peak.bw > 0 ? gpuprof__g.peak.flops / gpuprof__g.peak.bw : NAN);
+    gpuprof__buf_s(b, "},\n\"verdict\":");
+    gpuprof__analyze(s, &v);
+    if (!v.nph) { gpuprof__buf_s(b, "null,\n"); return; }
+    gpuprof__buf_printf(b, "{\"per\":\"%s\",\"step_ns\":", v.per_step ? "step" : "run");
+    gpuprof__buf_num(b, v.step_ns);
+    gpuprof__buf_printf(b, ",\"class\":\"%s\",\"bound_by\":\"%s\",\"gpu_busy_share\":", gpuprof__kname[v.step_k], v.gpu_step ? "gpu" : "cpu");
+    gpuprof__buf_num(b, s->has_gpu && v.step_ns > 0 ? v.gpu_sum / v.step_ns : NAN);
+    for (side = 0; side < 2; side++) {
+        const double *by = side ? v.gpu_by : v.cpu_by;
+        gpuprof__buf_s(b, side ? ",\"gpu_share_by_class\":{" : ",\"cpu_share_by_class\":{");
+        for (k = 1, first = 1; k < GPUPROF__K_COUNT; k++) {
+            if (!(by[k] > 0)) continue;
+            gpuprof__buf_printf(b, "%s\"%s\":", first ? "" : ",", gpuprof__kname[k]);
+            gpuprof__buf_num(b, v.step_ns > 0 ? by[k] / v.step_ns : NAN);
+            first = 0;
+        }
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, ",\n \"phases\":[");
+    for (i = 0; i < v.nph; i++) {
+        const gpuprof__phase *p = &v.ph[i];
+        gpuprof__buf_s(b, i ? ",\n  {\"name\":" : "\n  {\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[p->r->name_id].json);
+        gpuprof__buf_printf(b, ",\"class\":\"%s\",\"share\":", gpuprof__kname[p->k]);
+        gpuprof__buf_num(b, v.step_ns > 0 ? p->t / v.step_ns : NAN);
+        gpuprof__buf_s(b, ",\"cpu_ns\":");
+        gpuprof__buf_num(b, p->cpu);
+        gpuprof__buf_s(b, ",\"gpu_ns\":");
+        gpuprof__buf_num(b, p->r->gpu.count ? p->gpu : NAN);
+        gpuprof__buf_s(b, ",\"held_ns\":");
+        gpuprof__buf_num(b, p->t);
+        gpuprof__buf_s(b, ",\"decided_by\":");
+        if (p->by) gpuprof__buf_s(b, gpuprof__g.names[p->by->name_id].json);
+        else gpuprof__buf_s(b, "null");
+        if (!s->has_gpu && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
+        else gpuprof__phase_why(why, sizeof why, &v, p);
+        gpuprof__buf_s(b, ",\"why\":");
+        gpuprof__buf_json_str(b, why);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"outside_ns\":", v.more);
+    gpuprof__buf_num(b, v.per_step ? v.outside_ns : NAN);
+    gpuprof__buf_s(b, ",\"bottleneck\":{\"name\":");
+    gpuprof__bottleneck(&v, &name, &k, &ns, &remedy);
+    if (name) gpuprof__buf_s(b, gpuprof__g.names[v.ph[v.bottleneck].r->name_id].json);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"outside_ranges\":%s,\"class\":\"%s\",\"time_ns\":", name ? "false" : "true", gpuprof__kname[k]);
+    gpuprof__buf_num(b, ns);
+    gpuprof__buf_s(b, ",\"share\":");
+    gpuprof__buf_num(b, v.step_ns > 0 ? ns / v.step_ns : NAN);
+    gpuprof__buf_s(b, ",\"waits_for\":");
+    if (v.waits_for >= 0) gpuprof__buf_s(b, gpuprof__g.names[v.ph[v.waits_for].r->name_id].json);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"remedy\":");
+    gpuprof__buf_json_str(b, remedy);
+    gpuprof__buf_s(b, "}},\n");
+}
+
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     uint32_t i;
-    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":2,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
+    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":3,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
     gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"},\n", gpuprof__g.pid, gpuprof__g.rank,
                         gpuprof__g.nthreads, (unsigned long long)gpuprof__wall_ns(),
@@ -4540,7 +5170,9 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         gpuprof__g.steps_seen ? "true" : "false", (unsigned long long)gpuprof__g.steps_counted,
                         (unsigned long long)gpuprof__g.steps_excluded, (unsigned long long)gpuprof__g.steps_off);
     gpuprof__json_stats(b, &gpuprof__g.step_stats, "_ns");
-    gpuprof__buf_s(b, "}},\n\"profiled_ns\":");
+    gpuprof__buf_s(b, "}},\n");
+    gpuprof__json_analysis(b, s);
+    gpuprof__buf_s(b, "\"profiled_ns\":");
     gpuprof__buf_num(b, s->profiled_ns);
     gpuprof__buf_s(b, ",\n\"ranges\":[");
     for (i = 0; i < s->nflat; i++) {
@@ -4748,6 +5380,7 @@ void gpuprof_reset(void) {
                 GPUPROF__ST(&n->gpu->pre_self_ns, (uint64_t)0);
                 GPUPROF__ST(&n->gpu->excluded, (uint64_t)0);
                 GPUPROF__ST(&n->gpu->lag_ns, (int64_t)0);
+                GPUPROF__ST(&n->gpu->wait_ns, (int64_t)0);
                 if (n->gpu->pre) GPUPROF__ST(&n->gpu->pre->count, (uint64_t)0);
             }
         }
@@ -4945,7 +5578,123 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.report);
     GPUPROF_FREE(gpuprof__g.summary_path);
     GPUPROF_FREE(gpuprof__g.process_name);
+    GPUPROF_FREE(gpuprof__g.host_ranges);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
+    gpuprof__g.host_ranges = NULL;
+}
+
+/* ----------------------------------------------------------------------
+   Roofline peaks (SPEC 9): memory bandwidth from the device's attributes,
+   peak FLOP/s from a table by compute capability and precision; the config
+   and the environment override both.
+   ---------------------------------------------------------------------- */
+
+#ifdef GPUPROF_CUDA
+/* Dense FLOP per clock cycle per SM, from NVIDIA's architecture whitepapers:
+   fp64 and fp32 on the CUDA cores (an FMA is 2 FLOP), tf32, fp16/bf16 and
+   fp8 on the tensor cores (dense, fp32 accumulate on data-centre parts,
+   fp16 accumulate on GeForce); 0 = not supported. Peak = this x SMs x the
+   clock the runtime reports (the boost clock; datasheets sometimes quote
+   tensor figures at a lower one). docs/guide.md "Roofline" has the table. */
+static const struct gpuprof__flop_row { int major, minor; double v[GPUPROF__PREC_COUNT]; } gpuprof__flop_table[] = {
+    /*              fp32   tf32   fp16   bf16    fp8  fp64 */
+    {  7, 0, { 128,     0, 1024,     0,     0,   64 } },   /* V100 */
+    {  7, 5, { 128,     0, 1024,     0,     0,    4 } },   /* T4, RTX 20 */
+    {  8, 0, { 128,  1024, 2048,  2048,     0,   64 } },   /* A100, A30 */
+    {  8, 6, { 256,   512, 1024,  1024,     0,    4 } },   /* A10, A40, RTX 30 */
+    {  8, 7, { 256,   512, 1024,  1024,     0,    4 } },   /* Jetson Orin */
+    {  8, 9, { 256,   512, 1024,  1024,  2048,    4 } },   /* L4, L40S, RTX 40 */
+    {  9, 0, { 256,  2048, 4096,  4096,  8192,  128 } },   /* H100, H200, GH200 */
+    { 10, 0, { 256,  4096, 8192,  8192, 16384,  128 } },   /* B200, GB200 */
+    { 12, 0, { 256,   512, 1024,  1024,  2048,    4 } },   /* RTX 50, RTX PRO Blackwell */
+};
+
+/* The row for major.minor: exact, else the same major's nearest lower minor. */
+static const struct gpuprof__flop_row *gpuprof__flop_row_of(int major, int minor) {
+    const struct gpuprof__flop_row *best = NULL;
+    size_t i;
+    for (i = 0; i < sizeof gpuprof__flop_table / sizeof gpuprof__flop_table[0]; i++) {
+        const struct gpuprof__flop_row *r = &gpuprof__flop_table[i];
+        if (r->major == major && r->minor <= minor && (!best || r->minor > best->minor)) best = r;
+    }
+    return best;
+}
+#endif
+
+/* A positive number from the environment (or -1 when the variable is unset or bad). */
+static double gpuprof__env_positive(const char *var) {
+    const char *v = getenv(var);
+    char *end;
+    double x;
+    if (!v || !*v) return -1;
+    errno = 0;
+    x = strtod(v, &end);
+    while (*end == ' ') end++;
+    if (errno || *end || !(x > 0) || x > 1e9) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a positive number; ignored", var, v);
+        return -1;
+    }
+    return x;
+}
+
+static void gpuprof__peaks_init(const gpuprof_config *cfg) {
+    const char *v = getenv("GPUPROF_PRECISION"), *from = "GPUPROF_PRECISION";
+    double x;
+    int i;
+    memset(&gpuprof__g.peak, 0, sizeof gpuprof__g.peak);
+    if (!v || !*v) { v = cfg->precision; from = "the config's precision"; }
+    if (v && *v) {
+        for (i = 0; i < GPUPROF__PREC_COUNT && strcmp(v, gpuprof__prec_name[i]) != 0; i++) {}
+        if (i < GPUPROF__PREC_COUNT) gpuprof__g.peak.prec = i;
+        else gpuprof__warn(GPUPROF__W_BAD_ENV, "%s '%.32s' is not fp32, tf32, fp16, bf16, fp8 or fp64; using fp32", from, v);
+    }
+    if ((x = gpuprof__env_positive("GPUPROF_PEAK_TFLOPS")) > 0) {
+        gpuprof__g.peak.flops = x * 1e12;
+        gpuprof__g.peak.user_flops = 1;
+        snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "GPUPROF_PEAK_TFLOPS");
+    } else if (cfg->peak_tflops > 0 && cfg->peak_tflops <= 1e9) {
+        gpuprof__g.peak.flops = cfg->peak_tflops * 1e12;
+        gpuprof__g.peak.user_flops = 1;
+        snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "config");
+    } else if (cfg->peak_tflops != 0)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the config's peak_tflops (%g) is not a positive number; ignored", cfg->peak_tflops);
+    if ((x = gpuprof__env_positive("GPUPROF_PEAK_GBPS")) > 0) {
+        gpuprof__g.peak.bw = x * 1e9;
+        gpuprof__g.peak.user_bw = 1;
+        snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "GPUPROF_PEAK_GBPS");
+    } else if (cfg->peak_gbps > 0 && cfg->peak_gbps <= 1e9) {
+        gpuprof__g.peak.bw = cfg->peak_gbps * 1e9;
+        gpuprof__g.peak.user_bw = 1;
+        snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "config");
+    } else if (cfg->peak_gbps != 0)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the config's peak_gbps (%g) is not a positive number; ignored", cfg->peak_gbps);
+#ifdef GPUPROF_CUDA
+    if (gpuprof__gpu.available) {
+        const struct gpuprof__flop_row *r = gpuprof__flop_row_of(gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
+        int p = gpuprof__g.peak.prec;
+        if (!gpuprof__g.peak.flops) {
+            if (r && r->v[p] > 0 && gpuprof__gpu.sms > 0 && gpuprof__gpu.clock_khz > 0) {
+                gpuprof__g.peak.flops = r->v[p] * gpuprof__gpu.sms * (double)gpuprof__gpu.clock_khz * 1e3;
+                snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "%.0f %s FLOP/clock/SM for CC %d.%d x %d SMs x %.2f GHz",
+                         r->v[p], gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor, gpuprof__gpu.sms, gpuprof__gpu.clock_khz * 1e-6);
+            } else
+                snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "none for %s on CC %d.%d: set GPUPROF_PEAK_TFLOPS",
+                         gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
+        }
+        if (!gpuprof__g.peak.bw) {
+            if (gpuprof__gpu.mem_khz > 0 && gpuprof__gpu.bus_bits > 0) {
+                /* double data rate: two transfers of bus_bits per memory clock */
+                gpuprof__g.peak.bw = 2.0 * (double)gpuprof__gpu.mem_khz * 1e3 * (double)gpuprof__gpu.bus_bits / 8.0;
+                snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "%d-bit bus x %.0f MHz memory clock x 2",
+                         gpuprof__gpu.bus_bits, gpuprof__gpu.mem_khz * 1e-3);
+            } else snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "unknown: set GPUPROF_PEAK_GBPS");
+        }
+    }
+#endif
+    if (!gpuprof__g.peak.flops && !gpuprof__g.peak.flops_from[0])
+        snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "no GPU: set GPUPROF_PEAK_TFLOPS");
+    if (!gpuprof__g.peak.bw && !gpuprof__g.peak.bw_from[0])
+        snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "no GPU: set GPUPROF_PEAK_GBPS");
 }
 
 static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call) {
@@ -5018,6 +5767,9 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     if (cfg.process_name) snprintf(pname, sizeof pname, "%s", cfg.process_name);
     else gpuprof__process_name(pname, sizeof pname);
     gpuprof__g.process_name = gpuprof__strdup(pname);
+    v = getenv("GPUPROF_HOST_RANGES");
+    if (!v) v = cfg.host_ranges;
+    gpuprof__g.host_ranges = v && *v ? gpuprof__strdup(v) : NULL;
     if (!gpuprof__g.process_name || !gpuprof__g.report) {
         gpuprof__free_settings();
         pthread_mutex_unlock(&gpuprof__lock);
@@ -5103,6 +5855,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_probe(!cfg.no_gpu && !off);
 #endif
+    gpuprof__peaks_init(&cfg);
     if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {
         GPUPROF_FREE(gpuprof__g.trace_path);
         gpuprof__g.trace_path = NULL;

@@ -571,7 +571,11 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
     ENTER("cudaDeviceGetAttribute");
     if (device < 0 || device >= sim.ndev) LEAVE(cudaErrorInvalidDevice);
     if (attr == cudaDevAttrMemoryPoolsSupported) *value = sim.pools;
+    /* an H100 SXM's figures: the roofline peaks come out as 66.9 TFLOP/s fp32 and 3.35 TB/s */
     else if (attr == cudaDevAttrClockRate) *value = 1980000;
+    else if (attr == cudaDevAttrMultiProcessorCount) *value = 132;
+    else if (attr == cudaDevAttrMemoryClockRate) *value = 2619000;
+    else if (attr == cudaDevAttrGlobalMemoryBusWidth) *value = 5120;
     else *value = 0;
     LEAVE(cudaSuccess);
 }
