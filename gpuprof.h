@@ -1086,8 +1086,10 @@ static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
+/* One line on stderr for the first warning of each kind; every bad setting
+   has its own line (they come once, at init). */
 static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
-    if (GPUPROF__ADD(&gpuprof__g.warn_count[kind], 1) == 0) {
+    if (GPUPROF__ADD(&gpuprof__g.warn_count[kind], 1) == 0 || kind == GPUPROF__W_BAD_ENV) {
         char line[512];
         va_list ap;
         int n;
@@ -4165,7 +4167,7 @@ typedef struct gpuprof__verdict_t {
     double steps, step_ns;        /* divisor of the totals; the time per step (mean) or the phases' sum */
     double cpu_by[GPUPROF__K_COUNT];     /* ns per step: CPU time of the phases of each class */
     double gpu_by[GPUPROF__K_COUNT];     /* ns per step: GPU time of the phases of each class */
-    double cpu_sum, gpu_sum;             /* all phases' CPU time, GPU time per step */
+    double cpu_sum, gpu_sum;             /* per step: all phases' CPU time; GPU-bound phases' GPU time */
     int gpu_step;                 /* the GPU is busy in phases >= 90% of the step: the GPU side bounds it */
     int step_k;                   /* the class that bounds the step */
     int bottleneck, waits_for;    /* indexes into ph, -1: none; bottleneck -2: CPU time outside any range */
@@ -4237,18 +4239,20 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     v->nph = nall < GPUPROF__PHASES ? (int)nall : GPUPROF__PHASES;
     v->more = (int)nall - v->nph;
     memcpy(v->ph, all, (size_t)v->nph * sizeof *all);
+    /* The GPU time of a range spans any idle time of its stream inside it:
+       only GPU-bound phases (the GPU behind the CPU) count as busy. */
     for (i = 0; i < nall; i++) {
         v->cpu_by[all[i].k] += all[i].cpu;
         v->gpu_by[all[i].k] += all[i].gpu;
         v->cpu_sum += all[i].cpu;
-        v->gpu_sum += all[i].gpu;
+        if (gpuprof__k_gpu(all[i].k)) v->gpu_sum += all[i].gpu;
     }
     /* Two timelines per step: the CPU's (the phases' CPU times and what is
        outside any range add up to the step) and the GPU's (the phases' GPU
        times and the idle time). The GPU bounds the step when it is busy in
        phases nearly all of it; else the CPU does. */
     v->step_ns = v->per_step ? gpuprof_stats_mean(&gpuprof__g.step_stats) : v->cpu_sum;
-    v->gpu_step = v->step_ns > 0 && v->gpu_sum >= GPUPROF__GPU_BUSY * v->step_ns;
+    v->gpu_step = v->step_ns > 0 && v->gpu_sum >= GPUPROF__GPU_BUSY * v->step_ns;   /* the GPU-bound phases fill the step */
     v->outside_ns = v->per_step && v->step_ns > v->cpu_sum ? v->step_ns - v->cpu_sum : 0;
     for (k = 1, v->step_k = 0; k < GPUPROF__K_COUNT; k++) {
         const double *by = v->gpu_step ? v->gpu_by : v->cpu_by;
@@ -4265,7 +4269,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     if (!v->gpu_step && v->bottleneck >= 0 && v->outside_ns > v->ph[v->bottleneck].cpu) { v->bottleneck = -2; v->step_k = GPUPROF__K_CPU; }
     if (v->bottleneck >= 0 && v->ph[v->bottleneck].k == GPUPROF__K_SYNC)
         for (i = 0; i < (uint32_t)v->nph; i++)
-            if (v->ph[i].r->gpu.count && (int)i != v->bottleneck && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
+            if (gpuprof__k_gpu(v->ph[i].k) && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
     GPUPROF_FREE(kk);
     GPUPROF_FREE(all);
 }
@@ -4605,9 +4609,9 @@ static void gpuprof__verdict_step(gpuprof__buf *b, const gpuprof__verdict_t *v, 
     gpuprof__buf_printf(b, "   %s: ", v->per_step ? "step" : "run");
     if (gpu_run) {
         gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * v->gpu_sum);
-        gpuprof__buf_printf(b, "GPU busy in phases %s", t1);
+        gpuprof__buf_printf(b, "GPU busy in GPU-bound phases %s", t1);
         for (k = 1; k < GPUPROF__K_COUNT; k++) {
-            if (!(v->gpu_by[k] > 0)) continue;
+            if (!(v->gpu_by[k] > 0) || !gpuprof__k_gpu(k)) continue;
             gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * v->gpu_by[k]);
             gpuprof__buf_printf(b, "%s%s %s", first ? " (" : ", ", gpuprof__kname[k], t1);
             first = 0;
@@ -4626,10 +4630,10 @@ static void gpuprof__verdict_step(gpuprof__buf *b, const gpuprof__verdict_t *v, 
         gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * (v->step_ns - v->cpu_sum));
         gpuprof__buf_printf(b, ", outside any range %s", t1);
     }
-    if (v->gpu_step) gpuprof__buf_printf(b, "\n   -> the GPU bounds the %s (busy in phases >= 90%% of it): %s\n", v->per_step ? "step" : "run", gpuprof__kname[v->step_k]);
+    if (v->gpu_step) gpuprof__buf_printf(b, "\n   -> the GPU bounds the %s (busy in GPU-bound phases >= 90%% of it): %s\n", v->per_step ? "step" : "run", gpuprof__kname[v->step_k]);
     else if (gpu_run) {
         gpuprof__fmt(t1, sizeof t1, "%.0f%%", d * v->gpu_sum);
-        gpuprof__buf_printf(b, "\n   -> the CPU bounds the %s (the GPU is busy in phases %s of it): %s\n", v->per_step ? "step" : "run", t1, gpuprof__kname[v->step_k]);
+        gpuprof__buf_printf(b, "\n   -> the CPU bounds the %s (the GPU is busy in GPU-bound phases %s of it): %s\n", v->per_step ? "step" : "run", t1, gpuprof__kname[v->step_k]);
     } else gpuprof__buf_printf(b, "\n   -> no GPU in this run: %s\n", gpuprof__kname[v->step_k]);
 }
 
