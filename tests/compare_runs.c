@@ -1,0 +1,68 @@
+/* compare_runs.c -- TEST CODE. Writes the JSON summary of one run of a
+   training-like loop whose durations come from a seeded generator on a
+   virtual clock, so that gpuprof-compare can be tested on runs whose truth
+   is known:
+
+       compare_runs OUT.json SEED [--slower PCT] [--fused]
+
+   Each call of "forward", "backward", "optimizer", "data" lasts its mean
+   with a normal jitter of 5% (Box-Muller on a xorshift generator seeded by
+   SEED); two seeds are the same code run twice. --slower PCT makes
+   "backward" PCT percent slower; --fused replaces the range "softmax" with
+   "fused softmax" and tracks 1.5 MiB of workspace instead of 1 MiB. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t now_ns;
+#define GPUPROF_CLOCK_FN() now_ns
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+
+static uint64_t rng;
+static double uniform(void) {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+static void work(double mean_ns) {
+    double z = sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform());
+    double d = mean_ns * (1.0 + 0.05 * z);
+    now_ns += (uint64_t)(d > 0 ? d : 0);
+}
+
+int main(int argc, char **argv) {
+    gpuprof_config cfg;
+    double slower = 0;
+    int fused = 0, step, i;
+    static char workspace[1];
+    if (argc < 3) return 2;
+    for (i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--slower") && i + 1 < argc) slower = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--fused")) fused = 1;
+        else return 2;
+    }
+    rng = 0x9e3779b97f4a7c15ull * (uint64_t)(atoi(argv[2]) + 1);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.summary_path = argv[1];
+    cfg.report = "off";
+    cfg.process_name = fused ? "compare_runs --fused" : "compare_runs";
+    gpuprof_init(&cfg);
+    gpuprof_mem_alloc(workspace, fused ? 1536 * 1024 : 1024 * 1024, "workspace");
+    for (step = 0; step < 300; step++) {
+        { PROF_RANGE("data"); work(300e3); }
+        {
+            PROF_RANGE("forward");
+            work(800e3);
+            if (fused) { PROF_RANGE("fused softmax"); work(150e3); }
+            else { PROF_RANGE("softmax"); work(200e3); }
+        }
+        { PROF_RANGE("backward"); work(2e6 * (1.0 + slower / 100.0)); }
+        { PROF_RANGE("optimizer"); work(400e3); }
+        PROF_MEM("step");
+        PROF_STEP();
+    }
+    gpuprof_mem_free(workspace);
+    gpuprof_shutdown();
+    return 0;
+}

@@ -1,0 +1,85 @@
+#!/bin/sh
+# gpuprof-compare on summaries whose truth is known (tests/compare_runs.c):
+# the same code run twice must read as no significant change, a 20% slower
+# backward must read as slower, --fail-if-slower must set the exit status,
+# and bad input must give a one-line message and exit 2.
+# usage: test_compare.sh COMPARE_RUNS GPUPROF_COMPARE
+set -u
+gen=$1; cmp=$2
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
+expect() {  # expect WHAT FILE PATTERN
+    if grep -q -- "$3" "$2"; then ok; else bad "$1 (no '$3' in $2)"; sed 's/^/    /' "$2"; fi
+}
+code() {    # code WHAT WANT GOT
+    if [ "$2" = "$3" ]; then ok; else bad "$1: exit status $3, want $2"; fi
+}
+
+"$gen" base.json 1 || { echo "FAIL: compare_runs"; exit 1; }
+"$gen" rerun.json 2
+"$gen" slow.json 3 --slower 20
+"$gen" fused.json 4 --fused
+
+"$cmp" base.json rerun.json > same.out; code "same code, two runs" 0 $?
+cat same.out
+expect "same code: the step time" same.out "^(step time) .*within noise"
+expect "same code: backward" same.out "^backward .*within noise"
+expect "same code: the overall line" same.out "ranges: 0 faster, 0 slower, 5 within noise, 0 added, 0 gone -> no significant change"
+expect "same code: the memory peak is unchanged" same.out "tracked peak .*1.00 MiB ->   1.00 MiB  (+0.0%)"
+
+"$cmp" base.json slow.json > slow.out; code "a slower run, no limit" 0 $?
+cat slow.out
+expect "slower: backward" slow.out "^backward .* +20.[0-9]% .* SLOWER"
+expect "slower: forward is not" slow.out "^forward .*within noise"
+expect "slower: the step time" slow.out "^(step time) .*SLOWER"
+expect "slower: the overall line" slow.out "ranges: 0 faster, 1 slower, 4 within noise"
+
+"$cmp" --fail-if-slower 10 base.json slow.json > fail.out; code "--fail-if-slower 10 on a 20% slower run" 1 $?
+expect "the failure is said" fail.out "FAIL: slower by more than the --fail-if-slower limit"
+"$cmp" --fail-if-slower 30 base.json slow.json > /dev/null; code "--fail-if-slower 30 on a 20% slower run" 0 $?
+"$cmp" --fail-if-slower 1 base.json rerun.json > /dev/null; code "--fail-if-slower 1 on the same code" 0 $?
+
+"$cmp" slow.json base.json > fast.out; code "the other way round" 0 $?
+expect "faster: backward" fast.out "^backward .* -1[0-9].[0-9]% .* faster"
+
+"$cmp" base.json base.json > self.out; code "a run against itself" 0 $?
+expect "itself: p = 1" self.out "^backward .* +0.0% *1  within noise"
+
+"$cmp" base.json fused.json > fused.out; code "a changed range" 0 $?
+cat fused.out
+expect "fused: added" fused.out "^  fused softmax"
+expect "fused: gone" fused.out "^gone (only in the baseline):"
+expect "fused: memory" fused.out "tracked peak .*1.00 MiB ->   1.50 MiB  (+50.0%)"
+expect "fused: forward faster" fused.out "^forward .* faster"
+
+"$cmp" --min-change 25 base.json slow.json > minchg.out
+expect "--min-change 25 hides a 20% change" minchg.out "^backward .*within noise"
+
+# the test's arithmetic against a worked example: means 10 and 12 ms, std 2 and 3 ms,
+# 10 and 12 calls: t = 1.865, 19.19 degrees of freedom, two-sided p = 0.0775
+echo '{"schema":"gpuprof-summary","schema_version":3,"ranges":[{"name":"k","count":10,"mean_ns":1e7,"std_ns":2e6,"gpu":null}]}' > w1.json
+echo '{"schema":"gpuprof-summary","schema_version":3,"ranges":[{"name":"k","count":12,"mean_ns":1.2e7,"std_ns":3e6,"gpu":null}]}' > w2.json
+"$cmp" w1.json w2.json > welch.out; code "the worked example" 0 $?
+expect "Welch p-value of the worked example" welch.out "^k .* +20.0% *0.078  within noise"
+"$cmp" --alpha 0.1 w1.json w2.json > welch.out
+expect "with alpha 0.1 it is slower" welch.out "^k .* +20.0% *0.078  SLOWER"
+expect "no step time is said" welch.out "overall: no step time in the baseline"
+
+"$cmp" --help > help.out; code "--help" 0 $?
+expect "--help states the rule" help.out "Welch's t-test"
+
+"$cmp" base.json missing.json 2> err.out; code "a missing file" 2 $?
+expect "a missing file is named" err.out "^gpuprof-compare: cannot read missing.json"
+echo '{"x":1}' > notsummary.json
+"$cmp" base.json notsummary.json 2> err.out; code "a JSON file that is not a summary" 2 $?
+expect "and said so" err.out "is JSON but not a gpuprof summary"
+printf '{"schema":"gpuprof-summary",' > cut.json
+"$cmp" cut.json base.json 2> err.out; code "a cut file" 2 $?
+expect "a cut file is named" err.out "cut.json is not valid JSON"
+"$cmp" --alpha 2 base.json base.json 2> err.out; code "a bad --alpha" 2 $?
+"$cmp" --bogus base.json base.json 2> err.out; code "an unknown option" 2 $?
+expect "an unknown option is named" err.out "unknown option --bogus"
+
+echo "test_compare: $pass passed, $fail failed"
+[ $fail -eq 0 ]

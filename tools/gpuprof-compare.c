@@ -1,0 +1,565 @@
+/* gpuprof-compare -- compares two gpuprof JSON summaries: per range, the
+   baseline and the new time, the change, and whether the change stands out
+   of the noise (Welch's t-test on the recorded mean, standard deviation and
+   count); ranges added or gone; memory peaks; an overall line; an exit
+   status for CI (--fail-if-slower PCT). Plain C99, no dependencies: it
+   carries a small JSON reader for the summaries gpuprof writes.
+
+   Build: cc -O2 -o gpuprof-compare tools/gpuprof-compare.c -lm
+   (CMake builds it as tools/gpuprof-compare). Run with --help for the rule. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOOL "gpuprof-compare"
+
+static const char *const usage_text =
+    "usage: " TOOL " [options] BASELINE.json NEW.json\n"
+    "\n"
+    "Compares two gpuprof JSON summaries (gpuprof_write_summary, GPUPROF_SUMMARY=path) range\n"
+    "by range: the baseline and new mean time per call, the change, and whether the change\n"
+    "stands out of the noise. Also: ranges added or gone, memory peaks, the step time.\n"
+    "\n"
+    "options:\n"
+    "  --fail-if-slower PCT  exit 1 when the step time or any range is significantly slower\n"
+    "                        by more than PCT percent (for CI)\n"
+    "  --alpha A             significance level of the test (default 0.01)\n"
+    "  --min-change PCT      the smallest change that counts, in percent (default 2)\n"
+    "  --time gpu|cpu|auto   which time to compare: GPU time per call, CPU time per call, or\n"
+    "                        (auto, the default) GPU time where both runs have it, else CPU\n"
+    "  --rows N              ranges to list, largest baseline total first (default 40; 0 = all)\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "The rule: a change stands out of the noise when Welch's t-test on the two runs'\n"
+    "recorded statistics (mean, sample standard deviation and count of the calls) gives a\n"
+    "two-sided p-value below alpha AND the mean changed by at least min-change percent.\n"
+    "Either alone is not enough: with many calls a 0.1% drift is 'significant' yet not worth\n"
+    "a look; with few, noisy calls a 10% change may be chance. The test takes the calls as\n"
+    "independent samples; calls in a loop are often correlated, so treat p as a guide.\n"
+    "Ranges with fewer than 2 calls in either run are compared without a test ('n/a').\n"
+    "\n"
+    "exit status: 0 compared; 1 --fail-if-slower was exceeded; 2 bad usage or unreadable input.\n";
+
+/* ----------------------------------------------------------------------
+   A small JSON reader: the whole document as a tree.
+   ---------------------------------------------------------------------- */
+enum { J_NULL, J_FALSE, J_TRUE, J_NUM, J_STR, J_ARR, J_OBJ };
+typedef struct jv {
+    int type;
+    double num;
+    char *str;                /* J_STR: the value; in an object: the key is in `key` */
+    char *key;
+    struct jv *kids;          /* J_ARR / J_OBJ: n children */
+    size_t n;
+} jv;
+
+typedef struct { const char *p, *end; const char *err; int depth; } jparser;
+
+static void jskip(jparser *ps) { while (ps->p < ps->end && isspace((unsigned char)*ps->p)) ps->p++; }
+
+static int jstring(jparser *ps, char **out) {
+    size_t cap = 16, n = 0;
+    char *s = malloc(cap);
+    if (!s) { ps->err = "out of memory"; return -1; }
+    ps->p++;                                  /* the opening quote */
+    while (ps->p < ps->end && *ps->p != '"') {
+        unsigned c = (unsigned char)*ps->p++;
+        char buf[4];
+        size_t k = 0;
+        if (c == '\\') {
+            if (ps->p >= ps->end) break;
+            c = (unsigned char)*ps->p++;
+            switch (c) {
+            case 'n': buf[k++] = '\n'; break;
+            case 't': buf[k++] = '\t'; break;
+            case 'r': buf[k++] = '\r'; break;
+            case 'b': buf[k++] = '\b'; break;
+            case 'f': buf[k++] = '\f'; break;
+            case 'u': {
+                unsigned cp = 0, i;
+                if (ps->end - ps->p < 4) { ps->err = "bad \\u escape"; free(s); return -1; }
+                for (i = 0; i < 4; i++) {
+                    int h = ps->p[i];
+                    cp = cp * 16 + (unsigned)(isdigit(h) ? h - '0' : (tolower(h) - 'a' + 10));
+                }
+                ps->p += 4;
+                /* names are for display: a surrogate half shows as U+FFFD */
+                if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
+                if (cp < 0x80) buf[k++] = (char)cp;
+                else if (cp < 0x800) { buf[k++] = (char)(0xc0 | cp >> 6); buf[k++] = (char)(0x80 | (cp & 63)); }
+                else { buf[k++] = (char)(0xe0 | cp >> 12); buf[k++] = (char)(0x80 | ((cp >> 6) & 63)); buf[k++] = (char)(0x80 | (cp & 63)); }
+                break;
+            }
+            default: buf[k++] = (char)c;    /* \" \\ \/ */
+            }
+        } else buf[k++] = (char)c;
+        if (n + k + 1 > cap) {
+            char *t;
+            cap = 2 * cap + k;
+            if (!(t = realloc(s, cap))) { free(s); ps->err = "out of memory"; return -1; }
+            s = t;
+        }
+        memcpy(s + n, buf, k);
+        n += k;
+    }
+    if (ps->p >= ps->end) { free(s); ps->err = "unterminated string"; return -1; }
+    ps->p++;
+    s[n] = 0;
+    *out = s;
+    return 0;
+}
+
+static int jvalue(jparser *ps, jv *v);
+
+static int jlist(jparser *ps, jv *v, char close) {
+    size_t cap = 0;
+    ps->p++;
+    if (++ps->depth > 64) { ps->err = "nested too deep"; return -1; }
+    jskip(ps);
+    if (ps->p < ps->end && *ps->p == close) { ps->p++; ps->depth--; return 0; }
+    for (;;) {
+        jv kid;
+        memset(&kid, 0, sizeof kid);
+        jskip(ps);
+        if (close == '}') {
+            if (ps->p >= ps->end || *ps->p != '"') { ps->err = "expected a key"; return -1; }
+            if (jstring(ps, &kid.key) != 0) return -1;
+            jskip(ps);
+            if (ps->p >= ps->end || *ps->p != ':') { free(kid.key); ps->err = "expected ':'"; return -1; }
+            ps->p++;
+        }
+        if (jvalue(ps, &kid) != 0) { free(kid.key); return -1; }
+        if (v->n == cap) {
+            jv *t;
+            cap = cap ? 2 * cap : 8;
+            if (!(t = realloc(v->kids, cap * sizeof *t))) { ps->err = "out of memory"; return -1; }
+            v->kids = t;
+        }
+        v->kids[v->n++] = kid;
+        jskip(ps);
+        if (ps->p < ps->end && *ps->p == ',') { ps->p++; continue; }
+        if (ps->p < ps->end && *ps->p == close) { ps->p++; ps->depth--; return 0; }
+        ps->err = close == '}' ? "expected ',' or '}'" : "expected ',' or ']'";
+        return -1;
+    }
+}
+
+static int jvalue(jparser *ps, jv *v) {
+    jskip(ps);
+    if (ps->p >= ps->end) { ps->err = "unexpected end"; return -1; }
+    switch (*ps->p) {
+    case '{': v->type = J_OBJ; return jlist(ps, v, '}');
+    case '[': v->type = J_ARR; return jlist(ps, v, ']');
+    case '"': v->type = J_STR; return jstring(ps, &v->str);
+    case 'n': if (ps->end - ps->p >= 4 && !memcmp(ps->p, "null", 4)) { ps->p += 4; v->type = J_NULL; return 0; } break;
+    case 't': if (ps->end - ps->p >= 4 && !memcmp(ps->p, "true", 4)) { ps->p += 4; v->type = J_TRUE; return 0; } break;
+    case 'f': if (ps->end - ps->p >= 5 && !memcmp(ps->p, "false", 5)) { ps->p += 5; v->type = J_FALSE; return 0; } break;
+    default: {
+        char *e;
+        errno = 0;
+        v->num = strtod(ps->p, &e);
+        if (e == ps->p) break;
+        ps->p = e;
+        v->type = J_NUM;
+        return 0;
+    }
+    }
+    ps->err = "unexpected character";
+    return -1;
+}
+
+static void jfree(jv *v) {
+    size_t i;
+    for (i = 0; i < v->n; i++) jfree(&v->kids[i]);
+    free(v->kids);
+    free(v->str);
+    free(v->key);
+}
+
+static const jv *jget(const jv *o, const char *key) {
+    size_t i;
+    if (!o || o->type != J_OBJ) return NULL;
+    for (i = 0; i < o->n; i++) if (strcmp(o->kids[i].key, key) == 0) return &o->kids[i];
+    return NULL;
+}
+
+/* A number, or NaN where it is missing or null. */
+static double jnum(const jv *o, const char *key) {
+    const jv *v = jget(o, key);
+    return v && v->type == J_NUM ? v->num : NAN;
+}
+
+/* ----------------------------------------------------------------------
+   Statistics: Welch's t-test, its p-value from the regularized incomplete
+   beta function (continued fraction, modified Lentz).
+   ---------------------------------------------------------------------- */
+static double beta_cf(double a, double b, double x) {
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+    int m;
+    if (fabs(d) < tiny) d = tiny;
+    d = 1 / d;
+    h = d;
+    for (m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m, num, delta;
+        /* the even step, then the odd one, of the continued fraction */
+        num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+        d = 1 + num * d; if (fabs(d) < tiny) d = tiny;
+        c = 1 + num / c; if (fabs(c) < tiny) c = tiny;
+        d = 1 / d;
+        h *= d * c;
+        num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+        d = 1 + num * d; if (fabs(d) < tiny) d = tiny;
+        c = 1 + num / c; if (fabs(c) < tiny) c = tiny;
+        d = 1 / d;
+        delta = d * c;
+        h *= delta;
+        if (fabs(delta - 1) < 1e-15) break;
+    }
+    return h;
+}
+
+static double beta_inc(double a, double b, double x) {
+    double front;
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2)) return front * beta_cf(a, b, x) / a;
+    return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+/* Two-sided p-value of Welch's test; NaN when it cannot be computed. */
+static double welch_p(double m1, double s1, double n1, double m2, double s2, double n2, double *t_out) {
+    double v1, v2, se2, t, df;
+    if (!(n1 >= 2 && n2 >= 2) || s1 != s1 || s2 != s2 || m1 != m1 || m2 != m2) return NAN;
+    v1 = s1 * s1 / n1;
+    v2 = s2 * s2 / n2;
+    se2 = v1 + v2;
+    if (se2 <= 0) { *t_out = m1 == m2 ? 0 : INFINITY; return m1 == m2 ? 1.0 : 0.0; }
+    t = (m2 - m1) / sqrt(se2);
+    df = se2 * se2 / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1));
+    *t_out = t;
+    return beta_inc(df / 2, 0.5, df / (df + t * t));
+}
+
+/* ----------------------------------------------------------------------
+   The comparison.
+   ---------------------------------------------------------------------- */
+typedef struct opts { double alpha, min_change, fail_pct; int fail_on, time_mode, rows; } opts;
+enum { T_AUTO, T_GPU, T_CPU };
+enum { V_NA, V_SAME, V_FASTER, V_SLOWER };
+
+typedef struct cmp {
+    const char *name;
+    double base_total;
+    int gpu;                  /* compared on GPU time */
+    double n1, m1, s1, n2, m2, s2, change, p;
+    int verdict;
+} cmp;
+
+static const char *fmt_ns(char *buf, size_t n, double ns) {
+    static const char *const unit[] = { "ns", "us", "ms", "s" };
+    int u = 0;
+    if (ns != ns) { snprintf(buf, n, "-"); return buf; }
+    while (u < 3 && fabs(ns) >= 999.5) { ns /= 1000.0; u++; }
+    if (u == 0) snprintf(buf, n, "%.0f ns", ns);
+    else snprintf(buf, n, fabs(ns) < 9.995 ? "%.2f %s" : fabs(ns) < 99.95 ? "%.1f %s" : "%.0f %s", ns, unit[u]);
+    return buf;
+}
+
+static const char *fmt_bytes(char *buf, size_t n, double v) {
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int u = 0;
+    if (v != v) { snprintf(buf, n, "-"); return buf; }
+    while (u < 4 && fabs(v) >= 1023.5) { v /= 1024.0; u++; }
+    if (u == 0) snprintf(buf, n, "%.0f B", v);
+    else snprintf(buf, n, fabs(v) < 9.995 ? "%.2f %s" : fabs(v) < 99.95 ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}
+
+static const char *fmt_p(char *buf, size_t n, double p) {
+    if (p != p) snprintf(buf, n, "-");
+    else if (p < 1e-99) snprintf(buf, n, "<1e-99");
+    else snprintf(buf, n, "%.2g", p);
+    return buf;
+}
+
+static void decide(cmp *c, const opts *o) {
+    double t = 0;
+    c->change = c->m1 > 0 ? 100.0 * (c->m2 - c->m1) / c->m1 : NAN;
+    c->p = welch_p(c->m1, c->s1, c->n1, c->m2, c->s2, c->n2, &t);
+    if (c->p != c->p || c->change != c->change) c->verdict = V_NA;
+    else if (c->p < o->alpha && fabs(c->change) >= o->min_change) c->verdict = c->change > 0 ? V_SLOWER : V_FASTER;
+    else c->verdict = V_SAME;
+}
+
+/* The statistics a range is compared on. */
+static int range_stats(const jv *r, int want_gpu, double *n, double *m, double *s) {
+    const jv *g = jget(r, "gpu");
+    const jv *src = want_gpu ? g : r;
+    if (!src || src->type != J_OBJ) return -1;
+    *n = jnum(src, "count");
+    *m = jnum(src, "mean_ns");
+    *s = jnum(src, "std_ns");
+    return *n > 0 ? 0 : -1;
+}
+
+static int has_gpu(const jv *r) {
+    const jv *g = jget(r, "gpu");
+    return g && g->type == J_OBJ && jnum(g, "count") > 0;
+}
+
+static const jv *find_range(const jv *ranges, const char *name) {
+    size_t i;
+    for (i = 0; ranges && i < ranges->n; i++) {
+        const jv *nm = jget(&ranges->kids[i], "name");
+        if (nm && nm->type == J_STR && strcmp(nm->str, name) == 0) return &ranges->kids[i];
+    }
+    return NULL;
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    if (!f) return NULL;
+    do {
+        if (n + 65536 > cap) {
+            char *t;
+            cap = 2 * cap + 65536;
+            if (!(t = realloc(buf, cap))) { free(buf); fclose(f); return NULL; }
+            buf = t;
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static int load(const char *path, jv *doc) {
+    size_t len = 0;
+    char *text;
+    jparser ps;
+    const jv *schema;
+    memset(doc, 0, sizeof *doc);
+    if (!(text = slurp(path, &len))) {
+        fprintf(stderr, TOOL ": cannot read %s: %s\n", path, strerror(errno ? errno : EIO));
+        return -1;
+    }
+    ps.p = text;
+    ps.end = text + len;
+    ps.err = NULL;
+    ps.depth = 0;
+    if (jvalue(&ps, doc) != 0) {
+        fprintf(stderr, TOOL ": %s is not valid JSON (%s at byte %ld); is it a gpuprof summary?\n", path, ps.err, (long)(ps.p - text));
+        free(text);
+        jfree(doc);
+        return -1;
+    }
+    free(text);
+    schema = jget(doc, "schema");
+    if (!schema || schema->type != J_STR || strcmp(schema->str, "gpuprof-summary") != 0) {
+        fprintf(stderr, TOOL ": %s is JSON but not a gpuprof summary (no \"schema\":\"gpuprof-summary\"); write one with GPUPROF_SUMMARY=path\n", path);
+        jfree(doc);
+        return -1;
+    }
+    if (!(jnum(doc, "schema_version") >= 1)) {
+        fprintf(stderr, TOOL ": %s has no schema_version; written by an unknown gpuprof\n", path);
+        jfree(doc);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *verdict_word(int v) {
+    return v == V_FASTER ? "faster" : v == V_SLOWER ? "SLOWER" : v == V_SAME ? "within noise" : "n/a";
+}
+
+static void print_row(const cmp *c, int width) {
+    char b1[32], b2[32], ch[32], p[32];
+    if (c->change == c->change) snprintf(ch, sizeof ch, "%+.1f%%", c->change);
+    else snprintf(ch, sizeof ch, "-");
+    printf("%-*s %3s %9.0f %9.0f %10s %10s %8s %8s  %s\n", width, c->name, c->gpu ? "GPU" : "CPU", c->n1, c->n2,
+           fmt_ns(b1, sizeof b1, c->m1), fmt_ns(b2, sizeof b2, c->m2), ch, fmt_p(p, sizeof p, c->p), verdict_word(c->verdict));
+}
+
+static int cmp_total(const void *a, const void *b) {
+    double x = ((const cmp *)a)->base_total, y = ((const cmp *)b)->base_total;
+    return x < y ? 1 : x > y ? -1 : strcmp(((const cmp *)a)->name, ((const cmp *)b)->name);
+}
+
+static void mem_line(const char *what, double a, double b) {
+    char b1[32], b2[32];
+    if (a != a && b != b) return;
+    printf("  %-24s %10s -> %10s", what, fmt_bytes(b1, sizeof b1, a), fmt_bytes(b2, sizeof b2, b));
+    if (a == a && b == b && a > 0) printf("  (%+.1f%%)", 100.0 * (b - a) / a);
+    printf("\n");
+}
+
+static const char *proc_of(const jv *doc) {
+    const jv *p = jget(jget(doc, "run"), "process");
+    return p && p->type == J_STR ? p->str : "?";
+}
+
+int main(int argc, char **argv) {
+    opts o = { 0.01, 2.0, 0.0, 0, T_AUTO, 40 };
+    const char *files[2] = { NULL, NULL };
+    jv doc[2];
+    const jv *r1, *r2;
+    cmp *rows, step;
+    size_t i, nrows = 0, cap;
+    int nfiles = 0, width = 24, faster = 0, slower = 0, same = 0, na = 0, added = 0, gone = 0, fail = 0, a;
+    int have_step = 0;
+
+    for (a = 1; a < argc; a++) {
+        const char *s = argv[a];
+        char *end;
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) { fputs(usage_text, stdout); return 0; }
+        if (!strcmp(s, "--fail-if-slower") || !strcmp(s, "--alpha") || !strcmp(s, "--min-change") || !strcmp(s, "--rows") || !strcmp(s, "--time")) {
+            double x;
+            if (a + 1 >= argc) { fprintf(stderr, TOOL ": %s needs a value (see --help)\n", s); return 2; }
+            if (!strcmp(s, "--time")) {
+                const char *t = argv[++a];
+                if (!strcmp(t, "gpu")) o.time_mode = T_GPU;
+                else if (!strcmp(t, "cpu")) o.time_mode = T_CPU;
+                else if (!strcmp(t, "auto")) o.time_mode = T_AUTO;
+                else { fprintf(stderr, TOOL ": --time '%s' is not gpu, cpu or auto\n", t); return 2; }
+                continue;
+            }
+            errno = 0;
+            x = strtod(argv[++a], &end);
+            if (errno || *end || end == argv[a] || x != x || x < 0) { fprintf(stderr, TOOL ": %s '%s' is not a non-negative number\n", s, argv[a]); return 2; }
+            if (!strcmp(s, "--fail-if-slower")) { o.fail_pct = x; o.fail_on = 1; }
+            else if (!strcmp(s, "--alpha")) {
+                if (!(x > 0 && x < 1)) { fprintf(stderr, TOOL ": --alpha must be between 0 and 1 (e.g. 0.01)\n"); return 2; }
+                o.alpha = x;
+            } else if (!strcmp(s, "--min-change")) o.min_change = x;
+            else o.rows = (int)x;
+            continue;
+        }
+        if (s[0] == '-' && s[1]) { fprintf(stderr, TOOL ": unknown option %s (see --help)\n", s); return 2; }
+        if (nfiles == 2) { fprintf(stderr, TOOL ": more than two files given (see --help)\n"); return 2; }
+        files[nfiles++] = s;
+    }
+    if (nfiles != 2) { fprintf(stderr, "%s", usage_text); return 2; }
+    if (load(files[0], &doc[0]) != 0) return 2;
+    if (load(files[1], &doc[1]) != 0) { jfree(&doc[0]); return 2; }
+
+    r1 = jget(&doc[0], "ranges");
+    r2 = jget(&doc[1], "ranges");
+    cap = (r1 ? r1->n : 0) + 1;
+    rows = calloc(cap, sizeof *rows);
+    if (!rows) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
+
+    printf("%s: baseline %s (%s) vs new %s (%s)\n", TOOL, files[0], proc_of(&doc[0]), files[1], proc_of(&doc[1]));
+    printf("rule: p < %g (Welch's t-test on mean, std, count) and |change| >= %g%% (see --help)\n", o.alpha, o.min_change);
+
+    /* the step time */
+    memset(&step, 0, sizeof step);
+    {
+        const jv *t1 = jget(jget(&doc[0], "steps"), "time"), *t2 = jget(jget(&doc[1], "steps"), "time");
+        if (jnum(t1, "count") > 0 && jnum(t2, "count") > 0) {
+            have_step = 1;
+            step.name = "(step time)";
+            step.n1 = jnum(t1, "count"); step.m1 = jnum(t1, "mean_ns"); step.s1 = jnum(t1, "std_ns");
+            step.n2 = jnum(t2, "count"); step.m2 = jnum(t2, "mean_ns"); step.s2 = jnum(t2, "std_ns");
+            decide(&step, &o);
+        }
+    }
+
+    for (i = 0; r1 && i < r1->n; i++) {
+        const jv *a1 = &r1->kids[i], *nm = jget(a1, "name"), *a2;
+        cmp *c;
+        int gpu;
+        if (!nm || nm->type != J_STR) continue;
+        if (!(a2 = find_range(r2, nm->str))) continue;
+        c = &rows[nrows];
+        memset(c, 0, sizeof *c);
+        c->name = nm->str;
+        gpu = o.time_mode == T_GPU || (o.time_mode == T_AUTO && has_gpu(a1) && has_gpu(a2));
+        if (range_stats(a1, gpu, &c->n1, &c->m1, &c->s1) != 0 || range_stats(a2, gpu, &c->n2, &c->m2, &c->s2) != 0) {
+            if (o.time_mode == T_GPU) continue;       /* no GPU time in one of the runs */
+            gpu = 0;
+            if (range_stats(a1, 0, &c->n1, &c->m1, &c->s1) != 0 || range_stats(a2, 0, &c->n2, &c->m2, &c->s2) != 0) continue;
+        }
+        c->gpu = gpu;
+        c->base_total = c->m1 * c->n1;
+        decide(c, &o);
+        if ((int)strlen(c->name) > width) width = (int)strlen(c->name) > 48 ? 48 : (int)strlen(c->name);
+        nrows++;
+    }
+    qsort(rows, nrows, sizeof *rows, cmp_total);
+
+    printf("\n%-*s %3s %9s %9s %10s %10s %8s %8s  %s\n", width, "Range", "On", "Calls", "Calls", "Baseline", "New", "Change", "p", "Verdict");
+    if (have_step) print_row(&step, width);
+    for (i = 0; i < nrows; i++) {
+        cmp *c = &rows[i];
+        if (o.rows == 0 || (int)i < o.rows) print_row(c, width);
+        if (c->verdict == V_FASTER) faster++;
+        else if (c->verdict == V_SLOWER) slower++;
+        else if (c->verdict == V_SAME) same++;
+        else na++;
+        if (o.fail_on && c->verdict == V_SLOWER && c->change > o.fail_pct) fail = 1;
+    }
+    if (o.rows && (int)nrows > o.rows) printf("... %d more ranges (--rows 0 lists all)\n", (int)nrows - o.rows);
+    if (o.fail_on && have_step && step.verdict == V_SLOWER && step.change > o.fail_pct) fail = 1;
+
+    /* ranges in one run only */
+    for (i = 0; r2 && i < r2->n; i++) {
+        const jv *nm = jget(&r2->kids[i], "name");
+        if (nm && nm->type == J_STR && !find_range(r1, nm->str)) {
+            char b[32];
+            if (!added++) printf("\nadded (only in the new run):\n");
+            printf("  %-*s %9.0f calls, mean %s\n", width, nm->str, jnum(&r2->kids[i], "count"), fmt_ns(b, sizeof b, jnum(&r2->kids[i], "mean_ns")));
+        }
+    }
+    for (i = 0; r1 && i < r1->n; i++) {
+        const jv *nm = jget(&r1->kids[i], "name");
+        if (nm && nm->type == J_STR && !find_range(r2, nm->str)) {
+            char b[32];
+            if (!gone++) printf("\ngone (only in the baseline):\n");
+            printf("  %-*s %9.0f calls, mean %s\n", width, nm->str, jnum(&r1->kids[i], "count"), fmt_ns(b, sizeof b, jnum(&r1->kids[i], "mean_ns")));
+        }
+    }
+
+    /* memory peaks */
+    {
+        const jv *m1 = jget(&doc[0], "memory"), *m2 = jget(&doc[1], "memory");
+        double t1 = jnum(jget(m1, "tracked"), "peak_bytes"), t2 = jnum(jget(m2, "tracked"), "peak_bytes");
+        double h1 = jnum(jget(m1, "host"), "peak_rss_bytes"), h2 = jnum(jget(m2, "host"), "peak_rss_bytes");
+        double d1 = jnum(jget(m1, "device"), "used_bytes"), d2 = jnum(jget(m2, "device"), "used_bytes");
+        double p1 = jnum(jget(jget(m1, "device"), "pool"), "used_high_bytes"), p2 = jnum(jget(jget(m2, "device"), "pool"), "used_high_bytes");
+        if ((t1 > 0 || t2 > 0) || h1 == h1 || h2 == h2 || d1 == d1 || d2 == d2) {
+            printf("\nmemory (baseline -> new):\n");
+            if (t1 > 0 || t2 > 0) mem_line("tracked peak", t1, t2);
+            mem_line("device used (last snapshot)", d1, d2);
+            mem_line("pool used high-water", p1, p2);
+            mem_line("host peak RSS", h1, h2);
+        }
+    }
+
+    printf("\noverall: ");
+    if (have_step) {
+        char b1[32], b2[32], p[32];
+        printf("step time %s -> %s (%+.1f%%, p %s): %s; ", fmt_ns(b1, sizeof b1, step.m1), fmt_ns(b2, sizeof b2, step.m2), step.change,
+               fmt_p(p, sizeof p, step.p), step.verdict == V_FASTER ? "faster" : step.verdict == V_SLOWER ? "SLOWER" : step.verdict == V_SAME ? "no significant change" : "not testable");
+    } else printf("no step time in %s; ", jnum(jget(jget(&doc[0], "steps"), "time"), "count") > 0 ? "the new run" : "the baseline");
+    printf("ranges: %d faster, %d slower, %d within noise", faster, slower, same);
+    if (na) printf(", %d not testable", na);
+    printf(", %d added, %d gone", added, gone);
+    if (!faster && !slower && (!have_step || step.verdict != V_FASTER) && (!have_step || step.verdict != V_SLOWER)) printf(" -> no significant change");
+    printf("\n");
+    if (o.fail_on)
+        printf("%s: %s\n", TOOL, fail ? "FAIL: slower by more than the --fail-if-slower limit" : "ok: nothing slower than the --fail-if-slower limit");
+    fflush(stdout);
+    free(rows);
+    jfree(&doc[0]);
+    jfree(&doc[1]);
+    return fail ? 1 : 0;
+}
