@@ -4057,7 +4057,7 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
 
 /* Thresholds of the rules (docs/guide.md "Verdict"). */
 #define GPUPROF__GPU_OVER_CPU 1.5     /* GPU time >= 1.5 x CPU time: GPU-bound */
-#define GPUPROF__LAG_SHARE 0.1        /* or the GPU ends > 10% of its time after the CPU closed the range */
+#define GPUPROF__LAG_SHARE 0.1        /* or the GPU ends it later after the CPU closed it than 10% of the longer of the two times */
 #define GPUPROF__WAIT_SHARE 0.5       /* the GPU starts the range >= half its CPU time late ... */
 #define GPUPROF__SYNC_GPU_SHARE 0.5   /* ... and its GPU time is <= half its CPU time: sync-bound */
 #define GPUPROF__CHILD_SHARE 0.5      /* nested ranges of one class holding >= half a phase decide it */
@@ -4116,7 +4116,7 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
 
 /* The class of one range from its own figures (per counted call):
    CPU-bound   named in GPUPROF_HOST_RANGES, or no GPU time;
-   GPU-bound   GPU >= 1.5 x CPU, or the GPU ends > 10% of its time after the CPU
+   GPU-bound   GPU >= 1.5 x CPU, or the GPU ends it more than 10% of max(GPU, CPU) after the CPU
                (memory- or compute-bound when the roofline can tell);
    sync-bound  the GPU reaches the range >= half its CPU time late and its GPU
                time is <= half its CPU time: the CPU sat in it while the GPU
@@ -4135,7 +4135,7 @@ static int gpuprof__klass(const gpuprof__row *r) {
     g = r->gpu.sum / (double)r->gpu.count;
     lag = (double)r->gpu_lag_ns / (double)r->gpu.count;
     wait = (double)r->gpu_wait_ns / (double)r->gpu.count;
-    if (g >= GPUPROF__GPU_OVER_CPU * c || lag > GPUPROF__LAG_SHARE * g) {
+    if (g >= GPUPROF__GPU_OVER_CPU * c || lag > GPUPROF__LAG_SHARE * (g > c ? g : c)) {
         if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
         return GPUPROF__K_GPU;
     }
@@ -4225,11 +4225,11 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
             }
         }
         if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
-            if (sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && sync_ns >= host_ns) { p->k = GPUPROF__K_SYNC; p->by = sync_by; p->by_ns = sync_ns / v->steps; }
-            else if (host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = host_by; p->by_ns = host_ns / v->steps; }
+            if (sync_ns > 0 && sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && sync_ns >= host_ns) { p->k = GPUPROF__K_SYNC; p->by = sync_by; p->by_ns = sync_ns / v->steps; }
+            else if (host_ns > 0 && host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = host_by; p->by_ns = host_ns / v->steps; }
         } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
-            if (mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && mem_ns >= comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = mem_by; p->by_ns = mem_ns / v->steps; }
-            else if (comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = comp_by; p->by_ns = comp_ns / v->steps; }
+            if (mem_ns > 0 && mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && mem_ns >= comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = mem_by; p->by_ns = mem_ns / v->steps; }
+            else if (comp_ns > 0 && comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = comp_by; p->by_ns = comp_ns / v->steps; }
         }
         /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
            somewhere later); any other for its CPU time */

@@ -3,13 +3,14 @@
    virtual clock, so that gpuprof-compare can be tested on runs whose truth
    is known:
 
-       compare_runs OUT.json SEED [--slower PCT] [--fused]
+       compare_runs OUT.json SEED [--slower PCT] [--fused] [--log-every N]
 
    Each call of "forward", "backward", "optimizer", "data" lasts its mean
    with a normal jitter of 5% (Box-Muller on a xorshift generator seeded by
    SEED); two seeds are the same code run twice. --slower PCT makes
    "backward" PCT percent slower; --fused replaces the range "softmax" with
-   "fused softmax" and tracks 1.5 MiB of workspace instead of 1 MiB. */
+   "fused softmax" (half as long) and tracks 1.5 MiB of workspace instead of 1 MiB;
+   --log-every N runs the range "log" every Nth step instead of every step. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,12 +35,13 @@ static void work(double mean_ns) {
 int main(int argc, char **argv) {
     gpuprof_config cfg;
     double slower = 0;
-    int fused = 0, step, i;
+    int fused = 0, every = 1, step, i;
     static char workspace[1];
     if (argc < 3) return 2;
     for (i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--slower") && i + 1 < argc) slower = atof(argv[++i]);
         else if (!strcmp(argv[i], "--fused")) fused = 1;
+        else if (!strcmp(argv[i], "--log-every") && i + 1 < argc) every = atoi(argv[++i]);
         else return 2;
     }
     rng = 0x9e3779b97f4a7c15ull * (uint64_t)(atoi(argv[2]) + 1);
@@ -54,11 +56,12 @@ int main(int argc, char **argv) {
         {
             PROF_RANGE("forward");
             work(800e3);
-            if (fused) { PROF_RANGE("fused softmax"); work(150e3); }
+            if (fused) { PROF_RANGE("fused softmax"); work(100e3); }
             else { PROF_RANGE("softmax"); work(200e3); }
         }
         { PROF_RANGE("backward"); work(2e6 * (1.0 + slower / 100.0)); }
         { PROF_RANGE("optimizer"); work(400e3); }
+        if (every > 0 && step % every == 0) { PROF_RANGE("log"); work(100e3); }
         PROF_MEM("step");
         PROF_STEP();
     }

@@ -1,8 +1,17 @@
-/* sim_demo.c -- what gpuprof's table and trace look like with GPU times,
-   on a machine without a GPU: a training-like loop whose "kernels" run on
-   the simulated CUDA runtime of the tests (simcuda/), with known durations.
-   The README's GPU table is this program's output:
-       ./build/tests/sim_demo            (writes sim_demo.trace.json) */
+/* sim_demo.c -- what gpuprof's table, verdict and trace look like with GPU
+   times, on a machine without a GPU: a training-like loop whose "kernels"
+   run on the simulated CUDA runtime of the tests (simcuda/), with known
+   durations on a simulated H100 (its peaks: 3.35 TB/s, 66.9 TFLOP/s fp32).
+
+       ./build/tests/sim_demo                    (sim_demo.summary.json, sim_demo.trace.json)
+       ./build/tests/sim_demo --loss-every 10    (sim_demo_every10.summary.json, ...)
+
+   Each step: "data" is 1.5 ms of host work (marked as such with
+   host_ranges); forward launches a GEMM and 40 small softmax kernels;
+   backward one 3.6 ms memory-bound kernel; the optimizer an element-wise
+   update; "loss.item" copies the loss to the host, which waits for all of
+   it. --loss-every N reads the loss only every Nth step: the one change the
+   README's walk-through makes. */
 #define _GNU_SOURCE
 #include "simcuda/simcuda.h"
 #define GPUPROF_CLOCK_FN() simcuda_now()
@@ -11,32 +20,34 @@
 
 #define US 1000ull
 
-int main(void) {
+int main(int argc, char **argv) {
     gpuprof_config cfg;
-    cudaStream_t copy;
-    int s, k;
+    static char summary[64], trace[64];
+    int s, k, every = 1;
+    if (argc == 3 && strcmp(argv[1], "--loss-every") == 0 && atoi(argv[2]) > 0) every = atoi(argv[2]);
+    else if (argc != 1) { fprintf(stderr, "usage: %s [--loss-every N]\n", argv[0]); return 2; }
+    snprintf(summary, sizeof summary, every == 1 ? "sim_demo.summary.json" : "sim_demo_every%d.summary.json", every);
+    snprintf(trace, sizeof trace, every == 1 ? "sim_demo.trace.json" : "sim_demo_every%d.trace.json", every);
     memset(&cfg, 0, sizeof cfg);
-    cfg.trace_path = "sim_demo.trace.json";
+    cfg.trace_path = trace;
+    cfg.summary_path = summary;
     cfg.warmup = 5;
-    cfg.process_name = "train (simulated GPU)";
+    cfg.process_name = every == 1 ? "train (simulated GPU)" : "train (simulated GPU, loss every 10 steps)";
     cfg.report = "stdout";
+    cfg.host_ranges = "data";
     gpuprof_init(&cfg);
-    cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);
-    for (s = 0; s < 200; s++) {
-        { PROF_RANGE_STREAM("data", copy); simcuda_kernel(copy, 300 * US); simcuda_advance(200 * US); }
+    for (s = 0; s < 1000; s++) {
+        { PROF_RANGE("data"); simcuda_advance(1500 * US); }
         {
             PROF_RANGE("forward");
-            { PROF_RANGE("matmul"); simcuda_kernel(0, 1800 * US + (uint64_t)(s % 7) * 20 * US); simcuda_advance(30 * US); }
+            /* a 4096^3 GEMM in fp32 (137 GFLOP, 201 MB) */
+            { PROF_RANGE_WORK("matmul", 2.0 * 4096 * 4096 * 4096, 3.0 * 4096 * 4096 * 4); simcuda_kernel(0, 2800 * US); simcuda_advance(30 * US); }
             { PROF_RANGE("softmax"); for (k = 0; k < 40; k++) { simcuda_kernel(0, 2 * US); simcuda_advance(6 * US); } }
         }
-        { PROF_RANGE("backward"); simcuda_kernel(0, 3600 * US); simcuda_advance(60 * US); }
-        { PROF_RANGE("optimizer"); simcuda_kernel(0, 400 * US); simcuda_advance(40 * US); }
-        {
-            /* logging: 100 small kernels launched one by one, after the GPU has caught up */
-            simcuda_advance(6500 * US);
-            PROF_RANGE("log metrics");
-            for (k = 0; k < 100; k++) { simcuda_kernel(0, 1 * US); simcuda_advance(4 * US); }
-        }
+        /* reads and writes 8 GB of activations and gradients: memory-bound */
+        { PROF_RANGE_WORK("backward", 2e9, 8e9); simcuda_kernel(0, 3600 * US); simcuda_advance(60 * US); }
+        { PROF_RANGE_WORK("optimizer", 0.5e9, 1e9); simcuda_kernel(0, 400 * US); simcuda_advance(40 * US); }
+        if (s % every == 0) { PROF_RANGE("loss.item"); cudaStreamSynchronize(0); }
         PROF_COUNTER("loss", 1.0 / (1 + s));
         PROF_STEP();
     }

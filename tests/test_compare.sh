@@ -20,20 +20,21 @@ code() {    # code WHAT WANT GOT
 "$gen" rerun.json 2
 "$gen" slow.json 3 --slower 20
 "$gen" fused.json 4 --fused
+"$gen" sparse.json 5 --log-every 4
 
 "$cmp" base.json rerun.json > same.out; code "same code, two runs" 0 $?
 cat same.out
 expect "same code: the step time" same.out "^(step time) .*within noise"
 expect "same code: backward" same.out "^backward .*within noise"
-expect "same code: the overall line" same.out "ranges: 0 faster, 0 slower, 5 within noise, 0 added, 0 gone -> no significant change"
+expect "same code: the overall line" same.out "ranges: 0 faster, 0 slower, 6 within noise, 0 added, 0 gone -> no significant change"
 expect "same code: the memory peak is unchanged" same.out "tracked peak .*1.00 MiB ->   1.00 MiB  (+0.0%)"
 
 "$cmp" base.json slow.json > slow.out; code "a slower run, no limit" 0 $?
 cat slow.out
-expect "slower: backward" slow.out "^backward .* +20.[0-9]% .* SLOWER"
+expect "slower: backward" slow.out "^backward .* +\(19.[5-9]\|20.[0-4]\)% .* SLOWER"
 expect "slower: forward is not" slow.out "^forward .*within noise"
 expect "slower: the step time" slow.out "^(step time) .*SLOWER"
-expect "slower: the overall line" slow.out "ranges: 0 faster, 1 slower, 4 within noise"
+expect "slower: the overall line" slow.out "ranges: 0 faster, 1 slower, 5 within noise"
 
 "$cmp" --fail-if-slower 10 base.json slow.json > fail.out; code "--fail-if-slower 10 on a 20% slower run" 1 $?
 expect "the failure is said" fail.out "FAIL: slower by more than the --fail-if-slower limit"
@@ -52,6 +53,10 @@ expect "fused: added" fused.out "^  fused softmax"
 expect "fused: gone" fused.out "^gone (only in the baseline):"
 expect "fused: memory" fused.out "tracked peak .*1.00 MiB ->   1.50 MiB  (+50.0%)"
 expect "fused: forward faster" fused.out "^forward .* faster"
+
+"$cmp" base.json sparse.json > sparse.out; code "a range called less often" 0 $?
+expect "log: compared per step" sparse.out "^log .* -75.[0-9]%\* *-  calls per step differ"
+expect "and said so" sparse.out "1 called differently"
 
 "$cmp" --min-change 25 base.json slow.json > minchg.out
 expect "--min-change 25 hides a 20% change" minchg.out "^backward .*within noise"

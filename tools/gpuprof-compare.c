@@ -28,9 +28,10 @@ static const char *const usage_text =
     "  --fail-if-slower PCT  exit 1 when the step time or any range is significantly slower\n"
     "                        by more than PCT percent (for CI)\n"
     "  --alpha A             significance level of the test (default 0.01)\n"
-    "  --min-change PCT      the smallest change that counts, in percent (default 2)\n"
+    "  --min-change PCT      the smallest change that counts, in percent (default 5)\n"
     "  --time gpu|cpu|auto   which time to compare: GPU time per call, CPU time per call, or\n"
-    "                        (auto, the default) GPU time where both runs have it, else CPU\n"
+    "                        (auto, the default) GPU time where both runs have it and it is\n"
+    "                        longer than the CPU time in the baseline, else CPU time\n"
     "  --rows N              ranges to list, largest baseline total first (default 40; 0 = all)\n"
     "  -h, --help            this text\n"
     "\n"
@@ -40,6 +41,10 @@ static const char *const usage_text =
     "Either alone is not enough: with many calls a 0.1% drift is 'significant' yet not worth\n"
     "a look; with few, noisy calls a 10% change may be chance. The test takes the calls as\n"
     "independent samples; calls in a loop are often correlated, so treat p as a guide.\n"
+    "The test sees the noise within each run, not between runs: the same code run twice on a\n"
+    "busy machine can differ by a few percent throughout (clock speed, cache, neighbours).\n"
+    "Compare a rerun of the baseline with the baseline first to see your machine's level, and\n"
+    "set --min-change above it.\n"
     "Ranges with fewer than 2 calls in either run are compared without a test ('n/a').\n"
     "\n"
     "exit status: 0 compared; 1 --fail-if-slower was exceeded; 2 bad usage or unreadable input.\n";
@@ -251,7 +256,7 @@ static double welch_p(double m1, double s1, double n1, double m2, double s2, dou
    ---------------------------------------------------------------------- */
 typedef struct opts { double alpha, min_change, fail_pct; int fail_on, time_mode, rows; } opts;
 enum { T_AUTO, T_GPU, T_CPU };
-enum { V_NA, V_SAME, V_FASTER, V_SLOWER };
+enum { V_NA, V_SAME, V_FASTER, V_SLOWER, V_CALLS };
 
 typedef struct cmp {
     const char *name;
@@ -378,12 +383,13 @@ static int load(const char *path, jv *doc) {
 }
 
 static const char *verdict_word(int v) {
-    return v == V_FASTER ? "faster" : v == V_SLOWER ? "SLOWER" : v == V_SAME ? "within noise" : "n/a";
+    return v == V_FASTER ? "faster" : v == V_SLOWER ? "SLOWER" : v == V_SAME ? "within noise" : v == V_CALLS ? "calls per step differ*" : "n/a";
 }
 
 static void print_row(const cmp *c, int width) {
     char b1[32], b2[32], ch[32], p[32];
-    if (c->change == c->change) snprintf(ch, sizeof ch, "%+.1f%%", c->change);
+    if (c->verdict == V_CALLS) snprintf(ch, sizeof ch, "%+.1f%%*", c->change);
+    else if (c->change == c->change) snprintf(ch, sizeof ch, "%+.1f%%", c->change);
     else snprintf(ch, sizeof ch, "-");
     printf("%-*s %3s %9.0f %9.0f %10s %10s %8s %8s  %s\n", width, c->name, c->gpu ? "GPU" : "CPU", c->n1, c->n2,
            fmt_ns(b1, sizeof b1, c->m1), fmt_ns(b2, sizeof b2, c->m2), ch, fmt_p(p, sizeof p, c->p), verdict_word(c->verdict));
@@ -408,14 +414,15 @@ static const char *proc_of(const jv *doc) {
 }
 
 int main(int argc, char **argv) {
-    opts o = { 0.01, 2.0, 0.0, 0, T_AUTO, 40 };
+    opts o = { 0.01, 5.0, 0.0, 0, T_AUTO, 40 };
     const char *files[2] = { NULL, NULL };
     jv doc[2];
     const jv *r1, *r2;
     cmp *rows, step;
     size_t i, nrows = 0, cap;
     int nfiles = 0, width = 24, faster = 0, slower = 0, same = 0, na = 0, added = 0, gone = 0, fail = 0, a;
-    int have_step = 0;
+    int have_step = 0, calls_changed = 0;
+    double steps1, steps2;
 
     for (a = 1; a < argc; a++) {
         const char *s = argv[a];
@@ -453,6 +460,8 @@ int main(int argc, char **argv) {
 
     r1 = jget(&doc[0], "ranges");
     r2 = jget(&doc[1], "ranges");
+    steps1 = jnum(jget(&doc[0], "steps"), "counted");
+    steps2 = jnum(jget(&doc[1], "steps"), "counted");
     cap = (r1 ? r1->n : 0) + 1;
     rows = calloc(cap, sizeof *rows);
     if (!rows) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
@@ -482,7 +491,11 @@ int main(int argc, char **argv) {
         c = &rows[nrows];
         memset(c, 0, sizeof *c);
         c->name = nm->str;
-        gpu = o.time_mode == T_GPU || (o.time_mode == T_AUTO && has_gpu(a1) && has_gpu(a2));
+        /* auto: the time that holds the range in the baseline: GPU time when
+           both runs have one and it is the longer (a range that waits has
+           CPU time only to show) */
+        gpu = o.time_mode == T_GPU ||
+              (o.time_mode == T_AUTO && has_gpu(a1) && has_gpu(a2) && jnum(jget(a1, "gpu"), "mean_ns") > jnum(a1, "mean_ns"));
         if (range_stats(a1, gpu, &c->n1, &c->m1, &c->s1) != 0 || range_stats(a2, gpu, &c->n2, &c->m2, &c->s2) != 0) {
             if (o.time_mode == T_GPU) continue;       /* no GPU time in one of the runs */
             gpu = 0;
@@ -491,6 +504,15 @@ int main(int argc, char **argv) {
         c->gpu = gpu;
         c->base_total = c->m1 * c->n1;
         decide(c, &o);
+        /* a range called more or less often per step: its time per call is
+           not the point; its time per step is (no test: one total per run) */
+        if (steps1 > 0 && steps2 > 0 && fabs(c->n1 / steps1 - c->n2 / steps2) > 0.01 * (c->n1 / steps1)) {
+            double t1 = c->m1 * c->n1 / steps1, t2 = c->m2 * c->n2 / steps2;
+            c->change = t1 > 0 ? 100.0 * (t2 - t1) / t1 : NAN;
+            c->verdict = V_CALLS;
+            c->p = NAN;
+            calls_changed++;
+        }
         if ((int)strlen(c->name) > width) width = (int)strlen(c->name) > 48 ? 48 : (int)strlen(c->name);
         nrows++;
     }
@@ -504,10 +526,12 @@ int main(int argc, char **argv) {
         if (c->verdict == V_FASTER) faster++;
         else if (c->verdict == V_SLOWER) slower++;
         else if (c->verdict == V_SAME) same++;
-        else na++;
+        else if (c->verdict != V_CALLS) na++;
         if (o.fail_on && c->verdict == V_SLOWER && c->change > o.fail_pct) fail = 1;
     }
     if (o.rows && (int)nrows > o.rows) printf("... %d more ranges (--rows 0 lists all)\n", (int)nrows - o.rows);
+    if (calls_changed)
+        printf("* called a different number of times per step: Baseline and New are per call, Change is of its total time per step\n");
     if (o.fail_on && have_step && step.verdict == V_SLOWER && step.change > o.fail_pct) fail = 1;
 
     /* ranges in one run only */
@@ -552,6 +576,7 @@ int main(int argc, char **argv) {
     } else printf("no step time in %s; ", jnum(jget(jget(&doc[0], "steps"), "time"), "count") > 0 ? "the new run" : "the baseline");
     printf("ranges: %d faster, %d slower, %d within noise", faster, slower, same);
     if (na) printf(", %d not testable", na);
+    if (calls_changed) printf(", %d called differently", calls_changed);
     printf(", %d added, %d gone", added, gone);
     if (!faster && !slower && (!have_step || step.verdict != V_FASTER) && (!have_step || step.verdict != V_SLOWER)) printf(" -> no significant change");
     printf("\n");
