@@ -89,7 +89,16 @@
        GPUPROF_CLOCK=tsc|monotonic   GPUPROF_GPU=0 (CPU time only in a CUDA build)
        GPUPROF_NVTX=0       GPUPROF_NVTX_DOMAIN=name
        GPUPROF_MEM_RANGES=1 per range: the change in tracked and device-used bytes
+       GPUPROF_HOST_RANGES=data,io   ranges doing host work (CPU-bound in the verdict)
+       GPUPROF_PRECISION=fp32|tf32|fp16|bf16|fp8|fp64   which peak FLOP/s the roofline uses
+       GPUPROF_PEAK_TFLOPS=X  GPUPROF_PEAK_GBPS=X        the roofline's peaks, instead of the device's
        In paths, %p becomes the process id and %r the rank (OMPI/PMI/SLURM/RANK).
+
+   ANALYSIS (the end of the report; docs/guide.md "Verdict", "Roofline")
+       per phase (outermost range) and for the step: CPU-, launch-, sync-, GPU-,
+       memory- or compute-bound, the bottleneck and what to try; GPUPROF_RANGE_WORK
+       ranges get achieved FLOP/s, bytes/s and their place on the device's roofline.
+       tools/gpuprof-compare BASE.json NEW.json compares two summaries.
 
    Requires a POSIX system (threads, clock_gettime) for the implementation.
    Full documentation: docs/guide.md.
@@ -922,7 +931,8 @@ enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUP
 /* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
 enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4,
        GPUPROF__EV_WORK = 5 };   /* WORK: the next range event of that name carries this work (ts: bytes, u: flops) */
-enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8 };
+enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8,
+       GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK events): the range has a GPU event: no rates on its CPU event */
 
 #define GPUPROF__BLOCK_EVENTS 2048
 #define GPUPROF__NODE_CHUNK 32
@@ -997,6 +1007,7 @@ typedef struct gpuprof__thread {
     int tid, exited;
     int meta_tid;                         /* the writer's: tid whose metadata it wrote last */
     uint32_t work_name;                   /* the writer's: a WORK event waiting for its range (0: none) */
+    int work_rates;                       /* its range's CPU event gets rates (it has no GPU event) */
     double work_flops, work_bytes;
     uint32_t index;
     char label[64];
@@ -1539,11 +1550,11 @@ GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t n
 }
 
 /* GPUPROF_RANGE_WORK: the work of the range event put next, for its args. */
-static void gpuprof__trace_work(gpuprof__thread *t, uint32_t name_id, double flops, double bytes) {
+static void gpuprof__trace_work(gpuprof__thread *t, uint32_t name_id, double flops, double bytes, int flags) {
     uint64_t f, b;
     memcpy(&f, &flops, sizeof f);
     memcpy(&b, &bytes, sizeof b);
-    gpuprof__trace_put(t, GPUPROF__EV_WORK, name_id, 0, b, f);
+    gpuprof__trace_put(t, GPUPROF__EV_WORK, name_id, flags, b, f);
 }
 
 /* Hands this thread's partly filled block to the writer. */
@@ -1918,6 +1929,7 @@ GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, v
 GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
     if (f->gev0 || t->gpu_pushed != f->gseq) gpuprof__gpu_end_slow(t, f, d, decision, t1);
 }
+#define GPUPROF__GPU_PART(f) ((f)->gev0 != NULL)   /* after gpuprof__gpu_end: the range went to the GPU too */
 
 /* A copy of dev's knots. Returns -1 when there is no anchor yet. */
 static int gpuprof__anchor_read(int dev, gpuprof__knots *k) {
@@ -2114,7 +2126,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
         if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
         if (end_ns < start_ns) end_ns = start_ns;
-        if (r->flops != 0 || r->bytes != 0) gpuprof__trace_work(me, r->node->name_id, r->flops, r->bytes);
+        if (r->flops != 0 || r->bytes != 0) gpuprof__trace_work(me, r->node->name_id, r->flops, r->bytes, 0);
         gpuprof__trace_put(me, GPUPROF__EV_GPU | (track << 4), r->node->name_id,
                            (r->decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8), (uint64_t)start_ns, (uint64_t)(end_ns - start_ns));
     }
@@ -2316,6 +2328,7 @@ GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uin
     (void)t; (void)f; (void)d; (void)decision; (void)t1;
 }
 static void gpuprof__gpu_flush(void) {}
+#define GPUPROF__GPU_PART(f) 0
 static void gpuprof__gpu_step_harvest(void) {}
 static void gpuprof__gpu_drain(void) {}
 #endif
@@ -2490,7 +2503,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
         if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks) && dt > 0 &&
             gpuprof__ticks_to_ns(f->t0 - gpuprof__clock.base) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - gpuprof__clock.base))
             evflags |= GPUPROF__EVF_NUDGE;
-        if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) gpuprof__trace_work(t, n->name_id, f->flops, f->bytes);
+        if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) gpuprof__trace_work(t, n->name_id, f->flops, f->bytes, GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0);
         gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - gpuprof__clock.base, dt);
     }
 }
@@ -3420,7 +3433,7 @@ static char *gpuprof__trace_track_meta(char *p, uint32_t tid, const char *label,
 /* The rest of a complete event after its category: name, ts, dur, args
    (warm-up; the work of a GPUPROF_RANGE_WORK range with the rates achieved
    in this event's duration). */
-static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags, const double *work) {
+static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags, const double *work, int rates) {
     memcpy(p, nm->json, nm->json_len);
     p += nm->json_len;
     p = gpuprof__put_s(p, ",\"ts\":");
@@ -3433,7 +3446,7 @@ static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, 
         double s = dur > 0 ? (double)dur * 1e-9 : 0;
         p += gpuprof__fmt(p, 200, "\"flops\":%.9g,\"bytes\":%.9g", work[0], work[1]);
         if (work[1] > 0) p += gpuprof__fmt(p, 60, ",\"flop_per_byte\":%.6g", work[0] / work[1]);
-        if (s > 0) p += gpuprof__fmt(p, 100, ",\"flop_per_s\":%.6g,\"bytes_per_s\":%.6g", work[0] / s, work[1] / s);
+        if (s > 0 && rates) p += gpuprof__fmt(p, 100, ",\"flop_per_s\":%.6g,\"bytes_per_s\":%.6g", work[0] / s, work[1] / s);
         *p++ = '}';
     }
     *p++ = '}';
@@ -3478,11 +3491,12 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
         switch (e->type & 15) {
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, range_head_len);
-            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work));
+            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), t->work_rates);
             break;
         case GPUPROF__EV_WORK:
             nwork++;
             t->work_name = e->name_id;
+            t->work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
             memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
             memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
             break;
@@ -3518,7 +3532,7 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
             ts += depth;
             dur = dur > 2 * depth ? dur - 2 * depth : 0;
             p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
-            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work));
+            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), 1);
             break;
         }
 #endif
