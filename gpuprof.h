@@ -3444,9 +3444,18 @@ static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, 
     else if (work) p = gpuprof__put_s(p, ",\"args\":{");
     if (work) {
         double s = dur > 0 ? (double)dur * 1e-9 : 0;
-        p += gpuprof__fmt(p, 200, "\"flops\":%.9g,\"bytes\":%.9g", work[0], work[1]);
-        if (work[1] > 0) p += gpuprof__fmt(p, 60, ",\"flop_per_byte\":%.6g", work[0] / work[1]);
-        if (s > 0 && rates) p += gpuprof__fmt(p, 100, ",\"flop_per_s\":%.6g,\"bytes_per_s\":%.6g", work[0] / s, work[1] / s);
+        /* one number per gpuprof__fmt: without stb_sprintf it turns a locale's ',' into '.' */
+        p = gpuprof__put_s(p, "\"flops\":");
+        p += gpuprof__fmt(p, 40, "%.9g", work[0]);
+        p = gpuprof__put_s(p, ",\"bytes\":");
+        p += gpuprof__fmt(p, 40, "%.9g", work[1]);
+        if (work[1] > 0) { p = gpuprof__put_s(p, ",\"flop_per_byte\":"); p += gpuprof__fmt(p, 40, "%.6g", work[0] / work[1]); }
+        if (s > 0 && rates) {
+            p = gpuprof__put_s(p, ",\"flop_per_s\":");
+            p += gpuprof__fmt(p, 40, "%.6g", work[0] / s);
+            p = gpuprof__put_s(p, ",\"bytes_per_s\":");
+            p += gpuprof__fmt(p, 40, "%.6g", work[1] / s);
+        }
         *p++ = '}';
     }
     *p++ = '}';
@@ -4607,7 +4616,7 @@ static void gpuprof__verdict_head(gpuprof__buf *b, const gpuprof__verdict_t *v) 
     gpuprof__buf_printf(b, ", %s%% of the %s on the %s, %s", t1, v->per_step ? "step" : "time in outermost ranges", v->gpu_step ? "GPU" : "CPU",
                         gpuprof__kname[k]);
     if (v->waits_for >= 0) {
-        gpuprof__buf_s(b, " on \"");
+        gpuprof__buf_s(b, ", waiting for \"");
         gpuprof__buf_s(b, gpuprof__name_text(v->ph[v->waits_for].r->name_id));
         gpuprof__buf_printf(b, "\" (%s)", gpuprof__kname[v->ph[v->waits_for].k]);
     }
@@ -4753,9 +4762,10 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         if (gpuprof__gpu.lost) gpuprof__buf_printf(b, ", %llu lost to a CUDA error", (unsigned long long)gpuprof__gpu.lost);
         gpuprof__gpu_idle(&idle);
         if (idle.count)
-            gpuprof__buf_printf(b, " | GPU idle per step (outside GPU ranges): mean %s%%, p50 %s%%, p95 %s%%",
-                                gpuprof__fmt_val(t1, sizeof t1, gpuprof_stats_mean(&idle)), gpuprof__fmt_val(t2, sizeof t2, gpuprof_stats_quantile(&idle, 0.5)),
-                                gpuprof__fmt_val(t3, sizeof t3, gpuprof_stats_quantile(&idle, 0.95)));
+            gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(&idle));
+            gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_quantile(&idle, 0.5));
+            gpuprof__fmt(t3, sizeof t3, "%.1f", gpuprof_stats_quantile(&idle, 0.95));
+            gpuprof__buf_printf(b, " | GPU idle per step (outside GPU ranges): mean %s%%, p50 %s%%, p95 %s%%", t1, t2, t3);
         gpuprof__buf_s(b, "\n");
     }
 #endif
@@ -5693,8 +5703,9 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
         if (!gpuprof__g.peak.flops) {
             if (r && r->v[p] > 0 && gpuprof__gpu.sms > 0 && gpuprof__gpu.clock_khz > 0) {
                 gpuprof__g.peak.flops = r->v[p] * gpuprof__gpu.sms * (double)gpuprof__gpu.clock_khz * 1e3;
-                snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "%.0f %s FLOP/clock/SM for CC %d.%d x %d SMs x %.2f GHz",
-                         r->v[p], gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor, gpuprof__gpu.sms, gpuprof__gpu.clock_khz * 1e-6);
+                /* gpuprof__fmt: a '.' whatever the locale */
+                gpuprof__fmt(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "%.0f %s FLOP/clock/SM for CC %d.%d x %d SMs x %.2f GHz",
+                             r->v[p], gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor, gpuprof__gpu.sms, gpuprof__gpu.clock_khz * 1e-6);
             } else
                 snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "none for %s on CC %d.%d: set GPUPROF_PEAK_TFLOPS",
                          gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
@@ -5703,8 +5714,8 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
             if (gpuprof__gpu.mem_khz > 0 && gpuprof__gpu.bus_bits > 0) {
                 /* double data rate: two transfers of bus_bits per memory clock */
                 gpuprof__g.peak.bw = 2.0 * (double)gpuprof__gpu.mem_khz * 1e3 * (double)gpuprof__gpu.bus_bits / 8.0;
-                snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "%d-bit bus x %.0f MHz memory clock x 2",
-                         gpuprof__gpu.bus_bits, gpuprof__gpu.mem_khz * 1e-3);
+                gpuprof__fmt(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "%d-bit bus x %.0f MHz memory clock x 2",
+                             gpuprof__gpu.bus_bits, gpuprof__gpu.mem_khz * 1e-3);
             } else snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "unknown: set GPUPROF_PEAK_GBPS");
         }
     }
