@@ -4761,11 +4761,12 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         if (gpuprof__gpu.skipped_backlog) gpuprof__buf_printf(b, ", %llu not GPU-timed (%d ranges waiting for the GPU)", (unsigned long long)gpuprof__gpu.skipped_backlog, GPUPROF__RING);
         if (gpuprof__gpu.lost) gpuprof__buf_printf(b, ", %llu lost to a CUDA error", (unsigned long long)gpuprof__gpu.lost);
         gpuprof__gpu_idle(&idle);
-        if (idle.count)
+        if (idle.count) {
             gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(&idle));
             gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_quantile(&idle, 0.5));
             gpuprof__fmt(t3, sizeof t3, "%.1f", gpuprof_stats_quantile(&idle, 0.95));
             gpuprof__buf_printf(b, " | GPU idle per step (outside GPU ranges): mean %s%%, p50 %s%%, p95 %s%%", t1, t2, t3);
+        }
         gpuprof__buf_s(b, "\n");
     }
 #endif
