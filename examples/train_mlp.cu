@@ -8,7 +8,9 @@
 
    Build and run (from the repository root):
        cmake -S . -B build && cmake --build build && ./build/train_mlp_cuda
-   The table at exit has GPU columns and a verdict per range; the trace
+   The table at exit has GPU columns, a roofline table for the kernels whose
+   work is declared (GPUPROF_RANGE_WORK: FLOPs and the bytes they must move)
+   and the verdict: what bounds each phase, and the bottleneck; the trace
    (train_mlp_cuda.trace.json) has a track for the CUDA stream under the CPU
    thread. Without a GPU it says so in one line and exits 0. */
 #define GPUPROF_IMPLEMENTATION
@@ -150,8 +152,8 @@ int main(void) {
             CUDA_CHECK(gpuprof_cuda_malloc_async(&out, BATCH * sizeof(float), 0, "activations"));
             CUDA_CHECK(gpuprof_cuda_malloc_async(&dout, BATCH * sizeof(float), 0, "activations"));
             cudaMemsetAsync(loss, 0, sizeof(float));
-            { PROF_RANGE("linear1+relu"); linear1_relu<<<dim3(HIDDEN / 256, BATCH), 256>>>(x, p, h); }
-            { PROF_RANGE("linear2+loss"); linear2_loss<<<BATCH / 256, 256>>>(h, p, y, out, dout, loss); }
+            { PROF_RANGE_WORK("linear1+relu", 2.0 * BATCH * IN * HIDDEN, 4.0 * (BATCH * IN + IN * HIDDEN + BATCH * HIDDEN)); linear1_relu<<<dim3(HIDDEN / 256, BATCH), 256>>>(x, p, h); }
+            { PROF_RANGE_WORK("linear2+loss", 2.0 * BATCH * HIDDEN, 4.0 * (BATCH * HIDDEN + HIDDEN + 3.0 * BATCH)); linear2_loss<<<BATCH / 256, 256>>>(h, p, y, out, dout, loss); }
         }
         PROF_MEM("forward");
         {
@@ -159,9 +161,9 @@ int main(void) {
             if (!gbuf) CUDA_CHECK(gpuprof_cuda_malloc(&gbuf, NPARAM * sizeof(float), "gradients"));
             g = view(gbuf);
             CUDA_CHECK(gpuprof_cuda_malloc_async(&dh, (size_t)BATCH * HIDDEN * sizeof(float), 0, "activations"));
-            { PROF_RANGE("linear2.grad"); grad_w2<<<(HIDDEN + 256) / 256, 256>>>(h, dout, g); }
-            { PROF_RANGE("relu.grad"); grad_hidden<<<dim3(HIDDEN / 256, BATCH), 256>>>(h, dout, p, dh); }
-            { PROF_RANGE("linear1.grad"); grad_w1<<<dim3(HIDDEN / 256, IN + 1), 256>>>(x, dh, g); }
+            { PROF_RANGE_WORK("linear2.grad", 2.0 * BATCH * HIDDEN, 4.0 * (BATCH * HIDDEN + BATCH + HIDDEN)); grad_w2<<<(HIDDEN + 256) / 256, 256>>>(h, dout, g); }
+            { PROF_RANGE_WORK("relu.grad", 1.0 * BATCH * HIDDEN, 4.0 * (2.0 * BATCH * HIDDEN + BATCH + HIDDEN)); grad_hidden<<<dim3(HIDDEN / 256, BATCH), 256>>>(h, dout, p, dh); }
+            { PROF_RANGE_WORK("linear1.grad", 2.0 * BATCH * (IN + 1) * HIDDEN, 4.0 * (BATCH * IN + BATCH * HIDDEN + (IN + 1) * HIDDEN)); grad_w1<<<dim3(HIDDEN / 256, IN + 1), 256>>>(x, dh, g); }
             CUDA_CHECK(gpuprof_cuda_free_async(h, 0));
             CUDA_CHECK(gpuprof_cuda_free_async(dh, 0));
             CUDA_CHECK(gpuprof_cuda_free_async(out, 0));
