@@ -3430,10 +3430,16 @@ static char *gpuprof__trace_track_meta(char *p, uint32_t tid, const char *label,
     return gpuprof__put_s(p, "}}");
 }
 
+/* A JSON number (9 significant digits), or null for NaN and infinities. */
+static char *gpuprof__put_num(char *p, double v) {
+    if (v != v || v - v != 0) return gpuprof__put_s(p, "null");
+    return p + gpuprof__fmt(p, 40, "%.9g", v);
+}
+
 /* The rest of a complete event after its category: name, ts, dur, args
    (warm-up; the work of a GPUPROF_RANGE_WORK range with the rates achieved
-   in this event's duration). */
-static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags, const double *work, int rates) {
+   in this event's measured duration). */
+static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags, const double *work, int rates, uint64_t measured) {
     memcpy(p, nm->json, nm->json_len);
     p += nm->json_len;
     p = gpuprof__put_s(p, ",\"ts\":");
@@ -3443,18 +3449,14 @@ static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, 
     if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, work ? ",\"args\":{\"warmup\":true," : ",\"args\":{\"warmup\":true}");
     else if (work) p = gpuprof__put_s(p, ",\"args\":{");
     if (work) {
-        double s = dur > 0 ? (double)dur * 1e-9 : 0;
-        /* one number per gpuprof__fmt: without stb_sprintf it turns a locale's ',' into '.' */
-        p = gpuprof__put_s(p, "\"flops\":");
-        p += gpuprof__fmt(p, 40, "%.9g", work[0]);
-        p = gpuprof__put_s(p, ",\"bytes\":");
-        p += gpuprof__fmt(p, 40, "%.9g", work[1]);
-        if (work[1] > 0) { p = gpuprof__put_s(p, ",\"flop_per_byte\":"); p += gpuprof__fmt(p, 40, "%.6g", work[0] / work[1]); }
+        double s = measured > 0 ? (double)measured * 1e-9 : 0;    /* the duration as measured, before any drawing nudge */
+        /* one number per call: without stb_sprintf gpuprof__fmt turns a locale's ',' into '.' */
+        p = gpuprof__put_num(gpuprof__put_s(p, "\"flops\":"), work[0]);
+        p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes\":"), work[1]);
+        if (work[1] > 0) p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_byte\":"), work[0] / work[1]);
         if (s > 0 && rates) {
-            p = gpuprof__put_s(p, ",\"flop_per_s\":");
-            p += gpuprof__fmt(p, 40, "%.6g", work[0] / s);
-            p = gpuprof__put_s(p, ",\"bytes_per_s\":");
-            p += gpuprof__fmt(p, 40, "%.6g", work[1] / s);
+            p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_s\":"), work[0] / s);
+            p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes_per_s\":"), work[1] / s);
         }
         *p++ = '}';
     }
@@ -3500,7 +3502,7 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
         switch (e->type & 15) {
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, range_head_len);
-            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), t->work_rates);
+            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), t->work_rates, e->u.dur_ns);
             break;
         case GPUPROF__EV_WORK:
             nwork++;
@@ -3541,7 +3543,7 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
             ts += depth;
             dur = dur > 2 * depth ? dur - 2 * depth : 0;
             p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
-            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), 1);
+            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), 1, e->u.dur_ns);
             break;
         }
 #endif
@@ -4117,6 +4119,7 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
     double calls = (double)r->stats.count, s;
     memset(o, 0, sizeof *o);
     if (!r->stats.count || (r->flops == 0 && r->bytes == 0)) return 0;
+    if (!(r->flops >= 0 && r->bytes >= 0 && r->flops - r->flops == 0 && r->bytes - r->bytes == 0)) return 0;   /* NaN, inf, negative: no figures */
     o->flops = r->flops / calls;
     o->bytes = r->bytes / calls;
     o->on_gpu = r->gpu.count > 0;

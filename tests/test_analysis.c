@@ -132,10 +132,12 @@ static void test_roofline(void) {
             { PROF_RANGE_WORK("stream", bytes / 4, bytes); simcuda_kernel(0, 1 * MS); simcuda_advance(20 * US); }
             { PROF_RANGE_WORK("gemm", flops, 1e6); simcuda_kernel(0, 500 * US); simcuda_advance(20 * US); }
         }
-        simcuda_advance(1460 * US);
+        { PROF_RANGE_WORK("bad work", NAN, -1.0); simcuda_advance(1 * US); }    /* a user's NaN */
+        simcuda_advance(1459 * US);
         PROF_STEP();
     }
     session_end("roofline");
+    CHECK(cJSON_IsNull(roof("bad work")), "NaN or negative work: no roofline figures (and the trace still parses, below)");
     {
         cJSON *peaks = cJSON_GetObjectItem(sum, "peaks");
         CHECK_REL(jnum(peaks, "bytes_per_s"), PEAK_BW, 1e-12, "peak bandwidth: 5120-bit bus x 2619 MHz x 2 = 3.35 TB/s");

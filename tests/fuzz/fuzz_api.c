@@ -2,7 +2,8 @@
    ranges (scoped, explicit, dynamic, too deep), ends without begins, steps,
    counters (NaN too), marks, flush, reset, reports, summaries, pause and
    resume, shutdown and init again, tracked allocations and frees (double,
-   unknown, re-tracked), memory snapshots and peak resets, in any order.
+   unknown, re-tracked), memory snapshots and peak resets, declared work
+   (NaN, infinite and negative too), in any order.
    Checked: no crash (ASan, UBSan), the finished trace and summary parse,
    and the counts hold together: a range's flat count is the sum of its
    call paths' counts and never more than the calls made; the categories'
@@ -91,7 +92,10 @@ static size_t op(const uint8_t *ops, size_t n, size_t pos, int depth) {
     default:                                          /* literal ranges, nested a little */
         if (arg % 3 == 0) { PROF_RANGE("a"); }
         else if (arg % 3 == 1) { PROF_RANGE("b"); { PROF_RANGE("a"); } }
-        else { PROF_FUNC(); }
+        else if (arg & 64) {                          /* declared work, finite or not */
+            double f = arg & 128 ? (arg & 8 ? NAN : arg & 16 ? -INFINITY : -1.0) : (double)arg * 1e6;
+            PROF_RANGE_WORK("w", f, (double)(arg & 7) * 1e5);
+        } else { PROF_FUNC(); }
         pos++;
         break;
     }
@@ -117,7 +121,20 @@ static void check_counts(cJSON *sum) {
         cJSON_ArrayForEach(t, cJSON_GetObjectItem(sum, "tree"))
             if (strcmp(cJSON_GetObjectItem(t, "name")->valuestring, name) == 0) paths += cJSON_GetObjectItem(t, "count")->valuedouble;
         FUZZ_CHECK(flat == paths, "a range's flat count is the sum of its call paths' counts");
+        {
+            cJSON *rf = cJSON_GetObjectItem(r, "roofline");
+            FUZZ_CHECK(rf && (cJSON_IsNull(rf) || cJSON_IsObject(rf)), "roofline is an object or null");
+        }
         if (strcmp(name, "scope") == 0) FUZZ_CHECK(flat <= (double)begun[3], "no more scoped calls counted than made");
+    }
+    {
+        cJSON *v = cJSON_GetObjectItem(sum, "verdict"), *p;
+        FUZZ_CHECK(v != NULL, "the summary has a verdict (null without ranges)");
+        cJSON_ArrayForEach(p, cJSON_GetObjectItem(v, "phases")) {
+            cJSON *share = cJSON_GetObjectItem(p, "share");
+            FUZZ_CHECK(cJSON_IsNull(share) || (cJSON_IsNumber(share) && share->valuedouble >= 0), "a phase's share is a number >= 0 or null");
+            FUZZ_CHECK(cJSON_IsString(cJSON_GetObjectItem(p, "class")), "every phase has a class");
+        }
     }
     {
         cJSON *tr = cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "memory"), "tracked"), *c;
