@@ -4210,52 +4210,63 @@ static int gpuprof__phase_cmp(const void *a, const void *b) {
    at least half of it: sync-bound or CPU-bound nested ranges (by CPU time) in
    a phase that reads launch-bound; memory- or compute-bound ones (by GPU self
    time) in a phase that reads GPU-bound. */
+/* What the nested ranges of one phase hold, by class (gpuprof__analyze). */
+typedef struct gpuprof__nested {
+    double sync_ns, host_ns, mem_ns, comp_ns;                 /* CPU self time (sync, host), GPU self time (memory, compute) */
+    double sync_best, host_best, mem_best, comp_best;
+    const gpuprof__row *sync_by, *host_by, *mem_by, *comp_by; /* the largest of each class */
+} gpuprof__nested;
+
+static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k) {
+    double c = d->stats.sum, g = (double)d->gpu_self_ns;
+    switch (k) {
+    case GPUPROF__K_SYNC: a->sync_ns += (double)d->self_ns; if (c > a->sync_best) { a->sync_best = c; a->sync_by = d; } break;
+    case GPUPROF__K_CPU:
+        if (d->gpu.count || gpuprof__is_host(d->name_id)) { a->host_ns += (double)d->self_ns; if (c > a->host_best) { a->host_best = c; a->host_by = d; } }
+        break;
+    case GPUPROF__K_MEMORY: a->mem_ns += g; if (g > a->mem_best) { a->mem_best = g; a->mem_by = d; } break;
+    case GPUPROF__K_COMPUTE: a->comp_ns += g; if (g > a->comp_best) { a->comp_best = g; a->comp_by = d; } break;
+    default: break;
+    }
+}
+
 static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     uint32_t i, j, nall = 0;
-    int *kk, k;
+    int k;
     gpuprof__phase *all;
+    gpuprof__nested *nest;
     memset(v, 0, sizeof *v);
     v->bottleneck = v->waits_for = -1;
     if (!s->ntree) return;
-    kk = (int *)gpuprof__zalloc(s->ntree * sizeof *kk);
     all = (gpuprof__phase *)gpuprof__zalloc(s->ntree * sizeof *all);
-    if (!kk || !all) { GPUPROF_FREE(kk); GPUPROF_FREE(all); return; }
+    nest = (gpuprof__nested *)gpuprof__zalloc(s->ntree * sizeof *nest);
+    if (!all || !nest) { GPUPROF_FREE(all); GPUPROF_FREE(nest); return; }
     v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
     v->steps = v->per_step ? (double)gpuprof__g.steps_counted : 1.0;
-    for (i = 0; i < s->ntree; i++) kk[i] = gpuprof__klass(&s->tree[i]);
+    /* each nested range into its phase's totals: one pass, O(rows x depth) */
+    for (j = 0; j < s->ntree; j++) {
+        const gpuprof__row *d = &s->tree[j];
+        int32_t up = d->parent;
+        if (d->depth == 0) continue;
+        while (up >= 0 && s->tree[up].depth > 0) up = s->tree[up].parent;
+        if (up >= 0) gpuprof__nested_add(&nest[up], d, gpuprof__klass(d));
+    }
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
+        const gpuprof__nested *a = &nest[i];
         gpuprof__phase *p;
-        double sync_ns = 0, host_ns = 0, mem_ns = 0, comp_ns = 0, sync_best = 0, host_best = 0, mem_best = 0, comp_best = 0;
-        const gpuprof__row *sync_by = NULL, *host_by = NULL, *mem_by = NULL, *comp_by = NULL;
         if (r->depth != 0 || !r->stats.count) continue;
         p = &all[nall++];
         p->r = r;
-        p->k = kk[i];
+        p->k = gpuprof__klass(r);
         p->cpu = r->stats.sum / v->steps;
         p->gpu = r->gpu.count ? r->gpu.sum / v->steps : 0;
-        /* the nested ranges of this phase, by class */
-        for (j = 0; j < s->ntree; j++) {
-            const gpuprof__row *d = &s->tree[j];
-            int32_t up = d->parent;
-            double c = d->stats.sum, g = (double)d->gpu_self_ns;
-            if (d->depth == 0) continue;
-            while (up >= 0 && s->tree[up].depth > 0) up = s->tree[up].parent;
-            if (up != (int32_t)i) continue;
-            switch (kk[j]) {
-            case GPUPROF__K_SYNC: sync_ns += (double)d->self_ns; if (c > sync_best) { sync_best = c; sync_by = d; } break;
-            case GPUPROF__K_CPU: if (d->gpu.count || gpuprof__is_host(d->name_id)) { host_ns += (double)d->self_ns; if (c > host_best) { host_best = c; host_by = d; } } break;
-            case GPUPROF__K_MEMORY: mem_ns += g; if (g > mem_best) { mem_best = g; mem_by = d; } break;
-            case GPUPROF__K_COMPUTE: comp_ns += g; if (g > comp_best) { comp_best = g; comp_by = d; } break;
-            default: break;
-            }
-        }
         if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
-            if (sync_ns > 0 && sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && sync_ns >= host_ns) { p->k = GPUPROF__K_SYNC; p->by = sync_by; p->by_ns = sync_ns / v->steps; }
-            else if (host_ns > 0 && host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = host_by; p->by_ns = host_ns / v->steps; }
+            if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns / v->steps; }
+            else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns / v->steps; }
         } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
-            if (mem_ns > 0 && mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && mem_ns >= comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = mem_by; p->by_ns = mem_ns / v->steps; }
-            else if (comp_ns > 0 && comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = comp_by; p->by_ns = comp_ns / v->steps; }
+            if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns / v->steps; }
+            else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns / v->steps; }
         }
         /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
            somewhere later); any other for its CPU time */
@@ -4296,7 +4307,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     if (v->bottleneck >= 0 && v->ph[v->bottleneck].k == GPUPROF__K_SYNC)
         for (i = 0; i < (uint32_t)v->nph; i++)
             if (gpuprof__k_gpu(v->ph[i].k) && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
-    GPUPROF_FREE(kk);
+    GPUPROF_FREE(nest);
     GPUPROF_FREE(all);
 }
 
