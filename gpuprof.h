@@ -4596,8 +4596,8 @@ static void gpuprof__report_roofline(gpuprof__buf *b, const gpuprof__snap *s, si
 /* The time by which a phase bounds the step: GPU time when the GPU bounds it, else CPU time. */
 static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phase *p) { return v->gpu_step ? p->gpu : p->cpu; }
 
-#define GPUPROF__OUTSIDE_REMEDY "wrap the code between the phases in ranges (GPUPROF_RANGE) to see what takes the time; " \
-    "meanwhile the GPU has only the work queued before it"
+#define GPUPROF__OUTSIDE_REMEDY "wrap the code between the phases in ranges (GPUPROF_RANGE) to see what takes the time " \
+    "(while it runs, a GPU has only the work queued before it)"
 /* The bottleneck: its name, class, time per step and remedy (the CPU's time outside any range is one too). */
 static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, int *k, double *ns, const char **remedy) {
     if (v->bottleneck == -2) {
