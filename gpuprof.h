@@ -520,6 +520,9 @@ static inline double gpuprof__ldda(const double *p) { return *p; }
 #define STB_SPRINTF_IMPLEMENTATION
 #endif
 #define STB_SPRINTF_STATIC
+#ifndef STB_SPRINTF_NOUNALIGNED
+#define STB_SPRINTF_NOUNALIGNED   /* no 4-byte stores to unaligned addresses (UB; UBSan says so) */
+#endif
 #include <stb/stb_sprintf.h>
 #define GPUPROF__VSNPRINTF stbsp_vsnprintf
 #define GPUPROF__USING_STB 1
