@@ -2495,6 +2495,9 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
             if (f->flags & GPUPROF__F_WORK) {
                 gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
                 gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
+                /* the work rides before the range event, for its args (counted calls only: off the common path) */
+                if (GPUPROF__LD(&gpuprof__g.trace_on))
+                    gpuprof__trace_work(t, n->name_id, f->flops, f->bytes, GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0);
             }
             if (f->flags & GPUPROF__F_MEM) gpuprof__mem_range_end(n, f);
         }
@@ -2506,7 +2509,6 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
         if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks) && dt > 0 &&
             gpuprof__ticks_to_ns(f->t0 - gpuprof__clock.base) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - gpuprof__clock.base))
             evflags |= GPUPROF__EVF_NUDGE;
-        if (GPUPROF__UNLIKELY(f->flags & GPUPROF__F_WORK)) gpuprof__trace_work(t, n->name_id, f->flops, f->bytes, GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0);
         gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - gpuprof__clock.base, dt);
     }
 }
@@ -3442,34 +3444,40 @@ static char *gpuprof__put_num(char *p, double v) {
 /* The rest of a complete event after its category: name, ts, dur, args
    (warm-up; the work of a GPUPROF_RANGE_WORK range with the rates achieved
    in this event's measured duration). */
-static char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags, const double *work, int rates, uint64_t measured) {
+GPUPROF__INLINE char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags) {
     memcpy(p, nm->json, nm->json_len);
     p += nm->json_len;
     p = gpuprof__put_s(p, ",\"ts\":");
     p = gpuprof__put_us(p, ts);
     p = gpuprof__put_s(p, ",\"dur\":");
     p = gpuprof__put_us(p, dur);
-    if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, work ? ",\"args\":{\"warmup\":true," : ",\"args\":{\"warmup\":true}");
-    else if (work) p = gpuprof__put_s(p, ",\"args\":{");
-    if (work) {
-        double s = measured > 0 ? (double)measured * 1e-9 : 0;    /* the duration as measured, before any drawing nudge */
-        /* one number per call: without stb_sprintf gpuprof__fmt turns a locale's ',' into '.' */
-        p = gpuprof__put_num(gpuprof__put_s(p, "\"flops\":"), work[0]);
-        p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes\":"), work[1]);
-        if (work[1] > 0) p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_byte\":"), work[0] / work[1]);
-        if (s > 0 && rates) {
-            p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_s\":"), work[0] / s);
-            p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes_per_s\":"), work[1] / s);
-        }
-        *p++ = '}';
-    }
+    if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
     *p++ = '}';
     return p;
 }
 
+/* The same with the work of a GPUPROF_RANGE_WORK call in args, and with
+   rates (the event measures the call: its GPU event, or its CPU event when
+   it has none) from its measured duration, before any drawing nudge. */
+static GPUPROF__NOINLINE char *gpuprof__trace_span_work(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags,
+                                                        const double *work, int rates, uint64_t measured) {
+    double s = measured > 0 ? (double)measured * 1e-9 : 0;
+    p = gpuprof__trace_span(p, nm, ts, dur, flags & ~GPUPROF__EVF_WARMUP) - 1;   /* reopened before its '}' */
+    p = gpuprof__put_s(p, (flags & GPUPROF__EVF_WARMUP) ? ",\"args\":{\"warmup\":true," : ",\"args\":{");
+    /* one number per call: without stb_sprintf gpuprof__fmt turns a locale's ',' into '.' */
+    p = gpuprof__put_num(gpuprof__put_s(p, "\"flops\":"), work[0]);
+    p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes\":"), work[1]);
+    if (work[1] > 0) p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_byte\":"), work[0] / work[1]);
+    if (s > 0 && rates) {
+        p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_s\":"), work[0] / s);
+        p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes_per_s\":"), work[1] / s);
+    }
+    return gpuprof__put_s(p, "}}");
+}
+
 /* The work a WORK event left for this range event, if it is the one. */
 static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_id, double *w) {
-    if (!t->work_name || t->work_name != name_id) return NULL;
+    if (t->work_name != name_id) return NULL;
     w[0] = t->work_flops;
     w[1] = t->work_bytes;
     t->work_name = 0;
@@ -3505,7 +3513,9 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
         switch (e->type & 15) {
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, range_head_len);
-            p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), t->work_rates, e->u.dur_ns);
+            if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
+                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates, e->u.dur_ns);
+            else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
             break;
         case GPUPROF__EV_WORK:
             nwork++;
@@ -3546,7 +3556,9 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
             ts += depth;
             dur = dur > 2 * depth ? dur - 2 * depth : 0;
             p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
-            p = gpuprof__trace_span(gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":"), nm, ts, dur, e->flags, gpuprof__trace_work_for(t, e->name_id, work), 1, e->u.dur_ns);
+            p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
+            if (t->work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
+            else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
             break;
         }
 #endif
