@@ -131,6 +131,7 @@
 #define GPUPROF_MEM_CATEGORIES 32  /* memory categories kept; later ones count as "(other categories)" */
 #endif
 #define GPUPROF__MEM_LABELS 64     /* GPUPROF_MEM labels kept; later ones share the last row */
+#define GPUPROF__PEAK_FROM 128     /* bytes of the text saying where a roofline peak came from */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -1048,7 +1049,7 @@ static struct {
         double flops, bw;
         int user_flops, user_bw;          /* set by the config or the environment: they apply to CPU times too */
         int prec;
-        char flops_from[128], bw_from[128];
+        char flops_from[GPUPROF__PEAK_FROM], bw_from[GPUPROF__PEAK_FROM];
     } peak;
     int sched_on, sched_skip, sched_wait, sched_warmup, sched_active, sched_repeat;
     /* names */
@@ -5695,9 +5696,18 @@ static double gpuprof__env_positive(const char *var) {
     return x;
 }
 
+/* A peak the user gives: the environment variable, else the config's field
+   (in TFLOP/s or GB/s; `unit` converts). Returns 1 when one was taken. */
+static int gpuprof__peak_setting(const char *var, const char *field, double cfg_value, double unit, double *out, char *from) {
+    double x = gpuprof__env_positive(var);
+    if (x > 0) { *out = x * unit; snprintf(from, GPUPROF__PEAK_FROM, "%s", var); return 1; }
+    if (cfg_value > 0 && cfg_value <= 1e9) { *out = cfg_value * unit; snprintf(from, GPUPROF__PEAK_FROM, "config"); return 1; }
+    if (cfg_value != 0) gpuprof__warn(GPUPROF__W_BAD_ENV, "the config's %s (%g) is not a positive number; ignored", field, cfg_value);
+    return 0;
+}
+
 static void gpuprof__peaks_init(const gpuprof_config *cfg) {
     const char *v = getenv("GPUPROF_PRECISION"), *from = "GPUPROF_PRECISION";
-    double x;
     int i;
     memset(&gpuprof__g.peak, 0, sizeof gpuprof__g.peak);
     if (!v || !*v) { v = cfg->precision; from = "the config's precision"; }
@@ -5706,26 +5716,10 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
         if (i < GPUPROF__PREC_COUNT) gpuprof__g.peak.prec = i;
         else gpuprof__warn(GPUPROF__W_BAD_ENV, "%s '%.32s' is not fp32, tf32, fp16, bf16, fp8 or fp64; using fp32", from, v);
     }
-    if ((x = gpuprof__env_positive("GPUPROF_PEAK_TFLOPS")) > 0) {
-        gpuprof__g.peak.flops = x * 1e12;
-        gpuprof__g.peak.user_flops = 1;
-        snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "GPUPROF_PEAK_TFLOPS");
-    } else if (cfg->peak_tflops > 0 && cfg->peak_tflops <= 1e9) {
-        gpuprof__g.peak.flops = cfg->peak_tflops * 1e12;
-        gpuprof__g.peak.user_flops = 1;
-        snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "config");
-    } else if (cfg->peak_tflops != 0)
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "the config's peak_tflops (%g) is not a positive number; ignored", cfg->peak_tflops);
-    if ((x = gpuprof__env_positive("GPUPROF_PEAK_GBPS")) > 0) {
-        gpuprof__g.peak.bw = x * 1e9;
-        gpuprof__g.peak.user_bw = 1;
-        snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "GPUPROF_PEAK_GBPS");
-    } else if (cfg->peak_gbps > 0 && cfg->peak_gbps <= 1e9) {
-        gpuprof__g.peak.bw = cfg->peak_gbps * 1e9;
-        gpuprof__g.peak.user_bw = 1;
-        snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "config");
-    } else if (cfg->peak_gbps != 0)
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "the config's peak_gbps (%g) is not a positive number; ignored", cfg->peak_gbps);
+    gpuprof__g.peak.user_flops = gpuprof__peak_setting("GPUPROF_PEAK_TFLOPS", "peak_tflops", cfg->peak_tflops, 1e12,
+                                                       &gpuprof__g.peak.flops, gpuprof__g.peak.flops_from);
+    gpuprof__g.peak.user_bw = gpuprof__peak_setting("GPUPROF_PEAK_GBPS", "peak_gbps", cfg->peak_gbps, 1e9,
+                                                    &gpuprof__g.peak.bw, gpuprof__g.peak.bw_from);
 #ifdef GPUPROF_CUDA
     if (gpuprof__gpu.available) {
         const struct gpuprof__flop_row *r = gpuprof__flop_row_of(gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
