@@ -4629,6 +4629,16 @@ static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, 
     *remedy = gpuprof__remedy[*k];
 }
 
+/* The lead, then the bottleneck's name in quotes or, with the other lead,
+   "code outside any range". */
+static void gpuprof__bottleneck_name(gpuprof__buf *b, const char *lead, const char *lead_outside, const char *name) {
+    if (!name) { gpuprof__buf_s(b, lead_outside); gpuprof__buf_s(b, "code outside any range"); return; }
+    gpuprof__buf_s(b, lead);
+    gpuprof__buf_s(b, "\"");
+    gpuprof__buf_s(b, name);
+    gpuprof__buf_s(b, "\"");
+}
+
 /* The short form for the header: where the time goes and what bounds it. */
 static void gpuprof__verdict_head(gpuprof__buf *b, const gpuprof__verdict_t *v) {
     char t1[32];
@@ -4638,11 +4648,7 @@ static void gpuprof__verdict_head(gpuprof__buf *b, const gpuprof__verdict_t *v) 
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
     gpuprof__fmt(t1, sizeof t1, "%.0f", v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
-    if (name) {
-        gpuprof__buf_s(b, "   verdict: bottleneck \"");
-        gpuprof__buf_s(b, name);
-        gpuprof__buf_s(b, "\"");
-    } else gpuprof__buf_s(b, "   verdict: bottleneck: code outside any range");
+    gpuprof__bottleneck_name(b, "   verdict: bottleneck ", "   verdict: bottleneck: ", name);
     gpuprof__buf_printf(b, ", %s%% of the %s on the %s, %s", t1, v->per_step ? "step" : "time in outermost ranges", v->gpu_step ? "GPU" : "CPU",
                         gpuprof__kname[k]);
     if (v->waits_for >= 0) {
@@ -4719,11 +4725,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
     gpuprof__fmt(t1, sizeof t1, "%.0f", v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
-    if (name) {
-        gpuprof__buf_s(b, "   bottleneck: \"");
-        gpuprof__buf_s(b, name);
-        gpuprof__buf_s(b, "\"");
-    } else gpuprof__buf_s(b, "   bottleneck: code outside any range");
+    gpuprof__bottleneck_name(b, "   bottleneck: ", "   bottleneck: ", name);
     gpuprof__buf_printf(b, ", %s %s per %s = %s%% of the %s, %s", v->gpu_step ? "GPU" : "CPU", gpuprof__fmt_ns(t2, sizeof t2, ns),
                         v->per_step ? "step" : "run", t1, v->per_step ? "step" : "time in outermost ranges", gpuprof__kname[k]);
     if (v->waits_for >= 0) {
