@@ -4237,8 +4237,8 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     double c = d->stats.sum, g = (double)d->gpu_self_ns;
     switch (k) {
     case GPUPROF__K_SYNC: a->sync_ns += (double)d->self_ns; if (c > a->sync_best) { a->sync_best = c; a->sync_by = d; } break;
-    case GPUPROF__K_CPU:
-        if (d->gpu.count || gpuprof__is_host(d->name_id)) { a->host_ns += (double)d->self_ns; if (c > a->host_best) { a->host_best = c; a->host_by = d; } }
+    case GPUPROF__K_CPU:      /* host work the user named; a range merely without GPU time does not decide a phase */
+        if (gpuprof__is_host(d->name_id)) { a->host_ns += (double)d->self_ns; if (c > a->host_best) { a->host_best = c; a->host_by = d; } }
         break;
     case GPUPROF__K_MEMORY: a->mem_ns += g; if (g > a->mem_best) { a->mem_best = g; a->mem_by = d; } break;
     case GPUPROF__K_COMPUTE: a->comp_ns += g; if (g > a->comp_best) { a->comp_best = g; a->comp_by = d; } break;
@@ -4328,7 +4328,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
 }
 
 /* Why a phase has its class, in a few words. */
-static void gpuprof__phase_why(char *out, size_t n, const gpuprof__verdict_t *v, const gpuprof__phase *p) {
+static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
     char t1[32], t2[32];
     const gpuprof__row *r = p->r;
     double calls = (double)r->stats.count, c = r->stats.sum / calls;
@@ -4370,7 +4370,6 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__verdict_t *v,
         break;
     default: snprintf(out, n, "-");
     }
-    (void)v;
 }
 
 /* "GPU 0: NVIDIA H100 ... (CUDA 13.0, driver 13.0)", or why there is no GPU time. */
@@ -4717,7 +4716,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__cell_ns(b, p->cpu);
         gpuprof__cell_ns(b, p->r->gpu.count ? p->gpu : NAN);
         if (!gpu_run && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
-        else gpuprof__phase_why(why, sizeof why, v, p);
+        else gpuprof__phase_why(why, sizeof why, p);
         gpuprof__buf_printf(b, "  %-13s  %s\n", gpuprof__kname[p->k], why);
     }
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
@@ -5162,7 +5161,7 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
         if (p->by) gpuprof__buf_s(b, gpuprof__g.names[p->by->name_id].json);
         else gpuprof__buf_s(b, "null");
         if (!s->has_gpu && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
-        else gpuprof__phase_why(why, sizeof why, &v, p);
+        else gpuprof__phase_why(why, sizeof why, p);
         gpuprof__buf_s(b, ",\"why\":");
         gpuprof__buf_json_str(b, why);
         gpuprof__buf_s(b, "}");
