@@ -108,12 +108,10 @@
 #ifndef GPUPROF_H
 #define GPUPROF_H
 
-/* The implementation needs POSIX and GNU declarations (clock_gettime,
-   O_CLOEXEC, pthread_getname_np) even under -std=c99: include gpuprof.h
-   first in the implementation file, or build it with -D_GNU_SOURCE. */
-#if defined(GPUPROF_IMPLEMENTATION) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE 1
-#endif
+/* gpuprof.h defines no feature macro (_GNU_SOURCE, _POSIX_C_SOURCE): the
+   including file's own code sees the C library it asked for. Where a strict
+   mode (-std=c99) hides a POSIX call the implementation needs, it reaches
+   that call under a name of its own (see "Platform clock"). */
 
 /* ======================================================================
    Configuration defaults
@@ -426,6 +424,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 
 #include <errno.h>
 #include <math.h>
+#define GPUPROF__NAN ((double)NAN)   /* NAN is a float: spelled as a double, -Wdouble-promotion stays quiet */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,9 +531,29 @@ static inline double gpuprof__ldda(const double *p) { return *p; }
 #define GPUPROF__USING_STB 0
 #endif
 
+#if !GPUPROF__USING_STB
+#include <locale.h>
+/* vsnprintf wrote the locale's decimal point, which may be any string ("," in
+   de_DE, U+066B ARABIC DECIMAL SEPARATOR in ps_AF): each becomes '.' (the
+   digits themselves are always ASCII). Returns the new length. */
+static int gpuprof__c_decimals(char *buf, int len) {
+    const struct lconv *lc = localeconv();
+    const char *dp = lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point : ".";
+    size_t dn = strlen(dp);
+    int i, o = 0;
+    if (dn == 1 && dp[0] == '.') return len;
+    for (i = 0; i < len; ) {
+        if ((size_t)(len - i) >= dn && memcmp(buf + i, dp, dn) == 0) { buf[o++] = '.'; i += (int)dn; }
+        else buf[o++] = buf[i++];
+    }
+    buf[o] = 0;
+    return o;
+}
+#endif
+
 /* printf into buf; numbers use '.' whatever setlocale() said. Only call it
-   with numeric conversions (and %s of text that has no ','), because without
-   stb_sprintf the locale's decimal comma is replaced after the fact. */
+   with numeric conversions (and %s of text without the locale's decimal
+   point), because without stb_sprintf that point is replaced after the fact. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -542,12 +561,16 @@ static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
     va_list ap;
     int len;
     va_start(ap, fmt);
+#if GPUPROF__USING_STB
     len = GPUPROF__VSNPRINTF(buf, (int)n, fmt, ap);
+#else
+    len = GPUPROF__VSNPRINTF(buf, n, fmt, ap);
+#endif
     va_end(ap);
     if (len < 0) { buf[0] = 0; return 0; }
     if ((size_t)len >= n) len = n ? (int)n - 1 : 0;
 #if !GPUPROF__USING_STB
-    { int i; for (i = 0; i < len; i++) if (buf[i] == ',') buf[i] = '.'; }
+    len = gpuprof__c_decimals(buf, len);
 #endif
     return len;
 }
@@ -561,10 +584,29 @@ static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
-#if !defined(CLOCK_MONOTONIC)
-#error "gpuprof.h: the implementation needs POSIX (clock_gettime): include gpuprof.h before any other header in the file that defines GPUPROF_IMPLEMENTATION, or build that file with -D_GNU_SOURCE or -std=gnu11"
+#include <sys/stat.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
 #endif
-#ifndef O_CLOEXEC
+/* Under a strict mode (-std=c99, -std=c11 without feature macros) glibc
+   declares neither clock_gettime nor struct timespec nor O_CLOEXEC: on
+   64-bit Linux, where their layout and values are fixed, gpuprof declares
+   its own names for them, bound to the same symbol; nothing the including
+   file sees changes. */
+#if defined(CLOCK_MONOTONIC)
+typedef struct timespec gpuprof__timespec;
+#define gpuprof__clock_gettime(c, t) clock_gettime((c), (t))
+#define GPUPROF__CLOCK_MONOTONIC CLOCK_MONOTONIC
+#elif defined(__linux__) && defined(__LP64__) && (defined(__GNUC__) || defined(__clang__))
+typedef struct { long tv_sec, tv_nsec; } gpuprof__timespec;
+extern int gpuprof__clock_gettime(int clock, gpuprof__timespec *t) __asm__("clock_gettime");
+#define GPUPROF__CLOCK_MONOTONIC 1
+#else
+#error "gpuprof.h: the implementation needs POSIX's clock_gettime, which this file's C mode hides: build the file that defines GPUPROF_IMPLEMENTATION with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
+#endif
+#if !defined(O_CLOEXEC) && defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define O_CLOEXEC 02000000
+#elif !defined(O_CLOEXEC)
 #define O_CLOEXEC 0
 #endif
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -575,8 +617,8 @@ static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
 #endif
 
 static uint64_t gpuprof__mono_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    gpuprof__timespec t;
+    gpuprof__clock_gettime(GPUPROF__CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
@@ -816,10 +858,15 @@ void gpuprof_stats_merge(gpuprof_stats *dst, const gpuprof_stats *src) {
     uint64_t n = GPUPROF__LD(&src->count);
     double k, smin, smax, sshift, ssum_d;
     uint64_t rejected = GPUPROF__LD(&src->rejected);
+    uint32_t src_halvings = GPUPROF__LD(&src->halvings), down;
     int32_t lo;
     int i, first, last;
     if (rejected) dst->rejected += rejected;          /* dst untouched when src is empty */
     if (!n) return;
+    /* Bucket counts are in units of 2^halvings samples: both sides go to
+       the coarser unit before src's counts are added. */
+    while (dst->halvings < src_halvings) gpuprof__stats_halve(dst);
+    down = dst->halvings - src_halvings;
     smin = gpuprof__ldd(&src->min);
     smax = gpuprof__ldd(&src->max);
     sshift = gpuprof__ldd(&src->shift);
@@ -844,6 +891,7 @@ void gpuprof_stats_merge(gpuprof_stats *dst, const gpuprof_stats *src) {
     dst->count += n;
     for (i = first; i <= last; i++) {
         uint32_t c = GPUPROF__LD(&src->bucket[i]);
+        if (c && down) c = down >= 32 ? 1u : (uint32_t)(((uint64_t)c + (1ull << down) - 1) >> down);   /* as halving rounds */
         if (c) gpuprof__stats_count_key(dst, lo + i, c);
     }
 }
@@ -851,16 +899,16 @@ void gpuprof_stats_merge(gpuprof_stats *dst, const gpuprof_stats *src) {
 uint64_t gpuprof_stats_count(const gpuprof_stats *s) { return GPUPROF__LD(&s->count); }
 uint64_t gpuprof_stats_rejected(const gpuprof_stats *s) { return GPUPROF__LD(&s->rejected); }
 double gpuprof_stats_sum(const gpuprof_stats *s) { return gpuprof__ldd(&s->sum); }
-double gpuprof_stats_min(const gpuprof_stats *s) { return GPUPROF__LD(&s->count) ? gpuprof__ldd(&s->min) : NAN; }
-double gpuprof_stats_max(const gpuprof_stats *s) { return GPUPROF__LD(&s->count) ? gpuprof__ldd(&s->max) : NAN; }
+double gpuprof_stats_min(const gpuprof_stats *s) { return GPUPROF__LD(&s->count) ? gpuprof__ldd(&s->min) : GPUPROF__NAN; }
+double gpuprof_stats_max(const gpuprof_stats *s) { return GPUPROF__LD(&s->count) ? gpuprof__ldd(&s->max) : GPUPROF__NAN; }
 double gpuprof_stats_mean(const gpuprof_stats *s) {
     uint64_t n = GPUPROF__LD(&s->count);
-    return n ? gpuprof__ldd(&s->sum) / (double)n : NAN;
+    return n ? gpuprof__ldd(&s->sum) / (double)n : GPUPROF__NAN;
 }
 double gpuprof_stats_stddev(const gpuprof_stats *s) {
     uint64_t n = GPUPROF__LD(&s->count);
     double sd, v;
-    if (n < 2) return n ? 0.0 : NAN;
+    if (n < 2) return n ? 0.0 : GPUPROF__NAN;
     sd = gpuprof__ldd(&s->sum_d);
     v = (gpuprof__ldd(&s->sum_d2) - sd * sd / (double)n) / (double)(n - 1);
     return v > 0 ? sqrt(v) : 0.0;
@@ -893,7 +941,7 @@ double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
     int32_t lo = GPUPROF__LD(&s->lo_key);
     double h, f, a, b, mn, mx;
     int i, first, last;
-    if (!n || q != q) return NAN;
+    if (!n || q != q) return GPUPROF__NAN;
     mn = gpuprof__ldd(&s->min);
     mx = gpuprof__ldd(&s->max);
     if (q < 0) q = 0;
@@ -918,17 +966,23 @@ enum {
     GPUPROF__W_DOUBLE_INIT, GPUPROF__W_BAD_NAME, GPUPROF__W_LONG_NAME, GPUPROF__W_BAD_VALUE,
     GPUPROF__W_NAMES_FULL, GPUPROF__W_PATHS_FULL, GPUPROF__W_TOO_DEEP, GPUPROF__W_NO_MEMORY,
     GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_NO_GPU, GPUPROF__W_CUDA,
-    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_COUNT
+    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_BEFORE_INIT, GPUPROF__W_COUNT
 };
 static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "END without BEGIN", "mismatched nesting", "ranges open at shutdown", "calls after shutdown",
     "init called twice", "NULL or empty names", "names truncated", "NaN/inf counter values",
     "names over the cap", "call paths over the cap", "ranges nested too deep", "allocation failures",
     "trace events dropped", "bad settings", "output errors", "GPU unavailable", "CUDA errors",
-    "frees of untracked pointers", "allocations tracked twice", "memory categories/labels over the cap"
+    "frees of untracked pointers", "allocations tracked twice", "memory categories/labels over the cap",
+    "calls before anything was recorded"
 };
 
-enum { GPUPROF__NEVER = 0, GPUPROF__RUNNING = 1, GPUPROF__DOWN = 2 };
+/* The session's lifecycle, one atomic word (gpuprof__g.state): NEVER or
+   DOWN -> STARTING -> RUNNING -> STOPPING -> DOWN. Init and shutdown move it
+   under gpuprof__life_lock and gpuprof__lock, publishing RUNNING and DOWN
+   with release order; any thread may read it (acquire) without a lock, and
+   the first range of any thread may be the one that starts the session. */
+enum { GPUPROF__NEVER = 0, GPUPROF__RUNNING = 1, GPUPROF__DOWN = 2, GPUPROF__STARTING = 3, GPUPROF__STOPPING = 4 };
 enum { GPUPROF__PHASE_COUNT = 0, GPUPROF__PHASE_EXCLUDE = 1, GPUPROF__PHASE_OFF = 2 };
 enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means "not yet registered" */
 enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8, GPUPROF__F_MEM = 16 };
@@ -1038,6 +1092,7 @@ static struct {
     unsigned session;
     unsigned live;                        /* == session while recording, else 0: the hot path's one check */
     int user_enabled, forked_child, off;
+    int cuda_started, cuda_forked;        /* CUDA builds: this process called CUDA; it was forked after its parent did */
     int nvtx_on;                          /* NVTX builds: ranges also pushed to NVTX */
     int excluding;                        /* warm-up or schedule may exclude: ranges take the slow check */
     int mem_ranges;                       /* per-range memory deltas: every range takes the slow begin */
@@ -1096,27 +1151,54 @@ static __thread gpuprof__thread *gpuprof__tls;
 static pthread_key_t gpuprof__tls_key;
 static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
 
-/* One line on stderr for the first occurrence of each kind, then only a count
-   (shown in the report), so a misuse in a loop cannot flood the output. */
+/* Each distinct message (its format: the names and numbers in it may vary)
+   prints one line on stderr the first time; after that it is only counted
+   (shown in the report), so a misuse in a loop cannot flood the output. The
+   messages printed are remembered by a hash of their format, under a lock of
+   their own (taken by nothing else). */
+#define GPUPROF__WARN_DISTINCT 8
+static pthread_mutex_t gpuprof__warn_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t gpuprof__warn_seen[GPUPROF__W_COUNT][GPUPROF__WARN_DISTINCT];
+
+static uint32_t gpuprof__hash(const char *s, size_t n);
+
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
-/* One line on stderr for the first warning of each kind; every bad setting
-   has its own line (they come once, at init). */
 static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
-    if (GPUPROF__ADD(&gpuprof__g.warn_count[kind], 1) == 0 || kind == GPUPROF__W_BAD_ENV) {
-        char line[512];
-        va_list ap;
-        int n;
-        va_start(ap, fmt);
-        n = vsnprintf(line, sizeof line - 1, fmt, ap);
-        va_end(ap);
-        if (n < 0) n = 0;
-        if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+    char line[512];
+    va_list ap;
+    int n, k, print = 0;
+    uint32_t h;
+    GPUPROF__ADD(&gpuprof__g.warn_count[kind], 1);
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+    h = gpuprof__hash(fmt, strlen(fmt)) | 1u;         /* 0 marks a free slot */
+    pthread_mutex_lock(&gpuprof__warn_mu);
+    for (k = 0; k < GPUPROF__WARN_DISTINCT; k++) {
+        if (gpuprof__warn_seen[kind][k] == h) break;
+        if (gpuprof__warn_seen[kind][k] == 0) { gpuprof__warn_seen[kind][k] = h; print = 1; break; }
+    }
+    if (kind == GPUPROF__W_BAD_ENV) print = 1;        /* every bad setting has its line (they come once, at init) */
+    pthread_mutex_unlock(&gpuprof__warn_mu);
+    if (print) {
         line[n] = '\n';
         fprintf(stderr, "gpuprof: %.*s", n + 1, line);
         fflush(stderr);
     }
+}
+
+/* At shutdown, once the outputs are written: the next session counts and
+   prints afresh. */
+static void gpuprof__warn_reset(void) {
+    int i;
+    pthread_mutex_lock(&gpuprof__warn_mu);
+    for (i = 0; i < GPUPROF__W_COUNT; i++) GPUPROF__ST(&gpuprof__g.warn_count[i], (uint64_t)0);
+    memset(gpuprof__warn_seen, 0, sizeof gpuprof__warn_seen);
+    pthread_mutex_unlock(&gpuprof__warn_mu);
 }
 
 static void *gpuprof__alloc(size_t n) {
@@ -1325,12 +1407,18 @@ static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
 #if defined(SYS_gettid) && defined(GPUPROF__HAVE_SYSCALL)
     *tid = (int)syscall(SYS_gettid);
 #else
-    *tid = (int)getpid() + (int)GPUPROF__LD(&gpuprof__g.nthreads);
+    /* A strict C mode hides syscall(): the kernel's thread id from /proc. */
+    FILE *f = fopen("/proc/thread-self/stat", "r");
+    if (!f || fscanf(f, "%d", tid) != 1) *tid = (int)getpid() + (int)GPUPROF__LD(&gpuprof__g.nthreads);
+    if (f) fclose(f);
 #endif
     if (*tid == getpid()) snprintf(label, n, "main thread");
     else {
         char name[32] = "";
-#ifdef GPUPROF__HAVE_GETNAME
+#if defined(__linux__) && defined(PR_GET_NAME)
+        if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0) name[0] = 0;    /* the calling thread's name, in any C mode */
+        name[sizeof name - 1] = 0;
+#elif defined(GPUPROF__HAVE_GETNAME)
         pthread_getname_np(pthread_self(), name, sizeof name);
 #endif
         snprintf(label, n, "thread %d%s%s", *tid, name[0] ? " " : "", name);
@@ -1465,11 +1553,11 @@ static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
     gpuprof__thread *t = gpuprof__tls;
     unsigned live = GPUPROF__LD(&gpuprof__g.live);
     if (!live) {
-        int state = GPUPROF__LD(&gpuprof__g.state);
-        if (state == GPUPROF__NEVER && !GPUPROF__LD(&gpuprof__g.forked_child)) {
-            gpuprof__init_internal(NULL, 0);
+        int state = GPUPROF__LDA(&gpuprof__g.state);
+        if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
+            gpuprof__init_internal(NULL, 0);       /* or waits for the thread starting it */
             live = GPUPROF__LD(&gpuprof__g.live);
-        } else if (state == GPUPROF__DOWN && !GPUPROF__LD(&gpuprof__g.forked_child)) {
+        } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
             gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "a range, counter or step after gpuprof_shutdown() is ignored (call gpuprof_init() to start a new session)");
         }
         if (!live) return NULL;
@@ -1545,12 +1633,12 @@ GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t n
         if (!b) { GPUPROF__ST(&t->dropped, GPUPROF__LD(&t->dropped) + 1); return; }
     }
     e = &b->ev[b->count];
-    GPUPROF__ST(&b->count, b->count + 1);   /* trace_finish may count it from another thread */
     e->ts = ts;
     e->u.dur_ns = u;
     e->name_id = name_id;
     e->type = (uint16_t)type;
     e->flags = (uint16_t)flags;
+    GPUPROF__STR(&b->count, b->count + 1);  /* published: trace_finish may write it from another thread */
 }
 
 /* GPUPROF_RANGE_WORK: the work of the range event put next, for its args. */
@@ -1738,6 +1826,13 @@ static void gpuprof__gpu_probe(int wanted) {
     for (i = 0; i < GPUPROF__STEP_SLOTS; i++) gpuprof__gpu.slot[i].step = i;
     gpuprof_stats_init(&gpuprof__gpu.idle);
     if (!wanted) { snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "GPU timing off (GPUPROF_GPU=0)"); return; }
+    if (gpuprof__g.cuda_forked) {
+        /* CUDA does not survive fork(): a child may not touch it once the parent has. */
+        snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "GPU timing off: forked after CUDA started in the parent");
+        gpuprof__warn(GPUPROF__W_NO_GPU, "this process was forked after CUDA started in its parent, and CUDA cannot be used across fork(); GPU timing is off, CPU timing goes on");
+        return;
+    }
+    gpuprof__g.cuda_started = 1;
     cudaDriverGetVersion(&gpuprof__gpu.driver);
     cudaRuntimeGetVersion(&gpuprof__gpu.runtime);
     e = cudaGetDeviceCount(&n);
@@ -2717,8 +2812,9 @@ static void gpuprof__mem_remove(uint32_t i) {
 /* Memory calls work while paused (an allocation made then is freed later)
    and do nothing when gpuprof is off, shut down, or in a forked child. */
 static int gpuprof__mem_usable(void) {
-    if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) (void)gpuprof__enter_slow();
-    return GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING && !gpuprof__g.off && !GPUPROF__LD(&gpuprof__g.forked_child);
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return 0;
+    if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) (void)gpuprof__enter_slow();
+    return GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__RUNNING && !GPUPROF__LD(&gpuprof__g.off);
 }
 
 /* A trace counter, in MiB, from under gpuprof__mem_mu (so that the values of
@@ -2876,7 +2972,7 @@ void gpuprof_mem_free(void *ptr) {
     gpuprof__thread *t;
     uint32_t i, c;
     /* after shutdown: a program freeing its buffers on the way out, silently */
-    if (!ptr || GPUPROF__LD(&gpuprof__g.state) == GPUPROF__DOWN || !gpuprof__mem_usable()) return;
+    if (!ptr || GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__DOWN || GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__STOPPING || !gpuprof__mem_usable()) return;
     t = gpuprof__mem_tracer();
     pthread_mutex_lock(&gpuprof__mem_mu);
     if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
@@ -2899,7 +2995,7 @@ void gpuprof_mem_free(void *ptr) {
 }
 
 /* Host figures (under gpuprof__mem_mu): RSS from /proc/self/statm
-   (resident pages; the file stays open and is re-read with pread, reopened
+   (resident pages; the file stays open and is re-read from its start, reopened
    in a forked child), the peak from getrusage (KiB on Linux). */
 static void gpuprof__mem_host(gpuprof__memfig *m) {
     char buf[256];
@@ -2914,7 +3010,7 @@ static void gpuprof__mem_host(gpuprof__memfig *m) {
         gpuprof__mem.statm_pid = pid;
     }
     if (gpuprof__mem.statm_open) {
-        ssize_t n = pread(gpuprof__mem.statm_fd, buf, sizeof buf - 1, 0);
+        ssize_t n = lseek(gpuprof__mem.statm_fd, 0, SEEK_SET) == 0 ? read(gpuprof__mem.statm_fd, buf, sizeof buf - 1) : -1;
         if (n > 0) {
             buf[n] = 0;
             if (sscanf(buf, "%llu %llu", &size, &resident) == 2 && page > 0) { m->rss = resident * (unsigned long long)page; m->host_ok = 1; }
@@ -3181,13 +3277,13 @@ static void gpuprof__mem_clear(void) {
 static int gpuprof__phase_of(uint64_t step) {
     int phase = GPUPROF__PHASE_COUNT;
     if (gpuprof__g.sched_on) {
-        uint64_t cycle = (uint64_t)gpuprof__g.sched_wait + gpuprof__g.sched_warmup + gpuprof__g.sched_active, j, r;
+        uint64_t cycle = (uint64_t)gpuprof__g.sched_wait + (uint64_t)gpuprof__g.sched_warmup + (uint64_t)gpuprof__g.sched_active, j, r;
         if (step < (uint64_t)gpuprof__g.sched_skip) return GPUPROF__PHASE_OFF;
         j = step - (uint64_t)gpuprof__g.sched_skip;
         if (gpuprof__g.sched_repeat && j / cycle >= (uint64_t)gpuprof__g.sched_repeat) return GPUPROF__PHASE_OFF;
         r = j % cycle;
         if (r < (uint64_t)gpuprof__g.sched_wait) return GPUPROF__PHASE_OFF;
-        if (r < (uint64_t)gpuprof__g.sched_wait + gpuprof__g.sched_warmup) phase = GPUPROF__PHASE_EXCLUDE;
+        if (r < (uint64_t)gpuprof__g.sched_wait + (uint64_t)gpuprof__g.sched_warmup) phase = GPUPROF__PHASE_EXCLUDE;
     }
     /* Before the first GPUPROF_STEP the warm-up is decided per call (gpuprof__exclude). */
     if (phase == GPUPROF__PHASE_COUNT && gpuprof__g.steps_seen && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
@@ -3197,7 +3293,8 @@ static int gpuprof__phase_of(uint64_t step) {
 /* Under gpuprof__lock: derive what the hot path reads from the state. */
 static void gpuprof__apply_phase(void) {
     int phase = gpuprof__phase_of(gpuprof__g.step);
-    int recording = gpuprof__g.state == GPUPROF__RUNNING && gpuprof__g.user_enabled && phase != GPUPROF__PHASE_OFF;
+    int recording = gpuprof__g.state == GPUPROF__RUNNING && gpuprof__g.user_enabled && phase != GPUPROF__PHASE_OFF &&
+                    !GPUPROF__LD(&gpuprof__g.forked_child);
     GPUPROF__ST(&gpuprof__g.phase, phase);
     GPUPROF__ST(&gpuprof__g.excluding, phase == GPUPROF__PHASE_EXCLUDE || (gpuprof__g.cfg.warmup > 0 && !gpuprof__g.steps_seen));
     GPUPROF__ST(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);
@@ -3208,7 +3305,8 @@ void gpuprof__step(void) {
     gpuprof__thread *t = gpuprof__tls;
     int counted, recorded, first, phase;
     uint64_t step;
-    if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) {
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return;   /* the session is the parent's */
+    if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) {
         if (!gpuprof__enter_slow()) return;      /* auto-init, or warn after shutdown */
         t = gpuprof__tls;
     }
@@ -3243,7 +3341,8 @@ void gpuprof__step(void) {
 }
 
 void gpuprof_set_enabled(int on) {
-    if (GPUPROF__LD(&gpuprof__g.state) == GPUPROF__NEVER) gpuprof__init_internal(NULL, 0);
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
+    if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__NEVER) gpuprof__init_internal(NULL, 0);
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state == GPUPROF__RUNNING && !gpuprof__g.off) {   /* GPUPROF_OFF=1 is the user's last word */
         gpuprof__g.user_enabled = on != 0;
@@ -3485,8 +3584,9 @@ static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_i
     return w;
 }
 
-/* Formats and writes a block; returns the events written (WORK events are args, not events). */
-static uint32_t gpuprof__trace_format(gpuprof__block *b) {
+/* Formats and writes the first n events of a block; returns the events
+   written (WORK events are args, not events). */
+static uint32_t gpuprof__trace_format(gpuprof__block *b, uint32_t n) {
     char *buf = gpuprof__g.wbuf, *p = buf, range_head[128];
     double work[2];
     gpuprof__thread *t = b->owner;
@@ -3500,7 +3600,7 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
         p = gpuprof__trace_track_meta(p, tid, b->label, b->sort_index);
         p = gpuprof__trace_fit(buf, start, p);
     }
-    for (i = 0; i < b->count; i++) {
+    for (i = 0; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
         const gpuprof__name *nm = &gpuprof__g.names[e->name_id];
         uint64_t ts = (e->type & 15) == GPUPROF__EV_GPU ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
@@ -3578,7 +3678,7 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b) {
         p = gpuprof__trace_fit(buf, start, p);
     }
     gpuprof__trace_write(buf, (size_t)(p - buf));
-    return b->count - nwork;
+    return n - nwork;
 }
 
 /* Writes queued blocks until told to stop. Holds trace_lock except while
@@ -3597,7 +3697,7 @@ static void *gpuprof__writer_main(void *arg) {
         pthread_mutex_unlock(&gpuprof__trace_lock);
         for (b = list; b; b = b->next) {
             if (gpuprof__g.trace_failed) lost += b->count;
-            else n += gpuprof__trace_format(b);
+            else n += gpuprof__trace_format(b, b->count);
             last = b;
         }
         pthread_mutex_lock(&gpuprof__trace_lock);
@@ -3677,12 +3777,18 @@ static int gpuprof__trace_finish(void) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
     if (gpuprof__g.writer_running) pthread_join(gpuprof__g.writer, NULL);
     gpuprof__g.writer_running = 0;
-    /* Events still in running threads' blocks will never be written. Their
-       owners change t->block only under trace_lock. */
+    /* The events in the blocks of threads still running (a thread pool that
+       never exits): their owners change t->block only under trace_lock and
+       publish each event before counting it, so the events counted now are
+       written whole, while an owner may go on filling the rest. */
     pthread_mutex_lock(&gpuprof__lock);
     pthread_mutex_lock(&gpuprof__trace_lock);
-    for (t = gpuprof__g.threads; t; t = t->next)
-        if (t->block && t != gpuprof__tls) GPUPROF__ADD(&gpuprof__g.dropped_io, (uint64_t)GPUPROF__LD(&t->block->count));
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        uint32_t n;
+        if (!t->block || t == gpuprof__tls || (n = GPUPROF__LDA(&t->block->count)) == 0) continue;
+        if (gpuprof__g.trace_failed) GPUPROF__ADD(&gpuprof__g.dropped_io, (uint64_t)n);
+        else GPUPROF__ADD(&gpuprof__g.events_written, (uint64_t)gpuprof__trace_format(t->block, n));
+    }
     pthread_mutex_unlock(&gpuprof__trace_lock);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
@@ -3863,7 +3969,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
     s->order = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *s->order);
     flat_of = (uint32_t *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *flat_of);
     hash = (uint32_t *)gpuprof__alloc(mask * sizeof *hash);
-    tree_of = (uint32_t *)gpuprof__alloc((gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *tree_of);
+    tree_of = (uint32_t *)gpuprof__alloc((size_t)(gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *tree_of);
     one = (gpuprof__row *)gpuprof__zalloc(sizeof *one);
     seen = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *seen);
     if (!s->flat || !s->tree || !s->counters || !s->order || !flat_of || !hash || !tree_of || !one || !seen) goto fail;
@@ -3928,8 +4034,8 @@ static int gpuprof__collect(gpuprof__snap *s) {
     if (!(s->flatp = (gpuprof__row **)gpuprof__alloc((nseen + 1) * sizeof *s->flatp))) goto fail;
     s->nflat = nseen;
     for (i = 0; i < nseen; i++) {
-        uint32_t f = flat_of[seen[i]];
-        gpuprof__row *r = s->flatp[i] = f & 0x80000000u ? &s->tree[f & 0x7fffffffu] : &s->flat[f];
+        uint32_t fl = flat_of[seen[i]];
+        gpuprof__row *r = s->flatp[i] = fl & 0x80000000u ? &s->tree[fl & 0x7fffffffu] : &s->flat[fl];
         s->profiled_ns += (double)r->self_ns;
         s->excluded_calls += r->excluded;
         s->gpu_ns += (double)r->gpu_self_ns;
@@ -4141,14 +4247,14 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
     o->on_gpu = r->gpu.count > 0;
     o->time_ns = o->on_gpu ? r->gpu.sum / (double)r->gpu.count : r->stats.sum / calls;
     s = o->time_ns * 1e-9;
-    o->fps = s > 0 ? o->flops / s : NAN;
-    o->bps = s > 0 ? o->bytes / s : NAN;
-    o->ai = o->bytes > 0 ? o->flops / o->bytes : NAN;
+    o->fps = s > 0 ? o->flops / s : GPUPROF__NAN;
+    o->bps = s > 0 ? o->bytes / s : GPUPROF__NAN;
+    o->ai = o->bytes > 0 ? o->flops / o->bytes : GPUPROF__NAN;
     /* the device's peaks bound GPU times; a CPU time only meets peaks the user gave */
     o->peak_f = o->on_gpu || gpuprof__g.peak.user_flops ? gpuprof__g.peak.flops : 0;
     o->peak_b = o->on_gpu || gpuprof__g.peak.user_bw ? gpuprof__g.peak.bw : 0;
-    o->ridge = o->peak_f > 0 && o->peak_b > 0 ? o->peak_f / o->peak_b : NAN;
-    o->frac = NAN;
+    o->ridge = o->peak_f > 0 && o->peak_b > 0 ? o->peak_f / o->peak_b : GPUPROF__NAN;
+    o->frac = GPUPROF__NAN;
     if (o->peak_f > 0 && o->peak_b > 0 && s > 0) {
         if (o->bytes > 0 && o->ai < o->ridge) { o->bound = GPUPROF__K_MEMORY; o->frac = o->bps / o->peak_b; }
         else { o->bound = GPUPROF__K_COMPUTE; o->frac = o->fps / o->peak_f; }
@@ -4489,21 +4595,21 @@ static void gpuprof__report_mem(gpuprof__buf *b, const gpuprof__memstate *m, siz
             gpuprof__buf_printf(b, " %9llu", (unsigned long long)p->count);
             if (tracked) {
                 gpuprof__cell_bytes(b, (double)p->last.tracked, 0);
-                gpuprof__cell_bytes(b, p->has_delta ? (double)p->d_tracked : NAN, 1);
+                gpuprof__cell_bytes(b, p->has_delta ? (double)p->d_tracked : GPUPROF__NAN, 1);
                 gpuprof__cell_bytes(b, (double)p->peak, 0);
-                gpuprof__cell_bytes(b, p->growth != INT64_MIN ? (double)p->growth : NAN, 1);
+                gpuprof__cell_bytes(b, p->growth != INT64_MIN ? (double)p->growth : GPUPROF__NAN, 1);
             }
             if (dev) {
-                gpuprof__cell_bytes(b, p->last.dev_ok ? (double)p->last.dev_used : NAN, 0);
-                gpuprof__cell_bytes(b, p->has_delta && p->last.dev_ok ? (double)p->d_dev : NAN, 1);
+                gpuprof__cell_bytes(b, p->last.dev_ok ? (double)p->last.dev_used : GPUPROF__NAN, 0);
+                gpuprof__cell_bytes(b, p->has_delta && p->last.dev_ok ? (double)p->d_dev : GPUPROF__NAN, 1);
             }
             if (pool) {
-                gpuprof__cell_bytes(b, p->last.pool_ok ? (double)p->last.pool_used : NAN, 0);
-                gpuprof__cell_bytes(b, p->last.pool_ok ? (double)p->last.pool_rsvd : NAN, 0);
+                gpuprof__cell_bytes(b, p->last.pool_ok ? (double)p->last.pool_used : GPUPROF__NAN, 0);
+                gpuprof__cell_bytes(b, p->last.pool_ok ? (double)p->last.pool_rsvd : GPUPROF__NAN, 0);
             }
             if (host) {
-                gpuprof__cell_bytes(b, p->last.host_ok ? (double)p->last.rss : NAN, 0);
-                gpuprof__cell_bytes(b, p->has_delta && p->last.host_ok ? (double)p->d_rss : NAN, 1);
+                gpuprof__cell_bytes(b, p->last.host_ok ? (double)p->last.rss : GPUPROF__NAN, 0);
+                gpuprof__cell_bytes(b, p->has_delta && p->last.host_ok ? (double)p->d_rss : GPUPROF__NAN, 1);
             }
             gpuprof__buf_s(b, "\n");
         }
@@ -4548,9 +4654,9 @@ static void gpuprof__mem_range_head(gpuprof__buf *b, int pad) {
 static void gpuprof__mem_range_cells(gpuprof__buf *b, const gpuprof__row *r) {
     if (GPUPROF__LD(&gpuprof__g.mem_ranges)) {
         gpuprof__buf_s(b, "     ");
-        gpuprof__cell_bytes(b, r->mem_calls ? (double)r->mem_delta / (double)r->mem_calls : NAN, 1);
+        gpuprof__cell_bytes(b, r->mem_calls ? (double)r->mem_delta / (double)r->mem_calls : GPUPROF__NAN, 1);
         gpuprof__buf_s(b, "    ");
-        gpuprof__cell_bytes(b, r->dev_calls ? (double)r->dev_delta / (double)r->dev_calls : NAN, 1);
+        gpuprof__cell_bytes(b, r->dev_calls ? (double)r->dev_delta / (double)r->dev_calls : GPUPROF__NAN, 1);
     }
     gpuprof__buf_s(b, "\n");
 }
@@ -4714,7 +4820,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__fmt(t1, sizeof t1, "%.1f%%", v->step_ns > 0 ? 100.0 * p->t / v->step_ns : 0.0);
         gpuprof__buf_printf(b, " %8s", t1);
         gpuprof__cell_ns(b, p->cpu);
-        gpuprof__cell_ns(b, p->r->gpu.count ? p->gpu : NAN);
+        gpuprof__cell_ns(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
         if (!gpu_run && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
         else gpuprof__phase_why(why, sizeof why, p);
         gpuprof__buf_printf(b, "  %-13s  %s\n", gpuprof__kname[p->k], why);
@@ -4820,15 +4926,15 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
             gpuprof__cell_ns(b, r->stats.sum);
             gpuprof__cell_ns(b, gpuprof_stats_mean(&r->stats));
-            gpuprof__cell_ns(b, g->count ? g->sum : NAN);
-            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : NAN);
+            gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
+            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
             gpuprof__fmt(t1, sizeof t1, "%.1f", s->gpu_ns > 0 ? 100.0 * (double)r->gpu_self_ns / s->gpu_ns : 0.0);
             gpuprof__buf_printf(b, " %5s%%", g->count ? t1 : "-");
             gpuprof__cell_ns(b, gpuprof_stats_mean(g));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.50));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.99));
-            gpuprof__cell_ns(b, g->count ? g->max : NAN);
+            gpuprof__cell_ns(b, g->count ? g->max : GPUPROF__NAN);
             gpuprof__buf_printf(b, GPUPROF__LD(&gpuprof__g.mem_ranges) ? "  %-13s" : "  %s", v ? v : "-");
             gpuprof__mem_range_cells(b, r);
         }
@@ -4846,8 +4952,8 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
             gpuprof__cell_ns(b, r->stats.sum);
             gpuprof__cell_ns(b, (double)r->self_ns);
-            gpuprof__cell_ns(b, g->count ? g->sum : NAN);
-            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : NAN);
+            gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
+            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
             gpuprof__cell_ns(b, gpuprof_stats_mean(g));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
             gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
@@ -4897,7 +5003,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
             gpuprof__cell_ns(b, gpuprof_stats_mean(st));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
             gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
-            gpuprof__cell_ns(b, st->count ? st->max : NAN);
+            gpuprof__cell_ns(b, st->count ? st->max : GPUPROF__NAN);
             gpuprof__buf_s(b, "\n");
         }
         gpuprof__more_rows(b, s->norder, rows);
@@ -4947,7 +5053,7 @@ static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "end_without_begin", "mismatched_nesting", "open_at_shutdown", "after_shutdown", "double_init",
     "bad_name", "long_name", "bad_counter_value", "names_over_cap", "paths_over_cap", "too_deep",
     "out_of_memory", "trace_dropped", "bad_setting", "output_error", "gpu_unavailable", "cuda_error",
-    "mem_unknown_free", "mem_tracked_twice", "mem_over_cap"
+    "mem_unknown_free", "mem_tracked_twice", "mem_over_cap", "before_init"
 };
 
 static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) {
@@ -4989,9 +5095,9 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
         gpuprof__json_stats(b, &r->gpu, "_ns");
         gpuprof__buf_printf(b, ",\"self_ns\":%llu,\"excluded_calls\":%llu,\"end_lag_mean_ns\":", (unsigned long long)r->gpu_self_ns,
                             (unsigned long long)r->gpu_excluded);
-        gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_lag_ns / (double)r->gpu.count : NAN);
+        gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_lag_ns / (double)r->gpu.count : GPUPROF__NAN);
         gpuprof__buf_s(b, ",\"start_lag_mean_ns\":");
-        gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_wait_ns / (double)r->gpu.count : NAN);
+        gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_wait_ns / (double)r->gpu.count : GPUPROF__NAN);
         gpuprof__buf_printf(b, ",\"verdict\":%s%s%s}", v ? "\"" : "", v ? v : "null", v ? "\"" : "");
     } else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"roofline\":");
@@ -5023,7 +5129,7 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
         gpuprof__buf_printf(b, "{\"calls\":%llu,\"tracked_delta_sum_bytes\":%lld,\"tracked_delta_mean_bytes\":", (unsigned long long)r->mem_calls, (long long)r->mem_delta);
         gpuprof__buf_num(b, (double)r->mem_delta / (double)r->mem_calls);
         gpuprof__buf_s(b, ",\"device_delta_mean_bytes\":");
-        gpuprof__buf_num(b, r->dev_calls ? (double)r->dev_delta / (double)r->dev_calls : NAN);
+        gpuprof__buf_num(b, r->dev_calls ? (double)r->dev_delta / (double)r->dev_calls : GPUPROF__NAN);
         gpuprof__buf_s(b, "}");
     } else gpuprof__buf_s(b, "null");
 }
@@ -5117,29 +5223,29 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     int i, k, first, side;
     gpuprof__buf_s(b, "\"peaks\":{\"precision\":");
     gpuprof__buf_printf(b, "\"%s\",\"flops_per_s\":", gpuprof__prec_name[gpuprof__g.peak.prec]);
-    gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 ? gpuprof__g.peak.flops : NAN);
+    gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 ? gpuprof__g.peak.flops : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"flops_from\":");
     gpuprof__buf_json_str(b, gpuprof__g.peak.flops_from);
     gpuprof__buf_s(b, ",\"bytes_per_s\":");
-    gpuprof__buf_num(b, gpuprof__g.peak.bw > 0 ? gpuprof__g.peak.bw : NAN);
+    gpuprof__buf_num(b, gpuprof__g.peak.bw > 0 ? gpuprof__g.peak.bw : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"bytes_from\":");
     gpuprof__buf_json_str(b, gpuprof__g.peak.bw_from);
     gpuprof__buf_s(b, ",\"ridge_flop_per_byte\":");
-    gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 && gpuprof__g.peak.bw > 0 ? gpuprof__g.peak.flops / gpuprof__g.peak.bw : NAN);
+    gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 && gpuprof__g.peak.bw > 0 ? gpuprof__g.peak.flops / gpuprof__g.peak.bw : GPUPROF__NAN);
     gpuprof__buf_s(b, "},\n\"verdict\":");
     gpuprof__analyze(s, &v);
     if (!v.nph) { gpuprof__buf_s(b, "null,\n"); return; }
     gpuprof__buf_printf(b, "{\"per\":\"%s\",\"step_ns\":", v.per_step ? "step" : "run");
     gpuprof__buf_num(b, v.step_ns);
     gpuprof__buf_printf(b, ",\"class\":\"%s\",\"bound_by\":\"%s\",\"gpu_busy_share\":", gpuprof__kname[v.step_k], v.gpu_step ? "gpu" : "cpu");
-    gpuprof__buf_num(b, s->has_gpu && v.step_ns > 0 ? v.gpu_sum / v.step_ns : NAN);
+    gpuprof__buf_num(b, s->has_gpu && v.step_ns > 0 ? v.gpu_sum / v.step_ns : GPUPROF__NAN);
     for (side = 0; side < 2; side++) {
         const double *by = side ? v.gpu_by : v.cpu_by;
         gpuprof__buf_s(b, side ? ",\"gpu_share_by_class\":{" : ",\"cpu_share_by_class\":{");
         for (k = 1, first = 1; k < GPUPROF__K_COUNT; k++) {
             if (!(by[k] > 0)) continue;
             gpuprof__buf_printf(b, "%s\"%s\":", first ? "" : ",", gpuprof__kname[k]);
-            gpuprof__buf_num(b, v.step_ns > 0 ? by[k] / v.step_ns : NAN);
+            gpuprof__buf_num(b, v.step_ns > 0 ? by[k] / v.step_ns : GPUPROF__NAN);
             first = 0;
         }
         gpuprof__buf_s(b, "}");
@@ -5150,11 +5256,11 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_s(b, i ? ",\n  {\"name\":" : "\n  {\"name\":");
         gpuprof__buf_s(b, gpuprof__g.names[p->r->name_id].json);
         gpuprof__buf_printf(b, ",\"class\":\"%s\",\"share\":", gpuprof__kname[p->k]);
-        gpuprof__buf_num(b, v.step_ns > 0 ? p->t / v.step_ns : NAN);
+        gpuprof__buf_num(b, v.step_ns > 0 ? p->t / v.step_ns : GPUPROF__NAN);
         gpuprof__buf_s(b, ",\"cpu_ns\":");
         gpuprof__buf_num(b, p->cpu);
         gpuprof__buf_s(b, ",\"gpu_ns\":");
-        gpuprof__buf_num(b, p->r->gpu.count ? p->gpu : NAN);
+        gpuprof__buf_num(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
         gpuprof__buf_s(b, ",\"held_ns\":");
         gpuprof__buf_num(b, p->t);
         gpuprof__buf_s(b, ",\"decided_by\":");
@@ -5167,7 +5273,7 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_s(b, "}");
     }
     gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"outside_ns\":", v.more);
-    gpuprof__buf_num(b, v.per_step ? v.outside_ns : NAN);
+    gpuprof__buf_num(b, v.per_step ? v.outside_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"bottleneck\":{\"name\":");
     gpuprof__bottleneck(&v, &name, &k, &ns, &remedy);
     if (name) gpuprof__buf_s(b, gpuprof__g.names[v.ph[v.bottleneck].r->name_id].json);
@@ -5175,7 +5281,7 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_printf(b, ",\"outside_ranges\":%s,\"class\":\"%s\",\"time_ns\":", name ? "false" : "true", gpuprof__kname[k]);
     gpuprof__buf_num(b, ns);
     gpuprof__buf_s(b, ",\"share\":");
-    gpuprof__buf_num(b, v.step_ns > 0 ? ns / v.step_ns : NAN);
+    gpuprof__buf_num(b, v.step_ns > 0 ? ns / v.step_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"waits_for\":");
     if (v.waits_for >= 0) gpuprof__buf_s(b, gpuprof__g.names[v.ph[v.waits_for].r->name_id].json);
     else gpuprof__buf_s(b, "null");
@@ -5273,14 +5379,12 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, "}\n}\n");
 }
 
-/* Writes the whole buffer to path; a one-line message names the path and
-   the reason on failure. */
-static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) {
-    char full[4096];
+/* Writes the whole buffer to a path (expanded already); a one-line message
+   names the path and the reason on failure. */
+static int gpuprof__write_file(const char *full, const gpuprof__buf *b, const char *what) {
     int fd;
     size_t off = 0;
     if (b->failed) return -1;
-    gpuprof__path_expand(path, full, sizeof full);
     fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", full, what, strerror(errno));
@@ -5308,7 +5412,7 @@ static int gpuprof__make(gpuprof__buf *b, int summary) {
     int rc;
     gpuprof__gpu_drain();
     pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state != GPUPROF__RUNNING) {        /* shut down by another thread meanwhile */
+    if (gpuprof__g.state != GPUPROF__RUNNING && gpuprof__g.state != GPUPROF__STOPPING) {   /* shut down by another thread meanwhile */
         pthread_mutex_unlock(&gpuprof__lock);
         return -1;
     }
@@ -5323,11 +5427,12 @@ static int gpuprof__make(gpuprof__buf *b, int summary) {
 }
 
 static int gpuprof__usable(const char *fn) {
-    int state = GPUPROF__LD(&gpuprof__g.state);
+    int state = GPUPROF__LDA(&gpuprof__g.state);
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return 0;
     if (state == GPUPROF__RUNNING) return 1;
-    if (state == GPUPROF__DOWN) gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "%s() after gpuprof_shutdown() does nothing (call it before, or gpuprof_init() again)", fn);
-    else gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "%s() before anything was recorded does nothing", fn);
+    if (state == GPUPROF__NEVER || state == GPUPROF__STARTING)
+        gpuprof__warn(GPUPROF__W_BEFORE_INIT, "%s() before anything was recorded does nothing (call it after the first range, or after gpuprof_init())", fn);
+    else gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "%s() after gpuprof_shutdown() does nothing (call it before, or gpuprof_init() again)", fn);
     return 0;
 }
 
@@ -5348,13 +5453,20 @@ int gpuprof_report(FILE *out) {
     return gpuprof__report_to(out);
 }
 
+static int gpuprof__same_file(const char *a, const char *b);
 int gpuprof_write_summary(const char *path) {
     gpuprof__buf b = { NULL, 0, 0, 0 };
+    char full[4096];
     int rc;
     if (!gpuprof__usable("gpuprof_write_summary")) return -1;
     if (!path || !*path) { gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary() needs a file path"); return -1; }
+    if (gpuprof__path_expand(path, full, sizeof full) != 0) { gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary(): the path '%.64s...' is too long", path); return -1; }
+    if (gpuprof__g.trace_path && gpuprof__same_file(full, gpuprof__g.trace_path)) {
+        gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary('%s'): that is the file the trace is written to; nothing written (give the summary its own path)", full);
+        return -1;
+    }
     rc = gpuprof__make(&b, 1);
-    if (rc == 0) rc = gpuprof__write_file(path, &b, "summary");
+    if (rc == 0) rc = gpuprof__write_file(full, &b, "summary");
     GPUPROF_FREE(b.p);
     return rc;
 }
@@ -5370,8 +5482,10 @@ int gpuprof_write_trace(const char *path) {
 }
 
 static int gpuprof__write_trace_locked(const char *path) {
+    char full[4096];
     int rc;
     if (!gpuprof__usable("gpuprof_write_trace")) return -1;
+    if (path && *path && gpuprof__path_expand(path, full, sizeof full) == 0) path = full;
     if (!gpuprof__g.trace_path) {
         gpuprof__warn(GPUPROF__W_IO, "no trace was recorded, so nothing is written to '%s' (set GPUPROF_TRACE=path or gpuprof_config.trace_path before the run)",
                       path ? path : "(null)");
@@ -5480,6 +5594,31 @@ static int gpuprof__env_int(const char *var, int *out) {
     }
     *out = (int)x;
     return 1;
+}
+
+/* An on/off setting: 1/0, yes/no, true/false, on/off (any case). Returns 1
+   when the variable is set to one of them, 0 when unset or not understood. */
+static int gpuprof__is_word(const char *v, const char *word) {    /* ASCII, any case */
+    for (; *v && *word; v++, word++) if ((*v | 0x20) != *word) return 0;
+    return !*v && !*word;
+}
+
+static int gpuprof__parse_flag(const char *v, int *out) {
+    static const char *const on[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };
+    int i;
+    for (i = 0; i < 4; i++) {
+        if (gpuprof__is_word(v, on[i])) { *out = 1; return 1; }
+        if (gpuprof__is_word(v, no[i])) { *out = 0; return 1; }
+    }
+    return 0;
+}
+
+static int gpuprof__env_flag(const char *var, int *out) {
+    const char *v = getenv(var);
+    if (!v || !*v) return 0;
+    if (gpuprof__parse_flag(v, out)) return 1;
+    gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is neither on nor off (1/0, yes/no, true/false, on/off); ignored", var, v);
+    return 0;
 }
 
 /* "wait=1,warmup=1,active=3,repeat=2[,skip_first=0]"; returns 0 if valid. */
@@ -5602,7 +5741,12 @@ static void gpuprof__fork_parent(void) {
     pthread_mutex_unlock(&gpuprof__life_lock);
 }
 static void gpuprof__fork_child(void) {
-    gpuprof__g.forked_child = 1;
+    int state = gpuprof__g.state;
+    /* Forked while a session ran: the session stays the parent's. Forked
+       before the first range or after a shutdown: the child may start its
+       own (its files named by %p), without CUDA if the parent started it. */
+    gpuprof__g.forked_child = state != GPUPROF__NEVER && state != GPUPROF__DOWN;
+    gpuprof__g.cuda_forked = gpuprof__g.cuda_started;
     gpuprof__g.live = 0;
     gpuprof__g.trace_on = 0;
     gpuprof__g.writer_running = 0;
@@ -5620,17 +5764,17 @@ static void gpuprof__once_init(void) {
         /* The CUDA runtime starts (and registers its own teardown) before our
            exit handler is registered, so ours runs first and can still
            drain the last GPU events at exit. */
-        const char *v = getenv("GPUPROF_GPU"), *off = getenv("GPUPROF_OFF");
-        int n = 0;
-        if (!(v && strcmp(v, "0") == 0) && !(off && strcmp(off, "1") == 0)) (void)cudaGetDeviceCount(&n);
+        const char *v = getenv("GPUPROF_GPU"), *o = getenv("GPUPROF_OFF");
+        int n = 0, gpu = 1, off = 0;
+        if (v) (void)gpuprof__parse_flag(v, &gpu);
+        if (o) (void)gpuprof__parse_flag(o, &off);
+        if (gpu && !off) {
+            (void)cudaGetDeviceCount(&n);
+            gpuprof__g.cuda_started = 1;
+        }
     }
 #endif
     atexit(gpuprof__atexit);
-}
-
-static char *gpuprof__setting(const char *env, const char *cfg) {
-    const char *v = getenv(env);
-    return gpuprof__strdup(v ? v : cfg);
 }
 
 static void gpuprof__free_settings(void) {
@@ -5745,100 +5889,122 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
         }
     }
 #endif
-    if (!gpuprof__g.peak.flops && !gpuprof__g.peak.flops_from[0])
+    if (gpuprof__g.peak.flops == 0.0 && !gpuprof__g.peak.flops_from[0])
         snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "no GPU: set GPUPROF_PEAK_TFLOPS");
-    if (!gpuprof__g.peak.bw && !gpuprof__g.peak.bw_from[0])
+    if (gpuprof__g.peak.bw == 0.0 && !gpuprof__g.peak.bw_from[0])
         snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "no GPU: set GPUPROF_PEAK_GBPS");
 }
 
-static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call) {
-    gpuprof_config cfg;
+/* The defaults of every setting a zeroed config leaves open. */
+static void gpuprof__config_defaults(gpuprof_config *cfg) {
+    if (cfg->report_rows == 0) cfg->report_rows = 30;
+    if (cfg->max_names <= 0) cfg->max_names = 4096;
+    if (cfg->max_names > (1 << 24)) cfg->max_names = 1 << 24;
+    if (cfg->max_nodes <= 0) cfg->max_nodes = 8192;
+    if (cfg->trace_buffer_mb <= 0) cfg->trace_buffer_mb = 16;
+    if (cfg->warmup < 0) cfg->warmup = 0;
+}
+
+/* The environment over the config (the user's last word); *off: GPUPROF_OFF. */
+static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     const char *v;
-    char pname[256], path[4096];
-    uint32_t hsize = 16;
-    int off = 0, i;
-    pthread_once(&gpuprof__once, gpuprof__once_init);
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING || gpuprof__g.forked_child) {
-        pthread_mutex_unlock(&gpuprof__lock);
-        if (explicit_call && !gpuprof__g.forked_child)
-            gpuprof__warn(GPUPROF__W_DOUBLE_INIT, "gpuprof_init() called while already running (perhaps after a range auto-initialised it); this call's config is ignored");
-        return 1;
-    }
-    if (user) cfg = *user;
-    else memset(&cfg, 0, sizeof cfg);
-    for (i = 0; i < GPUPROF__W_COUNT; i++) gpuprof__g.warn_count[i] = 0;
-    gpuprof__g.pid = (int)getpid();
-    gpuprof__g.rank = gpuprof__rank_from_env();
-    gpuprof__g.trace_pid = gpuprof__g.rank >= 0 ? gpuprof__g.rank : gpuprof__g.pid;
-    if (cfg.report_rows == 0) cfg.report_rows = 30;
-    if (cfg.max_names <= 0) cfg.max_names = 4096;
-    if (cfg.max_names > (1 << 24)) cfg.max_names = 1 << 24;
-    if (cfg.max_nodes <= 0) cfg.max_nodes = 8192;
-    if (cfg.trace_buffer_mb <= 0) cfg.trace_buffer_mb = 16;
-    if (cfg.warmup < 0) cfg.warmup = 0;
-    gpuprof__env_int("GPUPROF_WARMUP", &cfg.warmup);
-    if (gpuprof__env_int("GPUPROF_ROWS", &cfg.report_rows) && cfg.report_rows == 0) cfg.report_rows = -1;
-    gpuprof__env_int("GPUPROF_OFF", &off);
+    gpuprof__env_int("GPUPROF_WARMUP", &cfg->warmup);
+    if (gpuprof__env_int("GPUPROF_ROWS", &cfg->report_rows) && cfg->report_rows == 0) cfg->report_rows = -1;
+    gpuprof__env_flag("GPUPROF_OFF", off);
     if ((v = getenv("GPUPROF_VIEW")) != NULL) {
-        if (strcmp(v, "flat") == 0) cfg.report_view = GPUPROF_VIEW_FLAT;
-        else if (strcmp(v, "tree") == 0) cfg.report_view = GPUPROF_VIEW_TREE;
-        else if (strcmp(v, "both") == 0) cfg.report_view = GPUPROF_VIEW_BOTH;
+        if (strcmp(v, "flat") == 0) cfg->report_view = GPUPROF_VIEW_FLAT;
+        else if (strcmp(v, "tree") == 0) cfg->report_view = GPUPROF_VIEW_TREE;
+        else if (strcmp(v, "both") == 0) cfg->report_view = GPUPROF_VIEW_BOTH;
         else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_VIEW='%.64s' is not flat, tree or both; ignored", v);
     }
-    if ((v = getenv("GPUPROF_GPU")) != NULL) {
-        if (strcmp(v, "0") == 0) cfg.no_gpu = 1;
-        else if (strcmp(v, "1") == 0) cfg.no_gpu = 0;
-        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_GPU='%.64s' is not 0 or 1; ignored", v);
+    if (gpuprof__env_flag("GPUPROF_GPU", &cfg->no_gpu)) cfg->no_gpu = !cfg->no_gpu;
+    if (gpuprof__env_flag("GPUPROF_NVTX", &cfg->no_nvtx)) cfg->no_nvtx = !cfg->no_nvtx;
+    if ((v = getenv("GPUPROF_NVTX_DOMAIN")) != NULL && *v) cfg->nvtx_domain = v;
+    gpuprof__env_flag("GPUPROF_MEM_RANGES", &cfg->mem_ranges);
+    if ((v = getenv("GPUPROF_SCHEDULE")) != NULL) cfg->schedule = v;
+    if ((v = getenv("GPUPROF_HOST_RANGES")) != NULL) cfg->host_ranges = v;
+}
+
+/* Output paths, expanded (%p, %r). An output that names the same file as
+   another is refused (SPEC 8), and a file an earlier session of this
+   process wrote, while it is still there, is not truncated: this session's
+   goes next to it. */
+static uint32_t gpuprof__old_outputs[64];        /* hashes of files earlier sessions wrote */
+static unsigned gpuprof__nold_outputs;
+
+static int gpuprof__same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int gpuprof__is_old_output(const char *path) {
+    uint32_t h = gpuprof__hash(path, strlen(path));
+    unsigned i;
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;              /* gone (moved, removed): nothing to keep */
+    for (i = 0; i < gpuprof__nold_outputs && i < 64; i++) if (gpuprof__old_outputs[i] == h) return 1;
+    return 0;
+}
+
+static void gpuprof__remember_output(const char *path) {
+    if (path && *path && !gpuprof__is_old_output(path))
+        gpuprof__old_outputs[gpuprof__nold_outputs++ % 64] = gpuprof__hash(path, strlen(path));
+}
+
+/* The expanded path of an output setting (NULL: none); `what` names it in messages. */
+static char *gpuprof__output_path(const char *setting, const char *what) {
+    char path[4096], alt[4120];
+    const char *dot, *slash;
+    unsigned k;
+    if (!setting || !*setting || strcmp(setting, "off") == 0) return NULL;
+    if (gpuprof__path_expand(setting, path, sizeof path) != 0) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%.64s...' is too long; no %s is written", what, setting, what);
+        return NULL;
     }
-    if ((v = getenv("GPUPROF_NVTX")) != NULL) {
-        if (strcmp(v, "0") == 0) cfg.no_nvtx = 1;
-        else if (strcmp(v, "1") == 0) cfg.no_nvtx = 0;
-        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_NVTX='%.64s' is not 0 or 1; ignored", v);
+    if (!gpuprof__is_old_output(path)) return gpuprof__strdup(path);
+    dot = strrchr(path, '.');
+    slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash)) dot = path + strlen(path);
+    for (k = gpuprof__g.session + 1; ; k++) {
+        snprintf(alt, sizeof alt, "%.*s.%u%s", (int)(dot - path), path, k, dot);
+        if (!gpuprof__is_old_output(alt)) break;
     }
-    if ((v = getenv("GPUPROF_NVTX_DOMAIN")) != NULL && *v) cfg.nvtx_domain = v;
-    if ((v = getenv("GPUPROF_MEM_RANGES")) != NULL) {
-        if (strcmp(v, "0") == 0) cfg.mem_ranges = 0;
-        else if (strcmp(v, "1") == 0) cfg.mem_ranges = 1;
-        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_MEM_RANGES='%.64s' is not 0 or 1; ignored", v);
-    }
-    gpuprof__g.cfg = cfg;
-    gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made below */
-    gpuprof__g.sched_on = 0;
-    v = getenv("GPUPROF_SCHEDULE");
-    if (!v) v = cfg.schedule;
-    if (v && *v && gpuprof__parse_schedule(v) != 0)
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "schedule '%.100s' is not of the form wait=W,warmup=U,active=A,repeat=R (active >= 1); recording every step", v);
-    gpuprof__g.trace_path = NULL;
+    gpuprof__warn(GPUPROF__W_IO, "'%s' holds the %s of an earlier session of this process; this session's goes to '%s'", path, what, alt);
+    return gpuprof__strdup(alt);
+}
+
+static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
+    const char *v;
     v = getenv("GPUPROF_TRACE");
-    if (!v) v = cfg.trace_path;
-    if (v && *v && strcmp(v, "off") != 0) {
-        if (gpuprof__path_expand(v, path, sizeof path) != 0) gpuprof__warn(GPUPROF__W_BAD_ENV, "trace path too long; no trace is written");
-        else gpuprof__g.trace_path = gpuprof__strdup(path);
+    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace");
+    v = getenv("GPUPROF_SUMMARY");
+    gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary");
+    v = getenv("GPUPROF_REPORT");
+    if (!v) v = cfg->report ? cfg->report : "stderr";
+    if (off) v = "off";
+    if (!*v || strcmp(v, "stderr") == 0 || strcmp(v, "stdout") == 0 || strcmp(v, "off") == 0) gpuprof__g.report = gpuprof__strdup(*v ? v : "stderr");
+    else if ((gpuprof__g.report = gpuprof__output_path(v, "report")) == NULL) gpuprof__g.report = gpuprof__strdup("stderr");
+    if (!gpuprof__g.report) return -1;
+    if (gpuprof__g.trace_path && gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.trace_path, gpuprof__g.summary_path)) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the trace and the summary name the same file '%s'; the trace is written there and no summary (give each its own path)", gpuprof__g.summary_path);
+        GPUPROF_FREE(gpuprof__g.summary_path);
+        gpuprof__g.summary_path = NULL;
     }
-    gpuprof__g.report = gpuprof__setting("GPUPROF_REPORT", cfg.report ? cfg.report : "stderr");
-    gpuprof__g.summary_path = gpuprof__setting("GPUPROF_SUMMARY", cfg.summary_path);
-    if (cfg.process_name) snprintf(pname, sizeof pname, "%s", cfg.process_name);
-    else gpuprof__process_name(pname, sizeof pname);
-    gpuprof__g.process_name = gpuprof__strdup(pname);
-    v = getenv("GPUPROF_HOST_RANGES");
-    if (!v) v = cfg.host_ranges;
-    gpuprof__g.host_ranges = v && *v ? gpuprof__strdup(v) : NULL;
-    if (!gpuprof__g.process_name || !gpuprof__g.report) {
-        gpuprof__free_settings();
-        pthread_mutex_unlock(&gpuprof__lock);
-        return -1;
+    if ((gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.trace_path)) ||
+        (gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.summary_path))) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the report names the same file as the %s ('%s'); the report goes to stderr instead (give it its own path)",
+                      gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.trace_path) ? "trace" : "summary", gpuprof__g.report);
+        GPUPROF_FREE(gpuprof__g.report);
+        if ((gpuprof__g.report = gpuprof__strdup("stderr")) == NULL) return -1;
     }
-    if (gpuprof__g.session == 0 || !gpuprof__clock.mult) {
-        v = getenv("GPUPROF_CLOCK");
-        if (v && strcmp(v, "tsc") != 0 && strcmp(v, "monotonic") != 0)
-            gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CLOCK='%.32s' is not tsc or monotonic; using the default", v);
-        gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
-    }
-    gpuprof__clock.base = gpuprof__ticks();          /* the trace's time zero */
-    gpuprof__g.t_init_ns = gpuprof__mono_ns();
-    /* names: id 0 is "unregistered", id 1 collects names over the cap. A
-       table the last session left to threads still running stays theirs. */
+    return 0;
+}
+
+/* The name table: id 0 is "unregistered", id 1 collects names over the cap.
+   A table the last session left to threads still running stays theirs. */
+static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
+    uint32_t hsize = 16;
     if (gpuprof__g.names_kept && gpuprof__g.names) {
         gpuprof__oldnames *o = (gpuprof__oldnames *)gpuprof__alloc(sizeof *o);
         if (o) {
@@ -5853,7 +6019,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         gpuprof__g.name_hash = NULL;
     }
     gpuprof__g.names_kept = 0;
-    gpuprof__g.max_ids = (uint32_t)cfg.max_names + GPUPROF__ID_FIRST_USER;
+    gpuprof__g.max_ids = (uint32_t)cfg->max_names + GPUPROF__ID_FIRST_USER;
     while (hsize < 2 * gpuprof__g.max_ids) hsize <<= 1;
     gpuprof__g.names = (gpuprof__name *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *gpuprof__g.names);
     gpuprof__g.name_hash = (uint32_t *)gpuprof__alloc(hsize * sizeof *gpuprof__g.name_hash);
@@ -5862,8 +6028,6 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         GPUPROF_FREE(gpuprof__g.name_hash);
         gpuprof__g.names = NULL;
         gpuprof__g.name_hash = NULL;
-        gpuprof__free_settings();
-        pthread_mutex_unlock(&gpuprof__lock);
         return -1;
     }
     memset(gpuprof__g.names, 0, gpuprof__g.max_ids * sizeof *gpuprof__g.names);
@@ -5874,16 +6038,31 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__g.nnames = 1;
 #ifdef GPUPROF_NVTX
     /* The domain before the first name, so names are registered in it. */
-    GPUPROF__ST(&gpuprof__g.nvtx_on, !cfg.no_nvtx && !off);
-    if (!cfg.no_nvtx && !off) {
-        const char *dn = cfg.nvtx_domain && *cfg.nvtx_domain ? cfg.nvtx_domain : "gpuprof";
+    GPUPROF__ST(&gpuprof__g.nvtx_on, !cfg->no_nvtx && !off);
+    if (!cfg->no_nvtx && !off) {
+        const char *dn = cfg->nvtx_domain && *cfg->nvtx_domain ? cfg->nvtx_domain : "gpuprof";
         if (!gpuprof__nvtx_domain || strncmp(gpuprof__nvtx_domain_name, dn, sizeof gpuprof__nvtx_domain_name - 1) != 0) {
             snprintf(gpuprof__nvtx_domain_name, sizeof gpuprof__nvtx_domain_name, "%s", dn);
             gpuprof__nvtx_domain = nvtxDomainCreateA(gpuprof__nvtx_domain_name);
         }
     }
+#else
+    (void)off;
 #endif
     gpuprof__name_lookup("[other names]", 13);
+    return 0;
+}
+
+/* A new session's counters, clock zero, GPU, trace and memory; then it runs. */
+static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
+    if (gpuprof__g.session == 0 || !gpuprof__clock.mult) {
+        const char *v = getenv("GPUPROF_CLOCK");
+        if (v && strcmp(v, "tsc") != 0 && strcmp(v, "monotonic") != 0)
+            gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CLOCK='%.32s' is not tsc or monotonic; using the default", v);
+        gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
+    }
+    gpuprof__clock.base = gpuprof__ticks();          /* the trace's time zero */
+    gpuprof__g.t_init_ns = gpuprof__mono_ns();
     gpuprof__g.threads = NULL;
     gpuprof__g.nthreads = 0;
     gpuprof__g.step = gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
@@ -5898,29 +6077,71 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__g.queue_head = gpuprof__g.queue_tail = gpuprof__g.free_blocks = NULL;
     gpuprof__g.session++;
     if (gpuprof__g.session == 0) gpuprof__g.session = 1;
-    if (off) {
-        /* GPUPROF_OFF=1: the user's override: record nothing, write nothing. */
-        GPUPROF_FREE(gpuprof__g.trace_path);
-        GPUPROF_FREE(gpuprof__g.summary_path);
-        GPUPROF_FREE(gpuprof__g.report);
-        gpuprof__g.trace_path = gpuprof__g.summary_path = NULL;
-        gpuprof__g.report = gpuprof__strdup("off");
-    }
 #ifdef GPUPROF_CUDA
-    gpuprof__gpu_probe(!cfg.no_gpu && !off);
+    gpuprof__gpu_probe(!cfg->no_gpu && !off);
 #endif
-    gpuprof__peaks_init(&cfg);
+    gpuprof__peaks_init(cfg);
     if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {
         GPUPROF_FREE(gpuprof__g.trace_path);
         gpuprof__g.trace_path = NULL;
     }
     gpuprof__mem_open();
-    GPUPROF__ST(&gpuprof__g.mem_ranges, cfg.mem_ranges && !off);
-    gpuprof__g.state = GPUPROF__RUNNING;
-    gpuprof__g.user_enabled = !cfg.start_disabled && !off;
-    gpuprof__g.off = off;
+    GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
+    gpuprof__g.user_enabled = !cfg->start_disabled && !off;
+    GPUPROF__ST(&gpuprof__g.off, off);
+}
+
+static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call) {
+    gpuprof_config cfg;
+    char pname[256];
+    int off = 0, state;
+    pthread_once(&gpuprof__once, gpuprof__once_init);
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) {
+        if (explicit_call)
+            gpuprof__warn(GPUPROF__W_DOUBLE_INIT, "gpuprof_init() in a process forked while its parent was profiling: this process records nothing and leaves the parent's files alone (to profile a child, fork it before the first range or after gpuprof_shutdown())");
+        return 1;
+    }
+    pthread_mutex_lock(&gpuprof__life_lock);           /* waits for a shutdown under way */
+    pthread_mutex_lock(&gpuprof__lock);
+    state = GPUPROF__LD(&gpuprof__g.state);
+    if (state == GPUPROF__RUNNING || (state == GPUPROF__DOWN && !explicit_call)) {
+        pthread_mutex_unlock(&gpuprof__lock);
+        pthread_mutex_unlock(&gpuprof__life_lock);
+        if (explicit_call)
+            gpuprof__warn(GPUPROF__W_DOUBLE_INIT, "gpuprof_init() called while already running (perhaps after a range auto-initialised it); this call's config is ignored");
+        return 1;
+    }
+    GPUPROF__ST(&gpuprof__g.state, (int)GPUPROF__STARTING);
+    if (user) cfg = *user;
+    else memset(&cfg, 0, sizeof cfg);
+    gpuprof__g.pid = (int)getpid();
+    gpuprof__g.rank = gpuprof__rank_from_env();
+    gpuprof__g.trace_pid = gpuprof__g.rank >= 0 ? gpuprof__g.rank : gpuprof__g.pid;
+    gpuprof__config_defaults(&cfg);
+    gpuprof__config_from_env(&cfg, &off);
+    gpuprof__g.cfg = cfg;
+    gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made in names_open */
+    gpuprof__g.cfg.schedule = gpuprof__g.cfg.host_ranges = NULL;   /* kept as parsed below, */
+    gpuprof__g.cfg.trace_path = gpuprof__g.cfg.summary_path = gpuprof__g.cfg.report = gpuprof__g.cfg.process_name = NULL;   /* and as copied */
+    gpuprof__g.sched_on = 0;
+    if (cfg.schedule && *cfg.schedule && gpuprof__parse_schedule(cfg.schedule) != 0)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "schedule '%.100s' is not of the form wait=W,warmup=U,active=A,repeat=R (active >= 1); recording every step", cfg.schedule);
+    if (cfg.process_name) snprintf(pname, sizeof pname, "%s", cfg.process_name);
+    else gpuprof__process_name(pname, sizeof pname);
+    gpuprof__g.process_name = gpuprof__strdup(pname);
+    gpuprof__g.host_ranges = cfg.host_ranges && *cfg.host_ranges ? gpuprof__strdup(cfg.host_ranges) : NULL;
+    if (!gpuprof__g.process_name || gpuprof__outputs_open(&cfg, off) != 0 || gpuprof__names_open(&cfg, off) != 0) {
+        gpuprof__free_settings();
+        GPUPROF__STR(&gpuprof__g.state, state);
+        pthread_mutex_unlock(&gpuprof__lock);
+        pthread_mutex_unlock(&gpuprof__life_lock);
+        return -1;
+    }
+    gpuprof__session_start(&cfg, off);
+    GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__RUNNING);
     gpuprof__apply_phase();
     pthread_mutex_unlock(&gpuprof__lock);
+    pthread_mutex_unlock(&gpuprof__life_lock);
     return 0;
 }
 
@@ -5941,44 +6162,50 @@ static void gpuprof__names_free(void) {
     gpuprof__g.nnames = 0;
 }
 
+/* At shutdown: the summary, then the report (to stderr, with a line saying
+   why, when its file cannot be written). */
+static void gpuprof__outputs_write(void) {
+    const char *report = gpuprof__g.report;
+    gpuprof__buf b = { NULL, 0, 0, 0 };
+    if (gpuprof__g.summary_path) {
+        if (gpuprof__make(&b, 1) == 0) gpuprof__write_file(gpuprof__g.summary_path, &b, "summary");
+        GPUPROF_FREE(b.p);
+        memset(&b, 0, sizeof b);
+    }
+    if (strcmp(report, "off") == 0) return;
+    if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
+    else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
+    else if (gpuprof__make(&b, 0) == 0 && gpuprof__write_file(report, &b, "report") != 0) {
+        fprintf(stderr, "gpuprof: the report that could not go to '%s' follows here\n", report);
+        if (fwrite(b.p, 1, b.len, stderr) != b.len) gpuprof__warn(GPUPROF__W_IO, "cannot write the report to stderr either: %s", strerror(errno));
+        fflush(stderr);
+    }
+    GPUPROF_FREE(b.p);
+}
+
 static void gpuprof__shutdown_locked(void) {
     gpuprof__thread *self = gpuprof__tls, *t, *next;
-    const char *report;
     int keep_names = 0;
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.forked_child) {
         pthread_mutex_unlock(&gpuprof__lock);
         return;
     }
+    GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__STOPPING);
     GPUPROF__ST(&gpuprof__g.live, 0u);
     for (t = gpuprof__g.threads; t; t = t->next) {
         if ((t == self || t->exited) && t->depth) {
             uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
-            gpuprof__g.warn_count[GPUPROF__W_UNCLOSED] += t->depth - 1;
             gpuprof__warn(GPUPROF__W_UNCLOSED, "%u range%s still open at shutdown (innermost \"%s\") %s not counted (close each BEGIN with END before exit)",
                           t->depth, t->depth == 1 ? " was" : "s were", gpuprof__name_text(t->stack[d - 1].node->name_id), t->depth == 1 ? "is" : "are");
+            GPUPROF__ADD(&gpuprof__g.warn_count[GPUPROF__W_UNCLOSED], (uint64_t)(t->depth - 1));   /* one per open range */
         }
     }
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__trace_finish();
-    if (gpuprof__g.summary_path && *gpuprof__g.summary_path) {
-        gpuprof__buf b = { NULL, 0, 0, 0 };
-        if (gpuprof__make(&b, 1) == 0) gpuprof__write_file(gpuprof__g.summary_path, &b, "summary");
-        GPUPROF_FREE(b.p);
-    }
-    report = gpuprof__g.report;
-    if (strcmp(report, "off") != 0) {
-        if (strcmp(report, "stderr") == 0 || !*report) gpuprof__report_to(stderr);
-        else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
-        else {
-            gpuprof__buf b = { NULL, 0, 0, 0 };
-            if (gpuprof__make(&b, 0) == 0) gpuprof__write_file(report, &b, "report");
-            GPUPROF_FREE(b.p);
-        }
-    }
+    gpuprof__outputs_write();
     pthread_mutex_lock(&gpuprof__lock);
-    gpuprof__g.state = GPUPROF__DOWN;
     GPUPROF__ST(&gpuprof__g.mem_ranges, 0);
     gpuprof__mem_close();
     /* Free what no thread can touch again: this thread's state and those of
@@ -6003,7 +6230,13 @@ static void gpuprof__shutdown_locked(void) {
        stays allocated (the next init starts a new one). */
     if (keep_names) gpuprof__g.names_kept = 1;
     else gpuprof__names_free();
+    gpuprof__remember_output(gpuprof__g.trace_path);
+    gpuprof__remember_output(gpuprof__g.summary_path);
+    if (gpuprof__g.report && strcmp(gpuprof__g.report, "stderr") && strcmp(gpuprof__g.report, "stdout") && strcmp(gpuprof__g.report, "off"))
+        gpuprof__remember_output(gpuprof__g.report);
     gpuprof__free_settings();
+    gpuprof__warn_reset();
+    GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__DOWN);
     pthread_mutex_unlock(&gpuprof__lock);
 }
 

@@ -114,7 +114,7 @@ static double writer_events_per_s(long events, int to_null) {
     gpuprof__g.trace_off = 0;
     if (to_null) { saved_fd = gpuprof__g.trace_fd; gpuprof__g.trace_fd = open("/dev/null", O_WRONLY); }
     t0 = gpuprof__mono_ns();
-    for (; done < events; done += GPUPROF__BLOCK_EVENTS) gpuprof__trace_format(b);
+    for (; done < events; done += GPUPROF__BLOCK_EVENTS) gpuprof__trace_format(b, b->count);
     t1 = gpuprof__mono_ns();
     if (to_null) { close(gpuprof__g.trace_fd); gpuprof__g.trace_fd = saved_fd; }
     pthread_mutex_unlock(&gpuprof__trace_lock);

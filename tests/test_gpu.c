@@ -34,6 +34,8 @@ static void session_begin(const char *name, int trace) {
     memset(&cfg, 0, sizeof cfg);
     snprintf(spath, sizeof spath, "gpu_%s.summary.json", name);
     snprintf(tpath, sizeof tpath, "gpu_%s.trace.json", name);
+    remove(spath);          /* a session of the same name ran before: its files go, not */
+    remove(tpath);          /* kept beside these (gpuprof keeps an earlier session's files) */
     cfg.summary_path = spath;
     cfg.trace_path = trace ? tpath : NULL;
     cfg.report = "off";

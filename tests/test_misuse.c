@@ -75,7 +75,9 @@ int main(int argc, char **argv) {
     { PROF_RANGE("outer"); PROF_BEGIN("inner"); }
     { PROF_RANGE("scoped"); PROF_END(); }
     j = finish(&err);
-    CHECK(count_lines(err, "gpuprof:") == 1 && strstr(err, "\"outer\" ended while \"inner\""), "mismatched nesting: one line naming both ranges");
+    CHECK(strstr(err, "\"outer\" ended while \"inner\""), "mismatched nesting: one line naming both ranges");
+    CHECK(count_lines(err, "gpuprof:") == 2 && strstr(err, "GPUPROF_END() would close the scoped range \"scoped\""),
+          "and the END meant for a scoped range has its own line (a second message of the kind)");
     CHECK_EQ_U(warning(j, "mismatched_nesting"), 2, "mismatched nesting: both cases counted");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "inner"), "count"), 1, "mismatched nesting: the inner range is closed with the outer");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "scoped"), "count"), 1, "a stray END does not close a scoped range early");
@@ -144,7 +146,10 @@ int main(int argc, char **argv) {
     rc = gpuprof_report(stdout);
     err = capture_end();
     CHECK(strstr(err, "1 range was still open at shutdown (innermost \"left open\")") != NULL, "open at shutdown: named");
-    CHECK(count_lines(err, "gpuprof:") == 2 && strstr(err, "after gpuprof_shutdown()"), "use after shutdown: one line for all the late calls");
+    CHECK(count_lines(err, "gpuprof:") == 3 && strstr(err, "a range, counter or step after gpuprof_shutdown() is ignored"),
+          "use after shutdown: one line for all the late ranges and steps");
+    CHECK(strstr(err, "gpuprof_report() after gpuprof_shutdown() does nothing") != NULL,
+          "and one for the report after shutdown: another message of the same kind is not swallowed");
     CHECK(rc != 0, "gpuprof_report after shutdown returns non-zero");
     j = summary_load("misuse.shutdown.json");
     CHECK_EQ_U(warning(j, "open_at_shutdown"), 1, "open at shutdown: counted in the summary written at shutdown");

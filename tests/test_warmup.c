@@ -18,12 +18,15 @@ static void run_steps(int steps, int warm_steps, int call_step) {
     }
 }
 
+/* Each session writes its summary to `file` and its trace to "trace.<file>". */
 static cJSON *session(const char *schedule, int warmup, int steps, int warm_steps, int call_step, const char *file) {
     gpuprof_config cfg = {0};
+    char trace[64];
+    snprintf(trace, sizeof trace, "trace.%s", file);
     cfg.report = "off";
     cfg.warmup = warmup;
     cfg.schedule = schedule;
-    cfg.trace_path = "warmup.trace.json";
+    cfg.trace_path = trace;
     gpuprof_init(&cfg);
     run_steps(steps, warm_steps, call_step);
     gpuprof_write_summary(file);
@@ -50,7 +53,7 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(jnum(cJSON_GetObjectItem(st, "time"), "mean_ns"), 110, "step time: 100 ns of work + 10 ns");
     cJSON_Delete(j);
     if (argc > 1) {
-        snprintf(cmd, sizeof cmd, "python3 %s warmup.trace.json --expect-x 10 --expect-name 'step 0'", argv[1]);
+        snprintf(cmd, sizeof cmd, "python3 %s trace.warmup1.json --expect-x 10 --expect-name 'step 0'", argv[1]);
         CHECK(system(cmd) == 0, "warm-up calls are still in the trace (10 ranges), with step marks");
     }
 
@@ -97,7 +100,7 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(jnum(r, "excluded_calls"), 2, "schedule: work in warm-up steps excluded");
     cJSON_Delete(j);
     if (argc > 1) {
-        snprintf(cmd, sizeof cmd, "python3 %s warmup.trace.json --expect-x 6", argv[1]);
+        snprintf(cmd, sizeof cmd, "python3 %s trace.sched1.json --expect-x 6", argv[1]);
         CHECK(system(cmd) == 0, "schedule: wait and done steps are not in the trace (6 ranges)");
     }
 

@@ -98,5 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     cJSON_Delete(sum);
     cJSON_Delete(trace);
+    unlink(tpath);                  /* the next input's session writes them afresh */
+    unlink(spath);
+    unlink(rpath);
     return 0;
 }
