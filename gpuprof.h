@@ -1129,6 +1129,7 @@ static struct {
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t blocks_allocated, blocks_max, free_count;
     uint64_t events_written, dropped_io, trace_off;
+    char trace_error[96];                 /* why writing the trace failed (set before trace_failed) */
     char *wbuf;
     /* run */
     int pid, rank, trace_pid;
@@ -3231,11 +3232,22 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f) {
 }
 
 /* Session start and end (under gpuprof__lock). */
+/* At init: the figures at the start are the baseline the first GPUPROF_MEM
+   is compared with (its phase grew by what the program allocated since). */
 static void gpuprof__mem_open(void) {
+    gpuprof__memfig m;
     pthread_mutex_lock(&gpuprof__mem_mu);
     GPUPROF_FREE(gpuprof__mem.tab);
     if (gpuprof__mem.statm_open && gpuprof__mem.statm_pid == (int)getpid()) close(gpuprof__mem.statm_fd);
     memset(&gpuprof__mem, 0, sizeof gpuprof__mem);
+    pthread_mutex_unlock(&gpuprof__mem_mu);
+    memset(&m, 0, sizeof m);
+    gpuprof__mem_device(&m, 1);
+    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mem_host(&m);
+    gpuprof__mem.prev = m;
+    gpuprof__mem.have_prev = 1;
+    if (m.host_ok) gpuprof__mem.rss_seen = m.rss;
     gpuprof__mem.on = 1;
     gpuprof__mem.session = gpuprof__g.session;
     pthread_mutex_unlock(&gpuprof__mem_mu);
@@ -3488,9 +3500,10 @@ static void gpuprof__trace_write(const char *s, size_t n) {
         ssize_t w = write(gpuprof__g.trace_fd, s, n);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            gpuprof__g.trace_failed = 1;
+            snprintf(gpuprof__g.trace_error, sizeof gpuprof__g.trace_error, "%s", w < 0 ? strerror(errno) : "no progress");
+            GPUPROF__STR(&gpuprof__g.trace_failed, 1);    /* a report reads the error after it */
             gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s; the trace stops here, statistics go on (check the path and free space)",
-                          gpuprof__g.trace_path, w < 0 ? strerror(errno) : "no progress");
+                          gpuprof__g.trace_path, gpuprof__g.trace_error);
             return;
         }
         s += w;
@@ -3843,6 +3856,7 @@ typedef struct gpuprof__snap {
     double gpu_ns;              /* sum of GPU self times */
     int has_gpu;                /* some range has GPU time: tables sort by it */
     uint64_t marks, dropped, excluded_calls;
+    uint64_t dropped_full, trace_buffered;   /* trace events dropped for want of a free block; waiting in blocks (streaming) */
     uint32_t nthreads;
     gpuprof__memstate *mem;     /* a copy of the memory state (its table left out) */
 } gpuprof__snap;
@@ -3945,6 +3959,20 @@ static void gpuprof__snap_free(gpuprof__snap *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* Under gpuprof__lock, for a report: events dropped because no block was
+   free, and (while the trace streams) those recorded but not written yet. */
+static void gpuprof__trace_pending(gpuprof__snap *s) {
+    gpuprof__thread *t;
+    gpuprof__block *b;
+    s->dropped_full = s->trace_buffered = 0;
+    for (t = gpuprof__g.threads; t; t = t->next) s->dropped_full += GPUPROF__LD(&t->dropped);
+    if (!gpuprof__g.trace_path || gpuprof__g.trace_finished) return;
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    for (b = gpuprof__g.queue_head; b; b = b->next) s->trace_buffered += b->count;
+    for (t = gpuprof__g.threads; t; t = t->next) if (t->block) s->trace_buffered += GPUPROF__LDA(&t->block->count);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+}
+
 /* Under gpuprof__lock. */
 static int gpuprof__collect(gpuprof__snap *s) {
     gpuprof__thread *t;
@@ -3962,6 +3990,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
         s->nthreads++;
     }
     s->dropped = gpuprof__dropped();
+    gpuprof__trace_pending(s);
     while (mask < 2 * total + 2) mask <<= 1;
     s->flat = (gpuprof__row *)gpuprof__zalloc((total + 1) * sizeof *s->flat);
     s->tree = (gpuprof__row *)gpuprof__zalloc((total + 1) * sizeof *s->tree);
@@ -4146,6 +4175,18 @@ static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, 
     if (full > width) { while (w < width && o < sizeof cell - 2) { cell[o++] = '.'; w++; } }
     while (w < width && o < sizeof cell - 2) { cell[o++] = ' '; w++; }
     gpuprof__buf_put(b, cell, o);
+}
+
+/* A name inside a line of text, as the tables show it: control characters
+   and bytes that are not UTF-8 as '?', so a name cannot break the line. */
+static void gpuprof__buf_name(gpuprof__buf *b, const char *text) {
+    size_t i = 0, n = strlen(text), len;
+    uint32_t cp;
+    while (i < n) {
+        len = gpuprof__utf8(text + i, n - i, &cp);
+        if (!len || cp < 0x20 || cp == 0x7f) { gpuprof__buf_put(b, "?", 1); i += len ? len : 1; }
+        else { gpuprof__buf_put(b, text + i, len); i += len; }
+    }
 }
 
 static void gpuprof__cell_ns(gpuprof__buf *b, double ns) {
@@ -4535,11 +4576,14 @@ static void gpuprof__mem_reading(gpuprof__buf *b, const gpuprof__memstate *m) {
     gpuprof__buf_s(b, "   memory: ");
     if (m->growth_kind) {
         static const char *const what[] = { "", "tracked", "device used", "host RSS" };
-        gpuprof__buf_printf(b, "largest growth: \"%s\" %s %s", gpuprof__name_text(m->growth_label),
-                            gpuprof__fmt_bytes(t1, sizeof t1, (double)m->growth, 1), what[m->growth_kind]);
-        if (m->growth_cat >= 0)
-            gpuprof__buf_printf(b, ", mostly %s (%s)", gpuprof__name_text(m->cat[m->growth_cat].name_id),
-                                gpuprof__fmt_bytes(t2, sizeof t2, (double)m->growth_cat_bytes, 1));
+        gpuprof__buf_s(b, "largest growth: \"");
+        gpuprof__buf_name(b, gpuprof__name_text(m->growth_label));
+        gpuprof__buf_printf(b, "\" %s %s", gpuprof__fmt_bytes(t1, sizeof t1, (double)m->growth, 1), what[m->growth_kind]);
+        if (m->growth_cat >= 0) {
+            gpuprof__buf_s(b, ", mostly ");
+            gpuprof__buf_name(b, gpuprof__name_text(m->cat[m->growth_cat].name_id));
+            gpuprof__buf_printf(b, " (%s)", gpuprof__fmt_bytes(t2, sizeof t2, (double)m->growth_cat_bytes, 1));
+        }
         gpuprof__buf_printf(b, ", step %llu", (unsigned long long)m->growth_step);
         sep = " | ";
     }
@@ -4548,10 +4592,14 @@ static void gpuprof__mem_reading(gpuprof__buf *b, const gpuprof__memstate *m) {
         for (i = 1; i < m->ncat; i++) if (m->cat[i].at_peak > m->cat[top].at_peak) top = i;
         gpuprof__buf_printf(b, "%speak %s tracked", sep, gpuprof__fmt_bytes(t1, sizeof t1, (double)m->peak, 0));
         gpuprof__buf_printf(b, " at step %llu", (unsigned long long)m->peak_step);
-        if (m->peak_label && !m->peak_pending) gpuprof__buf_printf(b, " before snapshot \"%s\"", gpuprof__name_text(m->peak_label));
-        else if (m->snapshots) gpuprof__buf_s(b, " after the last snapshot");
-        gpuprof__buf_printf(b, ", %s %.0f%%",
-                            gpuprof__name_text(m->cat[top].name_id), 100.0 * (double)m->cat[top].at_peak / (double)m->peak);
+        if (m->peak_label && !m->peak_pending) {
+            gpuprof__buf_s(b, " before snapshot \"");
+            gpuprof__buf_name(b, gpuprof__name_text(m->peak_label));
+            gpuprof__buf_s(b, "\"");
+        } else if (m->snapshots) gpuprof__buf_s(b, " after the last snapshot");
+        gpuprof__buf_s(b, ", ");
+        gpuprof__buf_name(b, gpuprof__name_text(m->cat[top].name_id));
+        gpuprof__buf_printf(b, " %.0f%%", 100.0 * (double)m->cat[top].at_peak / (double)m->peak);
         sep = " | ";
     }
     if (m->snapshots && m->prev.dev_ok) {
@@ -4625,7 +4673,11 @@ static void gpuprof__report_mem(gpuprof__buf *b, const gpuprof__memstate *m, siz
         if (cw > 40) cw = 40;
         gpuprof__buf_printf(b, "\nTracked allocations by category (overall peak %s at step %llu",
                             gpuprof__fmt_bytes(t1, sizeof t1, (double)m->peak, 0), (unsigned long long)m->peak_step);
-        if (m->peak_label && !m->peak_pending) gpuprof__buf_printf(b, ", before snapshot \"%s\"", gpuprof__name_text(m->peak_label));
+        if (m->peak_label && !m->peak_pending) {
+            gpuprof__buf_s(b, ", before snapshot \"");
+            gpuprof__buf_name(b, gpuprof__name_text(m->peak_label));
+            gpuprof__buf_s(b, "\"");
+        }
         gpuprof__buf_s(b, "; At peak: what each category held then)\n");
         gpuprof__name_cell(b, "Category", cw, 0);
         gpuprof__buf_s(b, "       Live       Peak    At peak   Share     Allocs      Frees\n");
@@ -4740,7 +4792,7 @@ static void gpuprof__bottleneck_name(gpuprof__buf *b, const char *lead, const ch
     if (!name) { gpuprof__buf_s(b, lead_outside); gpuprof__buf_s(b, "code outside any range"); return; }
     gpuprof__buf_s(b, lead);
     gpuprof__buf_s(b, "\"");
-    gpuprof__buf_s(b, name);
+    gpuprof__buf_name(b, name);
     gpuprof__buf_s(b, "\"");
 }
 
@@ -4758,7 +4810,7 @@ static void gpuprof__verdict_head(gpuprof__buf *b, const gpuprof__verdict_t *v) 
                         gpuprof__kname[k]);
     if (v->waits_for >= 0) {
         gpuprof__buf_s(b, ", waiting for \"");
-        gpuprof__buf_s(b, gpuprof__name_text(v->ph[v->waits_for].r->name_id));
+        gpuprof__buf_name(b, gpuprof__name_text(v->ph[v->waits_for].r->name_id));
         gpuprof__buf_printf(b, "\" (%s)", gpuprof__kname[v->ph[v->waits_for].k]);
     }
     gpuprof__buf_s(b, " (the verdict at the end says why and what to try)\n");
@@ -4836,7 +4888,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     if (v->waits_for >= 0) {
         const gpuprof__phase *w = &v->ph[v->waits_for];
         gpuprof__buf_s(b, ": it waits for the GPU, whose largest phase is \"");
-        gpuprof__buf_s(b, gpuprof__name_text(w->r->name_id));
+        gpuprof__buf_name(b, gpuprof__name_text(w->r->name_id));
         gpuprof__buf_printf(b, "\" (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
     }
     if (!gpu_run && k == GPUPROF__K_CPU && name)
@@ -4844,8 +4896,29 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
                           "and the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline\n");
     else {
         gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
-        if (v->waits_for >= 0) gpuprof__buf_printf(b, "   then, for \"%s\": %s\n", gpuprof__name_text(v->ph[v->waits_for].r->name_id), gpuprof__remedy[v->ph[v->waits_for].k]);
+        if (v->waits_for >= 0) {
+            gpuprof__buf_s(b, "   then, for \"");
+            gpuprof__buf_name(b, gpuprof__name_text(v->ph[v->waits_for].r->name_id));
+            gpuprof__buf_printf(b, "\": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
+        }
     }
+}
+
+/* What became of the trace: written, still streaming, dropped, or failed. */
+static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) {
+    unsigned long long written = GPUPROF__LD(&gpuprof__g.events_written);
+    int failed = GPUPROF__LDA(&gpuprof__g.trace_failed);
+    if (gpuprof__g.trace_finished) gpuprof__buf_printf(b, "   trace: %s (%llu events written", gpuprof__g.trace_path, written);
+    else gpuprof__buf_printf(b, "   trace: %s (streaming: %llu events written so far, %llu more recorded in buffers", gpuprof__g.trace_path,
+                             written, (unsigned long long)s->trace_buffered);
+    if (s->dropped_full)
+        gpuprof__buf_printf(b, "; %llu dropped, recorded faster than written: raise trace_buffer_mb, now %d",
+                            (unsigned long long)s->dropped_full, gpuprof__g.cfg.trace_buffer_mb);
+    if (failed)
+        gpuprof__buf_printf(b, "; writing failed (%s), %llu events lost: check the path and free space",
+                            gpuprof__g.trace_error, (unsigned long long)(s->dropped - s->dropped_full));
+    else if (!s->dropped_full) gpuprof__buf_s(b, ", none dropped");
+    gpuprof__buf_s(b, ")\n");
 }
 
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
@@ -4885,10 +4958,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     }
     if (s->excluded_calls) gpuprof__buf_printf(b, "   %llu range calls excluded from the statistics (warm-up/schedule), still in the trace\n",
                                                (unsigned long long)s->excluded_calls);
-    if (gpuprof__g.trace_path)
-        gpuprof__buf_printf(b, "   trace: %s (%llu events written, %llu dropped%s)\n", gpuprof__g.trace_path,
-                            (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written), (unsigned long long)s->dropped,
-                            s->dropped ? "; raise trace_buffer_mb" : "");
+    if (gpuprof__g.trace_path) gpuprof__report_trace_line(b, s);
 #ifdef GPUPROF_CUDA
     if (gpuprof__gpu.available) {
         gpuprof_stats idle;
@@ -5372,8 +5442,12 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_printf(b, "\"marks\":%llu,\n\"trace\":{\"path\":", (unsigned long long)s->marks);
     if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
     else gpuprof__buf_s(b, "null");
-    gpuprof__buf_printf(b, ",\"events\":%llu,\"dropped\":%llu},\n\"warnings\":{", (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written),
-                        (unsigned long long)s->dropped);
+    gpuprof__buf_printf(b, ",\"events\":%llu,\"in_buffers\":%llu,\"dropped\":%llu,\"dropped_buffers_full\":%llu,\"error\":",
+                        (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written), (unsigned long long)s->trace_buffered,
+                        (unsigned long long)s->dropped, (unsigned long long)s->dropped_full);
+    if (GPUPROF__LDA(&gpuprof__g.trace_failed)) gpuprof__buf_json_str(b, gpuprof__g.trace_error);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, "},\n\"warnings\":{");
     for (i = 0; i < GPUPROF__W_COUNT; i++)
         gpuprof__buf_printf(b, "%s\"%s\":%llu", i ? "," : "", gpuprof__warn_key[i], (unsigned long long)GPUPROF__LD(&gpuprof__g.warn_count[i]));
     gpuprof__buf_s(b, "}\n}\n");

@@ -154,7 +154,8 @@ static void test_training_phases(void) {
     CHECK_EQ_U(jnum(mem(), "snapshots"), 16, "16 snapshots");
     CHECK_EQ_U(jnum(phase("start"), "count"), 1, "start: 1 snapshot");
     CHECK_EQ_U(jnum(phase("start"), "tracked_bytes"), 4 * MiB, "start: 4 MiB tracked");
-    CHECK(jnull(phase("start"), "tracked_delta_bytes"), "start: no delta (nothing before it)");
+    CHECK_EQ_U(jnum(phase("start"), "tracked_delta_bytes"), 4 * MiB, "start: +4 MiB since the session began (the first snapshot has the init baseline to compare with)");
+    CHECK_EQ_U(jnum(phase("start"), "tracked_growth_bytes"), 4 * MiB, "start: its growth is the 4 MiB of parameters, not 0");
     CHECK_EQ_U(jnum(phase("forward"), "count"), 5, "forward: 5 snapshots");
     CHECK_EQ_U(jnum(phase("forward"), "tracked_bytes"), 404 * MiB, "forward: 404 MiB tracked at the last");
     CHECK_EQ_U(jnum(phase("forward"), "tracked_delta_bytes"), 100 * MiB, "forward: +100 MiB");
@@ -278,7 +279,8 @@ static void test_pool(void) {
     CHECK_EQ_U(jnum(d, "used_bytes"), 50 * MiB, "last snapshot: pool used 50 MiB");
     CHECK_EQ_U(jnum(d, "used_high_bytes"), 50 * MiB, "after the reset the used high-water mark is what is used");
     CHECK_EQ_U(jnum(d, "reserved_high_bytes"), 64 * MiB, "and the reserved one what is reserved");
-    report_has("two            1    150 MiB          -    150 MiB          -    672 MiB          -    150 MiB    160 MiB", "");
+    report_has("two            1    150 MiB   +150 MiB    150 MiB   +150 MiB    672 MiB   +160 MiB    150 MiB    160 MiB", "");
+    CHECK_EQ_U(jnum(phase("two"), "device_delta_bytes"), 160 * MiB, "two: +160 MiB of device memory since init (context 512 MiB then)");
     report_has("Default pool (cudaMallocAsync) high-water marks: used 50.0 MiB, reserved 64.0 MiB", "");
     CHECK_EQ_U(count_lines(errtext, "gpuprof:"), 0, "no message");
 
@@ -500,7 +502,7 @@ static void test_off(void) {
         { PROF_RANGE("r"); gpuprof_mem_alloc((void *)0x5000, 64, "x"); }
         session_end("off");
 #ifdef GPUPROF_CUDA
-        CHECK_EQ_U(simcuda_calls("cudaMemGetInfo") - before, 0, "no device query without snapshots or mem_ranges");
+        CHECK_EQ_U(simcuda_calls("cudaMemGetInfo") - before, 1, "no device query without snapshots or mem_ranges, but the baseline's at init");
     }
 #endif
     CHECK(jnull(summary_find(sum, "ranges", "r"), "mem"), "ranges: \"mem\": null");
