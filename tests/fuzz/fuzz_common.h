@@ -4,6 +4,7 @@
 #ifndef GPUPROF_FUZZ_COMMON_H
 #define GPUPROF_FUZZ_COMMON_H
 #include <cjson/cJSON.h>
+#define CHECK_NO_WORKDIR                 /* the fuzz directory holds the files */
 #include "../check.h"                /* check_slurp */
 #include <stdio.h>
 #include <stdlib.h>
