@@ -1152,11 +1152,13 @@ static __thread gpuprof__thread *gpuprof__tls;
 static pthread_key_t gpuprof__tls_key;
 static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
 
-/* Each distinct message (its format: the names and numbers in it may vary)
-   prints one line on stderr the first time; after that it is only counted
-   (shown in the report), so a misuse in a loop cannot flood the output. The
-   messages printed are remembered by a hash of their format, under a lock of
-   their own (taken by nothing else). */
+/* Each distinct message prints one line on stderr the first time; after
+   that it is only counted (shown in the report), so a misuse in a loop
+   cannot flood the output. A misuse is one message whatever names and
+   numbers are in it (its format); an output, setup or GPU message is one
+   per text (they name paths and settings, a few per session), up to
+   GPUPROF__WARN_DISTINCT of a kind. The messages printed are remembered by
+   a hash, under a lock of their own (taken by nothing else). */
 #define GPUPROF__WARN_DISTINCT 8
 static pthread_mutex_t gpuprof__warn_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t gpuprof__warn_seen[GPUPROF__W_COUNT][GPUPROF__WARN_DISTINCT];
@@ -1177,7 +1179,9 @@ static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
     va_end(ap);
     if (n < 0) n = 0;
     if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-    h = gpuprof__hash(fmt, strlen(fmt)) | 1u;         /* 0 marks a free slot */
+    if (kind == GPUPROF__W_IO || kind == GPUPROF__W_NO_GPU || kind == GPUPROF__W_DOUBLE_INIT) h = gpuprof__hash(line, (size_t)n);
+    else h = gpuprof__hash(fmt, strlen(fmt));
+    h |= 1u;                                          /* 0 marks a free slot */
     pthread_mutex_lock(&gpuprof__warn_mu);
     for (k = 0; k < GPUPROF__WARN_DISTINCT; k++) {
         if (gpuprof__warn_seen[kind][k] == h) break;
@@ -6040,7 +6044,7 @@ static char *gpuprof__output_path(const char *setting, const char *what) {
     dot = strrchr(path, '.');
     slash = strrchr(path, '/');
     if (!dot || (slash && dot < slash)) dot = path + strlen(path);
-    for (k = gpuprof__g.session + 1; ; k++) {
+    for (k = 2; ; k++) {
         snprintf(alt, sizeof alt, "%.*s.%u%s", (int)(dot - path), path, k, dot);
         if (!gpuprof__is_old_output(alt)) break;
     }

@@ -1,0 +1,228 @@
+/* The session's lifecycle (SPEC 6, 8, 11): any thread may start it, threads
+   that exist before it starts and a reporter calling in meanwhile are safe
+   (this file also runs under ThreadSanitizer), a second session keeps the
+   first one's files, outputs that name one file are refused, warnings start
+   afresh with each session, and a forked child leaves the parent's session
+   alone -- or, forked before any session, profiles itself. */
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+#include "json_util.h"
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *err_text;
+static int err_saved = -1;
+static void err_begin(void) { err_saved = check_stderr_to("lifecycle.stderr"); }
+static void err_end(void) {
+    check_stderr_back(err_saved);
+    free(err_text);
+    err_text = check_slurp("lifecycle.stderr");
+}
+static int lines_with(const char *needle) {
+    int n = 0;
+    const char *p = err_text ? err_text : "";
+    while ((p = strstr(p, needle)) != NULL) { n++; p++; }
+    return n;
+}
+static cJSON *warnings(cJSON *j) { return cJSON_GetObjectItem(j, "warnings"); }
+
+/* 1. Threads that exist before init, all starting at once; the first range
+   of any of them starts the session, while a reporter thread asks for the
+   report and the summary from before the start to the end. */
+#define WORKERS 6
+#define RANGES 2000
+static int go, workers_done;
+static void *worker(void *arg) {
+    int i;
+    (void)arg;
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE)) {}
+    for (i = 0; i < RANGES; i++) { PROF_RANGE("work"); { PROF_RANGE("inner"); } }
+    __atomic_add_fetch(&workers_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+static void *reporter(void *arg) {
+    FILE *sink = fopen("/dev/null", "w");
+    int first = 1;
+    (void)arg;
+    while (__atomic_load_n(&workers_done, __ATOMIC_ACQUIRE) < WORKERS) {
+        gpuprof_report(sink);
+        gpuprof_write_summary("lifecycle.during.json");
+        if (first) { first = 0; __atomic_store_n(&go, 1, __ATOMIC_RELEASE); }   /* its first call came before init */
+    }
+    fclose(sink);
+    return NULL;
+}
+static void test_threads_before_init(void) {
+    pthread_t w[WORKERS], r;
+    int i;
+    cJSON *j, *during;
+    char *text;
+    err_begin();
+    for (i = 0; i < WORKERS; i++) pthread_create(&w[i], NULL, worker, NULL);
+    pthread_create(&r, NULL, reporter, NULL);
+    for (i = 0; i < WORKERS; i++) pthread_join(w[i], NULL);
+    pthread_join(r, NULL);
+    CHECK(gpuprof_write_summary("lifecycle.first.json") == 0, "the session auto-initialised by a worker's first range is running");
+    gpuprof_shutdown();
+    err_end();
+    j = summary_load("lifecycle.first.json");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "work"), "count"), WORKERS * RANGES, "every range of every thread counted, whichever started the session");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "inner"), "count"), WORKERS * RANGES, "and every nested one");
+    CHECK(jnum(warnings(j), "before_init") >= 2, "the reporter's calls before init are counted as such");
+    CHECK_EQ_U(jnum(warnings(j), "after_shutdown"), 0, "not as calls after shutdown");
+    CHECK(lines_with("gpuprof_report() before anything was recorded does nothing") == 1, "one line says the report came before anything was recorded");
+    CHECK(lines_with("after gpuprof_shutdown()") == 0, "no line speaks of a shutdown that never happened");
+    text = check_slurp("lifecycle.during.json");
+    during = text ? cJSON_Parse(text) : NULL;
+    CHECK(during != NULL, "the summaries written while the workers ran parse");
+    cJSON_Delete(during);
+    free(text);
+    cJSON_Delete(j);
+}
+
+/* 2. A second session with the same output paths keeps the first one's
+   files; warnings print and count afresh in each session. */
+static void session_with_misuse(const char *summary, const char *trace) {
+    gpuprof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    cfg.summary_path = summary;
+    cfg.trace_path = trace;
+    gpuprof_init(&cfg);
+    { PROF_RANGE("step"); }
+    PROF_END();                                  /* END without BEGIN, once per session */
+    gpuprof_shutdown();
+}
+static void test_second_session(void) {
+    cJSON *a, *b;
+    err_begin();
+    session_with_misuse("life.summary.json", "life.trace.json");
+    session_with_misuse("life.summary.json", "life.trace.json");
+    err_end();
+    a = summary_load("life.summary.json");
+    b = summary_load("life.summary.2.json");
+    CHECK(a && b, "the first session's summary is kept; the second goes to life.summary.2.json");
+    CHECK(check_slurp("life.trace.2.json") != NULL, "and its trace to life.trace.2.json");
+    CHECK(lines_with("'life.summary.json' holds the summary of an earlier session of this process; this session's goes to 'life.summary.2.json'") == 1,
+          "one line says where the second session's summary goes");
+    CHECK(lines_with("'life.trace.json' holds the trace of an earlier session") == 1, "and one where its trace goes");
+    CHECK_EQ_U(jnum(warnings(a), "end_without_begin"), 1, "session 1: END without BEGIN counted once");
+    CHECK_EQ_U(jnum(warnings(b), "end_without_begin"), 1, "session 2: counted once again (counters start afresh)");
+    CHECK(lines_with("GPUPROF_END() with no open range") == 2, "and the line printed again in the second session");
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    remove("life.summary.json");                 /* gone: a third session may write there again */
+    session_with_misuse("life.summary.json", NULL);
+    a = summary_load("life.summary.json");
+    CHECK(a != NULL, "a file the user removed meanwhile is simply written again");
+    cJSON_Delete(a);
+}
+
+/* 3. Outputs that name one file: refused with one line, nothing overwritten. */
+static void test_same_file(void) {
+    gpuprof_config cfg;
+    cJSON *t;
+    char *text;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace_path = "same.json";
+    cfg.summary_path = "same.json";
+    cfg.report = "same.json";
+    err_begin();
+    gpuprof_init(&cfg);
+    { PROF_RANGE("step"); }
+    CHECK(gpuprof_write_summary("same.json") != 0, "write_summary to the file the trace streams to: refused");
+    gpuprof_shutdown();
+    err_end();
+    text = check_slurp("same.json");
+    t = text ? cJSON_Parse(text) : NULL;
+    CHECK(t && cJSON_GetObjectItem(t, "traceEvents"), "the file holds the trace, whole");
+    CHECK(lines_with("the trace and the summary name the same file 'same.json'") == 1, "one line refuses the summary");
+    CHECK(lines_with("the report names the same file as the trace ('same.json'); the report goes to stderr instead") == 1,
+          "one line sends the report to stderr");
+    CHECK(lines_with("that is the file the trace is written to") == 1, "one line refuses write_summary onto the trace");
+    CHECK(lines_with("Ranges by total time") == 1, "the report came out on stderr");
+    cJSON_Delete(t);
+    free(text);
+}
+
+/* 4. fork() while a session runs: the child records nothing, calls no
+   gpuprof output, and an explicit init there says why it does nothing. */
+static void test_fork_running(void) {
+    gpuprof_config cfg;
+    int pid, status;
+    cJSON *j;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    cfg.summary_path = "fork.parent.json";
+    gpuprof_init(&cfg);
+    { PROF_RANGE("parent"); }
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        int bad = 0, i;
+        gpuprof_config c2;
+        err_begin();
+        PROF_STEP();                                   /* once turned recording back on */
+        for (i = 0; i < 10; i++) { PROF_RANGE("child"); }
+        if (__atomic_load_n(&gpuprof__g.live, __ATOMIC_RELAXED) != 0) bad |= 1;
+        memset(&c2, 0, sizeof c2);
+        c2.summary_path = "fork.child.json";
+        c2.report = "off";
+        if (gpuprof_init(&c2) == 0) bad |= 2;
+        gpuprof_shutdown();
+        err_end();
+        if (!err_text || !strstr(err_text, "gpuprof_init() in a process forked while its parent was profiling")) bad |= 4;
+        if (check_slurp("fork.child.json")) bad |= 8;
+        _exit(bad);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status), "the child exits normally");
+    CHECK(!(WEXITSTATUS(status) & 1), "in the child, GPUPROF_STEP does not turn recording back on");
+    CHECK(!(WEXITSTATUS(status) & 2), "gpuprof_init in the child returns non-zero");
+    CHECK(!(WEXITSTATUS(status) & 4), "and says why in one line");
+    CHECK(!(WEXITSTATUS(status) & 8), "the child writes no file");
+    { PROF_RANGE("parent"); }
+    gpuprof_shutdown();
+    j = summary_load("fork.parent.json");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "parent"), "count"), 2, "the parent's session goes on, exact");
+    CHECK(summary_find(j, "ranges", "child") == NULL, "with nothing of the child's");
+    cJSON_Delete(j);
+}
+
+/* 5. fork() with no session running: the child profiles itself, with its
+   own files (%p). */
+static void test_fork_idle(void) {
+    int pid, status;
+    char path[64];
+    cJSON *j;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        gpuprof_config cfg;
+        int i;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.report = "off";
+        cfg.summary_path = "fork.%p.json";
+        if (gpuprof_init(&cfg) != 0) _exit(1);
+        for (i = 0; i < 7; i++) { PROF_RANGE("child work"); }
+        gpuprof_shutdown();
+        _exit(0);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child forked between sessions starts its own");
+    snprintf(path, sizeof path, "fork.%d.json", pid);
+    j = summary_load(path);
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "child work"), "count"), 7, "its summary, named by its pid, has its ranges");
+    cJSON_Delete(j);
+}
+
+int main(void) {
+    test_threads_before_init();
+    test_second_session();
+    test_same_file();
+    test_fork_running();
+    test_fork_idle();
+    free(err_text);
+    return check_done("test_lifecycle");
+}
