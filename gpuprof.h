@@ -5587,7 +5587,7 @@ static int gpuprof__write_trace_locked(const char *path) {
 }
 
 void gpuprof_flush(void) {
-    if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING) return;
+    if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING || GPUPROF__LD(&gpuprof__g.forked_child)) return;
     gpuprof__gpu_flush();                        /* everything finished, however much */
     gpuprof__trace_handoff(gpuprof__tls);
 }

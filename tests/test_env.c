@@ -92,6 +92,43 @@ int main(int argc, char **argv) {
     free(text);
     CHECK(check_slurp("env.off.trace.json") == NULL && check_slurp("env.off.summary.json") == NULL, "GPUPROF_OFF=1: no files");
 
+    /* on/off settings read as people write them: yes/no, true/false, on/off, any case */
+    run(argv[0], "GPUPROF_OFF=yes;GPUPROF_SUMMARY=env.yes.summary.json");
+    text = check_slurp("env.child.err");
+    CHECK(text && !strstr(text, "gpuprof"), "GPUPROF_OFF=yes: off, no report, no complaint");
+    free(text);
+    CHECK(check_slurp("env.yes.summary.json") == NULL, "GPUPROF_OFF=yes: no files");
+    run(argv[0], "GPUPROF_OFF=False;GPUPROF_NVTX=off;GPUPROF_GPU=On;GPUPROF_MEM_RANGES=no;GPUPROF_SUMMARY=env.false.summary.json");
+    j = summary_load("env.false.summary.json");
+    CHECK(j && jnum(summary_find(j, "ranges", "forward"), "count") == 20, "GPUPROF_OFF=False: recording, every other flag understood");
+    cJSON_Delete(j);
+    text = check_slurp("env.child.err");
+    CHECK(text && !strstr(text, "gpuprof:"), "GPUPROF_OFF=False, GPUPROF_NVTX=off, GPUPROF_GPU=On, GPUPROF_MEM_RANGES=no: no complaint");
+    free(text);
+    run(argv[0], "GPUPROF_OFF=maybe;GPUPROF_REPORT=off");
+    text = check_slurp("env.child.err");
+    CHECK(text && strstr(text, "gpuprof: GPUPROF_OFF='maybe' is neither on nor off (1/0, yes/no, true/false, on/off); ignored"),
+          "GPUPROF_OFF=maybe: one line lists what it accepts");
+    free(text);
+
+    /* an unwritable report path: said, and the report comes on stderr instead */
+    run(argv[0], "GPUPROF_REPORT=no_such_dir/report.txt");
+    text = check_slurp("env.child.err");
+    CHECK(text && strstr(text, "gpuprof: cannot open 'no_such_dir/report.txt' for the report: No such file or directory"),
+          "GPUPROF_REPORT unwritable: one line names the path and the reason");
+    CHECK(text && strstr(text, "gpuprof: the report that could not go to 'no_such_dir/report.txt' follows here") &&
+          strstr(text, "Ranges by total time"), "and the report is not lost: it follows on stderr");
+    free(text);
+
+    /* a trace on a full disk: the write error is named, not the buffer size */
+    run(argv[0], "GPUPROF_TRACE=/dev/full");
+    text = check_slurp("env.child.err");
+    CHECK(text && strstr(text, "cannot write the trace to '/dev/full': No space left on device"), "GPUPROF_TRACE=/dev/full: the error is named");
+    CHECK(text && strstr(text, "trace: /dev/full (0 events written; writing failed (No space left on device)"),
+          "the report's trace line says writing failed and why");
+    CHECK(text && !strstr(text, "trace_buffer_mb"), "and does not advise a bigger buffer");
+    free(text);
+
     /* GPUPROF_CLOCK=monotonic: the fallback clock */
     run(argv[0], "GPUPROF_CLOCK=monotonic;GPUPROF_SUMMARY=env.mono.summary.json");
     j = summary_load("env.mono.summary.json");

@@ -9,6 +9,7 @@
 #include "gpuprof.h"
 #include "json_util.h"
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define US 1000ull
@@ -569,8 +570,63 @@ static void test_threads(void) {
     fclose(devnull);
 }
 
+/* fork() while a session runs: CUDA is not usable in the child, and the
+   child's GPUPROF_STEP and ranges must not call it (nor record); a child
+   forked between sessions, after CUDA started, profiles on the CPU only. */
+static void test_fork(void) {
+    int pid, status;
+    simcuda_reset();
+    session_begin("fork", 0);
+    { PROF_RANGE("parent"); simcuda_kernel(0, 1 * MS); }
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        uint64_t before = simcuda_calls("cudaEventRecord") + simcuda_calls("cudaEventQuery") + simcuda_calls("cudaEventCreateWithFlags");
+        int i;
+        PROF_STEP();
+        for (i = 0; i < 5; i++) { PROF_RANGE("child"); simcuda_kernel(0, 1 * MS); }
+        PROF_STEP();
+        gpuprof_flush();
+        _exit(simcuda_calls("cudaEventRecord") + simcuda_calls("cudaEventQuery") + simcuda_calls("cudaEventCreateWithFlags") == before ? 0 : 3);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "in a child forked mid-session, GPUPROF_STEP and ranges make no CUDA call");
+    session_end("fork");
+    CHECK_EQ_U(jnum(gpu_of("parent"), "count"), 1, "the parent's GPU time is there");
+    CHECK(summary_find(sum, "ranges", "child") == NULL, "nothing of the child's");
+
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        gpuprof_config cfg;
+        uint64_t before = simcuda_calls("cudaGetDeviceCount");
+        int fd = open("gpu_fork_child.err", O_WRONLY | O_CREAT | O_TRUNC, 0644), i;
+        dup2(fd, 2);
+        close(fd);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.report = "off";
+        cfg.summary_path = "gpu_fork_child.json";
+        if (gpuprof_init(&cfg) != 0) _exit(1);
+        for (i = 0; i < 4; i++) { PROF_RANGE("child"); }
+        gpuprof_shutdown();
+        _exit(simcuda_calls("cudaGetDeviceCount") == before ? 0 : 3);
+    }
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child forked between sessions starts its own without touching CUDA");
+    {
+        cJSON *j = summary_load("gpu_fork_child.json");
+        char *err = check_slurp("gpu_fork_child.err");
+        CHECK_EQ_U(jnum(summary_find(j, "ranges", "child"), "count"), 4, "and records on the CPU");
+        CHECK(err && strstr(err, "gpuprof: this process was forked after CUDA started in its parent, and CUDA cannot be used across fork(); GPU timing is off, CPU timing goes on"),
+              "one line says why its GPU timing is off");
+        cJSON_Delete(j);
+        free(err);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 2) { python = argv[1]; check_trace = argv[2]; }
+    test_fork();
     test_steady();
     test_gpu_bound();
     test_run_ahead();

@@ -511,8 +511,28 @@ static void test_off(void) {
     CHECK(!strstr(report, "Memory by phase"), "no phase table without snapshots");
 }
 
+/* A category or label with a control character cannot break the report's
+   one-line memory reading (nor its tables): it shows as '?'. */
+static void test_odd_category(void) {
+    static char buf[64];
+    const char *line, *end;
+    session_begin("odd", 0, 0);
+    GPUPROF_MEM("before");
+    gpuprof_mem_alloc(buf, 64 << 20, "acti\nvations\x1b[31m");
+    gpuprof_mem_snapshot("for\rward");
+    session_end("odd");
+    line = report ? strstr(report, "   memory: ") : NULL;
+    end = line ? strchr(line, '\n') : NULL;
+    CHECK(line && end, "the report has its memory line");
+    CHECK(line && end && strstr(line, "largest growth: \"for?ward\" +64.0 MiB tracked, mostly acti?vations?[31m (+64.0 MiB)") &&
+          strstr(line, "largest growth") < end, "the category's and the label's control characters show as '?', on one line");
+    CHECK(report && !strchr(report, '\r') && !strchr(report, '\x1b'), "no control character reaches the report");
+    CHECK_EQ_U(jnum(category("acti\nvations\x1b[31m"), "live_bytes"), 64 << 20, "the summary keeps the name as given");
+}
+
 int main(int argc, char **argv) {
     if (argc > 2) { python = argv[1]; check_trace = argv[2]; }
+    test_odd_category();
     test_training_phases();
 #ifdef GPUPROF_CUDA
     test_pool();

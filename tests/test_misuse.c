@@ -155,6 +155,20 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(warning(j, "open_at_shutdown"), 1, "open at shutdown: counted in the summary written at shutdown");
     cJSON_Delete(j); free(err);
 
+    /* two ranges open at shutdown: the line is printed, naming the innermost, and both counted */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.summary_path = "misuse.two_open.json";
+    start(&cfg);
+    PROF_BEGIN("outer left open");
+    PROF_BEGIN("inner left open");
+    gpuprof_shutdown();
+    err = capture_end();
+    CHECK(strstr(err, "2 ranges were still open at shutdown (innermost \"inner left open\") are not counted") != NULL,
+          "two ranges open at shutdown: one line, naming the innermost");
+    j = summary_load("misuse.two_open.json");
+    CHECK_EQ_U(warning(j, "open_at_shutdown"), 2, "two ranges open at shutdown: both counted");
+    cJSON_Delete(j); free(err);
+
     /* bad settings in the environment */
     setenv("GPUPROF_WARMUP", "abc", 1);
     setenv("GPUPROF_SCHEDULE", "wait=x", 1);

@@ -171,6 +171,29 @@ int main(void) {
         CHECK(memcmp(&a, &b, sizeof a) == 0, "the hot path's add gives exactly the public add's state");
     }
 
+    /* merging a halved accumulator (counts in units of 2^halvings samples)
+       with an unhalved one: 2^33 samples of 1.0 and 2^31 of 100.0 */
+    {
+        gpuprof_stats big, small, copy;
+        int k;
+        gpuprof_stats_init(&big);
+        gpuprof_stats_init(&small);
+        gpuprof_stats_add(&big, 1.0);
+        gpuprof_stats_add(&small, 100.0);
+        for (k = 0; k < 33; k++) { copy = big; gpuprof_stats_merge(&big, &copy); }      /* doubling */
+        for (k = 0; k < 31; k++) { copy = small; gpuprof_stats_merge(&small, &copy); }
+        CHECK(big.halvings > 0 && small.halvings == 0, "setup: one side halved, the other not");
+        CHECK_EQ_U(gpuprof_stats_count(&big), 8589934592.0, "setup: 2^33 samples of 1.0");
+        copy = big;
+        gpuprof_stats_merge(&big, &small);
+        CHECK_REL(gpuprof_stats_quantile(&big, 0.6), 1.0, 0.01, "halved + unhalved: p60 is 1.0 (80% of the samples, within a bucket), not 100");
+        CHECK_EQ_U(gpuprof_stats_quantile(&big, 0.9), 100.0, "halved + unhalved: p90 is 100");
+        gpuprof_stats_merge(&small, &copy);
+        CHECK_REL(gpuprof_stats_quantile(&small, 0.6), 1.0, 0.01, "unhalved + halved: p60 is 1.0");
+        CHECK_EQ_U(gpuprof_stats_quantile(&small, 0.9), 100.0, "unhalved + halved: p90 is 100");
+        CHECK_EQ_U(gpuprof_stats_count(&small), 8589934592.0 + 2147483648.0, "and the count is exact");
+    }
+
     /* no allocation: init, add, merge and quantile use only the struct */
     before = allocations;
     gpuprof_stats_init(&s);

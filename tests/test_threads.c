@@ -36,6 +36,21 @@ static void *path_maker(void *arg) {
     return NULL;
 }
 
+/* A pool thread that never exits (OpenMP's, a thread pool's): it records a
+   partial trace block, then waits until after the shutdown. */
+static int pool_recorded, pool_release;
+static void *pool_thread(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < 700; i++) { PROF_RANGE("pool.task"); }
+    __atomic_store_n(&pool_recorded, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&pool_release, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
 static void *short_task(void *arg) {
     int i;
     (void)arg;
@@ -147,6 +162,36 @@ int main(int argc, char **argv) {
             snprintf(cmd, sizeof cmd, "python3 %s threads2.trace.json --threads 200 --expect-x %d", argv[1], 200 * 100);
             CHECK(system(cmd) == 0, "one named trace track per short-lived thread");
         }
+    }
+    /* threads still running at shutdown: their buffered events reach the
+       trace, and the report does not blame the buffer size */
+    {
+        char *text;
+        cfg.trace_path = "threads_pool.trace.json";
+        cfg.summary_path = "threads_pool.summary.json";
+        gpuprof_init(&cfg);
+        for (i = 0; i < 3; i++) pthread_create(&th[i], NULL, pool_thread, NULL);
+        while (!__atomic_load_n(&pool_recorded, __ATOMIC_ACQUIRE)) {}
+        for (i = 0; i < 50; i++) { PROF_RANGE("main.task"); }
+        {
+            struct timespec ts = { 0, 20000000 };   /* the other pool threads finish their ranges too */
+            nanosleep(&ts, NULL);
+        }
+        gpuprof_shutdown();
+        __atomic_store_n(&pool_release, 1, __ATOMIC_RELEASE);
+        for (i = 0; i < 3; i++) pthread_join(th[i], NULL);
+        cfg.summary_path = NULL;
+        j = summary_load("threads_pool.summary.json");
+        CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "trace"), "dropped"), 0, "threads alive at shutdown: none of their trace events dropped");
+        CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "trace"), "events"), 3 * 700 + 50, "every event of the pool threads is written");
+        cJSON_Delete(j);
+        if (argc > 1) {
+            snprintf(cmd, sizeof cmd, "python3 %s threads_pool.trace.json --threads 4 --expect-x %d", argv[1], 3 * 700 + 50);
+            CHECK(system(cmd) == 0, "the trace holds the 2100 ranges of the three pool threads, on their tracks");
+        }
+        text = check_slurp("threads_pool.trace.json");
+        CHECK(text && strstr(text, "gpuprof: 2150 events, 0 dropped"), "the trace's own label counts them all");
+        free(text);
     }
     return check_done("test_threads");
 }

@@ -63,6 +63,27 @@ int main(int argc, char **argv) {
     for (i = 0; i < (int)(sizeof odd / sizeof odd[0]); i++) { PROF_RANGE_DYN(odd[i]); vnow += 1; }
     pthread_create(&th, NULL, thread_body, NULL);
     pthread_join(th, NULL);
+    {
+        /* a report mid-run says what the streaming trace holds so far: this
+           thread's 3 steps x (4 ranges, a counter, a mark, a step) + the 10
+           odd names are recorded, in its block, not written yet; the
+           worker's one range went to the writer when it exited */
+        FILE *f = fopen("trace.midrun.txt", "w");
+        char *mid;
+        gpuprof_report(f);
+        fclose(f);
+        mid = check_slurp("trace.midrun.txt");
+        CHECK(mid && strstr(mid, "trace: trace.trace.json (streaming: ") && strstr(mid, " more recorded in buffers, none dropped)"),
+              "a mid-run report's trace line says the trace is streaming and what is recorded so far");
+        {
+            unsigned long long written = 0, buffered = 0;
+            const char *at = mid ? strstr(mid, "(streaming: ") : NULL;
+            CHECK(at && sscanf(at, "(streaming: %llu events written so far, %llu more", &written, &buffered) == 2 &&
+                  written + buffered == 32 && buffered >= 31,
+                  "all 32 events so far are accounted for: this thread's 31 in its block, the worker's 1 written or queued (not \"0 events written\")");
+        }
+        free(mid);
+    }
     CHECK(gpuprof_write_trace("trace.copy.json") == 0, "gpuprof_write_trace finishes the stream and copies it");
     gpuprof_shutdown();
 
