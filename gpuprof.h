@@ -5947,7 +5947,7 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
     if (gpuprof__gpu.available) {
         const struct gpuprof__flop_row *r = gpuprof__flop_row_of(gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
         int p = gpuprof__g.peak.prec;
-        if (!gpuprof__g.peak.flops) {
+        if (gpuprof__g.peak.flops == 0.0) {
             if (r && r->v[p] > 0 && gpuprof__gpu.sms > 0 && gpuprof__gpu.clock_khz > 0) {
                 gpuprof__g.peak.flops = r->v[p] * gpuprof__gpu.sms * (double)gpuprof__gpu.clock_khz * 1e3;
                 /* gpuprof__fmt: a '.' whatever the locale */
@@ -5957,7 +5957,7 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
                 snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "none for %s on CC %d.%d: set GPUPROF_PEAK_TFLOPS",
                          gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
         }
-        if (!gpuprof__g.peak.bw) {
+        if (gpuprof__g.peak.bw == 0.0) {
             if (gpuprof__gpu.mem_khz > 0 && gpuprof__gpu.bus_bits > 0) {
                 /* double data rate: two transfers of bus_bits per memory clock */
                 gpuprof__g.peak.bw = 2.0 * (double)gpuprof__gpu.mem_khz * 1e3 * (double)gpuprof__gpu.bus_bits / 8.0;

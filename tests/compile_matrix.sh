@@ -5,7 +5,8 @@
 root=$1; work=$2
 mkdir -p "$work" && cd "$work" || exit 1
 fails=0; passes=0
-flags="-Wall -Wextra -Wpedantic -Werror -O1 -I$root"
+# The strict warnings users build with too: a header must not add to theirs.
+flags="-Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wdouble-promotion -Werror -O1 -I$root"
 for cc in gcc clang; do
   command -v $cc >/dev/null || { echo "missing compiler $cc"; fails=$((fails+1)); continue; }
   cxx=g++; [ $cc = clang ] && cxx=clang++

@@ -1,13 +1,24 @@
 /* Uses every macro and function, with the implementation in this file:
    compiled in every dialect of the matrix (C99/C11/C++11/C++17, gcc/clang,
-   -Wall -Wextra -Wpedantic -Werror, with and without GPUPROF_DISABLE and
+   -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow
+   -Wdouble-promotion -Werror, with and without GPUPROF_DISABLE and
    stb_sprintf), together with other_tu.c, and run. */
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 
+/* The header leaves the C library as this file asked for it: no feature
+   macro of its own (in C++, g++ defines _GNU_SOURCE itself), so strict C
+   stays strict for the user's code. */
+#if !defined(__cplusplus) && defined(_GNU_SOURCE)
+#error "gpuprof.h defined _GNU_SOURCE for the file that includes it"
+#endif
+#if !defined(__cplusplus) && defined(__STRICT_ANSI__) && defined(__GLIBC__) && (defined(__USE_POSIX) || defined(__USE_MISC))
+#error "gpuprof.h turned POSIX or BSD declarations on in a strict C file"
+#endif
+
 int other_tu_step(int i);
 
-static double loss_of(int i) { return 1.0 / (i + 1); }
+static double loss_of(int i) { return 1.0 / (double)(i + 1); }
 
 static void forward(int i) {
     PROF_FUNC();
