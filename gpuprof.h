@@ -1289,21 +1289,9 @@ static size_t gpuprof__json_escape(char *out, const char *s, size_t n) {
     return o;
 }
 
-#ifdef GPUPROF_NVTX
-/* NVTX (header-only, from the CUDA toolkit): ranges go to gpuprof's domain
-   with the names registered once. With no tool attached each call is a
-   null-pointer check; NVTX_INJECTION64_PATH attaches one (Nsight does). */
-static nvtxDomainHandle_t gpuprof__nvtx_domain;
-static char gpuprof__nvtx_domain_name[64];
 
-static void gpuprof__nvtx_name(gpuprof__name *nm, const char *text) {
-    nvtxStringHandle_t h = gpuprof__nvtx_domain ? nvtxDomainRegisterStringA(gpuprof__nvtx_domain, text) : NULL;
-    memset(&nm->nvtx, 0, sizeof nm->nvtx);
-    nm->nvtx.version = NVTX_VERSION;
-    nm->nvtx.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    if (h) { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_REGISTERED; nm->nvtx.message.registered = h; }
-    else { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_ASCII; nm->nvtx.message.ascii = text; }
-}
+#ifdef GPUPROF_NVTX
+static void gpuprof__nvtx_name(gpuprof__name *nm, const char *text);    /* NVTX section, below */
 #endif
 
 /* Under gpuprof__lock. Returns the id of `s` (n bytes), adding it if new. */
@@ -2437,11 +2425,45 @@ static void gpuprof__gpu_step_harvest(void) {}
 static void gpuprof__gpu_drain(void) {}
 #endif
 
+
+/* ----------------------------------------------------------------------
+   NVTX (SPEC 5): every range is also an NVTX range in gpuprof's domain
+   (GPUPROF_NVTX_DOMAIN), with its name registered once, so Nsight Systems
+   shows the same ranges. NVTX is header-only (from the CUDA toolkit): with
+   no tool attached each call is a null-pointer check; a tool attaches
+   through NVTX_INJECTION64_PATH (Nsight does; tests/nvtx_recorder.c too).
+   ---------------------------------------------------------------------- */
 #ifdef GPUPROF_NVTX
+static nvtxDomainHandle_t gpuprof__nvtx_domain;
+static char gpuprof__nvtx_domain_name[64];
+
+static void gpuprof__nvtx_name(gpuprof__name *nm, const char *text) {
+    nvtxStringHandle_t h = gpuprof__nvtx_domain ? nvtxDomainRegisterStringA(gpuprof__nvtx_domain, text) : NULL;
+    memset(&nm->nvtx, 0, sizeof nm->nvtx);
+    nm->nvtx.version = NVTX_VERSION;
+    nm->nvtx.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    if (h) { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_REGISTERED; nm->nvtx.message.registered = h; }
+    else { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_ASCII; nm->nvtx.message.ascii = text; }
+}
+
+/* At init: NVTX on unless the config or GPUPROF_NVTX=0 says not; the domain
+   is made once per name (a session asking for another one gets it). */
+static void gpuprof__nvtx_open(const gpuprof_config *cfg, int off) {
+    GPUPROF__ST(&gpuprof__g.nvtx_on, !cfg->no_nvtx && !off);
+    if (!cfg->no_nvtx && !off) {
+        const char *dn = cfg->nvtx_domain && *cfg->nvtx_domain ? cfg->nvtx_domain : "gpuprof";
+        if (!gpuprof__nvtx_domain || strncmp(gpuprof__nvtx_domain_name, dn, sizeof gpuprof__nvtx_domain_name - 1) != 0) {
+            snprintf(gpuprof__nvtx_domain_name, sizeof gpuprof__nvtx_domain_name, "%s", dn);
+            gpuprof__nvtx_domain = nvtxDomainCreateA(gpuprof__nvtx_domain_name);
+        }
+    }
+}
+
 #define GPUPROF__NVTX_PUSH(f, id) do { if (GPUPROF__LD(&gpuprof__g.nvtx_on)) { \
     nvtxDomainRangePushEx(gpuprof__nvtx_domain, &gpuprof__g.names[id].nvtx); (f)->flags |= GPUPROF__F_NVTX; } } while (0)
 #define GPUPROF__NVTX_POP(f) do { if ((f)->flags & GPUPROF__F_NVTX) nvtxDomainRangePop(gpuprof__nvtx_domain); } while (0)
 #else
+#define gpuprof__nvtx_open(cfg, off) ((void)(cfg), (void)(off))
 #define GPUPROF__NVTX_PUSH(f, id) ((void)0)
 #define GPUPROF__NVTX_POP(f) ((void)0)
 #endif
@@ -4925,21 +4947,51 @@ static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) 
     gpuprof__buf_s(b, ")\n");
 }
 
-static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
-    char t1[32], t2[32], t3[32], t4[32];
-    uint32_t i, rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
-    size_t width = 4;
-    int view = gpuprof__g.cfg.report_view;
+/* The text report, step by step: the header (run, steps, trace, GPU, the
+   verdict's short form, memory), the range tables (flat and tree, by GPU
+   time when there is any, else by CPU time), roofline, counters, memory,
+   the verdict, the warnings. */
+typedef struct gpuprof__layout { size_t width; uint32_t rows; } gpuprof__layout;
+
+static gpuprof__layout gpuprof__report_layout(const gpuprof__snap *s) {
+    gpuprof__layout L;
+    uint32_t i;
+    L.width = 4;
+    L.rows = gpuprof__g.cfg.report_rows < 0 ? 0xffffffffu : (uint32_t)gpuprof__g.cfg.report_rows;
+    for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flatp[i]->name_id)); if (w > L.width) L.width = w; }
+    for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > L.width) L.width = w; }
+    for (i = 0; i < s->ncounters; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->counters[i].name_id)); if (w > L.width) L.width = w; }
+    if (L.width > 40) L.width = 40;
+    return L;
+}
+
+/* CUDA builds: how many ranges were GPU-timed, what was not, and how idle the GPU was per step. */
+#ifdef GPUPROF_CUDA
+static void gpuprof__report_gpu_line(gpuprof__buf *b) {
+    char t1[32], t2[32], t3[32];
+    if (!gpuprof__gpu.available) return;
+    gpuprof_stats idle;
+    gpuprof__buf_printf(b, "   GPU: %llu range%s timed with CUDA events", (unsigned long long)GPUPROF__LD(&gpuprof__gpu.timed),
+                        GPUPROF__LD(&gpuprof__gpu.timed) == 1 ? "" : "s");
+    if (gpuprof__gpu.skipped_capture) gpuprof__buf_printf(b, ", %llu inside CUDA graph capture (not GPU-timed)", (unsigned long long)gpuprof__gpu.skipped_capture);
+    if (gpuprof__gpu.skipped_backlog) gpuprof__buf_printf(b, ", %llu not GPU-timed (%d ranges waiting for the GPU)", (unsigned long long)gpuprof__gpu.skipped_backlog, GPUPROF__RING);
+    if (gpuprof__gpu.lost) gpuprof__buf_printf(b, ", %llu lost to a CUDA error", (unsigned long long)gpuprof__gpu.lost);
+    gpuprof__gpu_idle(&idle);
+    if (idle.count) {
+        gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(&idle));
+        gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_quantile(&idle, 0.5));
+        gpuprof__fmt(t3, sizeof t3, "%.1f", gpuprof_stats_quantile(&idle, 0.95));
+        gpuprof__buf_printf(b, " | GPU idle per step (outside GPU ranges): mean %s%%, p50 %s%%, p95 %s%%", t1, t2, t3);
+    }
+    gpuprof__buf_s(b, "\n");
+}
+#else
+#define gpuprof__report_gpu_line(b) ((void)(b))
+#endif
+
+static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
+    char t1[32], t2[32], t3[32], t4[32], rank[32] = "", device[640];
     double wall = (double)gpuprof__wall_ns();
-    uint64_t warnings = 0;
-    char rank[32] = "", device[640];
-    gpuprof__verdict_t verdict;
-
-    for (i = 0; i < s->nflat; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->flatp[i]->name_id)); if (w > width) width = w; }
-    for (i = 0; i < s->ntree; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->tree[i].name_id)) + 2 * s->tree[i].depth; if (w > width) width = w; }
-    for (i = 0; i < s->ncounters; i++) { size_t w = gpuprof__width(gpuprof__name_text(s->counters[i].name_id)); if (w > width) width = w; }
-    if (width > 40) width = 40;
-
     if (gpuprof__g.rank >= 0) snprintf(rank, sizeof rank, ", rank %d", gpuprof__g.rank);
     gpuprof__device_text(device, sizeof device);
     gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | %s | wall %s | %d thread%s | clock %s\n",
@@ -4963,153 +5015,149 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (s->excluded_calls) gpuprof__buf_printf(b, "   %llu range calls excluded from the statistics (warm-up/schedule), still in the trace\n",
                                                (unsigned long long)s->excluded_calls);
     if (gpuprof__g.trace_path) gpuprof__report_trace_line(b, s);
-#ifdef GPUPROF_CUDA
-    if (gpuprof__gpu.available) {
-        gpuprof_stats idle;
-        gpuprof__buf_printf(b, "   GPU: %llu range%s timed with CUDA events", (unsigned long long)GPUPROF__LD(&gpuprof__gpu.timed),
-                            GPUPROF__LD(&gpuprof__gpu.timed) == 1 ? "" : "s");
-        if (gpuprof__gpu.skipped_capture) gpuprof__buf_printf(b, ", %llu inside CUDA graph capture (not GPU-timed)", (unsigned long long)gpuprof__gpu.skipped_capture);
-        if (gpuprof__gpu.skipped_backlog) gpuprof__buf_printf(b, ", %llu not GPU-timed (%d ranges waiting for the GPU)", (unsigned long long)gpuprof__gpu.skipped_backlog, GPUPROF__RING);
-        if (gpuprof__gpu.lost) gpuprof__buf_printf(b, ", %llu lost to a CUDA error", (unsigned long long)gpuprof__gpu.lost);
-        gpuprof__gpu_idle(&idle);
-        if (idle.count) {
-            gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(&idle));
-            gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_quantile(&idle, 0.5));
-            gpuprof__fmt(t3, sizeof t3, "%.1f", gpuprof_stats_quantile(&idle, 0.95));
-            gpuprof__buf_printf(b, " | GPU idle per step (outside GPU ranges): mean %s%%, p50 %s%%, p95 %s%%", t1, t2, t3);
-        }
+    gpuprof__report_gpu_line(b);
+}
+
+static void gpuprof__report_gpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
+    char t1[32];
+    uint32_t i, rows = L.rows;
+    size_t width = L.width;
+    gpuprof__buf_s(b, "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
+                      "CPU: host time in the range, the launch cost of asynchronous work; GPU% = share of all GPU self time)\n");
+    gpuprof__name_cell(b, "Name", width, 0);
+    gpuprof__buf_s(b, "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict");
+    gpuprof__mem_range_head(b, 5);
+    for (i = 0; i < s->nflat && i < rows; i++) {
+        gpuprof__row *r = s->flatp[i];
+        gpuprof_stats *g = &r->gpu;
+        const char *v = gpuprof__verdict(r);
+        if (!r->stats.count) continue;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
+        gpuprof__cell_ns(b, r->stats.sum);
+        gpuprof__cell_ns(b, gpuprof_stats_mean(&r->stats));
+        gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
+        gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
+        gpuprof__fmt(t1, sizeof t1, "%.1f", s->gpu_ns > 0 ? 100.0 * (double)r->gpu_self_ns / s->gpu_ns : 0.0);
+        gpuprof__buf_printf(b, " %5s%%", g->count ? t1 : "-");
+        gpuprof__cell_ns(b, gpuprof_stats_mean(g));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.50));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.99));
+        gpuprof__cell_ns(b, g->count ? g->max : GPUPROF__NAN);
+        gpuprof__buf_printf(b, GPUPROF__LD(&gpuprof__g.mem_ranges) ? "  %-13s" : "  %s", v ? v : "-");
+        gpuprof__mem_range_cells(b, r);
+    }
+    gpuprof__more_rows(b, s->nflat, rows);
+}
+
+static void gpuprof__report_gpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
+    uint32_t i, rows = L.rows;
+    size_t width = L.width;
+    gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in)\n");
+    gpuprof__name_cell(b, "Name", width, 0);
+    gpuprof__buf_s(b, "     Calls  CPU Total   CPU Self  GPU Total   GPU Self   GPU Mean    GPU P95  Verdict\n");
+    for (i = 0; i < s->norder && i < rows; i++) {
+        gpuprof__row *r = &s->tree[s->order[i]];
+        gpuprof_stats *g = &r->gpu;
+        const char *v = gpuprof__verdict(r);
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
+        gpuprof__cell_ns(b, r->stats.sum);
+        gpuprof__cell_ns(b, (double)r->self_ns);
+        gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
+        gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
+        gpuprof__cell_ns(b, gpuprof_stats_mean(g));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
+        gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
+    }
+    gpuprof__more_rows(b, s->norder, rows);
+}
+
+static void gpuprof__report_cpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
+    char t1[32];
+    uint32_t i, rows = L.rows;
+    size_t width = L.width;
+    gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; Self% = share of all time in ranges)\n");
+    gpuprof__name_cell(b, "Name", width, 0);
+    gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max");
+    gpuprof__mem_range_head(b, 0);
+    for (i = 0; i < s->nflat && i < rows; i++) {
+        gpuprof__row *r = s->flatp[i];
+        gpuprof_stats *st = &r->stats;
+        if (!st->count) continue;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
+        gpuprof__cell_ns(b, st->sum);
+        gpuprof__cell_ns(b, (double)r->self_ns);
+        gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * (double)r->self_ns / s->profiled_ns : 0.0);
+        gpuprof__buf_printf(b, " %6s%%", t1);
+        gpuprof__cell_ns(b, gpuprof_stats_mean(st));
+        gpuprof__cell_ns(b, gpuprof_stats_stddev(st));
+        gpuprof__cell_ns(b, st->min);
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.99));
+        gpuprof__cell_ns(b, st->max);
+        gpuprof__mem_range_cells(b, r);
+    }
+    gpuprof__more_rows(b, s->nflat, rows);
+}
+
+static void gpuprof__report_cpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
+    char t1[32];
+    uint32_t i, rows = L.rows;
+    size_t width = L.width;
+    gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; Total% = share of all time in ranges)\n");
+    gpuprof__name_cell(b, "Name", width, 0);
+    gpuprof__buf_s(b, "     Calls      Total       Self  Total%       Mean        P50        P95        Max\n");
+    for (i = 0; i < s->norder && i < rows; i++) {
+        gpuprof__row *r = &s->tree[s->order[i]];
+        gpuprof_stats *st = &r->stats;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
+        gpuprof__cell_ns(b, st->sum);
+        gpuprof__cell_ns(b, (double)r->self_ns);
+        gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * st->sum / s->profiled_ns : 0.0);
+        gpuprof__buf_printf(b, " %6s%%", t1);
+        gpuprof__cell_ns(b, gpuprof_stats_mean(st));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
+        gpuprof__cell_ns(b, st->count ? st->max : GPUPROF__NAN);
         gpuprof__buf_s(b, "\n");
     }
-#endif
-    gpuprof__analyze(s, &verdict);
-    gpuprof__verdict_head(b, &verdict);
-    if (s->mem && (s->mem->snapshots || s->mem->allocs)) gpuprof__mem_reading(b, s->mem);
+    gpuprof__more_rows(b, s->norder, rows);
+}
 
-    if (view != GPUPROF_VIEW_TREE && s->has_gpu) {
-        gpuprof__buf_s(b, "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
-                          "CPU: host time in the range, the launch cost of asynchronous work; GPU% = share of all GPU self time)\n");
-        gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict");
-        gpuprof__mem_range_head(b, 5);
-        for (i = 0; i < s->nflat && i < rows; i++) {
-            gpuprof__row *r = s->flatp[i];
-            gpuprof_stats *g = &r->gpu;
-            const char *v = gpuprof__verdict(r);
-            if (!r->stats.count) continue;
-            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
-            gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
-            gpuprof__cell_ns(b, r->stats.sum);
-            gpuprof__cell_ns(b, gpuprof_stats_mean(&r->stats));
-            gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
-            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
-            gpuprof__fmt(t1, sizeof t1, "%.1f", s->gpu_ns > 0 ? 100.0 * (double)r->gpu_self_ns / s->gpu_ns : 0.0);
-            gpuprof__buf_printf(b, " %5s%%", g->count ? t1 : "-");
-            gpuprof__cell_ns(b, gpuprof_stats_mean(g));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.50));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.99));
-            gpuprof__cell_ns(b, g->count ? g->max : GPUPROF__NAN);
-            gpuprof__buf_printf(b, GPUPROF__LD(&gpuprof__g.mem_ranges) ? "  %-13s" : "  %s", v ? v : "-");
-            gpuprof__mem_range_cells(b, r);
-        }
-        gpuprof__more_rows(b, s->nflat, rows);
+static void gpuprof__report_counters(gpuprof__buf *b, const gpuprof__snap *s, size_t width) {
+    uint32_t i;
+    gpuprof__buf_s(b, "\nCounters\n");
+    gpuprof__name_cell(b, "Name", width, 0);
+    gpuprof__buf_s(b, "   Samples       Last       Mean        Std        Min        P50        P95        Max\n");
+    for (i = 0; i < s->ncounters; i++) {
+        gpuprof__row *r = &s->counters[i];
+        gpuprof_stats *st = &r->stats;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
+        gpuprof__cell_val(b, r->last);
+        gpuprof__cell_val(b, gpuprof_stats_mean(st));
+        gpuprof__cell_val(b, gpuprof_stats_stddev(st));
+        gpuprof__cell_val(b, gpuprof_stats_min(st));
+        gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.5));
+        gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.95));
+        gpuprof__cell_val(b, gpuprof_stats_max(st));
+        if (st->rejected) gpuprof__buf_printf(b, "  (%llu NaN/inf rejected)", (unsigned long long)st->rejected);
+        gpuprof__buf_s(b, "\n");
     }
-    if (view != GPUPROF_VIEW_FLAT && s->norder && s->has_gpu) {
-        gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in)\n");
-        gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls  CPU Total   CPU Self  GPU Total   GPU Self   GPU Mean    GPU P95  Verdict\n");
-        for (i = 0; i < s->norder && i < rows; i++) {
-            gpuprof__row *r = &s->tree[s->order[i]];
-            gpuprof_stats *g = &r->gpu;
-            const char *v = gpuprof__verdict(r);
-            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
-            gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
-            gpuprof__cell_ns(b, r->stats.sum);
-            gpuprof__cell_ns(b, (double)r->self_ns);
-            gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
-            gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
-            gpuprof__cell_ns(b, gpuprof_stats_mean(g));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(g, 0.95));
-            gpuprof__buf_printf(b, "  %s\n", v ? v : "-");
-        }
-        gpuprof__more_rows(b, s->norder, rows);
-    }
+}
 
-    if (view != GPUPROF_VIEW_TREE && !s->has_gpu) {
-        gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; Self% = share of all time in ranges)\n");
-        gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max");
-        gpuprof__mem_range_head(b, 0);
-        for (i = 0; i < s->nflat && i < rows; i++) {
-            gpuprof__row *r = s->flatp[i];
-            gpuprof_stats *st = &r->stats;
-            if (!st->count) continue;
-            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
-            gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
-            gpuprof__cell_ns(b, st->sum);
-            gpuprof__cell_ns(b, (double)r->self_ns);
-            gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * (double)r->self_ns / s->profiled_ns : 0.0);
-            gpuprof__buf_printf(b, " %6s%%", t1);
-            gpuprof__cell_ns(b, gpuprof_stats_mean(st));
-            gpuprof__cell_ns(b, gpuprof_stats_stddev(st));
-            gpuprof__cell_ns(b, st->min);
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.99));
-            gpuprof__cell_ns(b, st->max);
-            gpuprof__mem_range_cells(b, r);
-        }
-        gpuprof__more_rows(b, s->nflat, rows);
-    }
-    if (view != GPUPROF_VIEW_FLAT && s->norder && !s->has_gpu) {
-        gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; Total% = share of all time in ranges)\n");
-        gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "     Calls      Total       Self  Total%       Mean        P50        P95        Max\n");
-        for (i = 0; i < s->norder && i < rows; i++) {
-            gpuprof__row *r = &s->tree[s->order[i]];
-            gpuprof_stats *st = &r->stats;
-            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
-            gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
-            gpuprof__cell_ns(b, st->sum);
-            gpuprof__cell_ns(b, (double)r->self_ns);
-            gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * st->sum / s->profiled_ns : 0.0);
-            gpuprof__buf_printf(b, " %6s%%", t1);
-            gpuprof__cell_ns(b, gpuprof_stats_mean(st));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
-            gpuprof__cell_ns(b, st->count ? st->max : GPUPROF__NAN);
-            gpuprof__buf_s(b, "\n");
-        }
-        gpuprof__more_rows(b, s->norder, rows);
-    }
-    if (view != GPUPROF_VIEW_TREE) gpuprof__report_roofline(b, s, width, rows);
-    if (s->ncounters) {
-        gpuprof__buf_s(b, "\nCounters\n");
-        gpuprof__name_cell(b, "Name", width, 0);
-        gpuprof__buf_s(b, "   Samples       Last       Mean        Std        Min        P50        P95        Max\n");
-        for (i = 0; i < s->ncounters; i++) {
-            gpuprof__row *r = &s->counters[i];
-            gpuprof_stats *st = &r->stats;
-            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
-            gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
-            gpuprof__cell_val(b, r->last);
-            gpuprof__cell_val(b, gpuprof_stats_mean(st));
-            gpuprof__cell_val(b, gpuprof_stats_stddev(st));
-            gpuprof__cell_val(b, gpuprof_stats_min(st));
-            gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.5));
-            gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.95));
-            gpuprof__cell_val(b, gpuprof_stats_max(st));
-            if (st->rejected) gpuprof__buf_printf(b, "  (%llu NaN/inf rejected)", (unsigned long long)st->rejected);
-            gpuprof__buf_s(b, "\n");
-        }
-    }
-    if (s->mem) gpuprof__report_mem(b, s->mem, width);
-    if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
-    gpuprof__report_verdict(b, &verdict, width, s->has_gpu);
+static void gpuprof__report_warnings(gpuprof__buf *b) {
+    uint64_t warnings = 0;
+    int i;
     for (i = 0; i < GPUPROF__W_COUNT; i++) warnings += GPUPROF__LD(&gpuprof__g.warn_count[i]);
     if (warnings) {
         int first = 1;
-        gpuprof__buf_s(b, "\nWarnings (the first of each kind was printed when it happened): ");
+        gpuprof__buf_s(b, "\nWarnings (each distinct message was printed once, when it first happened): ");
         for (i = 0; i < GPUPROF__W_COUNT; i++) {
             uint64_t c = GPUPROF__LD(&gpuprof__g.warn_count[i]);
             if (!c) continue;
@@ -5118,6 +5166,29 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         }
         gpuprof__buf_s(b, "\n");
     }
+}
+
+static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
+    gpuprof__layout L = gpuprof__report_layout(s);
+    int view = gpuprof__g.cfg.report_view;
+    gpuprof__verdict_t verdict;
+    gpuprof__report_header(b, s);
+    gpuprof__analyze(s, &verdict);
+    gpuprof__verdict_head(b, &verdict);
+    if (s->mem && (s->mem->snapshots || s->mem->allocs)) gpuprof__mem_reading(b, s->mem);
+    if (s->has_gpu) {
+        if (view != GPUPROF_VIEW_TREE) gpuprof__report_gpu_flat(b, s, L);
+        if (view != GPUPROF_VIEW_FLAT && s->norder) gpuprof__report_gpu_tree(b, s, L);
+    } else {
+        if (view != GPUPROF_VIEW_TREE) gpuprof__report_cpu_flat(b, s, L);
+        if (view != GPUPROF_VIEW_FLAT && s->norder) gpuprof__report_cpu_tree(b, s, L);
+    }
+    if (view != GPUPROF_VIEW_TREE) gpuprof__report_roofline(b, s, L.width, L.rows);
+    if (s->ncounters) gpuprof__report_counters(b, s, L.width);
+    if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
+    if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
+    gpuprof__report_verdict(b, &verdict, L.width, s->has_gpu);
+    gpuprof__report_warnings(b);
 }
 
 /* ----------------------------------------------------------------------
@@ -5656,6 +5727,114 @@ void gpuprof_reset(void) {
 }
 
 /* ----------------------------------------------------------------------
+   Roofline peaks (SPEC 9): memory bandwidth from the device's attributes,
+   peak FLOP/s from a table by compute capability and precision; the config
+   and the environment override both.
+   ---------------------------------------------------------------------- */
+
+#ifdef GPUPROF_CUDA
+/* Dense FLOP per clock cycle per SM, from NVIDIA's architecture whitepapers:
+   fp64 and fp32 on the CUDA cores (an FMA is 2 FLOP), tf32, fp16/bf16 and
+   fp8 on the tensor cores (dense, fp32 accumulate on data-centre parts,
+   fp16 accumulate on GeForce); 0 = not supported. Peak = this x SMs x the
+   clock the runtime reports (the boost clock; datasheets sometimes quote
+   tensor figures at a lower one). docs/guide.md "Roofline" has the table. */
+static const struct gpuprof__flop_row { int major, minor; double v[GPUPROF__PREC_COUNT]; } gpuprof__flop_table[] = {
+    /*              fp32   tf32   fp16   bf16    fp8  fp64 */
+    {  7, 0, { 128,     0, 1024,     0,     0,   64 } },   /* V100 */
+    {  7, 5, { 128,     0, 1024,     0,     0,    4 } },   /* T4, RTX 20 */
+    {  8, 0, { 128,  1024, 2048,  2048,     0,   64 } },   /* A100, A30 */
+    {  8, 6, { 256,   512, 1024,  1024,     0,    4 } },   /* A10, A40, RTX 30 */
+    {  8, 7, { 256,   512, 1024,  1024,     0,    4 } },   /* Jetson Orin */
+    {  8, 9, { 256,   512, 1024,  1024,  2048,    4 } },   /* L4, L40S, RTX 40 */
+    {  9, 0, { 256,  2048, 4096,  4096,  8192,  128 } },   /* H100, H200, GH200 */
+    { 10, 0, { 256,  4096, 8192,  8192, 16384,  128 } },   /* B200, GB200 */
+    { 12, 0, { 256,   512, 1024,  1024,  2048,    4 } },   /* RTX 50, RTX PRO Blackwell */
+};
+
+/* The row for major.minor: exact, else the same major's nearest lower minor. */
+static const struct gpuprof__flop_row *gpuprof__flop_row_of(int major, int minor) {
+    const struct gpuprof__flop_row *best = NULL;
+    size_t i;
+    for (i = 0; i < sizeof gpuprof__flop_table / sizeof gpuprof__flop_table[0]; i++) {
+        const struct gpuprof__flop_row *r = &gpuprof__flop_table[i];
+        if (r->major == major && r->minor <= minor && (!best || r->minor > best->minor)) best = r;
+    }
+    return best;
+}
+#endif
+
+/* A positive number from the environment (or -1 when the variable is unset or bad). */
+static double gpuprof__env_positive(const char *var) {
+    const char *v = getenv(var);
+    char *end;
+    double x;
+    if (!v || !*v) return -1;
+    errno = 0;
+    x = strtod(v, &end);
+    while (*end == ' ') end++;
+    if (errno || *end || !(x > 0) || x > 1e9) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a positive number; ignored", var, v);
+        return -1;
+    }
+    return x;
+}
+
+/* A peak the user gives: the environment variable, else the config's field
+   (in TFLOP/s or GB/s; `unit` converts). Returns 1 when one was taken. */
+static int gpuprof__peak_setting(const char *var, const char *field, double cfg_value, double unit, double *out, char *from) {
+    double x = gpuprof__env_positive(var);
+    if (x > 0) { *out = x * unit; snprintf(from, GPUPROF__PEAK_FROM, "%s", var); return 1; }
+    if (cfg_value > 0 && cfg_value <= 1e9) { *out = cfg_value * unit; snprintf(from, GPUPROF__PEAK_FROM, "config"); return 1; }
+    if (cfg_value != 0) gpuprof__warn(GPUPROF__W_BAD_ENV, "the config's %s (%g) is not a positive number; ignored", field, cfg_value);
+    return 0;
+}
+
+static void gpuprof__peaks_init(const gpuprof_config *cfg) {
+    const char *v = getenv("GPUPROF_PRECISION"), *from = "GPUPROF_PRECISION";
+    int i;
+    memset(&gpuprof__g.peak, 0, sizeof gpuprof__g.peak);
+    if (!v || !*v) { v = cfg->precision; from = "the config's precision"; }
+    if (v && *v) {
+        for (i = 0; i < GPUPROF__PREC_COUNT && strcmp(v, gpuprof__prec_name[i]) != 0; i++) {}
+        if (i < GPUPROF__PREC_COUNT) gpuprof__g.peak.prec = i;
+        else gpuprof__warn(GPUPROF__W_BAD_ENV, "%s '%.32s' is not fp32, tf32, fp16, bf16, fp8 or fp64; using fp32", from, v);
+    }
+    gpuprof__g.peak.user_flops = gpuprof__peak_setting("GPUPROF_PEAK_TFLOPS", "peak_tflops", cfg->peak_tflops, 1e12,
+                                                       &gpuprof__g.peak.flops, gpuprof__g.peak.flops_from);
+    gpuprof__g.peak.user_bw = gpuprof__peak_setting("GPUPROF_PEAK_GBPS", "peak_gbps", cfg->peak_gbps, 1e9,
+                                                    &gpuprof__g.peak.bw, gpuprof__g.peak.bw_from);
+#ifdef GPUPROF_CUDA
+    if (gpuprof__gpu.available) {
+        const struct gpuprof__flop_row *r = gpuprof__flop_row_of(gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
+        int p = gpuprof__g.peak.prec;
+        if (gpuprof__g.peak.flops == 0.0) {
+            if (r && r->v[p] > 0 && gpuprof__gpu.sms > 0 && gpuprof__gpu.clock_khz > 0) {
+                gpuprof__g.peak.flops = r->v[p] * gpuprof__gpu.sms * (double)gpuprof__gpu.clock_khz * 1e3;
+                /* gpuprof__fmt: a '.' whatever the locale */
+                gpuprof__fmt(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "%.0f %s FLOP/clock/SM for CC %d.%d x %d SMs x %.2f GHz",
+                             r->v[p], gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor, gpuprof__gpu.sms, gpuprof__gpu.clock_khz * 1e-6);
+            } else
+                snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "none for %s on CC %d.%d: set GPUPROF_PEAK_TFLOPS",
+                         gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
+        }
+        if (gpuprof__g.peak.bw == 0.0) {
+            if (gpuprof__gpu.mem_khz > 0 && gpuprof__gpu.bus_bits > 0) {
+                /* double data rate: two transfers of bus_bits per memory clock */
+                gpuprof__g.peak.bw = 2.0 * (double)gpuprof__gpu.mem_khz * 1e3 * (double)gpuprof__gpu.bus_bits / 8.0;
+                gpuprof__fmt(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "%d-bit bus x %.0f MHz memory clock x 2",
+                             gpuprof__gpu.bus_bits, gpuprof__gpu.mem_khz * 1e-3);
+            } else snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "unknown: set GPUPROF_PEAK_GBPS");
+        }
+    }
+#endif
+    if (gpuprof__g.peak.flops == 0.0 && !gpuprof__g.peak.flops_from[0])
+        snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "no GPU: set GPUPROF_PEAK_TFLOPS");
+    if (gpuprof__g.peak.bw == 0.0 && !gpuprof__g.peak.bw_from[0])
+        snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "no GPU: set GPUPROF_PEAK_GBPS");
+}
+
+/* ----------------------------------------------------------------------
    Lifecycle: init, environment, exit, shutdown, fork
    ---------------------------------------------------------------------- */
 static int gpuprof__env_int(const char *var, int *out) {
@@ -5865,114 +6044,6 @@ static void gpuprof__free_settings(void) {
     gpuprof__g.host_ranges = NULL;
 }
 
-/* ----------------------------------------------------------------------
-   Roofline peaks (SPEC 9): memory bandwidth from the device's attributes,
-   peak FLOP/s from a table by compute capability and precision; the config
-   and the environment override both.
-   ---------------------------------------------------------------------- */
-
-#ifdef GPUPROF_CUDA
-/* Dense FLOP per clock cycle per SM, from NVIDIA's architecture whitepapers:
-   fp64 and fp32 on the CUDA cores (an FMA is 2 FLOP), tf32, fp16/bf16 and
-   fp8 on the tensor cores (dense, fp32 accumulate on data-centre parts,
-   fp16 accumulate on GeForce); 0 = not supported. Peak = this x SMs x the
-   clock the runtime reports (the boost clock; datasheets sometimes quote
-   tensor figures at a lower one). docs/guide.md "Roofline" has the table. */
-static const struct gpuprof__flop_row { int major, minor; double v[GPUPROF__PREC_COUNT]; } gpuprof__flop_table[] = {
-    /*              fp32   tf32   fp16   bf16    fp8  fp64 */
-    {  7, 0, { 128,     0, 1024,     0,     0,   64 } },   /* V100 */
-    {  7, 5, { 128,     0, 1024,     0,     0,    4 } },   /* T4, RTX 20 */
-    {  8, 0, { 128,  1024, 2048,  2048,     0,   64 } },   /* A100, A30 */
-    {  8, 6, { 256,   512, 1024,  1024,     0,    4 } },   /* A10, A40, RTX 30 */
-    {  8, 7, { 256,   512, 1024,  1024,     0,    4 } },   /* Jetson Orin */
-    {  8, 9, { 256,   512, 1024,  1024,  2048,    4 } },   /* L4, L40S, RTX 40 */
-    {  9, 0, { 256,  2048, 4096,  4096,  8192,  128 } },   /* H100, H200, GH200 */
-    { 10, 0, { 256,  4096, 8192,  8192, 16384,  128 } },   /* B200, GB200 */
-    { 12, 0, { 256,   512, 1024,  1024,  2048,    4 } },   /* RTX 50, RTX PRO Blackwell */
-};
-
-/* The row for major.minor: exact, else the same major's nearest lower minor. */
-static const struct gpuprof__flop_row *gpuprof__flop_row_of(int major, int minor) {
-    const struct gpuprof__flop_row *best = NULL;
-    size_t i;
-    for (i = 0; i < sizeof gpuprof__flop_table / sizeof gpuprof__flop_table[0]; i++) {
-        const struct gpuprof__flop_row *r = &gpuprof__flop_table[i];
-        if (r->major == major && r->minor <= minor && (!best || r->minor > best->minor)) best = r;
-    }
-    return best;
-}
-#endif
-
-/* A positive number from the environment (or -1 when the variable is unset or bad). */
-static double gpuprof__env_positive(const char *var) {
-    const char *v = getenv(var);
-    char *end;
-    double x;
-    if (!v || !*v) return -1;
-    errno = 0;
-    x = strtod(v, &end);
-    while (*end == ' ') end++;
-    if (errno || *end || !(x > 0) || x > 1e9) {
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a positive number; ignored", var, v);
-        return -1;
-    }
-    return x;
-}
-
-/* A peak the user gives: the environment variable, else the config's field
-   (in TFLOP/s or GB/s; `unit` converts). Returns 1 when one was taken. */
-static int gpuprof__peak_setting(const char *var, const char *field, double cfg_value, double unit, double *out, char *from) {
-    double x = gpuprof__env_positive(var);
-    if (x > 0) { *out = x * unit; snprintf(from, GPUPROF__PEAK_FROM, "%s", var); return 1; }
-    if (cfg_value > 0 && cfg_value <= 1e9) { *out = cfg_value * unit; snprintf(from, GPUPROF__PEAK_FROM, "config"); return 1; }
-    if (cfg_value != 0) gpuprof__warn(GPUPROF__W_BAD_ENV, "the config's %s (%g) is not a positive number; ignored", field, cfg_value);
-    return 0;
-}
-
-static void gpuprof__peaks_init(const gpuprof_config *cfg) {
-    const char *v = getenv("GPUPROF_PRECISION"), *from = "GPUPROF_PRECISION";
-    int i;
-    memset(&gpuprof__g.peak, 0, sizeof gpuprof__g.peak);
-    if (!v || !*v) { v = cfg->precision; from = "the config's precision"; }
-    if (v && *v) {
-        for (i = 0; i < GPUPROF__PREC_COUNT && strcmp(v, gpuprof__prec_name[i]) != 0; i++) {}
-        if (i < GPUPROF__PREC_COUNT) gpuprof__g.peak.prec = i;
-        else gpuprof__warn(GPUPROF__W_BAD_ENV, "%s '%.32s' is not fp32, tf32, fp16, bf16, fp8 or fp64; using fp32", from, v);
-    }
-    gpuprof__g.peak.user_flops = gpuprof__peak_setting("GPUPROF_PEAK_TFLOPS", "peak_tflops", cfg->peak_tflops, 1e12,
-                                                       &gpuprof__g.peak.flops, gpuprof__g.peak.flops_from);
-    gpuprof__g.peak.user_bw = gpuprof__peak_setting("GPUPROF_PEAK_GBPS", "peak_gbps", cfg->peak_gbps, 1e9,
-                                                    &gpuprof__g.peak.bw, gpuprof__g.peak.bw_from);
-#ifdef GPUPROF_CUDA
-    if (gpuprof__gpu.available) {
-        const struct gpuprof__flop_row *r = gpuprof__flop_row_of(gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
-        int p = gpuprof__g.peak.prec;
-        if (gpuprof__g.peak.flops == 0.0) {
-            if (r && r->v[p] > 0 && gpuprof__gpu.sms > 0 && gpuprof__gpu.clock_khz > 0) {
-                gpuprof__g.peak.flops = r->v[p] * gpuprof__gpu.sms * (double)gpuprof__gpu.clock_khz * 1e3;
-                /* gpuprof__fmt: a '.' whatever the locale */
-                gpuprof__fmt(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "%.0f %s FLOP/clock/SM for CC %d.%d x %d SMs x %.2f GHz",
-                             r->v[p], gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor, gpuprof__gpu.sms, gpuprof__gpu.clock_khz * 1e-6);
-            } else
-                snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "none for %s on CC %d.%d: set GPUPROF_PEAK_TFLOPS",
-                         gpuprof__prec_name[p], gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
-        }
-        if (gpuprof__g.peak.bw == 0.0) {
-            if (gpuprof__gpu.mem_khz > 0 && gpuprof__gpu.bus_bits > 0) {
-                /* double data rate: two transfers of bus_bits per memory clock */
-                gpuprof__g.peak.bw = 2.0 * (double)gpuprof__gpu.mem_khz * 1e3 * (double)gpuprof__gpu.bus_bits / 8.0;
-                gpuprof__fmt(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "%d-bit bus x %.0f MHz memory clock x 2",
-                             gpuprof__gpu.bus_bits, gpuprof__gpu.mem_khz * 1e-3);
-            } else snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "unknown: set GPUPROF_PEAK_GBPS");
-        }
-    }
-#endif
-    if (gpuprof__g.peak.flops == 0.0 && !gpuprof__g.peak.flops_from[0])
-        snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "no GPU: set GPUPROF_PEAK_TFLOPS");
-    if (gpuprof__g.peak.bw == 0.0 && !gpuprof__g.peak.bw_from[0])
-        snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "no GPU: set GPUPROF_PEAK_GBPS");
-}
-
 /* The defaults of every setting a zeroed config leaves open. */
 static void gpuprof__config_defaults(gpuprof_config *cfg) {
     if (cfg->report_rows == 0) cfg->report_rows = 30;
@@ -6114,19 +6185,7 @@ static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
     gpuprof__g.names[0].text = (char *)"";
     gpuprof__g.names[0].json = (char *)"\"\"";
     gpuprof__g.nnames = 1;
-#ifdef GPUPROF_NVTX
-    /* The domain before the first name, so names are registered in it. */
-    GPUPROF__ST(&gpuprof__g.nvtx_on, !cfg->no_nvtx && !off);
-    if (!cfg->no_nvtx && !off) {
-        const char *dn = cfg->nvtx_domain && *cfg->nvtx_domain ? cfg->nvtx_domain : "gpuprof";
-        if (!gpuprof__nvtx_domain || strncmp(gpuprof__nvtx_domain_name, dn, sizeof gpuprof__nvtx_domain_name - 1) != 0) {
-            snprintf(gpuprof__nvtx_domain_name, sizeof gpuprof__nvtx_domain_name, "%s", dn);
-            gpuprof__nvtx_domain = nvtxDomainCreateA(gpuprof__nvtx_domain_name);
-        }
-    }
-#else
-    (void)off;
-#endif
+    gpuprof__nvtx_open(cfg, off);       /* the domain before the first name, so names are registered in it */
     gpuprof__name_lookup("[other names]", 13);
     return 0;
 }
