@@ -3999,97 +3999,127 @@ static void gpuprof__trace_pending(gpuprof__snap *s) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
-/* Under gpuprof__lock. */
-static int gpuprof__collect(gpuprof__snap *s) {
+/* The collector's working tables (freed when the snapshot is made). */
+typedef struct gpuprof__collector {
+    uint32_t total, ncount;       /* nodes and counters of all threads, as counted first */
+    uint32_t *flat_of;            /* name id -> flat row (tagged 0x80000000: that name's only tree row) */
+    uint32_t *hash, mask;         /* (parent row, name) -> tree row */
+    uint32_t *tree_of;            /* a thread's node index -> tree row */
+    uint32_t *seen, nseen;        /* names in the order met */
+    uint32_t nrows;               /* flat rows made */
+    gpuprof__row *one;            /* one node, read once */
+} gpuprof__collector;
+
+static void gpuprof__collector_free(gpuprof__collector *c) {
+    GPUPROF_FREE(c->flat_of);
+    GPUPROF_FREE(c->hash);
+    GPUPROF_FREE(c->tree_of);
+    GPUPROF_FREE(c->seen);
+    GPUPROF_FREE(c->one);
+}
+
+/* Threads may add nodes and counters while a report runs: each thread's
+   count is taken once here, and only that many are read afterwards. */
+static void gpuprof__collect_counts(gpuprof__snap *s, gpuprof__collector *c) {
     gpuprof__thread *t;
-    uint32_t total = 0, ncount = 0, i, *flat_of = NULL, *tree_of = NULL, *hash = NULL, mask = 1, *kids = NULL, *first = NULL;
-    uint32_t *seen = NULL, nseen = 0, nrows = 0, f;   /* names in the order met; flat rows made */
-    gpuprof__row *one = NULL;         /* one node, read once */
-    memset(s, 0, sizeof *s);
-    /* Threads may add nodes and counters while this runs: take each thread's
-       count once here and use only that many below. */
+    uint32_t i;
     for (t = gpuprof__g.threads; t; t = t->next) {
         t->snap_nodes = GPUPROF__LDA(&t->nnodes);
-        total += t->snap_nodes + 1;
-        for (i = 0; i < gpuprof__g.max_ids; i++) if (GPUPROF__LDA(&t->counters[i])) ncount++;
+        c->total += t->snap_nodes + 1;
+        for (i = 0; i < gpuprof__g.max_ids; i++) if (GPUPROF__LDA(&t->counters[i])) c->ncount++;
         s->marks += GPUPROF__LD(&t->marks);
         s->nthreads++;
     }
     s->dropped = gpuprof__dropped();
     gpuprof__trace_pending(s);
-    while (mask < 2 * total + 2) mask <<= 1;
+}
+
+static int gpuprof__collect_alloc(gpuprof__snap *s, gpuprof__collector *c) {
+    uint32_t total = c->total;
+    c->mask = 1;
+    while (c->mask < 2 * total + 2) c->mask <<= 1;
     s->flat = (gpuprof__row *)gpuprof__zalloc((total + 1) * sizeof *s->flat);
     s->tree = (gpuprof__row *)gpuprof__zalloc((total + 1) * sizeof *s->tree);
-    s->counters = (gpuprof__row *)gpuprof__zalloc((ncount + 1) * sizeof *s->counters);
+    s->counters = (gpuprof__row *)gpuprof__zalloc((c->ncount + 1) * sizeof *s->counters);
     s->order = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *s->order);
-    flat_of = (uint32_t *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *flat_of);
-    hash = (uint32_t *)gpuprof__alloc(mask * sizeof *hash);
-    tree_of = (uint32_t *)gpuprof__alloc((size_t)(gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *tree_of);
-    one = (gpuprof__row *)gpuprof__zalloc(sizeof *one);
-    seen = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *seen);
-    if (!s->flat || !s->tree || !s->counters || !s->order || !flat_of || !hash || !tree_of || !one || !seen) goto fail;
-    memset(flat_of, 0xff, gpuprof__g.max_ids * sizeof *flat_of);
-    memset(hash, 0xff, mask * sizeof *hash);
-    mask--;
-    for (t = gpuprof__g.threads; t; t = t->next) {
-        uint32_t nn = t->snap_nodes, k;
-        gpuprof__node *cn;
-        for (k = 0; k <= nn; k++) {
-            gpuprof__node *n = k < nn ? gpuprof__node_at(t, k) : &t->overflow;
-            /* parents come before their children; the root and the overflow
-               node (index -1, -2) have no row */
-            uint32_t parent_row = n->parent && n->parent->index < k ? tree_of[n->parent->index] : 0xffffffffu, slot, row;
-            if (k == nn && !GPUPROF__LD(&n->stats.count) && !GPUPROF__LD(&n->excluded)) break;
-            memset(one, 0, offsetof(gpuprof__row, stats));
-            gpuprof__stats_clear_used(&one->stats);
-            gpuprof__stats_clear_used(&one->gpu);
-            gpuprof__row_add(one, n);
-            /* tree: the row of (parent row, name) */
-            for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u) & mask;; slot = (slot + 1) & mask) {
-                row = hash[slot];
-                if (row == 0xffffffffu) {
-                    row = s->ntree;
-                    gpuprof__row_new(s->tree, &s->ntree, n->name_id,
-                                     parent_row == 0xffffffffu ? 0 : s->tree[parent_row].depth + 1, (int32_t)parent_row);
-                    hash[slot] = row;
-                    break;
-                }
-                if (s->tree[row].name_id == n->name_id && (uint32_t)s->tree[row].parent == parent_row) break;
+    c->flat_of = (uint32_t *)gpuprof__alloc(gpuprof__g.max_ids * sizeof *c->flat_of);
+    c->hash = (uint32_t *)gpuprof__alloc(c->mask * sizeof *c->hash);
+    c->tree_of = (uint32_t *)gpuprof__alloc((size_t)(gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *c->tree_of);
+    c->one = (gpuprof__row *)gpuprof__zalloc(sizeof *c->one);
+    c->seen = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *c->seen);
+    if (!s->flat || !s->tree || !s->counters || !s->order || !c->flat_of || !c->hash || !c->tree_of || !c->one || !c->seen) return -1;
+    memset(c->flat_of, 0xff, gpuprof__g.max_ids * sizeof *c->flat_of);
+    memset(c->hash, 0xff, c->mask * sizeof *c->hash);
+    c->mask--;
+    return 0;
+}
+
+/* One thread's nodes into the tree (by call path) and the flat table (by name). */
+static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpuprof__thread *t) {
+    uint32_t nn = t->snap_nodes, k, f;
+    gpuprof__row *one = c->one;
+    for (k = 0; k <= nn; k++) {
+        gpuprof__node *n = k < nn ? gpuprof__node_at(t, k) : &t->overflow;
+        /* parents come before their children; the root and the overflow
+           node (index -1, -2) have no row */
+        uint32_t parent_row = n->parent && n->parent->index < k ? c->tree_of[n->parent->index] : 0xffffffffu, slot, row;
+        if (k == nn && !GPUPROF__LD(&n->stats.count) && !GPUPROF__LD(&n->excluded)) break;
+        memset(one, 0, offsetof(gpuprof__row, stats));
+        gpuprof__stats_clear_used(&one->stats);
+        gpuprof__stats_clear_used(&one->gpu);
+        gpuprof__row_add(one, n);
+        /* tree: the row of (parent row, name) */
+        for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u) & c->mask;; slot = (slot + 1) & c->mask) {
+            row = c->hash[slot];
+            if (row == 0xffffffffu) {
+                row = s->ntree;
+                gpuprof__row_new(s->tree, &s->ntree, n->name_id,
+                                 parent_row == 0xffffffffu ? 0 : s->tree[parent_row].depth + 1, (int32_t)parent_row);
+                c->hash[slot] = row;
+                break;
             }
-            gpuprof__row_merge(&s->tree[row], one);
-            if (k < nn) tree_of[k] = row;
-            /* flat: a name met on one call path is that path's tree row
-               (tagged); met on a second path, it gets a row of its own */
-            f = flat_of[n->name_id];
-            if (f == 0xffffffffu) {
-                flat_of[n->name_id] = row | 0x80000000u;
-                seen[nseen++] = n->name_id;
-            } else if (f & 0x80000000u) {
-                if ((f & 0x7fffffffu) != row) {
-                    gpuprof__row *fr = gpuprof__row_new(s->flat, &nrows, n->name_id, 0, -1);
-                    gpuprof__row_merge(fr, &s->tree[f & 0x7fffffffu]);
-                    gpuprof__row_merge(fr, one);
-                    flat_of[n->name_id] = nrows - 1;
-                }
-            } else gpuprof__row_merge(&s->flat[f], one);
+            if (s->tree[row].name_id == n->name_id && (uint32_t)s->tree[row].parent == parent_row) break;
         }
-        for (k = 0; k < gpuprof__g.max_ids; k++) {
-            cn = (gpuprof__node *)GPUPROF__LDA(&t->counters[k]);
-            if (!cn) continue;
-            for (i = 0; i < s->ncounters && s->counters[i].name_id != k; i++) {}
-            if (i == s->ncounters) {
-                if (s->ncounters > ncount) continue;        /* created since the first pass: next report */
-                gpuprof__row_new(s->counters, &s->ncounters, k, 0, -1);
+        gpuprof__row_merge(&s->tree[row], one);
+        if (k < nn) c->tree_of[k] = row;
+        /* flat: a name met on one call path is that path's tree row
+           (tagged); met on a second path, it gets a row of its own */
+        f = c->flat_of[n->name_id];
+        if (f == 0xffffffffu) {
+            c->flat_of[n->name_id] = row | 0x80000000u;
+            c->seen[c->nseen++] = n->name_id;
+        } else if (f & 0x80000000u) {
+            if ((f & 0x7fffffffu) != row) {
+                gpuprof__row *fr = gpuprof__row_new(s->flat, &c->nrows, n->name_id, 0, -1);
+                gpuprof__row_merge(fr, &s->tree[f & 0x7fffffffu]);
+                gpuprof__row_merge(fr, one);
+                c->flat_of[n->name_id] = c->nrows - 1;
             }
-            gpuprof__row_add(&s->counters[i], cn);
-        }
+        } else gpuprof__row_merge(&s->flat[f], one);
     }
-    GPUPROF_ASSERT(nrows <= total + 1 && s->ntree <= total + 1 && s->ncounters <= ncount + 1 && nseen <= total + 1);
-    /* rows are ~17 KiB (two histograms): the flat table is pointers, sorted */
-    if (!(s->flatp = (gpuprof__row **)gpuprof__alloc((nseen + 1) * sizeof *s->flatp))) goto fail;
-    s->nflat = nseen;
-    for (i = 0; i < nseen; i++) {
-        uint32_t fl = flat_of[seen[i]];
+}
+
+static void gpuprof__collect_counters(gpuprof__snap *s, gpuprof__collector *c, gpuprof__thread *t) {
+    uint32_t i, k;
+    for (k = 0; k < gpuprof__g.max_ids; k++) {
+        gpuprof__node *cn = (gpuprof__node *)GPUPROF__LDA(&t->counters[k]);
+        if (!cn) continue;
+        for (i = 0; i < s->ncounters && s->counters[i].name_id != k; i++) {}
+        if (i == s->ncounters) {
+            if (s->ncounters > c->ncount) continue;        /* created since the counts: next report */
+            gpuprof__row_new(s->counters, &s->ncounters, k, 0, -1);
+        }
+        gpuprof__row_add(&s->counters[i], cn);
+    }
+}
+
+/* The flat table: rows are ~17 KiB (two histograms), so it is pointers, sorted. */
+static int gpuprof__collect_flat(gpuprof__snap *s, const gpuprof__collector *c) {
+    uint32_t i;
+    if (!(s->flatp = (gpuprof__row **)gpuprof__alloc((c->nseen + 1) * sizeof *s->flatp))) return -1;
+    s->nflat = c->nseen;
+    for (i = 0; i < c->nseen; i++) {
+        uint32_t fl = c->flat_of[c->seen[i]];
         gpuprof__row *r = s->flatp[i] = fl & 0x80000000u ? &s->tree[fl & 0x7fffffffu] : &s->flat[fl];
         s->profiled_ns += (double)r->self_ns;
         s->excluded_calls += r->excluded;
@@ -4098,45 +4128,58 @@ static int gpuprof__collect(gpuprof__snap *s) {
     }
     gpuprof__collect_snap = s;
     qsort(s->flatp, s->nflat, sizeof *s->flatp, gpuprof__flat_by_total);
-    /* Display order of the tree: children sorted by total, depth first. */
-    kids = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *kids);
-    first = (uint32_t *)gpuprof__alloc((s->ntree + 2) * sizeof *first);
-    if (!kids || !first) goto fail;
-    {
-        uint32_t *stack = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *stack), sp = 0, nk = 0, r;
-        if (!stack) goto fail;
-        /* group children by parent (counting sort), root's children last */
-        memset(first, 0, (s->ntree + 2) * sizeof *first);
-        for (r = 0; r < s->ntree; r++) first[(s->tree[r].parent < 0 ? s->ntree : (uint32_t)s->tree[r].parent) + 1]++;
-        for (r = 0; r <= s->ntree; r++) first[r + 1] += first[r];
-        {
-            uint32_t *cursor = hash;      /* reuse: mask+1 >= ntree+1 */
-            for (r = 0; r <= s->ntree; r++) cursor[r] = first[r];
-            for (r = 0; r < s->ntree; r++) {
-                uint32_t p = s->tree[r].parent < 0 ? s->ntree : (uint32_t)s->tree[r].parent;
-                kids[cursor[p]++] = r;
-            }
-        }
-        gpuprof__collect_snap = s;
-        for (r = 0; r <= s->ntree; r++) qsort(kids + first[r], first[r + 1] - first[r], sizeof *kids, gpuprof__by_total);
-        /* iterative depth-first walk; push children in reverse so the largest comes first */
-        for (r = first[s->ntree + 1]; r > first[s->ntree]; r--) stack[sp++] = kids[r - 1];
-        while (sp) {
-            uint32_t x = stack[--sp];
-            s->order[nk++] = x;
-            for (r = first[x + 1]; r > first[x]; r--) stack[sp++] = kids[r - 1];
-        }
-        GPUPROF_ASSERT(nk == s->ntree);             /* every row reached once from the roots */
-        s->norder = nk;
-        GPUPROF_FREE(stack);
+    return 0;
+}
+
+/* Display order of the tree: children sorted by total, depth first. The
+   collector's hash table (mask+1 >= ntree+1 entries) serves as scratch. */
+static int gpuprof__collect_tree_order(gpuprof__snap *s, gpuprof__collector *c) {
+    uint32_t *kids = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *kids);
+    uint32_t *first = (uint32_t *)gpuprof__alloc((s->ntree + 2) * sizeof *first);
+    uint32_t *stack = (uint32_t *)gpuprof__alloc((s->ntree + 1) * sizeof *stack), *cursor = c->hash, sp = 0, nk = 0, r;
+    if (!kids || !first || !stack) { GPUPROF_FREE(kids); GPUPROF_FREE(first); GPUPROF_FREE(stack); return -1; }
+    /* group children by parent (counting sort), root's children last */
+    memset(first, 0, (s->ntree + 2) * sizeof *first);
+    for (r = 0; r < s->ntree; r++) first[(s->tree[r].parent < 0 ? s->ntree : (uint32_t)s->tree[r].parent) + 1]++;
+    for (r = 0; r <= s->ntree; r++) first[r + 1] += first[r];
+    for (r = 0; r <= s->ntree; r++) cursor[r] = first[r];
+    for (r = 0; r < s->ntree; r++) {
+        uint32_t p = s->tree[r].parent < 0 ? s->ntree : (uint32_t)s->tree[r].parent;
+        kids[cursor[p]++] = r;
     }
+    gpuprof__collect_snap = s;
+    for (r = 0; r <= s->ntree; r++) qsort(kids + first[r], first[r + 1] - first[r], sizeof *kids, gpuprof__by_total);
+    /* iterative depth-first walk; push children in reverse so the largest comes first */
+    for (r = first[s->ntree + 1]; r > first[s->ntree]; r--) stack[sp++] = kids[r - 1];
+    while (sp) {
+        uint32_t x = stack[--sp];
+        s->order[nk++] = x;
+        for (r = first[x + 1]; r > first[x]; r--) stack[sp++] = kids[r - 1];
+    }
+    GPUPROF_ASSERT(nk == s->ntree);             /* every row reached once from the roots */
+    s->norder = nk;
+    GPUPROF_FREE(stack);
     GPUPROF_FREE(kids);
     GPUPROF_FREE(first);
-    GPUPROF_FREE(flat_of);
-    GPUPROF_FREE(hash);
-    GPUPROF_FREE(tree_of);
-    GPUPROF_FREE(one);
-    GPUPROF_FREE(seen);
+    return 0;
+}
+
+/* Under gpuprof__lock: every thread's nodes merged into rows (counts, rows,
+   counters, flat table, tree order), and a copy of the memory state. */
+static int gpuprof__collect(gpuprof__snap *s) {
+    gpuprof__collector c;
+    gpuprof__thread *t;
+    memset(s, 0, sizeof *s);
+    memset(&c, 0, sizeof c);
+    gpuprof__collect_counts(s, &c);
+    if (gpuprof__collect_alloc(s, &c) != 0) goto fail;
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        gpuprof__collect_nodes(s, &c, t);
+        gpuprof__collect_counters(s, &c, t);
+    }
+    GPUPROF_ASSERT(c.nrows <= c.total + 1 && s->ntree <= c.total + 1 && s->ncounters <= c.ncount + 1 && c.nseen <= c.total + 1);
+    if (gpuprof__collect_flat(s, &c) != 0 || gpuprof__collect_tree_order(s, &c) != 0) goto fail;
+    gpuprof__collector_free(&c);
     if ((s->mem = (gpuprof__memstate *)gpuprof__alloc(sizeof *s->mem)) != NULL) {
         pthread_mutex_lock(&gpuprof__mem_mu);
         *s->mem = gpuprof__mem;
@@ -4145,13 +4188,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
     }
     return 0;
 fail:
-    GPUPROF_FREE(one);
-    GPUPROF_FREE(seen);
-    GPUPROF_FREE(kids);
-    GPUPROF_FREE(first);
-    GPUPROF_FREE(flat_of);
-    GPUPROF_FREE(hash);
-    GPUPROF_FREE(tree_of);
+    gpuprof__collector_free(&c);
     gpuprof__snap_free(s);
     return -1;
 }
