@@ -9,7 +9,8 @@
        #define GPUPROF_IMPLEMENTATION
        #include "gpuprof.h"
 
-   and include "gpuprof.h" alone everywhere else. Then:
+   and include "gpuprof.h" alone everywhere else; link with -pthread -lm (or
+   CMake's gpuprof::gpuprof). Then:
 
        for (int step = 0; step < steps; step++) {
            { PROF_RANGE("data");      load_batch(&batch); }
@@ -86,6 +87,7 @@
        GPUPROF_TRACE=path   GPUPROF_REPORT=stderr|stdout|off|path   GPUPROF_SUMMARY=path
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
+                            (on/off settings take 1/0, yes/no, true/false, on/off)
        GPUPROF_CLOCK=tsc|monotonic   GPUPROF_GPU=0 (CPU time only in a CUDA build)
        GPUPROF_NVTX=0       GPUPROF_NVTX_DOMAIN=name
        GPUPROF_MEM_RANGES=1 per range: the change in tracked and device-used bytes
@@ -93,6 +95,8 @@
        GPUPROF_PRECISION=fp32|tf32|fp16|bf16|fp8|fp64   which peak FLOP/s the roofline uses
        GPUPROF_PEAK_TFLOPS=X  GPUPROF_PEAK_GBPS=X        the roofline's peaks, instead of the device's
        In paths, %p becomes the process id and %r the rank (OMPI/PMI/SLURM/RANK).
+       Outputs naming one file are refused; a later session does not overwrite an
+       earlier one's files (its own get .2, .3... before the extension).
 
    ANALYSIS (the end of the report; docs/guide.md "Verdict", "Roofline")
        per phase (outermost range) and for the step: CPU-, launch-, sync-, GPU-,
@@ -100,7 +104,8 @@
        ranges get achieved FLOP/s, bytes/s and their place on the device's roofline.
        tools/gpuprof-compare BASE.json NEW.json compares two summaries.
 
-   Requires a POSIX system (threads, clock_gettime) for the implementation.
+   Requires a POSIX system (threads, clock_gettime) for the implementation; the
+   header defines no feature macro (_GNU_SOURCE...) for the file including it.
    Full documentation: docs/guide.md.
 
    LICENSE: MIT, see the end of this file.
