@@ -6032,8 +6032,10 @@ static void gpuprof__fork_prepare(void) {
     pthread_mutex_lock(&gpuprof__lock);
     pthread_mutex_lock(&gpuprof__mem_mu);
     pthread_mutex_lock(&gpuprof__trace_lock);
+    pthread_mutex_lock(&gpuprof__warn_mu);
 }
 static void gpuprof__fork_parent(void) {
+    pthread_mutex_unlock(&gpuprof__warn_mu);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
@@ -6049,6 +6051,7 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.live = 0;
     gpuprof__g.trace_on = 0;
     gpuprof__g.writer_running = 0;
+    pthread_mutex_unlock(&gpuprof__warn_mu);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
