@@ -3352,6 +3352,7 @@ void gpuprof__step(void) {
     if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) {
         if (!gpuprof__enter_slow()) return;      /* auto-init, or warn after shutdown */
         t = gpuprof__tls;
+        now = gpuprof__ticks();                  /* the step's time on the session's clock, not before its start */
     }
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }

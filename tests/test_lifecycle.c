@@ -217,7 +217,35 @@ static void test_fork_idle(void) {
     cJSON_Delete(j);
 }
 
+/* 0. GPUPROF_STEP as the very first call, on the real clock (the TSC): the
+   first step is measured on the session's clock, not from a time read
+   before the session (and its clock) started. In a child, before this
+   process has any session. */
+static void test_step_first(void) {
+    int pid, status, i;
+    cJSON *j, *time;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        setenv("GPUPROF_SUMMARY", "step_first.json", 1);
+        setenv("GPUPROF_REPORT", "off", 1);
+        for (i = 0; i < 20; i++) {
+            PROF_STEP();
+            { PROF_RANGE("forward"); }
+        }
+        gpuprof_shutdown();
+        _exit(0);
+    }
+    waitpid(pid, &status, 0);
+    j = summary_load("step_first.json");
+    time = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "time");
+    CHECK_EQ_U(jnum(time, "count"), 19, "GPUPROF_STEP first: 19 steps timed between 20 calls");
+    CHECK(jnum(time, "max_ns") < 1e8, "GPUPROF_STEP first: no step of hundreds of seconds in a run of microseconds");
+    cJSON_Delete(j);
+}
+
 int main(void) {
+    test_step_first();
     test_threads_before_init();
     test_second_session();
     test_same_file();
