@@ -1123,6 +1123,7 @@ static struct {
     uint32_t nthreads;
     /* steps */
     uint64_t step, steps_counted, steps_excluded, steps_off;
+    struct gpuprof__thread *stepper;      /* the thread calling GPUPROF_STEP: its timeline is the step (under gpuprof__lock) */
     int steps_seen;
     uint64_t step_t0;
     gpuprof_stats step_stats;
@@ -3354,8 +3355,10 @@ void gpuprof__step(void) {
         t = gpuprof__tls;
         now = gpuprof__ticks();                  /* the step's time on the session's clock, not before its start */
     }
+    if ((!t || t->session != GPUPROF__LD(&gpuprof__g.session)) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
+    if (t && t->session == gpuprof__g.session) gpuprof__g.stepper = t;
     /* The step that ends now, judged as if steps had been seen from the
        start: before the first GPUPROF_STEP its ranges were judged per call. */
     first = !gpuprof__g.steps_seen;
@@ -3868,6 +3871,7 @@ static int gpuprof__trace_finish(void) {
 typedef struct gpuprof__row {
     uint32_t name_id, depth;
     int32_t parent;
+    int other;                  /* tree rows: recorded on a thread other than the one calling GPUPROF_STEP */
     uint64_t self_ns, excluded;
     double flops, bytes, last;
     uint64_t gpu_self_ns, gpu_excluded;
@@ -4064,6 +4068,10 @@ static int gpuprof__collect_alloc(gpuprof__snap *s, gpuprof__collector *c) {
 static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpuprof__thread *t) {
     uint32_t nn = t->snap_nodes, k, f;
     gpuprof__row *one = c->one;
+    /* Once a thread calls GPUPROF_STEP, the outermost ranges of the others
+       (a logger, data workers, OpenMP's) are rows of their own: they are not
+       phases of the step. */
+    int other = gpuprof__g.stepper && t != gpuprof__g.stepper;
     for (k = 0; k <= nn; k++) {
         gpuprof__node *n = k < nn ? gpuprof__node_at(t, k) : &t->overflow;
         /* parents come before their children; the root and the overflow
@@ -4075,16 +4083,16 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
         gpuprof__stats_clear_used(&one->gpu);
         gpuprof__row_add(one, n);
         /* tree: the row of (parent row, name) */
-        for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u) & c->mask;; slot = (slot + 1) & c->mask) {
+        for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u ^ (uint32_t)other) & c->mask;; slot = (slot + 1) & c->mask) {
             row = c->hash[slot];
             if (row == 0xffffffffu) {
                 row = s->ntree;
                 gpuprof__row_new(s->tree, &s->ntree, n->name_id,
-                                 parent_row == 0xffffffffu ? 0 : s->tree[parent_row].depth + 1, (int32_t)parent_row);
+                                 parent_row == 0xffffffffu ? 0 : s->tree[parent_row].depth + 1, (int32_t)parent_row)->other = other;
                 c->hash[slot] = row;
                 break;
             }
-            if (s->tree[row].name_id == n->name_id && (uint32_t)s->tree[row].parent == parent_row) break;
+            if (s->tree[row].name_id == n->name_id && (uint32_t)s->tree[row].parent == parent_row && s->tree[row].other == other) break;
         }
         gpuprof__row_merge(&s->tree[row], one);
         if (k < nn) c->tree_of[k] = row;
@@ -4410,6 +4418,7 @@ static const char *gpuprof__verdict(const gpuprof__row *r) {
 static int gpuprof__k_gpu(int k) { return k == GPUPROF__K_GPU || k == GPUPROF__K_MEMORY || k == GPUPROF__K_COMPUTE; }
 
 #define GPUPROF__PHASES 48        /* phases the verdict lists, the largest first */
+#define GPUPROF__CONTAINER_SHARE 0.9   /* a range holding this much of every step wraps the step: its children are the phases */
 typedef struct gpuprof__phase {
     const gpuprof__row *r;
     int k;
@@ -4430,6 +4439,9 @@ typedef struct gpuprof__verdict_t {
     int step_k;                   /* the class that bounds the step */
     int bottleneck, waits_for;    /* indexes into ph, -1: none; bottleneck -2: CPU time outside any range */
     double outside_ns;            /* per step: the CPU's time outside any outermost range */
+    const gpuprof__row *container;        /* the range that wraps the whole step (its children are the phases), or NULL */
+    const gpuprof__row *other[GPUPROF__PHASES];   /* outermost ranges of the other threads, the largest first */
+    int nother;
 } gpuprof__verdict_t;
 
 static int gpuprof__phase_cmp(const void *a, const void *b) {
@@ -4462,32 +4474,69 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     }
 }
 
+/* Which tree rows are the step's phases: the outermost ranges of the thread
+   calling GPUPROF_STEP (those of other threads are listed apart), and, where
+   one range wraps the whole step (a "step" range around forward, backward,
+   optimizer), the ranges inside it instead. */
+static void gpuprof__find_phases(const gpuprof__snap *s, gpuprof__verdict_t *v, unsigned char *is_phase) {
+    uint32_t i, j;
+    int changed = 1;
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        if (r->depth != 0 || !r->stats.count) continue;
+        if (r->other) { if (v->nother < GPUPROF__PHASES) v->other[v->nother++] = r; continue; }
+        is_phase[i] = 1;
+    }
+    for (i = 1; i < (uint32_t)v->nother; i++)          /* the largest first (few rows: insertion) */
+        for (j = i; j > 0 && v->other[j]->stats.sum > v->other[j - 1]->stats.sum; j--) {
+            const gpuprof__row *x = v->other[j]; v->other[j] = v->other[j - 1]; v->other[j - 1] = x;
+        }
+    if (!v->per_step) return;
+    while (changed) {
+        changed = 0;
+        for (i = 0; i < s->ntree; i++) {
+            const gpuprof__row *r = &s->tree[i];
+            int kids = 0;
+            if (!is_phase[i] || r->stats.sum / v->steps < GPUPROF__CONTAINER_SHARE * gpuprof_stats_mean(&gpuprof__g.step_stats)) continue;
+            for (j = 0; j < s->ntree; j++) if (s->tree[j].parent == (int32_t)i && s->tree[j].stats.count) kids++;
+            if (!kids) continue;
+            is_phase[i] = 0;
+            for (j = 0; j < s->ntree; j++) if (s->tree[j].parent == (int32_t)i && s->tree[j].stats.count) is_phase[j] = 1;
+            if (!v->container) v->container = r;
+            changed = 1;
+        }
+    }
+}
+
 static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     uint32_t i, j, nall = 0;
     int k;
     gpuprof__phase *all;
     gpuprof__nested *nest;
+    unsigned char *is_phase;
     memset(v, 0, sizeof *v);
     v->bottleneck = v->waits_for = -1;
     if (!s->ntree) return;
     all = (gpuprof__phase *)gpuprof__zalloc(s->ntree * sizeof *all);
     nest = (gpuprof__nested *)gpuprof__zalloc(s->ntree * sizeof *nest);
-    if (!all || !nest) { GPUPROF_FREE(all); GPUPROF_FREE(nest); return; }
+    is_phase = (unsigned char *)gpuprof__zalloc(s->ntree);
+    if (!all || !nest || !is_phase) { GPUPROF_FREE(all); GPUPROF_FREE(nest); GPUPROF_FREE(is_phase); return; }
     v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
     v->steps = v->per_step ? (double)gpuprof__g.steps_counted : 1.0;
+    gpuprof__find_phases(s, v, is_phase);
     /* each nested range into its phase's totals: one pass, O(rows x depth) */
     for (j = 0; j < s->ntree; j++) {
         const gpuprof__row *d = &s->tree[j];
         int32_t up = d->parent;
-        if (d->depth == 0) continue;
-        while (up >= 0 && s->tree[up].depth > 0) up = s->tree[up].parent;
+        if (is_phase[j]) continue;
+        while (up >= 0 && !is_phase[up]) up = s->tree[up].parent;
         if (up >= 0) gpuprof__nested_add(&nest[up], d, gpuprof__klass(d));
     }
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
         const gpuprof__nested *a = &nest[i];
         gpuprof__phase *p;
-        if (r->depth != 0 || !r->stats.count) continue;
+        if (!is_phase[i] || !r->stats.count) continue;
         p = &all[nall++];
         p->r = r;
         p->k = gpuprof__klass(r);
@@ -4541,6 +4590,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
             if (gpuprof__k_gpu(v->ph[i].k) && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
     GPUPROF_FREE(nest);
     GPUPROF_FREE(all);
+    GPUPROF_FREE(is_phase);
 }
 
 /* Why a phase has its class, in a few words. */
@@ -4922,6 +4972,26 @@ static void gpuprof__verdict_step(gpuprof__buf *b, const gpuprof__verdict_t *v, 
     } else gpuprof__buf_printf(b, "\n   -> no GPU in this run: %s\n", gpuprof__kname[v->step_k]);
 }
 
+/* The outermost ranges of threads other than the stepping one: what they do
+   per step, apart from the step's own timeline (they run beside it). */
+static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width) {
+    char t1[32];
+    int i;
+    gpuprof__buf_printf(b, "Other threads (beside the step, not part of it; Busy: their time per %s as a share of it, several threads add up)\n",
+                        v->per_step ? "step" : "run");
+    gpuprof__name_cell(b, "Range", width, 0);
+    gpuprof__buf_printf(b, "%9s %10s      Calls\n", "Busy", v->per_step ? "CPU/step" : "CPU total");
+    for (i = 0; i < v->nother; i++) {
+        const gpuprof__row *r = v->other[i];
+        double per = r->stats.sum / v->steps;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__fmt(t1, sizeof t1, "%.1f%%", v->step_ns > 0 ? 100.0 * per / v->step_ns : 0.0);
+        gpuprof__buf_printf(b, " %8s", t1);
+        gpuprof__cell_ns(b, per);
+        gpuprof__buf_printf(b, " %10llu\n", (unsigned long long)r->stats.count);
+    }
+}
+
 static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width, int gpu_run) {
     char t1[32], t2[32], why[512];
     int i, k;
@@ -4929,9 +4999,13 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     const char *name, *remedy;
     const gpuprof__phase *p;
     if (!v->nph) return;
-    if (v->per_step)
-        gpuprof__buf_printf(b, "\nVerdict (per counted step, mean %s; phases are the outermost ranges; rules: docs/guide.md \"Verdict\")\n",
-                            gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
+    if (v->per_step && v->container) {
+        gpuprof__buf_printf(b, "\nVerdict (per counted step, mean %s; phases are the ranges inside \"", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
+        gpuprof__buf_name(b, gpuprof__name_text(v->container->name_id));
+        gpuprof__buf_s(b, "\", which wraps the step; rules: docs/guide.md \"Verdict\")\n");
+    } else if (v->per_step)
+        gpuprof__buf_printf(b, "\nVerdict (per counted step, mean %s; phases are the outermost ranges%s; rules: docs/guide.md \"Verdict\")\n",
+                            gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
     else gpuprof__buf_s(b, "\nVerdict (no GPUPROF_STEP: over the whole run, shares of the time in outermost ranges; rules: docs/guide.md \"Verdict\")\n");
     gpuprof__name_cell(b, "Phase", width, 0);
     gpuprof__buf_printf(b, "%9s %10s %10s  Class          Why\n", "Share", v->per_step ? "CPU/step" : "CPU total", v->per_step ? "GPU/step" : "GPU total");
@@ -4947,6 +5021,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__buf_printf(b, "  %-13s  %s\n", gpuprof__kname[p->k], why);
     }
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
+    if (v->nother) gpuprof__report_other_threads(b, v, width);
     gpuprof__verdict_step(b, v, gpu_run);
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
@@ -5460,7 +5535,20 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_json_str(b, why);
         gpuprof__buf_s(b, "}");
     }
-    gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"outside_ns\":", v.more);
+    gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"container\":", v.more);
+    if (v.container) gpuprof__buf_s(b, gpuprof__g.names[v.container->name_id].json);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"other_threads\":[");
+    for (i = 0; i < v.nother; i++) {
+        gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[v.other[i]->name_id].json);
+        gpuprof__buf_printf(b, ",\"calls\":%llu,\"cpu_ns\":", (unsigned long long)v.other[i]->stats.count);
+        gpuprof__buf_num(b, v.other[i]->stats.sum / v.steps);
+        gpuprof__buf_s(b, ",\"busy_share\":");
+        gpuprof__buf_num(b, v.step_ns > 0 ? v.other[i]->stats.sum / v.steps / v.step_ns : GPUPROF__NAN);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "],\"outside_ns\":");
     gpuprof__buf_num(b, v.per_step ? v.outside_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"bottleneck\":{\"name\":");
     gpuprof__bottleneck(&v, &name, &k, &ns, &remedy);
@@ -5539,7 +5627,8 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
         const gpuprof__row *r = &s->tree[s->order[i]];
         gpuprof__buf_s(b, i ? ",\n " : "\n ");
         gpuprof__json_range(b, r, s->profiled_ns);
-        gpuprof__buf_printf(b, ",\"depth\":%u,\"id\":%u,\"parent\":%d}", r->depth, s->order[i], r->parent);
+        gpuprof__buf_printf(b, ",\"depth\":%u,\"id\":%u,\"parent\":%d,\"other_thread\":%s}", r->depth, s->order[i], r->parent,
+                            r->other ? "true" : "false");
     }
     gpuprof__buf_s(b, "],\n\"counters\":[");
     for (i = 0; i < s->ncounters; i++) {
@@ -6251,6 +6340,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__g.step = gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
     gpuprof__g.steps_seen = 0;
     gpuprof__g.step_t0 = 0;
+    gpuprof__g.stepper = NULL;
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.trace_fd = -1;
     gpuprof__g.trace_finished = 0;

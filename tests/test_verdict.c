@@ -1,13 +1,15 @@
 /* The verdict and the steps in the layouts real programs have (SPEC 9):
    each scenario is a small program whose summary is checked. Virtual clock,
-   so every time is known; it moves 1 ns at every read, as a real one does. */
+   so every time is known; it moves 1 ns at every read, as a real one does,
+   and each thread has its own (threads run side by side). */
 #define GPUPROF_IMPLEMENTATION
 #include <stdint.h>
-static uint64_t vnow = 1000000;
+static __thread uint64_t vnow = 1000000;
 static uint64_t test_clock(void) { return ++vnow; }
 #define GPUPROF_CLOCK_FN() test_clock()
 #include "gpuprof.h"
 #include "json_util.h"
+#include <pthread.h>
 #include <stdlib.h>
 
 static cJSON *verdict(cJSON *j) { return cJSON_GetObjectItem(j, "verdict"); }
@@ -56,7 +58,95 @@ static void scenario_step_first(void) {
     cJSON_Delete(j);
 }
 
+static cJSON *session_end(const char *file) {
+    cJSON *j;
+    FILE *f;
+    char report[128];
+    snprintf(report, sizeof report, "%s.report.txt", file);
+    f = fopen(report, "w");
+    gpuprof_report(f);
+    fclose(f);
+    gpuprof_write_summary(file);
+    gpuprof_shutdown();
+    j = summary_load(file);
+    CHECK(j != NULL, "the summary parses");
+    return j;
+}
+static void session_begin(void) {
+    gpuprof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    gpuprof_init(&cfg);
+}
+static cJSON *phase_named(cJSON *j, const char *name) { return summary_find(verdict(j), "phases", name); }
+static const char *bottleneck_name(cJSON *j) {
+    cJSON *n = cJSON_GetObjectItem(cJSON_GetObjectItem(verdict(j), "bottleneck"), "name");
+    return cJSON_IsString(n) ? n->valuestring : "(none)";
+}
+static int shares_at_most_one(cJSON *j) {
+    cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(verdict(j), "phases")) if (jnum(p, "share") > 1.0) return 0;
+    return 1;
+}
+
+/* A loop of data 1 us, forward 2 us, backward 3 us per step on the main thread. */
+static void train_steps(int steps, int wrapped) {
+    int i;
+    for (i = 0; i < steps; i++) {
+        if (wrapped) GPUPROF_BEGIN("step");
+        { PROF_RANGE("data"); vnow += 1000; }
+        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("backward"); vnow += 3000; }
+        if (wrapped) GPUPROF_END();
+        PROF_STEP();
+    }
+}
+
+/* A logger thread that sleeps 20 us in each of its ranges, beside the step:
+   it is not a phase of the step, and it does not bound it. */
+static void *logger(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < 10; i++) { PROF_RANGE("logger.flush"); vnow += 20000; }
+    return NULL;
+}
+static void scenario_background_thread(void) {
+    pthread_t th;
+    cJSON *j, *o;
+    session_begin();
+    pthread_create(&th, NULL, logger, NULL);
+    train_steps(11, 0);
+    pthread_join(th, NULL);
+    j = session_end("background.json");
+    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "background thread: the bottleneck is the step's backward, not the sleeping logger");
+    CHECK(phase_named(j, "logger.flush") == NULL, "background thread: the logger is not a phase of the step");
+    CHECK(shares_at_most_one(j), "background thread: no phase holds more than 100% of the step");
+    o = summary_find(verdict(j), "other_threads", "logger.flush");
+    CHECK(o != NULL, "background thread: the logger is listed among the other threads");
+    CHECK_EQ_U(jnum(o, "calls"), 10, "with its 10 calls");
+    CHECK(jnum(o, "cpu_ns") > 10 * 20000.0 / 11 - 100 && jnum(o, "cpu_ns") < 10 * 20000.0 / 10 + 100, "and its time per step");
+    cJSON_Delete(j);
+}
+
+/* A "step" range around the whole step: it is the container, the phases
+   are the ranges inside it. */
+static void scenario_step_container(void) {
+    cJSON *j, *c;
+    session_begin();
+    train_steps(11, 1);
+    j = session_end("container.json");
+    c = cJSON_GetObjectItem(verdict(j), "container");
+    CHECK(cJSON_IsString(c) && strcmp(c->valuestring, "step") == 0, "step container: \"step\" is named as the range wrapping the step");
+    CHECK(phase_named(j, "step") == NULL, "step container: it is not a phase");
+    CHECK(phase_named(j, "forward") && phase_named(j, "backward") && phase_named(j, "data"), "step container: the ranges inside it are");
+    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "step container: the bottleneck is backward, not \"step\" at 100%");
+    CHECK(shares_at_most_one(j), "step container: no share over 100%");
+    cJSON_Delete(j);
+}
+
 int main(void) {
     scenario_step_first();
+    scenario_background_thread();
+    scenario_step_container();
     return check_done("test_verdict");
 }
