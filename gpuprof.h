@@ -4459,6 +4459,9 @@ typedef struct gpuprof__nested {
     double sync_ns, host_ns, mem_ns, comp_ns;                 /* CPU self time (sync, host), GPU self time (memory, compute) */
     double sync_best, host_best, mem_best, comp_best;
     const gpuprof__row *sync_by, *host_by, *mem_by, *comp_by; /* the largest of each class */
+    double work_mem_ns, work_comp_ns;     /* CPU self time of declared work without GPU time, by its bound */
+    double work_mem_best, work_comp_best;
+    const gpuprof__row *work_mem_by, *work_comp_by;
 } gpuprof__nested;
 
 static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k) {
@@ -4468,8 +4471,14 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     case GPUPROF__K_CPU:      /* host work the user named; a range merely without GPU time does not decide a phase */
         if (gpuprof__is_host(d->name_id)) { a->host_ns += (double)d->self_ns; if (c > a->host_best) { a->host_best = c; a->host_by = d; } }
         break;
-    case GPUPROF__K_MEMORY: a->mem_ns += g; if (g > a->mem_best) { a->mem_best = g; a->mem_by = d; } break;
-    case GPUPROF__K_COMPUTE: a->comp_ns += g; if (g > a->comp_best) { a->comp_best = g; a->comp_by = d; } break;
+    case GPUPROF__K_MEMORY:
+        if (d->gpu.count) { a->mem_ns += g; if (g > a->mem_best) { a->mem_best = g; a->mem_by = d; } }
+        else { a->work_mem_ns += (double)d->self_ns; if (c > a->work_mem_best) { a->work_mem_best = c; a->work_mem_by = d; } }
+        break;
+    case GPUPROF__K_COMPUTE:
+        if (d->gpu.count) { a->comp_ns += g; if (g > a->comp_best) { a->comp_best = g; a->comp_by = d; } }
+        else { a->work_comp_ns += (double)d->self_ns; if (c > a->work_comp_best) { a->work_comp_best = c; a->work_comp_by = d; } }
+        break;
     default: break;
     }
 }
@@ -4545,6 +4554,13 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
             if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns / v->steps; }
             else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns / v->steps; }
+            /* declared work on the CPU (peaks given): a phase mostly made of it takes its bound */
+            else if (a->work_mem_ns + a->work_comp_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
+                int mem = a->work_mem_ns >= a->work_comp_ns;
+                p->k = mem ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;
+                p->by = mem ? a->work_mem_by : a->work_comp_by;
+                p->by_ns = (mem ? a->work_mem_ns : a->work_comp_ns) / v->steps;
+            }
         } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
             if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns / v->steps; }
             else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns / v->steps; }
@@ -4601,11 +4617,12 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
     double g = r->gpu.count ? r->gpu.sum / (double)r->gpu.count : 0;
     gpuprof__roof rf;
     if (p->by) {
-        gpuprof__fmt(t1, sizeof t1, "%.0f", p->t > 0 ? 100.0 * p->by_ns / (p->k == GPUPROF__K_SYNC || p->k == GPUPROF__K_CPU ? p->cpu : p->gpu) : 0.0);
+        int on_cpu = p->k == GPUPROF__K_SYNC || p->k == GPUPROF__K_CPU || !p->by->gpu.count;
+        gpuprof__fmt(t1, sizeof t1, "%.0f", p->t > 0 ? 100.0 * p->by_ns / (on_cpu ? p->cpu : p->gpu) : 0.0);
         if (p->k == GPUPROF__K_MEMORY || p->k == GPUPROF__K_COMPUTE) {
             gpuprof__roofline(p->by, &rf);
             gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * rf.frac);
-            snprintf(out, n, "%s%% of its GPU time in %s ranges, most in \"%s\" (%s%% of peak %s)", t1, gpuprof__kname[p->k],
+            snprintf(out, n, "%s%% of its %s time in %s ranges, most in \"%s\" (%s%% of peak %s)", t1, on_cpu ? "CPU" : "GPU", gpuprof__kname[p->k],
                      gpuprof__name_text(p->by->name_id), t2, p->k == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s");
         } else
             snprintf(out, n, "%s%% of its CPU time in %s ranges, most in \"%s\"", t1, gpuprof__kname[p->k], gpuprof__name_text(p->by->name_id));

@@ -144,9 +144,47 @@ static void scenario_step_container(void) {
     cJSON_Delete(j);
 }
 
+/* A CPU build with the machine's peaks given: forward's time is mostly a
+   nested matmul declared with GPUPROF_RANGE_WORK (compute-bound at 50% of
+   the given peak): forward takes that class, decided by matmul. */
+static void scenario_nested_work(void) {
+    gpuprof_config cfg;
+    cJSON *j, *f, *by;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    cfg.peak_tflops = 1.0;                 /* 1e12 FLOP/s */
+    cfg.peak_gbps = 100.0;                 /* 1e11 B/s: ridge 10 FLOP/B */
+    gpuprof_init(&cfg);
+    for (i = 0; i < 11; i++) {
+        { PROF_RANGE("data"); vnow += 500; }
+        {
+            PROF_RANGE("forward");
+            { PROF_RANGE_WORK("matmul", 1e6, 1e4); vnow += 2000; }    /* 1e6 FLOP in 2 us: 5e11 FLOP/s, 100 FLOP/B */
+            vnow += 200;
+        }
+        PROF_STEP();
+    }
+    j = session_end("nested_work.json");
+    f = phase_named(j, "forward");
+    CHECK(f && strcmp(cJSON_GetObjectItem(f, "class")->valuestring, "compute-bound") == 0,
+          "nested work: forward is compute-bound, from the work declared inside it (not \"CPU-bound: host code\")");
+    by = f ? cJSON_GetObjectItem(f, "decided_by") : NULL;
+    CHECK(cJSON_IsString(by) && strcmp(by->valuestring, "matmul") == 0, "nested work: decided by matmul");
+    CHECK(strcmp(bottleneck_name(j), "forward") == 0, "nested work: forward is the bottleneck");
+    {
+        char *text = check_slurp("nested_work.json.report.txt");
+        CHECK(text && !strstr(text, "declare its work with GPUPROF_RANGE_WORK"), "nested work: the advice does not ask for work already declared");
+        CHECK(text && strstr(text, "% of its CPU time in compute-bound ranges, most in \"matmul\" (50% of peak FLOP/s)"), "nested work: the Why says so");
+        free(text);
+    }
+    cJSON_Delete(j);
+}
+
 int main(void) {
     scenario_step_first();
     scenario_background_thread();
     scenario_step_container();
+    scenario_nested_work();
     return check_done("test_verdict");
 }
