@@ -1102,6 +1102,8 @@ static struct {
     int excluding;                        /* warm-up or schedule may exclude: ranges take the slow check */
     int mem_ranges;                       /* per-range memory deltas: every range takes the slow begin */
     int phase;                            /* of the current step */
+    int prev_phase;                       /* of the step before it, and when the current one began (ticks): */
+    uint64_t phase_since;                 /* a range is judged by the step its outermost range began in */
     gpuprof_config cfg;                   /* with defaults applied; strings owned below */
     char *trace_path, *report, *summary_path, *process_name;
     char *host_ranges;                    /* comma-separated names (the verdict's CPU-bound ranges), or NULL */
@@ -2486,8 +2488,14 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f);
    per range; the calls after those go to `pre`, which the report counts as
    warm-up if the program turns out to call GPUPROF_STEP (the whole first
    step was warm-up) and as ordinary calls if it never does. */
-static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, uint64_t self) {
-    if (GPUPROF__LD(&gpuprof__g.phase) == GPUPROF__PHASE_EXCLUDE) {
+/* Warm-up and schedule: is this call left out of the statistics? A call is
+   judged by the step in which its outermost enclosing range began (t0_outer),
+   so a tree whose outer range spans a step boundary (a "step" range around
+   GPUPROF_STEP) is counted or left out whole: parents and children agree. */
+static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, uint64_t self, uint64_t t0_outer) {
+    int phase = GPUPROF__LD(&gpuprof__g.phase);
+    if (t0_outer < GPUPROF__LD(&gpuprof__g.phase_since)) phase = GPUPROF__LD(&gpuprof__g.prev_phase);
+    if (phase == GPUPROF__PHASE_EXCLUDE) {
         GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
         return 1;
     }
@@ -2614,7 +2622,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     GPUPROF__NVTX_POP(f);
     t->depth = d - 1;
     if (d > 1) t->stack[d - 2].child_ns += dt;
-    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self);
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self, t->stack[0].t0);
     gpuprof__gpu_end(t, f, d, decision, t1);        /* the GPU part follows the same decision */
     if (decision) evflags = GPUPROF__EVF_WARMUP;
     else {
@@ -2705,7 +2713,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
         gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
         return;
     }
-    if (!GPUPROF__LD(&gpuprof__g.excluding) || !gpuprof__exclude(n, value, 0)) gpuprof_stats_add(&n->stats, value);
+    if (!GPUPROF__LD(&gpuprof__g.excluding) || !gpuprof__exclude(n, value, 0, UINT64_MAX)) gpuprof_stats_add(&n->stats, value);
     gpuprof__std(&n->last, value);
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
         uint64_t u;
@@ -3336,11 +3344,18 @@ static int gpuprof__phase_of(uint64_t step) {
 
 /* Under gpuprof__lock: derive what the hot path reads from the state. */
 static void gpuprof__apply_phase(void) {
-    int phase = gpuprof__phase_of(gpuprof__g.step);
+    int phase = gpuprof__phase_of(gpuprof__g.step), old = GPUPROF__LD(&gpuprof__g.phase);
     int recording = gpuprof__g.state == GPUPROF__RUNNING && gpuprof__g.user_enabled && phase != GPUPROF__PHASE_OFF &&
                     !GPUPROF__LD(&gpuprof__g.forked_child);
+    if (phase != old) {
+        GPUPROF__ST(&gpuprof__g.prev_phase, old);
+        GPUPROF__ST(&gpuprof__g.phase_since, gpuprof__ticks());
+    } else GPUPROF__ST(&gpuprof__g.prev_phase, phase);
     GPUPROF__ST(&gpuprof__g.phase, phase);
-    GPUPROF__ST(&gpuprof__g.excluding, phase == GPUPROF__PHASE_EXCLUDE || (gpuprof__g.cfg.warmup > 0 && !gpuprof__g.steps_seen));
+    /* The step after a warm-up step is judged on the slow path too: a range
+       begun in the warm-up may end in it. */
+    GPUPROF__ST(&gpuprof__g.excluding, phase == GPUPROF__PHASE_EXCLUDE || old == GPUPROF__PHASE_EXCLUDE ||
+                (gpuprof__g.cfg.warmup > 0 && !gpuprof__g.steps_seen));
     GPUPROF__ST(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);
 }
 
@@ -3364,6 +3379,7 @@ void gpuprof__step(void) {
     first = !gpuprof__g.steps_seen;
     GPUPROF__ST(&gpuprof__g.steps_seen, 1);
     phase = gpuprof__phase_of(gpuprof__g.step);
+    if (first) GPUPROF__ST(&gpuprof__g.phase, phase);   /* the step that ends, judged as if steps were seen all along */
     counted = phase == GPUPROF__PHASE_COUNT;
     recorded = phase != GPUPROF__PHASE_OFF;
     step = gpuprof__g.step;
@@ -5196,6 +5212,7 @@ static void gpuprof__report_gpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gp
         gpuprof__row *r = &s->tree[s->order[i]];
         gpuprof_stats *g = &r->gpu;
         const char *v = gpuprof__verdict(r);
+        if (!r->stats.count && !g->count) continue;          /* every call fell in warm-up */
         gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
         gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
         gpuprof__cell_ns(b, r->stats.sum);
@@ -5249,6 +5266,7 @@ static void gpuprof__report_cpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gp
     for (i = 0; i < s->norder && i < rows; i++) {
         gpuprof__row *r = &s->tree[s->order[i]];
         gpuprof_stats *st = &r->stats;
+        if (!st->count) continue;                            /* every call fell in warm-up */
         gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
         gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
         gpuprof__cell_ns(b, st->sum);

@@ -181,10 +181,52 @@ static void scenario_nested_work(void) {
     cJSON_Delete(j);
 }
 
+/* Warm-up 2 steps, a "step" range around GPUPROF_STEP (its calls span the
+   boundary), and a worker thread whose calls all fall in the warm-up: the
+   tree's parent and children agree, and no 0-call row is shown. */
+static void *warm_worker(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < 5; i++) { PROF_RANGE("worker.task"); vnow += 100; }
+    return NULL;
+}
+static void scenario_warmup_boundary(void) {
+    gpuprof_config cfg;
+    cJSON *j, *outer, *inner;
+    pthread_t th;
+    char *text;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    cfg.warmup = 2;
+    gpuprof_init(&cfg);
+    for (i = 0; i < 10; i++) {
+        GPUPROF_BEGIN("iteration");
+        { PROF_RANGE("forward"); vnow += 2000; }
+        if (i == 0) { pthread_create(&th, NULL, warm_worker, NULL); pthread_join(th, NULL); }
+        PROF_STEP();
+        GPUPROF_END();                                  /* ends in the next step */
+    }
+    j = session_end("warmup_boundary.json");
+    outer = summary_path(j, "iteration");
+    inner = summary_path(j, "iteration/forward");
+    CHECK(outer && inner, "warm-up boundary: both tree rows");
+    CHECK_EQ_U(jnum(outer, "count"), jnum(inner, "count"), "warm-up boundary: the parent's counted calls equal its child's");
+    CHECK_EQ_U(jnum(inner, "count"), 8, "warm-up boundary: 8 of 10 iterations counted (2 in warm-up)");
+    text = check_slurp("warmup_boundary.json.report.txt");
+    {
+        const char *tree = text ? strstr(text, "Call tree") : NULL;
+        CHECK(tree && !strstr(tree, "worker.task"), "warm-up boundary: a thread whose calls all fell in warm-up shows no 0-call row");
+    }
+    free(text);
+    cJSON_Delete(j);
+}
+
 int main(void) {
     scenario_step_first();
     scenario_background_thread();
     scenario_step_container();
     scenario_nested_work();
+    scenario_warmup_boundary();
     return check_done("test_verdict");
 }
