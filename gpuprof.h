@@ -1031,6 +1031,7 @@ typedef struct gpuprof__node {
     gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events */
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
     uint64_t mem_calls, dev_calls;
+    double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
 
@@ -3359,6 +3360,22 @@ static void gpuprof__apply_phase(void) {
     GPUPROF__ST(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);
 }
 
+/* Under gpuprof__lock, on the stepping thread (which owns these nodes): its
+   outer two levels' counted time now, at the first and at every GPUPROF_STEP. */
+static void gpuprof__step_window(gpuprof__thread *t, int first) {
+    gpuprof__node *a, *b;
+    for (a = t->root.first_child; a; a = a->next_sibling) {
+        double s = gpuprof__ldd(&a->stats.sum);
+        if (first) gpuprof__std(&a->win_first, s);
+        gpuprof__std(&a->win_last, s);
+        for (b = a->first_child; b; b = b->next_sibling) {
+            s = gpuprof__ldd(&b->stats.sum);
+            if (first) gpuprof__std(&b->win_first, s);
+            gpuprof__std(&b->win_last, s);
+        }
+    }
+}
+
 void gpuprof__step(void) {
     uint64_t now = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
@@ -3373,7 +3390,10 @@ void gpuprof__step(void) {
     if ((!t || t->session != GPUPROF__LD(&gpuprof__g.session)) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
-    if (t && t->session == gpuprof__g.session) gpuprof__g.stepper = t;
+    if (t && t->session == gpuprof__g.session) {
+        gpuprof__g.stepper = t;
+        gpuprof__step_window(t, !gpuprof__g.steps_seen);
+    }
     /* The step that ends now, judged as if steps had been seen from the
        start: before the first GPUPROF_STEP its ranges were judged per call. */
     first = !gpuprof__g.steps_seen;
@@ -3888,6 +3908,8 @@ typedef struct gpuprof__row {
     uint32_t name_id, depth;
     int32_t parent;
     int other;                  /* tree rows: recorded on a thread other than the one calling GPUPROF_STEP */
+    int windowed;               /* the stepping thread's outer two levels: the time splits as below */
+    double before_ns, in_ns, after_ns;   /* counted time before the first GPUPROF_STEP, between the first and the last, after the last */
     uint64_t self_ns, excluded;
     double flops, bytes, last;
     uint64_t gpu_self_ns, gpu_excluded;
@@ -3958,6 +3980,27 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     }
 }
 
+/* The steps are the windows between consecutive GPUPROF_STEP calls. The
+   stepping thread's outer two levels of ranges (phases, and those inside a
+   range wrapping the step) keep their counted time at the first and the
+   last GPUPROF_STEP, so their time splits into before the steps (a model
+   load), in them, and after them (teardown). */
+static void gpuprof__row_window(gpuprof__row *r, gpuprof__node *n, const gpuprof__thread *t) {
+    double sum = r->stats.sum, first, last;
+    if (t != gpuprof__g.stepper || !(n->parent == &t->root || (n->parent && n->parent->parent == &t->root))) {
+        r->in_ns = sum;
+        return;
+    }
+    first = gpuprof__ldd(&n->win_first);
+    last = gpuprof__ldd(&n->win_last);
+    if (last > sum) last = sum;                      /* statistics cleared since (gpuprof_reset) */
+    if (first > last) first = last;
+    r->windowed = 1;
+    r->before_ns = first;
+    r->in_ns = last - first;
+    r->after_ns = sum - last;
+}
+
 /* Adds one row into another (a node read once goes to its flat and its tree
    row, so the two tables agree even while the node's thread records). */
 static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
@@ -3976,6 +4019,10 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->dev_delta += src->dev_delta;
     dst->mem_calls += src->mem_calls;
     dst->dev_calls += src->dev_calls;
+    dst->windowed |= src->windowed;
+    dst->before_ns += src->before_ns;
+    dst->in_ns += src->in_ns;
+    dst->after_ns += src->after_ns;
 }
 
 /* The next row of a zeroed array (gpuprof__zalloc): already empty. */
@@ -4098,6 +4145,7 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
         gpuprof__stats_clear_used(&one->stats);
         gpuprof__stats_clear_used(&one->gpu);
         gpuprof__row_add(one, n);
+        gpuprof__row_window(one, n, t);
         /* tree: the row of (parent row, name) */
         for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u ^ (uint32_t)other) & c->mask;; slot = (slot + 1) & c->mask) {
             row = c->hash[slot];
@@ -4458,6 +4506,8 @@ typedef struct gpuprof__verdict_t {
     const gpuprof__row *container;        /* the range that wraps the whole step (its children are the phases), or NULL */
     const gpuprof__row *other[GPUPROF__PHASES];   /* outermost ranges of the other threads, the largest first */
     int nother;
+    const gpuprof__row *outside[GPUPROF__PHASES]; /* ranges with time outside the steps worth listing (a model load) */
+    int noutside;
 } gpuprof__verdict_t;
 
 static int gpuprof__phase_cmp(const void *a, const void *b) {
@@ -4499,6 +4549,11 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     }
 }
 
+/* A row's counted time inside the step windows (per run: all of it). */
+static double gpuprof__in_steps(const gpuprof__verdict_t *v, const gpuprof__row *r) {
+    return v->per_step && r->windowed ? r->in_ns : r->stats.sum;
+}
+
 /* Which tree rows are the step's phases: the outermost ranges of the thread
    calling GPUPROF_STEP (those of other threads are listed apart), and, where
    one range wraps the whole step (a "step" range around forward, backward,
@@ -4522,7 +4577,7 @@ static void gpuprof__find_phases(const gpuprof__snap *s, gpuprof__verdict_t *v, 
         for (i = 0; i < s->ntree; i++) {
             const gpuprof__row *r = &s->tree[i];
             int kids = 0;
-            if (!is_phase[i] || r->stats.sum / v->steps < GPUPROF__CONTAINER_SHARE * gpuprof_stats_mean(&gpuprof__g.step_stats)) continue;
+            if (!is_phase[i] || gpuprof__in_steps(v, r) / v->steps < GPUPROF__CONTAINER_SHARE * gpuprof_stats_mean(&gpuprof__g.step_stats)) continue;
             for (j = 0; j < s->ntree; j++) if (s->tree[j].parent == (int32_t)i && s->tree[j].stats.count) kids++;
             if (!kids) continue;
             is_phase[i] = 0;
@@ -4530,6 +4585,15 @@ static void gpuprof__find_phases(const gpuprof__snap *s, gpuprof__verdict_t *v, 
             if (!v->container) v->container = r;
             changed = 1;
         }
+    }
+    /* Time outside the steps is reported once, not divided over them: a
+       range with none in the steps is no phase; one with more outside than
+       a step lasts is listed (a 200 ms model load before the first step). */
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        if (!is_phase[i] || !r->windowed) continue;
+        if (r->before_ns + r->after_ns >= gpuprof_stats_mean(&gpuprof__g.step_stats) && v->noutside < GPUPROF__PHASES) v->outside[v->noutside++] = r;
+        if (r->in_ns <= 0) is_phase[i] = 0;
     }
 }
 
@@ -4546,8 +4610,10 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     nest = (gpuprof__nested *)gpuprof__zalloc(s->ntree * sizeof *nest);
     is_phase = (unsigned char *)gpuprof__zalloc(s->ntree);
     if (!all || !nest || !is_phase) { GPUPROF_FREE(all); GPUPROF_FREE(nest); GPUPROF_FREE(is_phase); return; }
+    /* one definition of a step, for every figure: the windows between
+       consecutive GPUPROF_STEP calls that were counted */
     v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
-    v->steps = v->per_step ? (double)gpuprof__g.steps_counted : 1.0;
+    v->steps = v->per_step ? (double)gpuprof__g.step_stats.count : 1.0;
     gpuprof__find_phases(s, v, is_phase);
     /* each nested range into its phase's totals: one pass, O(rows x depth) */
     for (j = 0; j < s->ntree; j++) {
@@ -4565,8 +4631,9 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         p = &all[nall++];
         p->r = r;
         p->k = gpuprof__klass(r);
-        p->cpu = r->stats.sum / v->steps;
-        p->gpu = r->gpu.count ? r->gpu.sum / v->steps : 0;
+        p->cpu = gpuprof__in_steps(v, r) / v->steps;
+        /* GPU time in the steps: in the proportion of the CPU time */
+        p->gpu = r->gpu.count ? r->gpu.sum * (r->stats.sum > 0 ? gpuprof__in_steps(v, r) / r->stats.sum : 1.0) / v->steps : 0;
         if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
             if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns / v->steps; }
             else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns / v->steps; }
@@ -5025,6 +5092,23 @@ static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdic
     }
 }
 
+/* Time outside the steps, once: before the first GPUPROF_STEP, after the last. */
+static void gpuprof__report_outside(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width) {
+    int i;
+    gpuprof__buf_s(b, "Outside the steps (once, not per step; the steps are the windows between GPUPROF_STEP calls)\n");
+    gpuprof__name_cell(b, "Range", width, 0);
+    gpuprof__buf_s(b, "  Before 1st  After last\n");
+    for (i = 0; i < v->noutside; i++) {
+        const gpuprof__row *r = v->outside[i];
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_s(b, " ");
+        gpuprof__cell_ns(b, r->before_ns);
+        gpuprof__buf_s(b, " ");
+        gpuprof__cell_ns(b, r->after_ns);
+        gpuprof__buf_s(b, "\n");
+    }
+}
+
 static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width, int gpu_run) {
     char t1[32], t2[32], why[512];
     int i, k;
@@ -5055,6 +5139,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     }
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
     if (v->nother) gpuprof__report_other_threads(b, v, width);
+    if (v->noutside) gpuprof__report_outside(b, v, width);
     gpuprof__verdict_step(b, v, gpu_run);
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
@@ -5583,6 +5668,16 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_num(b, v.step_ns > 0 ? v.other[i]->stats.sum / v.steps / v.step_ns : GPUPROF__NAN);
         gpuprof__buf_s(b, "}");
     }
+    gpuprof__buf_s(b, "],\"outside_steps\":[");
+    for (i = 0; i < v.noutside; i++) {
+        gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[v.outside[i]->name_id].json);
+        gpuprof__buf_s(b, ",\"before_first_step_ns\":");
+        gpuprof__buf_num(b, v.outside[i]->before_ns);
+        gpuprof__buf_s(b, ",\"after_last_step_ns\":");
+        gpuprof__buf_num(b, v.outside[i]->after_ns);
+        gpuprof__buf_s(b, "}");
+    }
     gpuprof__buf_s(b, "],\"outside_ns\":");
     gpuprof__buf_num(b, v.per_step ? v.outside_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"bottleneck\":{\"name\":");
@@ -5859,6 +5954,8 @@ void gpuprof_reset(void) {
             GPUPROF__ST(&n->pre_self_ns, (uint64_t)0);
             gpuprof__std(&n->flops, 0.0);
             gpuprof__std(&n->bytes, 0.0);
+            gpuprof__std(&n->win_first, 0.0);
+            gpuprof__std(&n->win_last, 0.0);
             GPUPROF__ST(&n->mem_delta, (int64_t)0);
             GPUPROF__ST(&n->dev_delta, (int64_t)0);
             GPUPROF__ST(&n->mem_calls, (uint64_t)0);

@@ -222,11 +222,36 @@ static void scenario_warmup_boundary(void) {
     cJSON_Delete(j);
 }
 
+/* A 200 us model load before the first step and a teardown after the last,
+   four 6 us steps, no warm-up (the first iteration's ranges also fall
+   before the first GPUPROF_STEP): time outside the steps is listed once, the
+   phases are per step window, and no share passes 100%. */
+static void scenario_setup_teardown(void) {
+    cJSON *j, *o, *ph;
+    session_begin();
+    { PROF_RANGE("load_model"); vnow += 200000; }
+    train_steps(5, 0);                                 /* 5 GPUPROF_STEP calls: 4 step windows */
+    { PROF_RANGE("teardown"); vnow += 50000; }
+    j = session_end("setup.json");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "time"), "count"), 4, "setup: 4 steps (windows between 5 GPUPROF_STEP calls)");
+    CHECK(phase_named(j, "load_model") == NULL && phase_named(j, "teardown") == NULL, "setup: the model load and the teardown are not phases");
+    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "setup: the bottleneck is backward, not load_model");
+    CHECK(shares_at_most_one(j), "setup: no phase holds more than 100% of the step");
+    ph = phase_named(j, "backward");
+    CHECK(ph && jnum(ph, "cpu_ns") > 2990 && jnum(ph, "cpu_ns") < 3010, "setup: backward 3 us per step (4 windows, 4 calls in them)");
+    o = summary_find(verdict(j), "outside_steps", "load_model");
+    CHECK(o && jnum(o, "before_first_step_ns") > 200000 && jnum(o, "before_first_step_ns") < 200010, "setup: load_model listed once, 200 us before the first step");
+    o = summary_find(verdict(j), "outside_steps", "teardown");
+    CHECK(o && jnum(o, "after_last_step_ns") > 50000 && jnum(o, "after_last_step_ns") < 50010, "setup: teardown listed once, 50 us after the last step");
+    cJSON_Delete(j);
+}
+
 int main(void) {
     scenario_step_first();
     scenario_background_thread();
     scenario_step_container();
     scenario_nested_work();
     scenario_warmup_boundary();
+    scenario_setup_teardown();
     return check_done("test_verdict");
 }
