@@ -998,6 +998,9 @@ enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4
        GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK events): the range has a GPU event: no rates on its CPU event */
 
 #define GPUPROF__BLOCK_EVENTS 2048
+#define GPUPROF__OUTLIERS 256         /* outlier-step candidates kept (more: none are set apart) */
+#define GPUPROF__OUTLIER_RANGES 8     /* ranges kept per candidate, the largest first */
+#define GPUPROF__OUTLIER_X 3.0        /* a step longer than this many median steps is an outlier */
 #define GPUPROF__NODE_CHUNK 32
 #define GPUPROF__DYN_CACHE 256
 
@@ -1093,6 +1096,15 @@ typedef struct gpuprof__thread {
     uint64_t gpu_pushed;                  /* GPU records this thread has queued */
 } gpuprof__thread;
 
+/* A step that may be an outlier: its length, and where its time went. */
+typedef struct gpuprof__outlier {
+    uint64_t step;
+    double dur;                                   /* ns */
+    uint32_t n;
+    gpuprof__node *node[GPUPROF__OUTLIER_RANGES]; /* the stepping thread's ranges with the most time in it, */
+    double delta[GPUPROF__OUTLIER_RANGES];        /* and their time in it */
+} gpuprof__outlier;
+
 static struct {
     int state;
     unsigned session;
@@ -1127,6 +1139,9 @@ static struct {
     /* steps */
     uint64_t step, steps_counted, steps_excluded, steps_off;
     struct gpuprof__thread *stepper;      /* the thread calling GPUPROF_STEP: its timeline is the step (under gpuprof__lock) */
+    gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
+    uint32_t noutl;
+    int outl_full;                        /* a candidate found no room: outliers are not set apart */
     int steps_seen;
     uint64_t step_t0;
     gpuprof_stats step_stats;
@@ -3362,17 +3377,47 @@ static void gpuprof__apply_phase(void) {
 
 /* Under gpuprof__lock, on the stepping thread (which owns these nodes): its
    outer two levels' counted time now, at the first and at every GPUPROF_STEP. */
-static void gpuprof__step_window(gpuprof__thread *t, int first) {
+/* The node's time in the step that ends now; kept when the step may be an outlier. */
+static void gpuprof__step_node(gpuprof__node *n, int first, gpuprof__outlier *o) {
+    double s = gpuprof__ldd(&n->stats.sum), d = s - gpuprof__ldd(&n->win_last);
+    uint32_t i, k;
+    if (first) gpuprof__std(&n->win_first, s);
+    gpuprof__std(&n->win_last, s);
+    if (!o || d <= 0) return;
+    for (k = 0; k < o->n && o->delta[k] >= d; k++) {}
+    if (k == GPUPROF__OUTLIER_RANGES) return;
+    if (o->n < GPUPROF__OUTLIER_RANGES) o->n++;
+    for (i = o->n - 1; i > k; i--) { o->node[i] = o->node[i - 1]; o->delta[i] = o->delta[i - 1]; }
+    o->node[k] = n;
+    o->delta[k] = d;
+}
+
+/* Is a counted step of dur ns possibly an outlier? The first few always are
+   candidates (the final median decides); later ones when far above the
+   median so far (checked only past twice the mean, which is cheap). */
+static int gpuprof__outlier_candidate(double dur) {
+    const gpuprof_stats *st = &gpuprof__g.step_stats;
+    int candidate = st->count < 5 || (dur > 2.0 * gpuprof_stats_mean(st) && dur > GPUPROF__OUTLIER_X * gpuprof_stats_quantile(st, 0.5));
+    if (candidate && gpuprof__g.noutl >= GPUPROF__OUTLIERS) { gpuprof__g.outl_full = 1; return 0; }
+    return candidate;
+}
+
+/* Under gpuprof__lock, on the stepping thread (which owns these nodes): its
+   outer two levels' counted time at the first and at every GPUPROF_STEP,
+   and, for a step that may be an outlier, where its time went. dur: the
+   counted step that ends now (ns), or < 0. */
+static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint64_t step) {
     gpuprof__node *a, *b;
+    gpuprof__outlier *o = NULL;
+    if (dur >= 0 && gpuprof__outlier_candidate(dur)) {
+        o = &gpuprof__g.outl[gpuprof__g.noutl++];
+        memset(o, 0, sizeof *o);
+        o->step = step;
+        o->dur = dur;
+    }
     for (a = t->root.first_child; a; a = a->next_sibling) {
-        double s = gpuprof__ldd(&a->stats.sum);
-        if (first) gpuprof__std(&a->win_first, s);
-        gpuprof__std(&a->win_last, s);
-        for (b = a->first_child; b; b = b->next_sibling) {
-            s = gpuprof__ldd(&b->stats.sum);
-            if (first) gpuprof__std(&b->win_first, s);
-            gpuprof__std(&b->win_last, s);
-        }
+        gpuprof__step_node(a, first, o);
+        for (b = a->first_child; b; b = b->next_sibling) gpuprof__step_node(b, first, o);
     }
 }
 
@@ -3390,10 +3435,6 @@ void gpuprof__step(void) {
     if ((!t || t->session != GPUPROF__LD(&gpuprof__g.session)) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
-    if (t && t->session == gpuprof__g.session) {
-        gpuprof__g.stepper = t;
-        gpuprof__step_window(t, !gpuprof__g.steps_seen);
-    }
     /* The step that ends now, judged as if steps had been seen from the
        start: before the first GPUPROF_STEP its ranges were judged per call. */
     first = !gpuprof__g.steps_seen;
@@ -3407,6 +3448,10 @@ void gpuprof__step(void) {
     else if (counted) gpuprof__g.steps_counted++;
     else gpuprof__g.steps_excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
+    if (t && t->session == gpuprof__g.session) {
+        gpuprof__g.stepper = t;
+        gpuprof__step_window(t, first, counted && !first ? (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0) : -1.0, step);
+    }
     if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0));
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - gpuprof__clock.base), first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.step_t0), counted && !first);
@@ -3910,6 +3955,7 @@ typedef struct gpuprof__row {
     int other;                  /* tree rows: recorded on a thread other than the one calling GPUPROF_STEP */
     int windowed;               /* the stepping thread's outer two levels: the time splits as below */
     double before_ns, in_ns, after_ns;   /* counted time before the first GPUPROF_STEP, between the first and the last, after the last */
+    double out_ns;              /* of in_ns: in outlier steps */
     uint64_t self_ns, excluded;
     double flops, bytes, last;
     uint64_t gpu_self_ns, gpu_excluded;
@@ -3931,6 +3977,10 @@ typedef struct gpuprof__snap {
     int has_gpu;                /* some range has GPU time: tables sort by it */
     uint64_t marks, dropped, excluded_calls;
     uint64_t dropped_full, trace_buffered;   /* trace events dropped for want of a free block; waiting in blocks (streaming) */
+    uint32_t nout;                          /* outlier steps: how many, which (the first few), their total time, the median step */
+    uint64_t out_steps[8];
+    double out_dur, out_median;
+    unsigned char out_real[GPUPROF__OUTLIERS];
     uint32_t nthreads;
     gpuprof__memstate *mem;     /* a copy of the memory state (its table left out) */
 } gpuprof__snap;
@@ -3985,8 +4035,9 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
    range wrapping the step) keep their counted time at the first and the
    last GPUPROF_STEP, so their time splits into before the steps (a model
    load), in them, and after them (teardown). */
-static void gpuprof__row_window(gpuprof__row *r, gpuprof__node *n, const gpuprof__thread *t) {
+static void gpuprof__row_window(gpuprof__row *r, gpuprof__node *n, const gpuprof__thread *t, const gpuprof__snap *s) {
     double sum = r->stats.sum, first, last;
+    uint32_t i, k;
     if (t != gpuprof__g.stepper || !(n->parent == &t->root || (n->parent && n->parent->parent == &t->root))) {
         r->in_ns = sum;
         return;
@@ -3999,6 +4050,27 @@ static void gpuprof__row_window(gpuprof__row *r, gpuprof__node *n, const gpuprof
     r->before_ns = first;
     r->in_ns = last - first;
     r->after_ns = sum - last;
+    for (i = 0; i < gpuprof__g.noutl; i++)
+        if (s->out_real[i])
+            for (k = 0; k < gpuprof__g.outl[i].n; k++) if (gpuprof__g.outl[i].node[k] == n) r->out_ns += gpuprof__g.outl[i].delta[k];
+    if (r->out_ns > r->in_ns) r->out_ns = r->in_ns;
+}
+
+/* Under gpuprof__lock: which candidate steps are outliers, against the
+   median of all counted steps. */
+static void gpuprof__outliers(gpuprof__snap *s) {
+    const gpuprof_stats *st = &gpuprof__g.step_stats;
+    uint32_t i;
+    if (st->count < 5 || gpuprof__g.outl_full) return;
+    s->out_median = gpuprof_stats_quantile(st, 0.5);
+    for (i = 0; i < gpuprof__g.noutl; i++) {
+        if (!(gpuprof__g.outl[i].dur > GPUPROF__OUTLIER_X * s->out_median)) continue;
+        s->out_real[i] = 1;
+        if (s->nout < 8) s->out_steps[s->nout] = gpuprof__g.outl[i].step;
+        s->nout++;
+        s->out_dur += gpuprof__g.outl[i].dur;
+    }
+    if (s->nout * 2 >= st->count) { s->nout = 0; s->out_dur = 0; memset(s->out_real, 0, sizeof s->out_real); }   /* not outliers: half the steps */
 }
 
 /* Adds one row into another (a node read once goes to its flat and its tree
@@ -4023,6 +4095,7 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->before_ns += src->before_ns;
     dst->in_ns += src->in_ns;
     dst->after_ns += src->after_ns;
+    dst->out_ns += src->out_ns;
 }
 
 /* The next row of a zeroed array (gpuprof__zalloc): already empty. */
@@ -4105,6 +4178,7 @@ static void gpuprof__collect_counts(gpuprof__snap *s, gpuprof__collector *c) {
     }
     s->dropped = gpuprof__dropped();
     gpuprof__trace_pending(s);
+    gpuprof__outliers(s);
 }
 
 static int gpuprof__collect_alloc(gpuprof__snap *s, gpuprof__collector *c) {
@@ -4145,7 +4219,7 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
         gpuprof__stats_clear_used(&one->stats);
         gpuprof__stats_clear_used(&one->gpu);
         gpuprof__row_add(one, n);
-        gpuprof__row_window(one, n, t);
+        gpuprof__row_window(one, n, t, s);
         /* tree: the row of (parent row, name) */
         for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u ^ (uint32_t)other) & c->mask;; slot = (slot + 1) & c->mask) {
             row = c->hash[slot];
@@ -4508,6 +4582,11 @@ typedef struct gpuprof__verdict_t {
     int nother;
     const gpuprof__row *outside[GPUPROF__PHASES]; /* ranges with time outside the steps worth listing (a model load) */
     int noutside;
+    uint32_t nout;                /* outlier steps, left out of the figures above (see gpuprof__snap) */
+    uint64_t out_steps[8];        /* the first few */
+    double out_x, out_median;     /* their mean length in median steps; the median step */
+    const gpuprof__row *extra[2]; /* the phases with the most extra time in them */
+    double extra_ns[2];
 } gpuprof__verdict_t;
 
 static int gpuprof__phase_cmp(const void *a, const void *b) {
@@ -4549,9 +4628,32 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     }
 }
 
-/* A row's counted time inside the step windows (per run: all of it). */
+/* A row's counted time inside the typical step windows (outlier steps
+   apart; per run: all of it). */
 static double gpuprof__in_steps(const gpuprof__verdict_t *v, const gpuprof__row *r) {
-    return v->per_step && r->windowed ? r->in_ns : r->stats.sum;
+    return v->per_step && r->windowed ? r->in_ns - (v->nout ? r->out_ns : 0.0) : r->stats.sum;
+}
+
+/* Long steps whose extra time is mostly a sync-bound range (a loss read
+   every N steps) are where the loop pays for the GPU work queued in the
+   others: part of every step's cost, not outliers to set apart. */
+static int gpuprof__outliers_are_syncs(const gpuprof__snap *s, const gpuprof__verdict_t *v) {
+    uint32_t i;
+    const gpuprof__row *top = NULL;
+    double best = 0, typical = v->steps - (double)s->nout;
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        double x;
+        if (!r->windowed || r->other) continue;
+        x = r->out_ns - (double)s->nout * (r->in_ns - r->out_ns) / typical;
+        if (x > best && (r->depth == 0 || gpuprof__klass(r) == GPUPROF__K_SYNC)) { best = x; top = r; }
+    }
+    return top && gpuprof__klass(top) == GPUPROF__K_SYNC;
+}
+
+/* The mean of the typical steps (outlier steps apart). */
+static double gpuprof__typical_step(const gpuprof__snap *s, const gpuprof__verdict_t *v) {
+    return v->nout ? (gpuprof__g.step_stats.sum - s->out_dur) / v->steps : gpuprof_stats_mean(&gpuprof__g.step_stats);
 }
 
 /* Which tree rows are the step's phases: the outermost ranges of the thread
@@ -4577,7 +4679,7 @@ static void gpuprof__find_phases(const gpuprof__snap *s, gpuprof__verdict_t *v, 
         for (i = 0; i < s->ntree; i++) {
             const gpuprof__row *r = &s->tree[i];
             int kids = 0;
-            if (!is_phase[i] || gpuprof__in_steps(v, r) / v->steps < GPUPROF__CONTAINER_SHARE * gpuprof_stats_mean(&gpuprof__g.step_stats)) continue;
+            if (!is_phase[i] || gpuprof__in_steps(v, r) / v->steps < GPUPROF__CONTAINER_SHARE * gpuprof__typical_step(s, v)) continue;
             for (j = 0; j < s->ntree; j++) if (s->tree[j].parent == (int32_t)i && s->tree[j].stats.count) kids++;
             if (!kids) continue;
             is_phase[i] = 0;
@@ -4593,7 +4695,7 @@ static void gpuprof__find_phases(const gpuprof__snap *s, gpuprof__verdict_t *v, 
         const gpuprof__row *r = &s->tree[i];
         if (!is_phase[i] || !r->windowed) continue;
         if (r->before_ns + r->after_ns >= gpuprof_stats_mean(&gpuprof__g.step_stats) && v->noutside < GPUPROF__PHASES) v->outside[v->noutside++] = r;
-        if (r->in_ns <= 0) is_phase[i] = 0;
+        if (gpuprof__in_steps(v, r) <= 0) is_phase[i] = 0;      /* nothing in the (typical) steps */
     }
 }
 
@@ -4614,6 +4716,14 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
        consecutive GPUPROF_STEP calls that were counted */
     v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
     v->steps = v->per_step ? (double)gpuprof__g.step_stats.count : 1.0;
+    /* outlier steps (an evaluation every N steps) apart: the verdict is on the typical ones */
+    if (v->per_step && s->nout && (double)s->nout < v->steps && !gpuprof__outliers_are_syncs(s, v)) {
+        v->nout = s->nout;
+        v->steps -= (double)s->nout;
+        memcpy(v->out_steps, s->out_steps, sizeof v->out_steps);
+        v->out_median = s->out_median;
+        v->out_x = s->out_median > 0 ? s->out_dur / (double)s->nout / s->out_median : 0;
+    }
     gpuprof__find_phases(s, v, is_phase);
     /* each nested range into its phase's totals: one pass, O(rows x depth) */
     for (j = 0; j < s->ntree; j++) {
@@ -4668,7 +4778,17 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
        outside any range add up to the step) and the GPU's (the phases' GPU
        times and the idle time). The GPU bounds the step when it is busy in
        phases nearly all of it; else the CPU does. */
-    v->step_ns = v->per_step ? gpuprof_stats_mean(&gpuprof__g.step_stats) : v->cpu_sum;
+    v->step_ns = !v->per_step ? v->cpu_sum : v->nout ? (gpuprof__g.step_stats.sum - s->out_dur) / v->steps
+                                                      : gpuprof_stats_mean(&gpuprof__g.step_stats);
+    if (v->nout)        /* where the outlier steps' extra time went: beyond the step's ranges' typical time */
+        for (i = 0; i < s->ntree; i++) {
+            const gpuprof__row *r = &s->tree[i];
+            double x;
+            if (!r->windowed || r == v->container || !(r->depth == 0 || (v->container && r->parent >= 0 && &s->tree[r->parent] == v->container))) continue;
+            x = (r->out_ns - (double)v->nout * gpuprof__in_steps(v, r) / v->steps) / (double)v->nout;   /* per outlier step */
+            if (x > v->extra_ns[0]) { v->extra[1] = v->extra[0]; v->extra_ns[1] = v->extra_ns[0]; v->extra[0] = r; v->extra_ns[0] = x; }
+            else if (x > v->extra_ns[1]) { v->extra[1] = r; v->extra_ns[1] = x; }
+        }
     v->gpu_step = v->step_ns > 0 && v->gpu_sum >= GPUPROF__GPU_BUSY * v->step_ns;   /* the GPU-bound phases fill the step */
     v->outside_ns = v->per_step && v->step_ns > v->cpu_sum ? v->step_ns - v->cpu_sum : 0;
     for (k = 1, v->step_k = 0; k < GPUPROF__K_COUNT; k++) {
@@ -5092,6 +5212,22 @@ static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdic
     }
 }
 
+/* The outlier steps, on a line of their own: which, how long, where their extra time went. */
+static void gpuprof__report_outliers(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    char t1[32], t2[32];
+    uint32_t i;
+    gpuprof__buf_printf(b, "   outlier steps: %u (step%s ", v->nout, v->nout == 1 ? "" : "s");
+    for (i = 0; i < v->nout && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? ", " : "", (unsigned long long)v->out_steps[i]);
+    gpuprof__fmt(t1, sizeof t1, "%.1f", v->out_x);
+    gpuprof__buf_printf(b, "%s): %sx the median step (%s) on average", v->nout > 8 ? ", ..." : "", t1, gpuprof__fmt_ns(t2, sizeof t2, v->out_median));
+    for (i = 0; i < 2 && v->extra[i]; i++) {
+        gpuprof__buf_s(b, i ? " and \"" : "; the extra time is in \"");
+        gpuprof__buf_name(b, gpuprof__name_text(v->extra[i]->name_id));
+        gpuprof__buf_printf(b, "\" (%s per outlier step)", gpuprof__fmt_ns(t1, sizeof t1, v->extra_ns[i]));
+    }
+    gpuprof__buf_printf(b, "; the figures above are of the other %.0f steps\n", v->steps);
+}
+
 /* Time outside the steps, once: before the first GPUPROF_STEP, after the last. */
 static void gpuprof__report_outside(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width) {
     int i;
@@ -5117,12 +5253,12 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     const gpuprof__phase *p;
     if (!v->nph) return;
     if (v->per_step && v->container) {
-        gpuprof__buf_printf(b, "\nVerdict (per counted step, mean %s; phases are the ranges inside \"", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
+        gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; phases are the ranges inside \"", v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
         gpuprof__buf_name(b, gpuprof__name_text(v->container->name_id));
         gpuprof__buf_s(b, "\", which wraps the step; rules: docs/guide.md \"Verdict\")\n");
     } else if (v->per_step)
-        gpuprof__buf_printf(b, "\nVerdict (per counted step, mean %s; phases are the outermost ranges%s; rules: docs/guide.md \"Verdict\")\n",
-                            gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
+        gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; phases are the outermost ranges%s; rules: docs/guide.md \"Verdict\")\n",
+                            v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
     else gpuprof__buf_s(b, "\nVerdict (no GPUPROF_STEP: over the whole run, shares of the time in outermost ranges; rules: docs/guide.md \"Verdict\")\n");
     gpuprof__name_cell(b, "Phase", width, 0);
     gpuprof__buf_printf(b, "%9s %10s %10s  Class          Why\n", "Share", v->per_step ? "CPU/step" : "CPU total", v->per_step ? "GPU/step" : "GPU total");
@@ -5140,6 +5276,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
     if (v->nother) gpuprof__report_other_threads(b, v, width);
     if (v->noutside) gpuprof__report_outside(b, v, width);
+    if (v->nout) gpuprof__report_outliers(b, v);
     gpuprof__verdict_step(b, v, gpu_run);
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
@@ -5668,7 +5805,21 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_num(b, v.step_ns > 0 ? v.other[i]->stats.sum / v.steps / v.step_ns : GPUPROF__NAN);
         gpuprof__buf_s(b, "}");
     }
-    gpuprof__buf_s(b, "],\"outside_steps\":[");
+    gpuprof__buf_printf(b, "],\"outlier_steps\":{\"count\":%u,\"steps\":[", v.nout);
+    for (i = 0; i < (int)v.nout && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)v.out_steps[i]);
+    gpuprof__buf_s(b, "],\"times_median\":");
+    gpuprof__buf_num(b, v.nout ? v.out_x : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"median_step_ns\":");
+    gpuprof__buf_num(b, v.nout ? v.out_median : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"extra\":[");
+    for (i = 0; i < 2 && v.extra[i]; i++) {
+        gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[v.extra[i]->name_id].json);
+        gpuprof__buf_s(b, ",\"ns\":");
+        gpuprof__buf_num(b, v.extra_ns[i]);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "]},\"outside_steps\":[");
     for (i = 0; i < v.noutside; i++) {
         gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
         gpuprof__buf_s(b, gpuprof__g.names[v.outside[i]->name_id].json);
@@ -6473,6 +6624,8 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__g.steps_seen = 0;
     gpuprof__g.step_t0 = 0;
     gpuprof__g.stepper = NULL;
+    gpuprof__g.noutl = 0;
+    gpuprof__g.outl_full = 0;
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.trace_fd = -1;
     gpuprof__g.trace_finished = 0;

@@ -246,6 +246,42 @@ static void scenario_setup_teardown(void) {
     cJSON_Delete(j);
 }
 
+/* llm.c's layout: 60 training steps of 6 us, and every 20th also runs a
+   validation (20 us) and sampling (160 us): those steps are outliers, listed
+   apart with where their extra time went, and the verdict is on the others. */
+static void scenario_outlier_steps(void) {
+    cJSON *j, *o, *x;
+    char *text;
+    int i;
+    session_begin();
+    for (i = 0; i <= 60; i++) {
+        { PROF_RANGE("data"); vnow += 1000; }
+        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("backward"); vnow += 3000; }
+        if (i % 20 == 0) {
+            { PROF_RANGE("val"); vnow += 20000; }
+            { PROF_RANGE("sample"); vnow += 160000; }
+        }
+        PROF_STEP();
+    }
+    j = session_end("outliers.json");
+    o = cJSON_GetObjectItem(verdict(j), "outlier_steps");
+    CHECK_EQ_U(jnum(o, "count"), 3, "outliers: the 3 steps with an evaluation (20, 40, 60) are outlier steps");
+    x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "steps"), 0);
+    CHECK(x && x->valuedouble == 20, "outliers: the first is step 20");
+    CHECK(jnum(o, "times_median") > 30 && jnum(o, "times_median") < 31, "outliers: 31x the median step (186 us against 6 us)");
+    x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "extra"), 0);
+    CHECK(x && strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "sample") == 0, "outliers: the extra time is mostly in sample");
+    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "outliers: the verdict, on the typical steps, names backward, not sample");
+    CHECK(jnum(verdict(j), "step_ns") > 6000 && jnum(verdict(j), "step_ns") < 6020, "outliers: the typical step is 6 us");
+    CHECK(shares_at_most_one(j), "outliers: no share over 100%");
+    text = check_slurp("outliers.json.report.txt");
+    CHECK(text && strstr(text, "outlier steps: 3 (steps 20, 40, 60): ") && strstr(text, "the extra time is in \"sample\" (160 us per outlier step) and \"val\" (20.0 us per outlier step)"),
+          "outliers: one line says which steps, how long, and where the extra time went");
+    free(text);
+    cJSON_Delete(j);
+}
+
 int main(void) {
     scenario_step_first();
     scenario_background_thread();
@@ -253,5 +289,6 @@ int main(void) {
     scenario_nested_work();
     scenario_warmup_boundary();
     scenario_setup_teardown();
+    scenario_outlier_steps();
     return check_done("test_verdict");
 }
