@@ -282,6 +282,40 @@ static void scenario_outlier_steps(void) {
     cJSON_Delete(j);
 }
 
+/* llm.c-like, all at once: GPUPROF_STEP at the top of each iteration, two
+   worker threads (OpenMP's) with their matmul tiles beside the step, and an
+   evaluation every 20 steps. */
+static void *tile_worker(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < 80; i++) { PROF_RANGE("matmul_forward.tile"); vnow += 1500; }
+    return NULL;
+}
+static void scenario_llmc_like(void) {
+    pthread_t w[2];
+    cJSON *j, *o;
+    int i;
+    session_begin();
+    for (i = 0; i < 2; i++) pthread_create(&w[i], NULL, tile_worker, NULL);
+    for (i = 0; i <= 60; i++) {
+        PROF_STEP();
+        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("backward"); vnow += 3000; }
+        { PROF_RANGE("update"); vnow += 500; }
+        if (i > 0 && i % 20 == 0) { PROF_RANGE("val"); vnow += 100000; }
+    }
+    for (i = 0; i < 2; i++) pthread_join(w[i], NULL);
+    j = session_end("llmc.json");
+    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "llm.c-like: the bottleneck is backward");
+    CHECK(phase_named(j, "matmul_forward.tile") == NULL && summary_find(verdict(j), "other_threads", "matmul_forward.tile"),
+          "llm.c-like: the workers' tiles are listed beside the step, not as a phase");
+    o = cJSON_GetObjectItem(verdict(j), "outlier_steps");
+    CHECK_EQ_U(jnum(o, "count"), 2, "llm.c-like: the two steps with an evaluation inside the windows are outliers");
+    CHECK(jnum(verdict(j), "step_ns") > 5500 && jnum(verdict(j), "step_ns") < 5520, "llm.c-like: the typical step is 5.5 us");
+    CHECK(shares_at_most_one(j), "llm.c-like: no share over 100%");
+    cJSON_Delete(j);
+}
+
 int main(void) {
     scenario_step_first();
     scenario_background_thread();
@@ -290,5 +324,6 @@ int main(void) {
     scenario_warmup_boundary();
     scenario_setup_teardown();
     scenario_outlier_steps();
+    scenario_llmc_like();
     return check_done("test_verdict");
 }
