@@ -6131,6 +6131,8 @@ void gpuprof_reset(void) {
     gpuprof__mem_clear();
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
+    gpuprof__g.noutl = 0;                /* the long steps seen belong to the statistics just cleared */
+    gpuprof__g.outl_full = 0;
 #ifdef GPUPROF_CUDA
     {
         uint32_t k;
