@@ -602,10 +602,12 @@ static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
 typedef struct timespec gpuprof__timespec;
 #define gpuprof__clock_gettime(c, t) clock_gettime((c), (t))
 #define GPUPROF__CLOCK_MONOTONIC CLOCK_MONOTONIC
+#define GPUPROF__CLOCK_THREAD_CPU CLOCK_THREAD_CPUTIME_ID
 #elif defined(__linux__) && defined(__LP64__) && (defined(__GNUC__) || defined(__clang__))
 typedef struct { long tv_sec, tv_nsec; } gpuprof__timespec;
 extern int gpuprof__clock_gettime(int clock, gpuprof__timespec *t) __asm__("clock_gettime");
 #define GPUPROF__CLOCK_MONOTONIC 1
+#define GPUPROF__CLOCK_THREAD_CPU 3
 #else
 #error "gpuprof.h: the implementation needs POSIX's clock_gettime, which this file's C mode hides: build the file that defines GPUPROF_IMPLEMENTATION with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
 #endif
@@ -619,6 +621,15 @@ extern int gpuprof__clock_gettime(int clock, gpuprof__timespec *t) __asm__("cloc
 #define GPUPROF__X86 1
 #else
 #define GPUPROF__X86 0
+#endif
+
+#if !defined(GPUPROF_CLOCK_FN)
+/* CPU time of the calling thread (for the stepping thread's time off the CPU). */
+static uint64_t gpuprof__thread_cpu_ns(void) {
+    gpuprof__timespec t;
+    if (gpuprof__clock_gettime(GPUPROF__CLOCK_THREAD_CPU, &t) != 0) return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 #endif
 
 static uint64_t gpuprof__mono_ns(void) {
@@ -1139,6 +1150,8 @@ static struct {
     /* steps */
     uint64_t step, steps_counted, steps_excluded, steps_off;
     struct gpuprof__thread *stepper;      /* the thread calling GPUPROF_STEP: its timeline is the step (under gpuprof__lock) */
+    uint64_t step_cpu0;                   /* the stepping thread's CPU time at the last GPUPROF_STEP (0: none) */
+    double step_cpu, step_wall;           /* counted steps measured: its CPU time in them, their length (ns) */
     gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
     uint32_t noutl;
     int outl_full;                        /* a candidate found no room: outliers are not set apart */
@@ -3449,6 +3462,17 @@ void gpuprof__step(void) {
     else gpuprof__g.steps_excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
     if (t && t->session == gpuprof__g.session) {
+#if !defined(GPUPROF_CLOCK_FN)
+        /* The stepping thread's time off the CPU in a step: it was blocked
+           (waiting for other threads, I/O, a blocking GPU sync). Not with a
+           test clock: its steps are not on the real clock. */
+        uint64_t cpu = gpuprof__thread_cpu_ns();
+        if (counted && !first && gpuprof__g.stepper == t && gpuprof__g.step_cpu0 && cpu >= gpuprof__g.step_cpu0) {
+            gpuprof__g.step_cpu += (double)(cpu - gpuprof__g.step_cpu0);
+            gpuprof__g.step_wall += (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0);
+        }
+        gpuprof__g.step_cpu0 = cpu;
+#endif
         gpuprof__g.stepper = t;
         gpuprof__step_window(t, first, counted && !first ? (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0) : -1.0, step);
     }
@@ -4557,6 +4581,7 @@ static int gpuprof__k_gpu(int k) { return k == GPUPROF__K_GPU || k == GPUPROF__K
 
 #define GPUPROF__PHASES 48        /* phases the verdict lists, the largest first */
 #define GPUPROF__CONTAINER_SHARE 0.9   /* a range holding this much of every step wraps the step: its children are the phases */
+#define GPUPROF__BLOCKED_WAITS 0.25    /* the stepping thread off the CPU this share of its steps: it waited */
 typedef struct gpuprof__phase {
     const gpuprof__row *r;
     int k;
@@ -4582,6 +4607,7 @@ typedef struct gpuprof__verdict_t {
     int nother;
     const gpuprof__row *outside[GPUPROF__PHASES]; /* ranges with time outside the steps worth listing (a model load) */
     int noutside;
+    double blocked;               /* the stepping thread's share of the steps off the CPU (< 0: not measured) */
     uint32_t nout;                /* outlier steps, left out of the figures above (see gpuprof__snap) */
     uint64_t out_steps[8];        /* the first few */
     double out_x, out_median;     /* their mean length in median steps; the median step */
@@ -4716,6 +4742,8 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
        consecutive GPUPROF_STEP calls that were counted */
     v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
     v->steps = v->per_step ? (double)gpuprof__g.step_stats.count : 1.0;
+    v->blocked = gpuprof__g.step_wall > 0 ? 1.0 - gpuprof__g.step_cpu / gpuprof__g.step_wall : -1.0;
+    if (v->blocked < 0 && gpuprof__g.step_wall > 0) v->blocked = 0;
     /* outlier steps (an evaluation every N steps) apart: the verdict is on the typical ones */
     if (v->per_step && s->nout && (double)s->nout < v->steps && !gpuprof__outliers_are_syncs(s, v)) {
         v->nout = s->nout;
@@ -5209,6 +5237,12 @@ static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdic
         gpuprof__buf_printf(b, " %8s", t1);
         gpuprof__cell_ns(b, per);
         gpuprof__buf_printf(b, " %10llu\n", (unsigned long long)r->stats.count);
+    }
+    if (v->blocked >= 0) {
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->blocked);
+        gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: %s\n", t1,
+                            v->blocked >= GPUPROF__BLOCKED_WAITS ? "it waited (for these threads, I/O or a blocking sync) -- what it waits for bounds the step"
+                                                                 : "it did not wait for these threads much; they run beside the step");
     }
 }
 
@@ -5795,6 +5829,8 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"container\":", v.more);
     if (v.container) gpuprof__buf_s(b, gpuprof__g.names[v.container->name_id].json);
     else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"stepper_blocked_share\":");
+    gpuprof__buf_num(b, v.blocked >= 0 ? v.blocked : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"other_threads\":[");
     for (i = 0; i < v.nother; i++) {
         gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
@@ -6132,6 +6168,7 @@ void gpuprof_reset(void) {
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
     gpuprof__g.noutl = 0;                /* the long steps seen belong to the statistics just cleared */
+    gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
     gpuprof__g.outl_full = 0;
 #ifdef GPUPROF_CUDA
     {
@@ -6628,6 +6665,8 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__g.stepper = NULL;
     gpuprof__g.noutl = 0;
     gpuprof__g.outl_full = 0;
+    gpuprof__g.step_cpu0 = 0;
+    gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.trace_fd = -1;
     gpuprof__g.trace_finished = 0;

@@ -244,6 +244,49 @@ static void test_step_first(void) {
     cJSON_Delete(j);
 }
 
+/* Whether the stepping thread waited for the other threads, on the real
+   clock: in one session each step waits for a worker's 2 ms of work (joins
+   it); in the other a worker's 0.2 ms runs beside a step that computes 2 ms. */
+static void spin_cpu_ms(double ms) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    while ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6 < ms);
+}
+static void *step_worker(void *arg) {
+    { PROF_RANGE("worker.chunk"); spin_cpu_ms(*(const double *)arg); }
+    return NULL;
+}
+static double blocked_share(int wait_for_worker, const char *file) {
+    gpuprof_config cfg;
+    cJSON *j;
+    double b;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    gpuprof_init(&cfg);
+    for (i = 0; i < 12; i++) {
+        static const double long_chunk = 2.0, short_chunk = 0.2;
+        pthread_t th;
+        pthread_create(&th, NULL, step_worker, (void *)(wait_for_worker ? &long_chunk : &short_chunk));
+        if (wait_for_worker) { PROF_RANGE("wait"); pthread_join(th, NULL); }
+        else { { PROF_RANGE("compute"); spin_cpu_ms(2.0); } pthread_join(th, NULL); }
+        PROF_STEP();
+    }
+    gpuprof_write_summary(file);
+    gpuprof_shutdown();
+    j = summary_load(file);
+    b = jnum(cJSON_GetObjectItem(j, "verdict"), "stepper_blocked_share");
+    cJSON_Delete(j);
+    return b;
+}
+static void test_stepper_waits(void) {
+    double waits = blocked_share(1, "waits.json"), busy = blocked_share(0, "busy.json");
+    CHECK(waits > 0.6, "a step that joins its worker: the stepping thread is off the CPU most of it (it waited)");
+    CHECK(busy < waits - 0.3, "a step that computes beside its worker: the stepping thread is much less off the CPU (a loaded machine preempts it a little)");
+    printf("stepping thread off the CPU: %.0f%% when waiting for the worker, %.0f%% when computing beside it\n", 100 * waits, 100 * busy);
+}
+
 int main(void) {
     test_step_first();
     test_threads_before_init();
@@ -251,6 +294,7 @@ int main(void) {
     test_same_file();
     test_fork_running();
     test_fork_idle();
+    test_stepper_waits();
     free(err_text);
     return check_done("test_lifecycle");
 }
