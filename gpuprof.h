@@ -1466,7 +1466,9 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     char label[64];
     gpuprof__thread_identity(&tid, label, sizeof label);
     pthread_mutex_lock(&gpuprof__lock);
-    for (t = gpuprof__g.threads; t && !(t->exited && t->session == gpuprof__g.session); t = t->next) {}
+    /* The main thread gets a state of its own: it is usually the one calling
+       GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
+    for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited && t->session == gpuprof__g.session); t = t->next) {}
     if (t) {
         t->exited = 0;
         t->depth = 0;
@@ -1581,12 +1583,12 @@ static int gpuprof__init_internal(const gpuprof_config *cfg, int explicit_call);
    session (auto-initialised on first use), a thread state. */
 static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
     gpuprof__thread *t = gpuprof__tls;
-    unsigned live = GPUPROF__LD(&gpuprof__g.live);
+    unsigned live = GPUPROF__LDA(&gpuprof__g.live);   /* acquire: the session's settings, published with it */
     if (!live) {
         int state = GPUPROF__LDA(&gpuprof__g.state);
         if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
             gpuprof__init_internal(NULL, 0);       /* or waits for the thread starting it */
-            live = GPUPROF__LD(&gpuprof__g.live);
+            live = GPUPROF__LDA(&gpuprof__g.live);
         } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
             gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "a range, counter or step after gpuprof_shutdown() is ignored (call gpuprof_init() to start a new session)");
         }
@@ -3300,9 +3302,9 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f) {
     GPUPROF__ST(&n->dev_delta, n->dev_delta + ((int64_t)m.dev_used - f->dev0));
 }
 
-/* Session start and end (under gpuprof__lock). */
-/* At init: the figures at the start are the baseline the first GPUPROF_MEM
-   is compared with (its phase grew by what the program allocated since). */
+/* Session start and end (under gpuprof__lock). At the start, the figures
+   then are the baseline the first GPUPROF_MEM is compared with (its phase
+   grew by what the program allocated since). */
 static void gpuprof__mem_open(void) {
     gpuprof__memfig m;
     pthread_mutex_lock(&gpuprof__mem_mu);
@@ -3385,11 +3387,17 @@ static void gpuprof__apply_phase(void) {
        begun in the warm-up may end in it. */
     GPUPROF__ST(&gpuprof__g.excluding, phase == GPUPROF__PHASE_EXCLUDE || old == GPUPROF__PHASE_EXCLUDE ||
                 (gpuprof__g.cfg.warmup > 0 && !gpuprof__g.steps_seen));
-    GPUPROF__ST(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);
+    GPUPROF__STR(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);   /* release: see gpuprof__enter_slow */
 }
 
-/* Under gpuprof__lock, on the stepping thread (which owns these nodes): its
-   outer two levels' counted time now, at the first and at every GPUPROF_STEP. */
+/* The step figures beyond the step time: the long steps seen and the
+   stepping thread's CPU time (a new session, gpuprof_reset). */
+static void gpuprof__step_figures_clear(void) {
+    gpuprof__g.noutl = 0;
+    gpuprof__g.outl_full = 0;
+    gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
+}
+
 /* The node's time in the step that ends now; kept when the step may be an outlier. */
 static void gpuprof__step_node(gpuprof__node *n, int first, gpuprof__outlier *o) {
     double s = gpuprof__ldd(&n->stats.sum), d = s - gpuprof__ldd(&n->win_last);
@@ -3438,7 +3446,7 @@ void gpuprof__step(void) {
     uint64_t now = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
     int counted, recorded, first, phase;
-    uint64_t step;
+    uint64_t step, dur;
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;   /* the session is the parent's */
     if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) {
         if (!gpuprof__enter_slow()) return;      /* auto-init, or warn after shutdown */
@@ -3461,6 +3469,7 @@ void gpuprof__step(void) {
     else if (counted) gpuprof__g.steps_counted++;
     else gpuprof__g.steps_excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
+    dur = first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.step_t0);
     if (t && t->session == gpuprof__g.session) {
 #if !defined(GPUPROF_CLOCK_FN)
         /* The stepping thread's time off the CPU in a step: it was blocked
@@ -3469,16 +3478,16 @@ void gpuprof__step(void) {
         uint64_t cpu = gpuprof__thread_cpu_ns();
         if (counted && !first && gpuprof__g.stepper == t && gpuprof__g.step_cpu0 && cpu >= gpuprof__g.step_cpu0) {
             gpuprof__g.step_cpu += (double)(cpu - gpuprof__g.step_cpu0);
-            gpuprof__g.step_wall += (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0);
+            gpuprof__g.step_wall += (double)dur;
         }
         gpuprof__g.step_cpu0 = cpu;
 #endif
         gpuprof__g.stepper = t;
-        gpuprof__step_window(t, first, counted && !first ? (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0) : -1.0, step);
+        gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step);
     }
-    if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)gpuprof__ticks_to_ns(now - gpuprof__g.step_t0));
+    if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)dur);
 #ifdef GPUPROF_CUDA
-    gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - gpuprof__clock.base), first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.step_t0), counted && !first);
+    gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - gpuprof__clock.base), dur, counted && !first);
 #endif
     gpuprof__g.step_t0 = now;
     gpuprof__g.step++;
@@ -4416,6 +4425,8 @@ static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, 
     gpuprof__buf_put(b, cell, o);
 }
 
+static const char *gpuprof__name_text(uint32_t id) { return gpuprof__g.names[id].text; }
+
 /* A name inside a line of text, as the tables show it: control characters
    and bytes that are not UTF-8 as '?', so a name cannot break the line. */
 static void gpuprof__buf_name(gpuprof__buf *b, const char *text) {
@@ -4428,6 +4439,22 @@ static void gpuprof__buf_name(gpuprof__buf *b, const char *text) {
     }
 }
 
+/* lead, then the name of id in quotes, as above. */
+static void gpuprof__buf_qname(gpuprof__buf *b, const char *lead, uint32_t id) {
+    gpuprof__buf_s(b, lead);
+    gpuprof__buf_s(b, "\"");
+    gpuprof__buf_name(b, gpuprof__name_text(id));
+    gpuprof__buf_s(b, "\"");
+}
+
+/* A table's title line(s), then its header row: the first column's name in
+   the names' width, then the other columns. */
+static void gpuprof__table_head(gpuprof__buf *b, const char *title, const char *first, size_t width, const char *columns) {
+    gpuprof__buf_s(b, title);
+    gpuprof__name_cell(b, first, width, 0);
+    gpuprof__buf_s(b, columns);
+}
+
 static void gpuprof__cell_ns(gpuprof__buf *b, double ns) {
     char tmp[32];
     gpuprof__buf_printf(b, " %10s", gpuprof__fmt_ns(tmp, sizeof tmp, ns));
@@ -4437,8 +4464,6 @@ static void gpuprof__cell_val(gpuprof__buf *b, double v) {
     char tmp[32];
     gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(tmp, sizeof tmp, v));
 }
-
-static const char *gpuprof__name_text(uint32_t id) { return gpuprof__g.names[id].text; }
 
 static const char *gpuprof__clock_name(int lower) {
 #if defined(GPUPROF_CLOCK_FN)
@@ -4660,19 +4685,24 @@ static double gpuprof__in_steps(const gpuprof__verdict_t *v, const gpuprof__row 
     return v->per_step && r->windowed ? r->in_ns - (v->nout ? r->out_ns : 0.0) : r->stats.sum;
 }
 
+/* A range's time in one outlier step beyond its time in a typical step. */
+static double gpuprof__extra_ns(const gpuprof__row *r, double nout, double typical_steps) {
+    return (r->out_ns - nout * (r->in_ns - r->out_ns) / typical_steps) / nout;
+}
+
 /* Long steps whose extra time is mostly a sync-bound range (a loss read
    every N steps) are where the loop pays for the GPU work queued in the
    others: part of every step's cost, not outliers to set apart. */
 static int gpuprof__outliers_are_syncs(const gpuprof__snap *s, const gpuprof__verdict_t *v) {
     uint32_t i;
     const gpuprof__row *top = NULL;
-    double best = 0, typical = v->steps - (double)s->nout;
+    double best = 0;
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
         double x;
-        if (!r->windowed || r->other) continue;
-        x = r->out_ns - (double)s->nout * (r->in_ns - r->out_ns) / typical;
-        if (x > best && (r->depth == 0 || gpuprof__klass(r) == GPUPROF__K_SYNC)) { best = x; top = r; }
+        if (!r->windowed || r->other || !(r->depth == 0 || gpuprof__klass(r) == GPUPROF__K_SYNC)) continue;
+        x = gpuprof__extra_ns(r, (double)s->nout, v->steps - (double)s->nout);
+        if (x > best) { best = x; top = r; }
     }
     return top && gpuprof__klass(top) == GPUPROF__K_SYNC;
 }
@@ -4765,26 +4795,29 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         const gpuprof__row *r = &s->tree[i];
         const gpuprof__nested *a = &nest[i];
         gpuprof__phase *p;
+        double per;
         if (!is_phase[i] || !r->stats.count) continue;
         p = &all[nall++];
         p->r = r;
         p->k = gpuprof__klass(r);
-        p->cpu = gpuprof__in_steps(v, r) / v->steps;
-        /* GPU time in the steps: in the proportion of the CPU time */
-        p->gpu = r->gpu.count ? r->gpu.sum * (r->stats.sum > 0 ? gpuprof__in_steps(v, r) / r->stats.sum : 1.0) / v->steps : 0;
+        /* run totals of this phase's ranges -> per step, in the steps: in the
+           proportion of its CPU time that fell in them (GPU and nested times too) */
+        per = (r->stats.sum > 0 ? gpuprof__in_steps(v, r) / r->stats.sum : 1.0) / v->steps;
+        p->cpu = r->stats.sum * per;
+        p->gpu = r->gpu.count ? r->gpu.sum * per : 0;
         if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
-            if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns / v->steps; }
-            else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns / v->steps; }
+            if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns * per; }
+            else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns * per; }
             /* declared work on the CPU (peaks given): a phase mostly made of it takes its bound */
             else if (a->work_mem_ns + a->work_comp_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
                 int mem = a->work_mem_ns >= a->work_comp_ns;
                 p->k = mem ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;
                 p->by = mem ? a->work_mem_by : a->work_comp_by;
-                p->by_ns = (mem ? a->work_mem_ns : a->work_comp_ns) / v->steps;
+                p->by_ns = (mem ? a->work_mem_ns : a->work_comp_ns) * per;
             }
         } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
-            if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns / v->steps; }
-            else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns / v->steps; }
+            if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns * per; }
+            else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns * per; }
         }
         /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
            somewhere later); any other for its CPU time */
@@ -4806,14 +4839,13 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
        outside any range add up to the step) and the GPU's (the phases' GPU
        times and the idle time). The GPU bounds the step when it is busy in
        phases nearly all of it; else the CPU does. */
-    v->step_ns = !v->per_step ? v->cpu_sum : v->nout ? (gpuprof__g.step_stats.sum - s->out_dur) / v->steps
-                                                      : gpuprof_stats_mean(&gpuprof__g.step_stats);
+    v->step_ns = v->per_step ? gpuprof__typical_step(s, v) : v->cpu_sum;
     if (v->nout)        /* where the outlier steps' extra time went: beyond the step's ranges' typical time */
         for (i = 0; i < s->ntree; i++) {
             const gpuprof__row *r = &s->tree[i];
             double x;
             if (!r->windowed || r == v->container || !(r->depth == 0 || (v->container && r->parent >= 0 && &s->tree[r->parent] == v->container))) continue;
-            x = (r->out_ns - (double)v->nout * gpuprof__in_steps(v, r) / v->steps) / (double)v->nout;   /* per outlier step */
+            x = gpuprof__extra_ns(r, (double)v->nout, v->steps);
             if (x > v->extra_ns[0]) { v->extra[1] = v->extra[0]; v->extra_ns[1] = v->extra_ns[0]; v->extra[0] = r; v->extra_ns[0] = x; }
             else if (x > v->extra_ns[1]) { v->extra[1] = r; v->extra_ns[1] = x; }
         }
@@ -4943,9 +4975,8 @@ static void gpuprof__mem_reading(gpuprof__buf *b, const gpuprof__memstate *m) {
     gpuprof__buf_s(b, "   memory: ");
     if (m->growth_kind) {
         static const char *const what[] = { "", "tracked", "device used", "host RSS" };
-        gpuprof__buf_s(b, "largest growth: \"");
-        gpuprof__buf_name(b, gpuprof__name_text(m->growth_label));
-        gpuprof__buf_printf(b, "\" %s %s", gpuprof__fmt_bytes(t1, sizeof t1, (double)m->growth, 1), what[m->growth_kind]);
+        gpuprof__buf_qname(b, "largest growth: ", m->growth_label);
+        gpuprof__buf_printf(b, " %s %s", gpuprof__fmt_bytes(t1, sizeof t1, (double)m->growth, 1), what[m->growth_kind]);
         if (m->growth_cat >= 0) {
             gpuprof__buf_s(b, ", mostly ");
             gpuprof__buf_name(b, gpuprof__name_text(m->cat[m->growth_cat].name_id));
@@ -4959,11 +4990,8 @@ static void gpuprof__mem_reading(gpuprof__buf *b, const gpuprof__memstate *m) {
         for (i = 1; i < m->ncat; i++) if (m->cat[i].at_peak > m->cat[top].at_peak) top = i;
         gpuprof__buf_printf(b, "%speak %s tracked", sep, gpuprof__fmt_bytes(t1, sizeof t1, (double)m->peak, 0));
         gpuprof__buf_printf(b, " at step %llu", (unsigned long long)m->peak_step);
-        if (m->peak_label && !m->peak_pending) {
-            gpuprof__buf_s(b, " before snapshot \"");
-            gpuprof__buf_name(b, gpuprof__name_text(m->peak_label));
-            gpuprof__buf_s(b, "\"");
-        } else if (m->snapshots) gpuprof__buf_s(b, " after the last snapshot");
+        if (m->peak_label && !m->peak_pending) gpuprof__buf_qname(b, " before snapshot ", m->peak_label);
+        else if (m->snapshots) gpuprof__buf_s(b, " after the last snapshot");
         gpuprof__buf_s(b, ", ");
         gpuprof__buf_name(b, gpuprof__name_text(m->cat[top].name_id));
         gpuprof__buf_printf(b, " %.0f%%", 100.0 * (double)m->cat[top].at_peak / (double)m->peak);
@@ -5040,11 +5068,7 @@ static void gpuprof__report_mem(gpuprof__buf *b, const gpuprof__memstate *m, siz
         if (cw > 40) cw = 40;
         gpuprof__buf_printf(b, "\nTracked allocations by category (overall peak %s at step %llu",
                             gpuprof__fmt_bytes(t1, sizeof t1, (double)m->peak, 0), (unsigned long long)m->peak_step);
-        if (m->peak_label && !m->peak_pending) {
-            gpuprof__buf_s(b, ", before snapshot \"");
-            gpuprof__buf_name(b, gpuprof__name_text(m->peak_label));
-            gpuprof__buf_s(b, "\"");
-        }
+        if (m->peak_label && !m->peak_pending) gpuprof__buf_qname(b, ", before snapshot ", m->peak_label);
         gpuprof__buf_s(b, "; At peak: what each category held then)\n");
         gpuprof__name_cell(b, "Category", cw, 0);
         gpuprof__buf_s(b, "       Live       Peak    At peak   Share     Allocs      Frees\n");
@@ -5176,9 +5200,8 @@ static void gpuprof__verdict_head(gpuprof__buf *b, const gpuprof__verdict_t *v) 
     gpuprof__buf_printf(b, ", %s%% of the %s on the %s, %s", t1, v->per_step ? "step" : "time in outermost ranges", v->gpu_step ? "GPU" : "CPU",
                         gpuprof__kname[k]);
     if (v->waits_for >= 0) {
-        gpuprof__buf_s(b, ", waiting for \"");
-        gpuprof__buf_name(b, gpuprof__name_text(v->ph[v->waits_for].r->name_id));
-        gpuprof__buf_printf(b, "\" (%s)", gpuprof__kname[v->ph[v->waits_for].k]);
+        gpuprof__buf_qname(b, ", waiting for ", v->ph[v->waits_for].r->name_id);
+        gpuprof__buf_printf(b, " (%s)", gpuprof__kname[v->ph[v->waits_for].k]);
     }
     gpuprof__buf_s(b, " (the verdict at the end says why and what to try)\n");
 }
@@ -5255,9 +5278,8 @@ static void gpuprof__report_outliers(gpuprof__buf *b, const gpuprof__verdict_t *
     gpuprof__fmt(t1, sizeof t1, "%.1f", v->out_x);
     gpuprof__buf_printf(b, "%s): %sx the median step (%s) on average", v->nout > 8 ? ", ..." : "", t1, gpuprof__fmt_ns(t2, sizeof t2, v->out_median));
     for (i = 0; i < 2 && v->extra[i]; i++) {
-        gpuprof__buf_s(b, i ? " and \"" : "; the extra time is in \"");
-        gpuprof__buf_name(b, gpuprof__name_text(v->extra[i]->name_id));
-        gpuprof__buf_printf(b, "\" (%s per outlier step)", gpuprof__fmt_ns(t1, sizeof t1, v->extra_ns[i]));
+        gpuprof__buf_qname(b, i ? " and " : "; the extra time is in ", v->extra[i]->name_id);
+        gpuprof__buf_printf(b, " (%s per outlier step)", gpuprof__fmt_ns(t1, sizeof t1, v->extra_ns[i]));
     }
     gpuprof__buf_printf(b, "; the figures above are of the other %.0f steps\n", v->steps);
 }
@@ -5265,9 +5287,8 @@ static void gpuprof__report_outliers(gpuprof__buf *b, const gpuprof__verdict_t *
 /* Time outside the steps, once: before the first GPUPROF_STEP, after the last. */
 static void gpuprof__report_outside(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width) {
     int i;
-    gpuprof__buf_s(b, "Outside the steps (once, not per step; the steps are the windows between GPUPROF_STEP calls)\n");
-    gpuprof__name_cell(b, "Range", width, 0);
-    gpuprof__buf_s(b, "  Before 1st  After last\n");
+    gpuprof__table_head(b, "Outside the steps (once, not per step; the steps are the windows between GPUPROF_STEP calls)\n", "Range", width,
+                        "  Before 1st  After last\n");
     for (i = 0; i < v->noutside; i++) {
         const gpuprof__row *r = v->outside[i];
         gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
@@ -5287,9 +5308,9 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     const gpuprof__phase *p;
     if (!v->nph) return;
     if (v->per_step && v->container) {
-        gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; phases are the ranges inside \"", v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
-        gpuprof__buf_name(b, gpuprof__name_text(v->container->name_id));
-        gpuprof__buf_s(b, "\", which wraps the step; rules: docs/guide.md \"Verdict\")\n");
+        gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; ", v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
+        gpuprof__buf_qname(b, "phases are the ranges inside ", v->container->name_id);
+        gpuprof__buf_s(b, ", which wraps the step; rules: docs/guide.md \"Verdict\")\n");
     } else if (v->per_step)
         gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; phases are the outermost ranges%s; rules: docs/guide.md \"Verdict\")\n",
                             v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
@@ -5320,9 +5341,8 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
                         v->per_step ? "step" : "run", t1, v->per_step ? "step" : "time in outermost ranges", gpuprof__kname[k]);
     if (v->waits_for >= 0) {
         const gpuprof__phase *w = &v->ph[v->waits_for];
-        gpuprof__buf_s(b, ": it waits for the GPU, whose largest phase is \"");
-        gpuprof__buf_name(b, gpuprof__name_text(w->r->name_id));
-        gpuprof__buf_printf(b, "\" (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
+        gpuprof__buf_qname(b, ": it waits for the GPU, whose largest phase is ", w->r->name_id);
+        gpuprof__buf_printf(b, " (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
     }
     if (!gpu_run && k == GPUPROF__K_CPU && name)
         gpuprof__buf_s(b, "\n   try: no GPU in this run: profile that phase's host code (perf, a sampling profiler), or declare its work with GPUPROF_RANGE_WORK "
@@ -5330,9 +5350,8 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     else {
         gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
         if (v->waits_for >= 0) {
-            gpuprof__buf_s(b, "   then, for \"");
-            gpuprof__buf_name(b, gpuprof__name_text(v->ph[v->waits_for].r->name_id));
-            gpuprof__buf_printf(b, "\": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
+            gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
+            gpuprof__buf_printf(b, ": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
         }
     }
 }
@@ -5376,8 +5395,8 @@ static gpuprof__layout gpuprof__report_layout(const gpuprof__snap *s) {
 #ifdef GPUPROF_CUDA
 static void gpuprof__report_gpu_line(gpuprof__buf *b) {
     char t1[32], t2[32], t3[32];
-    if (!gpuprof__gpu.available) return;
     gpuprof_stats idle;
+    if (!gpuprof__gpu.available) return;
     gpuprof__buf_printf(b, "   GPU: %llu range%s timed with CUDA events", (unsigned long long)GPUPROF__LD(&gpuprof__gpu.timed),
                         GPUPROF__LD(&gpuprof__gpu.timed) == 1 ? "" : "s");
     if (gpuprof__gpu.skipped_capture) gpuprof__buf_printf(b, ", %llu inside CUDA graph capture (not GPU-timed)", (unsigned long long)gpuprof__gpu.skipped_capture);
@@ -5425,23 +5444,34 @@ static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__report_gpu_line(b);
 }
 
+/* The start of a row in every range table: the name (indented by depth in
+   the trees), the counted calls, the total CPU time. */
+static void gpuprof__row_lead(gpuprof__buf *b, const gpuprof__row *r, size_t width, size_t indent) {
+    gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, indent);
+    gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
+    gpuprof__cell_ns(b, r->stats.sum);
+}
+
+/* A share in percent, one decimal, in a column of 7. */
+static void gpuprof__cell_pct(gpuprof__buf *b, double part, double whole) {
+    char t[32];
+    gpuprof__fmt(t, sizeof t, "%.1f", whole > 0 ? 100.0 * part / whole : 0.0);
+    gpuprof__buf_printf(b, " %6s%%", t);
+}
+
 static void gpuprof__report_gpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
     char t1[32];
     uint32_t i, rows = L.rows;
-    size_t width = L.width;
-    gpuprof__buf_s(b, "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
-                      "CPU: host time in the range, the launch cost of asynchronous work; GPU% = share of all GPU self time)\n");
-    gpuprof__name_cell(b, "Name", width, 0);
-    gpuprof__buf_s(b, "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict");
+    gpuprof__table_head(b, "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
+                           "CPU: host time in the range, the launch cost of asynchronous work; GPU% = share of all GPU self time)\n", "Name", L.width,
+                        "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict");
     gpuprof__mem_range_head(b, 5);
     for (i = 0; i < s->nflat && i < rows; i++) {
         gpuprof__row *r = s->flatp[i];
         gpuprof_stats *g = &r->gpu;
         const char *v = gpuprof__verdict(r);
         if (!r->stats.count) continue;
-        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
-        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
-        gpuprof__cell_ns(b, r->stats.sum);
+        gpuprof__row_lead(b, r, L.width, 0);
         gpuprof__cell_ns(b, gpuprof_stats_mean(&r->stats));
         gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
         gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
@@ -5460,18 +5490,14 @@ static void gpuprof__report_gpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gp
 
 static void gpuprof__report_gpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
     uint32_t i, rows = L.rows;
-    size_t width = L.width;
-    gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in)\n");
-    gpuprof__name_cell(b, "Name", width, 0);
-    gpuprof__buf_s(b, "     Calls  CPU Total   CPU Self  GPU Total   GPU Self   GPU Mean    GPU P95  Verdict\n");
+    gpuprof__table_head(b, "\nCall tree (each range under the range it ran in)\n", "Name", L.width,
+                        "     Calls  CPU Total   CPU Self  GPU Total   GPU Self   GPU Mean    GPU P95  Verdict\n");
     for (i = 0; i < s->norder && i < rows; i++) {
         gpuprof__row *r = &s->tree[s->order[i]];
         gpuprof_stats *g = &r->gpu;
         const char *v = gpuprof__verdict(r);
         if (!r->stats.count && !g->count) continue;          /* every call fell in warm-up */
-        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
-        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->stats.count);
-        gpuprof__cell_ns(b, r->stats.sum);
+        gpuprof__row_lead(b, r, L.width, 2 * r->depth);
         gpuprof__cell_ns(b, (double)r->self_ns);
         gpuprof__cell_ns(b, g->count ? g->sum : GPUPROF__NAN);
         gpuprof__cell_ns(b, g->count ? (double)r->gpu_self_ns : GPUPROF__NAN);
@@ -5483,23 +5509,17 @@ static void gpuprof__report_gpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gp
 }
 
 static void gpuprof__report_cpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
-    char t1[32];
     uint32_t i, rows = L.rows;
-    size_t width = L.width;
-    gpuprof__buf_s(b, "\nRanges by total time (Total includes nested ranges, Self does not; Self% = share of all time in ranges)\n");
-    gpuprof__name_cell(b, "Name", width, 0);
-    gpuprof__buf_s(b, "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max");
+    gpuprof__table_head(b, "\nRanges by total time (Total includes nested ranges, Self does not; Self% = share of all time in ranges)\n", "Name", L.width,
+                        "     Calls      Total       Self   Self%       Mean        Std        Min        P50        P95        P99        Max");
     gpuprof__mem_range_head(b, 0);
     for (i = 0; i < s->nflat && i < rows; i++) {
         gpuprof__row *r = s->flatp[i];
         gpuprof_stats *st = &r->stats;
         if (!st->count) continue;
-        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
-        gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
-        gpuprof__cell_ns(b, st->sum);
+        gpuprof__row_lead(b, r, L.width, 0);
         gpuprof__cell_ns(b, (double)r->self_ns);
-        gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * (double)r->self_ns / s->profiled_ns : 0.0);
-        gpuprof__buf_printf(b, " %6s%%", t1);
+        gpuprof__cell_pct(b, (double)r->self_ns, s->profiled_ns);
         gpuprof__cell_ns(b, gpuprof_stats_mean(st));
         gpuprof__cell_ns(b, gpuprof_stats_stddev(st));
         gpuprof__cell_ns(b, st->min);
@@ -5513,22 +5533,16 @@ static void gpuprof__report_cpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gp
 }
 
 static void gpuprof__report_cpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
-    char t1[32];
     uint32_t i, rows = L.rows;
-    size_t width = L.width;
-    gpuprof__buf_s(b, "\nCall tree (each range under the range it ran in; Total% = share of all time in ranges)\n");
-    gpuprof__name_cell(b, "Name", width, 0);
-    gpuprof__buf_s(b, "     Calls      Total       Self  Total%       Mean        P50        P95        Max\n");
+    gpuprof__table_head(b, "\nCall tree (each range under the range it ran in; Total% = share of all time in ranges)\n", "Name", L.width,
+                        "     Calls      Total       Self  Total%       Mean        P50        P95        Max\n");
     for (i = 0; i < s->norder && i < rows; i++) {
         gpuprof__row *r = &s->tree[s->order[i]];
         gpuprof_stats *st = &r->stats;
         if (!st->count) continue;                            /* every call fell in warm-up */
-        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 2 * r->depth);
-        gpuprof__buf_printf(b, " %9llu", (unsigned long long)st->count);
-        gpuprof__cell_ns(b, st->sum);
+        gpuprof__row_lead(b, r, L.width, 2 * r->depth);
         gpuprof__cell_ns(b, (double)r->self_ns);
-        gpuprof__fmt(t1, sizeof t1, "%.1f", s->profiled_ns > 0 ? 100.0 * st->sum / s->profiled_ns : 0.0);
-        gpuprof__buf_printf(b, " %6s%%", t1);
+        gpuprof__cell_pct(b, st->sum, s->profiled_ns);
         gpuprof__cell_ns(b, gpuprof_stats_mean(st));
         gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.50));
         gpuprof__cell_ns(b, gpuprof_stats_quantile(st, 0.95));
@@ -5540,9 +5554,7 @@ static void gpuprof__report_cpu_tree(gpuprof__buf *b, const gpuprof__snap *s, gp
 
 static void gpuprof__report_counters(gpuprof__buf *b, const gpuprof__snap *s, size_t width) {
     uint32_t i;
-    gpuprof__buf_s(b, "\nCounters\n");
-    gpuprof__name_cell(b, "Name", width, 0);
-    gpuprof__buf_s(b, "   Samples       Last       Mean        Std        Min        P50        P95        Max\n");
+    gpuprof__table_head(b, "\nCounters\n", "Name", width, "   Samples       Last       Mean        Std        Min        P50        P95        Max\n");
     for (i = 0; i < s->ncounters; i++) {
         gpuprof__row *r = &s->counters[i];
         gpuprof_stats *st = &r->stats;
@@ -5768,6 +5780,12 @@ static void gpuprof__json_mem(gpuprof__buf *b, const gpuprof__memstate *m) {
     gpuprof__buf_s(b, "},\n");
 }
 
+/* The i-th object of an array, opened with its "name". */
+static void gpuprof__json_named(gpuprof__buf *b, int i, uint32_t name_id) {
+    gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
+    gpuprof__buf_s(b, gpuprof__g.names[name_id].json);
+}
+
 /* "peaks" and "verdict" (docs/summary.md). */
 static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__verdict_t v;
@@ -5833,8 +5851,7 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_num(b, v.blocked >= 0 ? v.blocked : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"other_threads\":[");
     for (i = 0; i < v.nother; i++) {
-        gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.names[v.other[i]->name_id].json);
+        gpuprof__json_named(b, i, v.other[i]->name_id);
         gpuprof__buf_printf(b, ",\"calls\":%llu,\"cpu_ns\":", (unsigned long long)v.other[i]->stats.count);
         gpuprof__buf_num(b, v.other[i]->stats.sum / v.steps);
         gpuprof__buf_s(b, ",\"busy_share\":");
@@ -5849,16 +5866,14 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_num(b, v.nout ? v.out_median : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"extra\":[");
     for (i = 0; i < 2 && v.extra[i]; i++) {
-        gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.names[v.extra[i]->name_id].json);
+        gpuprof__json_named(b, i, v.extra[i]->name_id);
         gpuprof__buf_s(b, ",\"ns\":");
         gpuprof__buf_num(b, v.extra_ns[i]);
         gpuprof__buf_s(b, "}");
     }
     gpuprof__buf_s(b, "]},\"outside_steps\":[");
     for (i = 0; i < v.noutside; i++) {
-        gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.names[v.outside[i]->name_id].json);
+        gpuprof__json_named(b, i, v.outside[i]->name_id);
         gpuprof__buf_s(b, ",\"before_first_step_ns\":");
         gpuprof__buf_num(b, v.outside[i]->before_ns);
         gpuprof__buf_s(b, ",\"after_last_step_ns\":");
@@ -6167,9 +6182,7 @@ void gpuprof_reset(void) {
     gpuprof__mem_clear();
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
-    gpuprof__g.noutl = 0;                /* the long steps seen belong to the statistics just cleared */
-    gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
-    gpuprof__g.outl_full = 0;
+    gpuprof__step_figures_clear();       /* they belong to the statistics just cleared */
 #ifdef GPUPROF_CUDA
     {
         uint32_t k;
@@ -6581,7 +6594,7 @@ static char *gpuprof__output_path(const char *setting, const char *what) {
 }
 
 static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
-    const char *v;
+    const char *v, *clash;
     v = getenv("GPUPROF_TRACE");
     gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace");
     v = getenv("GPUPROF_SUMMARY");
@@ -6597,10 +6610,11 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
         GPUPROF_FREE(gpuprof__g.summary_path);
         gpuprof__g.summary_path = NULL;
     }
-    if ((gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.trace_path)) ||
-        (gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.summary_path))) {
+    clash = gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.trace_path) ? "trace"
+          : gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.summary_path) ? "summary" : NULL;
+    if (clash) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the report names the same file as the %s ('%s'); the report goes to stderr instead (give it its own path)",
-                      gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.report, gpuprof__g.trace_path) ? "trace" : "summary", gpuprof__g.report);
+                      clash, gpuprof__g.report);
         GPUPROF_FREE(gpuprof__g.report);
         if ((gpuprof__g.report = gpuprof__strdup("stderr")) == NULL) return -1;
     }
@@ -6663,10 +6677,8 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__g.steps_seen = 0;
     gpuprof__g.step_t0 = 0;
     gpuprof__g.stepper = NULL;
-    gpuprof__g.noutl = 0;
-    gpuprof__g.outl_full = 0;
     gpuprof__g.step_cpu0 = 0;
-    gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
+    gpuprof__step_figures_clear();
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.trace_fd = -1;
     gpuprof__g.trace_finished = 0;

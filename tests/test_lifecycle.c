@@ -50,6 +50,7 @@ static void *reporter(void *arg) {
         gpuprof_write_summary("lifecycle.during.json");
         if (first) { first = 0; __atomic_store_n(&go, 1, __ATOMIC_RELEASE); }   /* its first call came before init */
     }
+    gpuprof_write_summary("lifecycle.during.json");   /* at least one while the session runs, however fast the workers were */
     fclose(sink);
     return NULL;
 }
@@ -281,9 +282,13 @@ static double blocked_share(int wait_for_worker, const char *file) {
     return b;
 }
 static void test_stepper_waits(void) {
-    double waits = blocked_share(1, "waits.json"), busy = blocked_share(0, "busy.json");
+    double waits = blocked_share(1, "waits.json"), busy = 1.0;
+    int k;
+    /* Preemption by other load also takes a thread off the CPU, and only ever
+       adds to the share: the least of three runs is the step's own figure. */
+    for (k = 0; k < 3; k++) { double x = blocked_share(0, "busy.json"); if (x < busy) busy = x; }
     CHECK(waits > 0.6, "a step that joins its worker: the stepping thread is off the CPU most of it (it waited)");
-    CHECK(busy < waits - 0.3, "a step that computes beside its worker: the stepping thread is much less off the CPU (a loaded machine preempts it a little)");
+    CHECK(busy < waits - 0.3, "a step that computes beside its worker: the stepping thread is much less off the CPU");
     printf("stepping thread off the CPU: %.0f%% when waiting for the worker, %.0f%% when computing beside it\n", 100 * waits, 100 * busy);
 }
 

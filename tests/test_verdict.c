@@ -72,11 +72,22 @@ static cJSON *session_end(const char *file) {
     CHECK(j != NULL, "the summary parses");
     return j;
 }
-static void session_begin(void) {
-    gpuprof_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.report = "off";
-    gpuprof_init(&cfg);
+/* A session with cfg (NULL: the defaults), its report off. */
+static void session_begin(gpuprof_config *cfg) {
+    gpuprof_config dflt;
+    memset(&dflt, 0, sizeof dflt);
+    if (!cfg) cfg = &dflt;
+    cfg->report = "off";
+    gpuprof_init(cfg);
+}
+
+/* A thread beside the step: n ranges named name of ns each (its own clock). */
+typedef struct side_job { const char *name; int n; uint64_t ns; } side_job;
+static void *side_thread(void *arg) {
+    const side_job *job = (const side_job *)arg;
+    int i;
+    for (i = 0; i < job->n; i++) { PROF_RANGE_DYN(job->name); vnow += job->ns; }
+    return NULL;
 }
 static cJSON *phase_named(cJSON *j, const char *name) { return summary_find(verdict(j), "phases", name); }
 static const char *bottleneck_name(cJSON *j) {
@@ -104,17 +115,12 @@ static void train_steps(int steps, int wrapped) {
 
 /* A logger thread that sleeps 20 us in each of its ranges, beside the step:
    it is not a phase of the step, and it does not bound it. */
-static void *logger(void *arg) {
-    int i;
-    (void)arg;
-    for (i = 0; i < 10; i++) { PROF_RANGE("logger.flush"); vnow += 20000; }
-    return NULL;
-}
 static void scenario_background_thread(void) {
+    static const side_job logger = { "logger.flush", 10, 20000 };
     pthread_t th;
     cJSON *j, *o;
-    session_begin();
-    pthread_create(&th, NULL, logger, NULL);
+    session_begin(NULL);
+    pthread_create(&th, NULL, side_thread, (void *)&logger);
     train_steps(11, 0);
     pthread_join(th, NULL);
     j = session_end("background.json");
@@ -132,7 +138,7 @@ static void scenario_background_thread(void) {
    are the ranges inside it. */
 static void scenario_step_container(void) {
     cJSON *j, *c;
-    session_begin();
+    session_begin(NULL);
     train_steps(11, 1);
     j = session_end("container.json");
     c = cJSON_GetObjectItem(verdict(j), "container");
@@ -152,10 +158,9 @@ static void scenario_nested_work(void) {
     cJSON *j, *f, *by;
     int i;
     memset(&cfg, 0, sizeof cfg);
-    cfg.report = "off";
     cfg.peak_tflops = 1.0;                 /* 1e12 FLOP/s */
     cfg.peak_gbps = 100.0;                 /* 1e11 B/s: ridge 10 FLOP/B */
-    gpuprof_init(&cfg);
+    session_begin(&cfg);
     for (i = 0; i < 11; i++) {
         { PROF_RANGE("data"); vnow += 500; }
         {
@@ -184,26 +189,20 @@ static void scenario_nested_work(void) {
 /* Warm-up 2 steps, a "step" range around GPUPROF_STEP (its calls span the
    boundary), and a worker thread whose calls all fall in the warm-up: the
    tree's parent and children agree, and no 0-call row is shown. */
-static void *warm_worker(void *arg) {
-    int i;
-    (void)arg;
-    for (i = 0; i < 5; i++) { PROF_RANGE("worker.task"); vnow += 100; }
-    return NULL;
-}
 static void scenario_warmup_boundary(void) {
+    static const side_job warm_worker = { "worker.task", 5, 100 };
     gpuprof_config cfg;
     cJSON *j, *outer, *inner;
     pthread_t th;
     char *text;
     int i;
     memset(&cfg, 0, sizeof cfg);
-    cfg.report = "off";
     cfg.warmup = 2;
-    gpuprof_init(&cfg);
+    session_begin(&cfg);
     for (i = 0; i < 10; i++) {
         GPUPROF_BEGIN("iteration");
         { PROF_RANGE("forward"); vnow += 2000; }
-        if (i == 0) { pthread_create(&th, NULL, warm_worker, NULL); pthread_join(th, NULL); }
+        if (i == 0) { pthread_create(&th, NULL, side_thread, (void *)&warm_worker); pthread_join(th, NULL); }
         PROF_STEP();
         GPUPROF_END();                                  /* ends in the next step */
     }
@@ -228,7 +227,7 @@ static void scenario_warmup_boundary(void) {
    phases are per step window, and no share passes 100%. */
 static void scenario_setup_teardown(void) {
     cJSON *j, *o, *ph;
-    session_begin();
+    session_begin(NULL);
     { PROF_RANGE("load_model"); vnow += 200000; }
     train_steps(5, 0);                                 /* 5 GPUPROF_STEP calls: 4 step windows */
     { PROF_RANGE("teardown"); vnow += 50000; }
@@ -253,7 +252,7 @@ static void scenario_outlier_steps(void) {
     cJSON *j, *o, *x;
     char *text;
     int i;
-    session_begin();
+    session_begin(NULL);
     for (i = 0; i <= 60; i++) {
         { PROF_RANGE("data"); vnow += 1000; }
         { PROF_RANGE("forward"); vnow += 2000; }
@@ -285,18 +284,13 @@ static void scenario_outlier_steps(void) {
 /* llm.c-like, all at once: GPUPROF_STEP at the top of each iteration, two
    worker threads (OpenMP's) with their matmul tiles beside the step, and an
    evaluation every 20 steps. */
-static void *tile_worker(void *arg) {
-    int i;
-    (void)arg;
-    for (i = 0; i < 80; i++) { PROF_RANGE("matmul_forward.tile"); vnow += 1500; }
-    return NULL;
-}
 static void scenario_llmc_like(void) {
+    static const side_job tiles = { "matmul_forward.tile", 80, 1500 };
     pthread_t w[2];
     cJSON *j, *o;
     int i;
-    session_begin();
-    for (i = 0; i < 2; i++) pthread_create(&w[i], NULL, tile_worker, NULL);
+    session_begin(NULL);
+    for (i = 0; i < 2; i++) pthread_create(&w[i], NULL, side_thread, (void *)&tiles);
     for (i = 0; i <= 60; i++) {
         PROF_STEP();
         { PROF_RANGE("forward"); vnow += 2000; }
