@@ -67,7 +67,9 @@
        gpuprof_init(&cfg)              optional; the first range initialises with defaults
        gpuprof_shutdown()              write configured outputs, free; also run at exit
        gpuprof_report(FILE *)          the text tables
-       gpuprof_write_trace(path)       finish the streamed Chrome trace (copy it to path)
+       gpuprof_write_trace(path)       a Chrome trace of everything streamed so far, or
+                                       without GPUPROF_TRACE of the flight recorder's
+                                       latest events; any time, again and again
        gpuprof_write_summary(path)     JSON summary, schema in docs/summary.md
        gpuprof_reset()                 clear statistics
        gpuprof_set_enabled(on)         pause / resume recording
@@ -85,6 +87,8 @@
 
    ENVIRONMENT (overrides the config)
        GPUPROF_TRACE=path   GPUPROF_REPORT=stderr|stdout|off|path   GPUPROF_SUMMARY=path
+       GPUPROF_TRACE_RING_MB=N  without GPUPROF_TRACE: memory for the latest events
+                            (default 32; 0 = off, and then ranges record no trace events)
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
                             (on/off settings take 1/0, yes/no, true/false, on/off)
@@ -204,6 +208,8 @@ typedef struct gpuprof_config {
     double peak_tflops;         /* roofline: peak TFLOP/s; 0 = the device's from gpuprof's table (GPUPROF_PEAK_TFLOPS) */
     double peak_gbps;           /* roofline: peak memory bandwidth in GB/s; 0 = the device's (GPUPROF_PEAK_GBPS) */
     const char *precision;      /* which peak FLOP/s: "fp32" (NULL), "tf32", "fp16", "bf16", "fp8", "fp64" (GPUPROF_PRECISION) */
+    int trace_ring_mb;          /* without trace_path: the flight recorder keeps the latest events in this much
+                                   memory for gpuprof_write_trace: 0 = 32 MiB, -1 = off (GPUPROF_TRACE_RING_MB, 0 = off) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -602,11 +608,13 @@ static int gpuprof__fmt(char *buf, size_t n, const char *fmt, ...) {
 typedef struct timespec gpuprof__timespec;
 #define gpuprof__clock_gettime(c, t) clock_gettime((c), (t))
 #define GPUPROF__CLOCK_MONOTONIC CLOCK_MONOTONIC
+#define GPUPROF__CLOCK_REALTIME CLOCK_REALTIME
 #define GPUPROF__CLOCK_THREAD_CPU CLOCK_THREAD_CPUTIME_ID
 #elif defined(__linux__) && defined(__LP64__) && (defined(__GNUC__) || defined(__clang__))
 typedef struct { long tv_sec, tv_nsec; } gpuprof__timespec;
 extern int gpuprof__clock_gettime(int clock, gpuprof__timespec *t) __asm__("clock_gettime");
 #define GPUPROF__CLOCK_MONOTONIC 1
+#define GPUPROF__CLOCK_REALTIME 0
 #define GPUPROF__CLOCK_THREAD_CPU 3
 #else
 #error "gpuprof.h: the implementation needs POSIX's clock_gettime, which this file's C mode hides: build the file that defines GPUPROF_IMPLEMENTATION with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
@@ -1004,7 +1012,9 @@ enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means
 enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8, GPUPROF__F_MEM = 16 };
 /* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
 enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4,
-       GPUPROF__EV_WORK = 5 };   /* WORK: the next range event of that name carries this work (ts: bytes, u: flops) */
+       GPUPROF__EV_WORK = 5,     /* WORK: the next range event of that name carries this work (ts: bytes, u: flops) */
+       GPUPROF__EV_FLOW = 6 };   /* FLOW: the next GPU event was begun by the CPU range at ts (ticks) on thread u */
+enum { GPUPROF__TRACE_NONE = 0, GPUPROF__TRACE_STREAM = 1, GPUPROF__TRACE_RING = 2 };
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8,
        GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK events): the range has a GPU event: no rates on its CPU event */
 
@@ -1061,6 +1071,17 @@ typedef struct gpuprof__frame {
     int64_t mem0, dev0;       /* mem_ranges: tracked and device-used bytes at the begin (dev0 -1: none) */
 } gpuprof__frame;
 
+/* One trace output: the streamed file, or a file gpuprof_write_trace writes. */
+typedef struct gpuprof__tout {
+    int fd, failed;                       /* failed is published after error is set */
+    unsigned gen;                         /* tracks whose metadata is in this output are marked with it */
+    uint64_t off;                         /* bytes written */
+    uint64_t events, flows;               /* events written; flow arrows, also their ids */
+    uint64_t from_ns;                     /* a flight-recorder dump: flows from CPU ranges begun before this are left out */
+    const char *path;
+    char error[96];                       /* why writing failed */
+} gpuprof__tout;
+
 typedef struct gpuprof__event {
     uint64_t ts;                          /* clock ticks since the trace's time zero */
     union { uint64_t dur_ns; double value; uint64_t step; } u;
@@ -1075,7 +1096,10 @@ typedef struct gpuprof__block {
     int tid;                              /* the recording thread's, copied: a state outlives its thread */
     uint32_t sort_index;
     char label[64];
-    uint32_t count;
+    uint32_t count;                       /* events recorded (published with release) */
+    uint32_t done;                        /* events already in the streamed file (the formatter's) */
+    uint32_t aux;                         /* WORK and FLOW records among them (not events of their own) */
+    uint64_t sealed_ns;                   /* the flight recorder: when the block was handed over */
     gpuprof__event ev[GPUPROF__BLOCK_EVENTS];
 } gpuprof__block;
 
@@ -1083,10 +1107,13 @@ typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
     int tid, exited;
-    int meta_tid;                         /* the writer's: tid whose metadata it wrote last */
-    uint32_t work_name;                   /* the writer's: a WORK event waiting for its range (0: none) */
+    int meta_tid;                         /* the formatter's: tid whose metadata it wrote last, */
+    unsigned meta_gen;                    /* into the output of this generation */
+    uint32_t work_name;                   /* the formatter's: a WORK event waiting for its range (0: none) */
     int work_rates;                       /* its range's CPU event gets rates (it has no GPU event) */
     double work_flops, work_bytes;
+    int flow_tid;                         /* the formatter's: a FLOW waiting for its GPU event (0: none) */
+    uint64_t flow_ns;                     /* its CPU range's begin */
     uint32_t index;
     char label[64];
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
@@ -1159,14 +1186,20 @@ static struct {
     uint64_t step_t0;
     gpuprof_stats step_stats;
     /* trace */
-    int trace_on, trace_failed, trace_finished;
-    int trace_fd;
+    int trace_on, trace_mode, trace_finished;
+    gpuprof__tout out;                    /* the streamed file (trace_mode STREAM) */
+    unsigned out_gen;                     /* generations of outputs: metadata written per output */
     pthread_t writer;
     int writer_running, writer_stop;
+    int fmt_hold, writer_busy;            /* a write_trace formats: the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t blocks_allocated, blocks_max, free_count;
-    uint64_t events_written, dropped_io, trace_off;
-    char trace_error[96];                 /* why writing the trace failed (set before trace_failed) */
+    uint64_t dropped_io;
+    /* the flight recorder (trace_mode RING): blocks in the order handed over */
+    gpuprof__block *ring_head, *ring_tail;
+    uint32_t ring_blocks, ring_max;
+    int dumping;                          /* a write_trace reads the ring: nothing leaves it */
+    uint64_t ring_fell_out, ring_from_ns; /* events that left it; the latest hand-over among their blocks */
     char *wbuf;
     /* run */
     int pid, rank, trace_pid;
@@ -1610,12 +1643,36 @@ GPUPROF__INLINE gpuprof__thread *gpuprof__self(void) {
 }
 
 /* ----------------------------------------------------------------------
-   Trace buffers: each thread fills a block of events; a full block goes to
-   the writer thread and the recorder takes an empty one. When none is free
+   Trace buffers: each thread fills a block of events. A full block goes to
+   the writer thread (a streamed trace) or onto the flight recorder's ring
+   (no trace file: the latest blocks are kept for gpuprof_write_trace, the
+   oldest leave it), and the recorder takes an empty one. When none is free
    the recorder drops the event (counted) instead of waiting.
    ---------------------------------------------------------------------- */
-static void gpuprof__trace_enqueue(gpuprof__block *b) {   /* under trace_lock */
+static void gpuprof__ring_evict(void) {     /* under trace_lock: the oldest block of the ring is freed */
+    gpuprof__block *b = gpuprof__g.ring_head;
+    gpuprof__g.ring_head = b->next;
+    if (!gpuprof__g.ring_head) gpuprof__g.ring_tail = NULL;
+    gpuprof__g.ring_blocks--;
+    GPUPROF__ST(&gpuprof__g.ring_fell_out, gpuprof__g.ring_fell_out + (b->count - b->aux));
+    if (b->sealed_ns > gpuprof__g.ring_from_ns) GPUPROF__ST(&gpuprof__g.ring_from_ns, b->sealed_ns);
+    b->next = gpuprof__g.free_blocks;
+    gpuprof__g.free_blocks = b;
+    GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count + 1);
+}
+
+/* Under trace_lock: a block its recorder is done with. */
+static void gpuprof__trace_enqueue(gpuprof__block *b) {
     b->next = NULL;
+    if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) {
+        b->sealed_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base);
+        if (gpuprof__g.ring_tail) gpuprof__g.ring_tail->next = b;
+        else gpuprof__g.ring_head = b;
+        gpuprof__g.ring_tail = b;
+        gpuprof__g.ring_blocks++;
+        while (gpuprof__g.ring_blocks > gpuprof__g.ring_max && !gpuprof__g.dumping) gpuprof__ring_evict();
+        return;
+    }
     if (gpuprof__g.queue_tail) gpuprof__g.queue_tail->next = b;
     else gpuprof__g.queue_head = b;
     gpuprof__g.queue_tail = b;
@@ -1629,7 +1686,7 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
     if (!b && !GPUPROF__LD(&gpuprof__g.free_count) && GPUPROF__LD(&gpuprof__g.blocks_allocated) >= gpuprof__g.blocks_max) return NULL;
     pthread_mutex_lock(&gpuprof__trace_lock);
     if (t->session != gpuprof__g.session || !gpuprof__g.trace_on) {
-        if (b) b->count = 0;                  /* an old session's block: keep it, empty */
+        if (b) b->count = b->done = b->aux = 0;     /* an old session's block: keep it, empty */
         pthread_mutex_unlock(&gpuprof__trace_lock);
         return NULL;
     }
@@ -1644,7 +1701,7 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
         if (nb) GPUPROF__ST(&gpuprof__g.blocks_allocated, gpuprof__g.blocks_allocated + 1);
     }
     if (nb) {
-        nb->count = 0;
+        nb->count = nb->done = nb->aux = 0;
         nb->owner = t;
         nb->tid = t->tid;
         nb->sort_index = t->index;
@@ -1652,8 +1709,13 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
     }
     t->block = nb;
     pthread_mutex_unlock(&gpuprof__trace_lock);
-    if (!nb) gpuprof__warn(GPUPROF__W_DROPPED, "trace events are produced faster than they are written, so some are dropped (statistics are complete); raise gpuprof_config.trace_buffer_mb (now %d)",
-                           gpuprof__g.cfg.trace_buffer_mb);
+    if (!nb) {
+        if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING)
+            gpuprof__warn(GPUPROF__W_DROPPED, "the flight recorder's spare blocks ran out while gpuprof_write_trace read it, so some trace events are dropped (statistics are complete)");
+        else
+            gpuprof__warn(GPUPROF__W_DROPPED, "trace events are produced faster than they are written, so some are dropped (statistics are complete); raise gpuprof_config.trace_buffer_mb (now %d)",
+                          gpuprof__g.cfg.trace_buffer_mb);
+    }
     return nb;
 }
 
@@ -1670,7 +1732,15 @@ GPUPROF__INLINE void gpuprof__trace_put(gpuprof__thread *t, int type, uint32_t n
     e->name_id = name_id;
     e->type = (uint16_t)type;
     e->flags = (uint16_t)flags;
-    GPUPROF__STR(&b->count, b->count + 1);  /* published: trace_finish may write it from another thread */
+    GPUPROF__STR(&b->count, b->count + 1);  /* published: a formatter may read it from another thread */
+}
+
+/* A record that is not an event of its own (WORK, FLOW): the next event it
+   belongs to follows it in the same thread's blocks. */
+static void gpuprof__trace_aux(gpuprof__thread *t, int type, uint32_t name_id, int flags, uint64_t ts, uint64_t u) {
+    uint64_t dropped = t->dropped;
+    gpuprof__trace_put(t, type, name_id, flags, ts, u);
+    if (t->dropped == dropped) t->block->aux++;
 }
 
 /* GPUPROF_RANGE_WORK: the work of the range event put next, for its args. */
@@ -1678,10 +1748,10 @@ static void gpuprof__trace_work(gpuprof__thread *t, uint32_t name_id, double flo
     uint64_t f, b;
     memcpy(&f, &flops, sizeof f);
     memcpy(&b, &bytes, sizeof b);
-    gpuprof__trace_put(t, GPUPROF__EV_WORK, name_id, flags, b, f);
+    gpuprof__trace_aux(t, GPUPROF__EV_WORK, name_id, flags, b, f);
 }
 
-/* Hands this thread's partly filled block to the writer. */
+/* Hands this thread's partly filled block to the writer (or the ring). */
 static void gpuprof__trace_handoff(gpuprof__thread *t) {
     if (!t || !t->block || !t->block->count) return;
     pthread_mutex_lock(&gpuprof__trace_lock);
@@ -1810,7 +1880,7 @@ static struct {
     gpuprof__anchor anchor[GPUPROF__MAX_DEV];
     struct { void *stream; int dev, tid; char label[96]; } track[GPUPROF__TRACKS];
     uint32_t ntracks;
-    uint8_t track_meta[GPUPROF__TRACKS];   /* the writer's: metadata written */
+    unsigned track_meta[GPUPROF__TRACKS];  /* the formatter's: the output generation its metadata is in */
     uint64_t timed, skipped_capture, skipped_backlog, skipped_device, lost, events_created, anchors;
     double anchor_uncertainty_ns;
     /* per-step GPU busy time (outermost ranges, wherever they were begun)
@@ -2257,6 +2327,8 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
         if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
         if (end_ns < start_ns) end_ns = start_ns;
+        /* the arrow from the CPU range that began it (its event is in the trace whenever this one is) */
+        gpuprof__trace_aux(me, GPUPROF__EV_FLOW, r->node->name_id, 0, r->t0 - gpuprof__clock.base, (uint64_t)owner->tid);
         if (r->flops != 0 || r->bytes != 0) gpuprof__trace_work(me, r->node->name_id, r->flops, r->bytes, 0);
         gpuprof__trace_put(me, GPUPROF__EV_GPU | (track << 4), r->node->name_id,
                            (r->decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8), (uint64_t)start_ns, (uint64_t)(end_ns - start_ns));
@@ -3638,21 +3710,28 @@ static int gpuprof__path_expand(const char *in, char *out, size_t n) {
 
 /* ----------------------------------------------------------------------
    Chrome trace writer: a background thread turns full blocks into JSON and
-   writes them with one write() per chunk of whole events, so a file cut off
-   by a crash ends between two events.
+   writes them with one write() per chunk of whole events. The file is a JSON
+   array of events ("[" ... "]"), the form both the Perfetto UI and
+   chrome://tracing open when the closing "]" is missing: a run killed at any
+   moment leaves a file they open, as it is. The writer also writes, once a
+   second, what threads have recorded into blocks not yet full, so a killed
+   run loses at most about a second of events. gpuprof_write_trace formats
+   while the writer waits (fmt_hold), so one formatter touches the state at
+   a time: the file, each thread's pending WORK/FLOW records, the metadata
+   written per output.
    ---------------------------------------------------------------------- */
-#define GPUPROF__WBUF 262144
+#define GPUPROF__WBUF 1048576
 
-static void gpuprof__trace_write(const char *s, size_t n) {
-    gpuprof__g.trace_off += n;
-    while (n && !gpuprof__g.trace_failed) {
-        ssize_t w = write(gpuprof__g.trace_fd, s, n);
+static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
+    o->off += n;
+    while (n && !o->failed) {
+        ssize_t w = write(o->fd, s, n);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            snprintf(gpuprof__g.trace_error, sizeof gpuprof__g.trace_error, "%s", w < 0 ? strerror(errno) : "no progress");
-            GPUPROF__STR(&gpuprof__g.trace_failed, 1);    /* a report reads the error after it */
+            snprintf(o->error, sizeof o->error, "%s", w < 0 ? strerror(errno) : "no progress");
+            GPUPROF__STR(&o->failed, 1);    /* a report reads the error after it */
             gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s; the trace stops here, statistics go on (check the path and free space)",
-                          gpuprof__g.trace_path, gpuprof__g.trace_error);
+                          o->path, o->error);
             return;
         }
         s += w;
@@ -3674,8 +3753,8 @@ static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
    (the kernel copies page by page and stops at a fatal signal). So no event
    may straddle a 4 KiB file offset: one that would is pushed past it with
    spaces, and any cut falls between two events. */
-static char *gpuprof__trace_fit(const char *buf, char *start, char *end) {
-    uint64_t a = gpuprof__g.trace_off + (uint64_t)(start - buf), b = a + (uint64_t)(end - start);
+static char *gpuprof__trace_fit(const gpuprof__tout *o, const char *buf, char *start, char *end) {
+    uint64_t a = o->off + (uint64_t)(start - buf), b = a + (uint64_t)(end - start);
     if (a / 4096 != (b - 1) / 4096 && b % 4096 != 0) {
         size_t pad = (size_t)(4096 - a % 4096);
         memmove(start + pad, start, (size_t)(end - start));
@@ -3709,10 +3788,10 @@ static char *gpuprof__put_num(char *p, double v) {
 GPUPROF__INLINE char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags) {
     memcpy(p, nm->json, nm->json_len);
     p += nm->json_len;
-    p = gpuprof__put_s(p, ",\"ts\":");
-    p = gpuprof__put_us(p, ts);
-    p = gpuprof__put_s(p, ",\"dur\":");
-    p = gpuprof__put_us(p, dur);
+    memcpy(p, ",\"ts\":", 6);
+    p = gpuprof__put_us(p + 6, ts);
+    memcpy(p, ",\"dur\":", 7);
+    p = gpuprof__put_us(p + 7, dur);
     if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
     *p++ = '}';
     return p;
@@ -3746,30 +3825,51 @@ static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_i
     return w;
 }
 
-/* Formats and writes the first n events of a block; returns the events
-   written (WORK events are args, not events). */
-static uint32_t gpuprof__trace_format(gpuprof__block *b, uint32_t n) {
+#ifdef GPUPROF_CUDA
+/* A flow arrow from the CPU range that began a GPU range to it ("s" binds to
+   the slice around its ts on the CPU thread, "f" with "bp":"e" to the GPU
+   slice around its ts); Perfetto draws it, chrome://tracing too. */
+static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, uint32_t cpu_tid, uint64_t cpu_ns, uint32_t gpu_tid, uint64_t gpu_ns) {
+    uint64_t id = ++o->flows;
+    p = gpuprof__trace_head(p, "s", cpu_tid);
+    p = gpuprof__put_s(p, ",\"cat\":\"flow\",\"name\":\"cpu to gpu\",\"id\":");
+    p = gpuprof__put_u64(p, id);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), cpu_ns);
+    *p++ = '}';
+    p = gpuprof__trace_head(p, "f", gpu_tid);
+    p = gpuprof__put_s(p, ",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"cpu to gpu\",\"id\":");
+    p = gpuprof__put_u64(p, id);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), gpu_ns);
+    *p++ = '}';
+    return p;
+}
+#endif
+
+/* Formats and writes events [from, n) of a block; returns the events
+   written (WORK and FLOW records are parts of events, not events). */
+static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
     char *buf = gpuprof__g.wbuf, *p = buf, range_head[128];
     double work[2];
     gpuprof__thread *t = b->owner;
-    uint32_t tid = (uint32_t)b->tid, i, nwork = 0;
+    uint32_t tid = (uint32_t)b->tid, i, naux = 0;
     size_t range_head_len;
     /* what every complete event of this thread starts with */
     range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
-    if (t->meta_tid != b->tid) {
+    if (t->meta_tid != b->tid || t->meta_gen != o->gen) {
         char *start = p;
         t->meta_tid = b->tid;
+        t->meta_gen = o->gen;
         p = gpuprof__trace_track_meta(p, tid, b->label, b->sort_index);
-        p = gpuprof__trace_fit(buf, start, p);
+        p = gpuprof__trace_fit(o, buf, start, p);
     }
-    for (i = 0; i < n; i++) {
+    for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
         const gpuprof__name *nm = &gpuprof__g.names[e->name_id];
         uint64_t ts = (e->type & 15) == GPUPROF__EV_GPU ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
         char *start;
         if (e->flags & GPUPROF__EVF_NUDGE) { ts++; dur--; }
         if ((size_t)(p - buf) + nm->len * 6 + 2048 + 4096 > GPUPROF__WBUF) {
-            gpuprof__trace_write(buf, (size_t)(p - buf));
+            gpuprof__trace_write(o, buf, (size_t)(p - buf));
             p = buf;
         }
         start = p;
@@ -3781,11 +3881,16 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b, uint32_t n) {
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
             break;
         case GPUPROF__EV_WORK:
-            nwork++;
+            naux++;
             t->work_name = e->name_id;
             t->work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
             memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
             memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
+            break;
+        case GPUPROF__EV_FLOW:
+            naux++;
+            t->flow_tid = (int)e->u.dur_ns;
+            t->flow_ns = gpuprof__ticks_to_ns(e->ts);
             break;
         case GPUPROF__EV_COUNTER:
             p = gpuprof__trace_head(p, "C", tid);
@@ -3812,8 +3917,8 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b, uint32_t n) {
                each is shrunk by its depth in ns at both ends, far below the
                events' 0.5 us resolution. */
             uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8;
-            if (!gpuprof__gpu.track_meta[track]) {
-                gpuprof__gpu.track_meta[track] = 1;
+            if (gpuprof__gpu.track_meta[track] != o->gen) {
+                gpuprof__gpu.track_meta[track] = o->gen;
                 p = gpuprof__trace_track_meta(p, GPUPROF__GPU_TID0 + track, gpuprof__gpu.track[track].label, 100000 + track);
             }
             ts += depth;
@@ -3822,6 +3927,10 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b, uint32_t n) {
             p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
             if (t->work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
             else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
+            if (t->flow_tid) {
+                if (t->flow_ns > o->from_ns) p = gpuprof__trace_flow(o, p, (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, ts);
+                t->flow_tid = 0;
+            }
             break;
         }
 #endif
@@ -3837,72 +3946,181 @@ static uint32_t gpuprof__trace_format(gpuprof__block *b, uint32_t n) {
             p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
             break;
         }
-        p = gpuprof__trace_fit(buf, start, p);
+        p = gpuprof__trace_fit(o, buf, start, p);
     }
-    gpuprof__trace_write(buf, (size_t)(p - buf));
-    return n - nwork;
+    gpuprof__trace_write(o, buf, (size_t)(p - buf));
+    n = n > from ? n - from - naux : 0;
+    GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
+    return n;
 }
 
-/* Writes queued blocks until told to stop. Holds trace_lock except while
-   formatting and writing, so recorders only ever wait for a list update. */
+/* The events recorded so far into blocks not yet full, of every thread (the
+   formatter's turn: the writer, or a write_trace while the writer waits).
+   Under gpuprof__lock (no thread state is freed meanwhile); each block is
+   read under trace_lock, and stays valid after: only the formatter frees or
+   reuses a block handed over. consume: into the stream, which remembers
+   what it wrote (a flight-recorder dump reads them all). */
+static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
+    gpuprof__thread *t;
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        gpuprof__block *b;
+        uint32_t n;
+        pthread_mutex_lock(&gpuprof__trace_lock);
+        b = t->block;
+        pthread_mutex_unlock(&gpuprof__trace_lock);
+        if (!b || (n = GPUPROF__LDA(&b->count)) <= (consume ? b->done : 0u)) continue;
+        if (!o->failed) gpuprof__trace_format(o, b, consume ? b->done : 0, n);
+        else if (consume) GPUPROF__ADD(&gpuprof__g.dropped_io, (uint64_t)(n - b->done));
+        if (consume) GPUPROF__ST(&b->done, n);
+    }
+}
+
+/* Formats a list of handed-over blocks into the stream and frees them. */
+static void gpuprof__trace_drain(gpuprof__block *list) {
+    gpuprof__block *b, *last = NULL;
+    uint32_t k = 0;
+    uint64_t lost = 0;
+    if (!list) return;
+    for (b = list; b; b = b->next, k++) {
+        if (gpuprof__g.out.failed) lost += b->count - b->done;
+        else if (b->count > b->done) gpuprof__trace_format(&gpuprof__g.out, b, b->done, b->count);
+        last = b;
+    }
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    GPUPROF__ADD(&gpuprof__g.dropped_io, lost);
+    last->next = gpuprof__g.free_blocks;
+    gpuprof__g.free_blocks = list;
+    GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count + k);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+}
+
+/* Writes handed-over blocks until told to stop; once a second without any,
+   the live blocks' new events. Holds trace_lock except while formatting and
+   writing, so recorders only ever wait for a list update. */
 static void *gpuprof__writer_main(void *arg) {
     (void)arg;
     pthread_mutex_lock(&gpuprof__trace_lock);
     for (;;) {
-        gpuprof__block *list, *b, *last = NULL;
-        uint64_t n = 0, lost = 0;
-        while (!gpuprof__g.queue_head && !gpuprof__g.writer_stop)
-            pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
-        if (!gpuprof__g.queue_head) break;
+        gpuprof__block *list;
+        while ((!gpuprof__g.queue_head || gpuprof__g.fmt_hold) && !gpuprof__g.writer_stop) {
+            struct timespec until;
+            gpuprof__timespec now;
+            int rc;
+            if (gpuprof__g.fmt_hold) { pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock); continue; }
+            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &now);
+            until.tv_sec = now.tv_sec + 1;
+            until.tv_nsec = now.tv_nsec;
+            rc = pthread_cond_timedwait(&gpuprof__trace_cond, &gpuprof__trace_lock, &until);
+            if (rc == ETIMEDOUT && !gpuprof__g.queue_head && !gpuprof__g.fmt_hold && !gpuprof__g.writer_stop) {
+                gpuprof__g.writer_busy = 1;
+                pthread_mutex_unlock(&gpuprof__trace_lock);
+                /* never waits for gpuprof__lock: a shutdown holding it may be joining this thread */
+                if (pthread_mutex_trylock(&gpuprof__lock) == 0) {
+                    gpuprof__trace_live(&gpuprof__g.out, 1);
+                    pthread_mutex_unlock(&gpuprof__lock);
+                }
+                pthread_mutex_lock(&gpuprof__trace_lock);
+                gpuprof__g.writer_busy = 0;
+                pthread_cond_broadcast(&gpuprof__trace_cond);
+            }
+        }
+        if (!gpuprof__g.queue_head) break;           /* told to stop, nothing left */
         list = gpuprof__g.queue_head;
         gpuprof__g.queue_head = gpuprof__g.queue_tail = NULL;
+        gpuprof__g.writer_busy = 1;
         pthread_mutex_unlock(&gpuprof__trace_lock);
-        for (b = list; b; b = b->next) {
-            if (gpuprof__g.trace_failed) lost += b->count;
-            else n += gpuprof__trace_format(b, b->count);
-            last = b;
-        }
+        gpuprof__trace_drain(list);
         pthread_mutex_lock(&gpuprof__trace_lock);
-        GPUPROF__ADD(&gpuprof__g.events_written, n);   /* a report may read them meanwhile */
-        GPUPROF__ADD(&gpuprof__g.dropped_io, lost);
-        last->next = gpuprof__g.free_blocks;
-        gpuprof__g.free_blocks = list;
-        for (b = list; b != last->next; b = b->next) GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count + 1);
+        gpuprof__g.writer_busy = 0;
+        pthread_cond_broadcast(&gpuprof__trace_cond);
     }
     pthread_mutex_unlock(&gpuprof__trace_lock);
     return NULL;
 }
 
+/* The formatter's turn for the calling thread: the writer finishes what it
+   is writing and then waits until gpuprof__fmt_release. */
+static void gpuprof__fmt_acquire(void) {
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__g.fmt_hold = 1;
+    while (gpuprof__g.writer_busy) pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+}
+
+static void gpuprof__fmt_release(void) {
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__g.fmt_hold = 0;
+    pthread_cond_broadcast(&gpuprof__trace_cond);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+}
+
+/* The start of a trace file: "[" and the process's name. */
+static void gpuprof__trace_begin(gpuprof__tout *o) {
+    char head[512], *p = head;
+    size_t n = strlen(gpuprof__g.process_name);
+    p = gpuprof__put_s(p, "[\n{\"ph\":\"M\",\"pid\":");
+    p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
+    p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
+    p += gpuprof__json_escape(p, gpuprof__g.process_name, n > 60 ? 60 : n);
+    p = gpuprof__put_s(p, "}}");
+    o->gen = ++gpuprof__g.out_gen;
+    o->off = o->events = o->flows = 0;
+    o->failed = 0;
+    o->error[0] = 0;
+    gpuprof__trace_write(o, head, (size_t)(p - head));
+}
+
+/* The end of a trace file: what it holds, in the process's labels (shown by
+   both viewers) and in args.gpuprof for programs, then "]". window_ns: a
+   flight-recorder dump holds every event that began after it. */
+static void gpuprof__trace_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
+    char tail[768], *p = tail;
+    p = gpuprof__trace_head(p, "M", 0);
+    p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof " GPUPROF_VERSION ": ");
+    p = gpuprof__put_u64(p, events);
+    p = gpuprof__put_s(p, " events, ");
+    p = gpuprof__put_u64(p, dropped);
+    p = gpuprof__put_s(p, " dropped");
+    if (fell_out) {
+        p = gpuprof__put_s(p, ", flight recorder: from ");
+        p = gpuprof__put_us(p, window_ns);
+        p = gpuprof__put_s(p, " us on (");
+        p = gpuprof__put_u64(p, fell_out);
+        p = gpuprof__put_s(p, " older events fell out)");
+    }
+    p = gpuprof__put_s(p, "\",\"gpuprof\":{\"version\":\"" GPUPROF_VERSION "\",\"events\":");
+    p = gpuprof__put_u64(p, events);
+    p = gpuprof__put_s(p, ",\"dropped\":");
+    p = gpuprof__put_u64(p, dropped);
+    p = gpuprof__put_s(p, gpuprof__g.trace_mode == GPUPROF__TRACE_RING ? ",\"flight_recorder\":true" : ",\"flight_recorder\":false");
+    p = gpuprof__put_s(p, ",\"fell_out\":");
+    p = gpuprof__put_u64(p, fell_out);
+    p = gpuprof__put_s(p, ",\"window_start_us\":");
+    p = gpuprof__put_us(p, window_ns);
+    p = gpuprof__put_s(p, "}}}\n]\n");
+    gpuprof__trace_write(o, tail, (size_t)(p - tail));
+}
+
 static int gpuprof__trace_open(void) {
-    char head[1024], *p = head;
-    gpuprof__g.trace_fd = open(gpuprof__g.trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (gpuprof__g.trace_fd < 0) {
+    gpuprof__tout *o = &gpuprof__g.out;
+    o->path = gpuprof__g.trace_path;
+    o->fd = open(gpuprof__g.trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot open the trace file '%s': %s; no trace is written, statistics go on (check that the directory exists and is writable)",
                       gpuprof__g.trace_path, strerror(errno));
-        gpuprof__g.trace_fd = -1;
+        o->fd = -1;
         return -1;
     }
     gpuprof__g.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF);
-    if (!gpuprof__g.wbuf) { close(gpuprof__g.trace_fd); gpuprof__g.trace_fd = -1; return -1; }
+    if (!gpuprof__g.wbuf) { close(o->fd); o->fd = -1; return -1; }
     gpuprof__g.blocks_max = (uint32_t)(((uint64_t)gpuprof__g.cfg.trace_buffer_mb << 20) / sizeof(gpuprof__block));
     if (gpuprof__g.blocks_max < 4) gpuprof__g.blocks_max = 4;
-    p = gpuprof__put_s(p, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"gpuprof\",\"version\":\"" GPUPROF_VERSION "\"},\"traceEvents\":[\n");
-    p = gpuprof__put_s(p, "{\"ph\":\"M\",\"pid\":");
-    p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
-    p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
-    p += gpuprof__json_escape(p, gpuprof__g.process_name, strlen(gpuprof__g.process_name) > 100 ? 100 : strlen(gpuprof__g.process_name));
-    p = gpuprof__put_s(p, "}}");
-    gpuprof__g.trace_failed = 0;
-    gpuprof__g.trace_off = 0;
-#ifdef GPUPROF_CUDA
-    memset(gpuprof__gpu.track_meta, 0, sizeof gpuprof__gpu.track_meta);
-#endif
-    gpuprof__trace_write(head, (size_t)(p - head));
-    gpuprof__g.writer_stop = 0;
+    gpuprof__trace_begin(o);
+    gpuprof__g.writer_stop = gpuprof__g.fmt_hold = gpuprof__g.writer_busy = 0;
     if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot start the trace writer thread; no trace is written to '%s'", gpuprof__g.trace_path);
-        close(gpuprof__g.trace_fd);
-        gpuprof__g.trace_fd = -1;
+        close(o->fd);
+        o->fd = -1;
         return -1;
     }
     gpuprof__g.writer_running = 1;
@@ -3910,9 +4128,24 @@ static int gpuprof__trace_open(void) {
        trace_on) under it to hand over a block sees this session's number
        whenever it sees the trace on (found by fuzz_api). */
     pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__g.trace_mode = GPUPROF__TRACE_STREAM;
     GPUPROF__ST(&gpuprof__g.trace_on, 1);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     return 0;
+}
+
+/* No trace file: the flight recorder, unless it is off. */
+static void gpuprof__ring_open(void) {
+    uint64_t bytes = (uint64_t)gpuprof__g.cfg.trace_ring_mb << 20;
+    if (gpuprof__g.cfg.trace_ring_mb <= 0) return;
+    gpuprof__g.ring_max = (uint32_t)(bytes / sizeof(gpuprof__block));
+    if (gpuprof__g.ring_max < 2) gpuprof__g.ring_max = 2;
+    /* spare blocks: the ones being filled, and room for what comes in while a write_trace reads the ring */
+    gpuprof__g.blocks_max = gpuprof__g.ring_max + gpuprof__g.ring_max / 8 + 16;
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__g.trace_mode = GPUPROF__TRACE_RING;
+    GPUPROF__ST(&gpuprof__g.trace_on, 1);
+    pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
 static uint64_t gpuprof__dropped(void) {     /* under gpuprof__lock */
@@ -3922,21 +4155,52 @@ static uint64_t gpuprof__dropped(void) {     /* under gpuprof__lock */
     return d;
 }
 
-/* Ends the streamed trace: the calling thread's and exited threads' events
-   are written, then the closing metadata and brackets. Events still in the
-   buffers of other running threads are not (they are counted as dropped). */
+/* Everything recorded so far into the stream: the blocks handed over, then
+   what threads have in blocks not yet full. The stream goes on. */
+static void gpuprof__trace_sync(void) {
+    gpuprof__block *list;
+    gpuprof__fmt_acquire();
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    list = gpuprof__g.queue_head;
+    gpuprof__g.queue_head = gpuprof__g.queue_tail = NULL;
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__trace_drain(list);
+    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__trace_live(&gpuprof__g.out, 1);
+    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__fmt_release();
+}
+
+/* Frees the blocks no thread holds (free list, ring). */
+static void gpuprof__blocks_free(void) {
+    gpuprof__block *lists[2], *b;
+    int k;
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    lists[0] = gpuprof__g.free_blocks;
+    lists[1] = gpuprof__g.ring_head;
+    gpuprof__g.free_blocks = gpuprof__g.ring_head = gpuprof__g.ring_tail = NULL;
+    gpuprof__g.ring_blocks = 0;
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    for (k = 0; k < 2; k++)
+        while ((b = lists[k]) != NULL) { lists[k] = b->next; GPUPROF_FREE(b); }
+}
+
+/* Ends the trace at shutdown: the streamed file gets every event recorded
+   (blocks handed over, then those of running threads), its closing
+   metadata and "]"; the flight recorder is let go. */
 static int gpuprof__trace_finish(void) {
-    char tail[256], *p = tail;
-    gpuprof__thread *t;
+    gpuprof__tout *o = &gpuprof__g.out;
     uint64_t dropped;
     int rc;
-    if (gpuprof__g.trace_fd < 0 || gpuprof__g.trace_finished) return gpuprof__g.trace_fd < 0 ? -1 : 0;
+    if (gpuprof__g.trace_finished || gpuprof__g.trace_mode == GPUPROF__TRACE_NONE) return gpuprof__g.trace_mode == GPUPROF__TRACE_NONE ? -1 : 0;
     gpuprof__trace_handoff(gpuprof__tls);
     pthread_mutex_lock(&gpuprof__trace_lock);
     GPUPROF__ST(&gpuprof__g.trace_on, 0);
     gpuprof__g.writer_stop = 1;
-    pthread_cond_signal(&gpuprof__trace_cond);
+    pthread_cond_broadcast(&gpuprof__trace_cond);
     pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__g.trace_finished = 1;
+    if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) { gpuprof__blocks_free(); return 0; }
     if (gpuprof__g.writer_running) pthread_join(gpuprof__g.writer, NULL);
     gpuprof__g.writer_running = 0;
     /* The events in the blocks of threads still running (a thread pool that
@@ -3944,37 +4208,124 @@ static int gpuprof__trace_finish(void) {
        publish each event before counting it, so the events counted now are
        written whole, while an owner may go on filling the rest. */
     pthread_mutex_lock(&gpuprof__lock);
-    pthread_mutex_lock(&gpuprof__trace_lock);
-    for (t = gpuprof__g.threads; t; t = t->next) {
-        uint32_t n;
-        if (!t->block || t == gpuprof__tls || (n = GPUPROF__LDA(&t->block->count)) == 0) continue;
-        if (gpuprof__g.trace_failed) GPUPROF__ADD(&gpuprof__g.dropped_io, (uint64_t)n);
-        else GPUPROF__ADD(&gpuprof__g.events_written, (uint64_t)gpuprof__trace_format(t->block, n));
+    gpuprof__trace_live(o, 1);
+    dropped = gpuprof__dropped();
+    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__trace_end(o, o->events, dropped, 0, 0);
+    rc = o->failed ? -1 : 0;
+    if (close(o->fd) != 0 && !o->failed) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", o->path, strerror(errno));
+        rc = -1;
     }
+    o->fd = -1;
+    gpuprof__blocks_free();
+    GPUPROF_FREE(gpuprof__g.wbuf);
+    gpuprof__g.wbuf = NULL;
+    return rc;
+}
+
+/* gpuprof_write_trace(path) with a streamed trace: the stream brought up to
+   date, then its bytes copied to path a chunk at a time and closed there. */
+static int gpuprof__trace_copy(const char *path) {
+    gpuprof__tout o;
+    char chunk[65536];
+    uint64_t off = 0, end, dropped;
+    int in;
+    gpuprof__trace_sync();
+    end = GPUPROF__LD(&gpuprof__g.out.off);
+    memset(&o, 0, sizeof o);
+    o.path = path;
+    if ((in = open(gpuprof__g.out.path, O_RDONLY | O_CLOEXEC)) < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; nothing is written to '%s'", gpuprof__g.out.path, strerror(errno), path);
+        return -1;
+    }
+    if ((o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
+        close(in);
+        return -1;
+    }
+    while (off < end && !o.failed) {
+        size_t want = end - off < sizeof chunk ? (size_t)(end - off) : sizeof chunk;
+        ssize_t n = read(in, chunk, want);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; '%s' is incomplete", gpuprof__g.out.path,
+                          n < 0 ? strerror(errno) : "it is shorter than written", path);
+            o.failed = 1;
+            break;
+        }
+        gpuprof__trace_write(&o, chunk, (size_t)n);
+        off += (uint64_t)n;
+    }
+    close(in);
+    pthread_mutex_lock(&gpuprof__lock);
+    dropped = gpuprof__dropped();
+    pthread_mutex_unlock(&gpuprof__lock);
+    if (!o.failed) gpuprof__trace_end(&o, GPUPROF__LD(&gpuprof__g.out.events), dropped, 0, 0);
+    if (close(o.fd) != 0 && !o.failed) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return o.failed ? -1 : 0;
+}
+
+/* gpuprof_write_trace(path) with the flight recorder: the blocks on the
+   ring, oldest first, then the events in blocks being filled; nothing leaves
+   the ring meanwhile (recorders use the spare blocks), and recording goes
+   on. The caller holds life_lock: one dump at a time, the only formatter. */
+static int gpuprof__ring_dump(const char *path) {
+    gpuprof__tout o;
+    gpuprof__block *b, *last;
+    uint64_t fell_out, from_ns, dropped;
+    gpuprof__thread *t;
+    struct gpuprof__live { gpuprof__block *b; uint32_t n; } *live = NULL;
+    uint32_t nlive = 0, i;
+    int rc;
+    memset(&o, 0, sizeof o);
+    o.path = path;
+    if ((o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
+        return -1;
+    }
+    if (!gpuprof__g.wbuf && !(gpuprof__g.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF))) { close(o.fd); return -1; }
+    /* One instant for all: the ring as it is and the events in the blocks
+       being filled, each thread's formatting state cleared. */
+    pthread_mutex_lock(&gpuprof__lock);
+    for (t = gpuprof__g.threads; t; t = t->next) nlive++;
+    live = (struct gpuprof__live *)gpuprof__alloc((nlive + 1) * sizeof *live);
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__g.dumping = 1;
+    b = gpuprof__g.ring_head;
+    last = gpuprof__g.ring_tail;
+    fell_out = gpuprof__g.ring_fell_out;
+    from_ns = gpuprof__g.ring_from_ns;
+    for (i = 0, t = gpuprof__g.threads; t; t = t->next) {
+        t->work_name = 0;
+        t->flow_tid = 0;
+        if (live && t->block && (live[i].n = GPUPROF__LDA(&t->block->count)) != 0) live[i++].b = t->block;
+    }
+    nlive = live ? i : 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
-    p = gpuprof__trace_head(p, "M", 0);
-    p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof: ");
-    p = gpuprof__put_u64(p, GPUPROF__LD(&gpuprof__g.events_written));
-    p = gpuprof__put_s(p, " events, ");
-    p = gpuprof__put_u64(p, dropped);
-    p = gpuprof__put_s(p, " dropped\"}}\n]}\n");
-    gpuprof__trace_write(tail, (size_t)(p - tail));
-    rc = gpuprof__g.trace_failed ? -1 : 0;
-    if (close(gpuprof__g.trace_fd) != 0 && !gpuprof__g.trace_failed) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", gpuprof__g.trace_path, strerror(errno));
+    o.from_ns = from_ns;
+    gpuprof__trace_begin(&o);
+    /* The list from head to last stays as it is (blocks are only added
+       after last, nothing is evicted while dumping), and so do the states
+       owning the blocks (freed at shutdown, which waits on life_lock). */
+    for (; b; b = b == last ? NULL : b->next) if (!o.failed) gpuprof__trace_format(&o, b, 0, b->count);
+    for (i = 0; i < nlive && !o.failed; i++) gpuprof__trace_format(&o, live[i].b, 0, live[i].n);
+    GPUPROF_FREE(live);
+    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__g.dumping = 0;
+    while (gpuprof__g.ring_blocks > gpuprof__g.ring_max) gpuprof__ring_evict();
+    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__trace_end(&o, o.events, dropped, fell_out, from_ns);
+    rc = o.failed ? -1 : 0;
+    if (close(o.fd) != 0 && !o.failed) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", path, strerror(errno));
         rc = -1;
     }
-    gpuprof__g.trace_fd = -1;
-    gpuprof__g.trace_finished = 1;
-    while (gpuprof__g.free_blocks) {
-        gpuprof__block *b = gpuprof__g.free_blocks;
-        gpuprof__g.free_blocks = b->next;
-        GPUPROF_FREE(b);
-    }
-    GPUPROF_FREE(gpuprof__g.wbuf);
-    gpuprof__g.wbuf = NULL;
     return rc;
 }
 
@@ -4171,10 +4522,11 @@ static void gpuprof__trace_pending(gpuprof__snap *s) {
     gpuprof__block *b;
     s->dropped_full = s->trace_buffered = 0;
     for (t = gpuprof__g.threads; t; t = t->next) s->dropped_full += GPUPROF__LD(&t->dropped);
-    if (!gpuprof__g.trace_path || gpuprof__g.trace_finished) return;
+    if (gpuprof__g.trace_mode != GPUPROF__TRACE_STREAM || gpuprof__g.trace_finished) return;
     pthread_mutex_lock(&gpuprof__trace_lock);
-    for (b = gpuprof__g.queue_head; b; b = b->next) s->trace_buffered += b->count;
-    for (t = gpuprof__g.threads; t; t = t->next) if (t->block) s->trace_buffered += GPUPROF__LDA(&t->block->count);
+    for (b = gpuprof__g.queue_head; b; b = b->next) s->trace_buffered += b->count - GPUPROF__LD(&b->done);
+    for (t = gpuprof__g.threads; t; t = t->next)
+        if (t->block) s->trace_buffered += GPUPROF__LDA(&t->block->count) - GPUPROF__LD(&t->block->done);
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
@@ -5356,10 +5708,18 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     }
 }
 
-/* What became of the trace: written, still streaming, dropped, or failed. */
+/* What became of the trace: written, still streaming, dropped, or failed;
+   or what the flight recorder holds. */
 static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) {
-    unsigned long long written = GPUPROF__LD(&gpuprof__g.events_written);
-    int failed = GPUPROF__LDA(&gpuprof__g.trace_failed);
+    unsigned long long written = GPUPROF__LD(&gpuprof__g.out.events);
+    int failed = GPUPROF__LDA(&gpuprof__g.out.failed);
+    if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) {
+        unsigned long long out = GPUPROF__LD(&gpuprof__g.ring_fell_out);
+        gpuprof__buf_printf(b, "   trace: none streamed; the flight recorder keeps the latest events (%d MiB", gpuprof__g.cfg.trace_ring_mb);
+        if (out) gpuprof__buf_printf(b, ", %llu older ones fell out", out);
+        gpuprof__buf_s(b, ") for gpuprof_write_trace(path)\n");
+        return;
+    }
     if (gpuprof__g.trace_finished) gpuprof__buf_printf(b, "   trace: %s (%llu events written", gpuprof__g.trace_path, written);
     else gpuprof__buf_printf(b, "   trace: %s (streaming: %llu events written so far, %llu more recorded in buffers", gpuprof__g.trace_path,
                              written, (unsigned long long)s->trace_buffered);
@@ -5368,7 +5728,7 @@ static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) 
                             (unsigned long long)s->dropped_full, gpuprof__g.cfg.trace_buffer_mb);
     if (failed)
         gpuprof__buf_printf(b, "; writing failed (%s), %llu events lost: check the path and free space",
-                            gpuprof__g.trace_error, (unsigned long long)(s->dropped - s->dropped_full));
+                            gpuprof__g.out.error, (unsigned long long)(s->dropped - s->dropped_full));
     else if (!s->dropped_full) gpuprof__buf_s(b, ", none dropped");
     gpuprof__buf_s(b, ")\n");
 }
@@ -5440,7 +5800,8 @@ static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
     }
     if (s->excluded_calls) gpuprof__buf_printf(b, "   %llu range calls excluded from the statistics (warm-up/schedule), still in the trace\n",
                                                (unsigned long long)s->excluded_calls);
-    if (gpuprof__g.trace_path) gpuprof__report_trace_line(b, s);
+    if (gpuprof__g.trace_path || (gpuprof__g.trace_mode == GPUPROF__TRACE_RING && !gpuprof__g.trace_finished))
+        gpuprof__report_trace_line(b, s);
     gpuprof__report_gpu_line(b);
 }
 
@@ -5981,10 +6342,12 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_printf(b, "\"marks\":%llu,\n\"trace\":{\"path\":", (unsigned long long)s->marks);
     if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
     else gpuprof__buf_s(b, "null");
-    gpuprof__buf_printf(b, ",\"events\":%llu,\"in_buffers\":%llu,\"dropped\":%llu,\"dropped_buffers_full\":%llu,\"error\":",
-                        (unsigned long long)GPUPROF__LD(&gpuprof__g.events_written), (unsigned long long)s->trace_buffered,
-                        (unsigned long long)s->dropped, (unsigned long long)s->dropped_full);
-    if (GPUPROF__LDA(&gpuprof__g.trace_failed)) gpuprof__buf_json_str(b, gpuprof__g.trace_error);
+    gpuprof__buf_printf(b, ",\"events\":%llu,\"in_buffers\":%llu,\"dropped\":%llu,\"dropped_buffers_full\":%llu,\"flight_recorder_mb\":%d,\"fell_out\":%llu,\"error\":",
+                        (unsigned long long)GPUPROF__LD(&gpuprof__g.out.events), (unsigned long long)s->trace_buffered,
+                        (unsigned long long)s->dropped, (unsigned long long)s->dropped_full,
+                        gpuprof__g.trace_mode == GPUPROF__TRACE_RING ? gpuprof__g.cfg.trace_ring_mb : 0,
+                        (unsigned long long)GPUPROF__LD(&gpuprof__g.ring_fell_out));
+    if (GPUPROF__LDA(&gpuprof__g.out.failed)) gpuprof__buf_json_str(b, gpuprof__g.out.error);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, "},\n\"warnings\":{");
     for (i = 0; i < GPUPROF__W_COUNT; i++)
@@ -6096,29 +6459,26 @@ int gpuprof_write_trace(const char *path) {
 
 static int gpuprof__write_trace_locked(const char *path) {
     char full[4096];
-    int rc;
     if (!gpuprof__usable("gpuprof_write_trace")) return -1;
     if (path && *path && gpuprof__path_expand(path, full, sizeof full) == 0) path = full;
-    if (!gpuprof__g.trace_path) {
-        gpuprof__warn(GPUPROF__W_IO, "no trace was recorded, so nothing is written to '%s' (set GPUPROF_TRACE=path or gpuprof_config.trace_path before the run)",
+    if (gpuprof__g.trace_mode == GPUPROF__TRACE_NONE) {
+        gpuprof__warn(GPUPROF__W_IO, "no trace was recorded, so nothing is written to '%s' (set GPUPROF_TRACE=path, or leave the flight recorder on: GPUPROF_TRACE_RING_MB / gpuprof_config.trace_ring_mb not 0)",
                       path ? path : "(null)");
         return -1;
     }
-    gpuprof__gpu_drain();
-    rc = gpuprof__trace_finish();
-    if (rc == 0 && path && *path && strcmp(path, gpuprof__g.trace_path) != 0) {
-        /* The trace was streamed to trace_path: copy the finished file. */
-        gpuprof__buf b = { NULL, 0, 0, 0 };
-        char chunk[65536];
-        ssize_t n;
-        int fd = open(gpuprof__g.trace_path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) { gpuprof__warn(GPUPROF__W_IO, "cannot read back the trace '%s': %s", gpuprof__g.trace_path, strerror(errno)); return -1; }
-        while ((n = read(fd, chunk, sizeof chunk)) > 0) gpuprof__buf_put(&b, chunk, (size_t)n);
-        close(fd);
-        rc = gpuprof__write_file(path, &b, "trace");
-        GPUPROF_FREE(b.p);
+    gpuprof__gpu_drain();           /* finished GPU ranges into the trace (waits for the GPU) */
+    if (gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM) {
+        if (!path || !*path || gpuprof__same_file(path, gpuprof__g.out.path)) {
+            gpuprof__trace_sync();  /* the streamed file itself, brought up to date */
+            return gpuprof__g.out.failed ? -1 : 0;
+        }
+        return gpuprof__trace_copy(path);
     }
-    return rc;
+    if (!path || !*path) {
+        gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_trace() needs a path: no trace file was configured, the flight recorder's events go to the file named");
+        return -1;
+    }
+    return gpuprof__ring_dump(path);
 }
 
 void gpuprof_flush(void) {
@@ -6475,6 +6835,7 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.cuda_forked = gpuprof__g.cuda_started;
     gpuprof__g.live = 0;
     gpuprof__g.trace_on = 0;
+    gpuprof__g.trace_mode = GPUPROF__TRACE_NONE;    /* the blocks and the file are the parent's */
     gpuprof__g.writer_running = 0;
     pthread_mutex_unlock(&gpuprof__warn_mu);
     pthread_mutex_unlock(&gpuprof__trace_lock);
@@ -6521,6 +6882,8 @@ static void gpuprof__config_defaults(gpuprof_config *cfg) {
     if (cfg->max_names > (1 << 24)) cfg->max_names = 1 << 24;
     if (cfg->max_nodes <= 0) cfg->max_nodes = 8192;
     if (cfg->trace_buffer_mb <= 0) cfg->trace_buffer_mb = 16;
+    if (cfg->trace_ring_mb == 0) cfg->trace_ring_mb = 32;
+    if (cfg->trace_ring_mb > 65536) cfg->trace_ring_mb = 65536;
     if (cfg->warmup < 0) cfg->warmup = 0;
 }
 
@@ -6528,6 +6891,7 @@ static void gpuprof__config_defaults(gpuprof_config *cfg) {
 static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     const char *v;
     gpuprof__env_int("GPUPROF_WARMUP", &cfg->warmup);
+    if (gpuprof__env_int("GPUPROF_TRACE_RING_MB", &cfg->trace_ring_mb) && cfg->trace_ring_mb <= 0) cfg->trace_ring_mb = -1;
     if (gpuprof__env_int("GPUPROF_ROWS", &cfg->report_rows) && cfg->report_rows == 0) cfg->report_rows = -1;
     gpuprof__env_flag("GPUPROF_OFF", off);
     if ((v = getenv("GPUPROF_VIEW")) != NULL) {
@@ -6680,12 +7044,17 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__g.step_cpu0 = 0;
     gpuprof__step_figures_clear();
     gpuprof_stats_init(&gpuprof__g.step_stats);
-    gpuprof__g.trace_fd = -1;
+    memset(&gpuprof__g.out, 0, sizeof gpuprof__g.out);
+    gpuprof__g.out.fd = -1;
+    gpuprof__g.trace_mode = GPUPROF__TRACE_NONE;
     gpuprof__g.trace_finished = 0;
-    gpuprof__g.trace_failed = 0;
-    gpuprof__g.events_written = gpuprof__g.dropped_io = 0;
+    gpuprof__g.dropped_io = 0;
     gpuprof__g.blocks_allocated = gpuprof__g.free_count = 0;
     gpuprof__g.queue_head = gpuprof__g.queue_tail = gpuprof__g.free_blocks = NULL;
+    gpuprof__g.ring_head = gpuprof__g.ring_tail = NULL;
+    gpuprof__g.ring_blocks = 0;
+    gpuprof__g.ring_fell_out = gpuprof__g.ring_from_ns = 0;
+    gpuprof__g.dumping = 0;
     gpuprof__g.session++;
     if (gpuprof__g.session == 0) gpuprof__g.session = 1;
 #ifdef GPUPROF_CUDA
@@ -6696,6 +7065,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
         GPUPROF_FREE(gpuprof__g.trace_path);
         gpuprof__g.trace_path = NULL;
     }
+    if (!gpuprof__g.trace_path && !off) gpuprof__ring_open();
     gpuprof__mem_open();
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;

@@ -108,16 +108,16 @@ static double writer_events_per_s(long events, int to_null) {
         b->ev[i].u.dur_ns = 987 + (uint64_t)i;
         b->ev[i].name_id = id;
     }
-    pthread_mutex_lock(&gpuprof__trace_lock);     /* keep the writer thread out of the file */
+    gpuprof__fmt_acquire();                       /* keep the writer thread out of the file */
     /* start each run on an empty file, so runs do not pile up dirty pages */
-    if (ftruncate(gpuprof__g.trace_fd, 0) != 0 || lseek(gpuprof__g.trace_fd, 0, SEEK_SET) != 0) perror("bench");
-    gpuprof__g.trace_off = 0;
-    if (to_null) { saved_fd = gpuprof__g.trace_fd; gpuprof__g.trace_fd = open("/dev/null", O_WRONLY); }
+    if (ftruncate(gpuprof__g.out.fd, 0) != 0 || lseek(gpuprof__g.out.fd, 0, SEEK_SET) != 0) perror("bench");
+    gpuprof__g.out.off = 0;
+    if (to_null) { saved_fd = gpuprof__g.out.fd; gpuprof__g.out.fd = open("/dev/null", O_WRONLY); }
     t0 = gpuprof__mono_ns();
-    for (; done < events; done += GPUPROF__BLOCK_EVENTS) gpuprof__trace_format(b, b->count);
+    for (; done < events; done += GPUPROF__BLOCK_EVENTS) gpuprof__trace_format(&gpuprof__g.out, b, 0, b->count);
     t1 = gpuprof__mono_ns();
-    if (to_null) { close(gpuprof__g.trace_fd); gpuprof__g.trace_fd = saved_fd; }
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    if (to_null) { close(gpuprof__g.out.fd); gpuprof__g.out.fd = saved_fd; }
+    gpuprof__fmt_release();
     free(b);
     return (double)done / ((double)(t1 - t0) * 1e-9);
 }

@@ -3,8 +3,8 @@
 
 usage: check_trace.py TRACE [--truncated] [--expect-name NAME ...] [--expect-x N] [--threads N]
 
---truncated  the process was killed mid-run: apply the viewers' tolerance for a
-             missing closing bracket (append "]}") before parsing.
+--truncated  the process was killed mid-run: the file must lack its closing "]"
+             (the viewers open a JSON array cut short); it is added before parsing.
 Exits non-zero with one line per problem."""
 import json
 import sys
@@ -20,14 +20,16 @@ def main(argv):
     raw = open(path, "rb").read()
     problems = []
     text = raw.decode("utf-8")  # must be valid UTF-8 whatever bytes the names had
+    if not text.lstrip().startswith("["):
+        problems.append("not the JSON array form, which the viewers open when a killed run cut it short")
     if truncated:
-        if text.rstrip().endswith("]}"):
+        if text.rstrip().endswith("]"):
             problems.append("the trace of a killed run is complete: the kill did not happen mid-run")
-        text = text.rstrip().rstrip(",") + "\n]}"
-    doc = json.loads(text)
-    if text.find('"displayTimeUnit"') > text.find('"traceEvents"'):
-        problems.append("displayTimeUnit must come before traceEvents")
-    events = doc["traceEvents"]
+        if text.rstrip().endswith(","):
+            problems.append("the trace of a killed run ends in a comma")
+        text = text.rstrip() + "\n]"
+    events = json.loads(text)
+    flows = defaultdict(dict)
     tracks = defaultdict(list)
     names = set()
     thread_names = {}
@@ -55,6 +57,10 @@ def main(argv):
             if e.get("s") not in ("g", "p", "t"):
                 problems.append(f"instant event without a valid scope: {e}")
             names.add(e["name"])
+        elif ph in ("s", "f"):
+            flows[e.get("id")][ph] = e
+            if ph == "f" and e.get("bp") != "e":
+                problems.append(f"flow end without bp=e: {e}")
         elif ph == "M":
             if e["name"] == "thread_name":
                 thread_names[(e["pid"], e["tid"])] = e["args"]["name"]
@@ -84,6 +90,19 @@ def main(argv):
                 if s[2] == start and s[3] == dur:
                     problems.append(f"track {track}: '{name}' has the same start and duration as its parent '{s[1]}'")
             stack.append((end, name, start, dur))
+    # Each flow arrow starts inside a complete event on its CPU thread and ends
+    # inside one on its GPU track (how both viewers bind "s" and "f" with bp=e).
+    def inside(e):
+        ts = round(e["ts"] * 1000)
+        return any(round(x["ts"] * 1000) <= ts <= round((x["ts"] + x["dur"]) * 1000)
+                   for x in tracks.get((e["pid"], e["tid"]), ()))
+    for fid, pair in flows.items():
+        if set(pair) != {"s", "f"}:
+            problems.append(f"flow {fid} has only {sorted(pair)}")
+            continue
+        for e in pair.values():
+            if not inside(e):
+                problems.append(f"flow {fid}: its {e['ph']} event at {e['ts']} is in no slice of track {e['tid']}")
     for n in expect_names:
         if n not in names:
             problems.append(f"expected an event named {n!r}")
@@ -96,7 +115,7 @@ def main(argv):
             problems.append(f"expected {want} thread tracks, found {len(tracks)}")
     for p in problems[:20]:
         print("check_trace:", p)
-    print(f"check_trace: {path}: {len(events)} events, {nx} complete events on {len(tracks)} tracks, "
+    print(f"check_trace: {path}: {len(events)} events, {nx} complete events on {len(tracks)} tracks, {len(flows)} flows, "
           f"{len(problems)} problems")
     return 1 if problems else 0
 

@@ -48,6 +48,11 @@ static inline cJSON *summary_path(cJSON *root, const char *path) {
     return NULL;
 }
 
+/* The events of a gpuprof trace: the file is a JSON array of them. */
+static inline cJSON *trace_events(cJSON *trace) {
+    return cJSON_IsArray(trace) ? trace : NULL;
+}
+
 static inline double jnum(cJSON *obj, const char *key) {
     cJSON *v = obj ? cJSON_GetObjectItem(obj, key) : NULL;
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;

@@ -169,7 +169,7 @@ static void test_roofline(void) {
         int gpu_args = 0, cpu_args = 0;
         free(text);
         CHECK(tr != NULL, "the trace parses");
-        cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+        cJSON_ArrayForEach(e, trace_events(tr)) {
             cJSON *nm = cJSON_GetObjectItem(e, "name"), *cat = cJSON_GetObjectItem(e, "cat"), *args = cJSON_GetObjectItem(e, "args");
             if (!cJSON_IsString(nm) || strcmp(nm->valuestring, "stream") != 0 || !cJSON_IsString(cat)) continue;
             if (strcmp(cat->valuestring, "gpu") == 0) {

@@ -254,7 +254,7 @@ static void test_streams_and_trace(void) {
     {
         cJSON *tr = trace_load("gpu_streams.trace.json"), *e;
         int tid_outer = -1, tid_inner = -1, tid_side = -1, n_outer = 0, bad_start = 0, tracks = 0;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+        cJSON_ArrayForEach(e, trace_events(tr)) {
             const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
             int tid = cJSON_GetObjectItem(e, "tid")->valueint;
             if (ph[0] == 'M' && strcmp(cJSON_GetObjectItem(e, "name")->valuestring, "thread_name") == 0 &&
@@ -295,7 +295,7 @@ static void test_drift(void) {
     }
     session_end("drift");
     tr = trace_load("gpu_drift.trace.json");
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+    cJSON_ArrayForEach(e, trace_events(tr)) {
         double ts, want;
         if (!is_gpu_range(e, NULL)) continue;
         ts = jnum(e, "ts");
@@ -339,7 +339,7 @@ static void test_anchor_noise(void) {
     session_end("noise");
     trace_valid("gpu_noise.trace.json", "--expect-name a --expect-name b --expect-name c");
     tr = trace_load("gpu_noise.trace.json");
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+    cJSON_ArrayForEach(e, trace_events(tr)) {
         if (!is_gpu_range(e, "a")) continue;
         if (n >= 3 && fabs(jnum(e, "ts") - (double)(begins[n] - t0) / 1000.0) > 45.0) far++;
         n++;

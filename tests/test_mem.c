@@ -222,7 +222,7 @@ static void test_training_phases(void) {
         char *text = check_slurp("mem_phases.trace.json");
         cJSON *tr = text ? cJSON_Parse(text) : NULL, *e;
         int act = 0, act_ok = 1, rss = 0, dev = 0, marks = 0;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+        cJSON_ArrayForEach(e, trace_events(tr)) {
             const char *ph = jstr(e, "ph"), *nm = jstr(e, "name");
             if (strcmp(ph, "C") == 0 && strcmp(nm, "memory: activations (MiB)") == 0) {
                 double v = jnum(cJSON_GetObjectItem(e, "args"), "value");

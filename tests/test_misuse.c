@@ -183,12 +183,14 @@ int main(int argc, char **argv) {
     cJSON_Delete(j); free(err);
 
     /* output files that cannot be written */
-    memset(&cfg, 0, sizeof cfg); start(&cfg);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace_ring_mb = -1;             /* no flight recorder either */
+    start(&cfg);
     { PROF_RANGE("work"); }
     CHECK(gpuprof_write_summary("/nonexistent-dir/s.json") != 0, "summary into a missing directory: non-zero");
     CHECK(gpuprof_write_summary("/dev/full") != 0, "summary onto a full disk (/dev/full): non-zero");
     CHECK(gpuprof_report(NULL) != 0, "gpuprof_report(NULL): non-zero");
-    CHECK(gpuprof_write_trace("x.json") != 0, "write_trace without a recorded trace: non-zero");
+    CHECK(gpuprof_write_trace("x.json") != 0, "write_trace without a trace file or flight recorder: non-zero");
     j = finish(&err);
     CHECK(strstr(err, "cannot open '/nonexistent-dir/s.json' for the summary: No such file or directory") != NULL,
           "unwritable path: the message names the path and the reason");

@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
             CHECK(system(cmd) == 0, "the trace holds the 2100 ranges of the three pool threads, on their tracks");
         }
         text = check_slurp("threads_pool.trace.json");
-        CHECK(text && strstr(text, "gpuprof: 2150 events, 0 dropped"), "the trace's own label counts them all");
+        CHECK(text && strstr(text, "gpuprof 0.1.0: 2150 events, 0 dropped"), "the trace's own label counts them all");
         free(text);
     }
     return check_done("test_threads");

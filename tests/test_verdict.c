@@ -42,7 +42,7 @@ static void scenario_step_first(void) {
     CHECK(e != NULL, "step first: the trace parses");
     {
         cJSON *ev;
-        cJSON_ArrayForEach(ev, cJSON_GetObjectItem(e, "traceEvents")) {
+        cJSON_ArrayForEach(ev, trace_events(e)) {
             cJSON *name = cJSON_GetObjectItem(ev, "name");
             if (cJSON_IsString(name) && strncmp(name->valuestring, "step ", 5) == 0) {
                 markers++;

@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         expected(names[i], want[i]);
         FUZZ_CHECK(has_name(cJSON_GetObjectItem(sum, "ranges"), want[i]), "the range's name round-trips through the summary");
         FUZZ_CHECK(has_name(cJSON_GetObjectItem(sum, "counters"), want[i]), "the counter's name round-trips through the summary");
-        cJSON_ArrayForEach(e, cJSON_GetObjectItem(trace, "traceEvents")) {
+        cJSON_ArrayForEach(e, trace) {
             cJSON *n = cJSON_GetObjectItem(e, "name"), *ph = cJSON_GetObjectItem(e, "ph");
             if (cJSON_IsString(n) && cJSON_IsString(ph) && ph->valuestring[0] == 'X' && strcmp(n->valuestring, want[i]) == 0) found = 1;
         }
