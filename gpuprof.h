@@ -3928,7 +3928,13 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
             if (t->work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
             else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
             if (t->flow_tid) {
-                if (t->flow_ns > o->from_ns) p = gpuprof__trace_flow(o, p, (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, ts);
+                /* The arrow may not point back in time (chrome://tracing
+                   drops it): a GPU range begun a few ns before its CPU range
+                   read the clock (its event is recorded first) gets the arrow
+                   at the CPU range's begin, inside the GPU range. */
+                uint64_t at = ts > t->flow_ns ? ts : t->flow_ns;
+                if (t->flow_ns >= o->from_ns && at <= ts + dur)
+                    p = gpuprof__trace_flow(o, p, (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, at);
                 t->flow_tid = 0;
             }
             break;
@@ -5800,7 +5806,7 @@ static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
     }
     if (s->excluded_calls) gpuprof__buf_printf(b, "   %llu range calls excluded from the statistics (warm-up/schedule), still in the trace\n",
                                                (unsigned long long)s->excluded_calls);
-    if (gpuprof__g.trace_path || (gpuprof__g.trace_mode == GPUPROF__TRACE_RING && !gpuprof__g.trace_finished))
+    if (gpuprof__g.trace_path || gpuprof__g.trace_mode == GPUPROF__TRACE_RING)
         gpuprof__report_trace_line(b, s);
     gpuprof__report_gpu_line(b);
 }

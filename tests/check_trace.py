@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validates a gpuprof Chrome trace the way Perfetto and chrome://tracing read it.
 
-usage: check_trace.py TRACE [--truncated] [--expect-name NAME ...] [--expect-x N] [--threads N]
+usage: check_trace.py TRACE [--truncated] [--expect-name NAME ...] [--expect-x N] [--threads N] [--expect-flows N]
 
 --truncated  the process was killed mid-run: the file must lack its closing "]"
              (the viewers open a JSON array cut short); it is added before parsing.
@@ -17,6 +17,7 @@ def main(argv):
     expect_names = [argv[i + 1] for i, a in enumerate(argv) if a == "--expect-name"]
     expect_x = [int(argv[i + 1]) for i, a in enumerate(argv) if a == "--expect-x"]
     expect_threads = [int(argv[i + 1]) for i, a in enumerate(argv) if a == "--threads"]
+    expect_flows = [int(argv[i + 1]) for i, a in enumerate(argv) if a == "--expect-flows"]
     raw = open(path, "rb").read()
     problems = []
     text = raw.decode("utf-8")  # must be valid UTF-8 whatever bytes the names had
@@ -113,6 +114,9 @@ def main(argv):
     for want in expect_threads:
         if len(tracks) != want:
             problems.append(f"expected {want} thread tracks, found {len(tracks)}")
+    for want in expect_flows:
+        if len(flows) != want:
+            problems.append(f"expected {want} flow arrows, found {len(flows)}")
     for p in problems[:20]:
         print("check_trace:", p)
     print(f"check_trace: {path}: {len(events)} events, {nx} complete events on {len(tracks)} tracks, {len(flows)} flows, "

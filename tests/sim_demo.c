@@ -5,6 +5,8 @@
 
        ./build/tests/sim_demo                    (sim_demo.summary.json, sim_demo.trace.json)
        ./build/tests/sim_demo --loss-every 10    (sim_demo_every10.summary.json, ...)
+       ./build/tests/sim_demo --flight PATH      no trace file, 4000 steps: the flight
+                                                 recorder's events, written to PATH at the end
 
    Each step: "data" is 1.5 ms of host work (marked as such with
    host_ranges); forward launches a GEMM and 40 small softmax kernels;
@@ -23,20 +25,22 @@
 int main(int argc, char **argv) {
     gpuprof_config cfg;
     static char summary[64], trace[64];
+    const char *flight = NULL;
     int s, k, every = 1;
     if (argc == 3 && strcmp(argv[1], "--loss-every") == 0 && atoi(argv[2]) > 0) every = atoi(argv[2]);
-    else if (argc != 1) { fprintf(stderr, "usage: %s [--loss-every N]\n", argv[0]); return 2; }
+    else if (argc == 3 && strcmp(argv[1], "--flight") == 0) flight = argv[2];
+    else if (argc != 1) { fprintf(stderr, "usage: %s [--loss-every N | --flight PATH]\n", argv[0]); return 2; }
     snprintf(summary, sizeof summary, every == 1 ? "sim_demo.summary.json" : "sim_demo_every%d.summary.json", every);
     snprintf(trace, sizeof trace, every == 1 ? "sim_demo.trace.json" : "sim_demo_every%d.trace.json", every);
     memset(&cfg, 0, sizeof cfg);
-    cfg.trace_path = trace;
-    cfg.summary_path = summary;
+    cfg.trace_path = flight ? NULL : trace;
+    cfg.summary_path = flight ? NULL : summary;
     cfg.warmup = 5;
     cfg.process_name = every == 1 ? "train (simulated GPU)" : "train (simulated GPU, loss every 10 steps)";
     cfg.report = "stdout";
     cfg.host_ranges = "data";
     gpuprof_init(&cfg);
-    for (s = 0; s < 1000; s++) {
+    for (s = 0; s < (flight ? 4000 : 1000); s++) {     /* --flight: more than 1 MiB of events */
         { PROF_RANGE("data"); simcuda_advance(1500 * US); }
         {
             PROF_RANGE("forward");
@@ -51,5 +55,6 @@ int main(int argc, char **argv) {
         PROF_COUNTER("loss", 1.0 / (1 + s));
         PROF_STEP();
     }
+    if (flight && gpuprof_write_trace(flight) != 0) return 1;
     return 0;
 }

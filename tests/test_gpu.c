@@ -26,7 +26,7 @@ static void trace_valid(const char *path, const char *extra) {
     char cmd[1024];
     if (!python) return;
     snprintf(cmd, sizeof cmd, "%s %s %s %s", python, check_trace, path, extra);
-    CHECK(system(cmd) == 0, "check_trace.py: the trace is valid and GPU ranges nest on each stream track");
+    CHECK(system(cmd) == 0, "check_trace.py: the trace is valid, GPU ranges nest on each stream track, each has its arrow from its CPU range");
 }
 
 static void session_begin(const char *name, int trace) {
@@ -131,7 +131,7 @@ static void test_steady(void) {
     }
     CHECK_EQ_U(simcuda_live_events(), 0, "every CUDA event gpuprof created is destroyed at shutdown");
     CHECK_EQ_U(count_lines(errbuf, "gpuprof:"), 0, "no message when all is well");
-    trace_valid("gpu_steady.trace.json", "--expect-name forward --expect-name backward");
+    trace_valid("gpu_steady.trace.json", "--expect-name forward --expect-name backward --expect-flows 2000");
 }
 
 /* 5 ms of GPU work behind 50 us of CPU: GPU-bound. The CPU does not wait,
@@ -245,7 +245,7 @@ static void test_streams_and_trace(void) {
         PROF_STEP();
     }
     session_end("streams");
-    trace_valid("gpu_streams.trace.json", "--expect-name outer --expect-name inner --expect-name side");
+    trace_valid("gpu_streams.trace.json", "--expect-name outer --expect-name inner --expect-name side --expect-flows 60");
     CHECK_EQ_U(jnum(gpu_of("outer"), "mean_ns"), 3 * MS, "outer spans its 1 ms kernel and inner's 2 ms");
     CHECK_EQ_U(jnum(gpu_of("inner"), "mean_ns"), 2 * MS, "inner: 2 ms");
     CHECK_EQ_U(jnum(gpu_of("side"), "mean_ns"), 4 * MS, "side, on the other stream: 4 ms");
@@ -337,7 +337,7 @@ static void test_anchor_noise(void) {
         PROF_STEP();
     }
     session_end("noise");
-    trace_valid("gpu_noise.trace.json", "--expect-name a --expect-name b --expect-name c");
+    trace_valid("gpu_noise.trace.json", "--expect-name a --expect-name b --expect-name c --expect-flows 900");
     tr = trace_load("gpu_noise.trace.json");
     cJSON_ArrayForEach(e, trace_events(tr)) {
         if (!is_gpu_range(e, "a")) continue;
@@ -516,7 +516,7 @@ static void test_two_devices(void) {
     CHECK_EQ_U(jnum(gpu_of("on its device"), "count"), 30, "30 GPU times on alternating devices");
     CHECK_EQ_U(jnum(gpu_of("on its device"), "mean_ns"), 1 * MS, "each 1 ms");
     CHECK_EQ_U(jnum(gpu_of("switches inside"), "mean_ns"), 2 * MS, "a range that switches devices is timed on the device it began on");
-    trace_valid("gpu_two_devices.trace.json", "--expect-name \"switches inside\"");
+    trace_valid("gpu_two_devices.trace.json", "--expect-name \"switches inside\" --expect-flows 60");
     {
         char *text = check_slurp("gpu_two_devices.trace.json");
         CHECK(text && strstr(text, "GPU 0 stream: legacy default") && strstr(text, "GPU 1 stream: legacy default"), "a track per device's stream");

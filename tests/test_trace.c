@@ -2,8 +2,11 @@
    complete events (also when a child starts in the same nanosecond as its
    parent), metadata, counters, marks and steps; and a run killed mid-way
    leaves a file the viewers still open.
+   gpuprof_write_trace at any time, with a streamed trace or with the flight
+   recorder, and arrows from CPU ranges to their GPU ranges (test_gpu).
    usage: test_trace CHECK_TRACE_PY        (the normal test)
-          test_trace --die                 (internal: record, then SIGKILL self) */
+          test_trace --die                 (internal: record, then SIGKILL self mid-write)
+          test_trace --die-idle            (internal: record 10 ranges, idle 1.5 s, SIGKILL self) */
 #define GPUPROF_IMPLEMENTATION
 static unsigned long long vnow = 5000;
 #define GPUPROF_CLOCK_FN() vnow
@@ -28,6 +31,161 @@ static void die_mid_run(void) {
     }
 }
 
+/* A run that records a little, then sits idle (a long GPU wait, a hang)
+   and is killed: the writer has written what the block not yet full held. */
+static void die_idle(void) {
+    gpuprof_config cfg = {0};
+    int i;
+    cfg.trace_path = "idle.trace.json";
+    gpuprof_init(&cfg);
+    for (i = 0; i < 10; i++) { PROF_RANGE("before the hang"); vnow += 7; }
+    usleep(1500000);
+    raise(SIGKILL);
+}
+
+/* The events of a trace file (closed or not), parsed. */
+static cJSON *trace_load(const char *path, int *closed) {
+    char *text = check_slurp(path);
+    cJSON *j = NULL;
+    size_t n;
+    if (!text) return NULL;
+    n = strlen(text);
+    while (n && (text[n - 1] == '\n' || text[n - 1] == ' ')) n--;
+    *closed = n && text[n - 1] == ']';
+    if (!*closed) {
+        char *t = (char *)malloc(n + 3);
+        memcpy(t, text, n);
+        memcpy(t + n, "\n]", 3);
+        free(text);
+        text = t;
+        text[n + 2] = 0;
+    }
+    j = cJSON_Parse(text);
+    free(text);
+    return j;
+}
+
+/* Complete events named `name` (NULL: all). */
+static int count_x(cJSON *events, const char *name) {
+    cJSON *e;
+    int n = 0;
+    cJSON_ArrayForEach(e, events) {
+        cJSON *ph = cJSON_GetObjectItem(e, "ph"), *nm = cJSON_GetObjectItem(e, "name");
+        if (cJSON_IsString(ph) && strcmp(ph->valuestring, "X") == 0 && (!name || (cJSON_IsString(nm) && strcmp(nm->valuestring, name) == 0))) n++;
+    }
+    return n;
+}
+
+/* The gpuprof object in the trace's closing metadata. */
+static cJSON *trace_meta(cJSON *events) {
+    cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        cJSON *nm = cJSON_GetObjectItem(e, "name");
+        if (cJSON_IsString(nm) && strcmp(nm->valuestring, "process_labels") == 0)
+            return cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "gpuprof");
+    }
+    return NULL;
+}
+
+/* gpuprof_write_trace with a streamed trace: at any time, again and again;
+   the stream goes on. */
+static void test_write_any_time(const char *checker) {
+    gpuprof_config cfg = {0};
+    cJSON *j;
+    char cmd[1024];
+    int i, closed = 0;
+    cfg.report = "off";
+    cfg.trace_path = "live.trace.json";
+    gpuprof_init(&cfg);
+    for (i = 0; i < 10; i++) { PROF_RANGE("a"); vnow += 5; }
+    CHECK(gpuprof_write_trace("live.1.json") == 0, "write_trace mid-run: a copy of the stream so far");
+    for (i = 0; i < 5000; i++) { PROF_RANGE("b"); vnow += 5; }
+    CHECK(gpuprof_write_trace("live.2.json") == 0, "and again later");
+    CHECK(gpuprof_write_trace(NULL) == 0, "write_trace(NULL): the streamed file itself, brought up to date");
+    j = trace_load("live.trace.json", &closed);
+    CHECK(j && !closed && count_x(j, "a") == 10 && count_x(j, "b") == 5000,
+          "the stream holds every range so far (a 10, b 5000), still open: the run goes on");
+    cJSON_Delete(j);
+    for (i = 0; i < 10; i++) { PROF_RANGE("c"); vnow += 5; }
+    gpuprof_shutdown();
+    j = trace_load("live.1.json", &closed);
+    CHECK(j && closed && count_x(j, "a") == 10 && count_x(j, NULL) == 10, "the first copy: the 10 ranges recorded before it, closed");
+    CHECK_EQ_U(jnum(trace_meta(j), "events"), 10, "its metadata counts them");
+    cJSON_Delete(j);
+    j = trace_load("live.2.json", &closed);
+    CHECK(j && closed && count_x(j, "a") == 10 && count_x(j, "b") == 5000 && count_x(j, "c") == 0,
+          "the second copy: everything recorded before it (5010 ranges, more than a block)");
+    cJSON_Delete(j);
+    j = trace_load("live.trace.json", &closed);
+    CHECK(j && closed && count_x(j, "a") == 10 && count_x(j, "b") == 5000 && count_x(j, "c") == 10,
+          "the stream went on after the copies: all 5020 ranges, closed at shutdown");
+    CHECK_EQ_U(jnum(trace_meta(j), "events"), 5020, "the stream's metadata counts them all");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "python3 %s live.2.json --expect-x 5010 && python3 %s live.trace.json --expect-x 5020", checker, checker);
+    CHECK(system(cmd) == 0, "the copies and the stream pass the trace checker");
+}
+
+/* Without a trace file, the flight recorder: the latest events, in a
+   bounded ring; write_trace writes them, with the window they cover. */
+static void test_flight_recorder(const char *checker) {
+    gpuprof_config cfg = {0};
+    cJSON *j, *e, *meta;
+    char cmd[1024];
+    const int total = 100000;
+    int i, closed = 0, kept, contiguous = 1;
+    double fell_out, prev = -1, first = -1, window;
+    FILE *f;
+    char *rep;
+    cfg.report = "off";
+    cfg.trace_ring_mb = 1;                    /* 1 MiB: 21 blocks of 2048 events */
+    gpuprof_init(&cfg);
+    for (i = 0; i < total; i++) { PROF_RANGE("r"); vnow += 1000; }
+    CHECK(gpuprof_write_trace("ring.json") == 0, "write_trace without a trace file: the flight recorder's events");
+    j = trace_load("ring.json", &closed);
+    meta = trace_meta(j);
+    kept = count_x(j, "r");
+    fell_out = jnum(meta, "fell_out");
+    window = jnum(meta, "window_start_us");
+    CHECK(j && closed && kept > 40000 && kept < 46000, "it keeps about 1 MiB of events (21 blocks x 2048 + the block being filled)");
+    CHECK_EQ_U(kept + fell_out, total, "kept + fell out = every range recorded: none lost unaccounted");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(meta, "flight_recorder")), "the metadata says it is the flight recorder's");
+    cJSON_ArrayForEach(e, j) {
+        cJSON *ph = cJSON_GetObjectItem(e, "ph");
+        double ts = jnum(e, "ts");
+        if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0) continue;
+        if (first < 0) first = ts;
+        if (prev >= 0 && fabs(ts - prev - 1.0) > 1e-6) contiguous = 0;
+        prev = ts;
+    }
+    CHECK(contiguous && prev == total - 1 && first == fell_out,
+          "the kept ranges are the latest ones, one after another: the last recorded down to the first not fallen out");
+    CHECK(window >= first && window <= first + 2,
+          "window_start_us: from there on every event is in the dump (blocks leave whole, so a few before it are too)");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "python3 %s ring.json --expect-x %d", checker, kept);
+    CHECK(system(cmd) == 0, "the dump passes the trace checker");
+    f = fopen("ring.report.txt", "w");
+    gpuprof_report(f);
+    fclose(f);
+    rep = check_slurp("ring.report.txt");
+    CHECK(rep && strstr(rep, "trace: none streamed; the flight recorder keeps the latest events (1 MiB, "), "the report says what the flight recorder holds");
+    free(rep);
+    for (i = 0; i < 10; i++) { PROF_RANGE("later"); vnow += 1000; }
+    CHECK(gpuprof_write_trace("ring2.json") == 0, "a second dump, recording went on");
+    j = trace_load("ring2.json", &closed);
+    CHECK(j && closed && count_x(j, "later") == 10 && jnum(trace_meta(j), "fell_out") + count_x(j, NULL) == total + 10,
+          "the second dump has the later ranges, and still accounts for every range");
+    cJSON_Delete(j);
+    gpuprof_shutdown();
+    /* GPUPROF_TRACE_RING_MB=0: no flight recorder, and write_trace says how to get a trace */
+    setenv("GPUPROF_TRACE_RING_MB", "0", 1);
+    gpuprof_init(&cfg);
+    { PROF_RANGE("r"); }
+    CHECK(gpuprof_write_trace("none.json") != 0 && access("none.json", F_OK) != 0, "GPUPROF_TRACE_RING_MB=0: no flight recorder, nothing written");
+    gpuprof_shutdown();
+    unsetenv("GPUPROF_TRACE_RING_MB");
+}
+
 static void *thread_body(void *arg) {
     (void)arg;
     { PROF_RANGE("on a worker"); vnow += 1; }
@@ -46,6 +204,7 @@ int main(int argc, char **argv) {
     int i, status;
     char *text;
     if (argc > 1 && strcmp(argv[1], "--die") == 0) die_mid_run();
+    if (argc > 1 && strcmp(argv[1], "--die-idle") == 0) die_idle();
     if (argc < 2) { fprintf(stderr, "usage: test_trace CHECK_TRACE_PY\n"); return 2; }
 
     cfg.report = "off";
@@ -111,6 +270,13 @@ int main(int argc, char **argv) {
     wait(&status);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child was killed mid-run");
     snprintf(cmd, sizeof cmd, "python3 %s killed.trace.json --truncated --expect-name outer", argv[1]);
-    CHECK(system(cmd) == 0, "the killed run's trace opens after the viewers' missing-bracket tolerance");
+    CHECK(system(cmd) == 0, "the killed run's trace is a valid JSON array but for its closing bracket, which the viewers do without");
+    if (fork() == 0) { execl(argv[0], argv[0], "--die-idle", (char *)NULL); _exit(127); }
+    wait(&status);
+    snprintf(cmd, sizeof cmd, "python3 %s idle.trace.json --truncated --expect-x 10", argv[1]);
+    CHECK(WIFSIGNALED(status) && system(cmd) == 0, "a run killed while idle: its last ranges (in a block not yet full) were written within the second");
+
+    test_write_any_time(argv[1]);
+    test_flight_recorder(argv[1]);
     return check_done("test_trace");
 }
