@@ -198,7 +198,8 @@ typedef struct gpuprof_config {
     int report_view;            /* GPUPROF_VIEW_BOTH / _FLAT / _TREE */
     int max_names;              /* distinct range/counter names kept: 0 = 4096 */
     int max_nodes;              /* distinct call paths per thread: 0 = 8192 */
-    int trace_buffer_mb;        /* memory for trace events in flight: 0 = 16 MiB */
+    int trace_buffer_mb;        /* memory for trace events waiting for the writer, taken only as it falls
+                                   behind: 0 = 64 MiB (2.8M events) */
     int no_gpu;                 /* CUDA builds: do not time ranges on the GPU (GPUPROF_GPU=0) */
     int no_nvtx;                /* NVTX builds: emit no NVTX ranges (GPUPROF_NVTX=0) */
     const char *nvtx_domain;    /* NVTX domain of the ranges: NULL = "gpuprof" (GPUPROF_NVTX_DOMAIN) */
@@ -1025,6 +1026,9 @@ enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4
 #define GPUPROF__NODE_CHUNK 32
 #define GPUPROF__DYN_CACHE 256
 
+#define GPUPROF__JSON_PAD 32          /* bytes after a name's JSON that may be read (not used) */
+static char gpuprof__empty_json[GPUPROF__JSON_PAD + 3] = "\"\"";
+
 typedef struct gpuprof__name {
     char *text;          /* sanitised, NUL-terminated */
     char *json;          /* the same as a quoted JSON string */
@@ -1382,7 +1386,7 @@ static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
         return GPUPROF__ID_OTHER;
     }
     text = (char *)gpuprof__alloc(n + 1);
-    json = (char *)gpuprof__alloc(n * 6 + 3);
+    json = (char *)gpuprof__alloc(n * 6 + 3 + GPUPROF__JSON_PAD);   /* padded: the trace writer copies short names whole */
     if (!text || !json) { GPUPROF_FREE(text); GPUPROF_FREE(json); return GPUPROF__ID_OTHER; }
     memcpy(text, s, n);
     text[n] = 0;
@@ -3593,18 +3597,45 @@ static const char gpuprof__digits2[201] =
     "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
     "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
-static char *gpuprof__put_u64(char *p, uint64_t v) {
-    char tmp[24], *e = tmp + sizeof tmp, *q = e;
+static char gpuprof__digits4[10000][4];     /* "0000" .. "9999": four digits per step */
+static const uint64_t gpuprof__pow10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
+    1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull
+};
+
+/* Decimal digits, written in place from the last (the trace writer's inner loop). */
+GPUPROF__INLINE char *gpuprof__put_u64(char *p, uint64_t v) {
+    unsigned n;
+    char *q;
+#if defined(__GNUC__) || defined(__clang__)
+    n = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233u >> 12;     /* floor(log10) or one more */
+    n = n + 1 - (n && v < gpuprof__pow10[n]);
+#else
+    for (n = 1; n < 20 && v >= gpuprof__pow10[n]; n++) {}
+#endif
+    q = p + n;
+    while (v >= 10000) { q -= 4; memcpy(q, gpuprof__digits4[v % 10000], 4); v /= 10000; }
     while (v >= 100) { q -= 2; memcpy(q, gpuprof__digits2 + (v % 100) * 2, 2); v /= 100; }
     if (v >= 10) { q -= 2; memcpy(q, gpuprof__digits2 + v * 2, 2); }
     else *--q = (char)('0' + v);
-    memcpy(p, q, (size_t)(e - q));
-    return p + (e - q);
+    return p + n;
+}
+
+/* Fills the four-digit table (once, before the first number is written). */
+static void gpuprof__digits4_init(void) {
+    int i;
+    for (i = 0; i < 10000; i++) {
+        gpuprof__digits4[i][0] = (char)('0' + i / 1000);
+        gpuprof__digits4[i][1] = (char)('0' + i / 100 % 10);
+        gpuprof__digits4[i][2] = (char)('0' + i / 10 % 10);
+        gpuprof__digits4[i][3] = (char)('0' + i % 10);
+    }
 }
 
 /* Microseconds with three decimals from integer nanoseconds: ts and dur are
    both exact, so back-to-back events never overlap by a rounding error. */
-static char *gpuprof__put_us(char *p, uint64_t ns) {
+GPUPROF__INLINE char *gpuprof__put_us(char *p, uint64_t ns) {
     uint32_t r = (uint32_t)(ns % 1000);
     p = gpuprof__put_u64(p, ns / 1000);
     *p++ = '.';
@@ -3753,14 +3784,15 @@ static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
    (the kernel copies page by page and stops at a fatal signal). So no event
    may straddle a 4 KiB file offset: one that would is pushed past it with
    spaces, and any cut falls between two events. */
-static char *gpuprof__trace_fit(const gpuprof__tout *o, const char *buf, char *start, char *end) {
+static GPUPROF__NOINLINE char *gpuprof__trace_pad(uint64_t a, char *start, char *end) {
+    size_t pad = (size_t)(4096 - a % 4096);
+    memmove(start + pad, start, (size_t)(end - start));
+    memset(start, ' ', pad);
+    return end + pad;
+}
+GPUPROF__INLINE char *gpuprof__trace_fit(const gpuprof__tout *o, const char *buf, char *start, char *end) {
     uint64_t a = o->off + (uint64_t)(start - buf), b = a + (uint64_t)(end - start);
-    if (a / 4096 != (b - 1) / 4096 && b % 4096 != 0) {
-        size_t pad = (size_t)(4096 - a % 4096);
-        memmove(start + pad, start, (size_t)(end - start));
-        memset(start, ' ', pad);
-        end += pad;
-    }
+    if (GPUPROF__UNLIKELY(((a ^ (b - 1)) >> 12) != 0 && (b & 4095) != 0)) return gpuprof__trace_pad(a, start, end);
     return end;
 }
 
@@ -3786,7 +3818,8 @@ static char *gpuprof__put_num(char *p, double v) {
    (warm-up; the work of a GPUPROF_RANGE_WORK range with the rates achieved
    in this event's measured duration). */
 GPUPROF__INLINE char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags) {
-    memcpy(p, nm->json, nm->json_len);
+    if (GPUPROF__LIKELY(nm->json_len <= GPUPROF__JSON_PAD)) memcpy(p, nm->json, GPUPROF__JSON_PAD);   /* one fixed-size copy */
+    else memcpy(p, nm->json, nm->json_len);
     p += nm->json_len;
     memcpy(p, ",\"ts\":", 6);
     p = gpuprof__put_us(p + 6, ts);
@@ -3848,12 +3881,14 @@ static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, uint32_t cpu_tid, ui
 /* Formats and writes events [from, n) of a block; returns the events
    written (WORK and FLOW records are parts of events, not events). */
 static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
-    char *buf = gpuprof__g.wbuf, *p = buf, range_head[128];
+    char *buf = gpuprof__g.wbuf, *p = buf, range_head[96];
     double work[2];
     gpuprof__thread *t = b->owner;
     uint32_t tid = (uint32_t)b->tid, i, naux = 0;
     size_t range_head_len;
-    /* what every complete event of this thread starts with */
+    /* what every complete event of this thread starts with (at most 69
+       bytes, copied as 80: one fixed-size copy) */
+    memset(range_head, 0, sizeof range_head);
     range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
     if (t->meta_tid != b->tid || t->meta_gen != o->gen) {
         char *start = p;
@@ -3875,7 +3910,7 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
         start = p;
         switch (e->type & 15) {
         case GPUPROF__EV_RANGE:
-            memcpy(p, range_head, range_head_len);
+            memcpy(p, range_head, 80);
             if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
                 p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates, e->u.dur_ns);
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
@@ -6851,6 +6886,7 @@ static void gpuprof__fork_child(void) {
 }
 
 static void gpuprof__once_init(void) {
+    gpuprof__digits4_init();       /* before any number is written: every output needs a session */
     pthread_key_create(&gpuprof__tls_key, gpuprof__thread_exit);
     pthread_atfork(gpuprof__fork_prepare, gpuprof__fork_parent, gpuprof__fork_child);
 #ifdef GPUPROF_CUDA
@@ -6887,7 +6923,7 @@ static void gpuprof__config_defaults(gpuprof_config *cfg) {
     if (cfg->max_names <= 0) cfg->max_names = 4096;
     if (cfg->max_names > (1 << 24)) cfg->max_names = 1 << 24;
     if (cfg->max_nodes <= 0) cfg->max_nodes = 8192;
-    if (cfg->trace_buffer_mb <= 0) cfg->trace_buffer_mb = 16;
+    if (cfg->trace_buffer_mb <= 0) cfg->trace_buffer_mb = 64;
     if (cfg->trace_ring_mb == 0) cfg->trace_ring_mb = 32;
     if (cfg->trace_ring_mb > 65536) cfg->trace_ring_mb = 65536;
     if (cfg->warmup < 0) cfg->warmup = 0;
@@ -7024,7 +7060,7 @@ static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
     memset(gpuprof__g.name_hash, 0, hsize * sizeof *gpuprof__g.name_hash);
     gpuprof__g.name_hash_mask = hsize - 1;
     gpuprof__g.names[0].text = (char *)"";
-    gpuprof__g.names[0].json = (char *)"\"\"";
+    gpuprof__g.names[0].json = gpuprof__empty_json;
     gpuprof__g.nnames = 1;
     gpuprof__nvtx_open(cfg, off);       /* the domain before the first name, so names are registered in it */
     gpuprof__name_lookup("[other names]", 13);
