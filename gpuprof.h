@@ -242,6 +242,7 @@ void gpuprof_mem_snapshot(const char *label);
 void gpuprof_mem_reset_peaks(void);
 
 /* Internal entry points used by the macros. */
+extern int gpuprof__paused;     /* recording paused (gpuprof_set_enabled(0), GPUPROF_OFF, the schedule): ranges make no call */
 int  gpuprof__range_begin(gpuprof_site *site);
 int  gpuprof__range_begin_explicit(gpuprof_site *site);
 int  gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes);
@@ -331,6 +332,14 @@ template <class T> static inline cudaError_t gpuprof_cuda_malloc_async(T **ptr, 
 
 #ifndef GPUPROF_DISABLE
 
+/* While recording is paused a range costs one load and a branch where it is
+   written, not a call. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GPUPROF__PAUSED() __builtin_expect(__atomic_load_n(&gpuprof__paused, __ATOMIC_RELAXED), 0)
+#else
+#define GPUPROF__PAUSED() gpuprof__paused
+#endif
+
 /* A scoped range ends where its block ends: a C++ destructor, or the cleanup
    attribute of GNU C (gcc, clang, nvcc host code). Plain C compilers without
    it (MSVC) use GPUPROF_BEGIN / GPUPROF_END. */
@@ -353,7 +362,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #ifdef GPUPROF__SCOPE
 #define GPUPROF__RANGE_(name, n) \
     GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
-    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), gpuprof__range_begin(&GPUPROF__CAT(gpuprof__site_, n)))
+    GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), GPUPROF__PAUSED() ? 0 : gpuprof__range_begin(&GPUPROF__CAT(gpuprof__site_, n)))
 #define GPUPROF__RANGE_WORK_(name, flops, bytes, n) \
     GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
     GPUPROF__SCOPE(GPUPROF__CAT(gpuprof__scope_, n), \
@@ -372,7 +381,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #endif
 
 #define GPUPROF__BEGIN_(name, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
-    (void)gpuprof__range_begin_explicit(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
+    if (!GPUPROF__PAUSED()) (void)gpuprof__range_begin_explicit(&GPUPROF__CAT(gpuprof__site_, n)); } while (0)
 #define GPUPROF__COUNTER_(name, value, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), name); \
     gpuprof__counter(&GPUPROF__CAT(gpuprof__site_, n), (double)(value)); } while (0)
 #define GPUPROF__MEM_(label, n) do { GPUPROF__SITE(GPUPROF__CAT(gpuprof__site_, n), label); \
@@ -657,6 +666,9 @@ static struct {
     uint64_t same_ns_ticks; /* two reads closer than this may fall in one nanosecond */
 } gpuprof__clock;
 
+/* Out of line: the range functions stay leaf functions on the TSC path. */
+static GPUPROF__NOINLINE uint64_t gpuprof__mono_cold(void) { return gpuprof__mono_ns(); }
+
 static inline uint64_t gpuprof__ticks(void) {
 #if defined(GPUPROF_CLOCK_FN)
     return GPUPROF_CLOCK_FN();
@@ -664,7 +676,7 @@ static inline uint64_t gpuprof__ticks(void) {
 #if GPUPROF__X86
     if (GPUPROF__LIKELY(gpuprof__clock.use_tsc)) return __builtin_ia32_rdtsc();
 #endif
-    return gpuprof__mono_ns();
+    return gpuprof__mono_cold();
 }
 
 static inline uint64_t gpuprof__ticks_to_ns(uint64_t dt) {
@@ -1146,6 +1158,8 @@ typedef struct gpuprof__outlier {
     gpuprof__node *node[GPUPROF__OUTLIER_RANGES]; /* the stepping thread's ranges with the most time in it, */
     double delta[GPUPROF__OUTLIER_RANGES];        /* and their time in it */
 } gpuprof__outlier;
+
+int gpuprof__paused;
 
 static struct {
     int state;
@@ -2135,6 +2149,7 @@ GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uin
     if (f->gev0 || t->gpu_pushed != f->gseq) gpuprof__gpu_end_slow(t, f, d, decision, t1);
 }
 #define GPUPROF__GPU_PART(f) ((f)->gev0 != NULL)   /* after gpuprof__gpu_end: the range went to the GPU too */
+#define GPUPROF__GPU_QUIET(t, f) (!(f)->gev0 && (t)->gpu_pushed == (f)->gseq)   /* gpuprof__gpu_end has nothing to do */
 
 /* A copy of dev's knots. Returns -1 when there is no anchor yet. */
 static int gpuprof__anchor_read(int dev, gpuprof__knots *k) {
@@ -2536,6 +2551,7 @@ GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uin
 }
 static void gpuprof__gpu_flush(void) {}
 #define GPUPROF__GPU_PART(f) 0
+#define GPUPROF__GPU_QUIET(t, f) 1
 static void gpuprof__gpu_step_harvest(void) {}
 static void gpuprof__gpu_drain(void) {}
 #endif
@@ -2789,13 +2805,65 @@ static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, u
     }
 }
 
-void gpuprof__range_end(int token) {
+static GPUPROF__NOINLINE void gpuprof__finish_full(gpuprof__thread *t, uint32_t d, uint64_t t1) { gpuprof__finish(t, d, t1); }
+
+/* Closing a range: the common case -- a range with no GPU part, NVTX, work
+   or memory to account, nothing to exclude, a sample its statistics take on
+   their fast path, room in the trace block, no drawing nudge -- is done
+   here with no call, so this stays a leaf function with nothing to save;
+   anything else goes to gpuprof__finish as a tail call. */
+static GPUPROF__NOINLINE void gpuprof__end_any_clock(int token) {
     uint64_t t1 = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
     uint32_t d;
+    if (t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
+        (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0)) gpuprof__finish(t, d, t1);
+    else gpuprof__end_slow(t, token, t1);
+}
+
+void gpuprof__range_end(int token) {
+    uint64_t t1;
+    gpuprof__thread *t = gpuprof__tls;
+    uint32_t d;
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+    if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) { gpuprof__end_any_clock(token); return; }   /* no call on the TSC path */
+    t1 = __builtin_ia32_rdtsc();
+#else
+    gpuprof__end_any_clock(token);
+    return;
+#endif
     if (GPUPROF__LIKELY(t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
                         (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0))) {
-        gpuprof__finish(t, d, t1);
+        gpuprof__frame *f = &t->stack[d - 1];
+        gpuprof__node *n = f->node;
+        gpuprof_stats *s = &n->stats;
+        uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), cnt = GPUPROF__LD(&s->count);
+        uint32_t idx = (uint32_t)(gpuprof__key_u64(dt) - GPUPROF__LD(&s->lo_key)), c;
+        int tracing = GPUPROF__LD(&gpuprof__g.trace_on);
+        gpuprof__block *b = t->block;
+        if (GPUPROF__UNLIKELY((f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM | GPUPROF__F_NVTX)) || !GPUPROF__GPU_QUIET(t, f) ||
+                              GPUPROF__LD(&gpuprof__g.excluding) || cnt == 0 || idx >= GPUPROF_STATS_BUCKETS || (dt >> 53) ||
+                              (c = GPUPROF__LD(&s->bucket[idx])) == 0xffffffffu ||
+                              (tracing && (!b || b->count == GPUPROF__BLOCK_EVENTS ||
+                                           (d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks))))) {
+            gpuprof__finish_full(t, d, t1);
+            return;
+        }
+        t->depth = d - 1;
+        if (d > 1) t->stack[d - 2].child_ns += dt;
+        GPUPROF__ST(&s->bucket[idx], c + 1);
+        gpuprof__stats_moments(s, (double)(int64_t)dt);
+        GPUPROF__ST(&s->count, cnt + 1);
+        GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + (dt - f->child_ns));
+        if (tracing) {
+            gpuprof__event *e = &b->ev[b->count];
+            e->ts = f->t0 - gpuprof__clock.base;
+            e->u.dur_ns = dt;
+            e->name_id = n->name_id;
+            e->type = (uint16_t)GPUPROF__EV_RANGE;
+            e->flags = 0;
+            GPUPROF__STR(&b->count, b->count + 1);   /* published: a formatter may read it from another thread */
+        }
         return;
     }
     gpuprof__end_slow(t, token, t1);
@@ -3464,6 +3532,7 @@ static void gpuprof__apply_phase(void) {
     GPUPROF__ST(&gpuprof__g.excluding, phase == GPUPROF__PHASE_EXCLUDE || old == GPUPROF__PHASE_EXCLUDE ||
                 (gpuprof__g.cfg.warmup > 0 && !gpuprof__g.steps_seen));
     GPUPROF__STR(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);   /* release: see gpuprof__enter_slow */
+    GPUPROF__ST(&gpuprof__paused, gpuprof__g.state == GPUPROF__RUNNING && !recording);
 }
 
 /* The step figures beyond the step time: the long steps seen and the
@@ -6340,8 +6409,8 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_printf(b, "{\"skip_first\":%d,\"wait\":%d,\"warmup\":%d,\"active\":%d,\"repeat\":%d}", gpuprof__g.sched_skip,
                             gpuprof__g.sched_wait, gpuprof__g.sched_warmup, gpuprof__g.sched_active, gpuprof__g.sched_repeat);
     else gpuprof__buf_s(b, "null");
-    gpuprof__buf_printf(b, ",\"max_names\":%d,\"max_nodes\":%d,\"trace_buffer_mb\":%d,\"max_depth\":%d},\n", gpuprof__g.cfg.max_names,
-                        gpuprof__g.cfg.max_nodes, gpuprof__g.cfg.trace_buffer_mb, GPUPROF_MAX_DEPTH);
+    gpuprof__buf_printf(b, ",\"max_names\":%d,\"max_nodes\":%d,\"trace_buffer_mb\":%d,\"trace_ring_mb\":%d,\"max_depth\":%d},\n", gpuprof__g.cfg.max_names,
+                        gpuprof__g.cfg.max_nodes, gpuprof__g.cfg.trace_buffer_mb, gpuprof__g.cfg.trace_ring_mb > 0 ? gpuprof__g.cfg.trace_ring_mb : 0, GPUPROF_MAX_DEPTH);
     gpuprof__buf_printf(b, "\"steps\":{\"seen\":%s,\"counted\":%llu,\"excluded\":%llu,\"not_recorded\":%llu,\"time\":{",
                         gpuprof__g.steps_seen ? "true" : "false", (unsigned long long)gpuprof__g.steps_counted,
                         (unsigned long long)gpuprof__g.steps_excluded, (unsigned long long)gpuprof__g.steps_off);
@@ -6875,6 +6944,7 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.forked_child = state != GPUPROF__NEVER && state != GPUPROF__DOWN;
     gpuprof__g.cuda_forked = gpuprof__g.cuda_started;
     gpuprof__g.live = 0;
+    gpuprof__paused = gpuprof__g.forked_child;     /* the parent's session: the child's ranges make no call */
     gpuprof__g.trace_on = 0;
     gpuprof__g.trace_mode = GPUPROF__TRACE_NONE;    /* the blocks and the file are the parent's */
     gpuprof__g.writer_running = 0;
@@ -7216,6 +7286,7 @@ static void gpuprof__shutdown_locked(void) {
     }
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__STOPPING);
     GPUPROF__ST(&gpuprof__g.live, 0u);
+    GPUPROF__ST(&gpuprof__paused, 0);     /* a range after shutdown takes the call, which says so */
     for (t = gpuprof__g.threads; t; t = t->next) {
         if ((t == self || t->exited) && t->depth) {
             uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;

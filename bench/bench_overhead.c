@@ -86,26 +86,6 @@ static double loop_dyn(void) {
     return ns_per_iter(t0, NOW());
 }
 
-/* CPU time of the whole process so far (every thread: user + sys), ns. */
-static uint64_t process_cpu_ns(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull + (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
-}
-/* The traced loop measured for the whole process: the writer's CPU too. */
-static double loop_range_process(void) {
-    uint64_t t0 = process_cpu_ns();
-    for (long i = 0; i < iters; i++) { PROF_RANGE("bench.range"); BARRIER(); }
-    gpuprof_write_trace(NULL);                /* everything recorded is written before the clock stops */
-    return ns_per_iter(t0, process_cpu_ns());
-}
-static double loop_clock_process(void) {
-    uint64_t t0 = process_cpu_ns(), acc = 0;
-    for (long i = 0; i < iters; i++) { acc += gpuprof__ticks(); BARRIER(); acc += gpuprof__ticks(); }
-    sink = acc;
-    return ns_per_iter(t0, process_cpu_ns());
-}
-
 static void measure(figure *f, double (*loop)(void)) {
     loop();                                   /* warm up: first-call registration, page faults */
     for (int r = 0; r < RUNS; r++) f->run[r] = loop();
@@ -240,6 +220,7 @@ static int process_child(const char *mode, long n, const char *path) {
         gpuprof_shutdown();
     } else {
         uint64_t acc = 0;
+        gpuprof__clock_init(1);               /* the clock gpuprof reads (rdtsc where it can), without a session */
         for (long i = 0; i < n; i++) { acc += gpuprof__ticks(); BARRIER(); acc += gpuprof__ticks(); }
         sink = acc;
     }
@@ -370,8 +351,7 @@ int main(int argc, char **argv) {
     figure empty = { "empty loop", { 0 }, 0, 0, 0 }, clock2 = { "two raw clock reads (the baseline)", { 0 }, 0, 0, 0 },
            stats = { "", { 0 }, 0, 0, 0 }, ring = { "", { 0 }, 0, 0, 0 }, traced = { "", { 0 }, 0, 0, 0 },
            begin_end = { "", { 0 }, 0, 0, 0 }, dyn = { "", { 0 }, 0, 0, 0 }, off = { "", { 0 }, 0, 0, 0 },
-           two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 },
-           proc_traced = { "", { 0 }, 0, 0, 0 }, proc_clock = { "", { 0 }, 0, 0, 0 };
+           two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 };
     double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], ch_trace[RUNS], ch_clock[RUNS], ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
     const char *trace = "/tmp/gpuprof_bench.trace.json", *json_path = "bench_overhead.json";
     long events = 1000000, rss_n = 10000000, proc_n = 4000000, kib_none, kib_ranges;
@@ -405,8 +385,6 @@ int main(int argc, char **argv) {
     measure(&two_traced, loop_two);
     measure(&begin_end, loop_begin_end);
     measure(&dyn, loop_dyn);
-    measure(&proc_traced, loop_range_process);
-    measure(&proc_clock, loop_clock_process);
     single_ranges(&single);
     for (int r = 0; r < RUNS; r++) w_rate[r] = writer_events_per_s(events, 0);
     for (int r = 0; r < RUNS; r++) n_rate[r] = writer_events_per_s(events, 1);
@@ -451,9 +429,6 @@ int main(int argc, char **argv) {
     row("GPUPROF_RANGE, literal, stats + flight recorder", ring.median, "ns", ring.lo, ring.hi, "clock reads", ring.median / base, NULL, 0);
     row("GPUPROF_RANGE, literal, stats + streamed trace", traced.median, "ns", traced.lo, traced.hi, "clock reads", traced.median / base,
         "<= 1.25x", traced.median / base <= 1.25);
-    row("  the same, whole process (writer included)", proc_traced.median, "ns", proc_traced.lo, proc_traced.hi, "clock, process",
-        proc_traced.median / proc_clock.median, NULL, 0);
-    row("two raw clock reads, whole process", proc_clock.median, "ns", proc_clock.lo, proc_clock.hi, NULL, NAN, NULL, 0);
     row("GPUPROF_BEGIN/END, stats + trace", begin_end.median, "ns", begin_end.lo, begin_end.hi, "clock reads", begin_end.median / base, NULL, 0);
     row("GPUPROF_RANGE_DYN, stats + trace", dyn.median, "ns", dyn.lo, dyn.hi, "clock reads", dyn.median / base, "<= 3x", dyn.median / base <= 3.0);
     row("GPUPROF_RANGE, runtime-disabled", off.median, "ns", off.lo, off.hi, "clock reads", off.median / base, NULL, 0);
