@@ -174,40 +174,35 @@ static void single_ranges(gpuprof_stats *st) {
     }
 }
 
-/* A fresh process (this program, re-run) makes n ranges with statistics and
-   a trace (written to /dev/null), or runs the same loop with no gpuprof at
-   all; its peak RSS in KiB. */
-static long child_peak_kib(const char *self, const char *mode, long n) {
+/* Runs this program again as `self FLAG mode n [path]` and returns the
+   child's resource usage (every thread of it), or -1 if it failed. */
+static int run_child(const char *self, const char *flag, const char *mode, long n, const char *path, struct rusage *ru) {
     char count[32];
-    struct rusage ru;
     int status;
     pid_t pid;
     snprintf(count, sizeof count, "%ld", n);
     fflush(stdout);
     if ((pid = fork()) < 0) return -1;
     if (pid == 0) {
-        execl(self, self, "--rss-child", mode, count, (char *)NULL);
+        execl(self, self, flag, mode, count, path, (char *)NULL);
         _exit(127);
     }
-    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-    return ru.ru_maxrss;
+    return wait4(pid, &status, 0, ru) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
+
+/* A fresh process makes n ranges with statistics and a trace (written to
+   /dev/null), or runs the same loop with no gpuprof at all; its peak RSS in KiB. */
+static long child_peak_kib(const char *self, const char *mode, long n) {
+    struct rusage ru;
+    return run_child(self, "--rss-child", mode, n, NULL, &ru) == 0 ? ru.ru_maxrss : -1;
+}
+
 /* A whole process, start to exit: n ranges with a JSON trace to `path`, or
    the same loop of two clock reads; its CPU time (user + sys, every thread)
    per iteration in ns. */
 static double child_cpu_ns(const char *self, const char *mode, long n, const char *path) {
-    char count[32];
     struct rusage ru;
-    int status;
-    pid_t pid;
-    snprintf(count, sizeof count, "%ld", n);
-    fflush(stdout);
-    if ((pid = fork()) < 0) return -1;
-    if (pid == 0) {
-        execl(self, self, "--process-child", mode, count, path, (char *)NULL);
-        _exit(127);
-    }
-    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    if (run_child(self, "--process-child", mode, n, path, &ru) != 0) return -1;
     return ((double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3) / (double)n;
 }
 static int process_child(const char *mode, long n, const char *path) {
