@@ -2812,6 +2812,8 @@ static GPUPROF__NOINLINE void gpuprof__finish_full(gpuprof__thread *t, uint32_t 
    their fast path, room in the trace block, no drawing nudge -- is done
    here with no call, so this stays a leaf function with nothing to save;
    anything else goes to gpuprof__finish as a tail call. */
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+/* gpuprof__range_end without the TSC (GPUPROF_CLOCK=monotonic, no invariant TSC). */
 static GPUPROF__NOINLINE void gpuprof__end_any_clock(int token) {
     uint64_t t1 = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
@@ -2820,6 +2822,7 @@ static GPUPROF__NOINLINE void gpuprof__end_any_clock(int token) {
         (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0)) gpuprof__finish(t, d, t1);
     else gpuprof__end_slow(t, token, t1);
 }
+#endif
 
 void gpuprof__range_end(int token) {
     uint64_t t1;
@@ -2829,8 +2832,7 @@ void gpuprof__range_end(int token) {
     if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) { gpuprof__end_any_clock(token); return; }   /* no call on the TSC path */
     t1 = __builtin_ia32_rdtsc();
 #else
-    gpuprof__end_any_clock(token);
-    return;
+    t1 = gpuprof__ticks();
 #endif
     if (GPUPROF__LIKELY(t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
                         (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0))) {
@@ -4266,9 +4268,12 @@ static uint64_t gpuprof__dropped(void) {     /* under gpuprof__lock */
 }
 
 /* Everything recorded so far into the stream: the blocks handed over, then
-   what threads have in blocks not yet full. The stream goes on. */
-static void gpuprof__trace_sync(void) {
+   what threads have in blocks not yet full. The stream goes on. Returns the
+   stream's length then (the writer goes on appending after it), and the
+   events in it. */
+static uint64_t gpuprof__trace_sync(uint64_t *events) {
     gpuprof__block *list;
+    uint64_t end;
     gpuprof__fmt_acquire();
     pthread_mutex_lock(&gpuprof__trace_lock);
     list = gpuprof__g.queue_head;
@@ -4278,7 +4283,10 @@ static void gpuprof__trace_sync(void) {
     pthread_mutex_lock(&gpuprof__lock);
     gpuprof__trace_live(&gpuprof__g.out, 1);
     pthread_mutex_unlock(&gpuprof__lock);
+    end = gpuprof__g.out.off;
+    if (events) *events = gpuprof__g.out.events;
     gpuprof__fmt_release();
+    return end;
 }
 
 /* Frees the blocks no thread holds (free list, ring). */
@@ -4339,10 +4347,9 @@ static int gpuprof__trace_finish(void) {
 static int gpuprof__trace_copy(const char *path) {
     gpuprof__tout o;
     char chunk[65536];
-    uint64_t off = 0, end, dropped;
+    uint64_t off = 0, end, dropped, events;
     int in;
-    gpuprof__trace_sync();
-    end = GPUPROF__LD(&gpuprof__g.out.off);
+    end = gpuprof__trace_sync(&events);
     memset(&o, 0, sizeof o);
     o.path = path;
     if ((in = open(gpuprof__g.out.path, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -4371,7 +4378,7 @@ static int gpuprof__trace_copy(const char *path) {
     pthread_mutex_lock(&gpuprof__lock);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
-    if (!o.failed) gpuprof__trace_end(&o, GPUPROF__LD(&gpuprof__g.out.events), dropped, 0, 0);
+    if (!o.failed) gpuprof__trace_end(&o, events, dropped, 0, 0);
     if (close(o.fd) != 0 && !o.failed) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", path, strerror(errno));
         return -1;
@@ -6579,7 +6586,7 @@ static int gpuprof__write_trace_locked(const char *path) {
     gpuprof__gpu_drain();           /* finished GPU ranges into the trace (waits for the GPU) */
     if (gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM) {
         if (!path || !*path || gpuprof__same_file(path, gpuprof__g.out.path)) {
-            gpuprof__trace_sync();  /* the streamed file itself, brought up to date */
+            (void)gpuprof__trace_sync(NULL);  /* the streamed file itself, brought up to date */
             return gpuprof__g.out.failed ? -1 : 0;
         }
         return gpuprof__trace_copy(path);

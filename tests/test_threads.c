@@ -193,5 +193,47 @@ int main(int argc, char **argv) {
         CHECK(text && strstr(text, "gpuprof 0.1.0: 2150 events, 0 dropped"), "the trace's own label counts them all");
         free(text);
     }
+
+    /* gpuprof_write_trace again and again while 4 threads record: with a
+       streamed trace (each call brings the stream up to date and copies it)
+       and with the flight recorder (each call dumps the ring) */
+    {
+        int k, mode;
+        for (mode = 0; mode < 2; mode++) {
+            const char *copy = mode == 0 ? "concurrent.copy.json" : "concurrent.dump.json";
+            int fails = 0;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.report = "off";
+            cfg.summary_path = mode == 0 ? "concurrent.summary.json" : "concurrent_ring.summary.json";
+            cfg.trace_path = mode == 0 ? "concurrent.trace.json" : NULL;
+            cfg.trace_ring_mb = 1;
+            gpuprof_init(&cfg);
+            for (i = 0; i < 4; i++) pthread_create(&th[i], NULL, worker, NULL);
+            for (k = 0; k < 30; k++) {
+                struct timespec ts = { 0, 2000000 };
+                fails += gpuprof_write_trace(copy) != 0;
+                if (mode == 0) fails += gpuprof_write_trace(NULL) != 0;
+                nanosleep(&ts, NULL);
+            }
+            for (i = 0; i < 4; i++) pthread_join(th[i], NULL);
+            fails += gpuprof_write_trace(copy) != 0;
+            gpuprof_shutdown();
+            CHECK_EQ_U(fails, 0, mode == 0 ? "write_trace while threads record (streamed): every call succeeds"
+                                           : "write_trace while threads record (flight recorder): every call succeeds");
+            j = summary_load(cfg.summary_path);
+            CHECK_EQ_U(jnum(summary_find(j, "ranges", "worker.step"), "count"), 4 * RANGES, "statistics exact meanwhile");
+            if (mode == 1)
+                CHECK(jnum(cJSON_GetObjectItem(j, "trace"), "fell_out") > 0 && jnum(cJSON_GetObjectItem(j, "trace"), "flight_recorder_mb") == 1,
+                      "the flight recorder ran (1 MiB) and older events fell out of it");
+            if (mode == 0)
+                CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "trace"), "events") + jnum(cJSON_GetObjectItem(j, "trace"), "dropped"),
+                           4 * (RANGES + RANGES / 10 + 1), "the stream: every event written or counted as dropped, none twice");
+            cJSON_Delete(j);
+            if (argc > 1) {
+                snprintf(cmd, sizeof cmd, "python3 %s %s%s", argv[1], copy, mode == 0 ? " --threads 4" : "");
+                CHECK(system(cmd) == 0, mode == 0 ? "the last copy is a valid trace with the 4 threads' tracks" : "the last dump is a valid trace");
+            }
+        }
+    }
     return check_done("test_threads");
 }

@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
         }
         free(mid);
     }
-    CHECK(gpuprof_write_trace("trace.copy.json") == 0, "gpuprof_write_trace finishes the stream and copies it");
+    CHECK(gpuprof_write_trace("trace.copy.json") == 0, "gpuprof_write_trace copies the stream as it is so far");
     gpuprof_shutdown();
 
     snprintf(cmd, sizeof cmd, "python3 %s trace.trace.json --threads 2 --expect-x %d --expect-name step --expect-name matmul "
