@@ -6,7 +6,7 @@
    recorder, and arrows from CPU ranges to their GPU ranges (test_gpu).
    usage: test_trace CHECK_TRACE_PY        (the normal test)
           test_trace --die                 (internal: record, then SIGKILL self mid-write)
-          test_trace --die-idle            (internal: record 10 ranges, idle 1.5 s, SIGKILL self) */
+          test_trace --die-idle            (internal: record 10 ranges, idle 2.5 s, SIGKILL self) */
 #define GPUPROF_IMPLEMENTATION
 static unsigned long long vnow = 5000;
 #define GPUPROF_CLOCK_FN() vnow
@@ -39,7 +39,7 @@ static void die_idle(void) {
     cfg.trace_path = "idle.trace.json";
     gpuprof_init(&cfg);
     for (i = 0; i < 10; i++) { PROF_RANGE("before the hang"); vnow += 7; }
-    usleep(1500000);
+    usleep(2500000);               /* the writer passes by once a second */
     raise(SIGKILL);
 }
 
@@ -225,8 +225,9 @@ int main(int argc, char **argv) {
     {
         /* a report mid-run says what the streaming trace holds so far: this
            thread's 3 steps x (4 ranges, a counter, a mark, a step) + the 10
-           odd names are recorded, in its block, not written yet; the
-           worker's one range went to the writer when it exited */
+           odd names are recorded, in its block (or written, if the writer's
+           once-a-second pass came by); the worker's one range went to the
+           writer when it exited */
         FILE *f = fopen("trace.midrun.txt", "w");
         char *mid;
         gpuprof_report(f);
@@ -238,8 +239,8 @@ int main(int argc, char **argv) {
             unsigned long long written = 0, buffered = 0;
             const char *at = mid ? strstr(mid, "(streaming: ") : NULL;
             CHECK(at && sscanf(at, "(streaming: %llu events written so far, %llu more", &written, &buffered) == 2 &&
-                  written + buffered == 32 && buffered >= 31,
-                  "all 32 events so far are accounted for: this thread's 31 in its block, the worker's 1 written or queued (not \"0 events written\")");
+                  written + buffered == 32,
+                  "all 32 events so far are accounted for, written or in buffers (the writer writes blocks not yet full once a second: how many depends on timing)");
         }
         free(mid);
     }
