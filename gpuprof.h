@@ -1701,7 +1701,8 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
     gpuprof__block *b = t->block, *nb = NULL;
     /* Nothing to hand over and no block free: drop without taking the lock,
        so a thread outrunning the writer does not also fight it for the lock. */
-    if (!b && !GPUPROF__LD(&gpuprof__g.free_count) && GPUPROF__LD(&gpuprof__g.blocks_allocated) >= gpuprof__g.blocks_max) return NULL;
+    if (!b && !GPUPROF__LD(&gpuprof__g.free_count) && GPUPROF__LD(&gpuprof__g.blocks_allocated) >= gpuprof__g.blocks_max &&
+        gpuprof__g.trace_mode != GPUPROF__TRACE_RING) return NULL;
     pthread_mutex_lock(&gpuprof__trace_lock);
     if (t->session != gpuprof__g.session || !gpuprof__g.trace_on) {
         if (b) b->count = b->done = b->aux = 0;     /* an old session's block: keep it, empty */
@@ -1714,9 +1715,16 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
         nb = gpuprof__g.free_blocks;
         gpuprof__g.free_blocks = nb->next;
         GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count - 1);
-    } else if (gpuprof__g.blocks_allocated < gpuprof__g.blocks_max) {
+    } else if (gpuprof__g.blocks_allocated < gpuprof__g.blocks_max ||
+               (gpuprof__g.trace_mode == GPUPROF__TRACE_RING && !gpuprof__g.ring_head)) {
+        /* the flight recorder with every block in a thread's hands: one more (a block per thread) */
         nb = (gpuprof__block *)gpuprof__alloc(sizeof *nb);
         if (nb) GPUPROF__ST(&gpuprof__g.blocks_allocated, gpuprof__g.blocks_allocated + 1);
+    } else if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING && gpuprof__g.ring_head && !gpuprof__g.dumping) {
+        gpuprof__ring_evict();               /* more threads than spare blocks: the oldest block is reused */
+        nb = gpuprof__g.free_blocks;
+        gpuprof__g.free_blocks = nb->next;
+        GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count - 1);
     }
     if (nb) {
         nb->count = nb->done = nb->aux = 0;

@@ -125,6 +125,43 @@ static void test_write_any_time(const char *checker) {
     CHECK(system(cmd) == 0, "the copies and the stream pass the trace checker");
 }
 
+/* Many threads, each holding a block, and a ring with fewer spare blocks
+   than threads: a thread that needs a block takes the ring's oldest rather
+   than dropping its events. */
+enum { RING_THREADS = 40, RING_RANGES = 4000 };
+static pthread_barrier_t ring_bar;
+static void *ring_worker(void *arg) {
+    int i;
+    (void)arg;
+    for (i = 0; i < 1000; i++) { PROF_RANGE("w"); }
+    pthread_barrier_wait(&ring_bar);          /* all 40 threads now hold a block at once */
+    for (; i < RING_RANGES; i++) { PROF_RANGE("w"); }
+    return NULL;
+}
+static void test_ring_many_threads(void) {
+    gpuprof_config cfg = {0};
+    pthread_t th[RING_THREADS];
+    cJSON *j;
+    int i, closed = 0;
+    cfg.report = "off";
+    cfg.summary_path = "ring_threads.summary.json";
+    cfg.trace_ring_mb = 1;                    /* 21 blocks, 18 spare: fewer than the 40 threads */
+    gpuprof_init(&cfg);
+    pthread_barrier_init(&ring_bar, NULL, RING_THREADS);
+    for (i = 0; i < RING_THREADS; i++) pthread_create(&th[i], NULL, ring_worker, NULL);
+    for (i = 0; i < RING_THREADS; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&ring_bar);
+    CHECK(gpuprof_write_trace("ring_threads.json") == 0, "a dump after 40 threads recorded");
+    j = trace_load("ring_threads.json", &closed);
+    CHECK(j && closed && jnum(trace_meta(j), "dropped") == 0 && count_x(j, "w") + jnum(trace_meta(j), "fell_out") == RING_THREADS * RING_RANGES,
+          "40 threads holding blocks at once, fewer spare blocks than threads: nothing dropped, kept + fell out = all 160000 ranges");
+    cJSON_Delete(j);
+    gpuprof_shutdown();
+    j = summary_load("ring_threads.summary.json");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "trace"), "dropped"), 0, "and the summary says none was dropped");
+    cJSON_Delete(j);
+}
+
 /* Without a trace file, the flight recorder: the latest events, in a
    bounded ring; write_trace writes them, with the window they cover. */
 static void test_flight_recorder(const char *checker) {
@@ -279,5 +316,6 @@ int main(int argc, char **argv) {
 
     test_write_any_time(argv[1]);
     test_flight_recorder(argv[1]);
+    test_ring_many_threads();
     return check_done("test_trace");
 }
