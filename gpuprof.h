@@ -1209,7 +1209,7 @@ static struct {
     unsigned out_gen;                     /* generations of outputs: metadata written per output */
     pthread_t writer;
     int writer_running, writer_stop;
-    int fmt_hold, writer_busy;            /* a write_trace formats: the writer waits (under trace_lock) */
+    int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t blocks_allocated, blocks_max, free_count;
     uint64_t dropped_io;
@@ -4162,14 +4162,14 @@ static void *gpuprof__writer_main(void *arg) {
    is writing and then waits until gpuprof__fmt_release. */
 static void gpuprof__fmt_acquire(void) {
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.fmt_hold = 1;
+    gpuprof__g.fmt_hold++;
     while (gpuprof__g.writer_busy) pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
 static void gpuprof__fmt_release(void) {
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.fmt_hold = 0;
+    gpuprof__g.fmt_hold--;
     pthread_cond_broadcast(&gpuprof__trace_cond);
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
@@ -4486,6 +4486,7 @@ typedef struct gpuprof__snap {
     int has_gpu;                /* some range has GPU time: tables sort by it */
     uint64_t marks, dropped, excluded_calls;
     uint64_t dropped_full, trace_buffered;   /* trace events dropped for want of a free block; waiting in blocks (streaming) */
+    uint64_t trace_written;                  /* events in the streamed file, at the same instant as trace_buffered */
     uint32_t nout;                          /* outlier steps: how many, which (the first few), their total time, the median step */
     uint64_t out_steps[8];
     double out_dur, out_median;
@@ -4646,13 +4647,19 @@ static void gpuprof__trace_pending(gpuprof__snap *s) {
     gpuprof__thread *t;
     gpuprof__block *b;
     s->dropped_full = s->trace_buffered = 0;
+    s->trace_written = GPUPROF__LD(&gpuprof__g.out.events);
     for (t = gpuprof__g.threads; t; t = t->next) s->dropped_full += GPUPROF__LD(&t->dropped);
     if (gpuprof__g.trace_mode != GPUPROF__TRACE_STREAM || gpuprof__g.trace_finished) return;
+    /* Written and waiting counted at one instant: while the writer waits
+       (it never waits for gpuprof__lock, which the caller holds). */
+    gpuprof__fmt_acquire();
     pthread_mutex_lock(&gpuprof__trace_lock);
+    s->trace_written = GPUPROF__LD(&gpuprof__g.out.events);
     for (b = gpuprof__g.queue_head; b; b = b->next) s->trace_buffered += b->count - GPUPROF__LD(&b->done);
     for (t = gpuprof__g.threads; t; t = t->next)
         if (t->block) s->trace_buffered += GPUPROF__LDA(&t->block->count) - GPUPROF__LD(&t->block->done);
     pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__fmt_release();
 }
 
 /* The collector's working tables (freed when the snapshot is made). */
@@ -5836,7 +5843,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
 /* What became of the trace: written, still streaming, dropped, or failed;
    or what the flight recorder holds. */
 static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) {
-    unsigned long long written = GPUPROF__LD(&gpuprof__g.out.events);
+    unsigned long long written = s->trace_written;
     int failed = GPUPROF__LDA(&gpuprof__g.out.failed);
     if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) {
         unsigned long long out = GPUPROF__LD(&gpuprof__g.ring_fell_out);
@@ -6468,7 +6475,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_printf(b, ",\"events\":%llu,\"in_buffers\":%llu,\"dropped\":%llu,\"dropped_buffers_full\":%llu,\"flight_recorder_mb\":%d,\"fell_out\":%llu,\"error\":",
-                        (unsigned long long)GPUPROF__LD(&gpuprof__g.out.events), (unsigned long long)s->trace_buffered,
+                        (unsigned long long)s->trace_written, (unsigned long long)s->trace_buffered,
                         (unsigned long long)s->dropped, (unsigned long long)s->dropped_full,
                         gpuprof__g.trace_mode == GPUPROF__TRACE_RING ? gpuprof__g.cfg.trace_ring_mb : 0,
                         (unsigned long long)GPUPROF__LD(&gpuprof__g.ring_fell_out));
