@@ -101,6 +101,7 @@ static void test_write_any_time(const char *checker) {
     CHECK(gpuprof_write_trace("live.1.json") == 0, "write_trace mid-run: a copy of the stream so far");
     for (i = 0; i < 5000; i++) { PROF_RANGE("b"); vnow += 5; }
     CHECK(gpuprof_write_trace("live.2.json") == 0, "and again later");
+    CHECK(gpuprof_write_trace("/nonexistent-dir/live.json") != 0, "a copy into a missing directory: non-zero, the stream goes on");
     CHECK(gpuprof_write_trace(NULL) == 0, "write_trace(NULL): the streamed file itself, brought up to date");
     j = trace_load("live.trace.json", &closed);
     CHECK(j && !closed && count_x(j, "a") == 10 && count_x(j, "b") == 5000,
@@ -207,6 +208,8 @@ static void test_flight_recorder(const char *checker) {
     rep = check_slurp("ring.report.txt");
     CHECK(rep && strstr(rep, "trace: none streamed; the flight recorder keeps the latest events (1 MiB, "), "the report says what the flight recorder holds");
     free(rep);
+    CHECK(gpuprof_write_trace(NULL) != 0, "the flight recorder and no path: non-zero (there is no stream to bring up to date)");
+    CHECK(gpuprof_write_trace("/nonexistent-dir/ring.json") != 0, "a dump into a missing directory: non-zero");
     for (i = 0; i < 10; i++) { PROF_RANGE("later"); vnow += 1000; }
     CHECK(gpuprof_write_trace("ring2.json") == 0, "a second dump, recording went on");
     j = trace_load("ring2.json", &closed);
