@@ -211,6 +211,10 @@ typedef struct gpuprof_config {
     const char *precision;      /* which peak FLOP/s: "fp32" (NULL), "tf32", "fp16", "bf16", "fp8", "fp64" (GPUPROF_PRECISION) */
     int trace_ring_mb;          /* without trace_path: the flight recorder keeps the latest events in this much
                                    memory for gpuprof_write_trace: 0 = 32 MiB, -1 = off (GPUPROF_TRACE_RING_MB, 0 = off) */
+    int kernels;                /* CUDA builds: capture every kernel, copy, memset and synchronization with
+                                   CUPTI, attributed to the ranges (GPUPROF_KERNELS=1) */
+    int kernel_buffer_mb;       /* kernel capture: memory for CUPTI's activity buffers: 0 = 64 MiB
+                                   (GPUPROF_KERNEL_BUFFER_MB) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -1003,7 +1007,7 @@ enum {
     GPUPROF__W_DOUBLE_INIT, GPUPROF__W_BAD_NAME, GPUPROF__W_LONG_NAME, GPUPROF__W_BAD_VALUE,
     GPUPROF__W_NAMES_FULL, GPUPROF__W_PATHS_FULL, GPUPROF__W_TOO_DEEP, GPUPROF__W_NO_MEMORY,
     GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_NO_GPU, GPUPROF__W_CUDA,
-    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_BEFORE_INIT, GPUPROF__W_COUNT
+    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_BEFORE_INIT, GPUPROF__W_KERNELS, GPUPROF__W_COUNT
 };
 static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "END without BEGIN", "mismatched nesting", "ranges open at shutdown", "calls after shutdown",
@@ -1011,7 +1015,7 @@ static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "names over the cap", "call paths over the cap", "ranges nested too deep", "allocation failures",
     "trace events dropped", "bad settings", "output errors", "GPU unavailable", "CUDA errors",
     "frees of untracked pointers", "allocations tracked twice", "memory categories/labels over the cap",
-    "calls before anything was recorded"
+    "calls before anything was recorded", "kernel capture"
 };
 
 /* The session's lifecycle, one atomic word (gpuprof__g.state): NEVER or
@@ -1022,7 +1026,8 @@ static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
 enum { GPUPROF__NEVER = 0, GPUPROF__RUNNING = 1, GPUPROF__DOWN = 2, GPUPROF__STARTING = 3, GPUPROF__STOPPING = 4 };
 enum { GPUPROF__PHASE_COUNT = 0, GPUPROF__PHASE_EXCLUDE = 1, GPUPROF__PHASE_OFF = 2 };
 enum { GPUPROF__ID_OTHER = 1, GPUPROF__ID_FIRST_USER = 2 };   /* name id 0 means "not yet registered" */
-enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8, GPUPROF__F_MEM = 16 };
+enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUPROF__F_NVTX = 8, GPUPROF__F_MEM = 16,
+       GPUPROF__F_KERN = 32 };   /* KERN: an external correlation id was pushed to CUPTI */
 /* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
 enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4,
        GPUPROF__EV_WORK = 5,     /* WORK: the next range event of that name carries this work (ts: bytes, u: flops) */
@@ -1071,6 +1076,7 @@ typedef struct gpuprof__node {
     gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events */
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
     uint64_t mem_calls, dev_calls;
+    uint64_t kernel_calls, kernel_ns;   /* kernel capture: kernels launched inside this range itself (written by the collector) */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
@@ -2564,6 +2570,775 @@ static void gpuprof__gpu_step_harvest(void) {}
 static void gpuprof__gpu_drain(void) {}
 #endif
 
+/* ----------------------------------------------------------------------
+   Kernel capture (CUDA builds, opt-in: GPUPROF_KERNELS=1; SPEC 13)
+   What ran on the GPU inside each range -- kernels, copies, memsets,
+   synchronizations -- from CUPTI's Activity API, loaded with dlopen at init
+   (no build-time dependency) and reached only through the seam below.
+   A range pushes an external correlation id (CUSTOM2: torch keeps CUSTOM0/1)
+   at its begin and pops it at its end, nothing else on the hot path. CUPTI
+   writes records into buffers from a capped pool and hands each back when
+   complete, on its own thread or inside gpuprof's flush; the collector reads
+   them there (fixed offsets, checked against the toolkit's headers by
+   tests/test_cupti_layout.c), matches every GPU record to the range open on
+   the launching thread through the correlation records, and adds it to the
+   kernel, transfer and synchronization tables. Records come in any order: a
+   kernel whose launch record has not arrived yet waits for a later buffer.
+   CUPTI's timestamps come from gpuprof's own clock (a callback registered
+   once per process), so kernels and ranges share the trace's timeline. Any
+   failure at init: one message, capture off, and no further CUPTI call.
+   ---------------------------------------------------------------------- */
+#ifdef GPUPROF_CUDA
+#include <dlfcn.h>
+
+/* CUPTI's numbers (cupti_result.h, cupti_activity.h; CUDA 12 and 13). */
+enum {
+    GPUPROF__CU_OK = 0, GPUPROF__CU_NOT_INITIALIZED = 15, GPUPROF__CU_MAX_LIMIT = 12, GPUPROF__CU_INVALID_KIND = 21,
+    GPUPROF__CU_PRIVILEGES = 35, GPUPROF__CU_MULTIPLE = 39, GPUPROF__CU_UNKNOWN = 999
+};
+enum {
+    GPUPROF__AK_MEMCPY = 1, GPUPROF__AK_MEMSET = 2, GPUPROF__AK_KERNEL = 3, GPUPROF__AK_DRIVER = 4, GPUPROF__AK_RUNTIME = 5,
+    GPUPROF__AK_CONC_KERNEL = 10, GPUPROF__AK_SYNC = 38, GPUPROF__AK_EXTCORR = 39
+};
+enum { GPUPROF__EXT_CUSTOM2 = 5, GPUPROF__FLUSH_FORCED = 1 };
+/* Field offsets: the oldest record version gpuprof reads has them all (K4..K11,
+   Memcpy4..6, Memset3..4, Synchronization 1..2, API, ExternalCorrelation). */
+enum {
+    GPUPROF__KO_REGS = 6, GPUPROF__KO_START = 16, GPUPROF__KO_END = 24, GPUPROF__KO_DEVICE = 40, GPUPROF__KO_STREAM = 48,
+    GPUPROF__KO_GRID = 52, GPUPROF__KO_BLOCK = 64, GPUPROF__KO_SSMEM = 76, GPUPROF__KO_DSMEM = 80, GPUPROF__KO_CORR = 92,
+    GPUPROF__KO_NAME = 104, GPUPROF__KO_GRAPH = 156, GPUPROF__KO_SIZE = 160,
+    GPUPROF__MO_COPYKIND = 4, GPUPROF__MO_SRCKIND = 5, GPUPROF__MO_DSTKIND = 6, GPUPROF__MO_BYTES = 8, GPUPROF__MO_START = 16,
+    GPUPROF__MO_END = 24, GPUPROF__MO_DEVICE = 32, GPUPROF__MO_STREAM = 40, GPUPROF__MO_CORR = 44, GPUPROF__MO_RTCORR = 48,
+    GPUPROF__MO_SIZE = 56,
+    GPUPROF__SO_BYTES = 8, GPUPROF__SO_START = 16, GPUPROF__SO_END = 24, GPUPROF__SO_DEVICE = 32, GPUPROF__SO_STREAM = 40,
+    GPUPROF__SO_CORR = 44, GPUPROF__SO_MEMKIND = 50, GPUPROF__SO_SIZE = 52,
+    GPUPROF__AO_CBID = 4, GPUPROF__AO_START = 8, GPUPROF__AO_END = 16, GPUPROF__AO_TID = 28, GPUPROF__AO_CORR = 32, GPUPROF__AO_SIZE = 40,
+    GPUPROF__YO_TYPE = 4, GPUPROF__YO_START = 8, GPUPROF__YO_END = 16, GPUPROF__YO_CORR = 24, GPUPROF__YO_STREAM = 32, GPUPROF__YO_SIZE = 40,
+    GPUPROF__XO_KIND = 4, GPUPROF__XO_ID = 8, GPUPROF__XO_CORR = 16, GPUPROF__XO_SIZE = 24
+};
+
+/* The CUPTI seam: every entry point gpuprof calls, found by dlsym in the
+   library loaded at init. The real libcupti and tests/simcupti export them. */
+typedef void (*gpuprof__cupti_req_fn)(uint8_t **, size_t *, size_t *);
+typedef void (*gpuprof__cupti_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+typedef void (*gpuprof__cupti_sub_fn)(void *, int, uint32_t, const void *);
+typedef struct gpuprof__cupti_api {
+    int (*GetVersion)(uint32_t *);
+    int (*GetResultString)(int, const char **);
+    int (*Subscribe)(void **, gpuprof__cupti_sub_fn, void *);
+    int (*ActivityRegisterCallbacks)(gpuprof__cupti_req_fn, gpuprof__cupti_done_fn);
+    int (*ActivityRegisterTimestampCallback)(uint64_t (*)(void));
+    int (*ActivityEnable)(int);
+    int (*ActivityDisable)(int);
+    int (*ActivityFlushAll)(uint32_t);
+    int (*ActivityGetNextRecord)(uint8_t *, size_t, uint8_t **);
+    int (*ActivityGetNumDroppedRecords)(void *, uint32_t, size_t *);
+    int (*ActivityPushExternalCorrelationId)(int, uint64_t);
+    int (*ActivityPopExternalCorrelationId)(int, uint64_t *);
+    int (*GetTimestamp)(uint64_t *);
+} gpuprof__cupti_api;
+static const struct { const char *name; size_t off; int optional; } gpuprof__cupti_syms[] = {
+#define GPUPROF__CUPTI_SYM(f, opt) { "cupti" #f, offsetof(gpuprof__cupti_api, f), opt }
+    GPUPROF__CUPTI_SYM(GetVersion, 0), GPUPROF__CUPTI_SYM(GetResultString, 0), GPUPROF__CUPTI_SYM(Subscribe, 1),
+    GPUPROF__CUPTI_SYM(ActivityRegisterCallbacks, 0), GPUPROF__CUPTI_SYM(ActivityRegisterTimestampCallback, 1),
+    GPUPROF__CUPTI_SYM(ActivityEnable, 0), GPUPROF__CUPTI_SYM(ActivityDisable, 0), GPUPROF__CUPTI_SYM(ActivityFlushAll, 0),
+    GPUPROF__CUPTI_SYM(ActivityGetNextRecord, 0), GPUPROF__CUPTI_SYM(ActivityGetNumDroppedRecords, 0),
+    GPUPROF__CUPTI_SYM(ActivityPushExternalCorrelationId, 0), GPUPROF__CUPTI_SYM(ActivityPopExternalCorrelationId, 0),
+    GPUPROF__CUPTI_SYM(GetTimestamp, 0)
+#undef GPUPROF__CUPTI_SYM
+};
+
+#define GPUPROF__KC_MAP (1u << 18)        /* correlation ids remembered (a ring: ids rise by one per API call) */
+#define GPUPROF__KC_PENDING 65536         /* GPU records waiting for their launch record */
+#define GPUPROF__KC_KERNELS 4096          /* distinct kernel names (then "(other kernels)") */
+#define GPUPROF__KC_TOP 4                 /* candidates kept for "the most common" launch shape and range */
+#define GPUPROF__KC_SLOTS 64              /* steps whose kernels are still gathered for the busy share */
+#define GPUPROF__KC_SHORT_NS 10000        /* "short" kernels: under 10 us */
+#define GPUPROF__KC_BUF ((size_t)2 << 20) /* one activity buffer */
+#define GPUPROF__KC_EPOCH 1000000000000ull   /* gpuprof's clock as CUPTI sees it starts here (never 0) */
+
+/* A launch: the range open on the launching thread (0: none), its thread, the call's CPU time. */
+typedef struct gpuprof__kcorr { uint32_t corr, tid; uint64_t ext; int64_t api_ns; int has_api; } gpuprof__kcorr;
+
+/* One GPU record, read out of CUPTI's buffer. */
+enum { GPUPROF__KR_KERNEL = 0, GPUPROF__KR_MEMCPY = 1, GPUPROF__KR_MEMSET = 2, GPUPROF__KR_SYNC = 3 };
+typedef struct gpuprof__krec {
+    int64_t start, end;           /* trace ns */
+    uint64_t bytes;
+    uint32_t corr, corr2;         /* corr2: a copy's runtime correlation id */
+    uint32_t kind, sub;           /* sub: copy direction | host memory << 8; sync type */
+    uint32_t stream, device, kernel;   /* kernel: index in the kernel table */
+    uint32_t grid[3], block[3], regs, smem;
+} gpuprof__krec;
+
+/* "The most common" among many, in a few slots (space-saving counts: exact
+   when there are no more distinct keys than slots). */
+typedef struct gpuprof__ktop { uint64_t key[GPUPROF__KC_TOP], n[GPUPROF__KC_TOP]; } gpuprof__ktop;
+
+typedef struct gpuprof__kernel {
+    char *name;                   /* as CUPTI spells it (copied: CUPTI owns its string) */
+    char *shown, *json;           /* demangled where possible; as a JSON string */
+    uint32_t hash;
+    uint32_t shape[GPUPROF__KC_TOP][6];   /* grid and block of the candidates in `shapes` */
+    gpuprof__ktop shapes, ranges; /* ranges: by name id (0: outside any range) */
+    gpuprof_stats stats;          /* GPU time per call, counted steps (last: see gpuprof__kc_kernel) */
+} gpuprof__kernel;
+
+typedef struct gpuprof__kxfer { uint64_t count, bytes, sum_ns; gpuprof__ktop ranges; } gpuprof__kxfer;
+
+typedef struct gpuprof__kslot {
+    uint64_t step;
+    int64_t t0, len;              /* the step's window on the CPU timeline (len 0: open) */
+    int counted, used;
+    uint64_t launched, short_k;
+    int64_t *iv;                  /* GPU intervals (start, end) of the work launched in the step */
+    uint32_t niv, cap;
+} gpuprof__kslot;
+
+static struct {
+    int live;                     /* the hot path pushes ids: capture on in this session */
+    int loaded, subscribed, callbacks, ts_cb;   /* process-wide: CUPTI is loaded, ...; the timestamp callback took */
+    int accepting;                /* buffers are read (else recycled unread) */
+    void *lib;
+    gpuprof__cupti_api api;
+    uint32_t version;
+    char library[512];
+    char status[320];             /* why capture is off (empty: on, or not asked for) */
+    int asked;
+    uint64_t epoch;               /* the callback's value at this session's time zero */
+    int64_t pair_off;             /* without the callback: trace ns = CUPTI ns + pair_off */
+    /* the buffer pool (kc.pool_mu, never held across a CUPTI call) */
+    uint8_t *free_bufs[64];
+    uint32_t nfree, nbufs, max_bufs;
+    uint64_t declined;
+    /* the collector (kc.mu) */
+    gpuprof__kcorr *map;
+    gpuprof__krec *pending;
+    uint32_t npending;
+    gpuprof__kernel **kern;
+    uint32_t nkern, kern_cap;
+    uint32_t *kern_hash;          /* open addressing: kernel index + 1 */
+    gpuprof__kxfer xfer[5][3];    /* direction HtoD, DtoH, DtoD, HtoH, PtoP x host memory pageable, pinned, neither */
+    gpuprof__kxfer sync[4];       /* device, stream, event, stream_wait_event */
+    uint64_t memsets, memset_ns;
+    uint64_t records, dropped, unattributed, bad_times, late, other_kernels;
+    uint64_t kernels_counted, short_counted;
+    gpuprof__kslot slot[GPUPROF__KC_SLOTS];
+    gpuprof_stats per_step, busy;  /* settled counted steps: kernels launched, GPU busy % */
+} gpuprof__kc;
+static pthread_mutex_t gpuprof__kc_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gpuprof__kc_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static int gpuprof__phase_of(uint64_t step);   /* steps section, below */
+
+static const char *gpuprof__cupti_error(int rc) {
+    const char *s = NULL;
+    if (gpuprof__kc.api.GetResultString && gpuprof__kc.api.GetResultString(rc, &s) != GPUPROF__CU_OK) s = NULL;
+    return s ? s : "CUPTI error";
+}
+
+/* What to do about a CUPTI failure, by its code. */
+static const char *gpuprof__cupti_advice(int rc) {
+    switch (rc) {
+    case GPUPROF__CU_UNKNOWN: return "CUPTI returns this when no NVIDIA driver or GPU is usable here";
+    case GPUPROF__CU_MULTIPLE: return "another profiler (Nsight Systems, Nsight Compute, torch.profiler) holds CUPTI in this process: run without it, or without GPUPROF_KERNELS";
+    case GPUPROF__CU_NOT_INITIALIZED: return "the NVIDIA driver is older than this CUPTI: update the driver, or point GPUPROF_CUPTI_PATH at the CUPTI that matches it";
+    case GPUPROF__CU_PRIVILEGES: return "this user may not trace the GPU (see NVIDIA's ERR_NVGPUCTRPERM page)";
+    default: return "check the CUDA installation";
+    }
+}
+
+/* Capture goes off with one message; no CUPTI call is made after this. */
+static void gpuprof__kc_off(const char *fmt, ...) {
+    va_list ap;
+    char why[256];
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    GPUPROF__ST(&gpuprof__kc.live, 0);
+    GPUPROF__ST(&gpuprof__kc.accepting, 0);
+    snprintf(gpuprof__kc.status, sizeof gpuprof__kc.status, "%s", why);
+    gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture is off: %s; ranges are timed as before", why);
+}
+
+/* Fails with the call's name, its result, and what to do. */
+static int gpuprof__kc_check(int rc, const char *call) {
+    if (rc == GPUPROF__CU_OK) return 0;
+    gpuprof__kc_off("%s failed with %s (%d) -- %s", call, gpuprof__cupti_error(rc), rc, gpuprof__cupti_advice(rc));
+    gpuprof__kc.loaded = -1;      /* and stays so for the process: every later CUPTI call costs ~20 us and fails alike */
+    return -1;
+}
+
+/* The library: GPUPROF_CUPTI_PATH, else a copy already loaded, else the usual names and the toolkit's folders. */
+static void *gpuprof__cupti_open(void) {
+    static const char *const loaded[] = { "libcupti.so.13", "libcupti.so.12" };
+    static const char *const dirs[] = { "CUDA_HOME", "CUDA_PATH" };
+    const char *env = getenv("GPUPROF_CUPTI_PATH");
+    char path[512];
+    void *h;
+    int i;
+    if (env && *env) {
+        if ((h = dlopen(env, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+            const char *e = dlerror();
+            gpuprof__kc_off("GPUPROF_CUPTI_PATH='%.200s' cannot be loaded (%.200s)", env, e ? e : "?");
+        } else snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", env);
+        return h;
+    }
+    for (i = 0; i < 2; i++)
+        if ((h = dlopen(loaded[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) != NULL) { snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", loaded[i]); return h; }
+    snprintf(path, sizeof path, "libcupti.so.%d", gpuprof__gpu.runtime >= 1000 ? gpuprof__gpu.runtime / 1000 : CUDART_VERSION / 1000);
+    if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL || (h = dlopen(strcpy(path, "libcupti.so"), RTLD_NOW | RTLD_LOCAL)) != NULL) {
+        snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", path);
+        return h;
+    }
+    for (i = 0; i < 3; i++) {
+        const char *root = i < 2 ? getenv(dirs[i]) : "/usr/local/cuda";
+        if (!root || !*root) continue;
+        snprintf(path, sizeof path, "%s/extras/CUPTI/lib64/libcupti.so", root);
+        if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) { snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", path); return h; }
+    }
+    gpuprof__kc_off("no CUPTI library found (install the CUDA toolkit's CUPTI, or set GPUPROF_CUPTI_PATH to libcupti.so)");
+    return NULL;
+}
+
+/* The clock CUPTI stamps records with: gpuprof's own, in ns, from an epoch
+   that keeps it rising across sessions. */
+static uint64_t gpuprof__kc_clock(void) {
+    return gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base)) + GPUPROF__LD(&gpuprof__kc.epoch);
+}
+
+/* A CUPTI timestamp on the trace's timeline (ns since its zero). */
+static int64_t gpuprof__kc_ns(uint64_t ts) {
+    return gpuprof__kc.ts_cb ? (int64_t)(ts - gpuprof__kc.epoch) : (int64_t)ts + gpuprof__kc.pair_off;
+}
+
+/* Without the callback: CUPTI's clock against gpuprof's, the closest of a few reads. */
+static void gpuprof__kc_pairs(void) {
+    int64_t best = INT64_MAX;
+    int i;
+    for (i = 0; i < 5; i++) {
+        uint64_t a = gpuprof__ticks(), c = 0, b;
+        if (gpuprof__kc.api.GetTimestamp(&c) != GPUPROF__CU_OK) return;
+        b = gpuprof__ticks();
+        if ((int64_t)(b - a) < best) {
+            best = (int64_t)(b - a);
+            GPUPROF__ST(&gpuprof__kc.pair_off, (int64_t)gpuprof__ticks_to_ns(a + (b - a) / 2 - gpuprof__clock.base) - (int64_t)c);
+        }
+    }
+}
+
+static void gpuprof__kc_sub_cb(void *ud, int domain, uint32_t cbid, const void *data) { (void)ud; (void)domain; (void)cbid; (void)data; }
+
+/* Buffers: from the pool, or new ones up to the cap; none when the pool is
+   spent (CUPTI counts the records it could not write, see gpuprof__kc_flush). */
+static void gpuprof__kc_req(uint8_t **buf, size_t *size, size_t *max_records) {
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&gpuprof__kc_pool_mu);
+    if (gpuprof__kc.nfree) b = gpuprof__kc.free_bufs[--gpuprof__kc.nfree];
+    else if (gpuprof__kc.nbufs < gpuprof__kc.max_bufs && (b = (uint8_t *)gpuprof__alloc(GPUPROF__KC_BUF)) != NULL) gpuprof__kc.nbufs++;
+    else gpuprof__kc.declined++;
+    pthread_mutex_unlock(&gpuprof__kc_pool_mu);
+    *buf = b;
+    *size = b ? GPUPROF__KC_BUF : 0;
+    *max_records = 0;
+}
+
+static void gpuprof__kc_recycle(uint8_t *b) {
+    pthread_mutex_lock(&gpuprof__kc_pool_mu);
+    if (gpuprof__kc.nfree < sizeof gpuprof__kc.free_bufs / sizeof gpuprof__kc.free_bufs[0]) { gpuprof__kc.free_bufs[gpuprof__kc.nfree++] = b; b = NULL; }
+    else gpuprof__kc.nbufs--;
+    pthread_mutex_unlock(&gpuprof__kc_pool_mu);
+    GPUPROF_FREE(b);
+}
+
+GPUPROF__INLINE uint32_t gpuprof__kc_u32(const uint8_t *r, int off) { uint32_t v; memcpy(&v, r + off, 4); return v; }
+GPUPROF__INLINE uint64_t gpuprof__kc_u64(const uint8_t *r, int off) { uint64_t v; memcpy(&v, r + off, 8); return v; }
+
+/* The id a range pushes: its node (8-aligned, below 2^48) and the step it began in. */
+#define GPUPROF__KC_NODE_BITS 45
+static uint64_t gpuprof__kc_ext(const gpuprof__node *n) {
+    return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__g.step) << GPUPROF__KC_NODE_BITS);
+}
+static gpuprof__node *gpuprof__kc_node(uint64_t ext) { return (gpuprof__node *)(uintptr_t)((ext & ((1ull << GPUPROF__KC_NODE_BITS) - 1)) << 3); }
+static uint64_t gpuprof__kc_step_of(uint64_t ext) {
+    uint64_t now = GPUPROF__LD(&gpuprof__g.step), mask = (1ull << (64 - GPUPROF__KC_NODE_BITS)) - 1;
+    return now - ((now - (ext >> GPUPROF__KC_NODE_BITS)) & mask);
+}
+
+/* Counts key; returns its slot. */
+static int gpuprof__ktop_add(gpuprof__ktop *t, uint64_t key) {
+    int i, lo = 0;
+    for (i = 0; i < GPUPROF__KC_TOP; i++) {
+        if (t->n[i] && t->key[i] == key) { t->n[i]++; return i; }
+        if (t->n[i] < t->n[lo]) lo = i;
+    }
+    t->key[lo] = key;
+    t->n[lo]++;
+    return lo;
+}
+static int gpuprof__ktop_best(const gpuprof__ktop *t) {
+    int i, best = -1;
+    for (i = 0; i < GPUPROF__KC_TOP; i++) if (t->n[i] && (best < 0 || t->n[i] > t->n[best])) best = i;
+    return best;
+}
+
+/* The kernel table entry of a name as CUPTI spells it (under kc.mu). */
+static uint32_t gpuprof__kc_kernel(const char *name) {
+    typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+    static demangle_fn dm;
+    static int looked;
+    uint32_t h, i, k, cap = GPUPROF__KC_KERNELS * 2;
+    gpuprof__kernel *e;
+    const char *shown;
+    char *dem = NULL;
+    size_t m;
+    int st = -1;
+    if (!name || !*name) name = "(unnamed kernel)";
+    h = gpuprof__hash(name, strlen(name)) | 1u;
+    for (i = h & (cap - 1); (k = gpuprof__kc.kern_hash[i]) != 0; i = (i + 1) & (cap - 1))
+        if (gpuprof__kc.kern[k - 1]->hash == h && strcmp(gpuprof__kc.kern[k - 1]->name, name) == 0) return k - 1;
+    if (gpuprof__kc.nkern >= GPUPROF__KC_KERNELS - 1 && strcmp(name, "(other kernels)") != 0) {
+        gpuprof__kc.other_kernels++;
+        return gpuprof__kc_kernel("(other kernels)");
+    }
+    /* C++ names are shown demangled, by the C++ runtime's demangler where one is loaded */
+    if (!looked) { void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle"); memcpy(&dm, &p, sizeof p); looked = 1; }
+    if (dm && name[0] == '_' && name[1] == 'Z' && ((dem = dm(name, NULL, NULL, &st)) == NULL || st != 0)) { free(dem); dem = NULL; }
+    shown = dem ? dem : name;
+    m = strlen(shown);
+    if (!(e = (gpuprof__kernel *)gpuprof__alloc(sizeof *e))) { free(dem); return UINT32_MAX; }
+    memset(e, 0, sizeof *e - sizeof e->stats);
+    gpuprof_stats_init(&e->stats);
+    e->hash = h;
+    e->name = gpuprof__strdup(name);
+    e->shown = gpuprof__strdup(shown);
+    if ((e->json = (char *)gpuprof__alloc(m * 6 + 3)) != NULL) e->json[gpuprof__json_escape(e->json, shown, m)] = 0;
+    free(dem);
+    if (!e->name || !e->shown || !e->json) { GPUPROF_FREE(e->name); GPUPROF_FREE(e->shown); GPUPROF_FREE(e->json); GPUPROF_FREE(e); return UINT32_MAX; }
+    gpuprof__kc.kern[gpuprof__kc.nkern] = e;
+    gpuprof__kc.kern_hash[i] = ++gpuprof__kc.nkern;
+    return gpuprof__kc.nkern - 1;
+}
+
+/* The step whose window holds CPU time ns (for work launched outside any range). */
+static uint64_t gpuprof__kc_step_at(int64_t ns) {
+    uint32_t k;
+    for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
+        const gpuprof__kslot *s = &gpuprof__kc.slot[k];
+        if (s->used && ns >= s->t0 && (!s->len || ns < s->t0 + s->len)) return s->step;
+    }
+    return GPUPROF__LD(&gpuprof__g.step);
+}
+
+static void gpuprof__kc_interval(gpuprof__kslot *s, int64_t a, int64_t b) {
+    if (!s) return;
+    if (s->niv + 2 > s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 256;
+        int64_t *iv = (int64_t *)gpuprof__alloc(cap * sizeof *iv);
+        if (!iv) return;
+        if (s->iv) { memcpy(iv, s->iv, s->niv * sizeof *iv); GPUPROF_FREE(s->iv); }
+        s->iv = iv;
+        s->cap = cap;
+    }
+    s->iv[s->niv++] = a;
+    s->iv[s->niv++] = b;
+}
+
+static int gpuprof__kc_cmp_iv(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The GPU busy share of a closed step: the union of the intervals of the
+   kernels, copies and memsets launched in it, over the step's length, in %. */
+static double gpuprof__kc_busy(gpuprof__kslot *s) {
+    int64_t busy = 0, a = 0, b = INT64_MIN;
+    uint32_t i;
+    qsort(s->iv, s->niv / 2, 2 * sizeof *s->iv, gpuprof__kc_cmp_iv);
+    for (i = 0; i < s->niv; i += 2) {
+        if (s->iv[i] > b) { if (b > a) busy += b - a; a = s->iv[i]; b = s->iv[i + 1]; }
+        else if (s->iv[i + 1] > b) b = s->iv[i + 1];
+    }
+    if (b > a) busy += b - a;
+    return busy >= s->len ? 100.0 : 100.0 * (double)busy / (double)s->len;
+}
+
+/* The slot of step (under kc.mu); NULL once the step has been settled. */
+static gpuprof__kslot *gpuprof__kc_slot(uint64_t step) {
+    gpuprof__kslot *s = &gpuprof__kc.slot[step % GPUPROF__KC_SLOTS];
+    return s->used && s->step == step ? s : NULL;
+}
+
+/* GPUPROF_STEP (under gpuprof__lock): step `step` ended at now_ns after
+   len_ns; the slot the next step takes is settled into the per-step
+   statistics first. */
+static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int counted) {
+    gpuprof__kslot *s, *n;
+    if (!GPUPROF__LD(&gpuprof__kc.accepting)) return;
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    if ((s = gpuprof__kc_slot(step)) != NULL) { s->len = (int64_t)len_ns; s->counted = counted && len_ns; }
+    n = &gpuprof__kc.slot[(step + 1) % GPUPROF__KC_SLOTS];
+    if (n->used && n->counted) {
+        gpuprof_stats_add(&gpuprof__kc.per_step, (double)n->launched);
+        gpuprof_stats_add(&gpuprof__kc.busy, gpuprof__kc_busy(n));
+    }
+    n->used = 1;
+    n->step = step + 1;
+    n->t0 = now_ns;
+    n->len = 0;
+    n->counted = 0;
+    n->launched = n->short_k = 0;
+    n->niv = 0;
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+}
+
+/* One GPU record with its launch (NULL: launched outside any range, or its
+   launch record is lost), under kc.mu. */
+static void gpuprof__kc_take(const gpuprof__krec *r, const gpuprof__kcorr *c) {
+    uint64_t ext = c ? c->ext : 0, step, dur = (uint64_t)(r->end - r->start);
+    gpuprof__node *node = ext ? gpuprof__kc_node(ext) : NULL;
+    uint32_t range = node ? node->name_id : 0;
+    gpuprof__kslot *slot;
+    if (ext) step = gpuprof__kc_step_of(ext);
+    else {
+        if (r->kind != GPUPROF__KR_SYNC) gpuprof__kc.unattributed++;
+        step = gpuprof__kc_step_at(c && c->has_api ? c->api_ns : r->start);
+    }
+    if (gpuprof__phase_of(step) != GPUPROF__PHASE_COUNT) return;
+    slot = gpuprof__kc_slot(step);
+    if (!slot && r->kind != GPUPROF__KR_SYNC) gpuprof__kc.late++;
+    switch (r->kind) {
+    case GPUPROF__KR_KERNEL: {
+        gpuprof__kernel *k;
+        int i;
+        if (r->kernel == UINT32_MAX) return;
+        k = gpuprof__kc.kern[r->kernel];
+        gpuprof__stats_add_ns(&k->stats, dur);
+        gpuprof__ktop_add(&k->ranges, range);
+        i = gpuprof__ktop_add(&k->shapes, ((uint64_t)gpuprof__hash((const char *)r->grid, sizeof r->grid + sizeof r->block) << 1) | 1u);
+        memcpy(k->shape[i], r->grid, sizeof r->grid);
+        memcpy(k->shape[i] + 3, r->block, sizeof r->block);
+        if (node) {
+            GPUPROF__ST(&node->kernel_calls, node->kernel_calls + 1);
+            GPUPROF__ST(&node->kernel_ns, node->kernel_ns + dur);
+        }
+        gpuprof__kc.kernels_counted++;
+        if (dur < GPUPROF__KC_SHORT_NS) gpuprof__kc.short_counted++;
+        if (slot) { slot->launched++; if (dur < GPUPROF__KC_SHORT_NS) slot->short_k++; }
+        break;
+    }
+    case GPUPROF__KR_MEMCPY: {
+        static const signed char dir[11] = { -1, 0, 1, -1, -1, -1, -1, -1, 2, 3, 4 };
+        uint32_t d = r->sub & 0xff, h = r->sub >> 8;
+        gpuprof__kxfer *x;
+        if (d > 10 || dir[d] < 0) return;
+        x = &gpuprof__kc.xfer[(int)dir[d]][h == 1 ? 0 : h == 2 ? 1 : 2];
+        x->count++;
+        x->bytes += r->bytes;
+        x->sum_ns += dur;
+        gpuprof__ktop_add(&x->ranges, range);
+        break;
+    }
+    case GPUPROF__KR_MEMSET:
+        gpuprof__kc.memsets++;
+        gpuprof__kc.memset_ns += dur;
+        break;
+    default: {
+        /* CUPTI's types: 1 event, 2 stream wait event, 3 stream, 4 context (device) */
+        static const signed char ty[5] = { -1, 2, 3, 1, 0 };
+        gpuprof__kxfer *x;
+        if (r->sub > 4 || ty[r->sub] < 0) return;
+        x = &gpuprof__kc.sync[(int)ty[r->sub]];
+        x->count++;
+        x->sum_ns += dur;
+        gpuprof__ktop_add(&x->ranges, range);
+        return;
+    }
+    }
+    if (slot) gpuprof__kc_interval(slot, r->start, r->end);
+}
+
+/* The launch of a GPU record, if its launch record has arrived (under kc.mu). */
+static const gpuprof__kcorr *gpuprof__kc_launch(const gpuprof__krec *r) {
+    const gpuprof__kcorr *c;
+    if (r->corr2) {               /* a copy: the runtime call's id first, then the driver's */
+        c = &gpuprof__kc.map[r->corr2 & (GPUPROF__KC_MAP - 1)];
+        if (c->corr == r->corr2 && c->has_api) return c;
+    }
+    c = &gpuprof__kc.map[r->corr & (GPUPROF__KC_MAP - 1)];
+    return c->corr == r->corr && c->has_api ? c : NULL;
+}
+
+/* The correlation entry of id (under kc.mu), renewed when the ring slot held another. */
+static gpuprof__kcorr *gpuprof__kc_entry(uint32_t corr) {
+    gpuprof__kcorr *c = &gpuprof__kc.map[corr & (GPUPROF__KC_MAP - 1)];
+    if (c->corr != corr) { memset(c, 0, sizeof *c); c->corr = corr; }
+    return c;
+}
+
+/* Reads one record into r; returns 1 for a GPU record, 0 for the others. */
+static int gpuprof__kc_read(const uint8_t *p, gpuprof__krec *r) {
+    uint32_t kind = gpuprof__kc_u32(p, 0);
+    uint64_t a, b;
+    switch (kind) {
+    case GPUPROF__AK_EXTCORR:
+        if (gpuprof__kc_u32(p, GPUPROF__XO_KIND) == GPUPROF__EXT_CUSTOM2)
+            gpuprof__kc_entry(gpuprof__kc_u32(p, GPUPROF__XO_CORR))->ext = gpuprof__kc_u64(p, GPUPROF__XO_ID);
+        return 0;
+    case GPUPROF__AK_RUNTIME:
+    case GPUPROF__AK_DRIVER: {
+        gpuprof__kcorr *c = gpuprof__kc_entry(gpuprof__kc_u32(p, GPUPROF__AO_CORR));
+        c->has_api = 1;
+        c->api_ns = gpuprof__kc_ns(gpuprof__kc_u64(p, GPUPROF__AO_START));
+        c->tid = gpuprof__kc_u32(p, GPUPROF__AO_TID);
+        return 0;
+    }
+    case GPUPROF__AK_KERNEL:
+    case GPUPROF__AK_CONC_KERNEL: {
+        const char *name;
+        memset(r, 0, sizeof *r);
+        r->kind = GPUPROF__KR_KERNEL;
+        a = gpuprof__kc_u64(p, GPUPROF__KO_START); b = gpuprof__kc_u64(p, GPUPROF__KO_END);
+        r->corr = gpuprof__kc_u32(p, GPUPROF__KO_CORR);
+        r->device = gpuprof__kc_u32(p, GPUPROF__KO_DEVICE);
+        r->stream = gpuprof__kc_u32(p, GPUPROF__KO_STREAM);
+        memcpy(r->grid, p + GPUPROF__KO_GRID, sizeof r->grid);
+        memcpy(r->block, p + GPUPROF__KO_BLOCK, sizeof r->block);
+        { uint16_t regs; memcpy(&regs, p + GPUPROF__KO_REGS, 2); r->regs = regs; }
+        r->smem = gpuprof__kc_u32(p, GPUPROF__KO_SSMEM) + gpuprof__kc_u32(p, GPUPROF__KO_DSMEM);
+        memcpy(&name, p + GPUPROF__KO_NAME, sizeof name);
+        r->kernel = gpuprof__kc_kernel(name);
+        break;
+    }
+    case GPUPROF__AK_MEMCPY:
+        memset(r, 0, sizeof *r);
+        r->kind = GPUPROF__KR_MEMCPY;
+        a = gpuprof__kc_u64(p, GPUPROF__MO_START); b = gpuprof__kc_u64(p, GPUPROF__MO_END);
+        r->bytes = gpuprof__kc_u64(p, GPUPROF__MO_BYTES);
+        r->corr = gpuprof__kc_u32(p, GPUPROF__MO_CORR);
+        r->corr2 = gpuprof__kc_u32(p, GPUPROF__MO_RTCORR);
+        r->device = gpuprof__kc_u32(p, GPUPROF__MO_DEVICE);
+        r->stream = gpuprof__kc_u32(p, GPUPROF__MO_STREAM);
+        {
+            /* the host side of the copy: pageable (1) or pinned (2), else neither */
+            uint32_t d = p[GPUPROF__MO_COPYKIND], src = p[GPUPROF__MO_SRCKIND], dst = p[GPUPROF__MO_DSTKIND];
+            uint32_t host = d == 1 ? src : d == 2 ? dst : (src == 1 || src == 2) ? src : (dst == 1 || dst == 2) ? dst : 0;
+            r->sub = d | (host == 1 || host == 2 ? host : 0) << 8;
+        }
+        break;
+    case GPUPROF__AK_MEMSET:
+        memset(r, 0, sizeof *r);
+        r->kind = GPUPROF__KR_MEMSET;
+        a = gpuprof__kc_u64(p, GPUPROF__SO_START); b = gpuprof__kc_u64(p, GPUPROF__SO_END);
+        r->bytes = gpuprof__kc_u64(p, GPUPROF__SO_BYTES);
+        r->corr = gpuprof__kc_u32(p, GPUPROF__SO_CORR);
+        r->device = gpuprof__kc_u32(p, GPUPROF__SO_DEVICE);
+        r->stream = gpuprof__kc_u32(p, GPUPROF__SO_STREAM);
+        break;
+    case GPUPROF__AK_SYNC:
+        memset(r, 0, sizeof *r);
+        r->kind = GPUPROF__KR_SYNC;
+        a = gpuprof__kc_u64(p, GPUPROF__YO_START); b = gpuprof__kc_u64(p, GPUPROF__YO_END);
+        r->sub = gpuprof__kc_u32(p, GPUPROF__YO_TYPE);
+        r->corr = gpuprof__kc_u32(p, GPUPROF__YO_CORR);
+        r->stream = gpuprof__kc_u32(p, GPUPROF__YO_STREAM);
+        break;
+    default:
+        return 0;
+    }
+    gpuprof__kc.records++;
+    if (a == 0 || b == 0 || b < a) { gpuprof__kc.bad_times++; return 0; }   /* CUPTI ran out of device memory, or of buffers */
+    r->start = gpuprof__kc_ns(a);
+    r->end = gpuprof__kc_ns(b);
+    return 1;
+}
+
+/* A completed buffer, on CUPTI's thread or inside gpuprof__kc_flush. */
+static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
+    uint8_t *p = NULL;
+    gpuprof__krec r;
+    uint32_t i;
+    (void)ctx; (void)stream; (void)size;
+    if (!buf) return;
+    if (valid && GPUPROF__LD(&gpuprof__kc.accepting) && gpuprof__kc.loaded > 0) {
+        pthread_mutex_lock(&gpuprof__kc_mu);
+        if (gpuprof__kc.map) {
+            while (gpuprof__kc.api.ActivityGetNextRecord(buf, valid, &p) == GPUPROF__CU_OK) {
+                const gpuprof__kcorr *c;
+                if (!gpuprof__kc_read(p, &r)) continue;
+                if ((c = gpuprof__kc_launch(&r)) != NULL) gpuprof__kc_take(&r, c);
+                else if (gpuprof__kc.npending < GPUPROF__KC_PENDING) gpuprof__kc.pending[gpuprof__kc.npending++] = r;
+                else gpuprof__kc_take(&r, NULL);
+            }
+            /* records that came before their launch record: matched now if it came since */
+            for (i = 0; i < gpuprof__kc.npending;) {
+                const gpuprof__kcorr *c = gpuprof__kc_launch(&gpuprof__kc.pending[i]);
+                if (!c) { i++; continue; }
+                gpuprof__kc_take(&gpuprof__kc.pending[i], c);
+                gpuprof__kc.pending[i] = gpuprof__kc.pending[--gpuprof__kc.npending];
+            }
+        }
+        pthread_mutex_unlock(&gpuprof__kc_mu);
+    }
+    gpuprof__kc_recycle(buf);
+}
+
+/* Everything CUPTI holds that is complete (forced: everything, at the end). */
+static void gpuprof__kc_flush(int forced) {
+    size_t dropped = 0;
+    uint32_t i;
+    if (!GPUPROF__LD(&gpuprof__kc.accepting)) return;
+    if (!gpuprof__kc.ts_cb) gpuprof__kc_pairs();
+    if (gpuprof__kc_check(gpuprof__kc.api.ActivityFlushAll(forced ? GPUPROF__FLUSH_FORCED : 0), "cuptiActivityFlushAll") != 0) return;
+    if (gpuprof__kc.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != GPUPROF__CU_OK) dropped = 0;
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__kc.dropped += dropped;
+    if (forced) {
+        /* their launch record will not come now */
+        for (i = 0; i < gpuprof__kc.npending; i++) gpuprof__kc_take(&gpuprof__kc.pending[i], NULL);
+        gpuprof__kc.npending = 0;
+    }
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+    if (dropped)
+        gpuprof__warn(GPUPROF__W_KERNELS, "CUPTI dropped %llu activity record%s for want of buffer space: the kernel tables miss them (raise GPUPROF_KERNEL_BUFFER_MB, now %u)",
+                      (unsigned long long)dropped, dropped == 1 ? "" : "s", gpuprof__kc.max_bufs * (unsigned)(GPUPROF__KC_BUF >> 20));
+}
+
+/* The tables of a session (kc.mu held or no collector running). */
+static void gpuprof__kc_clear(void) {
+    uint32_t i;
+    for (i = 0; i < gpuprof__kc.nkern; i++) {
+        GPUPROF_FREE(gpuprof__kc.kern[i]->name);
+        GPUPROF_FREE(gpuprof__kc.kern[i]->shown);
+        GPUPROF_FREE(gpuprof__kc.kern[i]->json);
+        GPUPROF_FREE(gpuprof__kc.kern[i]);
+    }
+    for (i = 0; i < GPUPROF__KC_SLOTS; i++) GPUPROF_FREE(gpuprof__kc.slot[i].iv);
+    GPUPROF_FREE(gpuprof__kc.map);
+    GPUPROF_FREE(gpuprof__kc.pending);
+    GPUPROF_FREE(gpuprof__kc.kern);
+    GPUPROF_FREE(gpuprof__kc.kern_hash);
+    gpuprof__kc.map = NULL;
+    gpuprof__kc.pending = NULL;
+    gpuprof__kc.kern = NULL;
+    gpuprof__kc.kern_hash = NULL;
+    gpuprof__kc.nkern = gpuprof__kc.npending = 0;
+    memset(gpuprof__kc.xfer, 0, sizeof gpuprof__kc.xfer);
+    memset(gpuprof__kc.sync, 0, sizeof gpuprof__kc.sync);
+    memset(gpuprof__kc.slot, 0, sizeof gpuprof__kc.slot);
+    gpuprof__kc.memsets = gpuprof__kc.memset_ns = 0;
+    gpuprof__kc.records = gpuprof__kc.dropped = gpuprof__kc.unattributed = gpuprof__kc.bad_times = 0;
+    gpuprof__kc.late = gpuprof__kc.other_kernels = gpuprof__kc.kernels_counted = gpuprof__kc.short_counted = 0;
+    gpuprof__kc.declined = 0;
+    gpuprof_stats_init(&gpuprof__kc.per_step);
+    gpuprof_stats_init(&gpuprof__kc.busy);
+}
+
+static const int gpuprof__kc_kinds[] = { GPUPROF__AK_CONC_KERNEL, GPUPROF__AK_MEMCPY, GPUPROF__AK_MEMSET, GPUPROF__AK_SYNC,
+                                         GPUPROF__AK_RUNTIME, GPUPROF__AK_DRIVER, GPUPROF__AK_EXTCORR };
+
+/* At session start: CUPTI loaded (once per process), its callbacks
+   registered (once), the kinds enabled. wanted: GPUPROF_KERNELS / config. */
+static void gpuprof__kc_open(int wanted, int buffer_mb) {
+    size_t i;
+    GPUPROF__ST(&gpuprof__kc.live, 0);
+    GPUPROF__ST(&gpuprof__kc.accepting, 0);
+    gpuprof__kc.asked = wanted;
+    gpuprof__kc.status[0] = 0;
+    if (!gpuprof__kc.epoch) gpuprof__kc.epoch = GPUPROF__KC_EPOCH;
+    if (!wanted) return;
+    if (gpuprof__g.cuda_forked) { gpuprof__kc_off("this process was forked after CUDA started in its parent"); return; }
+    if (getenv("NSYS_PROFILING_SESSION_ID")) {
+        gpuprof__kc_off("Nsight Systems profiles this process and holds CUPTI (NSYS_PROFILING_SESSION_ID is set): its own timeline has the kernels");
+        return;
+    }
+    if (gpuprof__kc.loaded < 0) { gpuprof__kc_off("CUPTI failed earlier in this process, and is not called again"); return; }
+    if (!gpuprof__kc.loaded) {
+        uint32_t v = 0;
+        if (!(gpuprof__kc.lib = gpuprof__cupti_open())) return;
+        for (i = 0; i < sizeof gpuprof__cupti_syms / sizeof gpuprof__cupti_syms[0]; i++) {
+            void *f = dlsym(gpuprof__kc.lib, gpuprof__cupti_syms[i].name);
+            if (!f && !gpuprof__cupti_syms[i].optional) {
+                memset(&gpuprof__kc.api, 0, sizeof gpuprof__kc.api);
+                gpuprof__kc.loaded = -1;
+                gpuprof__kc_off("%s has no %s (CUPTI from CUDA 12 or later is needed; GPUPROF_CUPTI_PATH names the library)", gpuprof__kc.library, gpuprof__cupti_syms[i].name);
+                return;
+            }
+            memcpy((char *)&gpuprof__kc.api + gpuprof__cupti_syms[i].off, &f, sizeof f);
+        }
+        if (gpuprof__kc_check(gpuprof__kc.api.GetVersion(&v), "cuptiGetVersion") != 0) return;
+        gpuprof__kc.version = v;
+        if (gpuprof__kc.api.Subscribe) {
+            void *subscriber = NULL;      /* no callback domain is enabled: this only claims CUPTI, as its header asks */
+            if (gpuprof__kc_check(gpuprof__kc.api.Subscribe(&subscriber, gpuprof__kc_sub_cb, NULL), "cuptiSubscribe") != 0) return;
+        }
+        /* before anything is enabled, and once per process (CUPTI keeps it) */
+        gpuprof__kc.ts_cb = gpuprof__kc.api.ActivityRegisterTimestampCallback &&
+                            gpuprof__kc.api.ActivityRegisterTimestampCallback(gpuprof__kc_clock) == GPUPROF__CU_OK;
+        if (gpuprof__kc_check(gpuprof__kc.api.ActivityRegisterCallbacks(gpuprof__kc_req, gpuprof__kc_done), "cuptiActivityRegisterCallbacks") != 0) return;
+        gpuprof__kc.loaded = 1;
+    }
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__kc_clear();
+    gpuprof__kc.map = (gpuprof__kcorr *)gpuprof__alloc(GPUPROF__KC_MAP * sizeof *gpuprof__kc.map);
+    gpuprof__kc.pending = (gpuprof__krec *)gpuprof__alloc(GPUPROF__KC_PENDING * sizeof *gpuprof__kc.pending);
+    gpuprof__kc.kern = (gpuprof__kernel **)gpuprof__alloc(GPUPROF__KC_KERNELS * sizeof *gpuprof__kc.kern);
+    gpuprof__kc.kern_hash = (uint32_t *)gpuprof__alloc(GPUPROF__KC_KERNELS * 2 * sizeof *gpuprof__kc.kern_hash);
+    if (gpuprof__kc.map) memset(gpuprof__kc.map, 0, GPUPROF__KC_MAP * sizeof *gpuprof__kc.map);
+    if (gpuprof__kc.kern_hash) memset(gpuprof__kc.kern_hash, 0, GPUPROF__KC_KERNELS * 2 * sizeof *gpuprof__kc.kern_hash);
+    gpuprof__kc.slot[0].used = 1;                 /* step 0 runs from the session's start */
+    if (!gpuprof__kc.map || !gpuprof__kc.pending || !gpuprof__kc.kern || !gpuprof__kc.kern_hash) {
+        gpuprof__kc_clear();
+        pthread_mutex_unlock(&gpuprof__kc_mu);
+        gpuprof__kc_off("out of memory for its tables (%u MiB)", (unsigned)((GPUPROF__KC_MAP * sizeof(gpuprof__kcorr) + GPUPROF__KC_PENDING * sizeof(gpuprof__krec)) >> 20));
+        return;
+    }
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+    pthread_mutex_lock(&gpuprof__kc_pool_mu);
+    gpuprof__kc.max_bufs = (uint32_t)(buffer_mb / (int)(GPUPROF__KC_BUF >> 20));
+    if (gpuprof__kc.max_bufs < 2) gpuprof__kc.max_bufs = 2;
+    pthread_mutex_unlock(&gpuprof__kc_pool_mu);
+    GPUPROF__ST(&gpuprof__kc.accepting, 1);
+    for (i = 0; i < sizeof gpuprof__kc_kinds / sizeof gpuprof__kc_kinds[0]; i++)
+        if (gpuprof__kc_check(gpuprof__kc.api.ActivityEnable(gpuprof__kc_kinds[i]), "cuptiActivityEnable") != 0) return;
+    if (!gpuprof__kc.ts_cb) gpuprof__kc_pairs();
+    GPUPROF__ST(&gpuprof__kc.live, 1);
+}
+
+/* At shutdown, after the last report: everything CUPTI still holds, then
+   the kinds off (CUPTI stays loaded: it cannot be unloaded safely). */
+static void gpuprof__kc_close(void) {
+    size_t i;
+    if (!GPUPROF__LD(&gpuprof__kc.accepting)) return;
+    GPUPROF__ST(&gpuprof__kc.live, 0);
+    for (i = 0; i < sizeof gpuprof__kc_kinds / sizeof gpuprof__kc_kinds[0]; i++) (void)gpuprof__kc.api.ActivityDisable(gpuprof__kc_kinds[i]);
+    GPUPROF__ST(&gpuprof__kc.accepting, 0);
+    /* the clock CUPTI reads goes on rising into the next session */
+    GPUPROF__ST(&gpuprof__kc.epoch, gpuprof__kc_clock() + 1000000000ull);
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__kc_clear();
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+}
+
+/* Capture ran in this session: its tables are there. */
+static int gpuprof__kc_tables(void) { return gpuprof__kc.map != NULL; }
+
+/* The hot path: a range's begin pushes its id, its end pops it. */
+static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__frame *f) {
+    if (gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, gpuprof__kc_ext(f->node)) == GPUPROF__CU_OK) f->flags |= GPUPROF__F_KERN;
+}
+static GPUPROF__NOINLINE void gpuprof__kc_pop(void) {
+    uint64_t id;
+    if (gpuprof__kc.loaded > 0) (void)gpuprof__kc.api.ActivityPopExternalCorrelationId(GPUPROF__EXT_CUSTOM2, &id);
+}
+#define GPUPROF__KC_PUSH(f) do { if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__kc.live))) gpuprof__kc_push(f); } while (0)
+#define GPUPROF__KC_POP(f) do { if (GPUPROF__UNLIKELY((f)->flags & GPUPROF__F_KERN)) gpuprof__kc_pop(); } while (0)
+#else
+#define GPUPROF__KC_PUSH(f) ((void)0)
+#define GPUPROF__KC_POP(f) ((void)0)
+#define gpuprof__kc_flush(forced) ((void)0)
+#define gpuprof__kc_tables() 0
+#endif
+
 
 /* ----------------------------------------------------------------------
    NVTX (SPEC 5): every range is also an NVTX range in gpuprof's domain
@@ -2676,6 +3451,7 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int
     if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.mem_ranges))) gpuprof__mem_range_begin(f);
     gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
     GPUPROF__NVTX_PUSH(f, id);
+    GPUPROF__KC_PUSH(f);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -2705,6 +3481,7 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     t->depth = d + 1;
     gpuprof__gpu_begin(t, f, NULL, site->stream0);
     GPUPROF__NVTX_PUSH(f, (uint32_t)v);
+    GPUPROF__KC_PUSH(f);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -2750,6 +3527,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     gpuprof__node *n = f->node;
     uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), self = dt - f->child_ns;
     int evflags = 0, decision = 0;
+    GPUPROF__KC_POP(f);
     GPUPROF__NVTX_POP(f);
     t->depth = d - 1;
     if (d > 1) t->stack[d - 2].child_ns += dt;
@@ -2854,7 +3632,7 @@ void gpuprof__range_end(int token) {
         uint32_t idx = (uint32_t)(gpuprof__key_u64(dt) - GPUPROF__LD(&s->lo_key)), c;
         int tracing = GPUPROF__LD(&gpuprof__g.trace_on);
         gpuprof__block *b = t->block;
-        if (GPUPROF__UNLIKELY((f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM | GPUPROF__F_NVTX)) || !GPUPROF__GPU_QUIET(t, f) ||
+        if (GPUPROF__UNLIKELY((f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM | GPUPROF__F_NVTX | GPUPROF__F_KERN)) || !GPUPROF__GPU_QUIET(t, f) ||
                               GPUPROF__LD(&gpuprof__g.excluding) || cnt == 0 || idx >= GPUPROF_STATS_BUCKETS || (dt >> 53) ||
                               (c = GPUPROF__LD(&s->bucket[idx])) == 0xffffffffu ||
                               (tracing && (!b || b->count == GPUPROF__BLOCK_EVENTS ||
@@ -3646,6 +4424,7 @@ void gpuprof__step(void) {
     if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)dur);
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - gpuprof__clock.base), dur, counted && !first);
+    gpuprof__kc_step(step, (int64_t)gpuprof__ticks_to_ns(now - gpuprof__clock.base), dur, counted && !first);
 #endif
     gpuprof__g.step_t0 = now;
     gpuprof__g.step++;
@@ -4480,6 +5259,7 @@ typedef struct gpuprof__row {
     int64_t gpu_lag_ns, gpu_wait_ns;
     int64_t mem_delta, dev_delta;     /* mem_ranges: sums of the changes, over mem_calls / dev_calls */
     uint64_t mem_calls, dev_calls;
+    uint64_t kernel_calls, kernel_ns; /* kernel capture: kernels launched inside the range itself */
     gpuprof_stats stats;
     gpuprof_stats gpu;          /* GPU time (CUDA builds) */
 } gpuprof__row;
@@ -4527,6 +5307,8 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->dev_delta += GPUPROF__LD(&n->dev_delta);
     r->mem_calls += GPUPROF__LD(&n->mem_calls);
     r->dev_calls += GPUPROF__LD(&n->dev_calls);
+    r->kernel_calls += GPUPROF__LD(&n->kernel_calls);
+    r->kernel_ns += GPUPROF__LD(&n->kernel_ns);
     if (pre) {
         /* See gpuprof__exclude: warm-up if steps were used, ordinary calls if not. */
         if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->excluded += gpuprof_stats_count(pre);
@@ -6091,6 +6873,8 @@ static void gpuprof__report_warnings(gpuprof__buf *b) {
     }
 }
 
+static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows);   /* below */
+
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__layout L = gpuprof__report_layout(s);
     int view = gpuprof__g.cfg.report_view;
@@ -6106,6 +6890,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         if (view != GPUPROF_VIEW_TREE) gpuprof__report_cpu_flat(b, s, L);
         if (view != GPUPROF_VIEW_FLAT && s->norder) gpuprof__report_cpu_tree(b, s, L);
     }
+    gpuprof__report_kernels(b, s, L.width, L.rows);
     if (view != GPUPROF_VIEW_TREE) gpuprof__report_roofline(b, s, L.width, L.rows);
     if (s->ncounters) gpuprof__report_counters(b, s, L.width);
     if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
@@ -6121,7 +6906,7 @@ static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "end_without_begin", "mismatched_nesting", "open_at_shutdown", "after_shutdown", "double_init",
     "bad_name", "long_name", "bad_counter_value", "names_over_cap", "paths_over_cap", "too_deep",
     "out_of_memory", "trace_dropped", "bad_setting", "output_error", "gpu_unavailable", "cuda_error",
-    "mem_unknown_free", "mem_tracked_twice", "mem_over_cap", "before_init"
+    "mem_unknown_free", "mem_tracked_twice", "mem_over_cap", "before_init", "kernel_capture"
 };
 
 static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) {
@@ -6200,6 +6985,8 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
         gpuprof__buf_num(b, r->dev_calls ? (double)r->dev_delta / (double)r->dev_calls : GPUPROF__NAN);
         gpuprof__buf_s(b, "}");
     } else gpuprof__buf_s(b, "null");
+    if (gpuprof__kc_tables()) gpuprof__buf_printf(b, ",\"kernel_calls\":%llu,\"kernel_ns\":%llu", (unsigned long long)r->kernel_calls, (unsigned long long)r->kernel_ns);
+    else gpuprof__buf_s(b, ",\"kernel_calls\":null,\"kernel_ns\":null");
 }
 
 /* A figure of a snapshot, or null where it has none. */
@@ -6400,9 +7187,241 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "}},\n");
 }
 
+#ifdef GPUPROF_CUDA
+/* ----------------------------------------------------------------------
+   Kernel capture in the report and the summary (under gpuprof__lock; the
+   collector's tables are read under kc.mu)
+   ---------------------------------------------------------------------- */
+static const char *const gpuprof__kc_dir[5] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+static const char *const gpuprof__kc_host[3] = { "pageable", "pinned", NULL };
+static const char *const gpuprof__kc_sync[4] = { "device", "stream", "event", "stream_wait_event" };
+
+/* The name of the range a top list counts most (NULL: outside any range, or none). */
+static const char *gpuprof__kc_range(const gpuprof__ktop *t) {
+    int i = gpuprof__ktop_best(t);
+    return i >= 0 && t->key[i] ? gpuprof__name_text((uint32_t)t->key[i]) : NULL;
+}
+
+static int gpuprof__kc_cmp_kern(const void *a, const void *b) {
+    double x = (*(gpuprof__kernel *const *)a)->stats.sum, y = (*(gpuprof__kernel *const *)b)->stats.sum;
+    return x > y ? -1 : x < y;
+}
+
+/* The kernels with counted calls, largest total first (a list to free); *total: their time. */
+static gpuprof__kernel **gpuprof__kc_sorted(uint32_t *n, double *total) {
+    gpuprof__kernel **v = (gpuprof__kernel **)gpuprof__alloc((gpuprof__kc.nkern + 1) * sizeof *v);
+    uint32_t i;
+    *n = 0;
+    *total = 0;
+    if (!v) return NULL;
+    for (i = 0; i < gpuprof__kc.nkern; i++)
+        if (gpuprof__kc.kern[i]->stats.count) { v[(*n)++] = gpuprof__kc.kern[i]; *total += gpuprof__kc.kern[i]->stats.sum; }
+    qsort(v, *n, sizeof *v, gpuprof__kc_cmp_kern);
+    return v;
+}
+
+/* The per-step figures, with the steps not settled yet. */
+static void gpuprof__kc_steps(gpuprof_stats *per_step, gpuprof_stats *busy) {
+    uint32_t k;
+    *per_step = gpuprof__kc.per_step;
+    *busy = gpuprof__kc.busy;
+    for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
+        gpuprof__kslot *s = &gpuprof__kc.slot[k];
+        if (!s->used || !s->counted) continue;
+        gpuprof_stats_add(per_step, (double)s->launched);
+        gpuprof_stats_add(busy, gpuprof__kc_busy(s));
+    }
+}
+
+static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
+    gpuprof__kernel **v;
+    gpuprof_stats per_step, busy;
+    uint32_t n, i, d, h;
+    double total, ktotal = 0;
+    char t1[32], t2[32], t3[32];
+    if (!gpuprof__kc.asked) return;
+    if (!gpuprof__kc.map) { gpuprof__buf_printf(b, "\nKernels: capture off: %s\n", gpuprof__kc.status); return; }
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    v = gpuprof__kc_sorted(&n, &total);
+    gpuprof__kc_steps(&per_step, &busy);
+    gpuprof__buf_printf(b, "\nKernels (CUPTI %u, %s): %llu kernel%s in counted steps", gpuprof__kc.version, gpuprof__kc.library,
+                        (unsigned long long)gpuprof__kc.kernels_counted, gpuprof__kc.kernels_counted == 1 ? "" : "s");
+    if (per_step.count) {
+        gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(&per_step));
+        gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_mean(&busy));
+        gpuprof__buf_printf(b, ", %s per step | GPU busy %s%% of the step (kernels, copies, memsets)", t1, t2);
+    }
+    if (gpuprof__kc.kernels_counted) {
+        gpuprof__fmt(t3, sizeof t3, "%.1f", 100.0 * (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted);
+        gpuprof__buf_printf(b, " | %s%% shorter than 10 us", t3);
+    }
+    gpuprof__buf_printf(b, "\n   %llu records, %llu outside any range, %llu dropped by CUPTI, %llu with bad timestamps",
+                        (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.unattributed,
+                        (unsigned long long)gpuprof__kc.dropped, (unsigned long long)gpuprof__kc.bad_times);
+    if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
+    if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
+    gpuprof__buf_s(b, "\n");
+    if (n) {
+        gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               Range\n");
+        for (i = 0; i < n && i < rows; i++) {
+            gpuprof__kernel *k = v[i];
+            int sh = gpuprof__ktop_best(&k->shapes);
+            const char *rg = gpuprof__kc_range(&k->ranges);
+            char shape[96] = "-";
+            gpuprof__name_cell(b, k->shown, width, 0);
+            gpuprof__buf_printf(b, " %9llu", (unsigned long long)k->stats.count);
+            gpuprof__cell_ns(b, k->stats.sum);
+            gpuprof__cell_ns(b, gpuprof_stats_mean(&k->stats));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.5));
+            gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.99));
+            gpuprof__cell_ns(b, k->stats.max);
+            gpuprof__cell_pct(b, k->stats.sum, total);
+            if (sh >= 0) snprintf(shape, sizeof shape, "(%u,%u,%u)x(%u,%u,%u)", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
+                                  k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
+            gpuprof__buf_printf(b, "  %-26s ", shape);
+            if (rg) gpuprof__buf_name(b, rg);
+            else gpuprof__buf_s(b, "-");
+            gpuprof__buf_s(b, "\n");
+        }
+        gpuprof__more_rows(b, n, rows);
+    }
+    GPUPROF_FREE(v);
+    /* per range: the kernels launched inside it (not in ranges inside it) */
+    for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
+    if (ktotal > 0) {
+        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it)\n", "Range", width,
+                            "   Kernels  Per call  GPU Total  Share\n");
+        for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
+            const gpuprof__row *r = s->flatp[i];
+            if (!r->kernel_calls) continue;
+            n++;
+            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+            gpuprof__fmt(t1, sizeof t1, "%.1f", r->stats.count ? (double)r->kernel_calls / (double)r->stats.count : 0.0);
+            gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
+            gpuprof__cell_ns(b, (double)r->kernel_ns);
+            gpuprof__cell_pct(b, (double)r->kernel_ns, ktotal);
+            gpuprof__buf_s(b, "\n");
+        }
+    }
+    for (d = 0, n = 0; d < 5; d++) for (h = 0; h < 3; h++) n += gpuprof__kc.xfer[d][h].count != 0;
+    if (n) {
+        gpuprof__buf_s(b, "\nTransfers    Host memory      Calls        Bytes  GPU Total        GB/s  Range\n");
+        for (d = 0; d < 5; d++) for (h = 0; h < 3; h++) {
+            const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
+            const char *rg = gpuprof__kc_range(&x->ranges);
+            if (!x->count) continue;
+            gpuprof__fmt(t1, sizeof t1, "%.2f", x->sum_ns ? (double)x->bytes / (double)x->sum_ns : 0.0);
+            gpuprof__fmt_bytes(t2, sizeof t2, (double)x->bytes, 0);
+            gpuprof__buf_printf(b, "%-12s %-12s %9llu %12s", gpuprof__kc_dir[d], gpuprof__kc_host[h] ? gpuprof__kc_host[h] : "-",
+                                (unsigned long long)x->count, t2);
+            gpuprof__cell_ns(b, (double)x->sum_ns);
+            gpuprof__buf_printf(b, " %11s  ", t1);
+            if (rg) gpuprof__buf_name(b, rg);
+            else gpuprof__buf_s(b, "-");
+            gpuprof__buf_s(b, h == 0 && (d == 0 || d == 1) ? "  (pageable: pin the host memory to copy asynchronously)\n" : "\n");
+        }
+    }
+    for (d = 0, n = 0; d < 4; d++) n += gpuprof__kc.sync[d].count != 0;
+    if (n) {
+        gpuprof__buf_s(b, "\nSynchronizations     Calls  CPU waited  Range\n");
+        for (d = 0; d < 4; d++) {
+            const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
+            const char *rg = gpuprof__kc_range(&x->ranges);
+            if (!x->count) continue;
+            gpuprof__buf_printf(b, "%-17s %9llu", gpuprof__kc_sync[d], (unsigned long long)x->count);
+            gpuprof__buf_printf(b, " %11s  ", gpuprof__fmt_ns(t1, sizeof t1, (double)x->sum_ns));
+            if (rg) gpuprof__buf_name(b, rg);
+            else gpuprof__buf_s(b, "-");
+            gpuprof__buf_s(b, "\n");
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+}
+
+static void gpuprof__json_opt_name(gpuprof__buf *b, const char *key, const char *text) {
+    gpuprof__buf_printf(b, ",\"%s\":", key);
+    if (text) gpuprof__buf_json_str(b, text);
+    else gpuprof__buf_s(b, "null");
+}
+
+/* "capture", "kernels", "transfers", "syncs" (docs/summary.md). */
+static void gpuprof__json_kernels(gpuprof__buf *b) {
+    gpuprof__kernel **v;
+    gpuprof_stats per_step, busy;
+    uint32_t n = 0, i, d, h;
+    double total = 0;
+    int first;
+    if (!gpuprof__kc.asked) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); return; }
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__buf_printf(b, "\"capture\":{\"on\":%s", GPUPROF__LD(&gpuprof__kc.live) ? "true" : "false");
+    gpuprof__json_opt_name(b, "library", gpuprof__kc.library[0] ? gpuprof__kc.library : NULL);
+    gpuprof__buf_printf(b, ",\"version\":%u,\"records\":%llu,\"dropped\":%llu,\"unattributed\":%llu,\"bad_timestamps\":%llu,\"waiting\":%u,"
+                           "\"kernels_counted\":%llu,\"short_kernel_share\":",
+                        gpuprof__kc.version, (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.dropped,
+                        (unsigned long long)gpuprof__kc.unattributed, (unsigned long long)gpuprof__kc.bad_times, gpuprof__kc.npending,
+                        (unsigned long long)gpuprof__kc.kernels_counted);
+    gpuprof__buf_num(b, gpuprof__kc.kernels_counted ? (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted : GPUPROF__NAN);
+    gpuprof__kc_steps(&per_step, &busy);
+    gpuprof__buf_s(b, ",\"kernels_per_step\":");
+    if (per_step.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &per_step, ""); gpuprof__buf_s(b, "}"); }
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"gpu_busy_percent_per_step\":");
+    if (busy.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &busy, ""); gpuprof__buf_s(b, "}"); }
+    else gpuprof__buf_s(b, "null");
+    gpuprof__json_opt_name(b, "status", gpuprof__kc.status[0] ? gpuprof__kc.status : NULL);
+    gpuprof__buf_s(b, "},\n\"kernels\":[");
+    v = gpuprof__kc.map ? gpuprof__kc_sorted(&n, &total) : NULL;
+    for (i = 0; i < n; i++) {
+        gpuprof__kernel *k = v[i];
+        int sh = gpuprof__ktop_best(&k->shapes);
+        gpuprof__buf_s(b, i ? ",\n {\"name\":" : "\n {\"name\":");
+        gpuprof__buf_s(b, k->json);
+        gpuprof__buf_s(b, ",");
+        gpuprof__json_stats(b, &k->stats, "_ns");
+        gpuprof__buf_s(b, ",\"share\":");
+        gpuprof__buf_num(b, total > 0 ? k->stats.sum / total : 0.0);
+        if (sh >= 0) gpuprof__buf_printf(b, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
+                                         k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
+        else gpuprof__buf_s(b, ",\"grid\":null,\"block\":null");
+        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&k->ranges));
+        gpuprof__buf_s(b, "}");
+    }
+    GPUPROF_FREE(v);
+    gpuprof__buf_s(b, "],\n\"transfers\":[");
+    for (d = 0, first = 1; d < 5; d++) for (h = 0; h < 3; h++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
+        if (!x->count) continue;
+        gpuprof__buf_printf(b, "%s{\"kind\":\"%s\",\"host_memory\":", first ? "\n " : ",\n ", gpuprof__kc_dir[d]);
+        first = 0;
+        if (gpuprof__kc_host[h]) gpuprof__buf_printf(b, "\"%s\"", gpuprof__kc_host[h]);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_printf(b, ",\"count\":%llu,\"bytes\":%llu,\"sum_ns\":%llu,\"bytes_per_s\":", (unsigned long long)x->count,
+                            (unsigned long long)x->bytes, (unsigned long long)x->sum_ns);
+        gpuprof__buf_num(b, x->sum_ns ? (double)x->bytes * 1e9 / (double)x->sum_ns : GPUPROF__NAN);
+        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&x->ranges));
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "],\n\"syncs\":[");
+    for (d = 0, first = 1; d < 4; d++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
+        if (!x->count) continue;
+        gpuprof__buf_printf(b, "%s{\"kind\":\"%s\",\"count\":%llu,\"sum_ns\":%llu", first ? "\n " : ",\n ", gpuprof__kc_sync[d],
+                            (unsigned long long)x->count, (unsigned long long)x->sum_ns);
+        first = 0;
+        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&x->ranges));
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "],\n");
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+}
+#else
+static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) { (void)b; (void)s; (void)width; (void)rows; }
+static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
+#endif
+
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     uint32_t i;
-    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":3,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
+    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":4,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
     gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"},\n", gpuprof__g.pid, gpuprof__g.rank,
                         gpuprof__g.nthreads, (unsigned long long)gpuprof__wall_ns(),
@@ -6448,6 +7467,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__json_stats(b, &gpuprof__g.step_stats, "_ns");
     gpuprof__buf_s(b, "}},\n");
     gpuprof__json_analysis(b, s);
+    gpuprof__json_kernels(b);
     gpuprof__buf_s(b, "\"profiled_ns\":");
     gpuprof__buf_num(b, s->profiled_ns);
     gpuprof__buf_s(b, ",\n\"ranges\":[");
@@ -6528,6 +7548,7 @@ static int gpuprof__make(gpuprof__buf *b, int summary) {
     gpuprof__snap s;
     int rc;
     gpuprof__gpu_drain();
+    gpuprof__kc_flush(0);
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING && gpuprof__g.state != GPUPROF__STOPPING) {   /* shut down by another thread meanwhile */
         pthread_mutex_unlock(&gpuprof__lock);
@@ -7027,6 +8048,7 @@ static void gpuprof__config_defaults(gpuprof_config *cfg) {
     if (cfg->trace_buffer_mb <= 0) cfg->trace_buffer_mb = 64;
     if (cfg->trace_ring_mb == 0) cfg->trace_ring_mb = 32;
     if (cfg->trace_ring_mb > 65536) cfg->trace_ring_mb = 65536;
+    if (cfg->kernel_buffer_mb <= 0) cfg->kernel_buffer_mb = 64;
     if (cfg->warmup < 0) cfg->warmup = 0;
 }
 
@@ -7047,6 +8069,8 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     if (gpuprof__env_flag("GPUPROF_NVTX", &cfg->no_nvtx)) cfg->no_nvtx = !cfg->no_nvtx;
     if ((v = getenv("GPUPROF_NVTX_DOMAIN")) != NULL && *v) cfg->nvtx_domain = v;
     gpuprof__env_flag("GPUPROF_MEM_RANGES", &cfg->mem_ranges);
+    gpuprof__env_flag("GPUPROF_KERNELS", &cfg->kernels);
+    if (gpuprof__env_int("GPUPROF_KERNEL_BUFFER_MB", &cfg->kernel_buffer_mb) && cfg->kernel_buffer_mb <= 0) cfg->kernel_buffer_mb = 64;
     if ((v = getenv("GPUPROF_SCHEDULE")) != NULL) cfg->schedule = v;
     if ((v = getenv("GPUPROF_HOST_RANGES")) != NULL) cfg->host_ranges = v;
 }
@@ -7202,6 +8226,10 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     if (gpuprof__g.session == 0) gpuprof__g.session = 1;
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_probe(!cfg->no_gpu && !off);
+    gpuprof__kc_open(cfg->kernels && !off, cfg->kernel_buffer_mb);
+#else
+    if (cfg->kernels && !off)
+        gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture (GPUPROF_KERNELS) needs a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart); ranges are timed as before");
 #endif
     gpuprof__peaks_init(cfg);
     if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {
@@ -7328,8 +8356,12 @@ static void gpuprof__shutdown_locked(void) {
     }
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
+    gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */
     gpuprof__trace_finish();
     gpuprof__outputs_write();
+#ifdef GPUPROF_CUDA
+    gpuprof__kc_close();
+#endif
     pthread_mutex_lock(&gpuprof__lock);
     GPUPROF__ST(&gpuprof__g.mem_ranges, 0);
     gpuprof__mem_close();
