@@ -2688,7 +2688,7 @@ typedef struct gpuprof__kxfer { uint64_t count, bytes, sum_ns; gpuprof__ktop ran
 
 typedef struct gpuprof__kslot {
     uint64_t step;
-    int64_t t0, len;              /* the step's window on the CPU timeline (len 0: open) */
+    int64_t t0, len;              /* the step's window on the CPU timeline (the current step's is open) */
     int counted, used;
     uint64_t launched, short_k;
     int64_t *iv;                  /* GPU intervals (start, end) of the work launched in the step */
@@ -2921,12 +2921,13 @@ static uint32_t gpuprof__kc_kernel(const char *name) {
 
 /* The step whose window holds CPU time ns (for work launched outside any range). */
 static uint64_t gpuprof__kc_step_at(int64_t ns) {
+    uint64_t now = GPUPROF__LD(&gpuprof__g.step);
     uint32_t k;
     for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
         const gpuprof__kslot *s = &gpuprof__kc.slot[k];
-        if (s->used && ns >= s->t0 && (!s->len || ns < s->t0 + s->len)) return s->step;
+        if (s->used && ns >= s->t0 && (s->step == now || ns < s->t0 + s->len)) return s->step;
     }
-    return GPUPROF__LD(&gpuprof__g.step);
+    return now;
 }
 
 static void gpuprof__kc_interval(gpuprof__kslot *s, int64_t a, int64_t b) {
@@ -2975,7 +2976,7 @@ static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int
     gpuprof__kslot *s, *n;
     if (!GPUPROF__LD(&gpuprof__kc.accepting)) return;
     pthread_mutex_lock(&gpuprof__kc_mu);
-    if ((s = gpuprof__kc_slot(step)) != NULL) { s->len = (int64_t)len_ns; s->counted = counted && len_ns; }
+    if ((s = gpuprof__kc_slot(step)) != NULL) { s->len = now_ns - s->t0; s->counted = counted && len_ns; }
     n = &gpuprof__kc.slot[(step + 1) % GPUPROF__KC_SLOTS];
     if (n->used && n->counted) {
         gpuprof_stats_add(&gpuprof__kc.per_step, (double)n->launched);
@@ -3299,7 +3300,12 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
     pthread_mutex_unlock(&gpuprof__kc_pool_mu);
     GPUPROF__ST(&gpuprof__kc.accepting, 1);
     for (i = 0; i < sizeof gpuprof__kc_kinds / sizeof gpuprof__kc_kinds[0]; i++)
-        if (gpuprof__kc_check(gpuprof__kc.api.ActivityEnable(gpuprof__kc_kinds[i]), "cuptiActivityEnable") != 0) return;
+        if (gpuprof__kc_check(gpuprof__kc.api.ActivityEnable(gpuprof__kc_kinds[i]), "cuptiActivityEnable") != 0) {
+            pthread_mutex_lock(&gpuprof__kc_mu);
+            gpuprof__kc_clear();
+            pthread_mutex_unlock(&gpuprof__kc_mu);
+            return;
+        }
     if (!gpuprof__kc.ts_cb) gpuprof__kc_pairs();
     GPUPROF__ST(&gpuprof__kc.live, 1);
 }
@@ -5392,6 +5398,8 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->dev_delta += src->dev_delta;
     dst->mem_calls += src->mem_calls;
     dst->dev_calls += src->dev_calls;
+    dst->kernel_calls += src->kernel_calls;
+    dst->kernel_ns += src->kernel_ns;
     dst->windowed |= src->windowed;
     dst->before_ns += src->before_ns;
     dst->in_ns += src->in_ns;

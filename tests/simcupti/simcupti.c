@@ -1,0 +1,575 @@
+/* simcupti.c -- TEST CODE: a simulated CUPTI (see simcupti.h).
+
+   Built as a shared library against the toolkit's CUPTI headers, so every
+   signature and record layout is the real one; it reaches the simulated
+   CUDA runtime (tests/simcuda, linked into the test program, whose symbols
+   the program exports) for the virtual clock and the streams.
+
+   One mutex guards everything; the client's callbacks are called without it
+   (the buffer-complete callback walks the buffer with
+   cuptiActivityGetNextRecord, which takes it). Lock order: this library's
+   mutex, then simcuda's. */
+#define _GNU_SOURCE
+#include "simcupti.h"
+#include "../simcuda/simcuda.h"
+#include <cupti.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define SIM_MAX_FN 48
+#define SIM_STACK 256
+#define SIM_REALTIME 1700000000000000000ull
+
+struct sbuf {
+    uint8_t *p;
+    size_t size, used;
+    uint64_t done_at;             /* virtual time its last record's work ends */
+    int device, full;
+    pid_t owner;                  /* host buffers: the thread writing into it */
+    struct sbuf *next;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    CUpti_BuffersCallbackRequestFunc req;
+    CUpti_BuffersCallbackCompleteFunc done;
+    uint64_t (*ts_cb)(void);
+    int subscribed, layout, worker_on, worker_stop;
+    pthread_t worker;
+    uint8_t enabled[64];
+    uint32_t corr;
+    struct sbuf *bufs;            /* held buffers, oldest first */
+    size_t use;
+    uint64_t dropped, delivered;
+    int bad_n, bad_how;
+    struct { const char *fn; uint64_t calls, fail_at; int fail_with, fail_always; } fn[SIM_MAX_FN];
+    int nfn;
+    void *streams[64];
+    char *names[256];
+    int nnames;
+} sim;
+
+static __thread uint64_t sim_stack[6][SIM_STACK];
+static __thread int sim_depth[6];
+static __thread int sim_in_callback;
+
+/* Counts the call; returns the result it must fail with, or CUPTI_SUCCESS. */
+static CUptiResult sim_enter(const char *fn) {
+    int i;
+    for (i = 0; i < sim.nfn && strcmp(sim.fn[i].fn, fn) != 0; i++) {}
+    if (i == sim.nfn && sim.nfn < SIM_MAX_FN) { sim.fn[i].fn = fn; sim.nfn++; }
+    if (i == SIM_MAX_FN) return CUPTI_SUCCESS;
+    sim.fn[i].calls++;
+    if (sim.fn[i].fail_always || (sim.fn[i].fail_at && sim.fn[i].calls == sim.fn[i].fail_at)) return (CUptiResult)sim.fn[i].fail_with;
+    return CUPTI_SUCCESS;
+}
+#define ENTER(name) CUptiResult err_; pthread_mutex_lock(&mu); if ((err_ = sim_enter(name)) != CUPTI_SUCCESS) { pthread_mutex_unlock(&mu); return err_; }
+#define LEAVE(r) do { CUptiResult r_ = (r); pthread_mutex_unlock(&mu); return r_; } while (0)
+
+/* Record sizes of the layout in use (0: a kind this library never writes). */
+static size_t sim_size(uint32_t kind) {
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return sim.layout == SIMCUPTI_CUDA12 ? 208 : sim.layout == SIMCUPTI_FUTURE ? sizeof(CUpti_ActivityKernel10) + 16 : sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sim.layout == SIMCUPTI_CUDA12 ? 88 : sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sim.layout == SIMCUPTI_CUDA12 ? 40 : sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    default: return 0;
+    }
+}
+
+/* Virtual time t as a record's timestamp. */
+static uint64_t sim_ts(uint64_t t) {
+    if (sim.ts_cb) return (uint64_t)((int64_t)t + ((int64_t)sim.ts_cb() - (int64_t)simcuda_now()));
+    return t + SIM_REALTIME;
+}
+
+static uint32_t sim_stream_id(cudaStream_t s) {
+    int i;
+    for (i = 0; i < 64 && sim.streams[i] && sim.streams[i] != (void *)s; i++) {}
+    if (i == 64) return 63;
+    sim.streams[i] = (void *)s;
+    return (uint32_t)i + 7;
+}
+
+static const char *sim_name(const char *name) {
+    int i;
+    for (i = 0; i < sim.nnames; i++) if (strcmp(sim.names[i], name) == 0) return sim.names[i];
+    if (sim.nnames == 256) return "(too many names)";
+    return sim.names[sim.nnames++] = strdup(name);
+}
+
+/* The open buffer of a thread (device: the GPU records' one), requested from the client when there is none. */
+static struct sbuf *sim_buf(int device) {
+    struct sbuf *b, **tail;
+    pid_t me = device ? 0 : (pid_t)syscall(SYS_gettid);
+    uint8_t *p = NULL;
+    size_t size = 0, maxrec = 0;
+    for (tail = &sim.bufs; (b = *tail) != NULL; tail = &b->next)
+        if (!b->full && b->device == device && b->owner == me) return b;
+    if (!sim.req) return NULL;
+    sim.req(&p, &size, &maxrec);
+    if (!p || size < 256) return NULL;
+    b = (struct sbuf *)calloc(1, sizeof *b);
+    b->p = p;
+    b->size = sim.use && sim.use < size ? sim.use : size;
+    b->device = device;
+    b->owner = me;
+    *tail = b;
+    return b;
+}
+
+static void sim_put(int device, const void *rec, uint32_t kind, uint64_t done_at) {
+    size_t n = sim_size(kind);
+    uint8_t tmp[512];
+    struct sbuf *b = sim_buf(device);
+    if (b && b->used + n > b->size) { b->full = 1; b = sim_buf(device); }
+    if (!b) { sim.dropped++; return; }
+    memset(tmp, 0, sizeof tmp);
+    memcpy(tmp, rec, n < sizeof(CUpti_ActivityKernel10) ? n : sizeof(CUpti_ActivityKernel10));
+    memcpy(b->p + b->used, tmp, n);
+    b->used += n;
+    if (done_at > b->done_at) b->done_at = done_at;
+}
+
+/* The external correlation records, then the runtime and driver API records
+   of one call by this thread at virtual time [t0, t1]; returns the runtime id, *drv the driver's. */
+static uint32_t sim_api(uint32_t rt_cbid, uint32_t drv_cbid, uint64_t t0, uint64_t t1, uint32_t *drv) {
+    uint32_t id[2], k, j, tid = (uint32_t)syscall(SYS_gettid);
+    int kinds[2] = { CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER };
+    id[0] = ++sim.corr;
+    id[1] = ++sim.corr;
+    for (k = 0; k < 2; k++) {
+        CUpti_ActivityAPI a;
+        if (!sim.enabled[kinds[k]]) continue;
+        if (sim.enabled[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION])
+            for (j = 1; j < 6; j++) {
+                CUpti_ActivityExternalCorrelation x;
+                if (!sim_depth[j]) continue;
+                memset(&x, 0, sizeof x);
+                x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+                x.externalKind = (CUpti_ExternalCorrelationKind)j;
+                x.externalId = sim_stack[j][sim_depth[j] - 1];
+                x.correlationId = id[k];
+                sim_put(0, &x, x.kind, 0);
+            }
+        memset(&a, 0, sizeof a);
+        a.kind = (CUpti_ActivityKind)kinds[k];
+        a.cbid = k ? drv_cbid : rt_cbid;
+        a.start = sim_ts(t0);
+        a.end = sim_ts(t1);
+        a.processId = (uint32_t)getpid();
+        a.threadId = tid;
+        a.correlationId = id[k];
+        sim_put(0, &a, a.kind, 0);
+    }
+    *drv = id[1];
+    return id[0];
+}
+
+static void sim_kernel_record(cudaStream_t s, const char *name, uint64_t start, uint64_t dur, unsigned gx, unsigned bx, uint32_t corr, uint32_t graph) {
+    CUpti_ActivityKernel10 k;
+    int kind = sim.enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL;
+    if (!sim.enabled[kind]) return;
+    memset(&k, 0, sizeof k);
+    k.kind = (CUpti_ActivityKind)kind;
+    k.registersPerThread = 32;
+    k.start = sim_ts(start);
+    k.end = sim_ts(start + dur);
+    if (sim.bad_n > 0) {
+        sim.bad_n--;
+        if (sim.bad_how == 0) k.start = k.end = 0;
+        else k.end = k.start - 1000;
+    }
+    k.completed = k.end;
+    k.streamId = sim_stream_id(s);
+    k.gridX = (int32_t)gx; k.gridY = 1; k.gridZ = 1;
+    k.blockX = (int32_t)bx; k.blockY = 1; k.blockZ = 1;
+    k.staticSharedMemory = 1024;
+    k.correlationId = corr;
+    k.name = sim_name(name);
+    k.graphId = graph;
+    k.graphNodeId = graph ? (uint64_t)graph << 32 | corr : 0;
+    sim_put(1, &k, k.kind, start + dur);
+}
+
+uint32_t simcupti_kernel(cudaStream_t s, const char *name, uint64_t dur_ns, unsigned grid_x, unsigned block_x) {
+    uint64_t now, start;
+    uint32_t r, d;
+    pthread_mutex_lock(&mu);
+    now = simcuda_now();
+    start = simcuda_stream_done(s);
+    simcuda_kernel(s, dur_ns);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now, &d);
+    sim_kernel_record(s, name, start, dur_ns, grid_x, block_x, r, 0);
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+uint32_t simcupti_graph_launch(cudaStream_t s, uint32_t graph_id, int kernels, const char *name, uint64_t dur_ns) {
+    uint64_t now, start;
+    uint32_t r, d;
+    int i;
+    pthread_mutex_lock(&mu);
+    now = simcuda_now();
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, now, now, &d);
+    for (i = 0; i < kernels; i++) {
+        start = simcuda_stream_done(s);
+        simcuda_kernel(s, dur_ns);
+        sim_kernel_record(s, name, start, dur_ns, 64, 128, r, graph_id);
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+uint32_t simcupti_memcpy(cudaStream_t s, int copy_kind, int host_kind, uint64_t bytes, uint64_t dur_ns) {
+    CUpti_ActivityMemcpy6 m;
+    uint64_t now, start;
+    uint32_t r, d;
+    pthread_mutex_lock(&mu);
+    now = simcuda_now();
+    start = simcuda_stream_done(s);
+    simcuda_kernel(s, dur_ns);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, now, now, &d);
+    if (sim.enabled[CUPTI_ACTIVITY_KIND_MEMCPY]) {
+        memset(&m, 0, sizeof m);
+        m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        m.copyKind = (uint8_t)copy_kind;
+        m.srcKind = (uint8_t)(copy_kind == SIMCUPTI_HTOD ? host_kind : SIMCUPTI_DEVICE_MEM);
+        m.dstKind = (uint8_t)(copy_kind == SIMCUPTI_DTOH ? host_kind : SIMCUPTI_DEVICE_MEM);
+        m.bytes = bytes;
+        m.start = sim_ts(start);
+        m.end = sim_ts(start + dur_ns);
+        m.streamId = sim_stream_id(s);
+        m.correlationId = d;
+        m.runtimeCorrelationId = r;
+        sim_put(1, &m, m.kind, start + dur_ns);
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+uint32_t simcupti_memset(cudaStream_t s, uint64_t bytes, uint64_t dur_ns) {
+    CUpti_ActivityMemset4 m;
+    uint64_t now, start;
+    uint32_t r, d;
+    pthread_mutex_lock(&mu);
+    now = simcuda_now();
+    start = simcuda_stream_done(s);
+    simcuda_kernel(s, dur_ns);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, now, now, &d);
+    if (sim.enabled[CUPTI_ACTIVITY_KIND_MEMSET]) {
+        memset(&m, 0, sizeof m);
+        m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+        m.bytes = bytes;
+        m.start = sim_ts(start);
+        m.end = sim_ts(start + dur_ns);
+        m.streamId = sim_stream_id(s);
+        m.correlationId = d;             /* the driver call's, as CUPTI writes it */
+        m.memoryKind = SIMCUPTI_DEVICE_MEM;
+        sim_put(1, &m, m.kind, start + dur_ns);
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+uint32_t simcupti_sync(int type, cudaStream_t s) {
+    CUpti_ActivitySynchronization2 y;
+    uint64_t t0, t1;
+    uint32_t r, d;
+    pthread_mutex_lock(&mu);
+    t0 = simcuda_now();
+    if (type == SIMCUPTI_SYNC_DEVICE) cudaDeviceSynchronize();
+    else cudaStreamSynchronize(s);
+    t1 = simcuda_now();
+    r = sim_api(type == SIMCUPTI_SYNC_DEVICE ? CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                type == SIMCUPTI_SYNC_DEVICE ? CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize : CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, t0, t1, &d);
+    if (sim.enabled[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION]) {
+        memset(&y, 0, sizeof y);
+        y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+        y.type = (CUpti_ActivitySynchronizationType)type;
+        y.start = sim_ts(t0);
+        y.end = sim_ts(t1);
+        y.correlationId = r;
+        y.streamId = type == SIMCUPTI_SYNC_DEVICE ? 0xFFFFFFFFu : sim_stream_id(s);
+        y.cudaEventId = 0xFFFFFFFFu;
+        sim_put(0, &y, y.kind, 0);
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+/* Unfinished GPU work in a buffer delivered by force: zero timestamps, as CUPTI gives it. */
+static void sim_zero_unfinished(struct sbuf *b, uint64_t now_ts) {
+    size_t off = 0, n;
+    while (off + 4 <= b->used && (n = sim_size(*(uint32_t *)(b->p + off))) != 0) {
+        uint32_t kind = *(uint32_t *)(b->p + off);
+        if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL || kind == CUPTI_ACTIVITY_KIND_MEMCPY ||
+            kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+            uint64_t end;
+            memcpy(&end, b->p + off + 24, 8);          /* end is at 24 in all three */
+            if (end > now_ts) memset(b->p + off + 16, 0, 16);
+        }
+        off += n;
+    }
+}
+
+/* Takes the buffers to deliver (device ones first): full ones, and with
+   `open` the others holding records; only those whose work is done, unless forced. */
+static struct sbuf *sim_take(int open, int forced) {
+    struct sbuf *out = NULL, **otail = &out, **p, *b;
+    uint64_t now = simcuda_now();
+    int dev;
+    for (dev = 1; dev >= 0; dev--)
+        for (p = &sim.bufs; (b = *p) != NULL;) {
+            if (b->device == dev && (b->full || (open && b->used)) && (forced || b->done_at <= now)) {
+                *p = b->next;
+                b->next = NULL;
+                if (forced) sim_zero_unfinished(b, sim_ts(now));
+                *otail = b;
+                otail = &b->next;
+            } else p = &b->next;
+        }
+    return out;
+}
+
+static void sim_deliver(struct sbuf *list) {
+    while (list) {
+        struct sbuf *b = list;
+        list = b->next;
+        sim_in_callback = 1;
+        if (sim.done) sim.done(NULL, 0, b->p, b->size, b->used);
+        sim_in_callback = 0;
+        pthread_mutex_lock(&mu);
+        sim.delivered++;
+        pthread_mutex_unlock(&mu);
+        free(b);
+    }
+}
+
+static void *sim_worker(void *arg) {
+    (void)arg;
+    for (;;) {
+        struct sbuf *list;
+        pthread_mutex_lock(&mu);
+        if (sim.worker_stop) { pthread_mutex_unlock(&mu); return NULL; }
+        list = sim_take(0, 0);
+        pthread_mutex_unlock(&mu);
+        sim_deliver(list);
+        usleep(200);
+    }
+}
+
+/* ---------------- the control panel ---------------- */
+void simcupti_set_delivery(int worker) {
+    pthread_mutex_lock(&mu);
+    if (worker && !sim.worker_on) {
+        sim.worker_on = 1;
+        sim.worker_stop = 0;
+        pthread_create(&sim.worker, NULL, sim_worker, NULL);
+    } else if (!worker && sim.worker_on) {
+        sim.worker_stop = 1;
+        pthread_mutex_unlock(&mu);
+        pthread_join(sim.worker, NULL);
+        pthread_mutex_lock(&mu);
+        sim.worker_on = 0;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* The callbacks and the buffers stay: CUPTI keeps them for the process. */
+void simcupti_reset(void) {
+    simcupti_set_delivery(0);
+    pthread_mutex_lock(&mu);
+    memset(sim.fn, 0, sizeof sim.fn);
+    sim.nfn = 0;
+    memset(sim.enabled, 0, sizeof sim.enabled);
+    sim.subscribed = 0;
+    sim.layout = SIMCUPTI_CUDA13;
+    sim.use = 0;
+    sim.dropped = sim.delivered = 0;
+    sim.bad_n = 0;
+    pthread_mutex_unlock(&mu);
+}
+void simcupti_set_layout(int layout) { pthread_mutex_lock(&mu); sim.layout = layout; pthread_mutex_unlock(&mu); }
+void simcupti_set_buffer_use(size_t bytes) { pthread_mutex_lock(&mu); sim.use = bytes; pthread_mutex_unlock(&mu); }
+void simcupti_drop(uint64_t n) { pthread_mutex_lock(&mu); sim.dropped += n; pthread_mutex_unlock(&mu); }
+void simcupti_bad_next(int n, int how) { pthread_mutex_lock(&mu); sim.bad_n = n; sim.bad_how = how; pthread_mutex_unlock(&mu); }
+int simcupti_has_timestamp_callback(void) { int r; pthread_mutex_lock(&mu); r = sim.ts_cb != NULL; pthread_mutex_unlock(&mu); return r; }
+uint64_t simcupti_buffers_delivered(void) { uint64_t n; pthread_mutex_lock(&mu); n = sim.delivered; pthread_mutex_unlock(&mu); return n; }
+int simcupti_depth(int kind) { return kind > 0 && kind < 6 ? sim_depth[kind] : -1; }
+
+void simcupti_fail(const char *fn, uint64_t nth, int result) {
+    int i;
+    pthread_mutex_lock(&mu);
+    for (i = 0; i < sim.nfn && strcmp(sim.fn[i].fn, fn) != 0; i++) {}
+    if (i == sim.nfn && sim.nfn < SIM_MAX_FN) { sim.fn[i].fn = fn; sim.nfn++; }
+    if (i < SIM_MAX_FN) {
+        sim.fn[i].fail_always = nth == 0;
+        sim.fn[i].fail_at = nth ? sim.fn[i].calls + nth : 0;
+        sim.fn[i].fail_with = result;
+    }
+    pthread_mutex_unlock(&mu);
+}
+uint64_t simcupti_calls(const char *fn) {
+    uint64_t n = 0;
+    int i;
+    pthread_mutex_lock(&mu);
+    for (i = 0; i < sim.nfn; i++) if (strcmp(sim.fn[i].fn, fn) == 0) n = sim.fn[i].calls;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+uint64_t simcupti_total_calls(void) {
+    uint64_t n = 0;
+    int i;
+    pthread_mutex_lock(&mu);
+    for (i = 0; i < sim.nfn; i++) n += sim.fn[i].calls;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+size_t simcupti_sample_buffer(uint8_t *buf, size_t size) {
+    CUpti_ActivityExternalCorrelation x;
+    CUpti_ActivityAPI a;
+    CUpti_ActivityKernel10 k;
+    CUpti_ActivityMemcpy6 m;
+    CUpti_ActivityMemset4 s;
+    CUpti_ActivitySynchronization2 y;
+    const void *rec[6] = { &x, &a, &k, &m, &s, &y };
+    size_t len[6] = { sizeof x, sizeof a, sizeof k, sizeof m, sizeof s, sizeof y }, off = 0;
+    int i;
+    memset(&x, 0, sizeof x); memset(&a, 0, sizeof a); memset(&k, 0, sizeof k);
+    memset(&m, 0, sizeof m); memset(&s, 0, sizeof s); memset(&y, 0, sizeof y);
+    x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION; x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2; x.externalId = 77; x.correlationId = 5;
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME; a.cbid = 211; a.start = 100; a.end = 110; a.correlationId = 5;
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL; k.start = 200; k.end = 300; k.correlationId = 5; k.gridX = 7; k.blockX = 9; k.name = "sample";
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY; m.copyKind = 1; m.srcKind = 1; m.bytes = 4096; m.start = 400; m.end = 500; m.correlationId = 6; m.runtimeCorrelationId = 5;
+    s.kind = CUPTI_ACTIVITY_KIND_MEMSET; s.bytes = 64; s.start = 600; s.end = 650; s.correlationId = 6;
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION; y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE; y.start = 700; y.end = 900; y.correlationId = 8;
+    for (i = 0; i < 6; i++) {
+        if (off + len[i] > size) return off;
+        memcpy(buf + off, rec[i], len[i]);
+        off += len[i];
+    }
+    return off;
+}
+
+/* ---------------- CUPTI ---------------- */
+CUptiResult cuptiGetVersion(uint32_t *version) {
+    ENTER("cuptiGetVersion");
+    *version = sim.layout == SIMCUPTI_CUDA12 ? 28 : 130001;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiGetResultString(CUptiResult result, const char **str) {
+    ENTER("cuptiGetResultString");
+    switch ((int)result) {
+    case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
+    case CUPTI_ERROR_NOT_INITIALIZED: *str = "CUPTI_ERROR_NOT_INITIALIZED"; break;
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: *str = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"; break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
+    default: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
+    }
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata) {
+    ENTER("cuptiSubscribe");
+    (void)callback; (void)userdata;
+    if (sim.subscribed) LEAVE(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    sim.subscribed = 1;
+    *subscriber = (CUpti_SubscriberHandle)&sim;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+    ENTER("cuptiUnsubscribe");
+    (void)subscriber;
+    sim.subscribed = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done) {
+    ENTER("cuptiActivityRegisterCallbacks");
+    sim.req = req;
+    sim.done = done;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) {
+    ENTER("cuptiActivityRegisterTimestampCallback");
+    sim.ts_cb = fn;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+    ENTER("cuptiActivityEnable");
+    if ((int)kind <= 0 || (int)kind >= 64) LEAVE(CUPTI_ERROR_INVALID_KIND);
+    sim.enabled[kind] = 1;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+    ENTER("cuptiActivityDisable");
+    if ((int)kind <= 0 || (int)kind >= 64) LEAVE(CUPTI_ERROR_INVALID_KIND);
+    sim.enabled[kind] = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+#ifndef SIMCUPTI_WITHOUT_FLUSHALL
+CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+    struct sbuf *list;
+    ENTER("cuptiActivityFlushAll");
+    if (sim_in_callback) {
+        fprintf(stderr, "simcupti: cuptiActivityFlushAll called from inside a buffer callback (CUPTI deadlocks there)\n");
+        abort();
+    }
+    list = sim_take(1, (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0);
+    pthread_mutex_unlock(&mu);
+    sim_deliver(list);
+    return CUPTI_SUCCESS;
+}
+#endif
+CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record) {
+    size_t off, n;
+    uint32_t kind;
+    ENTER("cuptiActivityGetNextRecord");
+    if (!buffer || !record) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    off = *record ? (size_t)((uint8_t *)*record - buffer) + sim_size(*(uint32_t *)*record) : 0;
+    if (off + 4 > valid) LEAVE(CUPTI_ERROR_MAX_LIMIT_REACHED);
+    memcpy(&kind, buffer + off, 4);
+    if (!(n = sim_size(kind))) LEAVE(CUPTI_ERROR_INVALID_KIND);
+    if (off + n > valid) LEAVE(CUPTI_ERROR_MAX_LIMIT_REACHED);
+    *record = (CUpti_Activity *)(buffer + off);
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped) {
+    ENTER("cuptiActivityGetNumDroppedRecords");
+    (void)ctx; (void)stream;
+    *dropped = (size_t)sim.dropped;
+    sim.dropped = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id) {
+    ENTER("cuptiActivityPushExternalCorrelationId");
+    if ((int)kind <= 0 || (int)kind >= 6 || sim_depth[kind] == SIM_STACK) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    sim_stack[kind][sim_depth[kind]++] = id;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *last) {
+    ENTER("cuptiActivityPopExternalCorrelationId");
+    if ((int)kind <= 0 || (int)kind >= 6) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    if (!sim_depth[kind]) LEAVE(CUPTI_ERROR_QUEUE_EMPTY);
+    *last = sim_stack[kind][--sim_depth[kind]];
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiGetTimestamp(uint64_t *ts) {
+    ENTER("cuptiGetTimestamp");
+    *ts = sim_ts(simcuda_now());
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiFinalize(void) {
+    ENTER("cuptiFinalize");
+    LEAVE(CUPTI_SUCCESS);
+}

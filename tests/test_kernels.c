@@ -1,0 +1,428 @@
+/* Kernel capture (SPEC 13) against the simulated CUPTI (tests/simcupti)
+   driven by the simulated CUDA runtime: every kernel's, copy's and wait's
+   true time is known, so the tables are checked exactly. Failures that end
+   capture for the whole process run in a child process each (this program
+   again, with --case NAME).
+
+   argv: [1] libsimcupti.so  [2] a copy without cuptiActivityFlushAll */
+#define _GNU_SOURCE
+#include "simcuda/simcuda.h"
+#include "simcupti/simcupti.h"
+#define GPUPROF_CLOCK_FN() simcuda_now()
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+#include "json_util.h"
+#include <sys/wait.h>
+
+#define US 1000ull
+#define MS 1000000ull
+#define MIB (1024ull * 1024ull)
+
+static const char *self_path, *sim_lib, *nosym_lib;
+static cJSON *sum;
+static char errbuf[65536];
+static int saved_err = -1;
+
+/* A session with kernel capture; the simulated CUPTI is as the caller set it
+   (simcupti_reset first, then failures to inject). */
+static void session_begin(const char *name, int warmup) {
+    gpuprof_config cfg;
+    static char spath[256];
+    memset(&cfg, 0, sizeof cfg);
+    snprintf(spath, sizeof spath, "k_%s.summary.json", name);
+    remove(spath);
+    cfg.summary_path = spath;
+    cfg.report = "k_report.txt";
+    remove("k_report.txt");
+    cfg.report_rows = -1;
+    cfg.warmup = warmup;
+    cfg.kernels = 1;
+    simcuda_reset();
+    saved_err = check_stderr_to("k_stderr.txt");
+    CHECK(gpuprof_init(&cfg) == 0, "gpuprof_init succeeds");
+}
+
+static void session_end(const char *name) {
+    char path[256];
+    char *text;
+    gpuprof_shutdown();
+    check_stderr_back(saved_err);
+    text = check_slurp("k_stderr.txt");
+    snprintf(errbuf, sizeof errbuf, "%s", text ? text : "");
+    free(text);
+    if (errbuf[0]) fprintf(stderr, "[%s printed]\n%s", name, errbuf);
+    if (sum) cJSON_Delete(sum);
+    snprintf(path, sizeof path, "k_%s.summary.json", name);
+    sum = summary_load(path);
+    CHECK(sum != NULL, "the summary is valid JSON");
+}
+
+static cJSON *capture(void) { return cJSON_GetObjectItem(sum, "capture"); }
+
+static cJSON *find_kind(const char *array, const char *key, const char *value) {
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(sum, array)) {
+        cJSON *v = cJSON_GetObjectItem(e, key);
+        if (cJSON_IsString(v) && strcmp(v->valuestring, value) == 0) return e;
+    }
+    return NULL;
+}
+
+static const char *jstr(cJSON *o, const char *key) {
+    cJSON *v = o ? cJSON_GetObjectItem(o, key) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : "(not a string)";
+}
+
+/* One step of a training loop; the step lasts 11.32 ms:
+   data: a 64 MiB pageable copy (10 ms), then a wait for it;
+   forward: gemm (100 us) and 4 x relu (5 us), 20 us of CPU;
+   backward: gemm_bw (200 us); loss: two waits (300 us, then none);
+   outside any range: a memset (2 us); then 1 ms of host work. */
+static void train_step(cudaStream_t s) {
+    int i;
+    { PROF_RANGE("data"); simcupti_memcpy(s, SIMCUPTI_HTOD, SIMCUPTI_PAGEABLE, 64 * MIB, 10 * MS); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+    {
+        PROF_RANGE("forward");
+        simcupti_kernel(s, "gemm", 100 * US, 128, 256);
+        for (i = 0; i < 4; i++) simcupti_kernel(s, "relu", 5 * US, 64, 128);
+        simcuda_advance(20 * US);
+    }
+    { PROF_RANGE("backward"); simcupti_kernel(s, "gemm_bw", 200 * US, 256, 256); }
+    { PROF_RANGE("loss"); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+    simcupti_memset(s, MIB, 2 * US);
+    simcuda_advance(1 * MS);
+    PROF_STEP();
+}
+
+static void check_training_tables(const char *what) {
+    cJSON *c = capture(), *k, *x, *y, *r;
+    char msg[256];
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "on")), "capture.on is true while capture runs");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(c, "status")), "capture.status is null: nothing went wrong");
+    snprintf(msg, sizeof msg, "%s: 11 records per step, 5 steps", what);
+    CHECK_EQ_U(jnum(c, "records"), 55, msg);
+    CHECK_EQ_U(jnum(c, "unattributed"), 5, "the memsets outside any range are unattributed (all 5 steps)");
+    CHECK_EQ_U(jnum(c, "dropped"), 0, "nothing dropped");
+    CHECK_EQ_U(jnum(c, "waiting"), 0, "no record waits for its launch record at the end");
+    CHECK_EQ_U(jnum(c, "kernels_counted"), 24, "24 kernels in the 4 counted steps (step 0 is warm-up)");
+    CHECK_REL(jnum(c, "short_kernel_share"), 16.0 / 24.0, 1e-8, "16 of 24 kernels are shorter than 10 us");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(c, "kernels_per_step"), "mean"), 6, "6 kernels per counted step");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(c, "kernels_per_step"), "count"), 4, "4 counted steps with a length");
+    CHECK_REL(jnum(cJSON_GetObjectItem(c, "gpu_busy_percent_per_step"), "mean"), 100.0 * 10.322 / 11.32, 1e-8,
+              "GPU busy share of the step: copy 10 ms + kernels 320 us + memset 2 us over the step's 11.32 ms");
+    k = cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "kernels"), 0);
+    CHECK(strcmp(jstr(k, "name"), "gemm_bw") == 0, "the largest kernel comes first: gemm_bw");
+    CHECK_EQ_U(jnum(k, "count"), 4, "gemm_bw: 4 counted calls");
+    CHECK_EQ_U(jnum(k, "sum_ns"), 800 * US, "gemm_bw: 4 x 200 us exactly");
+    CHECK_EQ_U(jnum(k, "max_ns"), 200 * US, "gemm_bw: max 200 us");
+    CHECK_REL(jnum(k, "share"), 800.0 / 1280.0, 1e-12, "gemm_bw: 62.5% of kernel time");
+    CHECK(strcmp(jstr(k, "range"), "backward") == 0, "gemm_bw ran in backward");
+    CHECK_EQ_U(cJSON_GetArrayItem(cJSON_GetObjectItem(k, "grid"), 0)->valuedouble, 256, "gemm_bw grid x 256");
+    k = summary_find(sum, "kernels", "gemm");
+    CHECK_EQ_U(jnum(k, "sum_ns"), 400 * US, "gemm: 4 x 100 us");
+    CHECK(strcmp(jstr(k, "range"), "forward") == 0, "gemm ran in forward");
+    CHECK_EQ_U(cJSON_GetArrayItem(cJSON_GetObjectItem(k, "grid"), 0)->valuedouble, 128, "gemm: grid (128,1,1)");
+    CHECK_EQ_U(cJSON_GetArrayItem(cJSON_GetObjectItem(k, "block"), 0)->valuedouble, 256, "gemm: block (256,1,1)");
+    CHECK_EQ_U(cJSON_GetArrayItem(cJSON_GetObjectItem(k, "block"), 1)->valuedouble, 1, "gemm: block y 1");
+    k = summary_find(sum, "kernels", "relu");
+    CHECK_EQ_U(jnum(k, "count"), 16, "relu: 16 calls");
+    CHECK_EQ_U(jnum(k, "p50_ns"), 5 * US, "relu: p50 5 us");
+    r = summary_find(sum, "ranges", "forward");
+    CHECK_EQ_U(jnum(r, "kernel_calls"), 20, "forward launched 20 kernels in counted steps");
+    CHECK_EQ_U(jnum(r, "kernel_ns"), 480 * US, "forward's kernels: 480 us");
+    r = summary_find(sum, "ranges", "backward");
+    CHECK_EQ_U(jnum(r, "kernel_ns"), 800 * US, "backward's kernels: 800 us");
+    r = summary_find(sum, "ranges", "data");
+    CHECK_EQ_U(jnum(r, "kernel_calls"), 0, "data launched no kernel (a copy is not a kernel)");
+    r = summary_path(sum, "forward");
+    CHECK_EQ_U(jnum(r, "kernel_calls"), 20, "tree: forward's kernel calls");
+    x = find_kind("transfers", "kind", "HtoD");
+    CHECK(x && strcmp(jstr(x, "host_memory"), "pageable") == 0, "the copy is HtoD from pageable memory");
+    CHECK_EQ_U(jnum(x, "count"), 4, "4 counted copies");
+    CHECK_EQ_U(jnum(x, "bytes"), 4 * 64 * MIB, "4 x 64 MiB");
+    CHECK_EQ_U(jnum(x, "sum_ns"), 40 * MS, "4 x 10 ms");
+    CHECK_REL(jnum(x, "bytes_per_s"), 64.0 * MIB / 0.010, 1e-12, "6.71 GB/s");
+    CHECK(strcmp(jstr(x, "range"), "data") == 0, "the copies ran in data");
+    y = find_kind("syncs", "kind", "stream");
+    CHECK_EQ_U(jnum(y, "count"), 12, "12 stream waits in counted steps");
+    CHECK_EQ_U(jnum(y, "sum_ns"), 4 * (10 * MS + 300 * US), "the CPU waited 10 ms + 300 us per step");
+    CHECK(strcmp(jstr(y, "range"), "loss") == 0, "most waits are in loss");
+}
+
+static void scenario_training(void) {
+    cudaStream_t s;
+    char *report;
+    int i;
+    simcupti_reset();
+    session_begin("training", 1);
+    CHECK(simcupti_has_timestamp_callback(), "gpuprof gave CUPTI its clock");
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    for (i = 0; i < 5; i++) train_step(s);
+    CHECK_EQ_U(simcupti_depth(5), 0, "every pushed id was popped (CUSTOM2)");
+    CHECK_EQ_U(simcupti_depth(3) + simcupti_depth(4), 0, "torch's CUSTOM0/1 stacks are left alone");
+    gpuprof_write_summary("k_mid.summary.json");
+    session_end("training");
+    check_training_tables("at shutdown");
+    {
+        cJSON *keep = sum;
+        sum = summary_load("k_mid.summary.json");
+        CHECK(sum != NULL, "a mid-run summary");
+        if (sum) check_training_tables("mid-run");
+        cJSON_Delete(sum);
+        sum = keep;
+    }
+    CHECK(errbuf[0] == 0, "nothing printed on stderr");
+    report = check_slurp("k_report.txt");
+    CHECK(report && strstr(report, "24 kernels in counted steps, 6.0 per step | GPU busy 91.2% of the step"), "the report's kernel line");
+    CHECK(report && strstr(report, "66.7% shorter than 10 us"), "the report gives the share of short kernels");
+    CHECK(report && strstr(report, "HtoD         pageable"), "the transfer table names the pageable copy");
+    CHECK(report && strstr(report, "(pageable: pin the host memory"), "... and what to do about it");
+    CHECK(report && strstr(report, "stream                   12     41.2 ms  loss"), "the synchronization table");
+    CHECK(report && strstr(report, "(256,1,1)x(256,1,1)"), "the kernel table gives the launch shape");
+    if (report) printf("%s", report);
+    free(report);
+    cudaStreamDestroy(s);
+}
+
+/* Buffers delivered by CUPTI's own thread as they fill, small ones, two
+   launching threads: every kernel still finds its range. */
+static void *launcher(void *arg) {
+    cudaStream_t s = (cudaStream_t)arg;
+    int i;
+    for (i = 0; i < 300; i++) {
+        PROF_RANGE("worker");
+        simcupti_kernel(s, "tiny", 3 * US, 1, 32);
+        simcuda_advance(5 * US);
+    }
+    return NULL;
+}
+
+static void scenario_worker(void) {
+    cudaStream_t s1, s2;
+    pthread_t a, b;
+    cJSON *r, *k;
+    simcupti_reset();
+    session_begin("worker", 0);
+    simcupti_set_delivery(1);
+    simcupti_set_buffer_use(4096);
+    cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    pthread_create(&a, NULL, launcher, s1);
+    pthread_create(&b, NULL, launcher, s2);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    simcuda_advance(10 * MS);
+    {
+        int i;
+        for (i = 0; i < 50 && simcupti_buffers_delivered() < 20; i++) usleep(2000);
+    }
+    CHECK(simcupti_buffers_delivered() >= 20, "CUPTI's thread delivered buffers as they filled");
+    simcupti_set_delivery(0);
+    session_end("worker");
+    r = summary_find(sum, "ranges", "worker");
+    CHECK_EQ_U(jnum(r, "kernel_calls"), 600, "all 600 kernels from two threads found their range");
+    k = summary_find(sum, "kernels", "tiny");
+    CHECK_EQ_U(jnum(k, "sum_ns"), 600 * 3 * US, "600 x 3 us");
+    CHECK_EQ_U(jnum(capture(), "unattributed"), 0, "none unattributed");
+    CHECK_EQ_U(jnum(capture(), "short_kernel_share"), 1, "all shorter than 10 us");
+    cudaStreamDestroy(s1);
+    cudaStreamDestroy(s2);
+}
+
+/* CUDA graphs: every kernel of a launch carries the launch's correlation
+   id; all belong to the range around cudaGraphLaunch, every time. */
+static void scenario_graphs(void) {
+    cudaStream_t s;
+    int i;
+    simcupti_reset();
+    session_begin("graphs", 0);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    for (i = 0; i < 3; i++) { PROF_RANGE("replay"); simcupti_graph_launch(s, 7, 5, "graph_node", 10 * US); }
+    { PROF_RANGE("replay_again"); simcupti_graph_launch(s, 7, 5, "graph_node", 10 * US); }   /* the graph id again */
+    simcupti_graph_launch(s, 8, 2, "graph_node", 10 * US);                                  /* outside any range */
+    simcupti_sync(SIMCUPTI_SYNC_STREAM, s);
+    session_end("graphs");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "replay"), "kernel_calls"), 15, "3 launches x 5 kernels in replay");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "replay_again"), "kernel_calls"), 5, "a reused graph id goes to the range of its launch");
+    CHECK_EQ_U(jnum(summary_find(sum, "kernels", "graph_node"), "count"), 22, "every graph kernel is in the kernel table");
+    CHECK_EQ_U(jnum(capture(), "unattributed"), 2, "the launch outside any range: 2 unattributed");
+    CHECK(strcmp(jstr(summary_find(sum, "kernels", "graph_node"), "range"), "replay") == 0, "graph_node ran in replay most");
+    cudaStreamDestroy(s);
+}
+
+/* Zero and reversed timestamps, drops: counted, left out, said. */
+static void scenario_bad_records(void) {
+    cudaStream_t s;
+    int i;
+    simcupti_reset();
+    session_begin("bad", 0);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    simcupti_bad_next(2, 0);
+    for (i = 0; i < 5; i++) { PROF_RANGE("k"); simcupti_kernel(s, "kern", 50 * US, 1, 1); }
+    simcupti_bad_next(1, 1);
+    { PROF_RANGE("k"); simcupti_kernel(s, "kern", 50 * US, 1, 1); }
+    simcupti_drop(7);
+    simcupti_sync(SIMCUPTI_SYNC_STREAM, s);
+    session_end("bad");
+    CHECK_EQ_U(jnum(capture(), "bad_timestamps"), 3, "2 zero and 1 reversed timestamp counted");
+    CHECK_EQ_U(jnum(summary_find(sum, "kernels", "kern"), "count"), 3, "the 3 good kernels are kept");
+    CHECK_EQ_U(jnum(summary_find(sum, "kernels", "kern"), "sum_ns"), 150 * US, "... with their exact times");
+    CHECK_EQ_U(jnum(capture(), "dropped"), 7, "CUPTI's dropped records are reported");
+    CHECK(strstr(errbuf, "gpuprof: CUPTI dropped 7 activity records for want of buffer space") != NULL, "one line says so, with the setting");
+    CHECK(strstr(errbuf, "GPUPROF_KERNEL_BUFFER_MB") != NULL, "... naming GPUPROF_KERNEL_BUFFER_MB");
+    cudaStreamDestroy(s);
+}
+
+/* Records of CUDA 12 (smaller) and of a later CUPTI (larger): walked with
+   cuptiActivityGetNextRecord, read at the offsets they share. */
+static void scenario_layouts(void) {
+    static const int layout[2] = { SIMCUPTI_CUDA12, SIMCUPTI_FUTURE };
+    int l, i;
+    for (l = 0; l < 2; l++) {
+        cudaStream_t s;
+        simcupti_reset();
+        session_begin(l ? "future" : "cuda12", 0);
+        simcupti_set_layout(layout[l]);
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        gpuprof_set_stream(s);
+        for (i = 0; i < 4; i++) {
+            PROF_RANGE("mix");
+            simcupti_kernel(s, "k12", 30 * US, 2, 64);
+            simcupti_memcpy(s, SIMCUPTI_DTOH, SIMCUPTI_PINNED, MIB, 100 * US);
+            simcupti_sync(SIMCUPTI_SYNC_DEVICE, s);
+        }
+        session_end(l ? "future" : "cuda12");
+        CHECK_EQ_U(jnum(summary_find(sum, "kernels", "k12"), "sum_ns"), 120 * US, "kernels read in another record layout");
+        CHECK_EQ_U(jnum(summary_find(sum, "ranges", "mix"), "kernel_calls"), 4, "and attributed");
+        CHECK_EQ_U(jnum(find_kind("transfers", "kind", "DtoH"), "bytes"), 4 * MIB, "copies read in another layout");
+        CHECK(strcmp(jstr(find_kind("transfers", "kind", "DtoH"), "host_memory"), "pinned") == 0, "to pinned memory");
+        CHECK_EQ_U(jnum(find_kind("syncs", "kind", "device"), "count"), 4, "device synchronizations read in another layout");
+        cudaStreamDestroy(s);
+    }
+}
+
+/* ---------------- failures, each in a process of its own ---------------- */
+static int run_case(const char *name, const char *env_name, const char *env_value) {
+    pid_t pid = fork();
+    int st = 0;
+    if (pid == 0) {
+        if (env_name) setenv(env_name, env_value, 1);
+        execl(self_path, self_path, sim_lib, nosym_lib, "--case", name, (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* A session whose capture fails: one line naming the reason, the ranges
+   still timed, capture.status says why, and no CUPTI call after it. */
+static void failing_session(const char *expect, int calls_during_init_max) {
+    uint64_t calls;
+    cudaStream_t s;
+    int i;
+    session_begin("fail", 0);
+    calls = simcupti_total_calls();
+    CHECK(calls <= (uint64_t)calls_during_init_max, "few CUPTI calls before the failure");
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    for (i = 0; i < 10; i++) { PROF_RANGE("step"); simcuda_kernel(s, 10 * US); simcuda_advance(5 * US); }
+    PROF_STEP();
+    session_end("fail");
+    CHECK_EQ_U(simcupti_total_calls(), calls, "no CUPTI call after the failure (ranges, flush, report, shutdown)");
+    CHECK(strstr(errbuf, expect) != NULL, "the message names the reason");
+    {
+        const char *p = strstr(errbuf, "gpuprof: kernel capture is off"), *q = p ? strstr(p + 1, "gpuprof: kernel capture") : NULL;
+        CHECK(p != NULL && q == NULL, "exactly one line about it");
+        CHECK(p && strstr(p, "ranges are timed as before"), "it says what goes on");
+    }
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(capture(), "on")), "capture.on is false");
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(capture(), "status")), "capture.status says why");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "step"), "count"), 10, "the ranges are timed");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(summary_find(sum, "ranges", "step"), "kernel_calls")), "kernel_calls is null without capture");
+    cudaStreamDestroy(s);
+}
+
+static int child_case(const char *name) {
+    if (!strcmp(name, "nolib")) failing_session("kernel capture is off: GPUPROF_CUPTI_PATH='/nonexistent/libcupti.so' cannot be loaded", 0);
+    else if (!strcmp(name, "nosym")) failing_session("has no cuptiActivityFlushAll (CUPTI from CUDA 12 or later is needed", 0);
+    else if (!strcmp(name, "nodriver")) {
+        simcupti_fail("cuptiActivityEnable", 0, 999);
+        failing_session("cuptiActivityEnable failed with CUPTI_ERROR_UNKNOWN (999) -- CUPTI returns this when no NVIDIA driver or GPU is usable here", 20);
+    } else if (!strcmp(name, "busy")) {
+        simcupti_fail("cuptiSubscribe", 0, 39);
+        failing_session("cuptiSubscribe failed with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39) -- another profiler (Nsight Systems, Nsight Compute, torch.profiler) holds CUPTI", 20);
+    } else if (!strcmp(name, "olddriver")) {
+        simcupti_fail("cuptiGetVersion", 0, 15);
+        failing_session("cuptiGetVersion failed with CUPTI_ERROR_NOT_INITIALIZED (15) -- the NVIDIA driver is older than this CUPTI", 20);
+    } else if (!strcmp(name, "nsys")) {
+        failing_session("Nsight Systems profiles this process and holds CUPTI (NSYS_PROFILING_SESSION_ID is set)", 0);
+        CHECK_EQ_U(simcupti_total_calls(), 0, "under nsys CUPTI is not even loaded");
+    } else if (!strcmp(name, "unasked")) {
+        gpuprof_config cfg;
+        int i;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.report = "off";
+        cfg.summary_path = "k_unasked.summary.json";
+        gpuprof_init(&cfg);
+        for (i = 0; i < 100; i++) { PROF_RANGE("plain"); simcuda_advance(US); }
+        gpuprof_shutdown();
+        CHECK_EQ_U(simcupti_total_calls(), 0, "without GPUPROF_KERNELS not a single CUPTI call");
+        sum = summary_load("k_unasked.summary.json");
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(sum, "capture")), "capture is null when not asked for");
+    } else if (!strcmp(name, "nocallback")) {
+        /* CUPTI refuses gpuprof's clock: calibrated pairs place the records instead */
+        cudaStream_t s;
+        int i;
+        simcupti_fail("cuptiActivityRegisterTimestampCallback", 0, 1);
+        session_begin("nocb", 0);
+        CHECK(!simcupti_has_timestamp_callback(), "the callback was refused");
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+        for (i = 0; i < 3; i++) { PROF_RANGE("r"); simcupti_kernel(s, "k", 40 * US, 1, 1); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+        session_end("nocb");
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItem(capture(), "on")), "a refused callback alone leaves capture on");
+        CHECK_EQ_U(jnum(summary_find(sum, "kernels", "k"), "sum_ns"), 120 * US, "kernel times exact on CUPTI's own clock");
+        CHECK_EQ_U(jnum(find_kind("syncs", "kind", "stream"), "sum_ns"), 120 * US, "waits exact");
+        cudaStreamDestroy(s);
+    } else {
+        fprintf(stderr, "no case %s\n", name);
+        return 2;
+    }
+    return check_done(name);
+}
+
+int main(int argc, char **argv) {
+    static const struct { const char *name, *env, *value; } cases[] = {
+        { "nolib", "GPUPROF_CUPTI_PATH", "/nonexistent/libcupti.so" },
+        { "nosym", "GPUPROF_CUPTI_PATH", NULL },
+        { "nodriver", NULL, NULL }, { "busy", NULL, NULL }, { "olddriver", NULL, NULL },
+        { "nsys", "NSYS_PROFILING_SESSION_ID", "1" }, { "unasked", NULL, NULL }, { "nocallback", NULL, NULL }
+    };
+    size_t i;
+    if (argc < 3) { fprintf(stderr, "usage: %s LIBSIMCUPTI LIBSIMCUPTI_WITHOUT_FLUSHALL\n", argv[0]); return 2; }
+    self_path = argv[0];
+    sim_lib = argv[1];
+    nosym_lib = argv[2];
+    if (!getenv("GPUPROF_CUPTI_PATH")) setenv("GPUPROF_CUPTI_PATH", sim_lib, 1);
+    unsetenv("NSYS_PROFILING_SESSION_ID");
+    if (argc > 4 && !strcmp(argv[3], "--case")) {
+        if (!strcmp(argv[4], "nsys")) setenv("NSYS_PROFILING_SESSION_ID", "1", 1);
+        return child_case(argv[4]);
+    }
+    scenario_training();
+    scenario_worker();
+    scenario_graphs();
+    scenario_bad_records();
+    scenario_layouts();
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char what[128];
+        int rc = run_case(cases[i].name, cases[i].env, cases[i].value ? cases[i].value : nosym_lib);
+        snprintf(what, sizeof what, "failure case '%s' passes (in a process of its own)", cases[i].name);
+        CHECK(rc == 0, what);
+    }
+    if (sum) cJSON_Delete(sum);
+    return check_done("test_kernels");
+}
