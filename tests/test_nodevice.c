@@ -4,7 +4,10 @@
    CPU statistics exact; where there is one, ranges get GPU times. Memory
    too: device figures unavailable (not 0) and the host ones present, or
    with a GPU, a tracked cudaMalloc and device figures. The CUDA header
-   comes first, so gpuprof.h declares its cudaMalloc wrappers. */
+   comes first, so gpuprof.h declares its cudaMalloc wrappers.
+   With GPUPROF_KERNELS=1 (a second ctest entry) the real libcupti is
+   loaded: without a GPU it fails (CUPTI_ERROR_UNKNOWN, 999), and that is
+   one more line, capture off, everything else as before. */
 #include <cuda_runtime_api.h>
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
@@ -14,7 +17,7 @@
 
 int main(void) {
     gpuprof_config cfg;
-    int ndev = 0, saved, i, lines = 0, gpu;
+    int ndev = 0, saved, i, lines = 0, gpu, kernels = getenv("GPUPROF_KERNELS") != NULL;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     char *err;
     const char *p;
@@ -61,8 +64,18 @@ int main(void) {
     CHECK_EQ_U(jnum(cJSON_GetObjectItem(mem, "tracked"), "live_bytes"), 0, "tracked bytes back to 0 after the frees");
     if (!gpu) {
         printf("no GPU here (%s): checking the fallback\n", cudaGetErrorName(e));
-        CHECK_EQ_U(lines, 1, "exactly one gpuprof message");
+        CHECK_EQ_U(lines, 1 + kernels, "exactly one gpuprof message (and one about kernel capture)");
         CHECK(err && strstr(err, "GPU timing is off, CPU timing goes on"), "it says GPU timing is off and CPU timing goes on");
+        if (kernels) {
+            cJSON *c = cJSON_GetObjectItem(sum, "capture");
+            CHECK(err && strstr(err, "gpuprof: kernel capture is off: ") && strstr(err, "; ranges are timed as before"),
+                  "kernel capture: one line saying it is off and what goes on");
+            CHECK(err && strstr(err, "CUPTI_ERROR_UNKNOWN (999) -- CUPTI returns this when no NVIDIA driver or GPU is usable here"),
+                  "... naming the real CUPTI's answer without a driver");
+            CHECK(cJSON_IsFalse(cJSON_GetObjectItem(c, "on")) && cJSON_IsString(cJSON_GetObjectItem(c, "status")), "capture: off, with the reason");
+            CHECK(cJSON_IsString(cJSON_GetObjectItem(c, "library")), "capture: the library it loaded");
+            printf("capture: %s (%s)\n", cJSON_GetObjectItem(c, "status")->valuestring, cJSON_GetObjectItem(c, "library")->valuestring);
+        }
         CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "device"), "available")), "summary: no device");
         CHECK(cJSON_IsNull(cJSON_GetObjectItem(row, "gpu")), "no GPU times");
         CHECK(me != cudaSuccess, "gpuprof_cuda_malloc passes cudaMalloc's error on");
@@ -71,6 +84,7 @@ int main(void) {
         CHECK_EQ_U(jnum(ph, "tracked_bytes"), 1 << 20, "the failed cudaMalloc is not tracked (1 MiB of host buffers is)");
     } else {
         CHECK_EQ_U(lines, 0, "no message");
+        if (kernels) CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "capture"), "on")), "kernel capture is on");
         CHECK_EQ_U(jnum(cJSON_GetObjectItem(row, "gpu"), "count"), 100, "GPU times for every call");
         CHECK(me == cudaSuccess, "gpuprof_cuda_malloc allocates");
         CHECK_EQ_U(jnum(ph, "tracked_bytes"), 2 << 20, "1 MiB on the device and 1 MiB of host buffers tracked");
