@@ -1031,7 +1031,12 @@ enum { GPUPROF__F_SCOPED = 1, GPUPROF__F_EXPLICIT = 2, GPUPROF__F_WORK = 4, GPUP
 /* An event's type is in its low 4 bits; a GPU range keeps its stream track above them. */
 enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPUPROF__EV_STEP = 3, GPUPROF__EV_GPU = 4,
        GPUPROF__EV_WORK = 5,     /* WORK: the next range event of that name carries this work (ts: bytes, u: flops) */
-       GPUPROF__EV_FLOW = 6 };   /* FLOW: the next GPU event was begun by the CPU range at ts (ticks) on thread u */
+       GPUPROF__EV_FLOW = 6,     /* FLOW: the next GPU event was begun by the CPU range at ts (ticks) on thread u */
+       /* kernel capture (ts in ns, like GPU): a CUDA call on a CPU thread (u: duration | tid << 40,
+          name_id: correlation, flags: cbid | driver << 15); a kernel, copy or memset on a stream
+          track (u: duration, name_id: correlation, flags: GPUPROF__KF_*), after its two records of
+          arguments KA (grid, block, registers, kernel) and KB (launch time, bytes or shared memory, launching thread) */
+       GPUPROF__EV_KAPI = 7, GPUPROF__EV_KERNEL = 8, GPUPROF__EV_KA = 9, GPUPROF__EV_KB = 10 };
 enum { GPUPROF__TRACE_NONE = 0, GPUPROF__TRACE_STREAM = 1, GPUPROF__TRACE_RING = 2 };
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8,
        GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK events): the range has a GPU event: no rates on its CPU event */
@@ -1044,6 +1049,7 @@ enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4
 #define GPUPROF__DYN_CACHE 256
 
 #define GPUPROF__JSON_PAD 32          /* bytes after a name's JSON that may be read (not used) */
+#define GPUPROF__KC_NAME_MAX 4096     /* bytes of a captured kernel's name shown (C++ template names run long) */
 static char gpuprof__empty_json[GPUPROF__JSON_PAD + 3] = "\"\"";
 
 typedef struct gpuprof__name {
@@ -1128,7 +1134,7 @@ typedef struct gpuprof__block {
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
-    int tid, exited;
+    int tid, exited;                      /* exited: 1 its thread ended, 2 gpuprof's own (kernel capture's trace events) */
     int meta_tid;                         /* the formatter's: tid whose metadata it wrote last, */
     unsigned meta_gen;                    /* into the output of this generation */
     uint32_t work_name;                   /* the formatter's: a WORK event waiting for its range (0: none) */
@@ -1136,6 +1142,7 @@ typedef struct gpuprof__thread {
     double work_flops, work_bytes;
     int flow_tid;                         /* the formatter's: a FLOW waiting for its GPU event (0: none) */
     uint64_t flow_ns;                     /* its CPU range's begin */
+    gpuprof__event karg[2];               /* the formatter's: the KA and KB records of the next kernel event */
     uint32_t index;
     char label[64];
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
@@ -1515,31 +1522,11 @@ static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
 /* Binds the calling thread to a state: that of a thread that has exited if
    there is one (so a program that starts a thread per task keeps bounded
    memory; the statistics just go on adding up), else a new one. */
-static gpuprof__thread *gpuprof__thread_new(void) {
-    gpuprof__thread *t;
+/* A thread state, not yet in the session's list. */
+static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label) {
+    gpuprof__thread *t = (gpuprof__thread *)gpuprof__alloc(sizeof *t);
     size_t ids = gpuprof__g.max_ids;
     uint32_t nchunks = ((uint32_t)gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK - 1) / GPUPROF__NODE_CHUNK;
-    int tid;
-    char label[64];
-    gpuprof__thread_identity(&tid, label, sizeof label);
-    pthread_mutex_lock(&gpuprof__lock);
-    /* The main thread gets a state of its own: it is usually the one calling
-       GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
-    for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited && t->session == gpuprof__g.session); t = t->next) {}
-    if (t) {
-        t->exited = 0;
-        t->depth = 0;
-        t->stream = NULL;
-        t->tid = tid;
-        memcpy(t->label, label, sizeof label);
-        t->index = gpuprof__g.nthreads++;
-        pthread_mutex_unlock(&gpuprof__lock);
-        pthread_setspecific(gpuprof__tls_key, t);
-        gpuprof__tls = t;
-        return t;
-    }
-    pthread_mutex_unlock(&gpuprof__lock);
-    t = (gpuprof__thread *)gpuprof__alloc(sizeof *t);
     if (!t) return NULL;
     memset(t, 0, offsetof(gpuprof__thread, root));
     memset(&t->by_name, 0, sizeof *t - offsetof(gpuprof__thread, by_name));
@@ -1557,7 +1544,33 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     memset(t->chunks, 0, nchunks * sizeof *t->chunks);
     t->max_nodes = nchunks * GPUPROF__NODE_CHUNK;
     t->tid = tid;
-    memcpy(t->label, label, sizeof label);
+    snprintf(t->label, sizeof t->label, "%s", label);
+    return t;
+}
+
+static gpuprof__thread *gpuprof__thread_new(void) {
+    gpuprof__thread *t;
+    int tid;
+    char label[64];
+    gpuprof__thread_identity(&tid, label, sizeof label);
+    pthread_mutex_lock(&gpuprof__lock);
+    /* The main thread gets a state of its own: it is usually the one calling
+       GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
+    for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
+    if (t) {
+        t->exited = 0;
+        t->depth = 0;
+        t->stream = NULL;
+        t->tid = tid;
+        memcpy(t->label, label, sizeof label);
+        t->index = gpuprof__g.nthreads++;
+        pthread_mutex_unlock(&gpuprof__lock);
+        pthread_setspecific(gpuprof__tls_key, t);
+        gpuprof__tls = t;
+        return t;
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    if (!(t = gpuprof__thread_alloc(tid, label))) return NULL;
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING) {
         /* another thread shut the session down meanwhile: nothing to join */
@@ -2658,7 +2671,13 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
 #define GPUPROF__KC_EPOCH 1000000000000ull   /* gpuprof's clock as CUPTI sees it starts here (never 0) */
 
 /* A launch: the range open on the launching thread (0: none), its thread, the call's CPU time. */
-typedef struct gpuprof__kcorr { uint32_t corr, tid; uint64_t ext; int64_t api_ns; int has_api; } gpuprof__kcorr;
+typedef struct gpuprof__kcorr {
+    uint32_t corr, tid;
+    uint64_t ext;
+    int64_t api_ns, api_end_ns;
+    uint16_t cbid;
+    uint8_t has_api, driver, traced;  /* traced: the call is in the trace */
+} gpuprof__kcorr;
 
 /* One GPU record, read out of CUPTI's buffer. */
 enum { GPUPROF__KR_KERNEL = 0, GPUPROF__KR_MEMCPY = 1, GPUPROF__KR_MEMSET = 2, GPUPROF__KR_SYNC = 3 };
@@ -2725,6 +2744,7 @@ static struct {
     uint64_t kernels_counted, short_counted;
     gpuprof__kslot slot[GPUPROF__KC_SLOTS];
     gpuprof_stats per_step, busy;  /* settled counted steps: kernels launched, GPU busy % */
+    gpuprof__thread *tracer;      /* the collector's trace events go into this state's blocks (kc.mu) */
 } gpuprof__kc;
 static pthread_mutex_t gpuprof__kc_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gpuprof__kc_pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -2905,6 +2925,7 @@ static uint32_t gpuprof__kc_kernel(const char *name) {
     if (dm && name[0] == '_' && name[1] == 'Z' && ((dem = dm(name, NULL, NULL, &st)) == NULL || st != 0)) { free(dem); dem = NULL; }
     shown = dem ? dem : name;
     m = strlen(shown);
+    if (m > GPUPROF__KC_NAME_MAX) m = GPUPROF__KC_NAME_MAX;
     if (!(e = (gpuprof__kernel *)gpuprof__alloc(sizeof *e))) { free(dem); return UINT32_MAX; }
     memset(e, 0, sizeof *e - sizeof e->stats);
     gpuprof_stats_init(&e->stats);
@@ -2915,7 +2936,8 @@ static uint32_t gpuprof__kc_kernel(const char *name) {
     free(dem);
     if (!e->name || !e->shown || !e->json) { GPUPROF_FREE(e->name); GPUPROF_FREE(e->shown); GPUPROF_FREE(e->json); GPUPROF_FREE(e); return UINT32_MAX; }
     gpuprof__kc.kern[gpuprof__kc.nkern] = e;
-    gpuprof__kc.kern_hash[i] = ++gpuprof__kc.nkern;
+    GPUPROF__STR(&gpuprof__kc.nkern, gpuprof__kc.nkern + 1);   /* the trace writer reads kern[] below it */
+    gpuprof__kc.kern_hash[i] = gpuprof__kc.nkern;
     return gpuprof__kc.nkern - 1;
 }
 
@@ -2992,19 +3014,86 @@ static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int
     pthread_mutex_unlock(&gpuprof__kc_mu);
 }
 
+/* The name of a CUDA call by its callback id, for the ones that launch or wait. */
+static const char *gpuprof__kc_call_name(uint32_t cbid, int driver) {
+    static const struct { uint16_t cbid; const char *name; } rt[] = {
+        { 31, "cudaMemcpy" }, { 41, "cudaMemcpyAsync" }, { 49, "cudaMemset" }, { 51, "cudaMemsetAsync" },
+        { 131, "cudaStreamSynchronize" }, { 137, "cudaEventSynchronize" }, { 147, "cudaStreamWaitEvent" },
+        { 165, "cudaDeviceSynchronize" }, { 211, "cudaLaunchKernel" }, { 214, "cudaLaunchKernel_ptsz" },
+        { 311, "cudaGraphLaunch" }, { 312, "cudaGraphLaunch_ptsz" }, { 430, "cudaLaunchKernelExC" }
+    }, drv[] = {
+        { 17, "cuCtxSynchronize" }, { 126, "cuStreamSynchronize" }, { 216, "cuMemsetD8Async" }, { 277, "cuMemcpyHtoDAsync_v2" },
+        { 306, "cuMemcpyAsync" }, { 307, "cuLaunchKernel" }, { 514, "cuGraphLaunch" }, { 652, "cuLaunchKernelEx" }
+    };
+    size_t i;
+    if (driver) { for (i = 0; i < sizeof drv / sizeof drv[0]; i++) if (drv[i].cbid == cbid) return drv[i].name; }
+    else for (i = 0; i < sizeof rt / sizeof rt[0]; i++) if (rt[i].cbid == cbid) return rt[i].name;
+    return "CUDA call";
+}
+
+/* The trace track of a CUPTI stream id (its own track: CUPTI's stream ids
+   are not the cudaStream_t handles the event-timed ranges are keyed by). */
+static int gpuprof__kc_track(uint32_t device, uint32_t stream) {
+    void *key = (void *)(uintptr_t)(0x10000u + (uintptr_t)stream);
+    uint32_t i;
+    int dev = (int)device;
+    pthread_mutex_lock(&gpuprof__gpu_mu);
+    for (i = 0; i < gpuprof__gpu.ntracks; i++) if (gpuprof__gpu.track[i].stream == key && gpuprof__gpu.track[i].dev == dev) break;
+    if (i == gpuprof__gpu.ntracks) {
+        if (i == GPUPROF__TRACKS) i = GPUPROF__TRACKS - 1;
+        else {
+            gpuprof__gpu.track[i].stream = key;
+            gpuprof__gpu.track[i].dev = dev;
+            gpuprof__gpu.track[i].tid = 0;
+            snprintf(gpuprof__gpu.track[i].label, sizeof gpuprof__gpu.track[i].label, "GPU %d stream %u: kernels, copies (CUPTI)", dev, stream);
+            GPUPROF__STR(&gpuprof__gpu.ntracks, i + 1);
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__gpu_mu);
+    return (int)i;
+}
+
+/* A GPU record into the trace (under kc.mu): the call that launched it on
+   its CPU thread (once per call: a graph launch starts many), then the work
+   on its stream's track, with its arguments. */
+static void gpuprof__kc_trace(const gpuprof__krec *r, gpuprof__kcorr *c) {
+    gpuprof__thread *t = gpuprof__kc.tracer;
+    int launched = c && c->has_api;
+    uint64_t api = launched && c->api_ns > 0 ? (uint64_t)c->api_ns : 0;
+    if (!t || !GPUPROF__LD(&gpuprof__g.trace_on)) return;
+    if (launched && !c->traced && c->tid) {
+        uint64_t d = c->api_end_ns > (int64_t)api ? (uint64_t)(c->api_end_ns - (int64_t)api) : 0;
+        if (d >> 40) d = (1ull << 40) - 1;
+        c->traced = 1;
+        gpuprof__trace_put(t, GPUPROF__EV_KAPI, c->corr, (int)(c->cbid & 0x7fffu) | (c->driver ? 0x8000 : 0), api, d | (uint64_t)(c->tid & 0xffffffu) << 40);
+    }
+    if (r->kind == GPUPROF__KR_SYNC) return;
+    if (r->kind == GPUPROF__KR_KERNEL)
+        gpuprof__trace_aux(t, GPUPROF__EV_KA, (r->block[1] & 0x7ffu) | (r->block[2] & 0x7fu) << 11 | (r->regs & 0x3fffu) << 18,
+                           r->kernel == UINT32_MAX ? 0xffff : (int)r->kernel, r->grid[0] | (uint64_t)r->grid[1] << 32, r->grid[2] | (uint64_t)r->block[0] << 32);
+    gpuprof__trace_aux(t, GPUPROF__EV_KB, launched ? c->tid : 0, 0, api, r->kind == GPUPROF__KR_KERNEL ? r->smem : r->bytes);
+    gpuprof__trace_put(t, GPUPROF__EV_KERNEL | gpuprof__kc_track(r->device, r->stream) << 4, r->corr,
+                       (int)(r->kind | (r->sub & 15u) << 2 | ((r->sub >> 8) & 3u) << 6), r->start > 0 ? (uint64_t)r->start : 0,
+                       (uint64_t)(r->end - r->start));
+}
+
 /* One GPU record with its launch (NULL: launched outside any range, or its
    launch record is lost), under kc.mu. */
-static void gpuprof__kc_take(const gpuprof__krec *r, const gpuprof__kcorr *c) {
+static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
     uint64_t ext = c ? c->ext : 0, step, dur = (uint64_t)(r->end - r->start);
     gpuprof__node *node = ext ? gpuprof__kc_node(ext) : NULL;
     uint32_t range = node ? node->name_id : 0;
     gpuprof__kslot *slot;
+    int phase;
     if (ext) step = gpuprof__kc_step_of(ext);
     else {
         if (r->kind != GPUPROF__KR_SYNC) gpuprof__kc.unattributed++;
         step = gpuprof__kc_step_at(c && c->has_api ? c->api_ns : r->start);
     }
-    if (gpuprof__phase_of(step) != GPUPROF__PHASE_COUNT) return;
+    /* the trace shows the work of every recorded step, the statistics that of counted ones */
+    if ((phase = gpuprof__phase_of(step)) == GPUPROF__PHASE_OFF) return;
+    gpuprof__kc_trace(r, c);
+    if (phase != GPUPROF__PHASE_COUNT) return;
     slot = gpuprof__kc_slot(step);
     if (!slot && r->kind != GPUPROF__KR_SYNC) gpuprof__kc.late++;
     switch (r->kind) {
@@ -3059,8 +3148,8 @@ static void gpuprof__kc_take(const gpuprof__krec *r, const gpuprof__kcorr *c) {
 }
 
 /* The launch of a GPU record, if its launch record has arrived (under kc.mu). */
-static const gpuprof__kcorr *gpuprof__kc_launch(const gpuprof__krec *r) {
-    const gpuprof__kcorr *c;
+static gpuprof__kcorr *gpuprof__kc_launch(const gpuprof__krec *r) {
+    gpuprof__kcorr *c;
     if (r->corr2) {               /* a copy: the runtime call's id first, then the driver's */
         c = &gpuprof__kc.map[r->corr2 & (GPUPROF__KC_MAP - 1)];
         if (c->corr == r->corr2 && c->has_api) return c;
@@ -3090,6 +3179,9 @@ static int gpuprof__kc_read(const uint8_t *p, gpuprof__krec *r) {
         gpuprof__kcorr *c = gpuprof__kc_entry(gpuprof__kc_u32(p, GPUPROF__AO_CORR));
         c->has_api = 1;
         c->api_ns = gpuprof__kc_ns(gpuprof__kc_u64(p, GPUPROF__AO_START));
+        c->api_end_ns = gpuprof__kc_ns(gpuprof__kc_u64(p, GPUPROF__AO_END));
+        c->cbid = (uint16_t)gpuprof__kc_u32(p, GPUPROF__AO_CBID);
+        c->driver = kind == GPUPROF__AK_DRIVER;
         c->tid = gpuprof__kc_u32(p, GPUPROF__AO_TID);
         return 0;
     }
@@ -3164,7 +3256,7 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
         pthread_mutex_lock(&gpuprof__kc_mu);
         if (gpuprof__kc.map) {
             while (gpuprof__kc.api.ActivityGetNextRecord(buf, valid, &p) == GPUPROF__CU_OK) {
-                const gpuprof__kcorr *c;
+                gpuprof__kcorr *c;
                 if (!gpuprof__kc_read(p, &r)) continue;
                 if ((c = gpuprof__kc_launch(&r)) != NULL) gpuprof__kc_take(&r, c);
                 else if (gpuprof__kc.npending < GPUPROF__KC_PENDING) gpuprof__kc.pending[gpuprof__kc.npending++] = r;
@@ -3172,7 +3264,7 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
             }
             /* records that came before their launch record: matched now if it came since */
             for (i = 0; i < gpuprof__kc.npending;) {
-                const gpuprof__kcorr *c = gpuprof__kc_launch(&gpuprof__kc.pending[i]);
+                gpuprof__kcorr *c = gpuprof__kc_launch(&gpuprof__kc.pending[i]);
                 if (!c) { i++; continue; }
                 gpuprof__kc_take(&gpuprof__kc.pending[i], c);
                 gpuprof__kc.pending[i] = gpuprof__kc.pending[--gpuprof__kc.npending];
@@ -3287,6 +3379,15 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
     if (gpuprof__kc.map) memset(gpuprof__kc.map, 0, GPUPROF__KC_MAP * sizeof *gpuprof__kc.map);
     if (gpuprof__kc.kern_hash) memset(gpuprof__kc.kern_hash, 0, GPUPROF__KC_KERNELS * 2 * sizeof *gpuprof__kc.kern_hash);
     gpuprof__kc.slot[0].used = 1;                 /* step 0 runs from the session's start */
+    /* a thread state of gpuprof's own for the trace events (under gpuprof__lock: init holds it) */
+    if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture")) != NULL) {
+        gpuprof__kc.tracer->exited = 2;
+        gpuprof__kc.tracer->session = gpuprof__g.session;
+        gpuprof__kc.tracer->names = gpuprof__g.names;
+        gpuprof__kc.tracer->index = UINT32_MAX;
+        gpuprof__kc.tracer->next = gpuprof__g.threads;
+        gpuprof__g.threads = gpuprof__kc.tracer;
+    }
     if (!gpuprof__kc.map || !gpuprof__kc.pending || !gpuprof__kc.kern || !gpuprof__kc.kern_hash) {
         gpuprof__kc_clear();
         pthread_mutex_unlock(&gpuprof__kc_mu);
@@ -3322,6 +3423,7 @@ static void gpuprof__kc_close(void) {
     GPUPROF__ST(&gpuprof__kc.epoch, gpuprof__kc_clock() + 1000000000ull);
     pthread_mutex_lock(&gpuprof__kc_mu);
     gpuprof__kc_clear();
+    gpuprof__kc.tracer = NULL;        /* freed with the session's thread states */
     pthread_mutex_unlock(&gpuprof__kc_mu);
 }
 
@@ -4729,18 +4831,97 @@ static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_i
 /* A flow arrow from the CPU range that began a GPU range to it ("s" binds to
    the slice around its ts on the CPU thread, "f" with "bp":"e" to the GPU
    slice around its ts); Perfetto draws it, chrome://tracing too. */
-static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, uint32_t cpu_tid, uint64_t cpu_ns, uint32_t gpu_tid, uint64_t gpu_ns) {
+static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, const char *cat, const char *name, uint32_t cpu_tid, uint64_t cpu_ns, uint32_t gpu_tid, uint64_t gpu_ns) {
     uint64_t id = ++o->flows;
     p = gpuprof__trace_head(p, "s", cpu_tid);
-    p = gpuprof__put_s(p, ",\"cat\":\"flow\",\"name\":\"cpu to gpu\",\"id\":");
+    p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, ",\"cat\":\""), cat), "\",\"name\":\""), name);
+    p = gpuprof__put_s(p, "\",\"id\":");
     p = gpuprof__put_u64(p, id);
     p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), cpu_ns);
     *p++ = '}';
     p = gpuprof__trace_head(p, "f", gpu_tid);
-    p = gpuprof__put_s(p, ",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"cpu to gpu\",\"id\":");
+    p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, ",\"bp\":\"e\",\"cat\":\""), cat), "\",\"name\":\""), name);
+    p = gpuprof__put_s(p, "\",\"id\":");
     p = gpuprof__put_u64(p, id);
     p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), gpu_ns);
     *p++ = '}';
+    return p;
+}
+#endif
+
+#ifdef GPUPROF_CUDA
+/* A GPU stream track's name, once per output. */
+static char *gpuprof__trace_gpu_track(gpuprof__tout *o, char *p, uint32_t track) {
+    if (gpuprof__gpu.track_meta[track] == o->gen) return p;
+    gpuprof__gpu.track_meta[track] = o->gen;
+    return gpuprof__trace_track_meta(p, GPUPROF__GPU_TID0 + track, gpuprof__gpu.track[track].label, 100000 + track);
+}
+
+/* The CUDA call that launched captured GPU work, on its CPU thread (Kineto's "cuda_runtime"). */
+static char *gpuprof__trace_kapi(char *p, const gpuprof__event *e) {
+    uint32_t cbid = e->flags & 0x7fffu, driver = e->flags >> 15;
+    p = gpuprof__trace_head(p, "X", (uint32_t)(e->u.dur_ns >> 40));
+    p = gpuprof__put_s(p, driver ? ",\"cat\":\"cuda_driver\",\"name\":\"" : ",\"cat\":\"cuda_runtime\",\"name\":\"");
+    p = gpuprof__put_s(p, gpuprof__kc_call_name(cbid, (int)driver));
+    if (!strcmp(gpuprof__kc_call_name(cbid, (int)driver), "CUDA call")) { *p++ = ' '; p = gpuprof__put_u64(p, cbid); }
+    p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), e->ts);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), e->u.dur_ns & ((1ull << 40) - 1));
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"correlation\":"), e->name_id);
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cbid\":"), cbid);
+    return gpuprof__put_s(p, "}}");
+}
+
+static char *gpuprof__put_dim3(char *p, uint64_t x, uint64_t y, uint64_t z) {
+    *p++ = '[';
+    p = gpuprof__put_u64(p, x);
+    *p++ = ',';
+    p = gpuprof__put_u64(p, y);
+    *p++ = ',';
+    p = gpuprof__put_u64(p, z);
+    *p++ = ']';
+    return p;
+}
+
+/* A captured kernel, copy or memset on its stream's track, with Kineto's
+   category and arguments, and an arrow from the call that launched it. */
+static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
+    static const char *const dir[11] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+    static const char *const host[3] = { "", "Pageable", "Pinned" };
+    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
+    uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts;
+    uint32_t launcher = karg[1].name_id, kern = karg[0].flags;
+    p = gpuprof__trace_gpu_track(o, p, track);
+    p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
+    if (kind == GPUPROF__KR_KERNEL) {
+        p = gpuprof__put_s(p, ",\"cat\":\"kernel\",\"name\":");
+        p = gpuprof__put_s(p, kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->json : "\"(kernel)\"");
+    } else if (kind == GPUPROF__KR_MEMCPY) {
+        p = gpuprof__put_s(p, ",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy ");
+        p = gpuprof__put_s(p, dir[d > 10 ? 0 : d]);
+        if (h && (d == 1 || d == 2)) p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, d == 1 ? " (" : " (Device -> "), host[h]), d == 1 ? " -> Device)" : ")");
+        *p++ = '"';
+    } else p = gpuprof__put_s(p, ",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\"");
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), ts);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), dur);
+    if (kind == GPUPROF__KR_KERNEL) {
+        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"args\":{\"grid\":"), karg[0].ts & 0xffffffffu, karg[0].ts >> 32, karg[0].u.dur_ns & 0xffffffffu);
+        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"block\":"), karg[0].u.dur_ns >> 32, karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
+        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"registers per thread\":"), karg[0].name_id >> 18);
+        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"shared memory\":"), karg[1].u.dur_ns);
+    } else {
+        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"bytes\":"), karg[1].u.dur_ns);
+        if (kind == GPUPROF__KR_MEMCPY && dur) {
+            p = gpuprof__put_s(p, ",\"memory bandwidth (GB/s)\":");
+            p += gpuprof__fmt(p, 40, "%.3f", (double)karg[1].u.dur_ns / (double)dur);
+        }
+    }
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"correlation\":"), e->name_id);
+    p = gpuprof__put_s(p, "}}");
+    if (launcher && api >= o->from_ns) {
+        /* never back in time: a kernel placed a little before its launch gets the arrow at the launch */
+        uint64_t at = ts > api ? ts : api;
+        if (at <= ts + dur) p = gpuprof__trace_flow(o, p, "ac2g", "launch", launcher, api, GPUPROF__GPU_TID0 + track, at);
+    }
     return p;
 }
 #endif
@@ -4757,7 +4938,7 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
        bytes, copied as 80: one fixed-size copy) */
     memset(range_head, 0, sizeof range_head);
     range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
-    if (t->meta_tid != b->tid || t->meta_gen != o->gen) {
+    if (b->tid && (t->meta_tid != b->tid || t->meta_gen != o->gen)) {    /* tid 0: gpuprof's own, no track of its own */
         char *start = p;
         t->meta_tid = b->tid;
         t->meta_gen = o->gen;
@@ -4766,16 +4947,17 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
     }
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
-        const gpuprof__name *nm = &gpuprof__g.names[e->name_id];
-        uint64_t ts = (e->type & 15) == GPUPROF__EV_GPU ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
+        int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
+        const gpuprof__name *nm = &gpuprof__g.names[named ? e->name_id : 0];
+        uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
         char *start;
-        if (e->flags & GPUPROF__EVF_NUDGE) { ts++; dur--; }
-        if ((size_t)(p - buf) + nm->len * 6 + 2048 + 4096 > GPUPROF__WBUF) {
+        if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts++; dur--; }
+        if ((size_t)(p - buf) + (named ? nm->len * 6 : GPUPROF__KC_NAME_MAX * 6) + 2048 + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(o, buf, (size_t)(p - buf));
             p = buf;
         }
         start = p;
-        switch (e->type & 15) {
+        switch (type) {
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, 80);
             if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
@@ -4819,10 +5001,7 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
                each is shrunk by its depth in ns at both ends, far below the
                events' 0.5 us resolution. */
             uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8;
-            if (gpuprof__gpu.track_meta[track] != o->gen) {
-                gpuprof__gpu.track_meta[track] = o->gen;
-                p = gpuprof__trace_track_meta(p, GPUPROF__GPU_TID0 + track, gpuprof__gpu.track[track].label, 100000 + track);
-            }
+            p = gpuprof__trace_gpu_track(o, p, track);
             ts += depth;
             dur = dur > 2 * depth ? dur - 2 * depth : 0;
             p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
@@ -4836,11 +5015,23 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
                    at the CPU range's begin, inside the GPU range. */
                 uint64_t at = ts > t->flow_ns ? ts : t->flow_ns;
                 if (t->flow_ns >= o->from_ns && at <= ts + dur)
-                    p = gpuprof__trace_flow(o, p, (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, at);
+                    p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, at);
                 t->flow_tid = 0;
             }
             break;
         }
+        case GPUPROF__EV_KA:
+        case GPUPROF__EV_KB:
+            naux++;
+            t->karg[type - GPUPROF__EV_KA] = *e;
+            break;
+        case GPUPROF__EV_KAPI:
+            p = gpuprof__trace_kapi(p, e);
+            break;
+        case GPUPROF__EV_KERNEL:
+            p = gpuprof__trace_kernel(o, p, e, t->karg);
+            memset(t->karg, 0, sizeof t->karg);
+            break;
 #endif
         case GPUPROF__EV_STEP:
         default:

@@ -4,7 +4,8 @@
    capture for the whole process run in a child process each (this program
    again, with --case NAME).
 
-   argv: [1] libsimcupti.so  [2] a copy without cuptiActivityFlushAll */
+   argv: [1] libsimcupti.so  [2] a copy without cuptiActivityFlushAll
+         [3] python3  [4] check_trace.py */
 #define _GNU_SOURCE
 #include "simcuda/simcuda.h"
 #include "simcupti/simcupti.h"
@@ -18,7 +19,8 @@
 #define MS 1000000ull
 #define MIB (1024ull * 1024ull)
 
-static const char *self_path, *sim_lib, *nosym_lib;
+static const char *self_path, *sim_lib, *nosym_lib, *python, *check_trace;
+static const char *session_trace;       /* the next session streams a trace here */
 static cJSON *sum;
 static char errbuf[65536];
 static int saved_err = -1;
@@ -37,6 +39,8 @@ static void session_begin(const char *name, int warmup) {
     cfg.report_rows = -1;
     cfg.warmup = warmup;
     cfg.kernels = 1;
+    cfg.trace_path = session_trace;
+    if (session_trace) remove(session_trace);
     simcuda_reset();
     saved_err = check_stderr_to("k_stderr.txt");
     CHECK(gpuprof_init(&cfg) == 0, "gpuprof_init succeeds");
@@ -78,6 +82,7 @@ static const char *jstr(cJSON *o, const char *key) {
    forward: gemm (100 us) and 4 x relu (5 us), 20 us of CPU;
    backward: gemm_bw (200 us); loss: two waits (300 us, then none);
    outside any range: a memset (2 us); then 1 ms of host work. */
+static uint64_t backward_host_ns;       /* CPU time in backward before its launch (the trace scenario's) */
 static void train_step(cudaStream_t s) {
     int i;
     { PROF_RANGE("data"); simcupti_memcpy(s, SIMCUPTI_HTOD, SIMCUPTI_PAGEABLE, 64 * MIB, 10 * MS); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
@@ -87,7 +92,7 @@ static void train_step(cudaStream_t s) {
         for (i = 0; i < 4; i++) simcupti_kernel(s, "relu", 5 * US, 64, 128);
         simcuda_advance(20 * US);
     }
-    { PROF_RANGE("backward"); simcupti_kernel(s, "gemm_bw", 200 * US, 256, 256); }
+    { PROF_RANGE("backward"); simcuda_advance(backward_host_ns); simcupti_kernel(s, "gemm_bw", 200 * US, 256, 256); }
     { PROF_RANGE("loss"); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
     simcupti_memset(s, MIB, 2 * US);
     simcuda_advance(1 * MS);
@@ -304,13 +309,84 @@ static void scenario_layouts(void) {
     }
 }
 
+/* The trace: each kernel, copy and memset on its stream's track with
+   Kineto's categories and arguments, the call that launched it on the CPU
+   thread, an arrow from one to the other; kernels where the event-timed
+   GPU ranges around them are. */
+static cJSON *trace_find(cJSON *ev, const char *cat, const char *name, int nth) {
+    cJSON *e;
+    cJSON_ArrayForEach(e, ev) {
+        if (strcmp(jstr(e, "ph"), "X") || strcmp(jstr(e, "cat"), cat) || (name && strcmp(jstr(e, "name"), name))) continue;
+        if (nth-- == 0) return e;
+    }
+    return NULL;
+}
+static int trace_count(cJSON *ev, const char *ph, const char *cat) {
+    cJSON *e;
+    int n = 0;
+    cJSON_ArrayForEach(e, ev) n += !strcmp(jstr(e, "ph"), ph) && !strcmp(jstr(e, "cat"), cat);
+    return n;
+}
+
+static void scenario_trace(void) {
+    cudaStream_t s;
+    cJSON *tr, *ev, *k, *g, *a;
+    char *text, cmd[1024];
+    int i;
+    simcupti_reset();
+    simcupti_set_call_cost(2 * US);
+    session_trace = "k_trace.json";
+    session_begin("trace", 1);
+    session_trace = NULL;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    backward_host_ns = 1 * US;             /* the launch is not the whole range */
+    for (i = 0; i < 3; i++) train_step(s);
+    backward_host_ns = 0;
+    session_end("trace");
+    snprintf(cmd, sizeof cmd, "%s %s k_trace.json --expect-name gemm_bw --expect-name cudaLaunchKernel", python, check_trace);
+    CHECK(system(cmd) == 0, "check_trace.py: the trace is valid, slices nest on every track, every arrow binds to a slice at both ends");
+    text = check_slurp("k_trace.json");
+    tr = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    ev = trace_events(tr);
+    CHECK(ev != NULL, "the trace parses");
+    CHECK_EQ_U(trace_count(ev, "X", "kernel"), 18, "18 kernels in the trace (warm-up step included)");
+    CHECK_EQ_U(trace_count(ev, "X", "gpu_memcpy"), 3, "3 copies");
+    CHECK_EQ_U(trace_count(ev, "X", "gpu_memset"), 3, "3 memsets");
+    CHECK_EQ_U(trace_count(ev, "X", "cuda_runtime"), 30, "the 10 runtime calls of each step that launch or wait, on the CPU thread");
+    CHECK_EQ_U(trace_count(ev, "X", "cuda_driver"), 3, "the memset's driver call (its record names the driver call)");
+    CHECK_EQ_U(trace_count(ev, "s", "ac2g"), 24, "an arrow from each launch to its kernel, copy or memset");
+    CHECK(trace_find(ev, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 0) != NULL, "copies are named as Kineto names them");
+    k = trace_find(ev, "kernel", "gemm", 0);
+    a = cJSON_GetObjectItem(k, "args");
+    CHECK(a && cJSON_GetArrayItem(cJSON_GetObjectItem(a, "grid"), 0)->valuedouble == 128 &&
+          cJSON_GetArrayItem(cJSON_GetObjectItem(a, "block"), 0)->valuedouble == 256, "kernel args: grid and block");
+    CHECK(a && jnum(a, "registers per thread") == 32 && jnum(a, "shared memory") == 1024 && jnum(a, "correlation") > 0,
+          "kernel args: registers, shared memory, correlation");
+    /* the same GPU work seen twice: gemm_bw inside the event-timed backward range, within 1 us */
+    for (i = 0; i < 3; i++) {
+        int j;
+        g = trace_find(ev, "gpu", "backward", i);
+        for (j = 0, k = NULL; g && j < 3; j++) {
+            cJSON *c = trace_find(ev, "kernel", "gemm_bw", j);
+            if (!k || fabs(jnum(c, "ts") - jnum(g, "ts")) < fabs(jnum(k, "ts") - jnum(g, "ts"))) k = c;
+        }
+        CHECK(k && g && fabs(jnum(k, "ts") - jnum(g, "ts")) <= 1.0 && fabs(jnum(k, "ts") + jnum(k, "dur") - jnum(g, "ts") - jnum(g, "dur")) <= 1.0,
+              "a kernel lies where the event-timed GPU range around it is (within 1 us)");
+    }
+    CHECK(strstr(jstr(trace_find(ev, "kernel", "gemm", 0), "name"), "gemm") != NULL, "kernel names as CUPTI gives them");
+    cJSON_Delete(tr);
+    cudaStreamDestroy(s);
+}
+
 /* ---------------- failures, each in a process of its own ---------------- */
 static int run_case(const char *name, const char *env_name, const char *env_value) {
     pid_t pid = fork();
     int st = 0;
     if (pid == 0) {
         if (env_name) setenv(env_name, env_value, 1);
-        execl(self_path, self_path, sim_lib, nosym_lib, "--case", name, (char *)NULL);
+        execl(self_path, self_path, sim_lib, nosym_lib, python, check_trace, "--case", name, (char *)NULL);
         _exit(127);
     }
     waitpid(pid, &st, 0);
@@ -402,21 +478,24 @@ int main(int argc, char **argv) {
         { "nsys", "NSYS_PROFILING_SESSION_ID", "1" }, { "unasked", NULL, NULL }, { "nocallback", NULL, NULL }
     };
     size_t i;
-    if (argc < 3) { fprintf(stderr, "usage: %s LIBSIMCUPTI LIBSIMCUPTI_WITHOUT_FLUSHALL\n", argv[0]); return 2; }
+    if (argc < 5) { fprintf(stderr, "usage: %s LIBSIMCUPTI LIBSIMCUPTI_WITHOUT_FLUSHALL PYTHON CHECK_TRACE\n", argv[0]); return 2; }
     self_path = argv[0];
     sim_lib = argv[1];
     nosym_lib = argv[2];
+    python = argv[3];
+    check_trace = argv[4];
     if (!getenv("GPUPROF_CUPTI_PATH")) setenv("GPUPROF_CUPTI_PATH", sim_lib, 1);
     unsetenv("NSYS_PROFILING_SESSION_ID");
-    if (argc > 4 && !strcmp(argv[3], "--case")) {
-        if (!strcmp(argv[4], "nsys")) setenv("NSYS_PROFILING_SESSION_ID", "1", 1);
-        return child_case(argv[4]);
+    if (argc > 6 && !strcmp(argv[5], "--case")) {
+        if (!strcmp(argv[6], "nsys")) setenv("NSYS_PROFILING_SESSION_ID", "1", 1);
+        return child_case(argv[6]);
     }
     scenario_training();
     scenario_worker();
     scenario_graphs();
     scenario_bad_records();
     scenario_layouts();
+    scenario_trace();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[128];
         int rc = run_case(cases[i].name, cases[i].env, cases[i].value ? cases[i].value : nosym_lib);

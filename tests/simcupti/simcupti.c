@@ -46,6 +46,7 @@ static struct {
     size_t use;
     uint64_t dropped, delivered;
     int bad_n, bad_how;
+    uint64_t call_cost;           /* virtual ns a launching or waiting call takes on the CPU */
     struct { const char *fn; uint64_t calls, fail_at; int fail_with, fail_always; } fn[SIM_MAX_FN];
     int nfn;
     void *streams[64];
@@ -208,7 +209,8 @@ uint32_t simcupti_kernel(cudaStream_t s, const char *name, uint64_t dur_ns, unsi
     now = simcuda_now();
     start = simcuda_stream_done(s);
     simcuda_kernel(s, dur_ns);
-    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now, &d);
+    simcuda_advance(sim.call_cost);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now + sim.call_cost, &d);
     sim_kernel_record(s, name, start, dur_ns, grid_x, block_x, r, 0);
     pthread_mutex_unlock(&mu);
     return r;
@@ -220,7 +222,8 @@ uint32_t simcupti_graph_launch(cudaStream_t s, uint32_t graph_id, int kernels, c
     int i;
     pthread_mutex_lock(&mu);
     now = simcuda_now();
-    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, now, now, &d);
+    simcuda_advance(sim.call_cost);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, now, now + sim.call_cost, &d);
     for (i = 0; i < kernels; i++) {
         start = simcuda_stream_done(s);
         simcuda_kernel(s, dur_ns);
@@ -238,7 +241,8 @@ uint32_t simcupti_memcpy(cudaStream_t s, int copy_kind, int host_kind, uint64_t 
     now = simcuda_now();
     start = simcuda_stream_done(s);
     simcuda_kernel(s, dur_ns);
-    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, now, now, &d);
+    simcuda_advance(sim.call_cost);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, now, now + sim.call_cost, &d);
     if (sim.enabled[CUPTI_ACTIVITY_KIND_MEMCPY]) {
         memset(&m, 0, sizeof m);
         m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -265,7 +269,8 @@ uint32_t simcupti_memset(cudaStream_t s, uint64_t bytes, uint64_t dur_ns) {
     now = simcuda_now();
     start = simcuda_stream_done(s);
     simcuda_kernel(s, dur_ns);
-    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, now, now, &d);
+    simcuda_advance(sim.call_cost);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, now, now + sim.call_cost, &d);
     if (sim.enabled[CUPTI_ACTIVITY_KIND_MEMSET]) {
         memset(&m, 0, sizeof m);
         m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -287,6 +292,7 @@ uint32_t simcupti_sync(int type, cudaStream_t s) {
     uint32_t r, d;
     pthread_mutex_lock(&mu);
     t0 = simcuda_now();
+    simcuda_advance(sim.call_cost);
     if (type == SIMCUPTI_SYNC_DEVICE) cudaDeviceSynchronize();
     else cudaStreamSynchronize(s);
     t1 = simcuda_now();
@@ -397,8 +403,10 @@ void simcupti_reset(void) {
     sim.use = 0;
     sim.dropped = sim.delivered = 0;
     sim.bad_n = 0;
+    sim.call_cost = 0;
     pthread_mutex_unlock(&mu);
 }
+void simcupti_set_call_cost(uint64_t ns) { pthread_mutex_lock(&mu); sim.call_cost = ns; pthread_mutex_unlock(&mu); }
 void simcupti_set_layout(int layout) { pthread_mutex_lock(&mu); sim.layout = layout; pthread_mutex_unlock(&mu); }
 void simcupti_set_buffer_use(size_t bytes) { pthread_mutex_lock(&mu); sim.use = bytes; pthread_mutex_unlock(&mu); }
 void simcupti_drop(uint64_t n) { pthread_mutex_lock(&mu); sim.dropped += n; pthread_mutex_unlock(&mu); }

@@ -45,6 +45,7 @@ void     simcupti_set_buffer_use(size_t bytes);     /* use at most this much of 
 void     simcupti_fail(const char *fn, uint64_t nth, int result);   /* the nth call of fn from now fails (0: every call) */
 void     simcupti_drop(uint64_t n);                 /* records to report as dropped */
 void     simcupti_bad_next(int n, int how);         /* the next n kernels: 0 zero timestamps, 1 end before start */
+void     simcupti_set_call_cost(uint64_t ns);       /* a launching or waiting call takes ns of CPU (virtual) time */
 uint64_t simcupti_calls(const char *fn);            /* calls of a CUPTI function so far */
 uint64_t simcupti_total_calls(void);
 int      simcupti_depth(int kind);                  /* the calling thread's stack of pushed ids */
