@@ -1083,6 +1083,7 @@ typedef struct gpuprof__node {
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns;   /* kernel capture: kernels launched inside this range itself (written by the collector) */
+    uint64_t copy_ns, copy_bytes, copy_pageable;   /* ... and copies (pageable: those to or from pageable host memory) */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
@@ -2649,6 +2650,8 @@ typedef struct gpuprof__cupti_api {
     int (*ActivityPushExternalCorrelationId)(int, uint64_t);
     int (*ActivityPopExternalCorrelationId)(int, uint64_t *);
     int (*GetTimestamp)(uint64_t *);
+    int (*ActivityFlushPeriod)(uint32_t);
+    int (*SetThreadIdType)(int);
 } gpuprof__cupti_api;
 static const struct { const char *name; size_t off; int optional; } gpuprof__cupti_syms[] = {
 #define GPUPROF__CUPTI_SYM(f, opt) { "cupti" #f, offsetof(gpuprof__cupti_api, f), opt }
@@ -2657,7 +2660,7 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
     GPUPROF__CUPTI_SYM(ActivityEnable, 0), GPUPROF__CUPTI_SYM(ActivityDisable, 0), GPUPROF__CUPTI_SYM(ActivityFlushAll, 0),
     GPUPROF__CUPTI_SYM(ActivityGetNextRecord, 0), GPUPROF__CUPTI_SYM(ActivityGetNumDroppedRecords, 0),
     GPUPROF__CUPTI_SYM(ActivityPushExternalCorrelationId, 0), GPUPROF__CUPTI_SYM(ActivityPopExternalCorrelationId, 0),
-    GPUPROF__CUPTI_SYM(GetTimestamp, 0)
+    GPUPROF__CUPTI_SYM(GetTimestamp, 0), GPUPROF__CUPTI_SYM(ActivityFlushPeriod, 1), GPUPROF__CUPTI_SYM(SetThreadIdType, 1)
 #undef GPUPROF__CUPTI_SYM
 };
 
@@ -2665,7 +2668,9 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
 #define GPUPROF__KC_PENDING 65536         /* GPU records waiting for their launch record */
 #define GPUPROF__KC_KERNELS 4096          /* distinct kernel names (then "(other kernels)") */
 #define GPUPROF__KC_TOP 4                 /* candidates kept for "the most common" launch shape and range */
-#define GPUPROF__KC_SLOTS 64              /* steps whose kernels are still gathered for the busy share */
+#define GPUPROF__KC_SLOTS 1024            /* steps whose work is still gathered for the busy share (CUPTI
+                                             hands records over every GPUPROF__KC_FLUSH_MS or when a buffer fills) */
+#define GPUPROF__KC_FLUSH_MS 500
 #define GPUPROF__KC_SHORT_NS 10000        /* "short" kernels: under 10 us */
 #define GPUPROF__KC_BUF ((size_t)2 << 20) /* one activity buffer */
 #define GPUPROF__KC_EPOCH 1000000000000ull   /* gpuprof's clock as CUPTI sees it starts here (never 0) */
@@ -3004,6 +3009,7 @@ static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int
         gpuprof_stats_add(&gpuprof__kc.per_step, (double)n->launched);
         gpuprof_stats_add(&gpuprof__kc.busy, gpuprof__kc_busy(n));
     }
+    if (n->cap > 4096) { GPUPROF_FREE(n->iv); n->iv = NULL; n->cap = 0; }   /* a large step's intervals go */
     n->used = 1;
     n->step = step + 1;
     n->t0 = now_ns;
@@ -3122,6 +3128,11 @@ static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
         gpuprof__kxfer *x;
         if (d > 10 || dir[d] < 0) return;
         x = &gpuprof__kc.xfer[(int)dir[d]][h == 1 ? 0 : h == 2 ? 1 : 2];
+        if (node) {
+            GPUPROF__ST(&node->copy_ns, node->copy_ns + dur);
+            GPUPROF__ST(&node->copy_bytes, node->copy_bytes + r->bytes);
+            if (h == 1) GPUPROF__ST(&node->copy_pageable, node->copy_pageable + 1);
+        }
         x->count++;
         x->bytes += r->bytes;
         x->sum_ns += dur;
@@ -3368,6 +3379,10 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
         gpuprof__kc.ts_cb = gpuprof__kc.api.ActivityRegisterTimestampCallback &&
                             gpuprof__kc.api.ActivityRegisterTimestampCallback(gpuprof__kc_clock) == GPUPROF__CU_OK;
         if (gpuprof__kc_check(gpuprof__kc.api.ActivityRegisterCallbacks(gpuprof__kc_req, gpuprof__kc_done), "cuptiActivityRegisterCallbacks") != 0) return;
+        /* records name threads by their kernel id (gettid), as the trace does; CUPTI's
+           own thread hands buffers over at least twice a second (the per-step figures) */
+        if (gpuprof__kc.api.SetThreadIdType) (void)gpuprof__kc.api.SetThreadIdType(1);
+        if (gpuprof__kc.api.ActivityFlushPeriod) (void)gpuprof__kc.api.ActivityFlushPeriod(GPUPROF__KC_FLUSH_MS);
         gpuprof__kc.loaded = 1;
     }
     pthread_mutex_lock(&gpuprof__kc_mu);
@@ -3429,6 +3444,7 @@ static void gpuprof__kc_close(void) {
 
 /* Capture ran in this session: its tables are there. */
 static int gpuprof__kc_tables(void) { return gpuprof__kc.map != NULL; }
+static const char *gpuprof__kc_sync_call(uint32_t name_id);   /* report section */
 
 /* The hot path: a range's begin pushes its id, its end pops it. */
 static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__frame *f) {
@@ -3445,6 +3461,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_pop(void) {
 #define GPUPROF__KC_POP(f) ((void)0)
 #define gpuprof__kc_flush(forced) ((void)0)
 #define gpuprof__kc_tables() 0
+#define gpuprof__kc_sync_call(name_id) ((void)(name_id), (const char *)NULL)
 #endif
 
 
@@ -5457,6 +5474,7 @@ typedef struct gpuprof__row {
     int64_t mem_delta, dev_delta;     /* mem_ranges: sums of the changes, over mem_calls / dev_calls */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns; /* kernel capture: kernels launched inside the range itself */
+    uint64_t copy_ns, copy_bytes, copy_pageable;
     gpuprof_stats stats;
     gpuprof_stats gpu;          /* GPU time (CUDA builds) */
 } gpuprof__row;
@@ -5506,6 +5524,9 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->dev_calls += GPUPROF__LD(&n->dev_calls);
     r->kernel_calls += GPUPROF__LD(&n->kernel_calls);
     r->kernel_ns += GPUPROF__LD(&n->kernel_ns);
+    r->copy_ns += GPUPROF__LD(&n->copy_ns);
+    r->copy_bytes += GPUPROF__LD(&n->copy_bytes);
+    r->copy_pageable += GPUPROF__LD(&n->copy_pageable);
     if (pre) {
         /* See gpuprof__exclude: warm-up if steps were used, ordinary calls if not. */
         if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->excluded += gpuprof_stats_count(pre);
@@ -5591,6 +5612,9 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->dev_calls += src->dev_calls;
     dst->kernel_calls += src->kernel_calls;
     dst->kernel_ns += src->kernel_ns;
+    dst->copy_ns += src->copy_ns;
+    dst->copy_bytes += src->copy_bytes;
+    dst->copy_pageable += src->copy_pageable;
     dst->windowed |= src->windowed;
     dst->before_ns += src->before_ns;
     dst->in_ns += src->in_ns;
@@ -5964,9 +5988,9 @@ static uint64_t gpuprof__wall_ns(void) {
 enum { GPUPROF__PREC_FP32, GPUPROF__PREC_TF32, GPUPROF__PREC_FP16, GPUPROF__PREC_BF16, GPUPROF__PREC_FP8, GPUPROF__PREC_FP64, GPUPROF__PREC_COUNT };
 static const char *const gpuprof__prec_name[GPUPROF__PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "fp64" };
 enum { GPUPROF__K_NONE, GPUPROF__K_CPU, GPUPROF__K_LAUNCH, GPUPROF__K_SYNC, GPUPROF__K_GPU, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE,
-       GPUPROF__K_COUNT };
+       GPUPROF__K_TRANSFER, GPUPROF__K_COUNT };      /* TRANSFER: from kernel capture's copies only */
 static const char *const gpuprof__kname[GPUPROF__K_COUNT] = {
-    NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound"
+    NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound", "transfer-bound"
 };
 /* The usual remedies of each class (the closing line of the verdict). */
 static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
@@ -5978,7 +6002,9 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
     "and read it a step later; the GPU work it waits for is then what remains",
     "find out whether memory or compute bounds the kernels: declare their work with GPUPROF_RANGE_WORK, or read them in Nsight Compute",
     "move fewer bytes: fuse element-wise kernels, use lower precision (bf16/fp16/fp8), keep data in cache (tiling, better coalescing)",
-    "do fewer or cheaper FLOPs: use the tensor cores (tf32/bf16/fp16 matmuls), a better algorithm, or skip wasted work (padding, recomputation)"
+    "do fewer or cheaper FLOPs: use the tensor cores (tf32/bf16/fp16 matmuls), a better algorithm, or skip wasted work (padding, recomputation)",
+    "pin the host memory (cudaHostAlloc, cudaHostRegister, pin_memory=True) and copy with cudaMemcpyAsync on a stream of its own, "
+    "so copies overlap compute; copy less per step (keep data on the GPU, lower precision)"
 };
 
 /* Thresholds of the rules (docs/guide.md "Verdict"). */
@@ -6293,6 +6319,12 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
             if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns * per; }
             else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns * per; }
         }
+        /* kernel capture: copies launched in the phase fill at least half its CPU
+           time (a cudaMemcpy from pageable memory waits for its copy) */
+        if (!gpuprof__k_gpu(p->k) && r->copy_ns > 0 && (double)r->copy_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
+            p->k = GPUPROF__K_TRANSFER;
+            p->by = NULL;
+        }
         /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
            somewhere later); any other for its CPU time */
         p->t = gpuprof__k_gpu(p->k) && p->gpu > p->cpu ? p->gpu : p->cpu;
@@ -6347,6 +6379,8 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
 }
 
 /* Why a phase has its class, in a few words. */
+static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign);   /* below */
+
 static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
     char t1[32], t2[32];
     const gpuprof__row *r = p->r;
@@ -6370,11 +6404,28 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
         snprintf(out, n, gpuprof__is_host(r->name_id) ? "host work (GPUPROF_HOST_RANGES)" : "no GPU time: host work");
         break;
     case GPUPROF__K_LAUNCH:
-        snprintf(out, n, "the GPU keeps pace: GPU %s vs CPU %s per call", gpuprof__fmt_ns(t1, sizeof t1, g), gpuprof__fmt_ns(t2, sizeof t2, c));
+        if (r->kernel_calls >= 2 * r->stats.count) {
+            /* kernel capture: many kernels, short ones, the GPU idle between them */
+            gpuprof__fmt(t2, sizeof t2, "%.0f", c > 0 ? 100.0 * (double)r->kernel_ns / r->stats.sum : 0.0);
+            snprintf(out, n, "%.0f kernels per call, %s each on average, busy %s%% of its CPU time: the launches set the pace",
+                     (double)r->kernel_calls / calls, gpuprof__fmt_ns(t1, sizeof t1, (double)r->kernel_ns / (double)r->kernel_calls), t2);
+        } else snprintf(out, n, "the GPU keeps pace: GPU %s vs CPU %s per call", gpuprof__fmt_ns(t1, sizeof t1, g), gpuprof__fmt_ns(t2, sizeof t2, c));
         break;
-    case GPUPROF__K_SYNC:
-        snprintf(out, n, "waits %s per call for GPU work queued before it", gpuprof__fmt_ns(t1, sizeof t1, (double)r->gpu_wait_ns / (double)r->gpu.count));
+    case GPUPROF__K_SYNC: {
+        const char *call = gpuprof__kc_sync_call(r->name_id);
+        snprintf(out, n, "waits %s per call%s%s for GPU work queued before it", gpuprof__fmt_ns(t1, sizeof t1, (double)r->gpu_wait_ns / (double)r->gpu.count),
+                 call ? " in " : "", call ? call : "");
         break;
+    }
+    case GPUPROF__K_TRANSFER: {
+        char t3[32];
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * (double)r->copy_ns / r->stats.sum);
+        gpuprof__fmt_bytes(t2, sizeof t2, (double)r->copy_bytes / calls, 0);
+        gpuprof__fmt(t3, sizeof t3, "%.2f", r->copy_ns ? (double)r->copy_bytes / (double)r->copy_ns : 0.0);
+        snprintf(out, n, "copies fill %s%% of its CPU time: %s per call at %s GB/s%s", t1, t2, t3,
+                 r->copy_pageable ? ", to or from pageable host memory" : "");
+        break;
+    }
     case GPUPROF__K_GPU:
         if (g >= GPUPROF__GPU_OVER_CPU * c) {
             gpuprof__fmt(t1, sizeof t1, "%.1f", c > 0 ? g / c : 0.0);
@@ -6790,7 +6841,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
                             v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
     else gpuprof__buf_s(b, "\nVerdict (no GPUPROF_STEP: over the whole run, shares of the time in outermost ranges; rules: docs/guide.md \"Verdict\")\n");
     gpuprof__name_cell(b, "Phase", width, 0);
-    gpuprof__buf_printf(b, "%9s %10s %10s  Class          Why\n", "Share", v->per_step ? "CPU/step" : "CPU total", v->per_step ? "GPU/step" : "GPU total");
+    gpuprof__buf_printf(b, "%9s %10s %10s  Class           Why\n", "Share", v->per_step ? "CPU/step" : "CPU total", v->per_step ? "GPU/step" : "GPU total");
     for (i = 0; i < v->nph; i++) {
         p = &v->ph[i];
         gpuprof__name_cell(b, gpuprof__name_text(p->r->name_id), width, 0);
@@ -6800,7 +6851,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__cell_ns(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
         if (!gpu_run && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
         else gpuprof__phase_why(why, sizeof why, p);
-        gpuprof__buf_printf(b, "  %-13s  %s\n", gpuprof__kname[p->k], why);
+        gpuprof__buf_printf(b, "  %-14s  %s\n", gpuprof__kname[p->k], why);
     }
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
     if (v->nother) gpuprof__report_other_threads(b, v, width);
@@ -7395,6 +7446,22 @@ static const char *const gpuprof__kc_dir[5] = { "HtoD", "DtoH", "DtoD", "HtoH", 
 static const char *const gpuprof__kc_host[3] = { "pageable", "pinned", NULL };
 static const char *const gpuprof__kc_sync[4] = { "device", "stream", "event", "stream_wait_event" };
 
+/* The CUDA call in which the range waits most, from the synchronization table (NULL: none captured). */
+static const char *gpuprof__kc_sync_call(uint32_t name_id) {
+    static const char *const call[4] = { "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent" };
+    uint64_t best = 0;
+    int d, i, k = -1;
+    if (!gpuprof__kc_tables()) return NULL;
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    for (d = 0; d < 4; d++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
+        for (i = 0; i < GPUPROF__KC_TOP; i++)
+            if (x->ranges.n[i] && x->ranges.key[i] == name_id && x->sum_ns > best) { best = x->sum_ns; k = d; }
+    }
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+    return k >= 0 ? call[k] : NULL;
+}
+
 /* The name of the range a top list counts most (NULL: outside any range, or none). */
 static const char *gpuprof__kc_range(const gpuprof__ktop *t) {
     int i = gpuprof__ktop_best(t);
@@ -7438,6 +7505,7 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     uint32_t n, i, d, h;
     double total, ktotal = 0;
     char t1[32], t2[32], t3[32];
+    size_t range_width = width;
     if (!gpuprof__kc.asked) return;
     if (!gpuprof__kc.map) { gpuprof__buf_printf(b, "\nKernels: capture off: %s\n", gpuprof__kc.status); return; }
     pthread_mutex_lock(&gpuprof__kc_mu);
@@ -7458,9 +7526,13 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
                         (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.unattributed,
                         (unsigned long long)gpuprof__kc.dropped, (unsigned long long)gpuprof__kc.bad_times);
     if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
+    if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
     if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
     gpuprof__buf_s(b, "\n");
     if (n) {
+        size_t kw = 6;
+        for (i = 0; i < n && i < rows; i++) { size_t w = gpuprof__width(v[i]->shown); if (w > kw) kw = w; }
+        width = kw > 72 ? 72 : kw;
         gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               Range\n");
         for (i = 0; i < n && i < rows; i++) {
             gpuprof__kernel *k = v[i];
@@ -7488,13 +7560,13 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     /* per range: the kernels launched inside it (not in ranges inside it) */
     for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
     if (ktotal > 0) {
-        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it)\n", "Range", width,
+        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it)\n", "Range", range_width,
                             "   Kernels  Per call  GPU Total  Share\n");
         for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
             const gpuprof__row *r = s->flatp[i];
             if (!r->kernel_calls) continue;
             n++;
-            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), range_width, 0);
             gpuprof__fmt(t1, sizeof t1, "%.1f", r->stats.count ? (double)r->kernel_calls / (double)r->stats.count : 0.0);
             gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
             gpuprof__cell_ns(b, (double)r->kernel_ns);

@@ -7,15 +7,20 @@
        ./build/tests/sim_demo --loss-every 10    (sim_demo_every10.summary.json, ...)
        ./build/tests/sim_demo --flight PATH      no trace file, 4000 steps: the flight
                                                  recorder's events, written to PATH at the end
+       GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH=build/tests/libsimcupti.so ./build/tests/sim_demo
+                                                 the kernels too, from the simulated CUPTI
 
    Each step: "data" is 1.5 ms of host work (marked as such with
    host_ranges); forward launches a GEMM and 40 small softmax kernels;
    backward one 3.6 ms memory-bound kernel; the optimizer an element-wise
    update; "loss.item" copies the loss to the host, which waits for all of
    it. --loss-every N reads the loss only every Nth step: the one change the
-   README's walk-through makes. */
+   README's walk-through makes. The work is launched through the simulated
+   CUPTI (simcupti/), which writes the records CUPTI would when kernel
+   capture is on, and only queues the work when it is not. */
 #define _GNU_SOURCE
 #include "simcuda/simcuda.h"
+#include "simcupti/simcupti.h"
 #define GPUPROF_CLOCK_FN() simcuda_now()
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
@@ -45,13 +50,17 @@ int main(int argc, char **argv) {
         {
             PROF_RANGE("forward");
             /* a 4096^3 GEMM in fp32 (137 GFLOP, 201 MB) */
-            { PROF_RANGE_WORK("matmul", 2.0 * 4096 * 4096 * 4096, 3.0 * 4096 * 4096 * 4); simcuda_kernel(0, 2800 * US); simcuda_advance(30 * US); }
-            { PROF_RANGE("softmax"); for (k = 0; k < 40; k++) { simcuda_kernel(0, 2 * US); simcuda_advance(6 * US); } }
+            {
+                PROF_RANGE_WORK("matmul", 2.0 * 4096 * 4096 * 4096, 3.0 * 4096 * 4096 * 4);
+                simcupti_kernel(0, "sgemm_128x128x8_nn", 2800 * US, 1024, 256);
+                simcuda_advance(30 * US);
+            }
+            { PROF_RANGE("softmax"); for (k = 0; k < 40; k++) { simcupti_kernel(0, "softmax_warp_forward", 2 * US, 64, 128); simcuda_advance(6 * US); } }
         }
         /* reads and writes 8 GB of activations and gradients: memory-bound */
-        { PROF_RANGE_WORK("backward", 2e9, 8e9); simcuda_kernel(0, 3600 * US); simcuda_advance(60 * US); }
-        { PROF_RANGE_WORK("optimizer", 0.5e9, 1e9); simcuda_kernel(0, 400 * US); simcuda_advance(40 * US); }
-        if (s % every == 0) { PROF_RANGE("loss.item"); cudaStreamSynchronize(0); }
+        { PROF_RANGE_WORK("backward", 2e9, 8e9); simcupti_kernel(0, "elementwise_backward", 3600 * US, 8192, 256); simcuda_advance(60 * US); }
+        { PROF_RANGE_WORK("optimizer", 0.5e9, 1e9); simcupti_kernel(0, "adam_update", 400 * US, 4096, 256); simcuda_advance(40 * US); }
+        if (s % every == 0) { PROF_RANGE("loss.item"); simcupti_sync(SIMCUPTI_SYNC_STREAM, 0); }
         PROF_COUNTER("loss", 1.0 / (1 + s));
         PROF_STEP();
     }

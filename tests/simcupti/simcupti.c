@@ -577,6 +577,16 @@ CUptiResult cuptiGetTimestamp(uint64_t *ts) {
     *ts = sim_ts(simcuda_now());
     LEAVE(CUPTI_SUCCESS);
 }
+CUptiResult cuptiActivityFlushPeriod(uint32_t ms) {
+    ENTER("cuptiActivityFlushPeriod");
+    (void)ms;                       /* buffers go out when full (worker) or in FlushAll */
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+    ENTER("cuptiSetThreadIdType");
+    (void)type;                     /* records always carry gettid() here */
+    LEAVE(CUPTI_SUCCESS);
+}
 CUptiResult cuptiFinalize(void) {
     ENTER("cuptiFinalize");
     LEAVE(CUPTI_SUCCESS);
