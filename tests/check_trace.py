@@ -6,6 +6,7 @@ usage: check_trace.py TRACE [--truncated] [--expect-name NAME ...] [--expect-x N
 --truncated  the process was killed mid-run: the file must lack its closing "]"
              (the viewers open a JSON array cut short); it is added before parsing.
 Exits non-zero with one line per problem."""
+import bisect
 import json
 import sys
 from collections import defaultdict
@@ -93,10 +94,25 @@ def main(argv):
             stack.append((end, name, start, dur))
     # Each flow arrow starts inside a complete event on its CPU thread and ends
     # inside one on its GPU track (how both viewers bind "s" and "f" with bp=e).
+    # Slices on a track nest, so the candidates are the slices that start at or
+    # before ts: walk back from the last of them while any could still cover it.
+    starts = {}
+    for track, evs in tracks.items():
+        spans = sorted((round(x["ts"] * 1000), round((x["ts"] + x["dur"]) * 1000)) for x in evs)
+        ends, longest = [], 0
+        for _, end in spans:
+            longest = max(longest, end)
+            ends.append(longest)         # the furthest end among slices so far
+        starts[track] = ([a for a, _ in spans], [b for _, b in spans], ends)
     def inside(e):
         ts = round(e["ts"] * 1000)
-        return any(round(x["ts"] * 1000) <= ts <= round((x["ts"] + x["dur"]) * 1000)
-                   for x in tracks.get((e["pid"], e["tid"]), ()))
+        a, b, furthest = starts.get((e["pid"], e["tid"]), ([], [], []))
+        i = bisect.bisect_right(a, ts) - 1
+        while i >= 0 and furthest[i] >= ts:
+            if b[i] >= ts:
+                return True
+            i -= 1
+        return False
     for fid, pair in flows.items():
         if set(pair) != {"s", "f"}:
             problems.append(f"flow {fid} has only {sorted(pair)}")

@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
         /* reads and writes 8 GB of activations and gradients: memory-bound */
         { PROF_RANGE_WORK("backward", 2e9, 8e9); simcupti_kernel(0, "elementwise_backward", 3600 * US, 8192, 256); simcuda_advance(60 * US); }
         { PROF_RANGE_WORK("optimizer", 0.5e9, 1e9); simcupti_kernel(0, "adam_update", 400 * US, 4096, 256); simcuda_advance(40 * US); }
-        if (s % every == 0) { PROF_RANGE("loss.item"); simcupti_sync(SIMCUPTI_SYNC_STREAM, 0); }
+        if (s % every == 0) { PROF_RANGE("loss.item"); simcuda_advance(1 * US); simcupti_sync(SIMCUPTI_SYNC_STREAM, 0); }
         PROF_COUNTER("loss", 1.0 / (1 + s));
         PROF_STEP();
     }

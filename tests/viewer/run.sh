@@ -3,7 +3,8 @@
 # in chrome://tracing's trace-viewer (check_viewers.py): the demo's, the
 # simulated-GPU demo's (GPU stream tracks, flow arrows, counters), a
 # flight-recorder dump (gpuprof_write_trace without a trace file; older
-# events fell out) and the trace of a run killed by SIGKILL mid-write.
+# events fell out), the trace of a run killed by SIGKILL mid-write, and the
+# simulated-GPU demo with kernel capture (kernels, CUDA calls, launch arrows).
 # Writes into a fresh temporary directory, removed when all pass.
 #   usage: run.sh PYTHON BUILD_DIR SOURCE_DIR
 py=$1; build=$2; src=$3
@@ -12,9 +13,11 @@ fail() { echo "viewers: $*; files kept in $dir"; exit 1; }
 GPUPROF_TRACE=demo.trace.json GPUPROF_REPORT=off "$build/train_mlp" > demo.out 2>&1 || fail "the demo failed"
 GPUPROF_REPORT=off "$build/tests/sim_demo" > sim.out 2>&1 || fail "sim_demo failed"
 GPUPROF_TRACE_RING_MB=1 GPUPROF_REPORT=off "$build/tests/sim_demo" --flight flight.trace.json > flight.out 2>&1 || fail "sim_demo --flight failed"
+GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=kernels.trace.json GPUPROF_REPORT=off "$build/tests/sim_demo" > kernels.out 2>&1 ||
+  fail "sim_demo with kernel capture failed"
 grep -q '"fell_out":[1-9]' flight.trace.json || fail "no event fell out of the flight recorder: the dump does not test a window"
 CHECK_WORKDIR="$dir" "$build/tests/test_trace" --die > killed.out 2>&1
 [ -s killed.trace.json ] || fail "the killed run left no trace"
 tail -c 2 killed.trace.json | grep -q ']' && fail "the killed run's trace is complete: the kill came too late"
-"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json || fail "a viewer disagrees"
+"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json || fail "a viewer disagrees"
 cd / && rm -rf "$dir"
