@@ -548,7 +548,23 @@ static inline double gpuprof__ldda(const double *p) { return *p; }
 #ifndef STB_SPRINTF_NOUNALIGNED
 #define STB_SPRINTF_NOUNALIGNED   /* no 4-byte stores to unaligned addresses (UB; UBSan says so) */
 #endif
+/* Found on a plain -I path (not a system one), stb's own code would meet the
+   user's -Wall -Wextra -Werror; its warnings are not theirs to fix. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#pragma GCC diagnostic ignored "-Wdouble-promotion"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#endif
 #include <stb/stb_sprintf.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 #define GPUPROF__VSNPRINTF stbsp_vsnprintf
 #define GPUPROF__USING_STB 1
 #else
@@ -2387,11 +2403,12 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
    not finished (cudaEventQuery only) or after `limit` records (0: none);
    wait=1: the drain, which waits. me is the calling thread's state (its
    trace block gets the GPU events). */
+static int gpuprof__kc_own(int pushed);   /* kernel capture: gpuprof's own CUDA calls (below) */
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait, int limit) {
     gpuprof__gput *g = (gpuprof__gput *)GPUPROF__LDA(&owner->gpu);
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     uint64_t head, tail;
-    int is_owner = me == owner, exchanged = 0, taken = 0;
+    int is_owner = me == owner, exchanged = 0, taken = 0, own = 0;
     if (!g) return 0;
     if (wait) pthread_mutex_lock(&g->mu);
     else if (pthread_mutex_trylock(&g->mu) != 0) return 0;
@@ -2404,6 +2421,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
             cudaError_t e;
             gpuprof__knots k;
             if (!exchanged) {
+                own = gpuprof__kc_own(0);   /* its queries and waits are not the program's */
                 /* In relaxed mode gpuprof's queries cannot break a capture
                    that this or another thread is making. */
                 if ((e = cudaThreadExchangeStreamCaptureMode(&mode)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaThreadExchangeStreamCaptureMode"); break; }
@@ -2434,6 +2452,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
         GPUPROF__ST(&g->tail, tail);
     }
     if (exchanged) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (own) gpuprof__kc_own(1);
     pthread_mutex_unlock(&g->mu);
     return taken;
 }
@@ -2745,7 +2764,7 @@ static struct {
     gpuprof__kxfer xfer[5][3];    /* direction HtoD, DtoH, DtoD, HtoH, PtoP x host memory pageable, pinned, neither */
     gpuprof__kxfer sync[4];       /* device, stream, event, stream_wait_event */
     uint64_t memsets, memset_ns;
-    uint64_t records, dropped, unattributed, bad_times, late, other_kernels;
+    uint64_t records, dropped, unattributed, bad_times, late, other_kernels, own;
     uint64_t kernels_counted, short_counted;
     gpuprof__kslot slot[GPUPROF__KC_SLOTS];
     gpuprof_stats per_step, busy;  /* settled counted steps: kernels launched, GPU busy % */
@@ -2880,6 +2899,7 @@ GPUPROF__INLINE uint64_t gpuprof__kc_u64(const uint8_t *r, int off) { uint64_t v
 
 /* The id a range pushes: its node (8-aligned, below 2^48) and the step it began in. */
 #define GPUPROF__KC_NODE_BITS 45
+#define GPUPROF__KC_OWN 1ull          /* the id around gpuprof's own CUDA calls ("node" 8: never a node) */
 static uint64_t gpuprof__kc_ext(const gpuprof__node *n) {
     return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__g.step) << GPUPROF__KC_NODE_BITS);
 }
@@ -2926,7 +2946,16 @@ static uint32_t gpuprof__kc_kernel(const char *name) {
         return gpuprof__kc_kernel("(other kernels)");
     }
     /* C++ names are shown demangled, by the C++ runtime's demangler where one is loaded */
-    if (!looked) { void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle"); memcpy(&dm, &p, sizeof p); looked = 1; }
+    if (!looked) {
+        /* a program of C, or of CUDA linked with --as-needed, has none loaded:
+           then the system's C++ runtime, loaded privately (never unloaded) */
+        static const char *const rt[] = { "libstdc++.so.6", "libc++abi.so.1" };
+        void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle"), *lib;
+        for (k = 0; !p && k < 2; k++)
+            if ((lib = dlopen(rt[k], RTLD_LAZY | RTLD_LOCAL)) != NULL && (p = dlsym(lib, "__cxa_demangle")) == NULL) dlclose(lib);
+        memcpy(&dm, &p, sizeof p);
+        looked = 1;
+    }
     if (dm && name[0] == '_' && name[1] == 'Z' && ((dem = dm(name, NULL, NULL, &st)) == NULL || st != 0)) { free(dem); dem = NULL; }
     shown = dem ? dem : name;
     m = strlen(shown);
@@ -3087,10 +3116,13 @@ static void gpuprof__kc_trace(const gpuprof__krec *r, gpuprof__kcorr *c) {
    launch record is lost), under kc.mu. */
 static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
     uint64_t ext = c ? c->ext : 0, step, dur = (uint64_t)(r->end - r->start);
-    gpuprof__node *node = ext ? gpuprof__kc_node(ext) : NULL;
-    uint32_t range = node ? node->name_id : 0;
+    gpuprof__node *node;
+    uint32_t range;
     gpuprof__kslot *slot;
     int phase;
+    if ((ext & ((1ull << GPUPROF__KC_NODE_BITS) - 1)) == GPUPROF__KC_OWN) { gpuprof__kc.own++; return; }
+    node = ext ? gpuprof__kc_node(ext) : NULL;
+    range = node ? node->name_id : 0;
     if (ext) step = gpuprof__kc_step_of(ext);
     else {
         if (r->kind != GPUPROF__KR_SYNC) gpuprof__kc.unattributed++;
@@ -3330,7 +3362,7 @@ static void gpuprof__kc_clear(void) {
     memset(gpuprof__kc.sync, 0, sizeof gpuprof__kc.sync);
     memset(gpuprof__kc.slot, 0, sizeof gpuprof__kc.slot);
     gpuprof__kc.memsets = gpuprof__kc.memset_ns = 0;
-    gpuprof__kc.records = gpuprof__kc.dropped = gpuprof__kc.unattributed = gpuprof__kc.bad_times = 0;
+    gpuprof__kc.records = gpuprof__kc.own = gpuprof__kc.dropped = gpuprof__kc.unattributed = gpuprof__kc.bad_times = 0;
     gpuprof__kc.late = gpuprof__kc.other_kernels = gpuprof__kc.kernels_counted = gpuprof__kc.short_counted = 0;
     gpuprof__kc.declined = 0;
     gpuprof_stats_init(&gpuprof__kc.per_step);
@@ -3445,6 +3477,21 @@ static void gpuprof__kc_close(void) {
 /* Capture ran in this session: its tables are there. */
 static int gpuprof__kc_tables(void) { return gpuprof__kc.map != NULL; }
 static const char *gpuprof__kc_sync_call(uint32_t name_id);   /* report section */
+
+/* gpuprof's own CUDA calls (the event queries and waits that read ranges' GPU
+   times) run under an id of their own, and the collector leaves their records
+   out: their synchronizations are not the program's. gpuprof__kc_own(0)
+   pushes it where capture is on and returns 1 if it did; gpuprof__kc_own(1)
+   pops it. */
+static int gpuprof__kc_own(int pushed) {
+    uint64_t id;
+    if (pushed) {
+        if (gpuprof__kc.loaded > 0) (void)gpuprof__kc.api.ActivityPopExternalCorrelationId(GPUPROF__EXT_CUSTOM2, &id);
+        return 0;
+    }
+    return GPUPROF__LD(&gpuprof__kc.live) &&
+           gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, GPUPROF__KC_OWN) == GPUPROF__CU_OK;
+}
 
 /* The hot path: a range's begin pushes its id, its end pops it. */
 static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__frame *f) {
@@ -7448,7 +7495,8 @@ static const char *const gpuprof__kc_sync[4] = { "device", "stream", "event", "s
 
 /* The CUDA call in which the range waits most, from the synchronization table (NULL: none captured). */
 static const char *gpuprof__kc_sync_call(uint32_t name_id) {
-    static const char *const call[4] = { "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent" };
+    static const char *const call[7] = { "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
+                                         "a copy to pageable host memory", "a copy to pinned host memory", "a copy to the host" };
     uint64_t best = 0;
     int d, i, k = -1;
     if (!gpuprof__kc_tables()) return NULL;
@@ -7458,6 +7506,10 @@ static const char *gpuprof__kc_sync_call(uint32_t name_id) {
         for (i = 0; i < GPUPROF__KC_TOP; i++)
             if (x->ranges.n[i] && x->ranges.key[i] == name_id && x->sum_ns > best) { best = x->sum_ns; k = d; }
     }
+    /* no synchronizing call: a copy to the host waits too (cudaMemcpy, loss.item()) */
+    for (d = 0; k < 0 && d < 3; d++)
+        for (i = 0; i < GPUPROF__KC_TOP; i++)
+            if (gpuprof__kc.xfer[1][d].ranges.n[i] && gpuprof__kc.xfer[1][d].ranges.key[i] == name_id) { k = 4 + d; break; }
     pthread_mutex_unlock(&gpuprof__kc_mu);
     return k >= 0 ? call[k] : NULL;
 }
@@ -7526,6 +7578,7 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
                         (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.unattributed,
                         (unsigned long long)gpuprof__kc.dropped, (unsigned long long)gpuprof__kc.bad_times);
     if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
+    if (gpuprof__kc.own) gpuprof__buf_printf(b, ", %llu of gpuprof's own event queries left out", (unsigned long long)gpuprof__kc.own);
     if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
     if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
     gpuprof__buf_s(b, "\n");
@@ -7627,9 +7680,10 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
     gpuprof__buf_printf(b, "\"capture\":{\"on\":%s", GPUPROF__LD(&gpuprof__kc.live) ? "true" : "false");
     gpuprof__json_opt_name(b, "library", gpuprof__kc.library[0] ? gpuprof__kc.library : NULL);
     gpuprof__buf_printf(b, ",\"version\":%u,\"records\":%llu,\"dropped\":%llu,\"unattributed\":%llu,\"bad_timestamps\":%llu,\"waiting\":%u,"
-                           "\"kernels_counted\":%llu,\"short_kernel_share\":",
+                           "\"own\":%llu,\"kernels_counted\":%llu,\"short_kernel_share\":",
                         gpuprof__kc.version, (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.dropped,
                         (unsigned long long)gpuprof__kc.unattributed, (unsigned long long)gpuprof__kc.bad_times, gpuprof__kc.npending,
+                        (unsigned long long)gpuprof__kc.own,
                         (unsigned long long)gpuprof__kc.kernels_counted);
     gpuprof__buf_num(b, gpuprof__kc.kernels_counted ? (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted : GPUPROF__NAN);
     gpuprof__kc_steps(&per_step, &busy);
@@ -8455,7 +8509,7 @@ static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
     memset(gpuprof__g.names, 0, gpuprof__g.max_ids * sizeof *gpuprof__g.names);
     memset(gpuprof__g.name_hash, 0, hsize * sizeof *gpuprof__g.name_hash);
     gpuprof__g.name_hash_mask = hsize - 1;
-    gpuprof__g.names[0].text = (char *)"";
+    gpuprof__g.names[0].text = gpuprof__empty_json + 2;   /* the NUL after its "": an empty name */
     gpuprof__g.names[0].json = gpuprof__empty_json;
     gpuprof__g.nnames = 1;
     gpuprof__nvtx_open(cfg, off);       /* the domain before the first name, so names are registered in it */

@@ -2,7 +2,10 @@
    runtime of the tests (tests/simcuda): which CUDA calls a GPU-timed range
    makes in steady state (counted: event records, synchronizing calls, event
    creations), and what gpuprof's own part of it costs on the CPU beside a
-   CPU-only range, in the same run. The simulated calls cost ~20-40 ns each
+   CPU-only range, in the same run. With kernel capture on the simulated CUPTI
+   (tests/simcupti): the same range with its external correlation push and pop,
+   the collector's CPU per launch (four records: the kernel, the runtime and
+   driver calls, the external correlation) and the memory capture holds. The simulated calls cost ~20-40 ns each
    (a mutex); a real driver's cudaEventRecord costs microseconds (bench/README.md
    has an H100's figures), which this does not measure.
 
@@ -10,6 +13,7 @@
    usage: bench_gpu_sim [ranges per run, default 200000] */
 #define _GNU_SOURCE
 #include "../tests/simcuda/simcuda.h"
+#include "../tests/simcupti/simcupti.h"
 #define GPUPROF_IMPLEMENTATION
 #include "../gpuprof.h"
 
@@ -31,13 +35,19 @@ static double loop(long n) {
 }
 
 /* Median and spread of RUNS runs of n ranges, in a session with or without
-   GPU timing. */
-static void measure(long n, int gpu, double *med, double *lo, double *hi) {
+   GPU timing, with or without kernel capture. */
+static void measure(long n, int gpu, int kernels, double *med, double *lo, double *hi) {
     gpuprof_config cfg = {0};
     double r[RUNS];
     cfg.report = "off";
     cfg.no_gpu = !gpu;
+    cfg.kernels = kernels;
+    cfg.kernel_buffer_mb = 1024;
     gpuprof_init(&cfg);
+    /* gpuprof's part only: the simulated CUPTI's recording of every
+       cudaEventQuery (what the real one costs there is the H100's figure in
+       bench/README.md) stays off */
+    if (kernels) simcuda_event_hook = NULL;
     loop(n / 10);
     for (int k = 0; k < RUNS; k++) r[k] = loop(n);
     gpuprof_shutdown();
@@ -47,15 +57,70 @@ static void measure(long n, int gpu, double *med, double *lo, double *hi) {
     *hi = r[RUNS - 1];
 }
 
+static double thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The collector: n kernels launched in ranges (the simulated CUPTI writes
+   their records into gpuprof's buffers as the real one does), then the
+   buffers read, matched and added up on this thread inside
+   cuptiActivityFlushAll, where the simulated CUPTI hands them over (the real
+   one hands most over on its own thread every 500 ms), timed in this thread's CPU time, RUNS times. */
+static void collector(long n) {
+    gpuprof_config cfg = {0};
+    double r[RUNS], t0, per_rec = 0, med;
+    uint64_t recs = 0, rec0;
+    size_t bufs = 0;
+    cudaStream_t s;
+    cfg.report = "off";
+    cfg.kernels = 1;
+    cfg.kernel_buffer_mb = 1024;
+    for (int k = 0; k < RUNS; k++) {
+        simcupti_reset();
+        gpuprof_init(&cfg);
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        gpuprof_set_stream(s);
+        for (long i = 0; i < n; i++) {
+            PROF_RANGE("bench.kernel");
+            simcupti_kernel(s, "bench_kernel", 2000, 128, 256);
+            if ((i & 1023) == 1023) PROF_STEP();
+        }
+        cudaStreamSynchronize(s);
+        rec0 = gpuprof__kc.records;
+        t0 = thread_cpu_ns();
+        gpuprof__kc_flush(0);        /* what a report does first */
+        r[k] = thread_cpu_ns() - t0;
+        recs = gpuprof__kc.records - rec0;
+        bufs = gpuprof__kc.nbufs;
+        cudaStreamDestroy(s);
+        gpuprof_shutdown();
+    }
+    qsort(r, RUNS, sizeof *r, cmp_double);
+    med = r[RUNS / 2];
+    if (recs) per_rec = med / (double)n;
+    printf("gpu_sim_collector_ns_per_launch %.2f %.2f %.2f\n", per_rec, r[0] / (double)n, r[RUNS - 1] / (double)n);
+    printf("gpu_sim_collector_launches %ld\n", n);
+    printf("gpu_sim_collector_gpu_records %llu\n", (unsigned long long)recs);
+    printf("gpu_sim_capture_buffer_mib %.1f\n", (double)bufs * (double)GPUPROF__KC_BUF / 1048576.0);
+    printf("gpu_sim_capture_tables_mib %.1f\n",
+           ((double)GPUPROF__KC_MAP * sizeof(gpuprof__kcorr) + (double)GPUPROF__KC_PENDING * sizeof(gpuprof__krec)) / 1048576.0);
+}
+
 int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : 200000, steady = 10000;
-    double cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi;
+    long n = argc > 1 ? atol(argv[1]) : 200000, steady = 10000, launches = n / 4;
+    double cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi, kern, kern_lo, kern_hi;
     uint64_t rec0, sync0, create0;
     gpuprof_config cfg = {0};
     if (n < 1000) n = 1000;
     simcuda_reset();
-    measure(n, 0, &cpu, &cpu_lo, &cpu_hi);
-    measure(n, 1, &gpu, &gpu_lo, &gpu_hi);
+    measure(n, 0, 0, &cpu, &cpu_lo, &cpu_hi);
+    measure(n, 1, 0, &gpu, &gpu_lo, &gpu_hi);
+    setenv("GPUPROF_CUPTI_PATH", SIMCUPTI_PATH, 1);
+    simcupti_reset();
+    measure(n, 1, 1, &kern, &kern_lo, &kern_hi);
+    collector(launches);
 
     /* steady state: after 1000 ranges, count the calls of 10 000 more */
     cfg.report = "off";
@@ -71,5 +136,6 @@ int main(int argc, char **argv) {
     gpuprof_shutdown();
     printf("gpu_sim_cpu_only_ns %.2f %.2f %.2f\n", cpu, cpu_lo, cpu_hi);
     printf("gpu_sim_gpu_timed_ns %.2f %.2f %.2f\n", gpu, gpu_lo, gpu_hi);
+    printf("gpu_sim_kernels_ns %.2f %.2f %.2f\n", kern, kern_lo, kern_hi);
     return 0;
 }

@@ -296,7 +296,11 @@ static double report_ms(double *lo, double *hi) {
 }
 
 /* The GPU path from bench_gpu_sim beside this program, if it was built. */
-typedef struct { int ok; double records, syncs, creates, cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi; } gpu_sim;
+typedef struct {
+    int ok, kc;
+    double records, syncs, creates, cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi, kern, kern_lo, kern_hi;
+    double coll, coll_lo, coll_hi, launches, gpu_records, buf_mib, tables_mib;
+} gpu_sim;
 static gpu_sim run_gpu_sim(const char *self) {
     gpu_sim g;
     char cmd[4200], line[256];
@@ -311,6 +315,12 @@ static gpu_sim run_gpu_sim(const char *self) {
         sscanf(line, "gpu_sim_event_creates %lf", &g.creates);
         if (sscanf(line, "gpu_sim_cpu_only_ns %lf %lf %lf", &g.cpu, &g.cpu_lo, &g.cpu_hi) == 3) g.ok |= 2;
         if (sscanf(line, "gpu_sim_gpu_timed_ns %lf %lf %lf", &g.gpu, &g.gpu_lo, &g.gpu_hi) == 3) g.ok |= 4;
+        if (sscanf(line, "gpu_sim_kernels_ns %lf %lf %lf", &g.kern, &g.kern_lo, &g.kern_hi) == 3) g.kc |= 1;
+        if (sscanf(line, "gpu_sim_collector_ns_per_launch %lf %lf %lf", &g.coll, &g.coll_lo, &g.coll_hi) == 3) g.kc |= 2;
+        sscanf(line, "gpu_sim_collector_launches %lf", &g.launches);
+        sscanf(line, "gpu_sim_collector_gpu_records %lf", &g.gpu_records);
+        sscanf(line, "gpu_sim_capture_buffer_mib %lf", &g.buf_mib);
+        sscanf(line, "gpu_sim_capture_tables_mib %lf", &g.tables_mib);
     }
     g.ok = pclose(p) == 0 && g.ok == 7;
     return g;
@@ -458,6 +468,13 @@ int main(int argc, char **argv) {
         row("GPU path: event creations, 10^4 ranges", g.creates, "", NAN, NAN, NULL, NAN, "== 0", g.creates == 0);
         row("range, CPU only (CUDA build, GPU timing off)", g.cpu, "ns", g.cpu_lo, g.cpu_hi, NULL, NAN, NULL, 0);
         row("range, GPU-timed on the simulated runtime", g.gpu, "ns", g.gpu_lo, g.gpu_hi, "CPU only", g.gpu / g.cpu, NULL, 0);
+        if (g.kc == 3) {
+            row("range, GPU-timed, kernel capture on (push+pop)", g.kern, "ns", g.kern_lo, g.kern_hi, "GPU-timed", g.kern / g.gpu, NULL, 0);
+            row("kernel capture: collector CPU per launch", g.coll, "ns", g.coll_lo, g.coll_hi, NULL, NAN, NULL, 0);
+            row("kernel capture: GPU records per launch (+own queries)", g.launches > 0 ? g.gpu_records / g.launches : NAN, "", NAN, NAN, NULL, NAN, NULL, 0);
+            row("kernel capture: activity buffers in use", g.buf_mib, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
+            row("kernel capture: correlation and pending tables", g.tables_mib, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
+        }
     } else printf("GPU path: bench_gpu_sim not found beside this program (built when the CUDA toolkit is installed)\n");
     if (json) {
         fprintf(json, "\n]}\n");

@@ -6,13 +6,20 @@ root=$1; work=$2
 mkdir -p "$work" && cd "$work" || exit 1
 fails=0; passes=0
 # The strict warnings users build with too: a header must not add to theirs.
-flags="-Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wdouble-promotion -Werror -O1 -I$root"
+flags="-Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wdouble-promotion -Wcast-qual -Wimplicit-fallthrough -Werror -O1 -I$root"
+# stb_sprintf found on a plain -I path, where its warnings are not silenced as
+# a system header's are (the header silences them itself).
+plainstb=
+if [ -f /usr/include/stb/stb_sprintf.h ]; then
+  mkdir -p plain/stb && cp /usr/include/stb/stb_sprintf.h plain/stb/ && plainstb="-I$work/plain"
+fi
 for cc in gcc clang; do
   command -v $cc >/dev/null || { echo "missing compiler $cc"; fails=$((fails+1)); continue; }
   cxx=g++; [ $cc = clang ] && cxx=clang++
   for std in c99 c11 c++11 c++17; do
     for disable in "" "-DGPUPROF_DISABLE"; do
-      for stb in "" "-DGPUPROF_NO_STB_SPRINTF"; do
+      for stb in system -DGPUPROF_NO_STB_SPRINTF $plainstb; do
+        [ $stb = system ] && stb=
         case $std in c++*) comp="$cxx -x c++";; *) comp=$cc;; esac
         what="$cc -std=$std $disable $stb"
         if $comp -std=$std $flags $disable $stb -c "$root/tests/compile/use_all.c" -o use.o 2>log &&

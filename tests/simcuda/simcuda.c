@@ -410,7 +410,22 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     LEAVE(cudaSuccess);
 }
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t e, cudaStream_t s) { return cudaEventRecord(e, s == NULL ? cudaStreamPerThread : s); }
+void (*simcuda_event_hook)(int query, uint64_t t0, uint64_t t1);
+static cudaError_t sim_event_query(cudaEvent_t e);
+static cudaError_t sim_event_synchronize(cudaEvent_t e);
 cudaError_t cudaEventQuery(cudaEvent_t e) {
+    uint64_t t0 = simcuda_now();
+    cudaError_t r = sim_event_query(e);
+    if (simcuda_event_hook) simcuda_event_hook(1, t0, simcuda_now());
+    return r;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    uint64_t t0 = simcuda_now();
+    cudaError_t r = sim_event_synchronize(e);
+    if (simcuda_event_hook) simcuda_event_hook(0, t0, simcuda_now());
+    return r;
+}
+static cudaError_t sim_event_query(cudaEvent_t e) {
     ENTER("cudaEventQuery");
     if (!e) LEAVE(cudaErrorInvalidResourceHandle);
     if (sim_unsafe_forbidden()) LEAVE(cudaErrorStreamCaptureUnsupported);
@@ -418,7 +433,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
     if (e->recorded && e->time > sim.now) LEAVE(cudaErrorNotReady);
     LEAVE(cudaSuccess);
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+static cudaError_t sim_event_synchronize(cudaEvent_t e) {
     ENTER("cudaEventSynchronize");
     sim.syncs++;
     sim_pool_release(sim_device);

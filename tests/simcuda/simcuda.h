@@ -64,6 +64,11 @@ uint64_t simcuda_sync_calls(void);                   /* cudaDeviceSynchronize + 
 void     simcuda_set_memory(uint64_t total, uint64_t context);
 void     simcuda_set_pools(int supported);           /* cudaDevAttrMemoryPoolsSupported, default 1 */
 uint64_t simcuda_device_used(int device);            /* what cudaMemGetInfo reports as used */
+/* Called after every cudaEventQuery (query 1) and cudaEventSynchronize (0)
+   with the virtual times the call began and ended, outside simcuda's lock:
+   the simulated CUPTI records them as the real one does (an event
+   synchronization each, cudaEventQuery included). */
+extern void (*simcuda_event_hook)(int query, uint64_t t0, uint64_t t1);
 
 #ifdef __cplusplus
 }

@@ -286,6 +286,27 @@ uint32_t simcupti_memset(cudaStream_t s, uint64_t bytes, uint64_t dur_ns) {
     return r;
 }
 
+/* cudaEventQuery and cudaEventSynchronize, from simcuda: the real CUPTI
+   writes an event synchronization for each (seen on an H100, CUDA 13.0). */
+static void sim_event_wait(int query, uint64_t t0, uint64_t t1) {
+    CUpti_ActivitySynchronization2 y;
+    uint32_t r, d;
+    if (!sim.enabled[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION]) return;
+    pthread_mutex_lock(&mu);
+    r = sim_api(query ? CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+                query ? CUPTI_DRIVER_TRACE_CBID_cuEventQuery : CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, t0, t1, &d);
+    memset(&y, 0, sizeof y);
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+    y.start = sim_ts(t0);
+    y.end = sim_ts(t1);
+    y.correlationId = r;
+    y.streamId = 0xFFFFFFFFu;
+    y.cudaEventId = 1;
+    sim_put(0, &y, y.kind, 0);
+    pthread_mutex_unlock(&mu);
+}
+
 uint32_t simcupti_sync(int type, cudaStream_t s) {
     CUpti_ActivitySynchronization2 y;
     uint64_t t0, t1;
@@ -517,6 +538,7 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
     ENTER("cuptiActivityEnable");
     if ((int)kind <= 0 || (int)kind >= 64) LEAVE(CUPTI_ERROR_INVALID_KIND);
     sim.enabled[kind] = 1;
+    if (kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) simcuda_event_hook = sim_event_wait;
     LEAVE(CUPTI_SUCCESS);
 }
 CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
