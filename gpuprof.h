@@ -2671,6 +2671,8 @@ typedef struct gpuprof__cupti_api {
     int (*GetTimestamp)(uint64_t *);
     int (*ActivityFlushPeriod)(uint32_t);
     int (*SetThreadIdType)(int);
+    int (*ActivityEnableRuntimeApi)(uint32_t, uint8_t);
+    int (*ActivityEnableDriverApi)(uint32_t, uint8_t);
 } gpuprof__cupti_api;
 static const struct { const char *name; size_t off; int optional; } gpuprof__cupti_syms[] = {
 #define GPUPROF__CUPTI_SYM(f, opt) { "cupti" #f, offsetof(gpuprof__cupti_api, f), opt }
@@ -2679,9 +2681,22 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
     GPUPROF__CUPTI_SYM(ActivityEnable, 0), GPUPROF__CUPTI_SYM(ActivityDisable, 0), GPUPROF__CUPTI_SYM(ActivityFlushAll, 0),
     GPUPROF__CUPTI_SYM(ActivityGetNextRecord, 0), GPUPROF__CUPTI_SYM(ActivityGetNumDroppedRecords, 0),
     GPUPROF__CUPTI_SYM(ActivityPushExternalCorrelationId, 0), GPUPROF__CUPTI_SYM(ActivityPopExternalCorrelationId, 0),
-    GPUPROF__CUPTI_SYM(GetTimestamp, 0), GPUPROF__CUPTI_SYM(ActivityFlushPeriod, 1), GPUPROF__CUPTI_SYM(SetThreadIdType, 1)
+    GPUPROF__CUPTI_SYM(GetTimestamp, 0), GPUPROF__CUPTI_SYM(ActivityFlushPeriod, 1), GPUPROF__CUPTI_SYM(SetThreadIdType, 1),
+    GPUPROF__CUPTI_SYM(ActivityEnableRuntimeApi, 1), GPUPROF__CUPTI_SYM(ActivityEnableDriverApi, 1)
 #undef GPUPROF__CUPTI_SYM
 };
+
+/* The CUDA calls every GPU-timed range makes (cupti_runtime_cbid.h,
+   cupti_driver_cbid.h): cudaGetDevice, cudaEventRecord (plain, _ptsz,
+   WithFlags), cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
+   cudaEventElapsedTime, and the driver calls under them. Their API records
+   are turned off where CUPTI allows it (CUDA 12.5 on): none has GPU work to
+   attribute, and recording them cost ~1 us of CPU per range on an H100.
+   cudaEventQuery and cudaEventSynchronize stay on: CUPTI writes a
+   synchronization for each, which needs its call to be matched (and gpuprof's
+   own are then set apart, gpuprof__kc_own). */
+static const uint16_t gpuprof__kc_quiet_rt[] = { 17, 135, 139, 242, 317, 318, 327, 370, 371, 486 };
+static const uint16_t gpuprof__kc_quiet_drv[] = { 16, 119, 123, 441, 499, 500, 541, 587, 588, 780 };
 
 #define GPUPROF__KC_MAP (1u << 18)        /* correlation ids remembered (a ring: ids rise by one per API call) */
 #define GPUPROF__KC_PENDING 65536         /* GPU records waiting for their launch record */
@@ -3454,6 +3469,11 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
             pthread_mutex_unlock(&gpuprof__kc_mu);
             return;
         }
+    /* after the kinds: enabling RUNTIME or DRIVER resets these */
+    for (i = 0; gpuprof__kc.api.ActivityEnableRuntimeApi && i < sizeof gpuprof__kc_quiet_rt / sizeof gpuprof__kc_quiet_rt[0]; i++)
+        (void)gpuprof__kc.api.ActivityEnableRuntimeApi(gpuprof__kc_quiet_rt[i], 0);
+    for (i = 0; gpuprof__kc.api.ActivityEnableDriverApi && i < sizeof gpuprof__kc_quiet_drv / sizeof gpuprof__kc_quiet_drv[0]; i++)
+        (void)gpuprof__kc.api.ActivityEnableDriverApi(gpuprof__kc_quiet_drv[i], 0);
     if (!gpuprof__kc.ts_cb) gpuprof__kc_pairs();
     GPUPROF__ST(&gpuprof__kc.live, 1);
 }

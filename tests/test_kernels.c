@@ -111,6 +111,10 @@ static void check_training_tables(const char *what) {
        gpuprof makes to read ranges' GPU times are counted apart, and are in
        neither the sync table nor the trace */
     CHECK(jnum(c, "own") > 0, "gpuprof's own event queries were recorded, and set apart");
+    CHECK(simcupti_api_quiet(0, 135) && simcupti_api_quiet(1, 119) && simcupti_api_quiet(0, 317) && simcupti_api_quiet(0, 17),
+          "the calls of every GPU-timed range (cudaEventRecord, cuEventRecord, cudaStreamIsCapturing, cudaGetDevice) are not recorded");
+    CHECK(!simcupti_api_quiet(0, 138) && !simcupti_api_quiet(0, 137) && !simcupti_api_quiet(0, 211),
+          "... cudaEventQuery, cudaEventSynchronize and the launches are");
     CHECK(find_kind("syncs", "kind", "event") == NULL, "... not in the sync table: the program made no event sync");
     CHECK_EQ_U(jnum(c, "unattributed"), 5, "the memsets outside any range are unattributed (all 5 steps)");
     CHECK_EQ_U(jnum(c, "dropped"), 0, "nothing dropped");

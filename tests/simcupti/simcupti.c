@@ -41,6 +41,7 @@ static struct {
     int subscribed, layout, worker_on, worker_stop;
     pthread_t worker;
     uint8_t enabled[64];
+    uint8_t quiet[2][1024];         /* runtime / driver calls whose API records are off */
     uint32_t corr;
     struct sbuf *bufs;            /* held buffers, oldest first */
     size_t use;
@@ -150,7 +151,7 @@ static uint32_t sim_api(uint32_t rt_cbid, uint32_t drv_cbid, uint64_t t0, uint64
     id[1] = ++sim.corr;
     for (k = 0; k < 2; k++) {
         CUpti_ActivityAPI a;
-        if (!sim.enabled[kinds[k]]) continue;
+        if (!sim.enabled[kinds[k]] || sim.quiet[k][k ? drv_cbid : rt_cbid]) continue;
         if (sim.enabled[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION])
             for (j = 1; j < 6; j++) {
                 CUpti_ActivityExternalCorrelation x;
@@ -419,6 +420,7 @@ void simcupti_reset(void) {
     memset(sim.fn, 0, sizeof sim.fn);
     sim.nfn = 0;
     memset(sim.enabled, 0, sizeof sim.enabled);
+    memset(sim.quiet, 0, sizeof sim.quiet);
     sim.subscribed = 0;
     sim.layout = SIMCUPTI_CUDA13;
     sim.use = 0;
@@ -538,6 +540,9 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
     ENTER("cuptiActivityEnable");
     if ((int)kind <= 0 || (int)kind >= 64) LEAVE(CUPTI_ERROR_INVALID_KIND);
     sim.enabled[kind] = 1;
+    /* as the real one: enabling RUNTIME or DRIVER records every call of it again */
+    if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) memset(sim.quiet[0], 0, sizeof sim.quiet[0]);
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER) memset(sim.quiet[1], 0, sizeof sim.quiet[1]);
     if (kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) simcuda_event_hook = sim_event_wait;
     LEAVE(CUPTI_SUCCESS);
 }
@@ -604,6 +609,20 @@ CUptiResult cuptiActivityFlushPeriod(uint32_t ms) {
     (void)ms;                       /* buffers go out when full (worker) or in FlushAll */
     LEAVE(CUPTI_SUCCESS);
 }
+static CUptiResult sim_quiet(int driver, CUpti_CallbackId cbid, uint8_t enable) {
+    if (cbid >= 1024) return CUPTI_ERROR_INVALID_PARAMETER;
+    sim.quiet[driver][cbid] = !enable;
+    return CUPTI_SUCCESS;
+}
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+    ENTER("cuptiActivityEnableRuntimeApi");
+    LEAVE(sim_quiet(0, cbid, enable));
+}
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+    ENTER("cuptiActivityEnableDriverApi");
+    LEAVE(sim_quiet(1, cbid, enable));
+}
+int simcupti_api_quiet(int driver, uint32_t cbid) { return cbid < 1024 && sim.quiet[driver ? 1 : 0][cbid]; }
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
     ENTER("cuptiSetThreadIdType");
     (void)type;                     /* records always carry gettid() here */

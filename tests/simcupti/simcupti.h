@@ -50,6 +50,7 @@ uint64_t simcupti_calls(const char *fn);            /* calls of a CUPTI function
 uint64_t simcupti_total_calls(void);
 int      simcupti_depth(int kind);                  /* the calling thread's stack of pushed ids */
 int      simcupti_has_timestamp_callback(void);
+int      simcupti_api_quiet(int driver, uint32_t cbid);   /* the call's API records were turned off */
 uint64_t simcupti_buffers_delivered(void);
 
 /* Work, launched from the calling thread; each returns its correlation id. */
