@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 20000;
     int dev = 0;
     cudaDeviceProp p;
-    double cpu[2], gpu[2], gpuk[2], bare[2], launch[2], launchk[2], r[RUNS], pr[RUNS];
+    double cpu[2], cpuk[2], gpu[2], gpuk[2], bare[2], launch[2], launchk[2], launchc[2], launchck[2], r[RUNS], pr[RUNS];
     if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) {
         printf("bench_gpu_real: no CUDA device here; nothing measured\n");
         return 0;
@@ -98,11 +98,16 @@ int main(int argc, char **argv) {
     bare[1] = pr[RUNS / 2];
     printf("%-58s %9.0f ns  (%.0f .. %.0f)   process CPU %9.0f ns\n", "empty kernel launch, no gpuprof (baseline)", bare[0], r[0], r[RUNS - 1], bare[1]);
     measure("range, GPU timing off", RANGE, n, 0, 0, cpu);
+    measure("range, GPU timing off, kernel capture on", RANGE, n, 0, 1, cpuk);
     measure("range, GPU-timed", RANGE, n, 1, 0, gpu);
     measure("range, GPU-timed, kernel capture on", RANGE, n, 1, 1, gpuk);
+    measure("range around a launch, GPU timing off", RANGE_LAUNCH, n, 0, 0, launchc);
+    measure("range around a launch, GPU timing off, kernel capture on", RANGE_LAUNCH, n, 0, 1, launchck);
     measure("range around a launch, GPU-timed", RANGE_LAUNCH, n, 1, 0, launch);
     measure("range around a launch, GPU-timed, kernel capture on", RANGE_LAUNCH, n, 1, 1, launchk);
-    printf("\ncapture's cost per GPU-timed range (no launch):   %+.0f ns thread CPU, %+.0f ns process CPU\n", gpuk[0] - gpu[0], gpuk[1] - gpu[1]);
+    printf("\ncapture's cost per CPU-timed range (no launch):   %+.0f ns thread CPU, %+.0f ns process CPU\n", cpuk[0] - cpu[0], cpuk[1] - cpu[1]);
+    printf("capture's cost per CPU-timed range, one launch:  %+.0f ns thread CPU, %+.0f ns process CPU\n", launchck[0] - launchc[0], launchck[1] - launchc[1]);
+    printf("capture's cost per GPU-timed range (no launch):   %+.0f ns thread CPU, %+.0f ns process CPU\n", gpuk[0] - gpu[0], gpuk[1] - gpu[1]);
     printf("capture's cost per range with one launch:         %+.0f ns thread CPU, %+.0f ns process CPU\n", launchk[0] - launch[0], launchk[1] - launch[1]);
     printf("a GPU-timed range around a launch, over the bare launch: %+.0f ns thread CPU\n", launch[0] - bare[0]);
     return 0;
