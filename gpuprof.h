@@ -94,6 +94,14 @@
                             (on/off settings take 1/0, yes/no, true/false, on/off)
        GPUPROF_CLOCK=tsc|monotonic   GPUPROF_GPU=0 (CPU time only in a CUDA build)
        GPUPROF_NVTX=0       GPUPROF_NVTX_DOMAIN=name
+       GPUPROF_KERNELS=1    kernel capture (CUDA builds): every kernel, copy, memset and
+                            synchronization from CUPTI, attributed to the range that
+                            launched it: kernel, transfer and sync tables, kernels on the
+                            trace's stream tracks; libcupti is loaded with dlopen, no
+                            build-time dependency (docs/guide.md "Kernel capture")
+       GPUPROF_KERNEL_BUFFER_MB=N  memory for CUPTI's activity buffers (default 64)
+       GPUPROF_CUPTI_PATH=path     the libcupti to load (else one already loaded,
+                            libcupti.so.13/.12, then $CUDA_HOME/extras/CUPTI/lib64)
        GPUPROF_MEM_RANGES=1 per range: the change in tracked and device-used bytes
        GPUPROF_HOST_RANGES=data,io   ranges doing host work (CPU-bound in the verdict)
        GPUPROF_PRECISION=fp32|tf32|fp16|bf16|fp8|fp64   which peak FLOP/s the roofline uses

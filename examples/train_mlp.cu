@@ -12,7 +12,12 @@
    work is declared (GPUPROF_RANGE_WORK: FLOPs and the bytes they must move)
    and the verdict: what bounds each phase, and the bottleneck; the trace
    (train_mlp_cuda.trace.json) has a track for the CUDA stream under the CPU
-   thread. Without a GPU it says so in one line and exits 0. */
+   thread. Without a GPU it says so in one line and exits 0.
+
+       GPUPROF_KERNELS=1 ./build/train_mlp_cuda
+   adds kernel capture (CUPTI, loaded at run time): the kernel, transfer and
+   synchronization tables -- each kernel by its demangled name, with the range
+   that launched it -- and the kernels on the trace's stream tracks. */
 #define GPUPROF_IMPLEMENTATION
 #include "../gpuprof.h"
 
