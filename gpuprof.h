@@ -2641,7 +2641,7 @@ enum {
     GPUPROF__AK_MEMCPY = 1, GPUPROF__AK_MEMSET = 2, GPUPROF__AK_KERNEL = 3, GPUPROF__AK_DRIVER = 4, GPUPROF__AK_RUNTIME = 5,
     GPUPROF__AK_CONC_KERNEL = 10, GPUPROF__AK_SYNC = 38, GPUPROF__AK_EXTCORR = 39
 };
-enum { GPUPROF__EXT_CUSTOM2 = 5, GPUPROF__FLUSH_FORCED = 1 };
+enum { GPUPROF__EXT_CUSTOM2 = 5, GPUPROF__FLUSH_FORCED = 1, GPUPROF__ATTR_ZEROED_OUT = 5 };
 /* Field offsets: the oldest record version gpuprof reads has them all (K4..K11,
    Memcpy4..6, Memset3..4, Synchronization 1..2, API, ExternalCorrelation). */
 enum {
@@ -2681,6 +2681,7 @@ typedef struct gpuprof__cupti_api {
     int (*SetThreadIdType)(int);
     int (*ActivityEnableRuntimeApi)(uint32_t, uint8_t);
     int (*ActivityEnableDriverApi)(uint32_t, uint8_t);
+    int (*ActivitySetAttribute)(int, size_t *, void *);
 } gpuprof__cupti_api;
 static const struct { const char *name; size_t off; int optional; } gpuprof__cupti_syms[] = {
 #define GPUPROF__CUPTI_SYM(f, opt) { "cupti" #f, offsetof(gpuprof__cupti_api, f), opt }
@@ -2690,7 +2691,8 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
     GPUPROF__CUPTI_SYM(ActivityGetNextRecord, 0), GPUPROF__CUPTI_SYM(ActivityGetNumDroppedRecords, 0),
     GPUPROF__CUPTI_SYM(ActivityPushExternalCorrelationId, 0), GPUPROF__CUPTI_SYM(ActivityPopExternalCorrelationId, 0),
     GPUPROF__CUPTI_SYM(GetTimestamp, 0), GPUPROF__CUPTI_SYM(ActivityFlushPeriod, 1), GPUPROF__CUPTI_SYM(SetThreadIdType, 1),
-    GPUPROF__CUPTI_SYM(ActivityEnableRuntimeApi, 1), GPUPROF__CUPTI_SYM(ActivityEnableDriverApi, 1)
+    GPUPROF__CUPTI_SYM(ActivityEnableRuntimeApi, 1), GPUPROF__CUPTI_SYM(ActivityEnableDriverApi, 1),
+    GPUPROF__CUPTI_SYM(ActivitySetAttribute, 1)
 #undef GPUPROF__CUPTI_SYM
 };
 
@@ -2776,6 +2778,7 @@ static struct {
     /* the buffer pool (kc.pool_mu, never held across a CUPTI call) */
     uint8_t *free_bufs[64];
     uint32_t nfree, nbufs, max_bufs;
+    int zeroed;                   /* CUPTI takes gpuprof's buffers as zeroed (ZEROED_OUT_ACTIVITY_BUFFER) */
     uint64_t declined;
     /* the collector (kc.mu) */
     gpuprof__kcorr *map;
@@ -2901,8 +2904,10 @@ static void gpuprof__kc_req(uint8_t **buf, size_t *size, size_t *max_records) {
     uint8_t *b = NULL;
     pthread_mutex_lock(&gpuprof__kc_pool_mu);
     if (gpuprof__kc.nfree) b = gpuprof__kc.free_bufs[--gpuprof__kc.nfree];
-    else if (gpuprof__kc.nbufs < gpuprof__kc.max_bufs && (b = (uint8_t *)gpuprof__alloc(GPUPROF__KC_BUF)) != NULL) gpuprof__kc.nbufs++;
-    else gpuprof__kc.declined++;
+    else if (gpuprof__kc.nbufs < gpuprof__kc.max_bufs && (b = (uint8_t *)gpuprof__alloc(GPUPROF__KC_BUF)) != NULL) {
+        gpuprof__kc.nbufs++;
+        if (gpuprof__kc.zeroed) memset(b, 0, GPUPROF__KC_BUF);    /* once per buffer of the pool */
+    } else gpuprof__kc.declined++;
     pthread_mutex_unlock(&gpuprof__kc_pool_mu);
     *buf = b;
     *size = b ? GPUPROF__KC_BUF : 0;
@@ -3316,7 +3321,7 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
     uint8_t *p = NULL;
     gpuprof__krec r;
     uint32_t i;
-    (void)ctx; (void)stream; (void)size;
+    (void)ctx; (void)stream;
     if (!buf) return;
     if (valid && GPUPROF__LD(&gpuprof__kc.accepting) && gpuprof__kc.loaded > 0) {
         pthread_mutex_lock(&gpuprof__kc_mu);
@@ -3338,6 +3343,7 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
         }
         pthread_mutex_unlock(&gpuprof__kc_mu);
     }
+    if (gpuprof__kc.zeroed) memset(buf, 0, size < GPUPROF__KC_BUF ? size : GPUPROF__KC_BUF);   /* as CUPTI was promised */
     gpuprof__kc_recycle(buf);
 }
 
@@ -3438,6 +3444,14 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
            own thread hands buffers over at least twice a second (the per-step figures) */
         if (gpuprof__kc.api.SetThreadIdType) (void)gpuprof__kc.api.SetThreadIdType(1);
         if (gpuprof__kc.api.ActivityFlushPeriod) (void)gpuprof__kc.api.ActivityFlushPeriod(GPUPROF__KC_FLUSH_MS);
+        /* gpuprof hands CUPTI zeroed buffers (zeroed when they come back, off the
+           program's threads); else CUPTI zeroes each 2 MiB buffer on the thread
+           whose launch needed it */
+        if (gpuprof__kc.api.ActivitySetAttribute) {
+            uint8_t one = 1;
+            size_t n = sizeof one;
+            gpuprof__kc.zeroed = gpuprof__kc.api.ActivitySetAttribute(GPUPROF__ATTR_ZEROED_OUT, &n, &one) == GPUPROF__CU_OK;
+        }
         gpuprof__kc.loaded = 1;
     }
     pthread_mutex_lock(&gpuprof__kc_mu);

@@ -530,6 +530,8 @@ int main(int argc, char **argv) {
     scenario_worker();
     scenario_graphs();
     scenario_bad_records();
+    CHECK(simcupti_zeroed_attr() == 1, "gpuprof tells CUPTI its buffers come zeroed (CUPTI would zero them on the launching thread)");
+    CHECK_EQ_U(simcupti_nonzero_buffers(), 0, "... and every buffer it hands over is, reused ones included");
     scenario_demangle();
     scenario_layouts();
     scenario_trace();

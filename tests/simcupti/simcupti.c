@@ -42,6 +42,8 @@ static struct {
     pthread_t worker;
     uint8_t enabled[64];
     uint8_t quiet[2][1024];         /* runtime / driver calls whose API records are off */
+    uint8_t zeroed_attr;            /* ZEROED_OUT_ACTIVITY_BUFFER: kept for the process, as CUPTI does */
+    uint64_t nonzero_buffers;       /* buffers handed over not zeroed while it was set */
     uint32_t corr;
     struct sbuf *bufs;            /* held buffers, oldest first */
     size_t use;
@@ -120,6 +122,12 @@ static struct sbuf *sim_buf(int device) {
     if (!sim.req) return NULL;
     sim.req(&p, &size, &maxrec);
     if (!p || size < 256) return NULL;
+    if (sim.zeroed_attr) {
+        /* the client said it hands over zeroed buffers: check it */
+        size_t i;
+        for (i = 0; i < size && !p[i]; i++) {}
+        if (i < size) sim.nonzero_buffers++;
+    }
     b = (struct sbuf *)calloc(1, sizeof *b);
     b->p = p;
     b->size = sim.use && sim.use < size ? sim.use : size;
@@ -622,6 +630,16 @@ CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) 
     ENTER("cuptiActivityEnableDriverApi");
     LEAVE(sim_quiet(1, cbid, enable));
 }
+CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value) {
+    ENTER("cuptiActivitySetAttribute");
+    if (!size || !value) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    if (attr != CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) LEAVE(CUPTI_SUCCESS);   /* the others change nothing here */
+    if (*size != sizeof(uint8_t)) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    sim.zeroed_attr = *(uint8_t *)value != 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+int simcupti_zeroed_attr(void) { return sim.zeroed_attr; }
+uint64_t simcupti_nonzero_buffers(void) { return sim.nonzero_buffers; }
 int simcupti_api_quiet(int driver, uint32_t cbid) { return cbid < 1024 && sim.quiet[driver ? 1 : 0][cbid]; }
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
     ENTER("cuptiSetThreadIdType");

@@ -51,6 +51,8 @@ uint64_t simcupti_total_calls(void);
 int      simcupti_depth(int kind);                  /* the calling thread's stack of pushed ids */
 int      simcupti_has_timestamp_callback(void);
 int      simcupti_api_quiet(int driver, uint32_t cbid);   /* the call's API records were turned off */
+int      simcupti_zeroed_attr(void);                /* the client set ZEROED_OUT_ACTIVITY_BUFFER */
+uint64_t simcupti_nonzero_buffers(void);            /* ... and then handed over this many buffers not zeroed */
 uint64_t simcupti_buffers_delivered(void);
 
 /* Work, launched from the calling thread; each returns its correlation id. */
