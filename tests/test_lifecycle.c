@@ -285,8 +285,9 @@ static void test_stepper_waits(void) {
     double waits = blocked_share(1, "waits.json"), busy = 1.0;
     int k;
     /* Preemption by other load also takes a thread off the CPU, and only ever
-       adds to the share: the least of three runs is the step's own figure. */
-    for (k = 0; k < 3; k++) { double x = blocked_share(0, "busy.json"); if (x < busy) busy = x; }
+       adds to the share: the least of the runs is the step's own figure (up to
+       nine on a loaded machine, until one shows it). */
+    for (k = 0; k < 9 && (k < 3 || busy >= waits - 0.3); k++) { double x = blocked_share(0, "busy.json"); if (x < busy) busy = x; }
     CHECK(waits > 0.6, "a step that joins its worker: the stepping thread is off the CPU most of it (it waited)");
     CHECK(busy < waits - 0.3, "a step that computes beside its worker: the stepping thread is much less off the CPU");
     printf("stepping thread off the CPU: %.0f%% when waiting for the worker, %.0f%% when computing beside it\n", 100 * waits, 100 * busy);
