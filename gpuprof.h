@@ -7655,8 +7655,9 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     /* per range: the kernels launched inside it (not in ranges inside it) */
     for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
     if (ktotal > 0) {
-        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it)\n", "Range", range_width,
-                            "   Kernels  Per call  GPU Total  Share\n");
+        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Events: the range's GPU self\n"
+                               "time from its CUDA events; Busy: kernel time / Events -- below 100%, the GPU idled inside the range)\n", "Range", range_width,
+                            "   Kernels  Per call  GPU Total  Share     Events   Busy\n");
         for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
             const gpuprof__row *r = s->flatp[i];
             if (!r->kernel_calls) continue;
@@ -7666,6 +7667,10 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
             gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
             gpuprof__cell_ns(b, (double)r->kernel_ns);
             gpuprof__cell_pct(b, (double)r->kernel_ns, ktotal);
+            if (r->gpu.count && r->gpu_self_ns) {
+                gpuprof__cell_ns(b, (double)r->gpu_self_ns);
+                gpuprof__cell_pct(b, (double)r->kernel_ns, (double)r->gpu_self_ns);
+            } else gpuprof__buf_s(b, "          -       -");
             gpuprof__buf_s(b, "\n");
         }
     }

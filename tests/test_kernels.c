@@ -317,6 +317,34 @@ static void scenario_demangle(void) {
     cudaStreamDestroy(s);
 }
 
+/* Kernel time beside the range's event-timed GPU time: a range whose host
+   work spaces out its launches keeps the GPU idle inside it. */
+static void scenario_idle_inside(void) {
+    cudaStream_t s;
+    int i, k;
+    simcupti_reset();
+    session_begin("idle", 0);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    for (k = 0; k < 3; k++) {
+        { PROF_RANGE("gappy"); for (i = 0; i < 4; i++) { if (i) simcuda_advance(20 * US); simcupti_kernel(s, "small", 5 * US, 1, 32); } }
+        { PROF_RANGE("packed"); for (i = 0; i < 4; i++) simcupti_kernel(s, "small", 5 * US, 1, 32); }
+        simcupti_sync(SIMCUPTI_SYNC_STREAM, s);
+        simcuda_advance(100 * US);
+    }
+    session_end("idle");
+    {
+        char *text = check_slurp("k_report.txt");
+        const char *t = text ? strstr(text, "\nKernels by range") : NULL;
+        CHECK(t && strstr(t, "\ngappy         12       4.0    60.0 us   50.0%     195 us   30.8%\n"),
+              "a range that spaces its launches: 20 us of kernels in a 65 us GPU span per call, busy 30.8%");
+        CHECK(t && strstr(t, "\npacked        12       4.0    60.0 us   50.0%    60.0 us  100.0%\n"),
+              "back-to-back launches: the GPU span is the kernels, busy 100%");
+        free(text);
+    }
+    cudaStreamDestroy(s);
+}
+
 /* Records of CUDA 12 (smaller) and of a later CUPTI (larger): walked with
    cuptiActivityGetNextRecord, read at the offsets they share. */
 static void scenario_layouts(void) {
@@ -533,6 +561,7 @@ int main(int argc, char **argv) {
     CHECK(simcupti_zeroed_attr() == 1, "gpuprof tells CUPTI its buffers come zeroed (CUPTI would zero them on the launching thread)");
     CHECK_EQ_U(simcupti_nonzero_buffers(), 0, "... and every buffer it hands over is, reused ones included");
     scenario_demangle();
+    scenario_idle_inside();
     scenario_layouts();
     scenario_trace();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
