@@ -317,6 +317,40 @@ static void scenario_demangle(void) {
     cudaStreamDestroy(s);
 }
 
+/* A range that waits for the GPU by copying to the host (cudaMemcpy into a
+   pageable buffer, as loss.item() does) makes no synchronizing call CUPTI
+   reports: the verdict names the copy. */
+static void scenario_copy_wait(void) {
+    cudaStream_t s;
+    int k;
+    simcupti_reset();
+    session_begin("copywait", 1);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    for (k = 0; k < 6; k++) {
+        { PROF_RANGE("work"); simcupti_kernel(s, "long", 500 * US, 64, 256); simcuda_advance(10 * US); }
+        {
+            PROF_RANGE("loss.item");
+            cudaStreamSynchronize(s);        /* the copy's implicit wait: no record of its own */
+            simcupti_memcpy(s, SIMCUPTI_DTOH, SIMCUPTI_PAGEABLE, 4, 2 * US);
+            simcuda_advance(2 * US);
+        }
+        PROF_STEP();
+    }
+    session_end("copywait");
+    {
+        char *text = check_slurp("k_report.txt");
+        const char *why = text ? strstr(text, " per call in a copy to pageable host memory for GPU work queued before it\n") : NULL;
+        const char *line = why;
+        while (line && line > text && line[-1] != '\n') line--;
+        CHECK(why && !strncmp(line, "loss.item ", 10) && strstr(line, " sync-bound ") && strstr(line, " sync-bound ") < why,
+              "sync-bound without a synchronizing call: the verdict's loss.item row names the copy to pageable host memory");
+        CHECK(find_kind("syncs", "kind", "stream") == NULL, "no synchronization record: the wait was the copy's");
+        free(text);
+    }
+    cudaStreamDestroy(s);
+}
+
 /* Kernel time beside the range's event-timed GPU time: a range whose host
    work spaces out its launches keeps the GPU idle inside it. */
 static void scenario_idle_inside(void) {
@@ -562,6 +596,7 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(simcupti_nonzero_buffers(), 0, "... and every buffer it hands over is, reused ones included");
     scenario_demangle();
     scenario_idle_inside();
+    scenario_copy_wait();
     scenario_layouts();
     scenario_trace();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
