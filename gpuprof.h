@@ -2701,7 +2701,7 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
    WithFlags), cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
    cudaEventElapsedTime, and the driver calls under them. Their API records
    are turned off where CUPTI allows it (CUDA 12.5 on): none has GPU work to
-   attribute, and recording them cost ~1 us of CPU per range on an H100.
+   attribute, and recording them cost 0.3-1 us of CPU per range on an H100.
    cudaEventQuery and cudaEventSynchronize stay on: CUPTI writes a
    synchronization for each, which needs its call to be matched (and gpuprof's
    own are then set apart, gpuprof__kc_own). */
