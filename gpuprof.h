@@ -2411,7 +2411,8 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
    not finished (cudaEventQuery only) or after `limit` records (0: none);
    wait=1: the drain, which waits. me is the calling thread's state (its
    trace block gets the GPU events). */
-static int gpuprof__kc_own(int pushed);   /* kernel capture: gpuprof's own CUDA calls (below) */
+static int gpuprof__kc_own_push(void);    /* kernel capture: gpuprof's own CUDA calls (below) */
+static void gpuprof__kc_pop(void);
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait, int limit) {
     gpuprof__gput *g = (gpuprof__gput *)GPUPROF__LDA(&owner->gpu);
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
@@ -2429,7 +2430,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
             cudaError_t e;
             gpuprof__knots k;
             if (!exchanged) {
-                own = gpuprof__kc_own(0);   /* its queries and waits are not the program's */
+                own = gpuprof__kc_own_push();   /* its queries and waits are not the program's */
                 /* In relaxed mode gpuprof's queries cannot break a capture
                    that this or another thread is making. */
                 if ((e = cudaThreadExchangeStreamCaptureMode(&mode)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaThreadExchangeStreamCaptureMode"); break; }
@@ -2460,7 +2461,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
         GPUPROF__ST(&g->tail, tail);
     }
     if (exchanged) cudaThreadExchangeStreamCaptureMode(&mode);
-    if (own) gpuprof__kc_own(1);
+    if (own) gpuprof__kc_pop();
     pthread_mutex_unlock(&g->mu);
     return taken;
 }
@@ -2902,13 +2903,15 @@ static void gpuprof__kc_sub_cb(void *ud, int domain, uint32_t cbid, const void *
    spent (CUPTI counts the records it could not write, see gpuprof__kc_flush). */
 static void gpuprof__kc_req(uint8_t **buf, size_t *size, size_t *max_records) {
     uint8_t *b = NULL;
+    int fresh = 0;
     pthread_mutex_lock(&gpuprof__kc_pool_mu);
     if (gpuprof__kc.nfree) b = gpuprof__kc.free_bufs[--gpuprof__kc.nfree];
     else if (gpuprof__kc.nbufs < gpuprof__kc.max_bufs && (b = (uint8_t *)gpuprof__alloc(GPUPROF__KC_BUF)) != NULL) {
         gpuprof__kc.nbufs++;
-        if (gpuprof__kc.zeroed) memset(b, 0, GPUPROF__KC_BUF);    /* once per buffer of the pool */
+        fresh = 1;
     } else gpuprof__kc.declined++;
     pthread_mutex_unlock(&gpuprof__kc_pool_mu);
+    if (fresh && gpuprof__kc.zeroed) memset(b, 0, GPUPROF__KC_BUF);   /* once per buffer of the pool; returned ones come zeroed */
     *buf = b;
     *size = b ? GPUPROF__KC_BUF : 0;
     *max_records = 0;
@@ -3522,15 +3525,9 @@ static const char *gpuprof__kc_sync_call(uint32_t name_id);   /* report section 
 
 /* gpuprof's own CUDA calls (the event queries and waits that read ranges' GPU
    times) run under an id of their own, and the collector leaves their records
-   out: their synchronizations are not the program's. gpuprof__kc_own(0)
-   pushes it where capture is on and returns 1 if it did; gpuprof__kc_own(1)
-   pops it. */
-static int gpuprof__kc_own(int pushed) {
-    uint64_t id;
-    if (pushed) {
-        if (gpuprof__kc.loaded > 0) (void)gpuprof__kc.api.ActivityPopExternalCorrelationId(GPUPROF__EXT_CUSTOM2, &id);
-        return 0;
-    }
+   out: their synchronizations are not the program's. The push happens where
+   capture is on and says whether it did; gpuprof__kc_pop pops what was pushed. */
+static int gpuprof__kc_own_push(void) {
     return GPUPROF__LD(&gpuprof__kc.live) &&
            gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, GPUPROF__KC_OWN) == GPUPROF__CU_OK;
 }

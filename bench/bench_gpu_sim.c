@@ -4,9 +4,9 @@
    creations), and what gpuprof's own part of it costs on the CPU beside a
    CPU-only range, in the same run. With kernel capture on the simulated CUPTI
    (tests/simcupti): the same range with its external correlation push and pop,
-   the collector's CPU per launch (four records: the kernel, the runtime and
-   driver calls, the external correlation) and the memory capture holds. The simulated calls cost ~20-40 ns each
-   (a mutex); a real driver's cudaEventRecord costs microseconds (bench/README.md
+   the collector's CPU per launch (the kernel, the runtime and driver calls and
+   their external correlations; gpuprof's own event queries too) and the memory
+   capture holds. The simulated calls cost ~20-40 ns each (a mutex); a real driver's cudaEventRecord costs microseconds (bench/README.md
    has an H100's figures), which this does not measure.
 
    Prints "key value" lines that bench_overhead reads into its table.
@@ -67,10 +67,11 @@ static double thread_cpu_ns(void) {
    their records into gpuprof's buffers as the real one does), then the
    buffers read, matched and added up on this thread inside
    cuptiActivityFlushAll, where the simulated CUPTI hands them over (the real
-   one hands most over on its own thread every 500 ms), timed in this thread's CPU time, RUNS times. */
+   one hands most over on its own thread every 500 ms), timed in this
+   thread's CPU time, RUNS times. */
 static void collector(long n) {
     gpuprof_config cfg = {0};
-    double r[RUNS], t0, per_rec = 0, med;
+    double r[RUNS], t0;
     uint64_t recs = 0, rec0;
     size_t bufs = 0;
     cudaStream_t s;
@@ -98,9 +99,7 @@ static void collector(long n) {
         gpuprof_shutdown();
     }
     qsort(r, RUNS, sizeof *r, cmp_double);
-    med = r[RUNS / 2];
-    if (recs) per_rec = med / (double)n;
-    printf("gpu_sim_collector_ns_per_launch %.2f %.2f %.2f\n", per_rec, r[0] / (double)n, r[RUNS - 1] / (double)n);
+    printf("gpu_sim_collector_ns_per_launch %.2f %.2f %.2f\n", r[RUNS / 2] / (double)n, r[0] / (double)n, r[RUNS - 1] / (double)n);
     printf("gpu_sim_collector_launches %ld\n", n);
     printf("gpu_sim_collector_gpu_records %llu\n", (unsigned long long)recs);
     printf("gpu_sim_capture_buffer_mib %.1f\n", (double)bufs * (double)GPUPROF__KC_BUF / 1048576.0);

@@ -47,19 +47,6 @@ _Static_assert(EQ(GPUPROF__AK_CONC_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
                EQ(GPUPROF__AK_EXTCORR, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) && EQ(GPUPROF__AK_KERNEL, CUPTI_ACTIVITY_KIND_KERNEL), "activity kinds");
 _Static_assert(EQ(GPUPROF__EXT_CUSTOM2, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) && EQ(GPUPROF__FLUSH_FORCED, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) &&
                EQ(GPUPROF__ATTR_ZEROED_OUT, CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER), "kinds, flags and attributes");
-/* the CUDA calls whose API records gpuprof turns off: the ids it names */
-_Static_assert(EQ(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 17) && EQ(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 135) &&
-               EQ(CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020, 139) && EQ(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000, 242) &&
-               EQ(CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000, 317) && EQ(CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000, 318) &&
-               EQ(CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010, 327) &&
-               EQ(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010, 370) && EQ(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010, 371) &&
-               EQ(CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080, 486), "runtime calls of a GPU-timed range");
-_Static_assert(EQ(CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, 16) && EQ(CUPTI_DRIVER_TRACE_CBID_cuEventRecord, 119) &&
-               EQ(CUPTI_DRIVER_TRACE_CBID_cuEventElapsedTime, 123) && EQ(CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz, 441) &&
-               EQ(CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing, 499) && EQ(CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz, 500) &&
-               EQ(CUPTI_DRIVER_TRACE_CBID_cuThreadExchangeStreamCaptureMode, 541) && EQ(CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags, 587) &&
-               EQ(CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz, 588) && EQ(CUPTI_DRIVER_TRACE_CBID_cuEventElapsedTime_v2, 780),
-               "driver calls of a GPU-timed range");
 _Static_assert(EQ(GPUPROF__CU_MAX_LIMIT, CUPTI_ERROR_MAX_LIMIT_REACHED) && EQ(GPUPROF__CU_INVALID_KIND, CUPTI_ERROR_INVALID_KIND) &&
                EQ(GPUPROF__CU_MULTIPLE, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) && EQ(GPUPROF__CU_UNKNOWN, CUPTI_ERROR_UNKNOWN) &&
                EQ(GPUPROF__CU_NOT_INITIALIZED, CUPTI_ERROR_NOT_INITIALIZED) && EQ(GPUPROF__CU_PRIVILEGES, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES), "results");
@@ -99,6 +86,25 @@ int main(int argc, char **argv) {
     y.correlationId = 47; y.streamId = 13;
     for (i = 0; i < 6; i++) { memcpy(buf + off, rec[i], len[i]); off += len[i]; }
     CHECK(1, "every offset gpuprof reads matches the toolkit's headers (checked when this file compiled)");
+    {
+        /* the CUDA calls whose API records gpuprof turns off, by the headers' names */
+        static const uint16_t rt[] = {
+            CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+            CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000,
+            CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
+            CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010,
+            CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080 };
+        static const uint16_t drv[] = {
+            CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, CUPTI_DRIVER_TRACE_CBID_cuEventRecord, CUPTI_DRIVER_TRACE_CBID_cuEventElapsedTime,
+            CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
+            CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz, CUPTI_DRIVER_TRACE_CBID_cuThreadExchangeStreamCaptureMode,
+            CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags, CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz,
+            CUPTI_DRIVER_TRACE_CBID_cuEventElapsedTime_v2 };
+        CHECK(sizeof rt == sizeof gpuprof__kc_quiet_rt && !memcmp(rt, gpuprof__kc_quiet_rt, sizeof rt),
+              "the runtime calls of a GPU-timed range gpuprof quiets are those the headers name");
+        CHECK(sizeof drv == sizeof gpuprof__kc_quiet_drv && !memcmp(drv, gpuprof__kc_quiet_drv, sizeof drv),
+              "... and the driver calls under them");
+    }
     if (argc < 2 || !(lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL))) {
         printf("no libcupti (%s): the walk with the real library is skipped\n", argc < 2 ? "not given" : dlerror());
         return check_failed ? 1 : 77;
