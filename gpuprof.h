@@ -1177,6 +1177,7 @@ typedef struct gpuprof__thread {
     gpuprof__node **counters;             /* name id -> counter node */
     gpuprof__node **chunks;
     uint32_t nnodes, max_nodes;           /* nnodes is published with release order */
+    uint32_t nids;                        /* entries of by_name and counters: the session's max_ids */
     uint32_t snap_nodes;                  /* nnodes as a report saw it (under gpuprof__lock) */
     gpuprof__node overflow;               /* call paths beyond max_nodes */
     gpuprof__block *block;
@@ -1547,11 +1548,11 @@ static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
 /* Binds the calling thread to a state: that of a thread that has exited if
    there is one (so a program that starts a thread per task keeps bounded
    memory; the statistics just go on adding up), else a new one. */
-/* A thread state, not yet in the session's list. */
-static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label) {
+/* A thread state, not yet in the session's list, sized for a session's
+   ids and call paths (read under gpuprof__lock). */
+static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label, uint32_t ids, int max_nodes) {
     gpuprof__thread *t = (gpuprof__thread *)gpuprof__alloc(sizeof *t);
-    size_t ids = gpuprof__g.max_ids;
-    uint32_t nchunks = ((uint32_t)gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK - 1) / GPUPROF__NODE_CHUNK;
+    uint32_t nchunks = ((uint32_t)max_nodes + GPUPROF__NODE_CHUNK - 1) / GPUPROF__NODE_CHUNK;
     if (!t) return NULL;
     memset(t, 0, offsetof(gpuprof__thread, root));
     memset(&t->by_name, 0, sizeof *t - offsetof(gpuprof__thread, by_name));
@@ -1568,14 +1569,35 @@ static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label) {
     memset(t->counters, 0, ids * sizeof *t->counters);
     memset(t->chunks, 0, nchunks * sizeof *t->chunks);
     t->max_nodes = nchunks * GPUPROF__NODE_CHUNK;
+    t->nids = ids;
     t->tid = tid;
     snprintf(t->label, sizeof t->label, "%s", label);
     return t;
 }
 
+static void gpuprof__thread_free(gpuprof__thread *t);
+static void gpuprof__reclaim(void);
+
+/* Under gpuprof__lock: a state a shutdown retired (its thread was running)
+   is freed once its thread lets go of it -- the thread exits, or starts
+   recording in a later session with a new state. Then that session's name
+   table too, once none of its states is left. */
+static void gpuprof__retired_drop(gpuprof__thread *t) {
+    gpuprof__thread **pp;
+    if (!t) return;
+    for (pp = &gpuprof__g.retired; *pp && *pp != t; pp = &(*pp)->next) {}
+    if (!*pp) return;
+    *pp = t->next;
+    if (gpuprof__tls == t) gpuprof__tls = NULL;
+    gpuprof__thread_free(t);
+    gpuprof__reclaim();
+}
+
 static gpuprof__thread *gpuprof__thread_new(void) {
     gpuprof__thread *t;
-    int tid;
+    int tid, max_nodes;
+    uint32_t ids;
+    unsigned session;
     char label[64];
     gpuprof__thread_identity(&tid, label, sizeof label);
     pthread_mutex_lock(&gpuprof__lock);
@@ -1583,6 +1605,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
        GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
     for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
     if (t) {
+        gpuprof__retired_drop(gpuprof__tls);    /* this thread's state of an earlier session */
         t->exited = 0;
         t->depth = 0;
         t->stream = NULL;
@@ -1594,15 +1617,20 @@ static gpuprof__thread *gpuprof__thread_new(void) {
         gpuprof__tls = t;
         return t;
     }
+    session = gpuprof__g.session;                /* allocated outside the lock, for this session's sizes */
+    ids = gpuprof__g.max_ids;
+    max_nodes = gpuprof__g.cfg.max_nodes;
     pthread_mutex_unlock(&gpuprof__lock);
-    if (!(t = gpuprof__thread_alloc(tid, label))) return NULL;
+    if (!(t = gpuprof__thread_alloc(tid, label, ids, max_nodes))) return NULL;
     pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state != GPUPROF__RUNNING) {
-        /* another thread shut the session down meanwhile: nothing to join */
+    if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.session != session) {
+        /* another thread shut the session down meanwhile (and maybe started
+           one sized differently): nothing to join; the next call starts afresh */
         pthread_mutex_unlock(&gpuprof__lock);
         gpuprof__thread_free(t);
         return NULL;
     }
+    gpuprof__retired_drop(gpuprof__tls);
     t->session = gpuprof__g.session;
     t->names = gpuprof__g.names;
     t->index = gpuprof__g.nthreads++;
@@ -1630,7 +1658,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
         }
         GPUPROF_FREE(c);
     }
-    for (i = 0; i < gpuprof__g.max_ids && t->counters; i++)
+    for (i = 0; i < t->nids && t->counters; i++)
         if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); GPUPROF_FREE(t->counters[i]); }
     GPUPROF_FREE(t->overflow.pre);
     if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
@@ -1727,7 +1755,7 @@ static void gpuprof__ring_evict(void) {     /* under trace_lock: the oldest bloc
 static void gpuprof__trace_enqueue(gpuprof__block *b) {
     b->next = NULL;
     if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) {
-        b->sealed_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base);
+        b->sealed_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
         if (gpuprof__g.ring_tail) gpuprof__g.ring_tail->next = b;
         else gpuprof__g.ring_head = b;
         gpuprof__g.ring_tail = b;
@@ -1745,10 +1773,10 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
     gpuprof__block *b = t->block, *nb = NULL;
     /* Nothing to hand over and no block free: drop without taking the lock,
        so a thread outrunning the writer does not also fight it for the lock. */
-    if (!b && !GPUPROF__LD(&gpuprof__g.free_count) && GPUPROF__LD(&gpuprof__g.blocks_allocated) >= gpuprof__g.blocks_max &&
-        gpuprof__g.trace_mode != GPUPROF__TRACE_RING) return NULL;
+    if (!b && !GPUPROF__LD(&gpuprof__g.free_count) && GPUPROF__LD(&gpuprof__g.blocks_allocated) >= GPUPROF__LD(&gpuprof__g.blocks_max) &&
+        GPUPROF__LD(&gpuprof__g.trace_mode) != GPUPROF__TRACE_RING) return NULL;
     pthread_mutex_lock(&gpuprof__trace_lock);
-    if (t->session != gpuprof__g.session || !gpuprof__g.trace_on) {
+    if (t->session != GPUPROF__LD(&gpuprof__g.session) || !gpuprof__g.trace_on) {
         if (b) b->count = b->done = b->aux = 0;     /* an old session's block: keep it, empty */
         pthread_mutex_unlock(&gpuprof__trace_lock);
         return NULL;
@@ -1825,21 +1853,21 @@ static void gpuprof__trace_work(gpuprof__thread *t, uint32_t name_id, double flo
 static void gpuprof__trace_handoff(gpuprof__thread *t) {
     if (!t || !t->block || !t->block->count) return;
     pthread_mutex_lock(&gpuprof__trace_lock);
-    if (t->session == gpuprof__g.session && gpuprof__g.trace_on) {
+    if (t->session == GPUPROF__LD(&gpuprof__g.session) && gpuprof__g.trace_on) {
         gpuprof__trace_enqueue(t->block);
         t->block = NULL;
     }
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
-static void gpuprof__reclaim(void);
-
 static void gpuprof__thread_exit(void *p) {
     gpuprof__thread *t = (gpuprof__thread *)p;
     if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
     gpuprof__trace_handoff(t);
     pthread_mutex_lock(&gpuprof__lock);
-    if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__RUNNING) {
+    if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__STOPPING) {
+        t->exited = 1;      /* a shutdown under way: it frees this state rather than retiring it (no thread left to let go of it) */
+    } else if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__RUNNING) {
         if (t->depth) {
             uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
             GPUPROF__ADD(&gpuprof__g.warn_count[GPUPROF__W_UNCLOSED], (uint64_t)t->depth - 1);
@@ -1847,18 +1875,7 @@ static void gpuprof__thread_exit(void *p) {
                           t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__g.names[t->stack[d - 1].node->name_id].text);
         }
         t->exited = 1;
-    } else {
-        /* Retired by a shutdown while this thread ran: now nothing can reach
-           it any more, nor, once its session's last such thread is gone, that
-           session's name table. */
-        gpuprof__thread **pp;
-        for (pp = &gpuprof__g.retired; *pp && *pp != t; pp = &(*pp)->next) {}
-        if (*pp) {
-            *pp = t->next;
-            gpuprof__thread_free(t);
-            gpuprof__reclaim();
-        }
-    }
+    } else gpuprof__retired_drop(t);       /* retired by a shutdown while this thread ran */
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
 }
@@ -2272,7 +2289,7 @@ static void gpuprof__anchor_renew(int dev) {
     t2 = gpuprof__ticks();
     if (e == cudaErrorNotReady) goto out;                /* try again at the next harvest */
     if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventQuery"); goto out; }
-    meas = (double)gpuprof__ticks_to_ns(t0 - gpuprof__clock.base) + (double)gpuprof__ticks_to_ns(t2 - t0) / 2;
+    meas = (double)gpuprof__ticks_to_ns(t0 - GPUPROF__LD(&gpuprof__clock.base)) + (double)gpuprof__ticks_to_ns(t2 - t0) / 2;
     if ((double)gpuprof__ticks_to_ns(t2 - t0) / 2 > gpuprof__gpu.anchor_uncertainty_ns)
         gpuprof__gpu.anchor_uncertainty_ns = (double)gpuprof__ticks_to_ns(t2 - t0) / 2;
     if (!a->n) { g = 0; c = meas; slope = 1.0; }
@@ -2374,8 +2391,8 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     g->acc[r->depth + 1] = 0;
     g->acc[r->depth] += dur;
     self = dur > kids ? dur - kids : 0;
-    lag = placed ? end_ns - (int64_t)gpuprof__ticks_to_ns(r->t1 - gpuprof__clock.base) : 0;
-    wait = placed ? start_ns - (int64_t)gpuprof__ticks_to_ns(r->t0 - gpuprof__clock.base) : 0;
+    lag = placed ? end_ns - (int64_t)gpuprof__ticks_to_ns(r->t1 - GPUPROF__LD(&gpuprof__clock.base)) : 0;
+    wait = placed ? start_ns - (int64_t)gpuprof__ticks_to_ns(r->t0 - GPUPROF__LD(&gpuprof__clock.base)) : 0;
     if ((gs = gpuprof__gpustat_of(r->node)) != NULL) {
         if (r->decision == 0) {
             gpuprof__stats_add_ns(&gs->stats, dur);
@@ -2399,7 +2416,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
         if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
         if (end_ns < start_ns) end_ns = start_ns;
         /* the arrow from the CPU range that began it (its event is in the trace whenever this one is) */
-        gpuprof__trace_aux(me, GPUPROF__EV_FLOW, r->node->name_id, 0, r->t0 - gpuprof__clock.base, (uint64_t)owner->tid);
+        gpuprof__trace_aux(me, GPUPROF__EV_FLOW, r->node->name_id, 0, r->t0 - GPUPROF__LD(&gpuprof__clock.base), (uint64_t)owner->tid);
         if (r->flops != 0 || r->bytes != 0) gpuprof__trace_work(me, r->node->name_id, r->flops, r->bytes, 0);
         gpuprof__trace_put(me, GPUPROF__EV_GPU | (track << 4), r->node->name_id,
                            (r->decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8), (uint64_t)start_ns, (uint64_t)(end_ns - start_ns));
@@ -2442,7 +2459,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
             if (e != cudaSuccess) { gpuprof__gpu_fail(e, "cudaEventQuery"); break; }
             /* an anchor at most a second old keeps float milliseconds precise */
             if (gpuprof__anchor_read(r->dev, &k) != 0 ||
-                (double)gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base) - k.cpu[k.cur] > 1e9) {
+                (double)gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base)) - k.cpu[k.cur] > 1e9) {
                 if (wait) pthread_mutex_lock(&gpuprof__gpu_mu);
                 if (wait || pthread_mutex_trylock(&gpuprof__gpu_mu) == 0) {
                     gpuprof__anchor_renew(r->dev);
@@ -2892,7 +2909,7 @@ static void gpuprof__kc_pairs(void) {
         b = gpuprof__ticks();
         if ((int64_t)(b - a) < best) {
             best = (int64_t)(b - a);
-            GPUPROF__ST(&gpuprof__kc.pair_off, (int64_t)gpuprof__ticks_to_ns(a + (b - a) / 2 - gpuprof__clock.base) - (int64_t)c);
+            GPUPROF__ST(&gpuprof__kc.pair_off, (int64_t)gpuprof__ticks_to_ns(a + (b - a) / 2 - GPUPROF__LD(&gpuprof__clock.base)) - (int64_t)c);
         }
     }
 }
@@ -3467,7 +3484,7 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
     if (gpuprof__kc.kern_hash) memset(gpuprof__kc.kern_hash, 0, GPUPROF__KC_KERNELS * 2 * sizeof *gpuprof__kc.kern_hash);
     gpuprof__kc.slot[0].used = 1;                 /* step 0 runs from the session's start */
     /* a thread state of gpuprof's own for the trace events (under gpuprof__lock: init holds it) */
-    if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture")) != NULL) {
+    if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture", gpuprof__g.max_ids, gpuprof__g.cfg.max_nodes)) != NULL) {
         gpuprof__kc.tracer->exited = 2;
         gpuprof__kc.tracer->session = gpuprof__g.session;
         gpuprof__kc.tracer->names = gpuprof__g.names;
@@ -3636,13 +3653,22 @@ static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, ui
 
 /* The general case of opening a range: first use (session, thread state,
    name id), a new call path, too deep, paused, work annotations. */
-static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, int flags, double flops, double bytes, void *stream, int s0) {
+static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, unsigned id_session, int flags, double flops, double bytes, void *stream, int s0) {
     gpuprof__thread *t;
     gpuprof__node *parent, *n;
     gpuprof__frame *f;
     uint32_t d;
     if (!(t = gpuprof__self())) return 0;
-    if (site) id = gpuprof__site_id(site, t->session);
+    if (site) {
+        id = gpuprof__site_id(site, t->session);
+        id_session = GPUPROF__LD(&gpuprof__g.session);
+    }
+    /* A name id is an index into its session's table: if another thread
+       shut the session down and started a new one during this call, the id
+       and this thread's state may be of different sessions (found by
+       fuzz_api: an event named by an id the trace's table did not have).
+       The range is not recorded, like one begun after the shutdown. */
+    if (GPUPROF__UNLIKELY(t->session != id_session)) return 0;
     d = t->depth;
     if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
         gpuprof__warn(GPUPROF__W_TOO_DEEP, "ranges nested deeper than %d are counted but not timed (raise GPUPROF_MAX_DEPTH)", GPUPROF_MAX_DEPTH);
@@ -3679,12 +3705,12 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     uint32_t d;
     if (GPUPROF__UNLIKELY(!live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;   /* paused */
     if (GPUPROF__UNLIKELY(!t || t->session != live || (uint32_t)(v >> 32) != t->session))
-        return gpuprof__begin(site, 0, flags, 0, 0, NULL, 1);
+        return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
     d = t->depth;
     n = t->by_name[(uint32_t)v];
     if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH || !n || n->parent != (d ? t->stack[d - 1].node : &t->root) ||
                           GPUPROF__LD(&gpuprof__g.mem_ranges)))
-        return gpuprof__begin(site, 0, flags, 0, 0, NULL, 1);
+        return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
     f = &t->stack[d];
     f->node = n;
     f->child_ns = 0;
@@ -3700,10 +3726,10 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
 int gpuprof__range_begin(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_SCOPED); }
 int gpuprof__range_begin_explicit(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_EXPLICIT); }
 int gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes) {
-    return gpuprof__begin(site, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes, NULL, 1);
+    return gpuprof__begin(site, 0, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes, NULL, 1);
 }
 int gpuprof__range_begin_stream(gpuprof_site *site, void *stream, int scoped) {
-    return gpuprof__begin(site, 0, scoped ? GPUPROF__F_SCOPED : GPUPROF__F_EXPLICIT, 0, 0, stream, 1);
+    return gpuprof__begin(site, 0, 0, scoped ? GPUPROF__F_SCOPED : GPUPROF__F_EXPLICIT, 0, 0, stream, 1);
 }
 
 /* Run-time names are hashed and looked up in a small per-thread cache
@@ -3713,9 +3739,9 @@ int gpuprof__range_begin_dyn(const char *name, int stream0) {
     uint32_t h, slot, id;
     size_t n;
     if (!(t = gpuprof__self())) return 0;
-    if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
+    if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
     n = strlen(name);
-    if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
+    if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
     h = gpuprof__hash(name, n);
     slot = h % GPUPROF__DYN_CACHE;
     id = t->dyn[slot].id;
@@ -3729,7 +3755,7 @@ int gpuprof__range_begin_dyn(const char *name, int stream0) {
             t->dyn[slot].id = id;
         }
     }
-    return gpuprof__begin(NULL, id, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
+    return gpuprof__begin(NULL, id, t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
 }
 
 /* Closes frame d-1 of t at time t1. */
@@ -3764,9 +3790,9 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
            read as the parent's sibling: the writer starts it 1 ns later. The
            tick difference rules that out cheaply nearly always. */
         if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks) && dt > 0 &&
-            gpuprof__ticks_to_ns(f->t0 - gpuprof__clock.base) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - gpuprof__clock.base))
+            gpuprof__ticks_to_ns(f->t0 - GPUPROF__LD(&gpuprof__clock.base)) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - GPUPROF__LD(&gpuprof__clock.base)))
             evflags |= GPUPROF__EVF_NUDGE;
-        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - gpuprof__clock.base, dt);
+        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - GPUPROF__LD(&gpuprof__clock.base), dt);
     }
 }
 
@@ -3859,7 +3885,7 @@ void gpuprof__range_end(int token) {
         GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + (dt - f->child_ns));
         if (tracing) {
             gpuprof__event *e = &b->ev[b->count];
-            e->ts = f->t0 - gpuprof__clock.base;
+            e->ts = f->t0 - GPUPROF__LD(&gpuprof__clock.base);
             e->u.dur_ns = dt;
             e->name_id = n->name_id;
             e->type = (uint16_t)GPUPROF__EV_RANGE;
@@ -3895,7 +3921,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
         uint64_t u;
         memcpy(&u, &value, sizeof u);
-        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - gpuprof__clock.base, u);
+        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base), u);
     }
 }
 
@@ -3906,7 +3932,7 @@ void gpuprof__mark(gpuprof_site *site) {
     id = gpuprof__site_id(site, t->session);
     GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
     if (GPUPROF__LD(&gpuprof__g.trace_on))
-        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - gpuprof__clock.base, 0);
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base), 0);
 }
 
 void gpuprof_set_stream(void *stream) {
@@ -4042,7 +4068,7 @@ static void gpuprof__mem_counter(gpuprof__thread *t, uint32_t id, double bytes, 
     uint64_t u;
     if (!t || !id) return;
     memcpy(&u, &mib, sizeof u);
-    gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, ticks - gpuprof__clock.base, u);
+    gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, ticks - GPUPROF__LD(&gpuprof__clock.base), u);
 }
 
 /* The trace thread state of the caller, if the trace is on and it may record. */
@@ -4371,7 +4397,7 @@ static void gpuprof__mem_snap_id(uint32_t id, unsigned session) {
     gpuprof__mem.snapshots++;
     if (t) {
         now = gpuprof__ticks();
-        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, GPUPROF__EVF_MEM, now - gpuprof__clock.base, 0);
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, GPUPROF__EVF_MEM, now - GPUPROF__LD(&gpuprof__clock.base), 0);
         if (m.dev_ok) gpuprof__mem_counter(t, gpuprof__mem.id_dev, (double)m.dev_used, now);
         if (m.pool_ok && (m.pool_rsvd_high || m.pool_used_high)) {
             gpuprof__mem_counter(t, gpuprof__mem.id_pool_used, (double)m.pool_used, now);
@@ -4634,8 +4660,8 @@ void gpuprof__step(void) {
     }
     if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)dur);
 #ifdef GPUPROF_CUDA
-    gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - gpuprof__clock.base), dur, counted && !first);
-    gpuprof__kc_step(step, (int64_t)gpuprof__ticks_to_ns(now - gpuprof__clock.base), dur, counted && !first);
+    gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
+    gpuprof__kc_step(step, (int64_t)gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
 #endif
     gpuprof__g.step_t0 = now;
     gpuprof__g.step++;
@@ -4645,7 +4671,7 @@ void gpuprof__step(void) {
     if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
-            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0, now - gpuprof__clock.base, step);
+            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0, now - GPUPROF__LD(&gpuprof__clock.base), step);
     }
 }
 
@@ -5321,8 +5347,10 @@ static int gpuprof__trace_open(void) {
     }
     gpuprof__g.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF);
     if (!gpuprof__g.wbuf) { close(o->fd); o->fd = -1; return -1; }
-    gpuprof__g.blocks_max = (uint32_t)(((uint64_t)gpuprof__g.cfg.trace_buffer_mb << 20) / sizeof(gpuprof__block));
-    if (gpuprof__g.blocks_max < 4) gpuprof__g.blocks_max = 4;
+    {
+        uint32_t m = (uint32_t)(((uint64_t)gpuprof__g.cfg.trace_buffer_mb << 20) / sizeof(gpuprof__block));
+        GPUPROF__ST(&gpuprof__g.blocks_max, m < 4 ? 4u : m);   /* read unlocked by gpuprof__trace_swap */
+    }
     gpuprof__trace_begin(o);
     gpuprof__g.writer_stop = gpuprof__g.fmt_hold = gpuprof__g.writer_busy = 0;
     if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
@@ -5336,7 +5364,7 @@ static int gpuprof__trace_open(void) {
        trace_on) under it to hand over a block sees this session's number
        whenever it sees the trace on (found by fuzz_api). */
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.trace_mode = GPUPROF__TRACE_STREAM;
+    GPUPROF__ST(&gpuprof__g.trace_mode, (int)GPUPROF__TRACE_STREAM);
     GPUPROF__ST(&gpuprof__g.trace_on, 1);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     return 0;
@@ -5349,9 +5377,9 @@ static void gpuprof__ring_open(void) {
     gpuprof__g.ring_max = (uint32_t)(bytes / sizeof(gpuprof__block));
     if (gpuprof__g.ring_max < 2) gpuprof__g.ring_max = 2;
     /* spare blocks: the ones being filled, and room for what comes in while a write_trace reads the ring */
-    gpuprof__g.blocks_max = gpuprof__g.ring_max + gpuprof__g.ring_max / 8 + 16;
+    GPUPROF__ST(&gpuprof__g.blocks_max, gpuprof__g.ring_max + gpuprof__g.ring_max / 8 + 16);
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.trace_mode = GPUPROF__TRACE_RING;
+    GPUPROF__ST(&gpuprof__g.trace_mode, (int)GPUPROF__TRACE_RING);
     GPUPROF__ST(&gpuprof__g.trace_on, 1);
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
@@ -6060,7 +6088,7 @@ static const char *gpuprof__clock_name(int lower) {
 /* Since init; on the test clock when GPUPROF_CLOCK_FN replaces the real one. */
 static uint64_t gpuprof__wall_ns(void) {
 #if defined(GPUPROF_CLOCK_FN)
-    return gpuprof__ticks_to_ns(gpuprof__ticks() - gpuprof__clock.base);
+    return gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
 #else
     return gpuprof__mono_ns() - gpuprof__g.t_init_ns;
 #endif
@@ -8569,7 +8597,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
             gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CLOCK='%.32s' is not tsc or monotonic; using the default", v);
         gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
     }
-    gpuprof__clock.base = gpuprof__ticks();          /* the trace's time zero */
+    GPUPROF__ST(&gpuprof__clock.base, gpuprof__ticks());   /* the trace's time zero (a thread of the last session may still read it) */
     gpuprof__g.t_init_ns = gpuprof__mono_ns();
     gpuprof__g.threads = NULL;
     gpuprof__g.nthreads = 0;
@@ -8582,17 +8610,18 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof_stats_init(&gpuprof__g.step_stats);
     memset(&gpuprof__g.out, 0, sizeof gpuprof__g.out);
     gpuprof__g.out.fd = -1;
-    gpuprof__g.trace_mode = GPUPROF__TRACE_NONE;
+    GPUPROF__ST(&gpuprof__g.trace_mode, (int)GPUPROF__TRACE_NONE);   /* these three: read unlocked by a thread of the last session */
     gpuprof__g.trace_finished = 0;
     gpuprof__g.dropped_io = 0;
-    gpuprof__g.blocks_allocated = gpuprof__g.free_count = 0;
+    GPUPROF__ST(&gpuprof__g.blocks_allocated, 0u);
+    GPUPROF__ST(&gpuprof__g.free_count, 0u);
     gpuprof__g.queue_head = gpuprof__g.queue_tail = gpuprof__g.free_blocks = NULL;
     gpuprof__g.ring_head = gpuprof__g.ring_tail = NULL;
     gpuprof__g.ring_blocks = 0;
     gpuprof__g.ring_fell_out = gpuprof__g.ring_from_ns = 0;
     gpuprof__g.dumping = 0;
-    gpuprof__g.session++;
-    if (gpuprof__g.session == 0) gpuprof__g.session = 1;
+    /* read without the lock by a thread checking which session its state and ids belong to */
+    GPUPROF__ST(&gpuprof__g.session, gpuprof__g.session + 1 ? gpuprof__g.session + 1 : 1u);
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_probe(!cfg->no_gpu && !off);
     gpuprof__kc_open(cfg->kernels && !off, cfg->kernel_buffer_mb);
@@ -8736,7 +8765,10 @@ static void gpuprof__shutdown_locked(void) {
     gpuprof__mem_close();
     /* Free what no thread can touch again: this thread's state and those of
        threads that have exited. A thread still running keeps its state
-       (retired, still reachable) because it may be inside a range now. */
+       (retired, still reachable) because it may be inside a range now. This
+       thread's state may also be one an earlier shutdown retired (it has
+       recorded nothing in this session): freed too, as it lets go of it. */
+    if (self && self->session != gpuprof__g.session) gpuprof__retired_drop(self);
     for (t = gpuprof__g.threads; t; t = next) {
         next = t->next;
         if (t == self || t->exited) gpuprof__thread_free(t);

@@ -231,6 +231,62 @@ static void shutdown_while_running(void) {
     if (live_blocks != 0) _exit(5);
 }
 
+/* One thread recording on through five sessions (shut down and started
+   again around it): each time it moves to the new session, its state of the
+   last one and that session's names are freed -- not kept until it exits. */
+static void sessions_around_a_thread(void) {
+    gpuprof_config cfg;
+    pthread_t th;
+    long live[5];
+    int round;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    __atomic_store_n(&stop_recording, 0, __ATOMIC_RELEASE);
+    for (round = 0; round < 5; round++) {
+        struct timespec ts = { 0, 20000000 };
+        gpuprof_init(&cfg);
+        if (round == 0) pthread_create(&th, NULL, busy, NULL);
+        nanosleep(&ts, NULL);               /* the thread records in this session */
+        gpuprof_shutdown();
+        live[round] = __atomic_load_n(&live_blocks, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&stop_recording, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    printf("one thread through 5 sessions: gpuprof's allocations after each shutdown %ld %ld %ld %ld %ld, %ld after it exited\n",
+           live[0], live[1], live[2], live[3], live[4], live_blocks);
+    fflush(stdout);
+    if (live[4] > live[1]) _exit(6);        /* one retired state and table at a time, not one per session */
+    if (live_blocks != 0) _exit(5);
+}
+
+/* A thread that recorded in one session shuts the next one down before
+   recording in it: its state of the first session goes too. */
+static int stage;
+static void *records_then_shuts_down(void *arg) {
+    (void)arg;
+    { PROF_RANGE("first session"); }
+    __atomic_store_n(&stage, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&stage, __ATOMIC_ACQUIRE) != 2) {}
+    gpuprof_shutdown();                     /* the second session, from a state of the first */
+    return NULL;
+}
+static void stale_thread_shuts_down(void) {
+    gpuprof_config cfg;
+    pthread_t th;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    gpuprof_init(&cfg);
+    pthread_create(&th, NULL, records_then_shuts_down, NULL);
+    while (__atomic_load_n(&stage, __ATOMIC_ACQUIRE) != 1) {}
+    gpuprof_shutdown();                     /* the thread's state is retired: it is still running */
+    gpuprof_init(&cfg);
+    __atomic_store_n(&stage, 2, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    printf("a thread of session 1 shutting session 2 down: %ld of gpuprof's allocations left\n", live_blocks);
+    fflush(stdout);
+    if (live_blocks != 0) _exit(5);
+}
+
 int main(int argc, char **argv) {
     char *err;
     cJSON *j;
@@ -251,6 +307,12 @@ int main(int argc, char **argv) {
 
     CHECK_EQ_U(in_child(shutdown_while_running, "faults.stderr.txt"), 0,
                "shutdown while another thread records: no crash, and all of gpuprof's memory freed once that thread exits");
+
+    CHECK_EQ_U(in_child(sessions_around_a_thread, "faults.stderr.txt"), 0,
+               "a thread recording through five sessions: its state of each ended session is freed when it moves on");
+
+    CHECK_EQ_U(in_child(stale_thread_shuts_down, "faults.stderr.txt"), 0,
+               "a thread with a state of an earlier session shuts the session down: that state is freed too");
 
     CHECK_EQ_U(in_child(forked, "faults.stderr.txt"), 0, "fork mid-run: the parent finishes");
     j = summary_load("faults_fork.summary.json");

@@ -293,6 +293,71 @@ static void test_stepper_waits(void) {
     printf("stepping thread off the CPU: %.0f%% when waiting for the worker, %.0f%% when computing beside it\n", 100 * waits, 100 * busy);
 }
 
+/* 6. Sessions shut down and started again, 24 times, by the main thread
+   while a pool of threads records run-time and literal names: each thread
+   moves to the new session; every session's trace is whole and names only
+   what was recorded (an id of one session's name table formatted with the
+   next one's crashed the writer: found by fuzz_api). */
+#define POOL 3
+#define RESTARTS 24
+static int pool_stop;
+static void *pool_worker(void *arg) {
+    unsigned i = 0;
+    char name[8];
+    (void)arg;
+    while (!__atomic_load_n(&pool_stop, __ATOMIC_ACQUIRE)) {
+        snprintf(name, sizeof name, "dyn%u", i++ % 8);
+        { PROF_RANGE_DYN(name); { PROF_RANGE("lit"); } }
+        if (i % 16 == 0) { GPUPROF_BEGIN("explicit"); GPUPROF_END(); }
+    }
+    return NULL;
+}
+static void test_restart_under_pool(void) {
+    gpuprof_config cfg;
+    pthread_t th[POOL];
+    int i, r, whole = 0, foreign = 0, events = 0;
+    char path[64];
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace_path = "restart.trace.json";
+    cfg.report = "off";
+    for (r = 1; r <= RESTARTS; r++) {
+        snprintf(path, sizeof path, r == 1 ? "restart.trace.json" : "restart.trace.%d.json", r);
+        remove(path);
+    }
+    err_begin();
+    gpuprof_init(&cfg);
+    for (i = 0; i < POOL; i++) pthread_create(&th[i], NULL, pool_worker, NULL);
+    for (r = 1; r < RESTARTS; r++) {
+        struct timespec ts = { 0, 1000000 + 250000 * (r % 4) };
+        nanosleep(&ts, NULL);
+        gpuprof_shutdown();
+        gpuprof_init(&cfg);
+    }
+    __atomic_store_n(&pool_stop, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < POOL; i++) pthread_join(th[i], NULL);
+    gpuprof_shutdown();
+    err_end();
+    for (r = 1; r <= RESTARTS; r++) {
+        cJSON *j, *e;
+        snprintf(path, sizeof path, r == 1 ? "restart.trace.json" : "restart.trace.%d.json", r);
+        if (!(j = summary_load(path))) continue;
+        whole++;
+        cJSON_ArrayForEach(e, trace_events(j)) {
+            cJSON *ph = cJSON_GetObjectItem(e, "ph"), *nm = cJSON_GetObjectItem(e, "name");
+            if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0) continue;
+            events++;
+            if (!cJSON_IsString(nm) || !(strncmp(nm->valuestring, "dyn", 3) == 0 || strcmp(nm->valuestring, "lit") == 0 ||
+                                         strcmp(nm->valuestring, "explicit") == 0)) foreign++;
+        }
+        cJSON_Delete(j);
+        remove(path);
+    }
+    printf("%d sessions under a pool of %d threads: %d traces whole, %d ranges, %d with a name not recorded\n", RESTARTS, POOL, whole, events, foreign);
+    CHECK_EQ_U(whole, RESTARTS, "sessions restarted under recording threads: every session's trace parses");
+    CHECK(events > 0, "and holds the pool's ranges");
+    CHECK_EQ_U(foreign, 0, "each range named as recorded");
+}
+
 int main(void) {
     test_step_first();
     test_threads_before_init();
@@ -301,6 +366,7 @@ int main(void) {
     test_fork_running();
     test_fork_idle();
     test_stepper_waits();
+    test_restart_under_pool();
     free(err_text);
     return check_done("test_lifecycle");
 }

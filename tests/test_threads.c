@@ -28,7 +28,7 @@ static void *path_maker(void *arg) {
     int i, tok;
     (void)arg;
     for (i = 0; i < NEW_PATHS; i++) {
-        tok = gpuprof__begin(NULL, path_ids[i], GPUPROF__F_SCOPED, 0, 0, NULL, 1);
+        tok = gpuprof__begin(NULL, path_ids[i], gpuprof__g.session, GPUPROF__F_SCOPED, 0, 0, NULL, 1);
         { PROF_RANGE("leaf"); }
         gpuprof__range_end(tok);
     }

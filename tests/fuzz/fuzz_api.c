@@ -8,7 +8,22 @@
    and the counts hold together: a range's flat count is the sum of its
    call paths' counts and never more than the calls made; the categories'
    live bytes add up to the tracked live bytes, and what they held at the
-   peak to the peak. */
+   peak to the peak; once the threads have exited and the session ended,
+   gpuprof holds no memory (one input leaked the states of threads that
+   lived through a shutdown). */
+#include <stdlib.h>
+static long live_allocs;                 /* gpuprof's allocations not yet freed */
+static void *count_malloc(size_t n) {
+    void *p = malloc(n);
+    if (p) __atomic_add_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
+    return p;
+}
+static void count_free(void *p) {
+    if (p) __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
+    free(p);
+}
+#define GPUPROF_MALLOC(n) count_malloc(n)
+#define GPUPROF_FREE(p) count_free(p)
 #define GPUPROF_IMPLEMENTATION
 #include "../../gpuprof.h"
 #include "fuzz_common.h"
@@ -186,5 +201,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpuprof_shutdown();
     if ((j = fuzz_json(spath, "the summary parses")) != NULL) { check_counts(j); cJSON_Delete(j); }
     if ((j = fuzz_json(tpath, "the finished trace parses")) != NULL) cJSON_Delete(j);
+    /* every thread has exited and the session ended: nothing of gpuprof's is
+       left (thread states retired by a shutdown, their name tables) */
+    FUZZ_CHECK(__atomic_load_n(&live_allocs, __ATOMIC_RELAXED) == 0, "all of gpuprof's memory is freed once the threads exited and the session ended");
     return 0;
 }
