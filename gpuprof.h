@@ -1178,6 +1178,7 @@ typedef struct gpuprof__thread {
     gpuprof__node **chunks;
     uint32_t nnodes, max_nodes;           /* nnodes is published with release order */
     uint32_t nids;                        /* entries of by_name and counters: the session's max_ids */
+    uint64_t base;                        /* the session's clock zero (gpuprof__clock.base), for the close's event */
     uint32_t snap_nodes;                  /* nnodes as a report saw it (under gpuprof__lock) */
     gpuprof__node overflow;               /* call paths beyond max_nodes */
     gpuprof__block *block;
@@ -1632,6 +1633,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     }
     gpuprof__retired_drop(gpuprof__tls);
     t->session = gpuprof__g.session;
+    t->base = gpuprof__clock.base;
     t->names = gpuprof__g.names;
     t->index = gpuprof__g.nthreads++;
     t->next = gpuprof__g.threads;
@@ -3487,6 +3489,7 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
     if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture", gpuprof__g.max_ids, gpuprof__g.cfg.max_nodes)) != NULL) {
         gpuprof__kc.tracer->exited = 2;
         gpuprof__kc.tracer->session = gpuprof__g.session;
+        gpuprof__kc.tracer->base = gpuprof__clock.base;
         gpuprof__kc.tracer->names = gpuprof__g.names;
         gpuprof__kc.tracer->index = UINT32_MAX;
         gpuprof__kc.tracer->next = gpuprof__g.threads;
@@ -3790,9 +3793,9 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
            read as the parent's sibling: the writer starts it 1 ns later. The
            tick difference rules that out cheaply nearly always. */
         if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks) && dt > 0 &&
-            gpuprof__ticks_to_ns(f->t0 - GPUPROF__LD(&gpuprof__clock.base)) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - GPUPROF__LD(&gpuprof__clock.base)))
+            gpuprof__ticks_to_ns(f->t0 - t->base) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - t->base))
             evflags |= GPUPROF__EVF_NUDGE;
-        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - GPUPROF__LD(&gpuprof__clock.base), dt);
+        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - t->base, dt);
     }
 }
 
@@ -3885,7 +3888,7 @@ void gpuprof__range_end(int token) {
         GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + (dt - f->child_ns));
         if (tracing) {
             gpuprof__event *e = &b->ev[b->count];
-            e->ts = f->t0 - GPUPROF__LD(&gpuprof__clock.base);
+            e->ts = f->t0 - t->base;
             e->u.dur_ns = dt;
             e->name_id = n->name_id;
             e->type = (uint16_t)GPUPROF__EV_RANGE;
