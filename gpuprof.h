@@ -45,7 +45,7 @@
                                 GPUPROF_NO_CUDA turns it off.
        GPUPROF_NVTX             push every range to NVTX as well (on with GPUPROF_CUDA;
                                 GPUPROF_NO_NVTX turns it off), so Nsight shows them
-       GPUPROF_MPI              reserved for cross-rank aggregation
+       GPUPROF_MPI              reserved for cross-rank aggregation (not yet built)
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
@@ -106,9 +106,19 @@
        GPUPROF_HOST_RANGES=data,io   ranges doing host work (CPU-bound in the verdict)
        GPUPROF_PRECISION=fp32|tf32|fp16|bf16|fp8|fp64   which peak FLOP/s the roofline uses
        GPUPROF_PEAK_TFLOPS=X  GPUPROF_PEAK_GBPS=X        the roofline's peaks, instead of the device's
-       In paths, %p becomes the process id and %r the rank (OMPI/PMI/SLURM/RANK).
-       Outputs naming one file are refused; a later session does not overwrite an
-       earlier one's files (its own get .2, .3... before the extension).
+       In paths, %p becomes the process id, %r the rank, %l the local rank, %h the
+       host. Outputs naming one file are refused; a later session does not
+       overwrite an earlier one's files (its own get .2, .3... before the extension).
+
+   SEVERAL PROCESSES (SPEC 10; docs/guide.md "Several processes")
+       The rank, local rank and world size come from the launcher closest to the
+       process: RANK (with WORLD_SIZE: torchrun), OMPI_COMM_WORLD_RANK, PMI_RANK,
+       PMIX_RANK, MV2_COMM_WORLD_RANK, then SLURM_PROCID. GPUPROF_RANK=r or
+       gpuprof_config.rank/world_size override. With more than one rank, an
+       output path without %r gets ".%r" before its extension, and (report left
+       to its default) only rank 0 prints its table. The summary's "run" and the
+       trace's process metadata record rank, world size, host and a wall-clock
+       anchor (t0_realtime_ns).
 
    ANALYSIS (the end of the report; docs/guide.md "Verdict", "Roofline")
        per phase (outermost range) and for the step: CPU-, launch-, sync-, GPU-,
@@ -223,6 +233,8 @@ typedef struct gpuprof_config {
                                    CUPTI, attributed to the ranges (GPUPROF_KERNELS=1) */
     int kernel_buffer_mb;       /* kernel capture: memory for CUPTI's activity buffers: 0 = 64 MiB
                                    (GPUPROF_KERNEL_BUFFER_MB) */
+    int rank, world_size;       /* this process's rank (0-based) among world_size; world_size 0: both from the
+                                   launcher's environment (GPUPROF_RANK overrides the rank) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -1261,6 +1273,12 @@ static struct {
     char *wbuf;
     /* run */
     int pid, rank, trace_pid;
+    int local_rank, world_size, restarts; /* -1, 0 (world size unknown), -1 when no launcher says */
+    const char *rank_source;              /* the variable that gave the rank; NULL: none */
+    char host[256];
+    uint64_t t0_realtime_ns;              /* CLOCK_REALTIME at the trace's time zero */
+    int report_implicit;                  /* the report goes to stderr because nothing said otherwise */
+    char *summary_pattern;                /* the summary path as set (with %r), for rank 0's line */
     uint64_t t_init_ns;
     uint64_t warn_count[GPUPROF__W_COUNT];
 } gpuprof__g;
@@ -4827,11 +4845,18 @@ static const char *gpuprof__fmt_val(char *buf, size_t n, double v) {
     return buf;
 }
 
+/* A path with %p (pid), %r (rank), %l (local rank; 0 without a launcher)
+   and %h (host, a '/' in it as '_') replaced, %% a percent sign. */
 static int gpuprof__path_expand(const char *in, char *out, size_t n) {
     size_t o = 0;
     for (; *in && o + 24 < n; in++) {
-        if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r')) {
-            o += (size_t)snprintf(out + o, n - o, "%d", in[1] == 'p' ? gpuprof__g.pid : (gpuprof__g.rank < 0 ? 0 : gpuprof__g.rank));
+        if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r' || in[1] == 'l')) {
+            int v = in[1] == 'p' ? gpuprof__g.pid : in[1] == 'r' ? gpuprof__g.rank : gpuprof__g.local_rank;
+            o += (size_t)snprintf(out + o, n - o, "%d", v < 0 ? 0 : v);
+            in++;
+        } else if (in[0] == '%' && in[1] == 'h') {
+            const char *h;
+            for (h = gpuprof__g.host; *h && o + 24 < n; h++) out[o++] = *h == '/' ? '_' : *h;
             in++;
         } else if (in[0] == '%' && in[1] == '%') { out[o++] = '%'; in++; }
         else out[o++] = *in;
@@ -5293,13 +5318,31 @@ static void gpuprof__fmt_release(void) {
 
 /* The start of a trace file: "[" and the process's name. */
 static void gpuprof__trace_begin(gpuprof__tout *o) {
-    char head[512], *p = head;
-    size_t n = strlen(gpuprof__g.process_name);
+    char head[2048], name[96], *p = head;
+    size_t n;
+    if (gpuprof__g.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__g.rank);
+    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
+    n = strlen(name);
     p = gpuprof__put_s(p, "[\n{\"ph\":\"M\",\"pid\":");
     p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
     p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
-    p += gpuprof__json_escape(p, gpuprof__g.process_name, n > 60 ? 60 : n);
-    p = gpuprof__put_s(p, "}}");
+    p += gpuprof__json_escape(p, name, n);
+    if (gpuprof__g.rank >= 0) {
+        /* for tools that put ranks side by side: HTA finds the rank with the
+           pattern "rank":\s+N, hence the space after the colon */
+        p += snprintf(p, 48, ",\"distributedInfo\": {\"rank\": %d", gpuprof__g.rank);
+        if (gpuprof__g.world_size > 0) p += snprintf(p, 48, ", \"world_size\": %d", gpuprof__g.world_size);
+        *p++ = '}';
+    }
+    p = gpuprof__put_s(p, ",\"host\":");
+    n = strlen(gpuprof__g.host);
+    p += gpuprof__json_escape(p, gpuprof__g.host, n > 200 ? 200 : n);
+    p += snprintf(p, 64, ",\"t0_realtime_ns\":%llu}}", (unsigned long long)gpuprof__g.t0_realtime_ns);
+    if (gpuprof__g.rank >= 0) {
+        p = gpuprof__put_s(p, ",\n{\"ph\":\"M\",\"pid\":");
+        p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
+        p += snprintf(p, 96, ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", gpuprof__g.rank);
+    }
     o->gen = ++gpuprof__g.out_gen;
     o->off = o->events = o->flows = 0;
     o->failed = 0;
@@ -7066,9 +7109,11 @@ static void gpuprof__report_gpu_line(gpuprof__buf *b) {
 #endif
 
 static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
-    char t1[32], t2[32], t3[32], t4[32], rank[32] = "", device[640];
+    char t1[32], t2[32], t3[32], t4[32], rank[96] = "", device[640];
     double wall = (double)gpuprof__wall_ns();
-    if (gpuprof__g.rank >= 0) snprintf(rank, sizeof rank, ", rank %d", gpuprof__g.rank);
+    if (gpuprof__g.rank >= 0 && gpuprof__g.world_size > 0)
+        snprintf(rank, sizeof rank, ", rank %d of %d on %.40s", gpuprof__g.rank, gpuprof__g.world_size, gpuprof__g.host);
+    else if (gpuprof__g.rank >= 0) snprintf(rank, sizeof rank, ", rank %d on %.40s", gpuprof__g.rank, gpuprof__g.host);
     gpuprof__device_text(device, sizeof device);
     gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | %s | wall %s | %d thread%s | clock %s\n",
                         GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.pid, rank, device,
@@ -7819,13 +7864,33 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
 static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
 #endif
 
+/* The run's place among several processes (SPEC 10): world size, local
+   rank (null when no launcher says), host, the variable the rank came
+   from, elastic restarts, and the wall-clock time of the trace's zero. */
+static void gpuprof__json_ranks(gpuprof__buf *b) {
+    if (gpuprof__g.world_size > 0) gpuprof__buf_printf(b, ",\"world_size\":%d", gpuprof__g.world_size);
+    else gpuprof__buf_s(b, ",\"world_size\":null");
+    if (gpuprof__g.local_rank >= 0) gpuprof__buf_printf(b, ",\"local_rank\":%d", gpuprof__g.local_rank);
+    else gpuprof__buf_s(b, ",\"local_rank\":null");
+    gpuprof__buf_s(b, ",\"host\":");
+    gpuprof__buf_json_str(b, gpuprof__g.host);
+    gpuprof__buf_s(b, ",\"rank_source\":");
+    if (gpuprof__g.rank_source) gpuprof__buf_json_str(b, gpuprof__g.rank_source);
+    else gpuprof__buf_s(b, "null");
+    if (gpuprof__g.restarts >= 0) gpuprof__buf_printf(b, ",\"restarts\":%d", gpuprof__g.restarts);
+    else gpuprof__buf_s(b, ",\"restarts\":null");
+    gpuprof__buf_printf(b, ",\"t0_realtime_ns\":%llu", (unsigned long long)gpuprof__g.t0_realtime_ns);
+}
+
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     uint32_t i;
     gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":4,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
-    gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"},\n", gpuprof__g.pid, gpuprof__g.rank,
+    gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"", gpuprof__g.pid, gpuprof__g.rank,
                         gpuprof__g.nthreads, (unsigned long long)gpuprof__wall_ns(),
                         gpuprof__clock_name(1));
+    gpuprof__json_ranks(b);
+    gpuprof__buf_s(b, "},\n");
 #ifdef GPUPROF_CUDA
     {
         gpuprof_stats idle;
@@ -8301,20 +8366,72 @@ static int gpuprof__parse_schedule(const char *s) {
     return 0;
 }
 
-static int gpuprof__rank_from_env(void) {
-    static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK" };
-    int i, r;
-    for (i = 0; i < 4; i++) {
-        const char *v = getenv(vars[i]);
-        char *end;
-        long x;
-        if (!v || !*v) continue;
-        x = strtol(v, &end, 10);
-        if (*end || x < 0 || x > 1000000) continue;
-        r = (int)x;
-        return r;
+/* ----------------------------------------------------------------------
+   Ranks (SPEC 10): which of several processes started together this one
+   is. The launcher closest to the process wins, Slurm last: torchrun
+   inside an sbatch script sets RANK and leaves the script's SLURM_PROCID=0,
+   and RANK is the true rank (taking SLURM_PROCID first made every worker
+   rank 0, all writing one file). RANK counts only with WORLD_SIZE: alone
+   it is too common a name. Local rank and world size come from the same
+   launcher as the rank. */
+typedef struct { const char *rank, *local, *size; int needs_size; } gpuprof__launcher;
+static const gpuprof__launcher gpuprof__launchers[] = {
+    { "RANK", "LOCAL_RANK", "WORLD_SIZE", 1 },                                       /* torchrun */
+    { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", 0 }, /* Open MPI */
+    { "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", 0 },                                /* MPICH, Intel MPI */
+    { "PMIX_RANK", NULL, NULL, 0 },                                                  /* PMIx (an MPI singleton) */
+    { "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_SIZE", 0 }, /* MVAPICH */
+    { "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", 0 },                          /* srun, sbatch */
+};
+
+/* A launcher's number (0 to 10^6) from variable `var`; 0 if unset or not one. */
+static int gpuprof__env_index(const char *var, int *out) {
+    const char *v = var ? getenv(var) : NULL;
+    char *end;
+    long x;
+    if (!v || !*v) return 0;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (errno || *end || x < 0 || x > 1000000) return 0;
+    *out = (int)x;
+    return 1;
+}
+
+static void gpuprof__ranks_detect(const gpuprof_config *cfg) {
+    const gpuprof__launcher *l;
+    int r, x;
+    size_t i;
+    gpuprof__g.rank = gpuprof__g.local_rank = gpuprof__g.restarts = -1;
+    gpuprof__g.world_size = 0;
+    gpuprof__g.rank_source = NULL;
+    for (i = 0; i < sizeof gpuprof__launchers / sizeof gpuprof__launchers[0]; i++) {
+        l = &gpuprof__launchers[i];
+        if (!gpuprof__env_index(l->rank, &r) || (l->needs_size && !gpuprof__env_index(l->size, &x))) continue;
+        gpuprof__g.rank = r;
+        gpuprof__g.rank_source = l->rank;
+        if (gpuprof__env_index(l->local, &x)) gpuprof__g.local_rank = x;
+        if (gpuprof__env_index(l->size, &x) && x > r) gpuprof__g.world_size = x;
+        else if (l == &gpuprof__launchers[5] && gpuprof__env_index("SLURM_NPROCS", &x) && x > r) gpuprof__g.world_size = x;
+        break;
     }
-    return -1;
+    if (cfg->world_size > 0) {
+        if (cfg->rank >= 0 && cfg->rank < cfg->world_size) {
+            gpuprof__g.rank = cfg->rank;
+            gpuprof__g.world_size = cfg->world_size;
+            gpuprof__g.rank_source = "gpuprof_config.rank";
+        } else gpuprof__warn(GPUPROF__W_BAD_ENV, "gpuprof_config.rank %d is not from 0 to world_size-1 (%d); the rank comes from the environment", cfg->rank, cfg->world_size - 1);
+    }
+    if (getenv("GPUPROF_RANK") && gpuprof__env_int("GPUPROF_RANK", &x)) {
+        if (gpuprof__g.world_size && x >= gpuprof__g.world_size)
+            gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_RANK=%d is not below the world size %d (from %s); the world size is taken as unknown",
+                          x, gpuprof__g.world_size, gpuprof__g.rank_source ? gpuprof__g.rank_source : "gpuprof_config");
+        if (gpuprof__g.world_size && x >= gpuprof__g.world_size) gpuprof__g.world_size = 0;
+        gpuprof__g.rank = x;
+        gpuprof__g.rank_source = "GPUPROF_RANK";
+    }
+    if (gpuprof__env_index("TORCHELASTIC_RESTART_COUNT", &x)) gpuprof__g.restarts = x;
+    if (gethostname(gpuprof__g.host, sizeof gpuprof__g.host) != 0 || !gpuprof__g.host[0]) snprintf(gpuprof__g.host, sizeof gpuprof__g.host, "localhost");
+    gpuprof__g.host[sizeof gpuprof__g.host - 1] = 0;
 }
 
 static void gpuprof__process_name(char *out, size_t n) {
@@ -8435,8 +8552,9 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.summary_path);
     GPUPROF_FREE(gpuprof__g.process_name);
     GPUPROF_FREE(gpuprof__g.host_ranges);
+    GPUPROF_FREE(gpuprof__g.summary_pattern);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
-    gpuprof__g.host_ranges = NULL;
+    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = NULL;
 }
 
 /* The defaults of every setting a zeroed config leaves open. */
@@ -8502,12 +8620,33 @@ static void gpuprof__remember_output(const char *path) {
         gpuprof__old_outputs[gpuprof__nold_outputs++ % 64] = gpuprof__hash(path, strlen(path));
 }
 
+/* A path setting for one of several ranks: without %r or %p every rank
+   would write the same file, so ".%r" goes before the extension (rank 0
+   says so, once for each output). `out` holds at least 4096 bytes. */
+static const char *gpuprof__per_rank(const char *setting, const char *what, char *out) {
+    const char *dot, *slash;
+    if (gpuprof__g.world_size <= 1 || strstr(setting, "%r") || strstr(setting, "%p") || strlen(setting) > 4000) return setting;
+    dot = strrchr(setting, '.');
+    slash = strrchr(setting, '/');
+    if (!dot || (slash && dot < slash) || dot == setting || dot[-1] == '/') dot = setting + strlen(setting);
+    snprintf(out, 4096, "%.*s.%%r%s", (int)(dot - setting), setting, dot);
+    if (gpuprof__g.rank == 0)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%s' has no %%r, and %d ranks would all write it: each writes '%s' (%%r the rank)",
+                      what, setting, gpuprof__g.world_size, out);
+    return out;
+}
+
 /* The expanded path of an output setting (NULL: none); `what` names it in messages. */
 static char *gpuprof__output_path(const char *setting, const char *what) {
-    char path[4096], alt[4120];
+    char path[4096], alt[4120], ranked[4096];
     const char *dot, *slash;
     unsigned k;
     if (!setting || !*setting || strcmp(setting, "off") == 0) return NULL;
+    setting = gpuprof__per_rank(setting, what, ranked);
+    if (strcmp(what, "summary") == 0) {
+        GPUPROF_FREE(gpuprof__g.summary_pattern);
+        gpuprof__g.summary_pattern = gpuprof__strdup(setting);
+    }
     if (gpuprof__path_expand(setting, path, sizeof path) != 0) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%.64s...' is too long; no %s is written", what, setting, what);
         return NULL;
@@ -8531,6 +8670,7 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     v = getenv("GPUPROF_SUMMARY");
     gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary");
     v = getenv("GPUPROF_REPORT");
+    gpuprof__g.report_implicit = !v && !cfg->report;
     if (!v) v = cfg->report ? cfg->report : "stderr";
     if (off) v = "off";
     if (!*v || strcmp(v, "stderr") == 0 || strcmp(v, "stdout") == 0 || strcmp(v, "off") == 0) gpuprof__g.report = gpuprof__strdup(*v ? v : "stderr");
@@ -8592,6 +8732,28 @@ static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
     return 0;
 }
 
+/* CLOCK_REALTIME at the profiler clock's zero, so that the files of several
+   processes can be put on one timeline (SPEC 10): the wall clock read
+   between two reads of the profiler clock, the pair with the least time
+   between them of three; never used for event times. */
+static uint64_t gpuprof__realtime_at_base(void) {
+    uint64_t best_gap = UINT64_MAX, best = 0;
+    int k;
+    for (k = 0; k < 3; k++) {
+        gpuprof__timespec ts;
+        uint64_t a = gpuprof__ticks(), b, gap, mid_ns, rt;
+        gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &ts);
+        b = gpuprof__ticks();
+        gap = b - a;
+        if (gap >= best_gap) continue;
+        best_gap = gap;
+        rt = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        mid_ns = gpuprof__ticks_to_ns(a + gap / 2 - gpuprof__clock.base);
+        best = rt - mid_ns;
+    }
+    return best;
+}
+
 /* A new session's counters, clock zero, GPU, trace and memory; then it runs. */
 static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     if (gpuprof__g.session == 0 || !gpuprof__clock.mult) {
@@ -8601,6 +8763,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
         gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
     }
     GPUPROF__ST(&gpuprof__clock.base, gpuprof__ticks());   /* the trace's time zero (a thread of the last session may still read it) */
+    gpuprof__g.t0_realtime_ns = gpuprof__realtime_at_base();
     gpuprof__g.t_init_ns = gpuprof__mono_ns();
     gpuprof__g.threads = NULL;
     gpuprof__g.nthreads = 0;
@@ -8668,8 +8831,8 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     if (user) cfg = *user;
     else memset(&cfg, 0, sizeof cfg);
     gpuprof__g.pid = (int)getpid();
-    gpuprof__g.rank = gpuprof__rank_from_env();
-    gpuprof__g.trace_pid = gpuprof__g.rank >= 0 ? gpuprof__g.rank : gpuprof__g.pid;
+    gpuprof__ranks_detect(&cfg);
+    gpuprof__g.trace_pid = gpuprof__g.pid;      /* never the rank: pid 0 is special in Perfetto */
     gpuprof__config_defaults(&cfg);
     gpuprof__config_from_env(&cfg, &off);
     gpuprof__g.cfg = cfg;
@@ -8726,6 +8889,18 @@ static void gpuprof__outputs_write(void) {
         memset(&b, 0, sizeof b);
     }
     if (strcmp(report, "off") == 0) return;
+    if (gpuprof__g.report_implicit && gpuprof__g.world_size > 1) {
+        /* several ranks share the job's log: one table, and where the rest are */
+        if (gpuprof__g.rank != 0) return;
+        gpuprof__report_to(stderr);
+        if (gpuprof__g.summary_pattern)
+            fprintf(stderr, "gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank; GPUPROF_REPORT=stderr prints each rank's table)\n",
+                    gpuprof__g.world_size, gpuprof__g.summary_pattern);
+        else
+            fprintf(stderr, "gpuprof: rank 0 of %d printed its table; the other ranks print none (GPUPROF_REPORT=stderr prints each rank's table; GPUPROF_SUMMARY=run.%%r.json keeps each rank's figures)\n",
+                    gpuprof__g.world_size);
+        return;
+    }
     if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
     else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
     else if (gpuprof__make(&b, 0) == 0 && gpuprof__write_file(report, &b, "report") != 0) {

@@ -2,7 +2,7 @@
    gpuprof parses. The input's lines are values for GPUPROF_SCHEDULE,
    GPUPROF_WARMUP, GPUPROF_ROWS, GPUPROF_VIEW, GPUPROF_CLOCK, GPUPROF_OFF,
    GPUPROF_TRACE, GPUPROF_SUMMARY, GPUPROF_REPORT (paths kept inside a scratch
-   directory, with their %p / %r / %% intact), RANK; the first byte picks
+   directory, with their %p / %r / %l / %h / %% intact), GPUPROF_RANK; the first byte picks
    whether they go through the environment or the config struct. A short run
    follows; whatever was written must parse. */
 #define GPUPROF_IMPLEMENTATION
@@ -12,7 +12,7 @@
 enum { NKEYS = 10 };
 static const char *const keys[NKEYS] = {
     "GPUPROF_SCHEDULE", "GPUPROF_WARMUP", "GPUPROF_ROWS", "GPUPROF_VIEW", "GPUPROF_CLOCK",
-    "GPUPROF_OFF", "GPUPROF_TRACE", "GPUPROF_SUMMARY", "GPUPROF_REPORT", "RANK"
+    "GPUPROF_OFF", "GPUPROF_TRACE", "GPUPROF_SUMMARY", "GPUPROF_REPORT", "GPUPROF_RANK"
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         setenv("GPUPROF_TRACE", path[0], 1);
         setenv("GPUPROF_SUMMARY", path[1], 1);
         setenv("GPUPROF_REPORT", path[2], 1);
-        if (nv > 9) setenv("RANK", vals[9], 1);
+        if (nv > 9) setenv("GPUPROF_RANK", vals[9], 1);
     } else {
         cfg.schedule = vals[0];
         cfg.warmup = atoi(vals[1]);
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     gpuprof_shutdown();
     for (i = 0; i < NKEYS; i++) unsetenv(keys[i]);
-    /* whatever was written parses (with %p/%r expanded) */
+    /* whatever was written parses (with %p/%r/%l/%h expanded) */
     {
         char full[4200];
         gpuprof__path_expand(path[1], full, sizeof full);

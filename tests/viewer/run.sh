@@ -4,7 +4,8 @@
 # simulated-GPU demo's (GPU stream tracks, flow arrows, counters), a
 # flight-recorder dump (gpuprof_write_trace without a trace file; older
 # events fell out), the trace of a run killed by SIGKILL mid-write, and the
-# simulated-GPU demo with kernel capture (kernels, CUDA calls, launch arrows).
+# simulated-GPU demo with kernel capture (kernels, CUDA calls, launch arrows),
+# and the demo as rank 1 of 2 under torchrun (the rank's process metadata).
 # Writes into a fresh temporary directory, removed when all pass.
 #   usage: run.sh PYTHON BUILD_DIR SOURCE_DIR
 py=$1; build=$2; src=$3
@@ -15,9 +16,11 @@ GPUPROF_REPORT=off "$build/tests/sim_demo" > sim.out 2>&1 || fail "sim_demo fail
 GPUPROF_TRACE_RING_MB=1 GPUPROF_REPORT=off "$build/tests/sim_demo" --flight flight.trace.json > flight.out 2>&1 || fail "sim_demo --flight failed"
 GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=kernels.trace.json GPUPROF_REPORT=off "$build/tests/sim_demo" > kernels.out 2>&1 ||
   fail "sim_demo with kernel capture failed"
+RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 GPUPROF_TRACE=rank.%r.trace.json GPUPROF_REPORT=off "$build/train_mlp" > rank.out 2>&1 || fail "the demo as rank 1 failed"
+grep -q '"distributedInfo": {"rank": 1, "world_size": 2}' rank.1.trace.json || fail "the rank's trace has no distributedInfo"
 grep -q '"fell_out":[1-9]' flight.trace.json || fail "no event fell out of the flight recorder: the dump does not test a window"
 CHECK_WORKDIR="$dir" "$build/tests/test_trace" --die > killed.out 2>&1
 [ -s killed.trace.json ] || fail "the killed run left no trace"
 tail -c 2 killed.trace.json | grep -q ']' && fail "the killed run's trace is complete: the kill came too late"
-"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json || fail "a viewer disagrees"
+"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json rank.1.trace.json || fail "a viewer disagrees"
 cd / && rm -rf "$dir"
