@@ -2,8 +2,8 @@
    baseline and the new time, the change, and whether the change stands out
    of the noise (Welch's t-test on the recorded mean, standard deviation and
    count); ranges added or gone; memory peaks; an overall line; an exit
-   status for CI (--fail-if-slower PCT). Plain C99, no dependencies: it
-   carries a small JSON reader for the summaries gpuprof writes.
+   status for CI (--fail-if-slower PCT). Plain C99, no dependencies: the
+   summaries are read with tools/summary_json.h (shared with gpuprof-ranks).
 
    Build: cc -O2 -o gpuprof-compare tools/gpuprof-compare.c -lm
    (CMake builds it as tools/gpuprof-compare). Run with --help for the rule. */
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #define TOOL "gpuprof-compare"
+#include "summary_json.h"
 
 static const char *const usage_text =
     "usage: " TOOL " [options] BASELINE.json NEW.json\n"
@@ -48,155 +49,6 @@ static const char *const usage_text =
     "Ranges with fewer than 2 calls in either run are compared without a test ('n/a').\n"
     "\n"
     "exit status: 0 compared; 1 --fail-if-slower was exceeded; 2 bad usage or unreadable input.\n";
-
-/* ----------------------------------------------------------------------
-   A small JSON reader: the whole document as a tree.
-   ---------------------------------------------------------------------- */
-enum { J_NULL, J_FALSE, J_TRUE, J_NUM, J_STR, J_ARR, J_OBJ };
-typedef struct jv {
-    int type;
-    double num;
-    char *str;                /* J_STR: the value; in an object: the key is in `key` */
-    char *key;
-    struct jv *kids;          /* J_ARR / J_OBJ: n children */
-    size_t n;
-} jv;
-
-typedef struct { const char *p, *end; const char *err; int depth; } jparser;
-
-static void jskip(jparser *ps) { while (ps->p < ps->end && isspace((unsigned char)*ps->p)) ps->p++; }
-
-static int jstring(jparser *ps, char **out) {
-    size_t cap = 16, n = 0;
-    char *s = malloc(cap);
-    if (!s) { ps->err = "out of memory"; return -1; }
-    ps->p++;                                  /* the opening quote */
-    while (ps->p < ps->end && *ps->p != '"') {
-        unsigned c = (unsigned char)*ps->p++;
-        char buf[4];
-        size_t k = 0;
-        if (c == '\\') {
-            if (ps->p >= ps->end) break;
-            c = (unsigned char)*ps->p++;
-            switch (c) {
-            case 'n': buf[k++] = '\n'; break;
-            case 't': buf[k++] = '\t'; break;
-            case 'r': buf[k++] = '\r'; break;
-            case 'b': buf[k++] = '\b'; break;
-            case 'f': buf[k++] = '\f'; break;
-            case 'u': {
-                unsigned cp = 0, i;
-                if (ps->end - ps->p < 4) { ps->err = "bad \\u escape"; free(s); return -1; }
-                for (i = 0; i < 4; i++) {
-                    int h = ps->p[i];
-                    cp = cp * 16 + (unsigned)(isdigit(h) ? h - '0' : (tolower(h) - 'a' + 10));
-                }
-                ps->p += 4;
-                /* names are for display: a surrogate half shows as U+FFFD */
-                if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
-                if (cp < 0x80) buf[k++] = (char)cp;
-                else if (cp < 0x800) { buf[k++] = (char)(0xc0 | cp >> 6); buf[k++] = (char)(0x80 | (cp & 63)); }
-                else { buf[k++] = (char)(0xe0 | cp >> 12); buf[k++] = (char)(0x80 | ((cp >> 6) & 63)); buf[k++] = (char)(0x80 | (cp & 63)); }
-                break;
-            }
-            default: buf[k++] = (char)c;    /* \" \\ \/ */
-            }
-        } else buf[k++] = (char)c;
-        if (n + k + 1 > cap) {
-            char *t;
-            cap = 2 * cap + k;
-            if (!(t = realloc(s, cap))) { free(s); ps->err = "out of memory"; return -1; }
-            s = t;
-        }
-        memcpy(s + n, buf, k);
-        n += k;
-    }
-    if (ps->p >= ps->end) { free(s); ps->err = "unterminated string"; return -1; }
-    ps->p++;
-    s[n] = 0;
-    *out = s;
-    return 0;
-}
-
-static int jvalue(jparser *ps, jv *v);
-
-static int jlist(jparser *ps, jv *v, char close) {
-    size_t cap = 0;
-    ps->p++;
-    if (++ps->depth > 64) { ps->err = "nested too deep"; return -1; }
-    jskip(ps);
-    if (ps->p < ps->end && *ps->p == close) { ps->p++; ps->depth--; return 0; }
-    for (;;) {
-        jv kid;
-        memset(&kid, 0, sizeof kid);
-        jskip(ps);
-        if (close == '}') {
-            if (ps->p >= ps->end || *ps->p != '"') { ps->err = "expected a key"; return -1; }
-            if (jstring(ps, &kid.key) != 0) return -1;
-            jskip(ps);
-            if (ps->p >= ps->end || *ps->p != ':') { free(kid.key); ps->err = "expected ':'"; return -1; }
-            ps->p++;
-        }
-        if (jvalue(ps, &kid) != 0) { free(kid.key); return -1; }
-        if (v->n == cap) {
-            jv *t;
-            cap = cap ? 2 * cap : 8;
-            if (!(t = realloc(v->kids, cap * sizeof *t))) { ps->err = "out of memory"; return -1; }
-            v->kids = t;
-        }
-        v->kids[v->n++] = kid;
-        jskip(ps);
-        if (ps->p < ps->end && *ps->p == ',') { ps->p++; continue; }
-        if (ps->p < ps->end && *ps->p == close) { ps->p++; ps->depth--; return 0; }
-        ps->err = close == '}' ? "expected ',' or '}'" : "expected ',' or ']'";
-        return -1;
-    }
-}
-
-static int jvalue(jparser *ps, jv *v) {
-    jskip(ps);
-    if (ps->p >= ps->end) { ps->err = "unexpected end"; return -1; }
-    switch (*ps->p) {
-    case '{': v->type = J_OBJ; return jlist(ps, v, '}');
-    case '[': v->type = J_ARR; return jlist(ps, v, ']');
-    case '"': v->type = J_STR; return jstring(ps, &v->str);
-    case 'n': if (ps->end - ps->p >= 4 && !memcmp(ps->p, "null", 4)) { ps->p += 4; v->type = J_NULL; return 0; } break;
-    case 't': if (ps->end - ps->p >= 4 && !memcmp(ps->p, "true", 4)) { ps->p += 4; v->type = J_TRUE; return 0; } break;
-    case 'f': if (ps->end - ps->p >= 5 && !memcmp(ps->p, "false", 5)) { ps->p += 5; v->type = J_FALSE; return 0; } break;
-    default: {
-        char *e;
-        errno = 0;
-        v->num = strtod(ps->p, &e);
-        if (e == ps->p) break;
-        ps->p = e;
-        v->type = J_NUM;
-        return 0;
-    }
-    }
-    ps->err = "unexpected character";
-    return -1;
-}
-
-static void jfree(jv *v) {
-    size_t i;
-    for (i = 0; i < v->n; i++) jfree(&v->kids[i]);
-    free(v->kids);
-    free(v->str);
-    free(v->key);
-}
-
-static const jv *jget(const jv *o, const char *key) {
-    size_t i;
-    if (!o || o->type != J_OBJ) return NULL;
-    for (i = 0; i < o->n; i++) if (strcmp(o->kids[i].key, key) == 0) return &o->kids[i];
-    return NULL;
-}
-
-/* A number, or NaN where it is missing or null. */
-static double jnum(const jv *o, const char *key) {
-    const jv *v = jget(o, key);
-    return v && v->type == J_NUM ? v->num : NAN;
-}
 
 /* ----------------------------------------------------------------------
    Statistics: Welch's t-test, its p-value from the regularized incomplete
@@ -325,61 +177,6 @@ static const jv *find_range(const jv *ranges, const char *name) {
         if (nm && nm->type == J_STR && strcmp(nm->str, name) == 0) return &ranges->kids[i];
     }
     return NULL;
-}
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    if (!f) return NULL;
-    do {
-        if (n + 65536 > cap) {
-            char *t;
-            cap = 2 * cap + 65536;
-            if (!(t = realloc(buf, cap))) { free(buf); fclose(f); return NULL; }
-            buf = t;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
-static int load(const char *path, jv *doc) {
-    size_t len = 0;
-    char *text;
-    jparser ps;
-    const jv *schema;
-    memset(doc, 0, sizeof *doc);
-    if (!(text = slurp(path, &len))) {
-        fprintf(stderr, TOOL ": cannot read %s: %s\n", path, strerror(errno ? errno : EIO));
-        return -1;
-    }
-    ps.p = text;
-    ps.end = text + len;
-    ps.err = NULL;
-    ps.depth = 0;
-    if (jvalue(&ps, doc) != 0) {
-        fprintf(stderr, TOOL ": %s is not valid JSON (%s at byte %ld); is it a gpuprof summary?\n", path, ps.err, (long)(ps.p - text));
-        free(text);
-        jfree(doc);
-        return -1;
-    }
-    free(text);
-    schema = jget(doc, "schema");
-    if (!schema || schema->type != J_STR || strcmp(schema->str, "gpuprof-summary") != 0) {
-        fprintf(stderr, TOOL ": %s is JSON but not a gpuprof summary (no \"schema\":\"gpuprof-summary\"); write one with GPUPROF_SUMMARY=path\n", path);
-        jfree(doc);
-        return -1;
-    }
-    if (!(jnum(doc, "schema_version") >= 1)) {
-        fprintf(stderr, TOOL ": %s has no schema_version; written by an unknown gpuprof\n", path);
-        jfree(doc);
-        return -1;
-    }
-    return 0;
 }
 
 static const char *verdict_word(int v) {

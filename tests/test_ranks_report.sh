@@ -1,0 +1,58 @@
+#!/bin/sh
+# gpuprof-ranks on a job whose truth is known (tests/ranks_sim.c): 4 ranks
+# as torchrun starts them (RANK, LOCAL_RANK, WORLD_SIZE), an all-reduce
+# inside "backward" that waits for the slowest rank. With rank 3's data
+# loading slow (12 ms vs 5 ms a step) the report must name rank 3 and
+# "data" as the straggler, the all-reduce as where it waits least, and the
+# ranks it delays as slowest in "allreduce"; balanced, it must say there is
+# none. --json gives the same; bad input gives one line and exit 2.
+# usage: test_ranks_report.sh RANKS_SIM GPUPROF_RANKS PYTHON
+set -u
+sim=$1; tool=$2; py=$3
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
+expect() {  # expect WHAT FILE PATTERN
+    if grep -q -- "$3" "$2"; then ok; else bad "$1 (no '$3' in $2)"; sed 's/^/    /' "$2"; fi
+}
+code() {    # code WHAT WANT GOT
+    if [ "$2" = "$3" ]; then ok; else bad "$1: exit status $3, want $2"; fi
+}
+rm -f slow.*.json even.*.json
+GPUPROF_SUMMARY=slow.%r.json "$sim" --ranks 4 --slow 3 > slow.log 2>&1; code "the job with a straggler runs" 0 $?
+expect "rank 0 prints its table" slow.log "rank 0 of 4 on"
+expect "and says where the other ranks' summaries are" slow.log "gpuprof: rank 0 of 4 printed its table; every rank's summary is in 'slow.%r.json'"
+[ "$(grep -c '== gpuprof' slow.log)" = 1 ] && ok || bad "only rank 0 prints a table ($(grep -c '== gpuprof' slow.log) tables)"
+"$tool" slow.0.json slow.1.json slow.2.json slow.3.json > slow.out; code "gpuprof-ranks reads the 4 summaries" 0 $?
+cat slow.out
+expect "the heading" slow.out "^4 ranks (world size 4), 16 counted steps"
+expect "the straggler is rank 3, late in data" slow.out "^straggler: rank 3 -- \"data\" "
+expect "it waits least in the all-reduce" slow.out "it waits least in \"allreduce\""
+expect "the cost to the others" slow.out "the other ranks wait ~.* per step for it (.*% of the .* step)"
+expect "allreduce is a communication range, rank 3 the fastest in it" slow.out "^allreduce  *comm .*  *3  *[0-9]*%"
+expect "data: rank 3 the slowest" slow.out "^data  .*  3  *[0-2]  *[0-9]*%"
+"$tool" --json slow.3.json slow.1.json slow.0.json slow.2.json > slow.json.out; code "--json" 0 $?
+"$py" - slow.json.out <<'PY' && ok || bad "--json: the straggler and the fields SPEC 10 names"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 4 and d["world_size"] == 4 and d["steps"] == 16, d
+s = d["straggler"]
+assert s["rank"] == 3 and s["range"] == "data" and s["excess_ns"] > 4e6 and 0.2 < s["wait_cost_share"] < 0.8, s
+r = {x["name"]: x for x in d["ranges"]}
+assert r["allreduce"]["comm"] and r["allreduce"]["fastest_rank"] == 3, r["allreduce"]
+assert not r["data"]["comm"] and r["data"]["slowest_rank"] == 3 and r["data"]["skew"] > 0.5, r["data"]
+assert set(r["data"]) == {"name", "comm", "min_ns", "median_ns", "max_ns", "slowest_rank", "fastest_rank", "skew"}
+print("--json: straggler rank %d in %s, +%.1f ms per step, %.0f%% of the step" % (s["rank"], s["range"], s["excess_ns"] / 1e6, 100 * s["wait_cost_share"]))
+PY
+GPUPROF_SUMMARY=even.%r.json "$sim" --ranks 4 > even.log 2>&1; code "the balanced job runs" 0 $?
+"$tool" even.0.json even.1.json even.2.json even.3.json > even.out; code "gpuprof-ranks on the balanced job" 0 $?
+cat even.out
+expect "balanced: no straggler" even.out "^no straggler"
+"$tool" slow.0.json > one.out 2>&1; code "one summary" 2 $?
+expect "one summary: says what to give" one.out "one summary is not several ranks"
+"$tool" slow.0.json slow.0.json > two.out 2>&1; code "the same rank twice" 2 $?
+expect "the same rank twice: named" two.out "are both rank 0"
+"$tool" slow.0.json slow.1.json > part.out 2>/dev/null; code "two of four ranks still report" 0 $?
+"$tool" slow.0.json slow.1.json 2>&1 >/dev/null | grep -q "the world size is 4 but 2 summaries were given" && ok || bad "missing ranks are warned about"
+echo "test_ranks_report: $pass passed, $fail failed"
+[ $fail = 0 ]
