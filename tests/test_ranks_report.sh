@@ -48,6 +48,33 @@ GPUPROF_SUMMARY=even.%r.json "$sim" --ranks 4 > even.log 2>&1; code "the balance
 "$tool" even.0.json even.1.json even.2.json even.3.json > even.out; code "gpuprof-ranks on the balanced job" 0 $?
 cat even.out
 expect "balanced: no straggler" even.out "^no straggler"
+# the merged trace: a process per rank, on one timeline (the all-reduce ends together)
+rm -f t.*.json merged.json
+GPUPROF_REPORT=off GPUPROF_TRACE=t.%r.json "$sim" --ranks 4 --slow 3 --steps 6 > traces.log 2>&1; code "the job writes each rank's trace" 0 $?
+"$tool" --trace t.2.json t.0.json t.3.json t.1.json -o merged.json > merge.out; code "--trace ... -o merges" 0 $?
+cat merge.out
+expect "merge: what it wrote" merge.out "^merged.json: 4 ranks, [0-9]* events, one process per rank"
+"$py" - merged.json t.0.json t.1.json t.2.json t.3.json <<'PY' && ok || bad "the merged trace: one process per rank, pid rank+1, names, all events, one timeline"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ins = [json.load(open(p)) for p in sys.argv[2:]]
+assert sorted(set(e["pid"] for e in d)) == [1, 2, 3, 4], "pid = rank + 1, never 0"
+names = sorted(e["args"]["name"] for e in d if e.get("name") == "process_name")
+assert len(names) == 4 and all(n.startswith("rank %d \u00b7 " % r) for r, n in enumerate(names)), names
+assert len(d) == sum(len(t) for t in ins), (len(d), [len(t) for t in ins])
+ends = {}
+for e in d:
+    if e.get("name") == "allreduce":
+        ends.setdefault(e["pid"], []).append(e["ts"] + e["dur"])
+spread = max(max(ends[p][k] for p in ends) - min(ends[p][k] for p in ends) for k in range(len(ends[1])))
+assert spread < 3000, "the all-reduce releases every rank at once: its ends must agree on the merged timeline (%.0f us apart)" % spread
+print("merged: 4 processes, %d events, the all-reduce's ends within %.0f us across ranks" % (len(d), spread))
+PY
+"$tool" --trace t.0.json t.0.json -o bad.json > dup.out 2>&1; code "the same rank's trace twice" 2 $?
+expect "the same trace twice: named" dup.out "are both rank 0"
+echo '[' > norank.json
+"$tool" --trace norank.json -o bad.json > norank.out 2>&1; code "a trace without a rank" 2 $?
+expect "a trace without a rank: says how to write one" norank.out "is not the trace of a rank"
 "$tool" slow.0.json > one.out 2>&1; code "one summary" 2 $?
 expect "one summary: says what to give" one.out "one summary is not several ranks"
 "$tool" slow.0.json slow.0.json > two.out 2>&1; code "the same rank twice" 2 $?

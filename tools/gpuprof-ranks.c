@@ -13,6 +13,8 @@
    collective is not charged with it), and collectives count as waiting.
 
    Build: cc -O2 -o gpuprof-ranks tools/gpuprof-ranks.c -lm (CMake builds it). */
+#define _POSIX_C_SOURCE 200809L            /* getline */
+#include <limits.h>
 #include <stdarg.h>
 
 #define TOOL "gpuprof-ranks"
@@ -20,6 +22,7 @@
 
 static const char *const usage_text =
     "usage: " TOOL " [--json] SUMMARY.json...\n"
+    "       " TOOL " --trace TRACE.json... -o MERGED.json\n"
     "\n"
     "Reads the JSON summaries of the ranks of one job (GPUPROF_SUMMARY=run.%r.json gives each rank\n"
     "its own) and prints, per range, the self time per counted step on each rank: min, median and\n"
@@ -27,6 +30,9 @@ static const char *const usage_text =
     "that makes the others wait, the range that makes it late, the evidence and the cost.\n"
     "\n"
     "  --json      the same as JSON on stdout\n"
+    "  --trace T... -o M   merge the ranks' traces (GPUPROF_TRACE=trace.%r.json) into one: a process\n"
+    "              per rank (pid rank+1, named \"rank R \xc2\xb7 host \xc2\xb7 pid P\"), times put on one timeline by\n"
+    "              the wall-clock anchor each trace records (as good as the hosts' clock sync)\n"
     "  -h, --help  this text\n"
     "\n"
     "skew = max / median - 1 over the ranks (0: balanced; 1.0: the slowest takes twice the median).\n"
@@ -129,18 +135,221 @@ static void json_str(const char *s) {
 
 static int by_rank(const void *a, const void *b) { return ((const rankrun *)a)->rank - ((const rankrun *)b)->rank; }
 
+/* ----------------------------------------------------------------------
+   The merged trace. gpuprof writes one event per line; each rank's lines
+   are copied with the pid made rank+1 (never 0), "ts" shifted by the rank's
+   anchor minus the earliest, flow ids made unique across ranks, and the
+   process named after its rank. Streamed: no trace is held in memory. */
+typedef struct tracein { const char *path; int rank, pid; unsigned long long t0; char host[128]; } tracein;
+
+static char *trim_event(char *line) {       /* the event on a line, or NULL */
+    size_t n;
+    while (*line == ' ' || *line == '\t' || *line == ',') line++;
+    n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == ',')) line[--n] = 0;
+    return n >= 2 && line[0] == '{' && line[n - 1] == '}' ? line : NULL;
+}
+
+/* The rank, pid, host and anchor from a trace's process_name event. */
+static int trace_head(tracein *t) {
+    FILE *f = fopen(t->path, "r");
+    char *line = NULL, *e, *q;
+    size_t cap = 0;
+    int found = 0, k;
+    if (!f) { fprintf(stderr, TOOL ": cannot read %s: %s\n", t->path, strerror(errno)); return -1; }
+    for (k = 0; k < 8 && getline(&line, &cap, f) > 0 && !found; k++) {
+        if (!(e = trim_event(line)) || !strstr(e, "\"name\":\"process_name\"")) continue;
+        found = 1;
+        q = strstr(e, "\"distributedInfo\": {\"rank\": ");
+        t->rank = q ? atoi(q + strlen("\"distributedInfo\": {\"rank\": ")) : -1;
+        q = strstr(e, "\"pid\":");
+        t->pid = q ? atoi(q + 6) : 0;
+        q = strstr(e, "\"t0_realtime_ns\":");
+        t->t0 = q ? strtoull(q + 17, NULL, 10) : 0;
+        t->host[0] = 0;
+        if ((q = strstr(e, "\"host\":\"")) != NULL) {
+            size_t i;
+            for (q += 8, i = 0; *q && *q != '"' && i + 1 < sizeof t->host; q++) t->host[i++] = *q;
+            t->host[i] = 0;
+        }
+    }
+    free(line);
+    fclose(f);
+    if (!found || t->rank < 0 || !t->t0) {
+        fprintf(stderr, TOOL ": %s is not the trace of a rank (%s); write each rank's with GPUPROF_TRACE=trace.%%r.json\n", t->path,
+                !found ? "no process_name event at its start" : t->rank < 0 ? "no distributedInfo rank" : "no t0_realtime_ns anchor");
+        return -1;
+    }
+    return 0;
+}
+
+/* Copies `e` to `out` with "pid":N replaced, the number after "ts": moved by
+   off_ns, and the number after "id": made unique for the rank. */
+static void copy_event(FILE *out, const char *e, int pid, unsigned long long off_ns, int rank, int nranks) {
+    const char *p = e;
+    while (*p) {
+        if (strncmp(p, "\"pid\":", 6) == 0) {
+            fprintf(out, "\"pid\":%d", pid);
+            p += 6;
+            if (*p == '-') p++;
+            while (isdigit((unsigned char)*p)) p++;
+        } else if (strncmp(p, "\"ts\":", 5) == 0 && (isdigit((unsigned char)p[5]))) {
+            unsigned long long us = 0, frac = 0, ns;
+            int d = 0;
+            p += 5;
+            while (isdigit((unsigned char)*p)) us = us * 10 + (unsigned long long)(*p++ - '0');
+            if (*p == '.') for (p++; isdigit((unsigned char)*p); p++) if (d < 3) { frac = frac * 10 + (unsigned long long)(*p - '0'); d++; }
+            while (d < 3) { frac *= 10; d++; }
+            ns = us * 1000 + frac + off_ns;
+            fprintf(out, "\"ts\":%llu.%03llu", ns / 1000, ns % 1000);
+        } else if (strncmp(p, "\"id\":", 5) == 0 && isdigit((unsigned char)p[5])) {
+            unsigned long long id = strtoull(p + 5, NULL, 10);
+            fprintf(out, "\"id\":%llu", id * (unsigned long long)nranks + (unsigned long long)rank);
+            for (p += 5; isdigit((unsigned char)*p); p++) {}
+        } else if (*p == '"') {                /* a string: copied whole (a name may hold "pid": too) */
+            const char *q = p + 1;
+            while (*q && *q != '"') q += *q == '\\' && q[1] ? 2 : 1;
+            if (*q) q++;
+            fwrite(p, 1, (size_t)(q - p), out);
+            p = q;
+            if (*p == ':') continue;           /* a key: its value follows */
+        } else fputc(*p++, out);
+    }
+}
+
+static int merge_traces(tracein *ts, int n, const char *out_path) {
+    FILE *out = fopen(out_path, "w");
+    unsigned long long base = ULLONG_MAX;
+    int i, first = 1, max_rank = 0;
+    long events = 0;
+    if (!out) { fprintf(stderr, TOOL ": cannot write %s: %s\n", out_path, strerror(errno)); return 2; }
+    for (i = 0; i < n; i++) {
+        if (ts[i].t0 < base) base = ts[i].t0;
+        if (ts[i].rank > max_rank) max_rank = ts[i].rank;
+    }
+    fputs("[", out);
+    for (i = 0; i < n; i++) {
+        FILE *f = fopen(ts[i].path, "r");
+        char *line = NULL, *e;
+        size_t cap = 0;
+        int pid = ts[i].rank + 1;
+        if (!f) { fprintf(stderr, TOOL ": cannot read %s: %s\n", ts[i].path, strerror(errno)); fclose(out); return 2; }
+        fprintf(out, "%s\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d \xc2\xb7 ", first ? "" : ",", pid, ts[i].rank);
+        for (e = ts[i].host; *e; e++) if (*e != '"' && *e != '\\') fputc(*e, out);
+        fprintf(out, " \xc2\xb7 pid %d\"}}", ts[i].pid);
+        first = 0;
+        while (getline(&line, &cap, f) > 0) {
+            if (!(e = trim_event(line)) || strstr(e, "\"name\":\"process_name\"")) continue;
+            fputs(",\n", out);
+            copy_event(out, e, pid, ts[i].t0 - base, ts[i].rank, max_rank + 1);
+            events++;
+        }
+        free(line);
+        fclose(f);
+    }
+    fputs("\n]\n", out);
+    if (fclose(out) != 0) { fprintf(stderr, TOOL ": cannot write %s: %s\n", out_path, strerror(errno)); return 2; }
+    {
+        unsigned long long latest = 0;
+        for (i = 0; i < n; i++) if (ts[i].t0 - base > latest) latest = ts[i].t0 - base;
+        printf("%s: %d ranks, %ld events, one process per rank; the ranks' times put on one timeline by their wall-clock anchors (the last rank started %.3f ms after the first)\n",
+               out_path, n, events, (double)latest / 1e6);
+    }
+    return 0;
+}
+
+/* The rows of the table: every range name any rank has, with each rank's
+   self time per counted step -- on the CPU, or (gpu) on the GPU, where the
+   range has GPU times. Returns the number of rows. */
+static int build_rows(const rankrun *runs, int nrun, int gpu, row *rows) {
+    int nrow = 0, r, i;
+    for (r = 0; r < nrun; r++) {
+        const jv *ranges = jget(&runs[r].doc, "ranges");
+        size_t k;
+        for (k = 0; ranges && ranges->type == J_ARR && k < ranges->n; k++) {
+            const jv *nm = jget(&ranges->kids[k], "name"), *fig = &ranges->kids[k];
+            int j;
+            if (!nm || nm->type != J_STR) continue;
+            if (gpu && (!(fig = jget(fig, "gpu")) || fig->type != J_OBJ)) continue;
+            for (j = 0; j < nrow && strcmp(rows[j].name, nm->str) != 0; j++) {}
+            if (j == nrow && nrow < MAX_RANGES) {
+                rows[nrow].name = nm->str;
+                rows[nrow].comm = is_comm(nm->str);
+                rows[nrow].v = calloc((size_t)nrun, sizeof *rows[nrow].v);
+                rows[nrow].p50 = malloc((size_t)nrun * sizeof *rows[nrow].p50);
+                for (i = 0; i < nrun; i++) rows[nrow].p50[i] = NAN;
+                nrow++;
+            }
+            if (j < nrow) {
+                double self = jnum(fig, "self_ns");
+                rows[j].v[r] += (self == self ? self : 0) / runs[r].steps;
+                rows[j].p50[r] = jnum(fig, "p50_ns");
+            }
+        }
+    }
+    for (i = 0; i < nrow; i++) {
+        row *w = &rows[i];
+        w->min = w->max = w->v[0];
+        w->slowest = w->fastest = 0;
+        for (r = 1; r < nrun; r++) {
+            if (w->v[r] > w->max) { w->max = w->v[r]; w->slowest = r; }
+            if (w->v[r] < w->min) { w->min = w->v[r]; w->fastest = r; }
+        }
+        w->median = median_of(w->v, nrun);
+        w->skew = w->median > 0 ? w->max / w->median - 1 : 0;
+    }
+    return nrow;
+}
+
+static void print_rows(const row *rows, int nrow, const rankrun *runs) {
+    char b1[32], b2[32], b3[32];
+    int i;
+    printf("%-28s %-5s %11s %11s %11s %8s %8s %7s\n", "range", "", "min", "median", "max", "slowest", "fastest", "skew");
+    for (i = 0; i < nrow; i++) {
+        char name[29];
+        snprintf(name, sizeof name, "%s", rows[i].name);
+        printf("%-28s %-5s %11s %11s %11s %8d %8d %6.0f%%\n", name, rows[i].comm ? "comm" : "", fmt_ms(b1, sizeof b1, rows[i].min),
+               fmt_ms(b2, sizeof b2, rows[i].median), fmt_ms(b3, sizeof b3, rows[i].max), runs[rows[i].slowest].rank,
+               runs[rows[i].fastest].rank, 100 * rows[i].skew);
+    }
+}
+
+static void json_rows(const char *key, const row *rows, int nrow, const rankrun *runs) {
+    int i;
+    printf("\"%s\":[", key);
+    for (i = 0; i < nrow; i++) {
+        printf("%s\n{\"name\":", i ? "," : "");
+        json_str(rows[i].name);
+        printf(",\"comm\":%s,\"min_ns\":%.0f,\"median_ns\":%.0f,\"max_ns\":%.0f,\"slowest_rank\":%d,\"fastest_rank\":%d,\"skew\":%.4f}",
+               rows[i].comm ? "true" : "false", rows[i].min, rows[i].median, rows[i].max, runs[rows[i].slowest].rank,
+               runs[rows[i].fastest].rank, rows[i].skew);
+    }
+    printf("]");
+}
+
 int main(int argc, char **argv) {
     rankrun *runs;
-    row *rows;
-    int nrun = 0, nrow = 0, i, r, as_json = 0, world = 0, steps_differ = 0;
-    int strag = -1, comm_row = -1;
+    row *rows, *gpu_rows;
+    int nrun = 0, nrow = 0, ngpu = 0, i, as_json = 0, world = 0, steps_differ = 0;
+    int strag = -1, comm_row = -1, in_traces = 0, ntrace = 0;
+    const char *merged = NULL;
+    tracein *traces = calloc(MAX_RANKS, sizeof *traces);
     double step_med = NAN, excess = 0, cost = 0;
     char b1[32], b2[32], b3[32], b4[32];
     runs = calloc(MAX_RANKS, sizeof *runs);
     rows = calloc(MAX_RANGES, sizeof *rows);
+    gpu_rows = calloc(MAX_RANGES, sizeof *gpu_rows);
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) as_json = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(usage_text, stdout); return 0; }
+        else if (strcmp(argv[i], "--trace") == 0) in_traces = 1;
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) merged = argv[++i];
+        else if (in_traces && argv[i][0] != '-') {
+            if (ntrace == MAX_RANKS) { fprintf(stderr, TOOL ": more than %d traces\n", MAX_RANKS); return 2; }
+            traces[ntrace].path = argv[i];
+            if (trace_head(&traces[ntrace]) != 0) return 2;
+            ntrace++;
+        }
         else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, TOOL ": unknown option %s (see --help)\n", argv[i]); return 2; }
         else if (nrun == MAX_RANKS) { fprintf(stderr, TOOL ": more than %d summaries\n", MAX_RANKS); return 2; }
         else {
@@ -160,6 +369,18 @@ int main(int argc, char **argv) {
             }
             nrun++;
         }
+    }
+    if (in_traces || merged) {
+        int k;
+        if (!merged || ntrace < 1) { fprintf(stderr, TOOL ": --trace needs the ranks' traces and -o MERGED.json (see --help)\n"); return 2; }
+        for (i = 0; i < ntrace; i++)
+            for (k = 0; k < i; k++)
+                if (traces[k].rank == traces[i].rank) {
+                    fprintf(stderr, TOOL ": %s and %s are both rank %d\n", traces[k].path, traces[i].path, traces[i].rank);
+                    return 2;
+                }
+        if ((k = merge_traces(traces, ntrace, merged)) != 0) return k;
+        if (nrun == 0) return 0;
     }
     if (nrun < 2) { fprintf(stderr, "%s", nrun ? TOOL ": one summary is not several ranks; give every rank's (run.*.json)\n" : usage_text); return 2; }
     qsort(runs, (size_t)nrun, sizeof *runs, by_rank);
@@ -184,42 +405,8 @@ int main(int argc, char **argv) {
         if (n) step_med = median_of(s, n);
         free(s);
     }
-    /* every range name any rank has */
-    for (r = 0; r < nrun; r++) {
-        const jv *ranges = jget(&runs[r].doc, "ranges");
-        size_t k;
-        int r2;
-        for (k = 0; ranges && ranges->type == J_ARR && k < ranges->n; k++) {
-            const jv *nm = jget(&ranges->kids[k], "name");
-            int j;
-            if (!nm || nm->type != J_STR) continue;
-            for (j = 0; j < nrow && strcmp(rows[j].name, nm->str) != 0; j++) {}
-            if (j == nrow && nrow < MAX_RANGES) {
-                rows[nrow].name = nm->str;
-                rows[nrow].comm = is_comm(nm->str);
-                rows[nrow].v = calloc((size_t)nrun, sizeof *rows[nrow].v);
-                rows[nrow].p50 = malloc((size_t)nrun * sizeof *rows[nrow].p50);
-                for (r2 = 0; r2 < nrun; r2++) rows[nrow].p50[r2] = NAN;
-                nrow++;
-            }
-            if (j < nrow) {
-                double self = jnum(&ranges->kids[k], "self_ns");
-                rows[j].v[r] += (self == self ? self : 0) / runs[r].steps;
-                rows[j].p50[r] = jnum(&ranges->kids[k], "p50_ns");
-            }
-        }
-    }
-    for (i = 0; i < nrow; i++) {
-        row *w = &rows[i];
-        w->min = w->max = w->v[0];
-        w->slowest = w->fastest = 0;
-        for (r = 1; r < nrun; r++) {
-            if (w->v[r] > w->max) { w->max = w->v[r]; w->slowest = r; }
-            if (w->v[r] < w->min) { w->min = w->v[r]; w->fastest = r; }
-        }
-        w->median = median_of(w->v, nrun);
-        w->skew = w->median > 0 ? w->max / w->median - 1 : 0;
-    }
+    nrow = build_rows(runs, nrun, 0, rows);
+    ngpu = build_rows(runs, nrun, 1, gpu_rows);
     /* The straggler: the rank slowest in a non-communication range, by the
        largest excess over the median -- corroborated, where the job has
        communication ranges, by that rank waiting least in one of them
@@ -252,15 +439,11 @@ int main(int argc, char **argv) {
         if (strag >= 0) excess = rows[strag].max - rows[strag].median;
     }
     if (as_json) {
-        printf("{\"ranks\":%d,\"world_size\":%d,\"steps\":%.0f,\"ranges\":[", nrun, world ? world : nrun, runs[0].steps);
-        for (i = 0; i < nrow; i++) {
-            printf("%s\n{\"name\":", i ? "," : "");
-            json_str(rows[i].name);
-            printf(",\"comm\":%s,\"min_ns\":%.0f,\"median_ns\":%.0f,\"max_ns\":%.0f,\"slowest_rank\":%d,\"fastest_rank\":%d,\"skew\":%.4f}",
-                   rows[i].comm ? "true" : "false", rows[i].min, rows[i].median, rows[i].max, runs[rows[i].slowest].rank,
-                   runs[rows[i].fastest].rank, rows[i].skew);
-        }
-        printf("],\n\"straggler\":");
+        printf("{\"ranks\":%d,\"world_size\":%d,\"steps\":%.0f,", nrun, world ? world : nrun, runs[0].steps);
+        json_rows("ranges", rows, nrow, runs);
+        printf(",\n");
+        json_rows("gpu_ranges", gpu_rows, ngpu, runs);
+        printf(",\n\"straggler\":");
         if (strag < 0) printf("null}\n");
         else {
             printf("{\"rank\":%d,\"range\":", runs[rows[strag].slowest].rank);
@@ -273,15 +456,12 @@ int main(int argc, char **argv) {
     }
     printf("%d ranks (world size %d), %.0f counted steps; self time per counted step (a range holding a collective is not charged with it)\n",
            nrun, world ? world : nrun, runs[0].steps);
-    printf("%-28s %-5s %11s %11s %11s %8s %8s %7s\n", "range", "", "min", "median", "max", "slowest", "fastest", "skew");
-    for (i = 0; i < nrow; i++) {
-        char name[29];
-        snprintf(name, sizeof name, "%s", rows[i].name);
-        printf("%-28s %-5s %11s %11s %11s %8d %8d %6.0f%%\n", name, rows[i].comm ? "comm" : "", fmt_ms(b1, sizeof b1, rows[i].min),
-               fmt_ms(b2, sizeof b2, rows[i].median), fmt_ms(b3, sizeof b3, rows[i].max), runs[rows[i].slowest].rank,
-               runs[rows[i].fastest].rank, 100 * rows[i].skew);
-    }
+    print_rows(rows, nrow, runs);
     if (step_med == step_med) printf("%-28s %-5s %11s %11s\n", "step (median over ranks)", "", "", fmt_ms(b1, sizeof b1, step_med));
+    if (ngpu) {
+        printf("GPU self time per counted step (CUDA events):\n");
+        print_rows(gpu_rows, ngpu, runs);
+    }
     if (strag < 0) {
         printf("no straggler: no rank is both late in a range and waits least (the differences above are noise; see --help)\n");
         return 0;
