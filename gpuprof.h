@@ -669,6 +669,12 @@ extern int gpuprof__clock_gettime(int clock, gpuprof__timespec *t) __asm__("cloc
 #else
 #error "gpuprof.h: the implementation needs POSIX's clock_gettime, which this file's C mode hides: build the file that defines GPUPROF_IMPLEMENTATION with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
 #endif
+/* gethostname, which the strict modes hide as well: bound by its symbol. */
+#if defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+extern int gpuprof__gethostname(char *name, size_t len) __asm__("gethostname");
+#else
+#define gpuprof__gethostname gethostname
+#endif
 #if !defined(O_CLOEXEC) && defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define O_CLOEXEC 02000000
 #elif !defined(O_CLOEXEC)
@@ -8430,7 +8436,7 @@ static void gpuprof__ranks_detect(const gpuprof_config *cfg) {
         gpuprof__g.rank_source = "GPUPROF_RANK";
     }
     if (gpuprof__env_index("TORCHELASTIC_RESTART_COUNT", &x)) gpuprof__g.restarts = x;
-    if (gethostname(gpuprof__g.host, sizeof gpuprof__g.host) != 0 || !gpuprof__g.host[0]) snprintf(gpuprof__g.host, sizeof gpuprof__g.host, "localhost");
+    if (gpuprof__gethostname(gpuprof__g.host, sizeof gpuprof__g.host) != 0 || !gpuprof__g.host[0]) snprintf(gpuprof__g.host, sizeof gpuprof__g.host, "localhost");
     gpuprof__g.host[sizeof gpuprof__g.host - 1] = 0;
 }
 
