@@ -327,18 +327,20 @@ static void json_rows(const char *key, const row *rows, int nrow, const rankrun 
     printf("]");
 }
 
+/* What the run reads and builds lives until exit (a short-lived tool). */
+static rankrun all_runs[MAX_RANKS];
+static row all_rows[MAX_RANGES], all_gpu_rows[MAX_RANGES];
+static tracein all_traces[MAX_RANKS];
+
 int main(int argc, char **argv) {
-    rankrun *runs;
-    row *rows, *gpu_rows;
+    rankrun *runs = all_runs;
+    row *rows = all_rows, *gpu_rows = all_gpu_rows;
     int nrun = 0, nrow = 0, ngpu = 0, i, as_json = 0, world = 0, steps_differ = 0;
     int strag = -1, comm_row = -1, in_traces = 0, ntrace = 0;
     const char *merged = NULL;
-    tracein *traces = calloc(MAX_RANKS, sizeof *traces);
+    tracein *traces = all_traces;
     double step_med = NAN, excess = 0, cost = 0;
     char b1[32], b2[32], b3[32], b4[32];
-    runs = calloc(MAX_RANKS, sizeof *runs);
-    rows = calloc(MAX_RANGES, sizeof *rows);
-    gpu_rows = calloc(MAX_RANGES, sizeof *gpu_rows);
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) as_json = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(usage_text, stdout); return 0; }
