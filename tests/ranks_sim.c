@@ -1,5 +1,6 @@
-/* A data-parallel job without MPI, as torchrun would start it: this program
-   forks N workers with RANK, LOCAL_RANK and WORLD_SIZE set; each runs a
+/* A data-parallel job without MPI, as torchrun would start it inside an
+   sbatch script: this program forks N workers with RANK, LOCAL_RANK and
+   WORLD_SIZE set, and the script's SLURM_PROCID=0 too; each runs a
    training loop whose gradients are "all-reduced" -- every rank waits at a
    process-shared barrier inside "backward", as a blocking collective makes
    it wait for the slowest rank. With --slow R, rank R's data loading takes
@@ -68,6 +69,8 @@ int main(int argc, char **argv) {
             setenv("LOCAL_RANK", v, 1);
             snprintf(v, sizeof v, "%d", ranks);
             setenv("WORLD_SIZE", v, 1);
+            setenv("SLURM_PROCID", "0", 1);           /* torchrun inside an sbatch script: the script's own */
+            setenv("SLURM_NTASKS", "1", 1);
             worker(r, slow, steps, bar);
             _exit(0);
         }

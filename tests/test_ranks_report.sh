@@ -1,6 +1,7 @@
 #!/bin/sh
 # gpuprof-ranks on a job whose truth is known (tests/ranks_sim.c): 4 ranks
-# as torchrun starts them (RANK, LOCAL_RANK, WORLD_SIZE), an all-reduce
+# as torchrun starts them inside an sbatch script (RANK, LOCAL_RANK,
+# WORLD_SIZE, and the script's SLURM_PROCID=0), an all-reduce
 # inside "backward" that waits for the slowest rank. With rank 3's data
 # loading slow (12 ms vs 5 ms a step) the report must name rank 3 and
 # "data" as the straggler, the all-reduce as where it waits least, and the
@@ -23,6 +24,7 @@ GPUPROF_SUMMARY=slow.%r.json "$sim" --ranks 4 --slow 3 > slow.log 2>&1; code "th
 expect "rank 0 prints its table" slow.log "rank 0 of 4 on"
 expect "and says where the other ranks' summaries are" slow.log "gpuprof: rank 0 of 4 printed its table; every rank's summary is in 'slow.%r.json'"
 [ "$(grep -c '== gpuprof' slow.log)" = 1 ] && ok || bad "only rank 0 prints a table ($(grep -c '== gpuprof' slow.log) tables)"
+expect "each rank's rank is torchrun's RANK, not the sbatch script's SLURM_PROCID=0" slow.2.json '"rank":2,.*"rank_source":"RANK"' 
 "$tool" slow.0.json slow.1.json slow.2.json slow.3.json > slow.out; code "gpuprof-ranks reads the 4 summaries" 0 $?
 cat slow.out
 expect "the heading" slow.out "^4 ranks (world size 4), 16 counted steps"
