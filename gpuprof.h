@@ -1606,10 +1606,19 @@ static void gpuprof__reclaim(void);
 /* Under gpuprof__lock: a state a shutdown retired (its thread was running)
    is freed once its thread lets go of it -- the thread exits, or starts
    recording in a later session with a new state. Then that session's name
-   table too, once none of its states is left. */
-static void gpuprof__retired_drop(gpuprof__thread *t) {
+   table too, once none of its states is left. One exception while the
+   thread lives: a range of that state still open with its external id on
+   CUPTI's stack (kernel capture) -- kernels the thread launches before the
+   range ends name its call-tree node, which must stay valid; such a state
+   is kept (freed when the thread exits if it is still the thread's; kept
+   for good if the thread moved on to a new session: a rare, bounded loss
+   rather than a dangling node). */
+static void gpuprof__retired_drop(gpuprof__thread *t, int exiting) {
     gpuprof__thread **pp;
+    uint32_t d;
     if (!t) return;
+    for (d = 0; !exiting && d < t->depth && d < GPUPROF_MAX_DEPTH; d++)
+        if (t->stack[d].flags & GPUPROF__F_KERN) return;
     for (pp = &gpuprof__g.retired; *pp && *pp != t; pp = &(*pp)->next) {}
     if (!*pp) return;
     *pp = t->next;
@@ -1630,7 +1639,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
        GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
     for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
     if (t) {
-        gpuprof__retired_drop(gpuprof__tls);    /* this thread's state of an earlier session */
+        gpuprof__retired_drop(gpuprof__tls, 0);    /* this thread's state of an earlier session */
         t->exited = 0;
         t->depth = 0;
         t->stream = NULL;
@@ -1655,7 +1664,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
         gpuprof__thread_free(t);
         return NULL;
     }
-    gpuprof__retired_drop(gpuprof__tls);
+    gpuprof__retired_drop(gpuprof__tls, 0);
     t->session = gpuprof__g.session;
     t->base = gpuprof__clock.base;
     t->names = gpuprof__g.names;
@@ -1901,7 +1910,7 @@ static void gpuprof__thread_exit(void *p) {
                           t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__g.names[t->stack[d - 1].node->name_id].text);
         }
         t->exited = 1;
-    } else gpuprof__retired_drop(t);       /* retired by a shutdown while this thread ran */
+    } else gpuprof__retired_drop(t, 1);    /* retired by a shutdown while this thread ran */
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
 }
@@ -8952,7 +8961,7 @@ static void gpuprof__shutdown_locked(void) {
        (retired, still reachable) because it may be inside a range now. This
        thread's state may also be one an earlier shutdown retired (it has
        recorded nothing in this session): freed too, as it lets go of it. */
-    if (self && self->session != gpuprof__g.session) gpuprof__retired_drop(self);
+    if (self && self->session != gpuprof__g.session) gpuprof__retired_drop(self, 0);
     for (t = gpuprof__g.threads; t; t = next) {
         next = t->next;
         if (t == self || t->exited) gpuprof__thread_free(t);
