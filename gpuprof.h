@@ -8908,9 +8908,18 @@ static void gpuprof__outputs_write(void) {
         /* several ranks share the job's log: one table, and where the rest are */
         if (gpuprof__g.rank != 0) return;
         gpuprof__report_to(stderr);
-        if (gpuprof__g.summary_pattern)
-            fprintf(stderr, "gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank; GPUPROF_REPORT=stderr prints each rank's table)\n",
-                    gpuprof__g.world_size, gpuprof__g.summary_pattern);
+        if (gpuprof__g.summary_pattern) {
+            char glob[512];
+            const char *q = gpuprof__g.summary_pattern;
+            size_t k = 0;
+            for (; *q && k + 2 < sizeof glob; q++) {      /* the pattern as a shell glob: %r, %l, %h, %p -> * */
+                if (q[0] == '%' && q[1] && strchr("rlhp", q[1])) { glob[k++] = '*'; q++; }
+                else glob[k++] = *q;
+            }
+            glob[k] = 0;
+            fprintf(stderr, "gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank): gpuprof-ranks %s compares them "
+                            "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__g.world_size, gpuprof__g.summary_pattern, glob);
+        }
         else
             fprintf(stderr, "gpuprof: rank 0 of %d printed its table; the other ranks print none (GPUPROF_REPORT=stderr prints each rank's table; GPUPROF_SUMMARY=run.%%r.json keeps each rank's figures)\n",
                     gpuprof__g.world_size);

@@ -22,7 +22,7 @@ code() {    # code WHAT WANT GOT
 rm -f slow.*.json even.*.json
 GPUPROF_SUMMARY=slow.%r.json "$sim" --ranks 4 --slow 3 > slow.log 2>&1; code "the job with a straggler runs" 0 $?
 expect "rank 0 prints its table" slow.log "rank 0 of 4 on"
-expect "and says where the other ranks' summaries are" slow.log "gpuprof: rank 0 of 4 printed its table; every rank's summary is in 'slow.%r.json'"
+expect "and says where the other ranks' summaries are" slow.log "gpuprof: rank 0 of 4 printed its table; every rank's summary is in 'slow.%r.json' (%r the rank): gpuprof-ranks slow.\*.json compares them"
 [ "$(grep -c '== gpuprof' slow.log)" = 1 ] && ok || bad "only rank 0 prints a table ($(grep -c '== gpuprof' slow.log) tables)"
 expect "each rank's rank is torchrun's RANK, not the sbatch script's SLURM_PROCID=0" slow.2.json '"rank":2,.*"rank_source":"RANK"' 
 "$tool" slow.0.json slow.1.json slow.2.json slow.3.json > slow.out; code "gpuprof-ranks reads the 4 summaries" 0 $?
