@@ -1196,7 +1196,7 @@ typedef struct gpuprof__thread {
     gpuprof__node **chunks;
     uint32_t nnodes, max_nodes;           /* nnodes is published with release order */
     uint32_t nids;                        /* entries of by_name and counters: the session's max_ids */
-    uint64_t base;                        /* the session's clock zero (gpuprof__clock.base), for the close's event */
+    uint64_t base;                        /* its session's clock zero (gpuprof__clock.base): its events' times count from it */
     uint32_t snap_nodes;                  /* nnodes as a report saw it (under gpuprof__lock) */
     gpuprof__node overflow;               /* call paths beyond max_nodes */
     gpuprof__block *block;
@@ -1635,11 +1635,11 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     char label[64];
     gpuprof__thread_identity(&tid, label, sizeof label);
     pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__retired_drop(gpuprof__tls, 0);     /* this thread's state of an earlier session, if any */
     /* The main thread gets a state of its own: it is usually the one calling
        GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
     for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
     if (t) {
-        gpuprof__retired_drop(gpuprof__tls, 0);    /* this thread's state of an earlier session */
         t->exited = 0;
         t->depth = 0;
         t->stream = NULL;
@@ -1664,7 +1664,6 @@ static gpuprof__thread *gpuprof__thread_new(void) {
         gpuprof__thread_free(t);
         return NULL;
     }
-    gpuprof__retired_drop(gpuprof__tls, 0);
     t->session = gpuprof__g.session;
     t->base = gpuprof__clock.base;
     t->names = gpuprof__g.names;
@@ -3957,7 +3956,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
         uint64_t u;
         memcpy(&u, &value, sizeof u);
-        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base), u);
+        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - t->base, u);
     }
 }
 
@@ -3968,7 +3967,7 @@ void gpuprof__mark(gpuprof_site *site) {
     id = gpuprof__site_id(site, t->session);
     GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
     if (GPUPROF__LD(&gpuprof__g.trace_on))
-        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base), 0);
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - t->base, 0);
 }
 
 void gpuprof_set_stream(void *stream) {
@@ -4104,7 +4103,7 @@ static void gpuprof__mem_counter(gpuprof__thread *t, uint32_t id, double bytes, 
     uint64_t u;
     if (!t || !id) return;
     memcpy(&u, &mib, sizeof u);
-    gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, ticks - GPUPROF__LD(&gpuprof__clock.base), u);
+    gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, ticks - t->base, u);
 }
 
 /* The trace thread state of the caller, if the trace is on and it may record. */
@@ -4433,7 +4432,7 @@ static void gpuprof__mem_snap_id(uint32_t id, unsigned session) {
     gpuprof__mem.snapshots++;
     if (t) {
         now = gpuprof__ticks();
-        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, GPUPROF__EVF_MEM, now - GPUPROF__LD(&gpuprof__clock.base), 0);
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, GPUPROF__EVF_MEM, now - t->base, 0);
         if (m.dev_ok) gpuprof__mem_counter(t, gpuprof__mem.id_dev, (double)m.dev_used, now);
         if (m.pool_ok && (m.pool_rsvd_high || m.pool_used_high)) {
             gpuprof__mem_counter(t, gpuprof__mem.id_pool_used, (double)m.pool_used, now);
@@ -4707,7 +4706,7 @@ void gpuprof__step(void) {
     if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
-            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0, now - GPUPROF__LD(&gpuprof__clock.base), step);
+            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0, now - t->base, step);
     }
 }
 
@@ -8389,14 +8388,14 @@ static int gpuprof__parse_schedule(const char *s) {
    rank 0, all writing one file). RANK counts only with WORLD_SIZE: alone
    it is too common a name. Local rank and world size come from the same
    launcher as the rank. */
-typedef struct { const char *rank, *local, *size; int needs_size; } gpuprof__launcher;
+typedef struct { const char *rank, *local, *size, *size_old; int needs_size; } gpuprof__launcher;
 static const gpuprof__launcher gpuprof__launchers[] = {
-    { "RANK", "LOCAL_RANK", "WORLD_SIZE", 1 },                                       /* torchrun */
-    { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", 0 }, /* Open MPI */
-    { "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", 0 },                                /* MPICH, Intel MPI */
-    { "PMIX_RANK", NULL, NULL, 0 },                                                  /* PMIx (an MPI singleton) */
-    { "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_SIZE", 0 }, /* MVAPICH */
-    { "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", 0 },                          /* srun, sbatch */
+    { "RANK", "LOCAL_RANK", "WORLD_SIZE", NULL, 1 },                                       /* torchrun */
+    { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", NULL, 0 }, /* Open MPI */
+    { "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", NULL, 0 },                                /* MPICH, Intel MPI */
+    { "PMIX_RANK", NULL, NULL, NULL, 0 },                                                  /* PMIx (an MPI singleton) */
+    { "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_SIZE", NULL, 0 }, /* MVAPICH */
+    { "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NPROCS", 0 },                /* srun, sbatch */
 };
 
 /* A launcher's number (0 to 10^6) from variable `var`; 0 if unset or not one. */
@@ -8425,8 +8424,7 @@ static void gpuprof__ranks_detect(const gpuprof_config *cfg) {
         gpuprof__g.rank = r;
         gpuprof__g.rank_source = l->rank;
         if (gpuprof__env_index(l->local, &x)) gpuprof__g.local_rank = x;
-        if (gpuprof__env_index(l->size, &x) && x > r) gpuprof__g.world_size = x;
-        else if (l == &gpuprof__launchers[5] && gpuprof__env_index("SLURM_NPROCS", &x) && x > r) gpuprof__g.world_size = x;
+        if ((gpuprof__env_index(l->size, &x) || gpuprof__env_index(l->size_old, &x)) && x > r) gpuprof__g.world_size = x;
         break;
     }
     if (cfg->world_size > 0) {
@@ -8436,11 +8434,12 @@ static void gpuprof__ranks_detect(const gpuprof_config *cfg) {
             gpuprof__g.rank_source = "gpuprof_config.rank";
         } else gpuprof__warn(GPUPROF__W_BAD_ENV, "gpuprof_config.rank %d is not from 0 to world_size-1 (%d); the rank comes from the environment", cfg->rank, cfg->world_size - 1);
     }
-    if (getenv("GPUPROF_RANK") && gpuprof__env_int("GPUPROF_RANK", &x)) {
-        if (gpuprof__g.world_size && x >= gpuprof__g.world_size)
+    if (gpuprof__env_int("GPUPROF_RANK", &x)) {
+        if (gpuprof__g.world_size && x >= gpuprof__g.world_size) {
             gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_RANK=%d is not below the world size %d (from %s); the world size is taken as unknown",
                           x, gpuprof__g.world_size, gpuprof__g.rank_source ? gpuprof__g.rank_source : "gpuprof_config");
-        if (gpuprof__g.world_size && x >= gpuprof__g.world_size) gpuprof__g.world_size = 0;
+            gpuprof__g.world_size = 0;
+        }
         gpuprof__g.rank = x;
         gpuprof__g.rank_source = "GPUPROF_RANK";
     }
@@ -8651,17 +8650,15 @@ static const char *gpuprof__per_rank(const char *setting, const char *what, char
     return out;
 }
 
-/* The expanded path of an output setting (NULL: none); `what` names it in messages. */
-static char *gpuprof__output_path(const char *setting, const char *what) {
+/* The expanded path of an output setting (NULL: none); `what` names it in
+   messages; *pattern (when asked) gets the setting as used, before expansion. */
+static char *gpuprof__output_path(const char *setting, const char *what, char **pattern) {
     char path[4096], alt[4120], ranked[4096];
     const char *dot, *slash;
     unsigned k;
     if (!setting || !*setting || strcmp(setting, "off") == 0) return NULL;
     setting = gpuprof__per_rank(setting, what, ranked);
-    if (strcmp(what, "summary") == 0) {
-        GPUPROF_FREE(gpuprof__g.summary_pattern);
-        gpuprof__g.summary_pattern = gpuprof__strdup(setting);
-    }
+    if (pattern) *pattern = gpuprof__strdup(setting);
     if (gpuprof__path_expand(setting, path, sizeof path) != 0) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%.64s...' is too long; no %s is written", what, setting, what);
         return NULL;
@@ -8681,15 +8678,15 @@ static char *gpuprof__output_path(const char *setting, const char *what) {
 static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     const char *v, *clash;
     v = getenv("GPUPROF_TRACE");
-    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace");
+    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", NULL);
     v = getenv("GPUPROF_SUMMARY");
-    gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary");
+    gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__g.summary_pattern);
     v = getenv("GPUPROF_REPORT");
     gpuprof__g.report_implicit = !v && !cfg->report;
     if (!v) v = cfg->report ? cfg->report : "stderr";
     if (off) v = "off";
     if (!*v || strcmp(v, "stderr") == 0 || strcmp(v, "stdout") == 0 || strcmp(v, "off") == 0) gpuprof__g.report = gpuprof__strdup(*v ? v : "stderr");
-    else if ((gpuprof__g.report = gpuprof__output_path(v, "report")) == NULL) gpuprof__g.report = gpuprof__strdup("stderr");
+    else if ((gpuprof__g.report = gpuprof__output_path(v, "report", NULL)) == NULL) gpuprof__g.report = gpuprof__strdup("stderr");
     if (!gpuprof__g.report) return -1;
     if (gpuprof__g.trace_path && gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.trace_path, gpuprof__g.summary_path)) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the trace and the summary name the same file '%s'; the trace is written there and no summary (give each its own path)", gpuprof__g.summary_path);

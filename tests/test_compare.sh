@@ -6,15 +6,7 @@
 # usage: test_compare.sh COMPARE_RUNS GPUPROF_COMPARE
 set -u
 gen=$1; cmp=$2
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
-expect() {  # expect WHAT FILE PATTERN
-    if grep -q -- "$3" "$2"; then ok; else bad "$1 (no '$3' in $2)"; sed 's/^/    /' "$2"; fi
-}
-code() {    # code WHAT WANT GOT
-    if [ "$2" = "$3" ]; then ok; else bad "$1: exit status $3, want $2"; fi
-}
+. "$(dirname "$0")/check.sh"
 
 "$gen" base.json 1 || { echo "FAIL: compare_runs"; exit 1; }
 "$gen" rerun.json 2
@@ -86,5 +78,4 @@ expect "a cut file is named" err.out "cut.json is not valid JSON"
 "$cmp" --bogus base.json base.json 2> err.out; code "an unknown option" 2 $?
 expect "an unknown option is named" err.out "unknown option --bogus"
 
-echo "test_compare: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+check_done test_compare

@@ -10,15 +10,7 @@
 # usage: test_ranks_report.sh RANKS_SIM GPUPROF_RANKS PYTHON
 set -u
 sim=$1; tool=$2; py=$3
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
-expect() {  # expect WHAT FILE PATTERN
-    if grep -q -- "$3" "$2"; then ok; else bad "$1 (no '$3' in $2)"; sed 's/^/    /' "$2"; fi
-}
-code() {    # code WHAT WANT GOT
-    if [ "$2" = "$3" ]; then ok; else bad "$1: exit status $3, want $2"; fi
-}
+. "$(dirname "$0")/check.sh"
 rm -f slow.*.json even.*.json
 GPUPROF_SUMMARY=slow.%r.json "$sim" --ranks 4 --slow 3 > slow.log 2>&1; code "the job with a straggler runs" 0 $?
 expect "rank 0 prints its table" slow.log "rank 0 of 4 on"
@@ -83,5 +75,4 @@ expect "one summary: says what to give" one.out "one summary is not several rank
 expect "the same rank twice: named" two.out "are both rank 0"
 "$tool" slow.0.json slow.1.json > part.out 2>/dev/null; code "two of four ranks still report" 0 $?
 "$tool" slow.0.json slow.1.json 2>&1 >/dev/null | grep -q "the world size is 4 but 2 summaries were given" && ok || bad "missing ranks are warned about"
-echo "test_ranks_report: $pass passed, $fail failed"
-[ $fail = 0 ]
+check_done test_ranks_report

@@ -327,6 +327,38 @@ static void json_rows(const char *key, const row *rows, int nrow, const rankrun 
     printf("]");
 }
 
+/* The straggler: the rank slowest in a non-communication range, trying the
+   ranges by their excess over the median, largest first -- corroborated,
+   where the job has communication ranges, by that rank waiting least in one
+   of them (noise makes some rank slowest in every range; only the true
+   straggler also waits least). Its shortfall in that wait is the cost to
+   the others (*cost, with the range in *comm_row). Without communication
+   ranges a larger margin holds. Returns the row, or -1: none. */
+static int find_straggler(const row *rows, int nrow, int nrun, double step_med, int *comm_row, double *cost) {
+    int order[MAX_RANGES], n = 0, has_comm = 0, i, j, k;
+    for (i = 0; i < nrow; i++) {
+        has_comm |= rows[i].comm;
+        if (rows[i].comm) continue;
+        for (j = n++; j > 0 && rows[order[j - 1]].max - rows[order[j - 1]].median < rows[i].max - rows[i].median; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (k = 0; k < n; k++) {
+        const row *w = &rows[order[k]];
+        double ex = w->max - w->median, best = 0;
+        int who = w->slowest;
+        if (w->skew < (has_comm ? 0.05 : 0.10) || (step_med == step_med && ex < (has_comm ? 0.02 : 0.05) * step_med)) break;
+        if (!(p50_excess(w, nrun, who) >= 0.05)) continue;     /* late in a few steps only: noise */
+        if (!has_comm) { *comm_row = -1; *cost = ex; return order[k]; }
+        *comm_row = -1;
+        for (i = 0; i < nrow; i++)
+            if (rows[i].comm && rows[i].fastest == who && rows[i].median - rows[i].v[who] > best &&
+                !(p50_excess(&rows[i], nrun, who) > -0.05)) { best = rows[i].median - rows[i].v[who]; *comm_row = i; }
+        if (*comm_row >= 0 && (step_med != step_med || best >= 0.02 * step_med)) { *cost = best; return order[k]; }
+    }
+    *comm_row = -1;
+    return -1;
+}
+
 /* What the run reads and builds lives until exit (a short-lived tool). */
 static rankrun all_runs[MAX_RANKS];
 static row all_rows[MAX_RANGES], all_gpu_rows[MAX_RANGES];
@@ -409,37 +441,8 @@ int main(int argc, char **argv) {
     }
     nrow = build_rows(runs, nrun, 0, rows);
     ngpu = build_rows(runs, nrun, 1, gpu_rows);
-    /* The straggler: the rank slowest in a non-communication range, by the
-       largest excess over the median -- corroborated, where the job has
-       communication ranges, by that rank waiting least in one of them
-       (noise makes some rank slowest in every range; only the true
-       straggler also waits least). Its shortfall in that wait is the cost
-       to the others. Without communication ranges a larger margin holds. */
-    {
-        int has_comm = 0, pass;
-        for (i = 0; i < nrow; i++) has_comm |= rows[i].comm;
-        for (pass = 0; pass < nrow && strag < 0; pass++) {
-            int cand = -1, who;
-            double ex = 0, best = 0;
-            for (i = 0; i < nrow; i++) {
-                double e = rows[i].max - rows[i].median;
-                if (rows[i].comm || rows[i].v == NULL || e <= ex) continue;
-                if (e < (pass ? excess : INFINITY)) { ex = e; cand = i; }
-            }
-            if (cand < 0) break;
-            excess = ex;                       /* the next pass looks below this one */
-            if (rows[cand].skew < (has_comm ? 0.05 : 0.10) || (step_med == step_med && ex < (has_comm ? 0.02 : 0.05) * step_med)) break;
-            who = rows[cand].slowest;
-            if (!(p50_excess(&rows[cand], nrun, who) >= 0.05)) continue;    /* late in a few steps only: noise */
-            if (!has_comm) { strag = cand; cost = ex; break; }
-            for (i = 0; i < nrow; i++)
-                if (rows[i].comm && rows[i].fastest == who && rows[i].median - rows[i].v[who] > best &&
-                    !(p50_excess(&rows[i], nrun, who) > -0.05)) { best = rows[i].median - rows[i].v[who]; comm_row = i; }
-            if (comm_row >= 0 && (step_med != step_med || best >= 0.02 * step_med)) { strag = cand; cost = best; }
-            else comm_row = -1;
-        }
-        if (strag >= 0) excess = rows[strag].max - rows[strag].median;
-    }
+    strag = find_straggler(rows, nrow, nrun, step_med, &comm_row, &cost);
+    if (strag >= 0) excess = rows[strag].max - rows[strag].median;
     if (as_json) {
         printf("{\"ranks\":%d,\"world_size\":%d,\"steps\":%.0f,", nrun, world ? world : nrun, runs[0].steps);
         json_rows("ranges", rows, nrow, runs);
