@@ -1622,7 +1622,10 @@ static void gpuprof__retired_drop(gpuprof__thread *t, int exiting) {
     for (pp = &gpuprof__g.retired; *pp && *pp != t; pp = &(*pp)->next) {}
     if (!*pp) return;
     *pp = t->next;
-    if (gpuprof__tls == t) gpuprof__tls = NULL;
+    if (gpuprof__tls == t) {               /* the caller's own: its exit must not see it either */
+        gpuprof__tls = NULL;
+        pthread_setspecific(gpuprof__tls_key, NULL);
+    }
     gpuprof__thread_free(t);
     gpuprof__reclaim();
 }
