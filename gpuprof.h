@@ -45,7 +45,13 @@
                                 GPUPROF_NO_CUDA turns it off.
        GPUPROF_NVTX             push every range to NVTX as well (on with GPUPROF_CUDA;
                                 GPUPROF_NO_NVTX turns it off), so Nsight shows them
-       GPUPROF_MPI              reserved for cross-rank aggregation (not yet built)
+       GPUPROF_MPI              compare the ranks inside MPI_Finalize: rank 0 prints the
+                                cross-rank report (the straggler) after its table, with
+                                the ranks' clock offsets measured by ping-pong; the file
+                                defining GPUPROF_IMPLEMENTATION then includes <mpi.h>
+                                (docs/guide.md "Several processes")
+       GPUPROF_RANKS_REPORT     compile the cross-rank analysis without MPI (the
+                                gpuprof-ranks tool does)
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
@@ -504,6 +510,18 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #ifdef GPUPROF_NVTX
 #include <nvtx3/nvToolsExt.h>
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+/* GPUPROF_MPI: the MPI the program uses (SPEC 10; section "MPI"). */
+#if defined(GPUPROF_MPI) && !defined(GPUPROF_DISABLE)
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#endif
+#include <mpi.h>
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -4653,12 +4671,18 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
     }
 }
 
+#ifdef GPUPROF_MPI
+static void gpuprof__mpi_attach(void);
+#endif
 void gpuprof__step(void) {
     uint64_t now = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
     int counted, recorded, first, phase;
     uint64_t step, dur;
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;   /* the session is the parent's */
+#ifdef GPUPROF_MPI
+    gpuprof__mpi_attach();          /* MPI_Init after gpuprof's: registered at the next step */
+#endif
     if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) {
         if (!gpuprof__enter_slow()) return;      /* auto-init, or warn after shutdown */
         t = gpuprof__tls;
@@ -8306,6 +8330,711 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
 }
 
 /* ----------------------------------------------------------------------
+   Cross-rank report (SPEC 10): the ranks of one job side by side, range by
+   range, and the straggler. One analysis for both of its users:
+   tools/gpuprof-ranks (figures read from the ranks' summaries) and rank 0
+   under GPUPROF_MPI (figures gathered at MPI_Finalize).
+
+   In synchronous training every rank shows the same step time: the rank
+   that holds the others back hides behind their waits. Its slow range is
+   seen directly, and it waits *least* in the collectives, where the others
+   wait for it; the ranks it delays look slow in the ranges that hold a
+   collective. So ranges are compared on their self time (a range holding a
+   collective is not charged with it), and collectives count as waiting.
+   skew = max / median - 1 over the ranks (0: balanced).
+   ---------------------------------------------------------------------- */
+#if defined(GPUPROF_MPI) || defined(GPUPROF_RANKS_REPORT)
+
+typedef struct gpuprof__xr_range {   /* one range of one rank */
+    const char *name;
+    double self_ns, p50_ns;          /* CPU: self time over the counted steps; the median call (NaN: unknown) */
+    int gpu;                         /* it has GPU times: */
+    double gpu_self_ns, gpu_p50_ns;
+} gpuprof__xr_range;
+
+typedef struct gpuprof__xr_run {     /* one rank */
+    int rank, world;                 /* world 0: unknown */
+    double steps;                    /* counted steps (1 when the program does not step) */
+    double step_ns;                  /* the median step, NaN without steps */
+    const char *path;                /* where its figures came from (messages) */
+    uint32_t nranges;
+    gpuprof__xr_range *ranges;
+} gpuprof__xr_run;
+
+typedef struct gpuprof__xr_row {
+    const char *name;
+    int comm;
+    double min, median, max, skew;
+    int slowest, fastest;            /* index in the runs */
+    double *v;                       /* per run: self ns per counted step */
+    double *p50;                     /* per run: the median call, NaN where the rank has no calls */
+} gpuprof__xr_row;
+
+typedef struct gpuprof__xr {
+    gpuprof__xr_run *runs;           /* sorted by rank */
+    int nrun, world, steps_differ;
+    gpuprof__xr_row *rows, *gpu_rows;
+    int nrow, ngpu;
+    double step_med;                 /* the median over the ranks of their median steps; NaN */
+    int strag, comm_row;             /* rows; -1: none */
+    double excess, cost;             /* the straggler's excess in its range; what it costs the others per step */
+} gpuprof__xr;
+
+/* A communication range (waiting time): collectives by name, MPI_* and
+   nccl*, and the names listed in GPUPROF_COMM_RANGES=a,b. */
+static int gpuprof__is_comm(const char *name) {
+    static const char *const parts[] = { "allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
+                                         "reducescatter", "broadcast", "barrier", "alltoall", "all_to_all", NULL };
+    const char *list = getenv("GPUPROF_COMM_RANGES");
+    char low[256];
+    size_t i, n = strlen(name);
+    int k;
+    if (n >= sizeof low) n = sizeof low - 1;
+    for (i = 0; i < n; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+    low[n] = 0;
+    if (strncmp(low, "nccl", 4) == 0 || strncmp(name, "MPI_", 4) == 0) return 1;
+    for (k = 0; parts[k]; k++) if (strstr(low, parts[k])) return 1;
+    while (list && *list) {
+        const char *e = strchr(list, ',');
+        size_t len = e ? (size_t)(e - list) : strlen(list);
+        if (len == strlen(name) && strncmp(list, name, len) == 0) return 1;
+        list = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+static int gpuprof__cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (n >= 1), sorting a copy in `scratch`. */
+static double gpuprof__median_of(const double *v, int n, double *scratch) {
+    memcpy(scratch, v, (size_t)n * sizeof *scratch);
+    qsort(scratch, (size_t)n, sizeof *scratch, gpuprof__cmp_double);
+    return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+}
+
+/* How much run `who`'s median call exceeds the median over the ranks of
+   their median calls (a rank late in every step moves it; one stalled step
+   does not). NaN where a rank lacks the figure. */
+static double gpuprof__xr_p50_excess(const gpuprof__xr *x, const gpuprof__xr_row *w, int who, double *scratch) {
+    double m;
+    int r;
+    for (r = 0; r < x->nrun; r++) if (w->p50[r] != w->p50[r]) return GPUPROF__NAN;
+    m = gpuprof__median_of(w->p50, x->nrun, scratch);
+    return m > 0 ? w->p50[who] / m - 1 : GPUPROF__NAN;
+}
+
+static int gpuprof__xr_by_rank(const void *a, const void *b) {
+    return ((const gpuprof__xr_run *)a)->rank - ((const gpuprof__xr_run *)b)->rank;
+}
+
+/* Every range name any rank has, with each rank's self time per counted
+   step, on the CPU or (gpu) on the GPU where the range has GPU times.
+   Returns the number of rows, -1 when out of memory. */
+static int gpuprof__xr_rows(gpuprof__xr *x, int gpu, gpuprof__xr_row **out, double *scratch) {
+    gpuprof__xr_row *rows = NULL;
+    int nrow = 0, cap = 0, r, i;
+    uint32_t k;
+    for (r = 0; r < x->nrun; r++) {
+        const gpuprof__xr_run *run = &x->runs[r];
+        for (k = 0; k < run->nranges; k++) {
+            const gpuprof__xr_range *g = &run->ranges[k];
+            int j;
+            if (gpu && !g->gpu) continue;
+            for (j = 0; j < nrow && strcmp(rows[j].name, g->name) != 0; j++) {}
+            if (j == nrow) {
+                if (nrow == cap) {
+                    int ncap = cap ? 2 * cap : 16;
+                    gpuprof__xr_row *nr = (gpuprof__xr_row *)gpuprof__alloc((size_t)ncap * sizeof *nr);
+                    if (!nr) goto oom;
+                    if (rows) memcpy(nr, rows, (size_t)nrow * sizeof *nr);
+                    GPUPROF_FREE(rows);
+                    rows = nr;
+                    cap = ncap;
+                }
+                memset(&rows[nrow], 0, sizeof rows[nrow]);
+                rows[nrow].name = g->name;
+                rows[nrow].comm = gpuprof__is_comm(g->name);
+                rows[nrow].v = (double *)gpuprof__alloc(2 * (size_t)x->nrun * sizeof(double));
+                if (!rows[nrow].v) goto oom;
+                rows[nrow].p50 = rows[nrow].v + x->nrun;
+                for (i = 0; i < x->nrun; i++) { rows[nrow].v[i] = 0; rows[nrow].p50[i] = GPUPROF__NAN; }
+                nrow++;
+            }
+            {
+                double self = gpu ? g->gpu_self_ns : g->self_ns;
+                rows[j].v[r] += (self == self ? self : 0) / run->steps;
+                rows[j].p50[r] = gpu ? g->gpu_p50_ns : g->p50_ns;
+            }
+        }
+    }
+    for (i = 0; i < nrow; i++) {
+        gpuprof__xr_row *w = &rows[i];
+        w->min = w->max = w->v[0];
+        w->slowest = w->fastest = 0;
+        for (r = 1; r < x->nrun; r++) {
+            if (w->v[r] > w->max) { w->max = w->v[r]; w->slowest = r; }
+            if (w->v[r] < w->min) { w->min = w->v[r]; w->fastest = r; }
+        }
+        w->median = gpuprof__median_of(w->v, x->nrun, scratch);
+        w->skew = w->median > 0 ? w->max / w->median - 1 : 0;
+    }
+    *out = rows;
+    return nrow;
+oom:
+    for (i = 0; i < nrow; i++) GPUPROF_FREE(rows[i].v);
+    GPUPROF_FREE(rows);
+    *out = NULL;
+    return -1;
+}
+
+/* The straggler: the rank slowest in a non-communication range, trying the
+   ranges by their excess over the median, largest first -- corroborated,
+   where the job has communication ranges, by that rank waiting least in one
+   of them (noise makes some rank slowest in every range; only the true
+   straggler also waits least). Its shortfall in that wait is the cost to
+   the others. Without communication ranges a larger margin holds. */
+static void gpuprof__xr_straggler(gpuprof__xr *x, double *scratch) {
+    const gpuprof__xr_row *rows = x->rows;
+    int *order = (int *)gpuprof__alloc((size_t)(x->nrow + 1) * sizeof *order);
+    int n = 0, has_comm = 0, i, j, k;
+    x->strag = x->comm_row = -1;
+    x->excess = x->cost = 0;
+    if (!order) return;
+    for (i = 0; i < x->nrow; i++) {
+        has_comm |= rows[i].comm;
+        if (rows[i].comm) continue;
+        for (j = n++; j > 0 && rows[order[j - 1]].max - rows[order[j - 1]].median < rows[i].max - rows[i].median; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (k = 0; k < n; k++) {
+        const gpuprof__xr_row *w = &rows[order[k]];
+        double ex = w->max - w->median, best = 0;
+        int who = w->slowest, c = -1;
+        if (w->skew < (has_comm ? 0.05 : 0.10) || (x->step_med == x->step_med && ex < (has_comm ? 0.02 : 0.05) * x->step_med)) break;
+        if (!(gpuprof__xr_p50_excess(x, w, who, scratch) >= 0.05)) continue;     /* late in a few steps only: noise */
+        if (!has_comm) { x->strag = order[k]; x->excess = x->cost = ex; break; }
+        for (i = 0; i < x->nrow; i++)
+            if (rows[i].comm && rows[i].fastest == who && rows[i].median - rows[i].v[who] > best &&
+                !(gpuprof__xr_p50_excess(x, &rows[i], who, scratch) > -0.05)) { best = rows[i].median - rows[i].v[who]; c = i; }
+        if (c >= 0 && (x->step_med != x->step_med || best >= 0.02 * x->step_med)) {
+            x->strag = order[k];
+            x->comm_row = c;
+            x->excess = ex;
+            x->cost = best;
+            break;
+        }
+    }
+    GPUPROF_FREE(order);
+}
+
+static void gpuprof__xr_free(gpuprof__xr *x) {
+    int i;
+    for (i = 0; i < x->nrow; i++) GPUPROF_FREE(x->rows[i].v);
+    for (i = 0; i < x->ngpu; i++) GPUPROF_FREE(x->gpu_rows[i].v);
+    GPUPROF_FREE(x->rows);
+    GPUPROF_FREE(x->gpu_rows);
+    x->rows = x->gpu_rows = NULL;
+    x->nrow = x->ngpu = 0;
+}
+
+/* The analysis of nrun >= 1 runs (sorted by rank here; ranks distinct).
+   0, or -1 when out of memory. */
+static int gpuprof__xr_analyse(gpuprof__xr *x, gpuprof__xr_run *runs, int nrun) {
+    double *scratch = (double *)gpuprof__alloc(2 * (size_t)nrun * sizeof *scratch);
+    int i, n = 0;
+    memset(x, 0, sizeof *x);
+    x->runs = runs;
+    x->nrun = nrun;
+    x->step_med = GPUPROF__NAN;
+    x->strag = x->comm_row = -1;
+    if (!scratch) return -1;
+    qsort(runs, (size_t)nrun, sizeof *runs, gpuprof__xr_by_rank);
+    for (i = 0; i < nrun; i++) {
+        if (runs[i].world > x->world) x->world = runs[i].world;
+        if (runs[i].steps != runs[0].steps) x->steps_differ = 1;
+        if (runs[i].step_ns == runs[i].step_ns) scratch[nrun + n++] = runs[i].step_ns;
+    }
+    if (n) x->step_med = gpuprof__median_of(scratch + nrun, n, scratch);
+    if ((x->nrow = gpuprof__xr_rows(x, 0, &x->rows, scratch)) < 0 || (x->ngpu = gpuprof__xr_rows(x, 1, &x->gpu_rows, scratch)) < 0) {
+        if (x->nrow < 0) x->nrow = 0;
+        x->ngpu = 0;
+        gpuprof__xr_free(x);
+        GPUPROF_FREE(scratch);
+        return -1;
+    }
+    gpuprof__xr_straggler(x, scratch);
+    GPUPROF_FREE(scratch);
+    return 0;
+}
+
+/* What the reader should know before trusting the comparison: one line
+   each, no prefix, no newline at the end of the last. */
+static void gpuprof__xr_warnings(const gpuprof__xr *x, gpuprof__buf *b) {
+    char s0[32], s1[32];
+    if (x->world && x->world != x->nrun)
+        gpuprof__buf_printf(b, "%swarning: the world size is %d but there are figures of %d ranks: ranks are missing", b->len ? "\n" : "", x->world, x->nrun);
+    if (x->steps_differ) {
+        gpuprof__fmt(s0, sizeof s0, "%.0f", x->runs[0].steps);
+        gpuprof__fmt(s1, sizeof s1, "%.0f", x->runs[x->nrun - 1].steps);
+        gpuprof__buf_printf(b, "%swarning: the ranks counted different numbers of steps (rank %d: %s, rank %d: %s); times per step still compare, totals do not",
+                            b->len ? "\n" : "", x->runs[0].rank, s0, x->runs[x->nrun - 1].rank, s1);
+    }
+}
+
+static const char *gpuprof__xr_ms(char *buf, size_t n, double ns) {
+    if (ns != ns) snprintf(buf, n, "-");
+    else if (ns >= 1e6) gpuprof__fmt(buf, n, "%.2f ms", ns / 1e6);
+    else gpuprof__fmt(buf, n, "%.1f us", ns / 1e3);
+    return buf;
+}
+
+static void gpuprof__xr_table(gpuprof__buf *b, const gpuprof__xr *x, const gpuprof__xr_row *rows, int nrow) {
+    char b1[32], b2[32], b3[32], sk[32];
+    int i;
+    gpuprof__buf_printf(b, "%-28s %-5s %11s %11s %11s %8s %8s %7s\n", "range", "", "min", "median", "max", "slowest", "fastest", "skew");
+    for (i = 0; i < nrow; i++) {
+        const gpuprof__xr_row *w = &rows[i];
+        char name[29];
+        snprintf(name, sizeof name, "%s", w->name);
+        gpuprof__fmt(sk, sizeof sk, "%.0f", 100 * w->skew);
+        gpuprof__buf_printf(b, "%-28s %-5s %11s %11s %11s %8d %8d %6s%%\n", name, w->comm ? "comm" : "", gpuprof__xr_ms(b1, sizeof b1, w->min),
+                            gpuprof__xr_ms(b2, sizeof b2, w->median), gpuprof__xr_ms(b3, sizeof b3, w->max), x->runs[w->slowest].rank,
+                            x->runs[w->fastest].rank, sk);
+    }
+}
+
+/* The report as text: the table, the GPU table, the straggler line. */
+static void gpuprof__xr_text(gpuprof__buf *b, const gpuprof__xr *x) {
+    char b1[32], b2[32], b3[32], b4[32], t[32];
+    gpuprof__fmt(t, sizeof t, "%.0f", x->runs[0].steps);
+    gpuprof__buf_printf(b, "%d ranks (world size %d), %s counted steps; self time per counted step (a range holding a collective is not charged with it)\n",
+                        x->nrun, x->world ? x->world : x->nrun, t);
+    gpuprof__xr_table(b, x, x->rows, x->nrow);
+    if (x->step_med == x->step_med) gpuprof__buf_printf(b, "%-28s %-5s %11s %11s\n", "step (median over ranks)", "", "", gpuprof__xr_ms(b1, sizeof b1, x->step_med));
+    if (x->ngpu) {
+        gpuprof__buf_s(b, "GPU self time per counted step (CUDA events):\n");
+        gpuprof__xr_table(b, x, x->gpu_rows, x->ngpu);
+    }
+    if (x->strag < 0) {
+        gpuprof__buf_s(b, "no straggler: no rank is both late in a range and waits least (the differences above are noise)\n");
+        return;
+    }
+    {
+        const gpuprof__xr_row *w = &x->rows[x->strag];
+        int who = w->slowest;
+        gpuprof__fmt(t, sizeof t, "%.0f", 100 * w->skew);
+        gpuprof__buf_printf(b, "straggler: rank %d -- \"%s\" %s per step vs median %s (+%s%%)", x->runs[who].rank, w->name, gpuprof__xr_ms(b1, sizeof b1, w->v[who]),
+                            gpuprof__xr_ms(b2, sizeof b2, w->median), t);
+        if (x->comm_row >= 0) {
+            const gpuprof__xr_row *c = &x->rows[x->comm_row];
+            gpuprof__buf_printf(b, "; it waits least in \"%s\" (%s vs median %s); the other ranks wait ~%s per step for it", c->name,
+                                gpuprof__xr_ms(b3, sizeof b3, c->v[who]), gpuprof__xr_ms(b4, sizeof b4, c->median), gpuprof__xr_ms(b1, sizeof b1, x->cost));
+        } else gpuprof__buf_printf(b, "; it costs ~%s per step", gpuprof__xr_ms(b1, sizeof b1, x->cost));
+        if (x->step_med == x->step_med && x->step_med > 0) {
+            gpuprof__fmt(t, sizeof t, "%.0f", 100 * x->cost / x->step_med);
+            gpuprof__buf_printf(b, " (%s%% of the %s step)", t, gpuprof__xr_ms(b2, sizeof b2, x->step_med));
+        }
+        gpuprof__buf_s(b, "\n");
+    }
+}
+
+static void gpuprof__xr_json_rows(gpuprof__buf *b, const char *key, const gpuprof__xr *x, const gpuprof__xr_row *rows, int nrow) {
+    int i;
+    gpuprof__buf_printf(b, "\"%s\":[", key);
+    for (i = 0; i < nrow; i++) {
+        const gpuprof__xr_row *w = &rows[i];
+        gpuprof__buf_s(b, i ? ",\n{\"name\":" : "\n{\"name\":");
+        gpuprof__buf_json_str(b, w->name);
+        gpuprof__buf_printf(b, ",\"comm\":%s,\"min_ns\":", w->comm ? "true" : "false");
+        gpuprof__buf_num(b, floor(w->min + 0.5));
+        gpuprof__buf_s(b, ",\"median_ns\":");
+        gpuprof__buf_num(b, floor(w->median + 0.5));
+        gpuprof__buf_s(b, ",\"max_ns\":");
+        gpuprof__buf_num(b, floor(w->max + 0.5));
+        gpuprof__buf_printf(b, ",\"slowest_rank\":%d,\"fastest_rank\":%d,\"skew\":", x->runs[w->slowest].rank, x->runs[w->fastest].rank);
+        gpuprof__buf_num(b, floor(w->skew * 1e4 + 0.5) / 1e4);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "]");
+}
+
+/* The report as JSON (SPEC 10's fields); `extra` (or NULL) goes in before
+   the closing brace: ",\"key\":value...". */
+static void gpuprof__xr_json(gpuprof__buf *b, const gpuprof__xr *x, const char *extra) {
+    gpuprof__buf_printf(b, "{\"schema\":\"gpuprof-ranks\",\"ranks\":%d,\"world_size\":%d,\"steps\":", x->nrun, x->world ? x->world : x->nrun);
+    gpuprof__buf_num(b, x->runs[0].steps);
+    gpuprof__buf_s(b, ",\"step_median_ns\":");
+    gpuprof__buf_num(b, x->step_med == x->step_med ? floor(x->step_med + 0.5) : x->step_med);
+    gpuprof__buf_s(b, ",");
+    gpuprof__xr_json_rows(b, "ranges", x, x->rows, x->nrow);
+    gpuprof__buf_s(b, ",\n");
+    gpuprof__xr_json_rows(b, "gpu_ranges", x, x->gpu_rows, x->ngpu);
+    gpuprof__buf_s(b, ",\n\"straggler\":");
+    if (x->strag < 0) gpuprof__buf_s(b, "null");
+    else {
+        const gpuprof__xr_row *w = &x->rows[x->strag];
+        gpuprof__buf_printf(b, "{\"rank\":%d,\"range\":", x->runs[w->slowest].rank);
+        gpuprof__buf_json_str(b, w->name);
+        gpuprof__buf_s(b, ",\"excess_ns\":");
+        gpuprof__buf_num(b, floor(x->excess + 0.5));
+        gpuprof__buf_s(b, ",\"wait_range\":");
+        if (x->comm_row >= 0) gpuprof__buf_json_str(b, x->rows[x->comm_row].name);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_s(b, ",\"wait_cost_share\":");
+        gpuprof__buf_num(b, x->step_med == x->step_med && x->step_med > 0 ? floor(x->cost / x->step_med * 1e4 + 0.5) / 1e4 : GPUPROF__NAN);
+        gpuprof__buf_s(b, "}");
+    }
+    if (extra) gpuprof__buf_s(b, extra);
+    gpuprof__buf_s(b, "}\n");
+}
+
+#endif /* GPUPROF_MPI || GPUPROF_RANKS_REPORT */
+
+/* ----------------------------------------------------------------------
+   MPI (GPUPROF_MPI; SPEC 10): the ranks compared inside MPI_Finalize.
+   Once MPI is initialized (seen at gpuprof_init, at a GPUPROF_STEP or at
+   gpuprof_shutdown), gpuprof registers a delete callback for an attribute
+   of MPI_COMM_SELF: MPI_Finalize runs it first, while MPI still works and
+   every rank is there. In it each rank finishes its session if it still
+   runs (the outputs are written as at exit), then on a duplicate of the
+   world communicator rank 0 measures every rank's clock offset by
+   ping-pong (the fastest of a few round trips; half of it bounds the
+   error), gathers every rank's flat table, and prints the cross-rank report
+   where its own table went, with the JSON next to its summary. A rank with
+   profiling off still takes part (with no figures): a collective missing
+   one rank would hang the job. MPI is called only from the thread that
+   called MPI_Init (any thread under MPI_THREAD_MULTIPLE), never after
+   MPI_Finalize. Every MPI function gpuprof calls is in the table below.
+   ---------------------------------------------------------------------- */
+#ifdef GPUPROF_MPI
+typedef struct gpuprof__mpi_api {
+    int (*Initialized)(int *);
+    int (*Finalized)(int *);
+    int (*Query_thread)(int *);
+    int (*Is_thread_main)(int *);
+    int (*Comm_rank)(MPI_Comm, int *);
+    int (*Comm_size)(MPI_Comm, int *);
+    int (*Comm_dup)(MPI_Comm, MPI_Comm *);
+    int (*Comm_free)(MPI_Comm *);
+    int (*Comm_create_keyval)(MPI_Comm_copy_attr_function *, MPI_Comm_delete_attr_function *, int *, void *);
+    int (*Comm_set_attr)(MPI_Comm, int, void *);
+    int (*Send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+    int (*Recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+    int (*Bcast)(void *, int, MPI_Datatype, int, MPI_Comm);
+    int (*Gather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
+    int (*Gatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype, int, MPI_Comm);
+} gpuprof__mpi_api;
+static const gpuprof__mpi_api gpuprof__mpi = {
+    MPI_Initialized, MPI_Finalized, MPI_Query_thread, MPI_Is_thread_main, MPI_Comm_rank, MPI_Comm_size, MPI_Comm_dup,
+    MPI_Comm_free, MPI_Comm_create_keyval, MPI_Comm_set_attr, MPI_Send, MPI_Recv, MPI_Bcast, MPI_Gather, MPI_Gatherv,
+};
+
+#define GPUPROF__MPI_ROUNDS 20
+#define GPUPROF__XR_MAGIC 0x52585047u     /* "GPXR" */
+
+static struct {
+    pthread_mutex_t mu;
+    int attached, keyval, finalized_seen;
+    char *mine;                  /* this rank's flat table (gpuprof__mpi_keep), serialized */
+    size_t nmine;
+    char *report;                /* where rank 0's table went: stderr, stdout, off or a path */
+    char *ranks_path;            /* the cross-rank JSON: the summary's pattern with %r -> "ranks" */
+} gpuprof__mpis = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, NULL, NULL };
+
+static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra);
+
+/* Registers the hook once MPI runs (any thread may ask; only the thread
+   MPI allows calls it). */
+static void gpuprof__mpi_attach(void) {
+    int init = 0, fin = 0, level = MPI_THREAD_SINGLE, is_main = 0, key, wr = -1;
+    if (GPUPROF__LDA(&gpuprof__mpis.attached)) return;
+    pthread_mutex_lock(&gpuprof__mpis.mu);
+    if (gpuprof__mpis.attached || gpuprof__mpi.Initialized(&init) != MPI_SUCCESS || !init ||
+        gpuprof__mpi.Finalized(&fin) != MPI_SUCCESS || fin) {
+        pthread_mutex_unlock(&gpuprof__mpis.mu);
+        return;
+    }
+    gpuprof__mpi.Query_thread(&level);
+    gpuprof__mpi.Is_thread_main(&is_main);
+    if (level != MPI_THREAD_MULTIPLE && !is_main) { pthread_mutex_unlock(&gpuprof__mpis.mu); return; }
+    if (gpuprof__mpi.Comm_create_keyval(MPI_COMM_NULL_COPY_FN, gpuprof__mpi_hook, &key, NULL) != MPI_SUCCESS ||
+        gpuprof__mpi.Comm_set_attr(MPI_COMM_SELF, key, NULL) != MPI_SUCCESS) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "cannot register a hook at MPI_Finalize (MPI_Comm_set_attr on MPI_COMM_SELF failed); no cross-rank report");
+        GPUPROF__STR(&gpuprof__mpis.attached, -1);
+        pthread_mutex_unlock(&gpuprof__mpis.mu);
+        return;
+    }
+    gpuprof__mpis.keyval = key;
+    GPUPROF__STR(&gpuprof__mpis.attached, 1);
+    gpuprof__mpi.Comm_rank(MPI_COMM_WORLD, &wr);
+    if (gpuprof__g.rank >= 0 && wr != gpuprof__g.rank)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "this process is rank %d to MPI but rank %d from %s; the cross-rank report uses MPI's", wr, gpuprof__g.rank,
+                      gpuprof__g.rank_source ? gpuprof__g.rank_source : "the environment");
+    pthread_mutex_unlock(&gpuprof__mpis.mu);
+}
+
+/* Appends raw bytes (the record is read back by the same program on the
+   same kind of machine). */
+static void gpuprof__rec_put(gpuprof__buf *b, const void *p, size_t n) { gpuprof__buf_put(b, (const char *)p, n); }
+
+/* At shutdown (under the life lock, before the settings go): this rank's
+   flat table for the gather, and where rank 0's report goes. */
+static void gpuprof__mpi_keep(void) {
+    gpuprof__buf b = { NULL, 0, 0, 0 };
+    gpuprof__snap s;
+    uint32_t magic = GPUPROF__XR_MAGIC, n = 0, i;
+    int32_t head[3];
+    double steps, step_ns;
+    gpuprof__mpi_attach();     /* MPI started after gpuprof: still in time */
+    if (GPUPROF__LDA(&gpuprof__mpis.attached) != 1) {
+        int fin = 0;
+        if (GPUPROF__LDA(&gpuprof__mpis.attached) == 0 && gpuprof__g.world_size > 1 && gpuprof__g.rank == 0 && gpuprof__mpi.Finalized(&fin) == MPI_SUCCESS && fin)
+            gpuprof__warn(GPUPROF__W_BAD_ENV, "MPI was finalized before gpuprof saw it initialized, so the ranks were not compared "
+                          "(call gpuprof_init() or GPUPROF_STEP() after MPI_Init; gpuprof-ranks compares the summaries)");
+        return;
+    }
+    GPUPROF_FREE(gpuprof__mpis.mine);
+    GPUPROF_FREE(gpuprof__mpis.report);
+    GPUPROF_FREE(gpuprof__mpis.ranks_path);
+    gpuprof__mpis.mine = gpuprof__mpis.report = gpuprof__mpis.ranks_path = NULL;
+    gpuprof__mpis.nmine = 0;
+    gpuprof__mpis.report = gpuprof__strdup(gpuprof__g.report ? gpuprof__g.report : "stderr");
+    if (gpuprof__g.summary_pattern) {
+        char pat[4096], path[4096];
+        const char *r = strstr(gpuprof__g.summary_pattern, "%r");
+        if (r && strlen(gpuprof__g.summary_pattern) < 4000) {
+            snprintf(pat, sizeof pat, "%.*sranks%s", (int)(r - gpuprof__g.summary_pattern), gpuprof__g.summary_pattern, r + 2);
+            if (gpuprof__path_expand(pat, path, sizeof path) == 0) gpuprof__mpis.ranks_path = gpuprof__strdup(path);
+        }
+    }
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__collect(&s) != 0) { pthread_mutex_unlock(&gpuprof__lock); return; }
+    steps = gpuprof__g.steps_counted ? (double)gpuprof__g.steps_counted : 1.0;
+    step_ns = gpuprof__g.step_stats.count ? gpuprof_stats_quantile(&gpuprof__g.step_stats, 0.5) : GPUPROF__NAN;
+    head[0] = gpuprof__g.rank;
+    head[1] = gpuprof__g.world_size;
+    head[2] = 1;                                /* recorded */
+    gpuprof__rec_put(&b, &magic, 4);
+    gpuprof__rec_put(&b, head, sizeof head);
+    gpuprof__rec_put(&b, &steps, 8);
+    gpuprof__rec_put(&b, &step_ns, 8);
+    for (i = 0; i < s.nflat; i++) if (s.flatp[i]->stats.count || s.flatp[i]->gpu.count) n++;
+    gpuprof__rec_put(&b, &n, 4);
+    for (i = 0; i < s.nflat; i++) {
+        const gpuprof__row *r = s.flatp[i];
+        double f[4];
+        int32_t gpu = r->gpu.count > 0;
+        const char *name = gpuprof__g.names[r->name_id].text;
+        uint32_t len = (uint32_t)strlen(name) + 1;
+        if (!r->stats.count && !r->gpu.count) continue;
+        f[0] = (double)r->self_ns;
+        f[1] = r->stats.count ? gpuprof_stats_quantile(&r->stats, 0.5) : GPUPROF__NAN;
+        f[2] = gpu ? (double)r->gpu_self_ns : 0.0;
+        f[3] = gpu ? gpuprof_stats_quantile(&r->gpu, 0.5) : GPUPROF__NAN;
+        gpuprof__rec_put(&b, f, sizeof f);
+        gpuprof__rec_put(&b, &gpu, 4);
+        gpuprof__rec_put(&b, &len, 4);
+        gpuprof__rec_put(&b, name, len);
+    }
+    gpuprof__snap_free(&s);
+    pthread_mutex_unlock(&gpuprof__lock);
+    if (b.failed) { GPUPROF_FREE(b.p); return; }
+    gpuprof__mpis.mine = b.p;
+    gpuprof__mpis.nmine = b.len;
+}
+
+/* One rank's record back into a run; names point into the record. 0, or
+   -1 when it is not a whole record. */
+static int gpuprof__mpi_read(const char *p, size_t n, gpuprof__xr_run *run) {
+    size_t off = 0;
+    uint32_t magic, k;
+    int32_t head[3];
+#define GPUPROF__TAKE(dst, sz) do { if (n - off < (size_t)(sz)) return -1; memcpy((dst), p + off, (sz)); off += (sz); } while (0)
+    GPUPROF__TAKE(&magic, 4);
+    if (magic != GPUPROF__XR_MAGIC) return -1;
+    GPUPROF__TAKE(head, sizeof head);
+    GPUPROF__TAKE(&run->steps, 8);
+    GPUPROF__TAKE(&run->step_ns, 8);
+    GPUPROF__TAKE(&run->nranges, 4);
+    run->rank = head[0];
+    run->world = head[1] > 0 ? head[1] : 0;
+    if (run->nranges > n / 24) return -1;
+    run->ranges = (gpuprof__xr_range *)gpuprof__alloc((size_t)(run->nranges + 1) * sizeof *run->ranges);
+    if (!run->ranges) return -1;
+    for (k = 0; k < run->nranges; k++) {
+        gpuprof__xr_range *g = &run->ranges[k];
+        double f[4];
+        int32_t gpu;
+        uint32_t len;
+        GPUPROF__TAKE(f, sizeof f);
+        GPUPROF__TAKE(&gpu, 4);
+        GPUPROF__TAKE(&len, 4);
+        if (len == 0 || n - off < len || p[off + len - 1] != 0) return -1;
+        g->name = p + off;
+        off += len;
+        g->self_ns = f[0]; g->p50_ns = f[1]; g->gpu = gpu != 0; g->gpu_self_ns = f[2]; g->gpu_p50_ns = f[3];
+    }
+#undef GPUPROF__TAKE
+    return 0;
+}
+
+/* The clock zero of this rank's last session on the wall clock, advanced
+   by the profiler's clock: what the per-rank files use to line up. */
+static int64_t gpuprof__mpi_now(void) {
+    if (gpuprof__clock.mult && gpuprof__g.t0_realtime_ns)
+        return (int64_t)(gpuprof__g.t0_realtime_ns + gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base)));
+    {
+        gpuprof__timespec ts;
+        gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    }
+}
+
+/* Rank 0 with each other rank in turn: rank 0 reads its clock, asks, the
+   rank answers with its clock, rank 0 reads again. The round trip with
+   the least time bounds the error: offset = theirs - (send + receive) / 2,
+   within half that round trip. off/bound: per rank (rank 0's only). */
+static void gpuprof__mpi_pingpong(MPI_Comm c, int me, int size, int64_t *off, int64_t *bound) {
+    int r, k;
+    int64_t t;
+    for (r = 1; r < size; r++) {
+        if (me == 0) {
+            int64_t best = INT64_MAX;
+            for (k = 0; k < GPUPROF__MPI_ROUNDS; k++) {
+                int64_t t0 = gpuprof__mpi_now(), t1;
+                gpuprof__mpi.Send(&t0, 1, MPI_INT64_T, r, 71, c);
+                gpuprof__mpi.Recv(&t, 1, MPI_INT64_T, r, 72, c, MPI_STATUS_IGNORE);
+                t1 = gpuprof__mpi_now();
+                if (t1 - t0 < best) { best = t1 - t0; off[r] = t - (t0 + (t1 - t0) / 2); bound[r] = (t1 - t0 + 1) / 2; }
+            }
+        } else if (me == r) {
+            for (k = 0; k < GPUPROF__MPI_ROUNDS; k++) {
+                gpuprof__mpi.Recv(&t, 1, MPI_INT64_T, 0, 71, c, MPI_STATUS_IGNORE);
+                t = gpuprof__mpi_now();
+                gpuprof__mpi.Send(&t, 1, MPI_INT64_T, 0, 72, c);
+            }
+        }
+    }
+}
+
+/* Rank 0: the report of the gathered records, where its table went. */
+static void gpuprof__mpi_report(const char *all, const int *len, const int *at, int size, const int64_t *off, const int64_t *bound) {
+    gpuprof__xr_run *runs = (gpuprof__xr_run *)gpuprof__alloc((size_t)size * sizeof *runs);
+    gpuprof__buf txt = { NULL, 0, 0, 0 }, js = { NULL, 0, 0, 0 }, extra = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
+    gpuprof__xr x;
+    int nrun = 0, r, worst = 0;
+    char b1[32], b2[32];
+    const char *dest = gpuprof__mpis.report ? gpuprof__mpis.report : "stderr";
+    FILE *out = NULL;
+    if (!runs) return;
+    gpuprof__buf_s(&extra, ",\"gathered_at\":\"MPI_Finalize\",\"not_recorded\":[");
+    for (r = 0; r < size; r++) {
+        memset(&runs[nrun], 0, sizeof runs[nrun]);
+        if (len[r] > 0 && gpuprof__mpi_read(all + at[r], (size_t)len[r], &runs[nrun]) == 0 && runs[nrun].nranges) {
+            runs[nrun].rank = r;                       /* MPI's */
+            nrun++;
+        } else {
+            GPUPROF_FREE(runs[nrun].ranges);
+            gpuprof__buf_printf(&extra, "%s%d", extra.p[extra.len - 1] == '[' ? "" : ",", r);
+        }
+    }
+    gpuprof__buf_printf(&extra, "],\"clock_sync\":{\"method\":\"ping-pong\",\"rounds\":%d,\"offsets\":[", GPUPROF__MPI_ROUNDS);
+    for (r = 0; r < size; r++) {
+        gpuprof__buf_printf(&extra, "%s{\"rank\":%d,\"offset_ns\":%lld,\"bound_ns\":%lld}", r ? "," : "", r, (long long)off[r], (long long)bound[r]);
+        if (bound[r] > bound[worst]) worst = r;
+    }
+    gpuprof__buf_s(&extra, "]}");
+    if (nrun >= 2 && gpuprof__xr_analyse(&x, runs, nrun) == 0) {
+        gpuprof__xr_warnings(&x, &warn);
+        gpuprof__buf_printf(&txt, "== gpuprof: the job's %d ranks, gathered at MPI_Finalize (GPUPROF_MPI) ==\n", size);
+        gpuprof__xr_text(&txt, &x);
+        if (size - nrun) gpuprof__buf_printf(&txt, "%d rank%s recorded nothing (GPUPROF_OFF, or no range) and %s left out\n", size - nrun, size - nrun == 1 ? "" : "s", size - nrun == 1 ? "is" : "are");
+        gpuprof__fmt(b1, sizeof b1, "%.1f", (double)bound[worst] / 1e3);
+        gpuprof__fmt(b2, sizeof b2, "%.1f", (double)off[worst] / 1e3);
+        gpuprof__buf_printf(&txt, "clocks: every rank's offset to rank 0 known within +-%s us (ping-pong, the fastest of %d round trips; rank %d: %s us)\n",
+                            b1, GPUPROF__MPI_ROUNDS, worst, b2);
+        gpuprof__xr_json(&js, &x, extra.p);
+        if (gpuprof__mpis.ranks_path && !js.failed && gpuprof__write_file(gpuprof__mpis.ranks_path, &js, "cross-rank report") == 0)
+            gpuprof__buf_printf(&txt, "the same as JSON: %s\n", gpuprof__mpis.ranks_path);
+        gpuprof__xr_free(&x);
+    } else if (nrun < 2)
+        gpuprof__buf_printf(&txt, "gpuprof: %d of the job's %d ranks recorded ranges; nothing to compare across ranks\n", nrun, size);
+    if (strcmp(dest, "off") != 0 && !txt.failed && txt.len) {
+        if (strcmp(dest, "stdout") == 0) out = stdout;
+        else if (strcmp(dest, "stderr") == 0 || (out = fopen(dest, "a")) == NULL) out = stderr;
+        if (warn.len) fprintf(stderr, "gpuprof: %s\n", warn.p);
+        fwrite(txt.p, 1, txt.len, out);
+        fflush(out);
+        if (out != stdout && out != stderr) fclose(out);
+    }
+    for (r = 0; r < nrun; r++) GPUPROF_FREE(runs[r].ranges);
+    GPUPROF_FREE(runs);
+    GPUPROF_FREE(txt.p);
+    GPUPROF_FREE(js.p);
+    GPUPROF_FREE(extra.p);
+    GPUPROF_FREE(warn.p);
+}
+
+/* Inside MPI_Finalize, on every rank at once. */
+static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra) {
+    MPI_Comm c;
+    int me = 0, size = 1, n, ok = 1, r, total = 0, *len = NULL, *at = NULL;
+    int64_t *off = NULL, *bound = NULL;
+    char *all = NULL;
+    static const char empty[4] = { 0 };
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return MPI_SUCCESS;
+    if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__RUNNING) gpuprof_shutdown();   /* writes this rank's outputs, keeps its table */
+    if (gpuprof__mpi.Comm_dup(MPI_COMM_WORLD, &c) != MPI_SUCCESS) return MPI_SUCCESS;
+    gpuprof__mpi.Comm_rank(c, &me);
+    gpuprof__mpi.Comm_size(c, &size);
+    if (size > 1) {
+        /* Every collective below is reached by every rank: the decisions
+           rank 0 alone can make (memory) are broadcast first. */
+        if (me == 0) {
+            len = (int *)gpuprof__alloc(2 * (size_t)size * sizeof *len);
+            off = (int64_t *)gpuprof__alloc(2 * (size_t)size * sizeof *off);
+            ok = len && off;
+            if (ok) { at = len + size; bound = off + size; memset(off, 0, 2 * (size_t)size * sizeof *off); }
+        }
+        gpuprof__mpi.Bcast(&ok, 1, MPI_INT, 0, c);
+        if (ok) {
+            gpuprof__mpi_pingpong(c, me, size, off, bound);
+            n = gpuprof__mpis.mine && gpuprof__mpis.nmine < (size_t)INT32_MAX ? (int)gpuprof__mpis.nmine : 0;
+            gpuprof__mpi.Gather(&n, 1, MPI_INT, len, 1, MPI_INT, 0, c);
+            if (me == 0) {
+                for (r = 0; r < size && ok; r++) {
+                    at[r] = total;
+                    if (len[r] > INT32_MAX - total) ok = 0;
+                    else total += len[r];
+                }
+                if (ok && !(all = (char *)gpuprof__alloc((size_t)total + 1))) ok = 0;
+            }
+            gpuprof__mpi.Bcast(&ok, 1, MPI_INT, 0, c);
+            if (ok) gpuprof__mpi.Gatherv(n ? gpuprof__mpis.mine : empty, n, MPI_BYTE, all, len, at, MPI_BYTE, 0, c);
+            if (ok && me == 0) gpuprof__mpi_report(all, len, at, size, off, bound);
+        }
+        if (!ok && me == 0)
+            fprintf(stderr, "gpuprof: out of memory gathering the ranks' figures at MPI_Finalize; no cross-rank report (gpuprof-ranks compares the summaries)\n");
+    }
+    gpuprof__mpi.Comm_free(&c);
+    GPUPROF_FREE(all);
+    GPUPROF_FREE(len);
+    GPUPROF_FREE(off);
+    GPUPROF_FREE(gpuprof__mpis.mine);
+    GPUPROF_FREE(gpuprof__mpis.report);
+    GPUPROF_FREE(gpuprof__mpis.ranks_path);
+    gpuprof__mpis.mine = gpuprof__mpis.report = gpuprof__mpis.ranks_path = NULL;
+    gpuprof__mpis.nmine = 0;
+    GPUPROF__STR(&gpuprof__mpis.attached, 2);        /* done: no MPI call from here on */
+    return MPI_SUCCESS;
+}
+#endif /* GPUPROF_MPI */
+
+/* ----------------------------------------------------------------------
    Lifecycle: init, environment, exit, shutdown, fork
    ---------------------------------------------------------------------- */
 static int gpuprof__env_int(const char *var, int *out) {
@@ -8873,6 +9602,9 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__apply_phase();
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__life_lock);
+#ifdef GPUPROF_MPI
+    gpuprof__mpi_attach();          /* profiling off too: every rank joins the gather */
+#endif
     return 0;
 }
 
@@ -8958,6 +9690,9 @@ static void gpuprof__shutdown_locked(void) {
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */
     gpuprof__trace_finish();
+#ifdef GPUPROF_MPI
+    gpuprof__mpi_keep();            /* this rank's table for the gather at MPI_Finalize */
+#endif
     gpuprof__outputs_write();
 #ifdef GPUPROF_CUDA
     gpuprof__kc_close();

@@ -74,5 +74,5 @@ expect "one summary: says what to give" one.out "one summary is not several rank
 "$tool" slow.0.json slow.0.json > two.out 2>&1; code "the same rank twice" 2 $?
 expect "the same rank twice: named" two.out "are both rank 0"
 "$tool" slow.0.json slow.1.json > part.out 2>/dev/null; code "two of four ranks still report" 0 $?
-"$tool" slow.0.json slow.1.json 2>&1 >/dev/null | grep -q "the world size is 4 but 2 summaries were given" && ok || bad "missing ranks are warned about"
+"$tool" slow.0.json slow.1.json 2>&1 >/dev/null | grep -q "the world size is 4 but there are figures of 2 ranks" && ok || bad "missing ranks are warned about"
 check_done test_ranks_report

@@ -12,13 +12,19 @@
    collective. So ranges are compared on their self time (a range holding a
    collective is not charged with it), and collectives count as waiting.
 
-   Build: cc -O2 -o gpuprof-ranks tools/gpuprof-ranks.c -lm (CMake builds it). */
+   The analysis is gpuprof.h's own (section "Cross-rank report"): rank 0
+   prints the same report at MPI_Finalize in a GPUPROF_MPI build.
+
+   Build: cc -O2 -o gpuprof-ranks tools/gpuprof-ranks.c -pthread -lm (CMake builds it). */
 #define _POSIX_C_SOURCE 200809L            /* getline */
 #include <limits.h>
 #include <stdarg.h>
 
 #define TOOL "gpuprof-ranks"
 #include "summary_json.h"
+#define GPUPROF_IMPLEMENTATION
+#define GPUPROF_RANKS_REPORT               /* the cross-rank analysis, without a profiler session */
+#include "../gpuprof.h"
 
 static const char *const usage_text =
     "usage: " TOOL " [--json] SUMMARY.json...\n"
@@ -47,93 +53,39 @@ static const char *const usage_text =
     "\n"
     "exit status: 0 reported; 2 bad usage or unreadable input.\n";
 
-enum { MAX_RANKS = 4096, MAX_RANGES = 512 };
+enum { MAX_RANKS = 4096 };
 
 typedef struct rankrun {
     jv doc;
     const char *path;
-    int rank, world;
-    double steps;           /* counted steps (1 when the program does not step) */
-    double step_ns;         /* median step time, NaN without steps */
 } rankrun;
 
-typedef struct row {
-    const char *name;
-    int comm;
-    double min, median, max, skew;
-    int slowest, fastest;   /* ranks */
-    double *v;              /* per run (index in the runs array): self ns per step */
-    double *p50;            /* per run: the median call's time (ns), NaN where the rank has no calls */
-} row;
+static int by_rank(const void *a, const void *b) { return ((const gpuprof__xr_run *)a)->rank - ((const gpuprof__xr_run *)b)->rank; }
 
-static int is_comm(const char *name) {
-    static const char *const parts[] = { "allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
-                                         "reducescatter", "broadcast", "barrier", "alltoall", "all_to_all", NULL };
-    const char *list = getenv("GPUPROF_COMM_RANGES");
-    char low[256];
-    size_t i, n = strlen(name);
-    int k;
-    if (n >= sizeof low) n = sizeof low - 1;
-    for (i = 0; i < n; i++) low[i] = (char)tolower((unsigned char)name[i]);
-    low[n] = 0;
-    if (strncmp(low, "nccl", 4) == 0 || strncmp(name, "MPI_", 4) == 0) return 1;
-    for (k = 0; parts[k]; k++) if (strstr(low, parts[k])) return 1;
-    if (list) {
-        const char *p = list;
-        while (*p) {
-            const char *e = strchr(p, ',');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            if (len == strlen(name) && strncmp(p, name, len) == 0) return 1;
-            if (!e) break;
-            p = e + 1;
-        }
+/* A summary's figures as the analysis takes them (names point into doc). */
+static int run_of(const rankrun *k, gpuprof__xr_run *x) {
+    const jv *run = jget(&k->doc, "run"), *st = jget(&k->doc, "steps"), *ranges = jget(&k->doc, "ranges");
+    size_t i;
+    memset(x, 0, sizeof *x);
+    x->path = k->path;
+    x->rank = jnum(run, "rank") >= 0 ? (int)jnum(run, "rank") : -1;
+    x->world = jnum(run, "world_size") > 0 ? (int)jnum(run, "world_size") : 0;
+    x->steps = jnum(st, "counted") > 0 ? jnum(st, "counted") : 1;
+    x->step_ns = jnum(jget(st, "time"), "p50_ns");
+    if (!ranges || ranges->type != J_ARR) return 0;
+    if (!(x->ranges = calloc(ranges->n + 1, sizeof *x->ranges))) return -1;
+    for (i = 0; i < ranges->n; i++) {
+        const jv *r = &ranges->kids[i], *nm = jget(r, "name"), *g = jget(r, "gpu");
+        gpuprof__xr_range *o = &x->ranges[x->nranges];
+        if (!nm || nm->type != J_STR) continue;
+        o->name = nm->str;
+        o->self_ns = jnum(r, "self_ns");
+        o->p50_ns = jnum(r, "p50_ns");
+        if (g && g->type == J_OBJ) { o->gpu = 1; o->gpu_self_ns = jnum(g, "self_ns"); o->gpu_p50_ns = jnum(g, "p50_ns"); }
+        x->nranges++;
     }
     return 0;
 }
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(const double *v, int n) {
-    double *s = malloc((size_t)n * sizeof *s), m;
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    free(s);
-    return m;
-}
-
-/* How much rank `who`'s median call exceeds the median over the ranks of
-   their median calls (a rank late in every step moves it; one stalled step
-   does not). NaN where a rank lacks the figure. */
-static double p50_excess(const row *w, int nrun, int who) {
-    double m;
-    int r;
-    for (r = 0; r < nrun; r++) if (w->p50[r] != w->p50[r]) return NAN;
-    m = median_of(w->p50, nrun);
-    return m > 0 ? w->p50[who] / m - 1 : NAN;
-}
-
-static const char *fmt_ms(char *buf, size_t n, double ns) {
-    if (ns != ns) snprintf(buf, n, "-");
-    else if (ns >= 1e6) snprintf(buf, n, "%.2f ms", ns / 1e6);
-    else snprintf(buf, n, "%.1f us", ns / 1e3);
-    return buf;
-}
-
-static void json_str(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-        else putchar(*s);
-    }
-    putchar('"');
-}
-
-static int by_rank(const void *a, const void *b) { return ((const rankrun *)a)->rank - ((const rankrun *)b)->rank; }
 
 /* ----------------------------------------------------------------------
    The merged trace. gpuprof writes one event per line; each rank's lines
@@ -258,121 +210,19 @@ static int merge_traces(tracein *ts, int n, const char *out_path) {
     return 0;
 }
 
-/* The rows of the table: every range name any rank has, with each rank's
-   self time per counted step -- on the CPU, or (gpu) on the GPU, where the
-   range has GPU times. Returns the number of rows. */
-static int build_rows(const rankrun *runs, int nrun, int gpu, row *rows) {
-    int nrow = 0, r, i;
-    for (r = 0; r < nrun; r++) {
-        const jv *ranges = jget(&runs[r].doc, "ranges");
-        size_t k;
-        for (k = 0; ranges && ranges->type == J_ARR && k < ranges->n; k++) {
-            const jv *nm = jget(&ranges->kids[k], "name"), *fig = &ranges->kids[k];
-            int j;
-            if (!nm || nm->type != J_STR) continue;
-            if (gpu && (!(fig = jget(fig, "gpu")) || fig->type != J_OBJ)) continue;
-            for (j = 0; j < nrow && strcmp(rows[j].name, nm->str) != 0; j++) {}
-            if (j == nrow && nrow < MAX_RANGES) {
-                rows[nrow].name = nm->str;
-                rows[nrow].comm = is_comm(nm->str);
-                rows[nrow].v = calloc((size_t)nrun, sizeof *rows[nrow].v);
-                rows[nrow].p50 = malloc((size_t)nrun * sizeof *rows[nrow].p50);
-                for (i = 0; i < nrun; i++) rows[nrow].p50[i] = NAN;
-                nrow++;
-            }
-            if (j < nrow) {
-                double self = jnum(fig, "self_ns");
-                rows[j].v[r] += (self == self ? self : 0) / runs[r].steps;
-                rows[j].p50[r] = jnum(fig, "p50_ns");
-            }
-        }
-    }
-    for (i = 0; i < nrow; i++) {
-        row *w = &rows[i];
-        w->min = w->max = w->v[0];
-        w->slowest = w->fastest = 0;
-        for (r = 1; r < nrun; r++) {
-            if (w->v[r] > w->max) { w->max = w->v[r]; w->slowest = r; }
-            if (w->v[r] < w->min) { w->min = w->v[r]; w->fastest = r; }
-        }
-        w->median = median_of(w->v, nrun);
-        w->skew = w->median > 0 ? w->max / w->median - 1 : 0;
-    }
-    return nrow;
-}
-
-static void print_rows(const row *rows, int nrow, const rankrun *runs) {
-    char b1[32], b2[32], b3[32];
-    int i;
-    printf("%-28s %-5s %11s %11s %11s %8s %8s %7s\n", "range", "", "min", "median", "max", "slowest", "fastest", "skew");
-    for (i = 0; i < nrow; i++) {
-        char name[29];
-        snprintf(name, sizeof name, "%s", rows[i].name);
-        printf("%-28s %-5s %11s %11s %11s %8d %8d %6.0f%%\n", name, rows[i].comm ? "comm" : "", fmt_ms(b1, sizeof b1, rows[i].min),
-               fmt_ms(b2, sizeof b2, rows[i].median), fmt_ms(b3, sizeof b3, rows[i].max), runs[rows[i].slowest].rank,
-               runs[rows[i].fastest].rank, 100 * rows[i].skew);
-    }
-}
-
-static void json_rows(const char *key, const row *rows, int nrow, const rankrun *runs) {
-    int i;
-    printf("\"%s\":[", key);
-    for (i = 0; i < nrow; i++) {
-        printf("%s\n{\"name\":", i ? "," : "");
-        json_str(rows[i].name);
-        printf(",\"comm\":%s,\"min_ns\":%.0f,\"median_ns\":%.0f,\"max_ns\":%.0f,\"slowest_rank\":%d,\"fastest_rank\":%d,\"skew\":%.4f}",
-               rows[i].comm ? "true" : "false", rows[i].min, rows[i].median, rows[i].max, runs[rows[i].slowest].rank,
-               runs[rows[i].fastest].rank, rows[i].skew);
-    }
-    printf("]");
-}
-
-/* The straggler: the rank slowest in a non-communication range, trying the
-   ranges by their excess over the median, largest first -- corroborated,
-   where the job has communication ranges, by that rank waiting least in one
-   of them (noise makes some rank slowest in every range; only the true
-   straggler also waits least). Its shortfall in that wait is the cost to
-   the others (*cost, with the range in *comm_row). Without communication
-   ranges a larger margin holds. Returns the row, or -1: none. */
-static int find_straggler(const row *rows, int nrow, int nrun, double step_med, int *comm_row, double *cost) {
-    int order[MAX_RANGES], n = 0, has_comm = 0, i, j, k;
-    for (i = 0; i < nrow; i++) {
-        has_comm |= rows[i].comm;
-        if (rows[i].comm) continue;
-        for (j = n++; j > 0 && rows[order[j - 1]].max - rows[order[j - 1]].median < rows[i].max - rows[i].median; j--) order[j] = order[j - 1];
-        order[j] = i;
-    }
-    for (k = 0; k < n; k++) {
-        const row *w = &rows[order[k]];
-        double ex = w->max - w->median, best = 0;
-        int who = w->slowest;
-        if (w->skew < (has_comm ? 0.05 : 0.10) || (step_med == step_med && ex < (has_comm ? 0.02 : 0.05) * step_med)) break;
-        if (!(p50_excess(w, nrun, who) >= 0.05)) continue;     /* late in a few steps only: noise */
-        if (!has_comm) { *comm_row = -1; *cost = ex; return order[k]; }
-        *comm_row = -1;
-        for (i = 0; i < nrow; i++)
-            if (rows[i].comm && rows[i].fastest == who && rows[i].median - rows[i].v[who] > best &&
-                !(p50_excess(&rows[i], nrun, who) > -0.05)) { best = rows[i].median - rows[i].v[who]; *comm_row = i; }
-        if (*comm_row >= 0 && (step_med != step_med || best >= 0.02 * step_med)) { *cost = best; return order[k]; }
-    }
-    *comm_row = -1;
-    return -1;
-}
-
-/* What the run reads and builds lives until exit (a short-lived tool). */
+/* What the run reads lives until exit (a short-lived tool). */
 static rankrun all_runs[MAX_RANKS];
-static row all_rows[MAX_RANGES], all_gpu_rows[MAX_RANGES];
+static gpuprof__xr_run all_xr[MAX_RANKS];
 static tracein all_traces[MAX_RANKS];
 
 int main(int argc, char **argv) {
     rankrun *runs = all_runs;
-    row *rows = all_rows, *gpu_rows = all_gpu_rows;
-    int nrun = 0, nrow = 0, ngpu = 0, i, as_json = 0, world = 0, steps_differ = 0;
-    int strag = -1, comm_row = -1, in_traces = 0, ntrace = 0;
+    gpuprof__xr_run *xr = all_xr;
+    gpuprof__xr x;
+    gpuprof__buf out = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
+    int nrun = 0, i, as_json = 0, in_traces = 0, ntrace = 0;
     const char *merged = NULL;
     tracein *traces = all_traces;
-    double step_med = NAN, excess = 0, cost = 0;
-    char b1[32], b2[32], b3[32], b4[32];
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) as_json = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(usage_text, stdout); return 0; }
@@ -388,16 +238,17 @@ int main(int argc, char **argv) {
         else if (nrun == MAX_RANKS) { fprintf(stderr, TOOL ": more than %d summaries\n", MAX_RANKS); return 2; }
         else {
             rankrun *k = &runs[nrun];
-            const jv *run, *st;
-            if (load(argv[i], &k->doc) != 0) return 2;
+            const jv *schema;
+            if (load_json(argv[i], &k->doc) != 0) return 2;
+            schema = jget(&k->doc, "schema");
+            if (schema && schema->type == J_STR && strcmp(schema->str, "gpuprof-ranks") == 0) {
+                fprintf(stderr, TOOL ": %s is a cross-rank report already (rank 0's, from GPUPROF_MPI), not a rank's summary: skipped\n", argv[i]);
+                continue;
+            }
+            if (check_summary(argv[i], &k->doc) != 0) return 2;
             k->path = argv[i];
-            run = jget(&k->doc, "run");
-            k->rank = jnum(run, "rank") >= 0 ? (int)jnum(run, "rank") : -1;
-            k->world = jnum(run, "world_size") > 0 ? (int)jnum(run, "world_size") : 0;
-            st = jget(&k->doc, "steps");
-            k->steps = jnum(st, "counted") > 0 ? jnum(st, "counted") : 1;
-            k->step_ns = jnum(jget(st, "time"), "p50_ns");
-            if (k->rank < 0) {
+            if (run_of(k, &xr[nrun]) != 0) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
+            if (xr[nrun].rank < 0) {
                 fprintf(stderr, TOOL ": %s has no rank (the process had no launcher variable; set GPUPROF_RANK=r)\n", argv[i]);
                 return 2;
             }
@@ -417,72 +268,24 @@ int main(int argc, char **argv) {
         if (nrun == 0) return 0;
     }
     if (nrun < 2) { fprintf(stderr, "%s", nrun ? TOOL ": one summary is not several ranks; give every rank's (run.*.json)\n" : usage_text); return 2; }
-    qsort(runs, (size_t)nrun, sizeof *runs, by_rank);
+    qsort(xr, (size_t)nrun, sizeof *xr, by_rank);
     for (i = 1; i < nrun; i++)
-        if (runs[i].rank == runs[i - 1].rank) {
-            fprintf(stderr, TOOL ": %s and %s are both rank %d (two runs of one job mixed, or a restart?)\n", runs[i - 1].path, runs[i].path, runs[i].rank);
+        if (xr[i].rank == xr[i - 1].rank) {
+            fprintf(stderr, TOOL ": %s and %s are both rank %d (two runs of one job mixed, or a restart?)\n", xr[i - 1].path, xr[i].path, xr[i].rank);
             return 2;
         }
-    for (i = 0; i < nrun; i++) {
-        if (runs[i].world > world) world = runs[i].world;
-        if (runs[i].steps != runs[0].steps) steps_differ = 1;
-    }
-    if (world && world != nrun)
-        fprintf(stderr, TOOL ": warning: the world size is %d but %d summaries were given: ranks are missing\n", world, nrun);
-    if (steps_differ)
-        fprintf(stderr, TOOL ": warning: the ranks counted different numbers of steps (rank %d: %.0f, rank %d: %.0f); times per step still compare, totals do not\n",
-                runs[0].rank, runs[0].steps, runs[nrun - 1].rank, runs[nrun - 1].steps);
-    {
-        double *s = malloc((size_t)nrun * sizeof *s);
-        int n = 0;
-        for (i = 0; i < nrun; i++) if (runs[i].step_ns == runs[i].step_ns) s[n++] = runs[i].step_ns;
-        if (n) step_med = median_of(s, n);
-        free(s);
-    }
-    nrow = build_rows(runs, nrun, 0, rows);
-    ngpu = build_rows(runs, nrun, 1, gpu_rows);
-    strag = find_straggler(rows, nrow, nrun, step_med, &comm_row, &cost);
-    if (strag >= 0) excess = rows[strag].max - rows[strag].median;
-    if (as_json) {
-        printf("{\"ranks\":%d,\"world_size\":%d,\"steps\":%.0f,", nrun, world ? world : nrun, runs[0].steps);
-        json_rows("ranges", rows, nrow, runs);
-        printf(",\n");
-        json_rows("gpu_ranges", gpu_rows, ngpu, runs);
-        printf(",\n\"straggler\":");
-        if (strag < 0) printf("null}\n");
-        else {
-            printf("{\"rank\":%d,\"range\":", runs[rows[strag].slowest].rank);
-            json_str(rows[strag].name);
-            printf(",\"excess_ns\":%.0f,\"wait_cost_share\":", excess);
-            if (step_med == step_med && step_med > 0) printf("%.4f}}\n", cost / step_med);
-            else printf("null}}\n");
+    if (gpuprof__xr_analyse(&x, xr, nrun) != 0) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
+    gpuprof__xr_warnings(&x, &warn);
+    if (warn.len) {
+        char *line = warn.p, *nl;
+        for (; line; line = nl ? nl + 1 : NULL) {
+            if ((nl = strchr(line, '\n')) != NULL) *nl = 0;
+            fprintf(stderr, TOOL ": %s\n", line);
         }
-        return 0;
     }
-    printf("%d ranks (world size %d), %.0f counted steps; self time per counted step (a range holding a collective is not charged with it)\n",
-           nrun, world ? world : nrun, runs[0].steps);
-    print_rows(rows, nrow, runs);
-    if (step_med == step_med) printf("%-28s %-5s %11s %11s\n", "step (median over ranks)", "", "", fmt_ms(b1, sizeof b1, step_med));
-    if (ngpu) {
-        printf("GPU self time per counted step (CUDA events):\n");
-        print_rows(gpu_rows, ngpu, runs);
-    }
-    if (strag < 0) {
-        printf("no straggler: no rank is both late in a range and waits least (the differences above are noise; see --help)\n");
-        return 0;
-    }
-    {
-        const row *w = &rows[strag];
-        int who = w->slowest;
-        printf("straggler: rank %d -- \"%s\" %s per step vs median %s (+%.0f%%)", runs[who].rank, w->name, fmt_ms(b1, sizeof b1, w->v[who]),
-               fmt_ms(b2, sizeof b2, w->median), 100 * w->skew);
-        if (comm_row >= 0)
-            printf("; it waits least in \"%s\" (%s vs median %s)", rows[comm_row].name, fmt_ms(b3, sizeof b3, rows[comm_row].v[who]),
-                   fmt_ms(b4, sizeof b4, rows[comm_row].median));
-        if (comm_row >= 0) printf("; the other ranks wait ~%s per step for it", fmt_ms(b1, sizeof b1, cost));
-        else printf("; it costs ~%s per step", fmt_ms(b1, sizeof b1, cost));
-        if (step_med == step_med && step_med > 0) printf(" (%.0f%% of the %s step)", 100 * cost / step_med, fmt_ms(b2, sizeof b2, step_med));
-        printf("\n");
-    }
-    return 0;
+    if (as_json) gpuprof__xr_json(&out, &x, NULL);
+    else gpuprof__xr_text(&out, &x);
+    if (out.failed) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
+    fwrite(out.p, 1, out.len, stdout);
+    return fflush(stdout) == 0 ? 0 : 2;
 }

@@ -180,12 +180,11 @@ static char *slurp(const char *path, size_t *len) {
     return buf;
 }
 
-/* A gpuprof summary from `path`, or -1 after a message naming what is wrong. */
-static int load(const char *path, jv *doc) {
+/* Any JSON document from `path`, or -1 after a message. */
+static int load_json(const char *path, jv *doc) {
     size_t len = 0;
     char *text;
     jparser ps;
-    const jv *schema;
     memset(doc, 0, sizeof *doc);
     if (!(text = slurp(path, &len))) {
         fprintf(stderr, TOOL ": cannot read %s: %s\n", path, strerror(errno ? errno : EIO));
@@ -202,7 +201,13 @@ static int load(const char *path, jv *doc) {
         return -1;
     }
     free(text);
-    schema = jget(doc, "schema");
+    return 0;
+}
+
+/* 0 when `doc` (read from `path`) is a gpuprof summary; else -1 after a
+   message naming what is wrong, with doc freed. */
+static int check_summary(const char *path, jv *doc) {
+    const jv *schema = jget(doc, "schema");
     if (!schema || schema->type != J_STR || strcmp(schema->str, "gpuprof-summary") != 0) {
         fprintf(stderr, TOOL ": %s is JSON but not a gpuprof summary (no \"schema\":\"gpuprof-summary\"); write one with GPUPROF_SUMMARY=path\n", path);
         jfree(doc);
@@ -214,6 +219,11 @@ static int load(const char *path, jv *doc) {
         return -1;
     }
     return 0;
+}
+
+/* A gpuprof summary from `path`, or -1 after a message naming what is wrong. */
+static inline int load(const char *path, jv *doc) {
+    return load_json(path, doc) != 0 ? -1 : check_summary(path, doc);
 }
 
 #endif
