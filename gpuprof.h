@@ -8571,10 +8571,11 @@ static int gpuprof__xr_analyse(gpuprof__xr *x, gpuprof__xr_run *runs, int nrun) 
 }
 
 /* What the reader should know before trusting the comparison: one line
-   each, no prefix, no newline at the end of the last. */
-static void gpuprof__xr_warnings(const gpuprof__xr *x, gpuprof__buf *b) {
+   each, no prefix, no newline at the end of the last. missing_known: the
+   caller says which ranks are missing itself. */
+static void gpuprof__xr_warnings(const gpuprof__xr *x, gpuprof__buf *b, int missing_known) {
     char s0[32], s1[32];
-    if (x->world && x->world != x->nrun)
+    if (x->world && x->world != x->nrun && !missing_known)
         gpuprof__buf_printf(b, "%swarning: the world size is %d but there are figures of %d ranks: ranks are missing", b->len ? "\n" : "", x->world, x->nrun);
     if (x->steps_differ) {
         gpuprof__fmt(s0, sizeof s0, "%.0f", x->runs[0].steps);
@@ -8925,7 +8926,7 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
     gpuprof__xr_run *runs = (gpuprof__xr_run *)gpuprof__alloc((size_t)size * sizeof *runs);
     gpuprof__buf txt = { NULL, 0, 0, 0 }, js = { NULL, 0, 0, 0 }, extra = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
     gpuprof__xr x;
-    int nrun = 0, r, worst = 0;
+    int nrun = 0, r, worst = 0, loose = 0;
     char b1[32], b2[32];
     const char *dest = gpuprof__mpis.report ? gpuprof__mpis.report : "stderr";
     FILE *out = NULL;
@@ -8944,18 +8945,19 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
     gpuprof__buf_printf(&extra, "],\"clock_sync\":{\"method\":\"ping-pong\",\"rounds\":%d,\"offsets\":[", GPUPROF__MPI_ROUNDS);
     for (r = 0; r < size; r++) {
         gpuprof__buf_printf(&extra, "%s{\"rank\":%d,\"offset_ns\":%lld,\"bound_ns\":%lld}", r ? "," : "", r, (long long)off[r], (long long)bound[r]);
-        if (bound[r] > bound[worst]) worst = r;
+        if (bound[r] > bound[loose]) loose = r;
+        if (llabs((long long)off[r]) > llabs((long long)off[worst])) worst = r;
     }
     gpuprof__buf_s(&extra, "]}");
     if (nrun >= 2 && gpuprof__xr_analyse(&x, runs, nrun) == 0) {
-        gpuprof__xr_warnings(&x, &warn);
+        gpuprof__xr_warnings(&x, &warn, 1);
         gpuprof__buf_printf(&txt, "== gpuprof: the job's %d ranks, gathered at MPI_Finalize (GPUPROF_MPI) ==\n", size);
         gpuprof__xr_text(&txt, &x);
         if (size - nrun) gpuprof__buf_printf(&txt, "%d rank%s recorded nothing (GPUPROF_OFF, or no range) and %s left out\n", size - nrun, size - nrun == 1 ? "" : "s", size - nrun == 1 ? "is" : "are");
-        gpuprof__fmt(b1, sizeof b1, "%.1f", (double)bound[worst] / 1e3);
-        gpuprof__fmt(b2, sizeof b2, "%.1f", (double)off[worst] / 1e3);
-        gpuprof__buf_printf(&txt, "clocks: every rank's offset to rank 0 known within +-%s us (ping-pong, the fastest of %d round trips; rank %d: %s us)\n",
-                            b1, GPUPROF__MPI_ROUNDS, worst, b2);
+        gpuprof__fmt_ns(b1, sizeof b1, (double)off[worst]);
+        gpuprof__fmt_ns(b2, sizeof b2, (double)bound[loose]);
+        gpuprof__buf_printf(&txt, "clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of %d round trips): at most %s (rank %d), each known within +-%s\n",
+                            GPUPROF__MPI_ROUNDS, b1, worst, b2);
         gpuprof__xr_json(&js, &x, extra.p);
         if (gpuprof__mpis.ranks_path && !js.failed && gpuprof__write_file(gpuprof__mpis.ranks_path, &js, "cross-rank report") == 0)
             gpuprof__buf_printf(&txt, "the same as JSON: %s\n", gpuprof__mpis.ranks_path);
@@ -9649,6 +9651,12 @@ static void gpuprof__outputs_write(void) {
                 else glob[k++] = *q;
             }
             glob[k] = 0;
+#ifdef GPUPROF_MPI
+            if (GPUPROF__LDA(&gpuprof__mpis.attached) == 1)
+                fprintf(stderr, "gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank); MPI_Finalize compares them "
+                                "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__g.world_size, gpuprof__g.summary_pattern);
+            else
+#endif
             fprintf(stderr, "gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank): gpuprof-ranks %s compares them "
                             "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__g.world_size, gpuprof__g.summary_pattern, glob);
         }

@@ -6,16 +6,23 @@
    is simulated as a reader waiting on storage (a sleep) plus parsing.
 
    --slow-rank R makes rank R's data loading three times slower: the
-   straggler. Every rank then shows the same step time; gpuprof-ranks finds
-   which one the others wait for.
+   straggler. Every rank then shows the same step time; the cross-rank
+   report finds which one the others wait for.
 
    Build (CMake builds it when it finds MPI) and run, from the repository root:
        mpirun -n 4 ./build/train_ddp --slow-rank 3      (as root: --allow-run-as-root)
-       ./build/gpuprof-ranks train_ddp.*.json
    Each rank writes train_ddp.<rank>.json (the rank comes from Open MPI's
-   OMPI_COMM_WORLD_RANK, MPICH's PMI_RANK, ...); rank 0 prints its table. */
+   OMPI_COMM_WORLD_RANK, MPICH's PMI_RANK, ...); rank 0 prints its table,
+   and, built with GPUPROF_MPI, the cross-rank report at MPI_Finalize
+   (train_ddp.ranks.json holds it as JSON). Without GPUPROF_MPI the same
+   report comes from ./build/gpuprof-ranks train_ddp.*.json.
+
+   --no-shutdown leaves gpuprof_shutdown() to MPI_Finalize (as a program
+   that finalizes MPI inside a cleanup function, like llm.c, does);
+   --off-rank R runs rank R with GPUPROF_OFF=1 (it still takes part). */
 #define _POSIX_C_SOURCE 200809L
 #define GPUPROF_IMPLEMENTATION
+#define GPUPROF_MPI                   /* compare the ranks inside MPI_Finalize */
 #include "../gpuprof.h"
 
 #include <mpi.h>
@@ -49,7 +56,7 @@ static void load_batch(float *x, float *y, const float *w_true, unsigned *seed, 
 }
 
 int main(int argc, char **argv) {
-    int rank, size, slow = -1, step, i, j;
+    int rank, size, slow = -1, off = -1, shutdown = 1, step, i, j;
     float *w, *w_true, *grad, *x, *y, *err;
     unsigned seed;
     double loss = 0;
@@ -57,7 +64,12 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (i = 1; i + 1 < argc; i++) if (strcmp(argv[i], "--slow-rank") == 0) slow = atoi(argv[i + 1]);
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--slow-rank") == 0 && i + 1 < argc) slow = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--off-rank") == 0 && i + 1 < argc) off = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-shutdown") == 0) shutdown = 0;
+    }
+    if (rank == off) setenv("GPUPROF_OFF", "1", 1);
     memset(&cfg, 0, sizeof cfg);
     cfg.summary_path = "train_ddp.%r.json";
     cfg.warmup = 5;
@@ -99,8 +111,8 @@ int main(int argc, char **argv) {
         if (rank == 0 && step % 20 == 0) printf("step %3d  loss %.4f\n", step, loss);
     }
     PROF_STEP();
-    gpuprof_shutdown();          /* before MPI_Finalize: the summary is this rank's */
+    if (shutdown) gpuprof_shutdown();   /* else MPI_Finalize runs it */
     free(w); free(w_true); free(grad); free(x); free(y); free(err);
-    MPI_Finalize();
+    MPI_Finalize();                     /* GPUPROF_MPI: rank 0 prints the cross-rank report here */
     return 0;
 }

@@ -1,24 +1,76 @@
 #!/bin/sh
-# The MPI example (examples/train_ddp.c) as a job: 4 ranks started by
-# mpiexec, rank 3's data loading slow. Each rank takes its rank from the MPI
-# launcher's variables and writes its own summary; only rank 0 prints its
-# table; gpuprof-ranks names rank 3 and "data", with the all-reduce as where
-# it waits least.
-# usage: test_ddp_mpi.sh MPIEXEC NUMPROC_FLAG TRAIN_DDP GPUPROF_RANKS
+# The MPI example (examples/train_ddp.c, built with GPUPROF_MPI) as a job: 4
+# ranks started by mpiexec. With rank 3's data loading slow: each rank takes
+# its rank from the MPI launcher's variables and writes its own summary;
+# only rank 0 prints its table, and inside MPI_Finalize the cross-rank
+# report naming rank 3 and "data", with the all-reduce as where it waits
+# least, the clock offsets and their bound, and train_ddp.ranks.json;
+# gpuprof-ranks on the summaries agrees (and skips the cross-rank JSON that
+# its glob takes in). Balanced, with gpuprof_shutdown left to MPI_Finalize
+# (the hook finishes the session): no straggler, every summary written. With
+# one rank's profiling off: the job still ends (that rank joins the
+# gather) and the report leaves it out, saying so.
+# usage: test_ddp_mpi.sh MPIEXEC NUMPROC_FLAG TRAIN_DDP GPUPROF_RANKS PYTHON
 set -u
-mpiexec=$1; np=$2; ddp=$3; tool=$4
-fail() { echo "FAIL: $*"; exit 1; }
-rm -f train_ddp.*.json
+mpiexec=$1; np=$2; ddp=$3; tool=$4; py=$5
+. "$(dirname "$0")/check.sh"
 # Under AddressSanitizer (CI's second build): Open MPI leaves its own
 # allocations at exit (none of gpuprof's: every other test and valgrind check
 # those), so leak checking is off for the ranks.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; export ASAN_OPTIONS
-"$mpiexec" "$np" 4 "$ddp" --slow-rank 3 > ddp.out 2>&1 < /dev/null || { cat ddp.out; fail "mpiexec -n 4 train_ddp"; }
-grep -q 'rank 0 of 4 on' ddp.out || fail "rank 0's table names the rank and the world size"
-grep -q "gpuprof: rank 0 of 4 printed its table; every rank's summary is in 'train_ddp.%r.json'" ddp.out || fail "rank 0 says where the summaries are"
-[ "$(grep -c '== gpuprof' ddp.out)" = 1 ] || fail "only rank 0 prints a table ($(grep -c '== gpuprof' ddp.out))"
-grep -q '"rank_source":"OMPI_COMM_WORLD_RANK"\|"rank_source":"PMI_RANK"' train_ddp.2.json || fail "the rank comes from the MPI launcher"
-"$tool" train_ddp.0.json train_ddp.1.json train_ddp.2.json train_ddp.3.json > ranks.out || fail "gpuprof-ranks"
+job() {     # job LOG ARGS...: 4 ranks, at most 100 s (a rank missing from a collective hangs)
+    log=$1; shift
+    timeout 100 "$mpiexec" "$np" 4 "$ddp" "$@" > "$log" 2>&1 < /dev/null
+}
+
+rm -f train_ddp.*.json
+job ddp.out --slow-rank 3; code "mpiexec -n 4 train_ddp --slow-rank 3" 0 $?
+cat ddp.out
+expect "rank 0's table names the rank and the world size" ddp.out 'rank 0 of 4 on'
+expect "rank 0 says where the summaries are and that MPI_Finalize compares them" ddp.out \
+    "gpuprof: rank 0 of 4 printed its table; every rank's summary is in 'train_ddp.%r.json' (%r the rank); MPI_Finalize compares them"
+[ "$(grep -c '^== gpuprof [^:]' ddp.out)" = 1 ] && ok || bad "only rank 0 prints a table ($(grep -c '^== gpuprof [^:]' ddp.out))"
+expect "the cross-rank report, gathered at MPI_Finalize" ddp.out "^== gpuprof: the job's 4 ranks, gathered at MPI_Finalize (GPUPROF_MPI) ==$"
+expect "its heading" ddp.out "^4 ranks (world size 4), 56 counted steps"
+expect "the straggler: rank 3, late in data, waiting least in allreduce" ddp.out \
+    '^straggler: rank 3 -- "data" .* it waits least in "allreduce" .*; the other ranks wait ~.* per step for it (.*% of the .* step)'
+expect "the clock offsets and their bound" ddp.out "^clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of 20 round trips): at most .* (rank [123]), each known within +-"
+expect "the JSON's path" ddp.out "^the same as JSON: train_ddp.ranks.json"
+expect "the rank comes from the MPI launcher" train_ddp.2.json '"rank_source":"OMPI_COMM_WORLD_RANK"\|"rank_source":"PMI_RANK"'
+"$py" - train_ddp.ranks.json <<'PY' && ok || bad "train_ddp.ranks.json: SPEC 10's fields, the straggler, 4 clock offsets with bounds"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuprof-ranks" and d["ranks"] == 4 and d["world_size"] == 4 and d["steps"] == 56, d
+s = d["straggler"]
+assert s["rank"] == 3 and s["range"] == "data" and s["wait_range"] == "allreduce" and s["excess_ns"] > 3e6 and 0.2 < s["wait_cost_share"] < 0.9, s
+r = {x["name"]: x for x in d["ranges"]}
+assert r["allreduce"]["comm"] and r["allreduce"]["fastest_rank"] == 3 and r["data"]["slowest_rank"] == 3, r
+c = d["clock_sync"]
+assert c["method"] == "ping-pong" and [o["rank"] for o in c["offsets"]] == [0, 1, 2, 3], c
+assert c["offsets"][0] == {"rank": 0, "offset_ns": 0, "bound_ns": 0}, c["offsets"][0]
+# one host: the true offset is 0, so each estimate must be within its own bound (plus the clocks' read jitter)
+for o in c["offsets"][1:]:
+    assert 0 < o["bound_ns"] < 50e6 and abs(o["offset_ns"]) <= o["bound_ns"] + 2000, o
+assert d["not_recorded"] == [], d["not_recorded"]
+print("ranks.json: straggler rank %d in %s; clock offsets %s" % (s["rank"], s["range"], ", ".join("r%d %+d ns (+-%d)" % (o["rank"], o["offset_ns"], o["bound_ns"]) for o in c["offsets"][1:])))
+PY
+"$tool" train_ddp.*.json > ranks.out 2> ranks.err; code "gpuprof-ranks train_ddp.*.json" 0 $?
 cat ranks.out
-grep -q '^straggler: rank 3 -- "data" .* it waits least in "allreduce"' ranks.out || fail "the straggler is rank 3, late in data, waiting least in allreduce"
-echo "test_ddp_mpi: passed"
+expect "gpuprof-ranks agrees: rank 3, data" ranks.out '^straggler: rank 3 -- "data" .* it waits least in "allreduce"'
+expect "gpuprof-ranks skips rank 0's cross-rank JSON, saying so" ranks.err "train_ddp.ranks.json is a cross-rank report already .*: skipped"
+
+rm -f train_ddp.*.json
+job even.out --no-shutdown; code "balanced, gpuprof_shutdown left to MPI_Finalize" 0 $?
+sed -n '/^== gpuprof: the job/,$p' even.out
+expect "balanced: no straggler" even.out "^no straggler"
+[ -f train_ddp.0.json ] && [ -f train_ddp.1.json ] && [ -f train_ddp.2.json ] && [ -f train_ddp.3.json ] && ok || bad "the hook finished every rank's session: 4 summaries ($(ls train_ddp.*.json))"
+expect "balanced: rank 0's table too" even.out "rank 0 of 4 on"
+
+rm -f train_ddp.*.json
+job off.out --off-rank 1 --slow-rank 3; code "rank 1 with GPUPROF_OFF=1: the job still ends" 0 $?
+sed -n '/^== gpuprof: the job/,$p' off.out
+expect "the ranks that recorded" off.out "^3 ranks (world size 4)"
+expect "the one that did not, said so" off.out "^1 rank recorded nothing (GPUPROF_OFF, or no range) and is left out"
+expect "still the straggler" off.out '^straggler: rank 3 -- "data"'
+grep -q '"not_recorded":\[1\]' train_ddp.ranks.json && ok || bad "ranks.json: rank 1 not recorded"
+check_done test_ddp_mpi

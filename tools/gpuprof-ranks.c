@@ -275,7 +275,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     if (gpuprof__xr_analyse(&x, xr, nrun) != 0) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
-    gpuprof__xr_warnings(&x, &warn);
+    gpuprof__xr_warnings(&x, &warn, 0);
     if (warn.len) {
         char *line = warn.p, *nl;
         for (; line; line = nl ? nl + 1 : NULL) {
