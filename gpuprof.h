@@ -1303,6 +1303,7 @@ static struct {
     uint64_t t0_realtime_ns;              /* CLOCK_REALTIME at the trace's time zero */
     int report_implicit;                  /* the report goes to stderr because nothing said otherwise */
     char *summary_pattern;                /* the summary path as set (with %r), for rank 0's line */
+    char *trace_pattern;                  /* the trace's (GPUPROF_MPI: rank 0's merged trace) */
     uint64_t t_init_ns;
     uint64_t warn_count[GPUPROF__W_COUNT];
 } gpuprof__g;
@@ -1764,7 +1765,13 @@ static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
     unsigned live = GPUPROF__LDA(&gpuprof__g.live);   /* acquire: the session's settings, published with it */
     if (!live) {
         int state = GPUPROF__LDA(&gpuprof__g.state);
-        if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
+        /* RUNNING with nothing live and not paused: the session's start is
+           still being published (its state is set before the settings the
+           hot path reads); waiting for it, as for STARTING, keeps the range
+           (taking the state as "paused" lost the first ranges of threads
+           already running when another one's range started the session). */
+        if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING || (state == GPUPROF__RUNNING && !GPUPROF__LD(&gpuprof__paused))) &&
+            !GPUPROF__LD(&gpuprof__g.forked_child)) {
             gpuprof__init_internal(NULL, 0);       /* or waits for the thread starting it */
             live = GPUPROF__LDA(&gpuprof__g.live);
         } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
@@ -1783,7 +1790,7 @@ GPUPROF__INLINE gpuprof__thread *gpuprof__self(void) {
     gpuprof__thread *t = gpuprof__tls;
     unsigned live = GPUPROF__LD(&gpuprof__g.live);
     if (GPUPROF__LIKELY(t && t->session == live)) return t;     /* sessions start at 1: live != 0 */
-    if (!live && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return NULL;   /* paused */
+    if (!live && GPUPROF__LD(&gpuprof__paused)) return NULL;   /* paused */
     return gpuprof__enter_slow();
 }
 
@@ -3759,7 +3766,7 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     gpuprof__node *n;
     gpuprof__frame *f;
     uint32_t d;
-    if (GPUPROF__UNLIKELY(!live) && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING) return 0;   /* paused */
+    if (GPUPROF__UNLIKELY(!live) && GPUPROF__LD(&gpuprof__paused)) return 0;   /* paused */
     if (GPUPROF__UNLIKELY(!t || t->session != live || (uint32_t)(v >> 32) != t->session))
         return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
     d = t->depth;
@@ -8692,6 +8699,181 @@ static void gpuprof__xr_json(gpuprof__buf *b, const gpuprof__xr *x, const char *
     gpuprof__buf_s(b, "}\n");
 }
 
+/* The merged trace: one process per rank, on one timeline. gpuprof writes
+   one event per line; each rank's lines are copied with the pid made
+   rank+1 (never 0: special in Perfetto), "ts" moved by the rank's anchor
+   (t0_realtime_ns) less the earliest -- and less its measured clock offset
+   where the ranks' clocks were compared (GPUPROF_MPI) --, flow ids made
+   unique across ranks, and the process named "rank R · host · pid P".
+   Streamed: no trace is held in memory. */
+typedef struct gpuprof__xr_trace {
+    const char *path;
+    int rank, pid;
+    uint64_t t0;                     /* the trace's anchor: CLOCK_REALTIME of its ts 0 */
+    int64_t offset_ns;               /* its clock minus rank 0's, to apply (0: none; gpuprof__xr_offset_used) */
+    char host[128];
+} gpuprof__xr_trace;
+
+/* Whether a measured clock offset moves a rank's events: only when it is
+   larger than its error bound. Otherwise the measurement cannot tell it
+   from 0, and the wall-clock anchors (NTP: tens of us between hosts, 0 on
+   one host) are the better guess -- a rank descheduled in every exchange
+   gives a bound, and an offset, of milliseconds. */
+static int64_t gpuprof__xr_offset_used(int64_t offset_ns, int64_t bound_ns) {
+    return (offset_ns < 0 ? -offset_ns : offset_ns) > bound_ns ? offset_ns : 0;
+}
+
+/* The next line of f in *buf (grown as needed), or NULL at the end. */
+static char *gpuprof__xr_line(FILE *f, char **buf, size_t *cap) {
+    size_t len = 0;
+    if (!*buf) {
+        if (!(*buf = (char *)gpuprof__alloc(4096))) return NULL;
+        *cap = 4096;
+    }
+    while (fgets(*buf + len, (int)(*cap - len), f)) {
+        len += strlen(*buf + len);
+        if ((*buf)[len - 1] == '\n') return *buf;
+        if (*cap - len < 2) {
+            char *nb = (char *)gpuprof__alloc(2 * *cap);
+            if (!nb) return NULL;
+            memcpy(nb, *buf, len + 1);
+            GPUPROF_FREE(*buf);
+            *buf = nb;
+            *cap *= 2;
+        }
+    }
+    return len ? *buf : NULL;
+}
+
+static char *gpuprof__xr_event(char *line) {       /* the event on a line, or NULL */
+    size_t n;
+    while (*line == ' ' || *line == '\t' || *line == ',') line++;
+    n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == ',')) line[--n] = 0;
+    return n >= 2 && line[0] == '{' && line[n - 1] == '}' ? line : NULL;
+}
+
+#define GPUPROF__DIGIT(c) ((c) >= '0' && (c) <= '9')
+
+/* The rank, pid, host and anchor from a trace's process_name event (in its
+   first lines). 0; 1 for a merged trace (this code's output); or -1 with
+   the reason in why. */
+static int gpuprof__xr_trace_head(gpuprof__xr_trace *t, char *why, size_t nwhy) {
+    static const char rank_key[] = "\"distributedInfo\": {\"rank\": ";
+    FILE *f = fopen(t->path, "r");
+    char *line = NULL, *e, *q;
+    size_t cap = 0;
+    int found = 0, k;
+    if (!f) { snprintf(why, nwhy, "cannot read %s: %s", t->path, strerror(errno)); return -1; }
+    for (k = 0; k < 8 && !found && gpuprof__xr_line(f, &line, &cap); k++) {
+        if (!(e = gpuprof__xr_event(line)) || !strstr(e, "\"name\":\"process_name\"")) continue;
+        found = 1;
+        if (strstr(e, "\"merged\":true")) { GPUPROF_FREE(line); fclose(f); return 1; }
+        q = strstr(e, rank_key);
+        t->rank = q ? atoi(q + sizeof rank_key - 1) : -1;
+        q = strstr(e, "\"pid\":");
+        t->pid = q ? atoi(q + 6) : 0;
+        q = strstr(e, "\"t0_realtime_ns\":");
+        t->t0 = q ? strtoull(q + 17, NULL, 10) : 0;
+        t->host[0] = 0;
+        if ((q = strstr(e, "\"host\":\"")) != NULL) {
+            size_t i;
+            for (q += 8, i = 0; *q && *q != '"' && i + 1 < sizeof t->host; q++) t->host[i++] = *q;
+            t->host[i] = 0;
+        }
+    }
+    GPUPROF_FREE(line);
+    fclose(f);
+    if (!found || t->rank < 0 || !t->t0) {
+        snprintf(why, nwhy, "%s is not the trace of a rank (%s); write each rank's with GPUPROF_TRACE=trace.%%r.json", t->path,
+                 !found ? "no process_name event at its start" : t->rank < 0 ? "no distributedInfo rank" : "no t0_realtime_ns anchor");
+        return -1;
+    }
+    return 0;
+}
+
+/* Copies event `e` to `out` with "pid":N replaced, the number after "ts":
+   moved by off_ns, and the number after "id": made unique for the rank. */
+static void gpuprof__xr_copy_event(FILE *out, const char *e, int pid, int64_t off_ns, int rank, int nranks) {
+    const char *p = e;
+    while (*p) {
+        if (strncmp(p, "\"pid\":", 6) == 0) {
+            fprintf(out, "\"pid\":%d", pid);
+            p += 6;
+            if (*p == '-') p++;
+            while (GPUPROF__DIGIT(*p)) p++;
+        } else if (strncmp(p, "\"ts\":", 5) == 0 && GPUPROF__DIGIT(p[5])) {
+            int64_t us = 0, frac = 0, ns;
+            int d = 0;
+            p += 5;
+            while (GPUPROF__DIGIT(*p)) us = us * 10 + (*p++ - '0');
+            if (*p == '.') for (p++; GPUPROF__DIGIT(*p); p++) if (d < 3) { frac = frac * 10 + (*p - '0'); d++; }
+            while (d < 3) { frac *= 10; d++; }
+            ns = us * 1000 + frac + off_ns;
+            if (ns < 0) ns = 0;               /* a negative ts is rejected by the viewers */
+            fprintf(out, "\"ts\":%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+        } else if (strncmp(p, "\"id\":", 5) == 0 && GPUPROF__DIGIT(p[5])) {
+            unsigned long long id = strtoull(p + 5, NULL, 10);
+            fprintf(out, "\"id\":%llu", id * (unsigned long long)nranks + (unsigned long long)rank);
+            for (p += 5; GPUPROF__DIGIT(*p); p++) {}
+        } else if (*p == '"') {                /* a string: copied whole (a name may hold "pid": too) */
+            const char *q = p + 1;
+            while (*q && *q != '"') q += *q == '\\' && q[1] ? 2 : 1;
+            if (*q) q++;
+            fwrite(p, 1, (size_t)(q - p), out);
+            p = q;
+            if (*p == ':') continue;           /* a key: its value follows */
+        } else fputc(*p++, out);
+    }
+}
+
+/* Writes the merged trace of n ranks' traces (distinct ranks) to out_path.
+   0 with *events and *spread_ns (how much later than the first the last
+   rank started), or -1 with the reason in why. */
+static int gpuprof__xr_merge(const gpuprof__xr_trace *ts, int n, const char *out_path, long *events, int64_t *spread_ns, char *why, size_t nwhy) {
+    FILE *out = fopen(out_path, "w");
+    int64_t base = INT64_MAX, latest = 0;
+    int i, max_rank = 0;
+    char *line = NULL, *e;
+    size_t cap = 0;
+    *events = 0;
+    if (!out) { snprintf(why, nwhy, "cannot write %s: %s", out_path, strerror(errno)); return -1; }
+    for (i = 0; i < n; i++) {
+        int64_t at = (int64_t)ts[i].t0 - ts[i].offset_ns;     /* its ts 0 on rank 0's clock */
+        if (at < base) base = at;
+        if (ts[i].rank > max_rank) max_rank = ts[i].rank;
+    }
+    fputs("[", out);
+    for (i = 0; i < n; i++) {
+        FILE *f = fopen(ts[i].path, "r");
+        int pid = ts[i].rank + 1;
+        int64_t shift = (int64_t)ts[i].t0 - ts[i].offset_ns - base;
+        if (!f) {
+            snprintf(why, nwhy, "cannot read %s: %s", ts[i].path, strerror(errno));
+            fclose(out);
+            GPUPROF_FREE(line);
+            return -1;
+        }
+        if (shift > latest) latest = shift;
+        fprintf(out, "%s\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d \xc2\xb7 ", i ? "," : "", pid, ts[i].rank);
+        for (e = (char *)ts[i].host; *e; e++) if (*e != '"' && *e != '\\') fputc(*e, out);
+        fprintf(out, " \xc2\xb7 pid %d\",\"merged\":true}}", ts[i].pid);
+        while (gpuprof__xr_line(f, &line, &cap)) {
+            if (!(e = gpuprof__xr_event(line)) || strstr(e, "\"name\":\"process_name\"")) continue;
+            fputs(",\n", out);
+            gpuprof__xr_copy_event(out, e, pid, shift, ts[i].rank, max_rank + 1);
+            (*events)++;
+        }
+        fclose(f);
+    }
+    GPUPROF_FREE(line);
+    fputs("\n]\n", out);
+    if (fclose(out) != 0) { snprintf(why, nwhy, "cannot write %s: %s", out_path, strerror(errno)); return -1; }
+    *spread_ns = latest;
+    return 0;
+}
+#undef GPUPROF__DIGIT
+
 #endif /* GPUPROF_MPI || GPUPROF_RANKS_REPORT */
 
 /* ----------------------------------------------------------------------
@@ -8743,7 +8925,18 @@ static struct {
     size_t nmine;
     char *report;                /* where rank 0's table went: stderr, stdout, off or a path */
     char *ranks_path;            /* the cross-rank JSON: the summary's pattern with %r -> "ranks" */
-} gpuprof__mpis = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, NULL, NULL };
+    char *merged_path;           /* the merged trace: the trace's pattern with %r -> "ranks" */
+} gpuprof__mpis = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, NULL, NULL, NULL };
+
+/* An output pattern's path with %r -> "ranks" (rank 0's files for the
+   whole job), or NULL without %r. */
+static char *gpuprof__mpi_path(const char *pattern) {
+    char pat[4096], path[4096];
+    const char *r = pattern ? strstr(pattern, "%r") : NULL;
+    if (!r || strlen(pattern) >= 4000) return NULL;
+    snprintf(pat, sizeof pat, "%.*sranks%s", (int)(r - pattern), pattern, r + 2);
+    return gpuprof__path_expand(pat, path, sizeof path) == 0 ? gpuprof__strdup(path) : NULL;
+}
 
 static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra);
 
@@ -8781,8 +8974,17 @@ static void gpuprof__mpi_attach(void) {
    same kind of machine). */
 static void gpuprof__rec_put(gpuprof__buf *b, const void *p, size_t n) { gpuprof__buf_put(b, (const char *)p, n); }
 
+static void gpuprof__mpi_forget(void) {
+    GPUPROF_FREE(gpuprof__mpis.mine);
+    GPUPROF_FREE(gpuprof__mpis.report);
+    GPUPROF_FREE(gpuprof__mpis.ranks_path);
+    GPUPROF_FREE(gpuprof__mpis.merged_path);
+    gpuprof__mpis.mine = gpuprof__mpis.report = gpuprof__mpis.ranks_path = gpuprof__mpis.merged_path = NULL;
+    gpuprof__mpis.nmine = 0;
+}
+
 /* At shutdown (under the life lock, before the settings go): this rank's
-   flat table for the gather, and where rank 0's report goes. */
+   flat table and trace path for the gather, and where rank 0's outputs go. */
 static void gpuprof__mpi_keep(void) {
     gpuprof__buf b = { NULL, 0, 0, 0 };
     gpuprof__snap s;
@@ -8797,20 +8999,10 @@ static void gpuprof__mpi_keep(void) {
                           "(call gpuprof_init() or GPUPROF_STEP() after MPI_Init; gpuprof-ranks compares the summaries)");
         return;
     }
-    GPUPROF_FREE(gpuprof__mpis.mine);
-    GPUPROF_FREE(gpuprof__mpis.report);
-    GPUPROF_FREE(gpuprof__mpis.ranks_path);
-    gpuprof__mpis.mine = gpuprof__mpis.report = gpuprof__mpis.ranks_path = NULL;
-    gpuprof__mpis.nmine = 0;
+    gpuprof__mpi_forget();
     gpuprof__mpis.report = gpuprof__strdup(gpuprof__g.report ? gpuprof__g.report : "stderr");
-    if (gpuprof__g.summary_pattern) {
-        char pat[4096], path[4096];
-        const char *r = strstr(gpuprof__g.summary_pattern, "%r");
-        if (r && strlen(gpuprof__g.summary_pattern) < 4000) {
-            snprintf(pat, sizeof pat, "%.*sranks%s", (int)(r - gpuprof__g.summary_pattern), gpuprof__g.summary_pattern, r + 2);
-            if (gpuprof__path_expand(pat, path, sizeof path) == 0) gpuprof__mpis.ranks_path = gpuprof__strdup(path);
-        }
-    }
+    gpuprof__mpis.ranks_path = gpuprof__mpi_path(gpuprof__g.summary_pattern);
+    gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__g.trace_pattern);
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__collect(&s) != 0) { pthread_mutex_unlock(&gpuprof__lock); return; }
     steps = gpuprof__g.steps_counted ? (double)gpuprof__g.steps_counted : 1.0;
@@ -8840,6 +9032,12 @@ static void gpuprof__mpi_keep(void) {
         gpuprof__rec_put(&b, &len, 4);
         gpuprof__rec_put(&b, name, len);
     }
+    {
+        const char *tp = gpuprof__g.trace_path && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM && !GPUPROF__LDA(&gpuprof__g.out.failed) ? gpuprof__g.trace_path : "";
+        uint32_t len = (uint32_t)strlen(tp) + 1;
+        gpuprof__rec_put(&b, &len, 4);
+        gpuprof__rec_put(&b, tp, len);
+    }
     gpuprof__snap_free(&s);
     pthread_mutex_unlock(&gpuprof__lock);
     if (b.failed) { GPUPROF_FREE(b.p); return; }
@@ -8847,9 +9045,9 @@ static void gpuprof__mpi_keep(void) {
     gpuprof__mpis.nmine = b.len;
 }
 
-/* One rank's record back into a run; names point into the record. 0, or
-   -1 when it is not a whole record. */
-static int gpuprof__mpi_read(const char *p, size_t n, gpuprof__xr_run *run) {
+/* One rank's record back into a run and its trace's path ("": none);
+   names point into the record. 0, or -1 when it is not a whole record. */
+static int gpuprof__mpi_read(const char *p, size_t n, gpuprof__xr_run *run, const char **trace) {
     size_t off = 0;
     uint32_t magic, k;
     int32_t head[3];
@@ -8878,6 +9076,12 @@ static int gpuprof__mpi_read(const char *p, size_t n, gpuprof__xr_run *run) {
         off += len;
         g->self_ns = f[0]; g->p50_ns = f[1]; g->gpu = gpu != 0; g->gpu_self_ns = f[2]; g->gpu_p50_ns = f[3];
     }
+    {
+        uint32_t len;
+        GPUPROF__TAKE(&len, 4);
+        if (len == 0 || n - off < len || p[off + len - 1] != 0) return -1;
+        *trace = p + off;
+    }
 #undef GPUPROF__TAKE
     return 0;
 }
@@ -8897,23 +9101,30 @@ static int64_t gpuprof__mpi_now(void) {
 /* Rank 0 with each other rank in turn: rank 0 reads its clock, asks, the
    rank answers with its clock, rank 0 reads again. The round trip with
    the least time bounds the error: offset = theirs - (send + receive) / 2,
-   within half that round trip. off/bound: per rank (rank 0's only). */
+   within half that round trip. At least GPUPROF__MPI_ROUNDS exchanges, more
+   (up to 5x, and 0.2 s a rank) while the bound is above 20 us: a rank
+   descheduled in every exchange (more ranks than cores) gives a loose one.
+   Each ping says whether another follows. off/bound: per rank (rank 0's). */
 static void gpuprof__mpi_pingpong(MPI_Comm c, int me, int size, int64_t *off, int64_t *bound) {
     int r, k;
-    int64_t t;
+    int64_t msg[2], t;
     for (r = 1; r < size; r++) {
         if (me == 0) {
-            int64_t best = INT64_MAX;
-            for (k = 0; k < GPUPROF__MPI_ROUNDS; k++) {
+            int64_t best = INT64_MAX, start = gpuprof__mpi_now();
+            for (k = 0; ; k++) {
                 int64_t t0 = gpuprof__mpi_now(), t1;
-                gpuprof__mpi.Send(&t0, 1, MPI_INT64_T, r, 71, c);
+                msg[0] = k < GPUPROF__MPI_ROUNDS || (best > 20000 && k < 5 * GPUPROF__MPI_ROUNDS && t0 - start < 200000000);
+                msg[1] = t0;
+                gpuprof__mpi.Send(msg, 2, MPI_INT64_T, r, 71, c);
+                if (!msg[0]) break;
                 gpuprof__mpi.Recv(&t, 1, MPI_INT64_T, r, 72, c, MPI_STATUS_IGNORE);
                 t1 = gpuprof__mpi_now();
                 if (t1 - t0 < best) { best = t1 - t0; off[r] = t - (t0 + (t1 - t0) / 2); bound[r] = (t1 - t0 + 1) / 2; }
             }
         } else if (me == r) {
-            for (k = 0; k < GPUPROF__MPI_ROUNDS; k++) {
-                gpuprof__mpi.Recv(&t, 1, MPI_INT64_T, 0, 71, c, MPI_STATUS_IGNORE);
+            for (;;) {
+                gpuprof__mpi.Recv(msg, 2, MPI_INT64_T, 0, 71, c, MPI_STATUS_IGNORE);
+                if (!msg[0]) break;
                 t = gpuprof__mpi_now();
                 gpuprof__mpi.Send(&t, 1, MPI_INT64_T, 0, 72, c);
             }
@@ -8921,30 +9132,63 @@ static void gpuprof__mpi_pingpong(MPI_Comm c, int me, int size, int64_t *off, in
     }
 }
 
+/* Rank 0: the ranks' traces merged into one, when it can read them all
+   (one host, or a shared file system); else how to merge them elsewhere. */
+static void gpuprof__mpi_merge(gpuprof__buf *txt, gpuprof__xr_trace *ts, int n, int nrun) {
+    char why[600];
+    long events = 0;
+    int64_t spread = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        int64_t off = ts[i].offset_ns;
+        if (gpuprof__xr_trace_head(&ts[i], why, sizeof why) != 0) {
+            gpuprof__buf_printf(txt, "no merged trace: rank 0 %s (another host's file? merge them where they all are: "
+                                     "gpuprof-ranks %s --trace TRACES... -o merged.json)\n", why, gpuprof__mpis.ranks_path ? gpuprof__mpis.ranks_path : "");
+            return;
+        }
+        ts[i].offset_ns = off;
+    }
+    if (gpuprof__xr_merge(ts, n, gpuprof__mpis.merged_path, &events, &spread, why, sizeof why) != 0) {
+        gpuprof__buf_printf(txt, "no merged trace: %s\n", why);
+        return;
+    }
+    gpuprof__buf_printf(txt, "merged trace: %s (%d rank%s, %ld events, a process per rank; times aligned by the clock offsets above)%s\n",
+                        gpuprof__mpis.merged_path, n, n == 1 ? "" : "s", events, n < nrun ? "; ranks without a trace are missing from it" : "");
+}
+
 /* Rank 0: the report of the gathered records, where its table went. */
 static void gpuprof__mpi_report(const char *all, const int *len, const int *at, int size, const int64_t *off, const int64_t *bound) {
     gpuprof__xr_run *runs = (gpuprof__xr_run *)gpuprof__alloc((size_t)size * sizeof *runs);
     gpuprof__buf txt = { NULL, 0, 0, 0 }, js = { NULL, 0, 0, 0 }, extra = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
     gpuprof__xr x;
-    int nrun = 0, r, worst = 0, loose = 0;
+    int nrun = 0, r, worst = 0, loose = 0, ntrace = 0;
     char b1[32], b2[32];
+    gpuprof__xr_trace *traces = (gpuprof__xr_trace *)gpuprof__alloc((size_t)size * sizeof *traces);
     const char *dest = gpuprof__mpis.report ? gpuprof__mpis.report : "stderr";
     FILE *out = NULL;
     if (!runs) return;
     gpuprof__buf_s(&extra, ",\"gathered_at\":\"MPI_Finalize\",\"not_recorded\":[");
     for (r = 0; r < size; r++) {
+        const char *tp = "";
         memset(&runs[nrun], 0, sizeof runs[nrun]);
-        if (len[r] > 0 && gpuprof__mpi_read(all + at[r], (size_t)len[r], &runs[nrun]) == 0 && runs[nrun].nranges) {
+        if (len[r] > 0 && gpuprof__mpi_read(all + at[r], (size_t)len[r], &runs[nrun], &tp) == 0 && runs[nrun].nranges) {
             runs[nrun].rank = r;                       /* MPI's */
+            if (*tp && traces) {
+                memset(&traces[ntrace], 0, sizeof traces[ntrace]);
+                traces[ntrace].path = tp;
+                traces[ntrace].offset_ns = gpuprof__xr_offset_used(off[r], bound[r]);
+                ntrace++;
+            }
             nrun++;
         } else {
             GPUPROF_FREE(runs[nrun].ranges);
             gpuprof__buf_printf(&extra, "%s%d", extra.p[extra.len - 1] == '[' ? "" : ",", r);
         }
     }
-    gpuprof__buf_printf(&extra, "],\"clock_sync\":{\"method\":\"ping-pong\",\"rounds\":%d,\"offsets\":[", GPUPROF__MPI_ROUNDS);
+    gpuprof__buf_printf(&extra, "],\"clock_sync\":{\"method\":\"ping-pong\",\"min_rounds\":%d,\"offsets\":[", GPUPROF__MPI_ROUNDS);
     for (r = 0; r < size; r++) {
-        gpuprof__buf_printf(&extra, "%s{\"rank\":%d,\"offset_ns\":%lld,\"bound_ns\":%lld}", r ? "," : "", r, (long long)off[r], (long long)bound[r]);
+        gpuprof__buf_printf(&extra, "%s{\"rank\":%d,\"offset_ns\":%lld,\"bound_ns\":%lld,\"applied\":%s}", r ? "," : "", r, (long long)off[r],
+                            (long long)bound[r], gpuprof__xr_offset_used(off[r], bound[r]) ? "true" : "false");
         if (bound[r] > bound[loose]) loose = r;
         if (llabs((long long)off[r]) > llabs((long long)off[worst])) worst = r;
     }
@@ -8956,11 +9200,12 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
         if (size - nrun) gpuprof__buf_printf(&txt, "%d rank%s recorded nothing (GPUPROF_OFF, or no range) and %s left out\n", size - nrun, size - nrun == 1 ? "" : "s", size - nrun == 1 ? "is" : "are");
         gpuprof__fmt_ns(b1, sizeof b1, (double)off[worst]);
         gpuprof__fmt_ns(b2, sizeof b2, (double)bound[loose]);
-        gpuprof__buf_printf(&txt, "clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of %d round trips): at most %s (rank %d), each known within +-%s\n",
-                            GPUPROF__MPI_ROUNDS, b1, worst, b2);
+        gpuprof__buf_printf(&txt, "clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of %d+ round trips): at most %s (rank %d), each known within +-%s"
+                                  "%s\n", GPUPROF__MPI_ROUNDS, b1, worst, b2, llabs((long long)off[worst]) > bound[worst] ? "" : " (within the bound: not applied)");
         gpuprof__xr_json(&js, &x, extra.p);
         if (gpuprof__mpis.ranks_path && !js.failed && gpuprof__write_file(gpuprof__mpis.ranks_path, &js, "cross-rank report") == 0)
             gpuprof__buf_printf(&txt, "the same as JSON: %s\n", gpuprof__mpis.ranks_path);
+        if (ntrace && gpuprof__mpis.merged_path) gpuprof__mpi_merge(&txt, traces, ntrace, nrun);
         gpuprof__xr_free(&x);
     } else if (nrun < 2)
         gpuprof__buf_printf(&txt, "gpuprof: %d of the job's %d ranks recorded ranges; nothing to compare across ranks\n", nrun, size);
@@ -8974,6 +9219,7 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
     }
     for (r = 0; r < nrun; r++) GPUPROF_FREE(runs[r].ranges);
     GPUPROF_FREE(runs);
+    GPUPROF_FREE(traces);
     GPUPROF_FREE(txt.p);
     GPUPROF_FREE(js.p);
     GPUPROF_FREE(extra.p);
@@ -9026,11 +9272,7 @@ static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra
     GPUPROF_FREE(all);
     GPUPROF_FREE(len);
     GPUPROF_FREE(off);
-    GPUPROF_FREE(gpuprof__mpis.mine);
-    GPUPROF_FREE(gpuprof__mpis.report);
-    GPUPROF_FREE(gpuprof__mpis.ranks_path);
-    gpuprof__mpis.mine = gpuprof__mpis.report = gpuprof__mpis.ranks_path = NULL;
-    gpuprof__mpis.nmine = 0;
+    gpuprof__mpi_forget();
     GPUPROF__STR(&gpuprof__mpis.attached, 2);        /* done: no MPI call from here on */
     return MPI_SUCCESS;
 }
@@ -9301,8 +9543,9 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.process_name);
     GPUPROF_FREE(gpuprof__g.host_ranges);
     GPUPROF_FREE(gpuprof__g.summary_pattern);
+    GPUPROF_FREE(gpuprof__g.trace_pattern);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
-    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = NULL;
+    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = gpuprof__g.trace_pattern = NULL;
 }
 
 /* The defaults of every setting a zeroed config leaves open. */
@@ -9412,7 +9655,7 @@ static char *gpuprof__output_path(const char *setting, const char *what, char **
 static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     const char *v, *clash;
     v = getenv("GPUPROF_TRACE");
-    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", NULL);
+    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", &gpuprof__g.trace_pattern);
     v = getenv("GPUPROF_SUMMARY");
     gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__g.summary_pattern);
     v = getenv("GPUPROF_REPORT");
@@ -9481,11 +9724,11 @@ static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
 /* CLOCK_REALTIME at the profiler clock's zero, so that the files of several
    processes can be put on one timeline (SPEC 10): the wall clock read
    between two reads of the profiler clock, the pair with the least time
-   between them of three; never used for event times. */
+   between them of nine; never used for event times. */
 static uint64_t gpuprof__realtime_at_base(void) {
     uint64_t best_gap = UINT64_MAX, best = 0;
     int k;
-    for (k = 0; k < 3; k++) {
+    for (k = 0; k < 9; k++) {            /* the closest pair: a preemption between two reads is not taken */
         gpuprof__timespec ts;
         uint64_t a = gpuprof__ticks(), b, gap, mid_ns, rt;
         gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &ts);

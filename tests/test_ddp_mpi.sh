@@ -6,7 +6,8 @@
 # report naming rank 3 and "data", with the all-reduce as where it waits
 # least, the clock offsets and their bound, and train_ddp.ranks.json;
 # gpuprof-ranks on the summaries agrees (and skips the cross-rank JSON that
-# its glob takes in). Balanced, with gpuprof_shutdown left to MPI_Finalize
+# its glob takes in); rank 0 merges the ranks' traces (t.ranks.json), times
+# aligned by the measured offsets (gpuprof-ranks --trace uses them too). Balanced, with gpuprof_shutdown left to MPI_Finalize
 # (the hook finishes the session): no straggler, every summary written. With
 # one rank's profiling off: the job still ends (that rank joins the
 # gather) and the report leaves it out, saying so.
@@ -23,8 +24,8 @@ job() {     # job LOG ARGS...: 4 ranks, at most 100 s (a rank missing from a col
     timeout 100 "$mpiexec" "$np" 4 "$ddp" "$@" > "$log" 2>&1 < /dev/null
 }
 
-rm -f train_ddp.*.json
-job ddp.out --slow-rank 3; code "mpiexec -n 4 train_ddp --slow-rank 3" 0 $?
+rm -f train_ddp.*.json t.*.json
+GPUPROF_TRACE=t.%r.json job ddp.out --slow-rank 3; code "mpiexec -n 4 train_ddp --slow-rank 3" 0 $?
 cat ddp.out
 expect "rank 0's table names the rank and the world size" ddp.out 'rank 0 of 4 on'
 expect "rank 0 says where the summaries are and that MPI_Finalize compares them" ddp.out \
@@ -34,7 +35,7 @@ expect "the cross-rank report, gathered at MPI_Finalize" ddp.out "^== gpuprof: t
 expect "its heading" ddp.out "^4 ranks (world size 4), 56 counted steps"
 expect "the straggler: rank 3, late in data, waiting least in allreduce" ddp.out \
     '^straggler: rank 3 -- "data" .* it waits least in "allreduce" .*; the other ranks wait ~.* per step for it (.*% of the .* step)'
-expect "the clock offsets and their bound" ddp.out "^clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of 20 round trips): at most .* (rank [123]), each known within +-"
+expect "the clock offsets and their bound" ddp.out "^clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of 20+ round trips): at most .* (rank [123]), each known within +-"
 expect "the JSON's path" ddp.out "^the same as JSON: train_ddp.ranks.json"
 expect "the rank comes from the MPI launcher" train_ddp.2.json '"rank_source":"OMPI_COMM_WORLD_RANK"\|"rank_source":"PMI_RANK"'
 "$py" - train_ddp.ranks.json <<'PY' && ok || bad "train_ddp.ranks.json: SPEC 10's fields, the straggler, 4 clock offsets with bounds"
@@ -47,13 +48,39 @@ r = {x["name"]: x for x in d["ranges"]}
 assert r["allreduce"]["comm"] and r["allreduce"]["fastest_rank"] == 3 and r["data"]["slowest_rank"] == 3, r
 c = d["clock_sync"]
 assert c["method"] == "ping-pong" and [o["rank"] for o in c["offsets"]] == [0, 1, 2, 3], c
-assert c["offsets"][0] == {"rank": 0, "offset_ns": 0, "bound_ns": 0}, c["offsets"][0]
+assert c["offsets"][0] == {"rank": 0, "offset_ns": 0, "bound_ns": 0, "applied": False}, c["offsets"][0]
 # one host: the true offset is 0, so each estimate must be within its own bound (plus the clocks' read jitter)
 for o in c["offsets"][1:]:
     assert 0 < o["bound_ns"] < 50e6 and abs(o["offset_ns"]) <= o["bound_ns"] + 2000, o
+    assert o["applied"] == (abs(o["offset_ns"]) > o["bound_ns"]), o
 assert d["not_recorded"] == [], d["not_recorded"]
 print("ranks.json: straggler rank %d in %s; clock offsets %s" % (s["rank"], s["range"], ", ".join("r%d %+d ns (+-%d)" % (o["rank"], o["offset_ns"], o["bound_ns"]) for o in c["offsets"][1:])))
 PY
+expect "rank 0 merged the ranks' traces" ddp.out "^merged trace: t.ranks.json (4 ranks, [0-9]* events, a process per rank; times aligned by the clock offsets above)$"
+"$py" - t.ranks.json t.0.json t.1.json t.2.json t.3.json <<'PY' && ok || bad "t.ranks.json: a process per rank (pid rank+1), every event, the all-reduces causal across ranks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ins = [json.load(open(p)) for p in sys.argv[2:]]
+assert sorted(set(e["pid"] for e in d)) == [1, 2, 3, 4], "pid = rank + 1, never 0"
+assert len(d) == sum(len(t) for t in ins), (len(d), [len(t) for t in ins])
+assert all(e["ts"] >= 0 for e in d if "ts" in e)
+# No rank leaves an all-reduce before every rank has entered it: on a true
+# timeline each step's earliest end comes after its latest start. (The ends
+# themselves scatter by milliseconds on an oversubscribed machine: a rank
+# waits to be scheduled after the collective; starts and ends never lie.)
+spans = {}
+for e in d:
+    if e.get("name") == "allreduce" and e.get("ph") == "X":
+        spans.setdefault(e["pid"], []).append((e["ts"], e["ts"] + e["dur"]))
+n = min(len(v) for v in spans.values())
+assert n >= 50, n
+slack = [min(spans[p][k][1] for p in spans) - max(spans[p][k][0] for p in spans) for k in range(n)]
+assert min(slack) > -50, "an all-reduce ended on one rank %.0f us before another rank entered it: the ranks' clocks are not aligned" % -min(slack)
+print("t.ranks.json: 4 processes, %d events; in each of %d all-reduces every rank entered before the first left (by %.1f us at least)" % (len(d), n, min(slack)))
+PY
+"$tool" train_ddp.ranks.json --trace t.*.json -o merged.json > merge.out 2> merge.err; code "gpuprof-ranks --trace t.*.json (the merged one among them)" 0 $?
+expect "gpuprof-ranks uses the measured offsets" merge.out "^merged.json: 4 ranks, .* and the clock offsets measured at MPI_Finalize (train_ddp.ranks.json)"
+expect "and skips the merged trace" merge.err "t.ranks.json is a merged trace already: skipped"
 "$tool" train_ddp.*.json > ranks.out 2> ranks.err; code "gpuprof-ranks train_ddp.*.json" 0 $?
 cat ranks.out
 expect "gpuprof-ranks agrees: rank 3, data" ranks.out '^straggler: rank 3 -- "data" .* it waits least in "allreduce"'

@@ -38,7 +38,9 @@ static const char *const usage_text =
     "  --json      the same as JSON on stdout\n"
     "  --trace T... -o M   merge the ranks' traces (GPUPROF_TRACE=trace.%r.json) into one: a process\n"
     "              per rank (pid rank+1, named \"rank R \xc2\xb7 host \xc2\xb7 pid P\"), times put on one timeline by\n"
-    "              the wall-clock anchor each trace records (as good as the hosts' clock sync)\n"
+    "              the wall-clock anchor each trace records (as good as the hosts' clock sync), corrected\n"
+    "              by the clock offsets rank 0 measured at MPI_Finalize when its cross-rank report\n"
+    "              (GPUPROF_MPI: run.ranks.json) is given too\n"
     "  -h, --help  this text\n"
     "\n"
     "skew = max / median - 1 over the ranks (0: balanced; 1.0: the slowest takes twice the median).\n"
@@ -87,133 +89,33 @@ static int run_of(const rankrun *k, gpuprof__xr_run *x) {
     return 0;
 }
 
-/* ----------------------------------------------------------------------
-   The merged trace. gpuprof writes one event per line; each rank's lines
-   are copied with the pid made rank+1 (never 0), "ts" shifted by the rank's
-   anchor minus the earliest, flow ids made unique across ranks, and the
-   process named after its rank. Streamed: no trace is held in memory. */
-typedef struct tracein { const char *path; int rank, pid; unsigned long long t0; char host[128]; } tracein;
-
-static char *trim_event(char *line) {       /* the event on a line, or NULL */
-    size_t n;
-    while (*line == ' ' || *line == '\t' || *line == ',') line++;
-    n = strlen(line);
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == ',')) line[--n] = 0;
-    return n >= 2 && line[0] == '{' && line[n - 1] == '}' ? line : NULL;
-}
-
-/* The rank, pid, host and anchor from a trace's process_name event. */
-static int trace_head(tracein *t) {
-    FILE *f = fopen(t->path, "r");
-    char *line = NULL, *e, *q;
-    size_t cap = 0;
-    int found = 0, k;
-    if (!f) { fprintf(stderr, TOOL ": cannot read %s: %s\n", t->path, strerror(errno)); return -1; }
-    for (k = 0; k < 8 && getline(&line, &cap, f) > 0 && !found; k++) {
-        if (!(e = trim_event(line)) || !strstr(e, "\"name\":\"process_name\"")) continue;
-        found = 1;
-        q = strstr(e, "\"distributedInfo\": {\"rank\": ");
-        t->rank = q ? atoi(q + strlen("\"distributedInfo\": {\"rank\": ")) : -1;
-        q = strstr(e, "\"pid\":");
-        t->pid = q ? atoi(q + 6) : 0;
-        q = strstr(e, "\"t0_realtime_ns\":");
-        t->t0 = q ? strtoull(q + 17, NULL, 10) : 0;
-        t->host[0] = 0;
-        if ((q = strstr(e, "\"host\":\"")) != NULL) {
-            size_t i;
-            for (q += 8, i = 0; *q && *q != '"' && i + 1 < sizeof t->host; q++) t->host[i++] = *q;
-            t->host[i] = 0;
-        }
-    }
-    free(line);
-    fclose(f);
-    if (!found || t->rank < 0 || !t->t0) {
-        fprintf(stderr, TOOL ": %s is not the trace of a rank (%s); write each rank's with GPUPROF_TRACE=trace.%%r.json\n", t->path,
-                !found ? "no process_name event at its start" : t->rank < 0 ? "no distributedInfo rank" : "no t0_realtime_ns anchor");
-        return -1;
-    }
-    return 0;
-}
-
-/* Copies `e` to `out` with "pid":N replaced, the number after "ts": moved by
-   off_ns, and the number after "id": made unique for the rank. */
-static void copy_event(FILE *out, const char *e, int pid, unsigned long long off_ns, int rank, int nranks) {
-    const char *p = e;
-    while (*p) {
-        if (strncmp(p, "\"pid\":", 6) == 0) {
-            fprintf(out, "\"pid\":%d", pid);
-            p += 6;
-            if (*p == '-') p++;
-            while (isdigit((unsigned char)*p)) p++;
-        } else if (strncmp(p, "\"ts\":", 5) == 0 && (isdigit((unsigned char)p[5]))) {
-            unsigned long long us = 0, frac = 0, ns;
-            int d = 0;
-            p += 5;
-            while (isdigit((unsigned char)*p)) us = us * 10 + (unsigned long long)(*p++ - '0');
-            if (*p == '.') for (p++; isdigit((unsigned char)*p); p++) if (d < 3) { frac = frac * 10 + (unsigned long long)(*p - '0'); d++; }
-            while (d < 3) { frac *= 10; d++; }
-            ns = us * 1000 + frac + off_ns;
-            fprintf(out, "\"ts\":%llu.%03llu", ns / 1000, ns % 1000);
-        } else if (strncmp(p, "\"id\":", 5) == 0 && isdigit((unsigned char)p[5])) {
-            unsigned long long id = strtoull(p + 5, NULL, 10);
-            fprintf(out, "\"id\":%llu", id * (unsigned long long)nranks + (unsigned long long)rank);
-            for (p += 5; isdigit((unsigned char)*p); p++) {}
-        } else if (*p == '"') {                /* a string: copied whole (a name may hold "pid": too) */
-            const char *q = p + 1;
-            while (*q && *q != '"') q += *q == '\\' && q[1] ? 2 : 1;
-            if (*q) q++;
-            fwrite(p, 1, (size_t)(q - p), out);
-            p = q;
-            if (*p == ':') continue;           /* a key: its value follows */
-        } else fputc(*p++, out);
-    }
-}
-
-static int merge_traces(tracein *ts, int n, const char *out_path) {
-    FILE *out = fopen(out_path, "w");
-    unsigned long long base = ULLONG_MAX;
-    int i, first = 1, max_rank = 0;
+/* The merged trace (gpuprof__xr_merge): the ranks' offsets, when a
+   cross-rank report with measured ones is among the inputs. */
+static int merge(gpuprof__xr_trace *ts, int n, const char *out_path, const jv *sync, const char *sync_path) {
+    char why[600];
     long events = 0;
-    if (!out) { fprintf(stderr, TOOL ": cannot write %s: %s\n", out_path, strerror(errno)); return 2; }
-    for (i = 0; i < n; i++) {
-        if (ts[i].t0 < base) base = ts[i].t0;
-        if (ts[i].rank > max_rank) max_rank = ts[i].rank;
-    }
-    fputs("[", out);
-    for (i = 0; i < n; i++) {
-        FILE *f = fopen(ts[i].path, "r");
-        char *line = NULL, *e;
-        size_t cap = 0;
-        int pid = ts[i].rank + 1;
-        if (!f) { fprintf(stderr, TOOL ": cannot read %s: %s\n", ts[i].path, strerror(errno)); fclose(out); return 2; }
-        fprintf(out, "%s\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d \xc2\xb7 ", first ? "" : ",", pid, ts[i].rank);
-        for (e = ts[i].host; *e; e++) if (*e != '"' && *e != '\\') fputc(*e, out);
-        fprintf(out, " \xc2\xb7 pid %d\"}}", ts[i].pid);
-        first = 0;
-        while (getline(&line, &cap, f) > 0) {
-            if (!(e = trim_event(line)) || strstr(e, "\"name\":\"process_name\"")) continue;
-            fputs(",\n", out);
-            copy_event(out, e, pid, ts[i].t0 - base, ts[i].rank, max_rank + 1);
-            events++;
-        }
-        free(line);
-        fclose(f);
-    }
-    fputs("\n]\n", out);
-    if (fclose(out) != 0) { fprintf(stderr, TOOL ": cannot write %s: %s\n", out_path, strerror(errno)); return 2; }
-    {
-        unsigned long long latest = 0;
-        for (i = 0; i < n; i++) if (ts[i].t0 - base > latest) latest = ts[i].t0 - base;
-        printf("%s: %d ranks, %ld events, one process per rank; the ranks' times put on one timeline by their wall-clock anchors (the last rank started %.3f ms after the first)\n",
-               out_path, n, events, (double)latest / 1e6);
-    }
+    int64_t spread = 0;
+    int i, measured = 0;
+    size_t k;
+    const jv *offs = jget(sync, "offsets");
+    for (k = 0; offs && offs->type == J_ARR && k < offs->n; k++)
+        for (i = 0; i < n; i++)
+            if (jnum(&offs->kids[k], "rank") == ts[i].rank && jnum(&offs->kids[k], "offset_ns") == jnum(&offs->kids[k], "offset_ns") &&
+                jnum(&offs->kids[k], "bound_ns") >= 0) {
+                ts[i].offset_ns = gpuprof__xr_offset_used((int64_t)jnum(&offs->kids[k], "offset_ns"), (int64_t)jnum(&offs->kids[k], "bound_ns"));
+                measured++;
+            }
+    if (gpuprof__xr_merge(ts, n, out_path, &events, &spread, why, sizeof why) != 0) { fprintf(stderr, TOOL ": %s\n", why); return 2; }
+    printf("%s: %d ranks, %ld events, one process per rank; the ranks' times put on one timeline by their wall-clock anchors", out_path, n, events);
+    if (measured) printf(" and the clock offsets measured at MPI_Finalize (%s)", sync_path);
+    printf(" (the last rank started %.3f ms after the first)\n", (double)spread / 1e6);
     return 0;
 }
 
 /* What the run reads lives until exit (a short-lived tool). */
 static rankrun all_runs[MAX_RANKS];
 static gpuprof__xr_run all_xr[MAX_RANKS];
-static tracein all_traces[MAX_RANKS];
+static gpuprof__xr_trace all_traces[MAX_RANKS];
 
 int main(int argc, char **argv) {
     rankrun *runs = all_runs;
@@ -222,7 +124,10 @@ int main(int argc, char **argv) {
     gpuprof__buf out = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
     int nrun = 0, i, as_json = 0, in_traces = 0, ntrace = 0;
     const char *merged = NULL;
-    tracein *traces = all_traces;
+    gpuprof__xr_trace *traces = all_traces;
+    const jv *sync = NULL;
+    const char *sync_path = NULL;
+    char why[600];
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) as_json = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(usage_text, stdout); return 0; }
@@ -230,8 +135,10 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) merged = argv[++i];
         else if (in_traces && argv[i][0] != '-') {
             if (ntrace == MAX_RANKS) { fprintf(stderr, TOOL ": more than %d traces\n", MAX_RANKS); return 2; }
+            int rc;
             traces[ntrace].path = argv[i];
-            if (trace_head(&traces[ntrace]) != 0) return 2;
+            if ((rc = gpuprof__xr_trace_head(&traces[ntrace], why, sizeof why)) < 0) { fprintf(stderr, TOOL ": %s\n", why); return 2; }
+            if (rc == 1) { fprintf(stderr, TOOL ": %s is a merged trace already: skipped\n", argv[i]); continue; }
             ntrace++;
         }
         else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, TOOL ": unknown option %s (see --help)\n", argv[i]); return 2; }
@@ -242,7 +149,8 @@ int main(int argc, char **argv) {
             if (load_json(argv[i], &k->doc) != 0) return 2;
             schema = jget(&k->doc, "schema");
             if (schema && schema->type == J_STR && strcmp(schema->str, "gpuprof-ranks") == 0) {
-                fprintf(stderr, TOOL ": %s is a cross-rank report already (rank 0's, from GPUPROF_MPI), not a rank's summary: skipped\n", argv[i]);
+                sync = jget(&k->doc, "clock_sync");       /* its measured offsets serve --trace */
+                sync_path = argv[i];
                 continue;
             }
             if (check_summary(argv[i], &k->doc) != 0) return 2;
@@ -255,6 +163,8 @@ int main(int argc, char **argv) {
             nrun++;
         }
     }
+    if (sync_path && !in_traces && !merged)
+        fprintf(stderr, TOOL ": %s is a cross-rank report already (rank 0's, from GPUPROF_MPI), not a rank's summary: skipped\n", sync_path);
     if (in_traces || merged) {
         int k;
         if (!merged || ntrace < 1) { fprintf(stderr, TOOL ": --trace needs the ranks' traces and -o MERGED.json (see --help)\n"); return 2; }
@@ -264,7 +174,7 @@ int main(int argc, char **argv) {
                     fprintf(stderr, TOOL ": %s and %s are both rank %d\n", traces[k].path, traces[i].path, traces[i].rank);
                     return 2;
                 }
-        if ((k = merge_traces(traces, ntrace, merged)) != 0) return k;
+        if ((k = merge(traces, ntrace, merged, sync, sync_path)) != 0) return k;
         if (nrun == 0) return 0;
     }
     if (nrun < 2) { fprintf(stderr, "%s", nrun ? TOOL ": one summary is not several ranks; give every rank's (run.*.json)\n" : usage_text); return 2; }
@@ -285,7 +195,11 @@ int main(int argc, char **argv) {
     }
     if (as_json) gpuprof__xr_json(&out, &x, NULL);
     else gpuprof__xr_text(&out, &x);
-    if (out.failed) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
-    fwrite(out.p, 1, out.len, stdout);
-    return fflush(stdout) == 0 ? 0 : 2;
+    if (out.failed) fprintf(stderr, TOOL ": out of memory\n");
+    else fwrite(out.p, 1, out.len, stdout);
+    gpuprof__xr_free(&x);
+    free(out.p);
+    free(warn.p);
+    for (i = 0; i < nrun; i++) free(xr[i].ranges);
+    return out.failed || fflush(stdout) != 0 ? 2 : 0;
 }
