@@ -9152,7 +9152,7 @@ static void gpuprof__mpi_merge(gpuprof__buf *txt, gpuprof__xr_trace *ts, int n, 
         gpuprof__buf_printf(txt, "no merged trace: %s\n", why);
         return;
     }
-    gpuprof__buf_printf(txt, "merged trace: %s (%d rank%s, %ld events, a process per rank; times aligned by the clock offsets above)%s\n",
+    gpuprof__buf_printf(txt, "merged trace: %s (%d rank%s, %ld events, a process per rank, on one timeline)%s\n",
                         gpuprof__mpis.merged_path, n, n == 1 ? "" : "s", events, n < nrun ? "; ranks without a trace are missing from it" : "");
 }
 
@@ -9161,7 +9161,7 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
     gpuprof__xr_run *runs = (gpuprof__xr_run *)gpuprof__alloc((size_t)size * sizeof *runs);
     gpuprof__buf txt = { NULL, 0, 0, 0 }, js = { NULL, 0, 0, 0 }, extra = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
     gpuprof__xr x;
-    int nrun = 0, r, worst = 0, loose = 0, ntrace = 0;
+    int nrun = 0, r, worst = 0, loose = 0, ntrace = 0, applied = 0;
     char b1[32], b2[32];
     gpuprof__xr_trace *traces = (gpuprof__xr_trace *)gpuprof__alloc((size_t)size * sizeof *traces);
     const char *dest = gpuprof__mpis.report ? gpuprof__mpis.report : "stderr";
@@ -9191,6 +9191,7 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
                             (long long)bound[r], gpuprof__xr_offset_used(off[r], bound[r]) ? "true" : "false");
         if (bound[r] > bound[loose]) loose = r;
         if (llabs((long long)off[r]) > llabs((long long)off[worst])) worst = r;
+        if (gpuprof__xr_offset_used(off[r], bound[r])) applied++;
     }
     gpuprof__buf_s(&extra, "]}");
     if (nrun >= 2 && gpuprof__xr_analyse(&x, runs, nrun) == 0) {
@@ -9200,8 +9201,10 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
         if (size - nrun) gpuprof__buf_printf(&txt, "%d rank%s recorded nothing (GPUPROF_OFF, or no range) and %s left out\n", size - nrun, size - nrun == 1 ? "" : "s", size - nrun == 1 ? "is" : "are");
         gpuprof__fmt_ns(b1, sizeof b1, (double)off[worst]);
         gpuprof__fmt_ns(b2, sizeof b2, (double)bound[loose]);
-        gpuprof__buf_printf(&txt, "clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of %d+ round trips): at most %s (rank %d), each known within +-%s"
-                                  "%s\n", GPUPROF__MPI_ROUNDS, b1, worst, b2, llabs((long long)off[worst]) > bound[worst] ? "" : " (within the bound: not applied)");
+        gpuprof__buf_printf(&txt, "clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of %d+ round trips): at most %s (rank %d), each known within +-%s",
+                            GPUPROF__MPI_ROUNDS, b1, worst, b2);
+        if (applied) gpuprof__buf_printf(&txt, "; %d rank%s beyond the bound corrected in the merged trace\n", applied, applied == 1 ? "" : "s");
+        else gpuprof__buf_s(&txt, "; none beyond its bound: the wall-clock anchors align the ranks\n");
         gpuprof__xr_json(&js, &x, extra.p);
         if (gpuprof__mpis.ranks_path && !js.failed && gpuprof__write_file(gpuprof__mpis.ranks_path, &js, "cross-rank report") == 0)
             gpuprof__buf_printf(&txt, "the same as JSON: %s\n", gpuprof__mpis.ranks_path);

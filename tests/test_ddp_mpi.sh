@@ -35,7 +35,7 @@ expect "the cross-rank report, gathered at MPI_Finalize" ddp.out "^== gpuprof: t
 expect "its heading" ddp.out "^4 ranks (world size 4), 56 counted steps"
 expect "the straggler: rank 3, late in data, waiting least in allreduce" ddp.out \
     '^straggler: rank 3 -- "data" .* it waits least in "allreduce" .*; the other ranks wait ~.* per step for it (.*% of the .* step)'
-expect "the clock offsets and their bound" ddp.out "^clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of 20+ round trips): at most .* (rank [123]), each known within +-"
+expect "the clock offsets and their bound" ddp.out "^clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of 20+ round trips): at most .* (rank [123]), each known within +-.*; \(none beyond its bound\|[1-3] ranks* beyond the bound\)"
 expect "the JSON's path" ddp.out "^the same as JSON: train_ddp.ranks.json"
 expect "the rank comes from the MPI launcher" train_ddp.2.json '"rank_source":"OMPI_COMM_WORLD_RANK"\|"rank_source":"PMI_RANK"'
 "$py" - train_ddp.ranks.json <<'PY' && ok || bad "train_ddp.ranks.json: SPEC 10's fields, the straggler, 4 clock offsets with bounds"
@@ -56,7 +56,7 @@ for o in c["offsets"][1:]:
 assert d["not_recorded"] == [], d["not_recorded"]
 print("ranks.json: straggler rank %d in %s; clock offsets %s" % (s["rank"], s["range"], ", ".join("r%d %+d ns (+-%d)" % (o["rank"], o["offset_ns"], o["bound_ns"]) for o in c["offsets"][1:])))
 PY
-expect "rank 0 merged the ranks' traces" ddp.out "^merged trace: t.ranks.json (4 ranks, [0-9]* events, a process per rank; times aligned by the clock offsets above)$"
+expect "rank 0 merged the ranks' traces" ddp.out "^merged trace: t.ranks.json (4 ranks, [0-9]* events, a process per rank, on one timeline)$"
 "$py" - t.ranks.json t.0.json t.1.json t.2.json t.3.json <<'PY' && ok || bad "t.ranks.json: a process per rank (pid rank+1), every event, the all-reduces causal across ranks"
 import json, sys
 d = json.load(open(sys.argv[1]))
