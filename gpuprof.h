@@ -124,7 +124,10 @@
        output path without %r gets ".%r" before its extension, and (report left
        to its default) only rank 0 prints its table. The summary's "run" and the
        trace's process metadata record rank, world size, host and a wall-clock
-       anchor (t0_realtime_ns).
+       anchor (t0_realtime_ns). tools/gpuprof-ranks run.*.json compares the
+       ranks and names the straggler; built with GPUPROF_MPI, rank 0 does it
+       inside MPI_Finalize (clock offsets by ping-pong, run.ranks.json, the
+       traces merged into t.ranks.json).
 
    ANALYSIS (the end of the report; docs/guide.md "Verdict", "Roofline")
        per phase (outermost range) and for the step: CPU-, launch-, sync-, GPU-,

@@ -11,9 +11,13 @@
 # (the hook finishes the session): no straggler, every summary written. With
 # one rank's profiling off: the job still ends (that rank joins the
 # gather) and the report leaves it out, saying so.
-# usage: test_ddp_mpi.sh MPIEXEC NUMPROC_FLAG TRAIN_DDP GPUPROF_RANKS PYTHON
+# gpuprof started before MPI (tests/mpi_order.c): registered at the next
+# step once MPI runs; with nothing between MPI_Init and MPI_Finalize, rank 0
+# says why the ranks were not compared, and no MPI call comes after
+# MPI_Finalize (Open MPI would abort the job).
+# usage: test_ddp_mpi.sh MPIEXEC NUMPROC_FLAG TRAIN_DDP GPUPROF_RANKS PYTHON MPI_ORDER
 set -u
-mpiexec=$1; np=$2; ddp=$3; tool=$4; py=$5
+mpiexec=$1; np=$2; ddp=$3; tool=$4; py=$5; order=$6
 . "$(dirname "$0")/check.sh"
 # Under AddressSanitizer (CI's second build): Open MPI leaves its own
 # allocations at exit (none of gpuprof's: every other test and valgrind check
@@ -100,4 +104,20 @@ expect "the ranks that recorded" off.out "^3 ranks (world size 4)"
 expect "the one that did not, said so" off.out "^1 rank recorded nothing (GPUPROF_OFF, or no range) and is left out"
 expect "still the straggler" off.out '^straggler: rank 3 -- "data"'
 grep -q '"not_recorded":\[1\]' train_ddp.ranks.json && ok || bad "ranks.json: rank 1 not recorded"
+
+timeout 100 "$mpiexec" "$np" 2 "$order" > order.out 2>&1 < /dev/null; code "gpuprof started before MPI_Init" 0 $?
+expect "registered at a step once MPI ran: the ranks compared at MPI_Finalize" order.out "^== gpuprof: the job's 2 ranks, gathered at MPI_Finalize (GPUPROF_MPI) ==$"
+expect "the ranges of both ranks" order.out "^work  "
+timeout 100 "$mpiexec" "$np" 2 "$order" --no-step > nostep.out 2>&1 < /dev/null; code "nothing of gpuprof's between MPI_Init and MPI_Finalize: the job still ends well" 0 $?
+expect "rank 0 says why the ranks were not compared" nostep.out "^gpuprof: MPI was finalized before gpuprof saw it initialized, so the ranks were not compared (call gpuprof_init() or GPUPROF_STEP() after MPI_Init; gpuprof-ranks compares the summaries)$"
+expect "and prints its table at exit" nostep.out "rank 0 of 2 on"
+grep -q "after MPI_FINALIZE\|after finalizing" nostep.out && bad "an MPI call after MPI_Finalize" || ok
+# Ranks in different directories (as on hosts without a shared file system):
+# rank 0 cannot read rank 1's trace, says so and how to merge them, and
+# still writes the report and its JSON.
+rm -rf wd0 wd1; mkdir wd0 wd1
+GPUPROF_TRACE=t.%r.json GPUPROF_SUMMARY=s.%r.json timeout 100 "$mpiexec" "$np" 1 -wdir wd0 "$order" : "$np" 1 -wdir wd1 "$order" > wdir.out 2>&1 < /dev/null
+code "ranks in two directories" 0 $?
+expect "rank 0 cannot read rank 1's trace: says so, and how to merge them" wdir.out "^no merged trace: rank 0 cannot read t.1.json: No such file or directory (another host's file? merge them where they all are: gpuprof-ranks s.ranks.json --trace TRACES... -o merged.json)$"
+[ -f wd0/s.ranks.json ] && [ -f wd1/t.1.json ] && [ ! -f wd0/t.ranks.json ] && ok || bad "the cross-rank JSON on rank 0's side, rank 1's trace on its own, no merged trace"
 check_done test_ddp_mpi

@@ -1,0 +1,26 @@
+/* GPUPROF_MPI when gpuprof starts before MPI does: the first range
+   initialises gpuprof before MPI_Init, so the hook at MPI_Finalize is
+   registered at the next GPUPROF_STEP (or gpuprof_shutdown) once MPI runs.
+   With --no-step nothing gpuprof does comes between MPI_Init and
+   MPI_Finalize: the session ends at exit, after MPI_Finalize, where no MPI
+   call is allowed; rank 0 says the ranks were not compared, and why.
+   usage: mpiexec -n 2 mpi_order [--no-step] */
+#define _POSIX_C_SOURCE 200809L
+#define GPUPROF_IMPLEMENTATION
+#define GPUPROF_MPI
+#include "gpuprof.h"
+#include <string.h>
+
+static volatile double sink;
+
+int main(int argc, char **argv) {
+    int i, k, step = !(argc > 1 && strcmp(argv[1], "--no-step") == 0);
+    { PROF_RANGE("setup"); sink = 1; }       /* gpuprof starts here, before MPI */
+    MPI_Init(&argc, &argv);
+    for (i = 0; i < 8; i++) {
+        { PROF_RANGE("work"); for (k = 0; k < 20000; k++) sink = sink * 1.0000001 + 1e-9; }
+        if (step) PROF_STEP();
+    }
+    MPI_Finalize();
+    return 0;                                /* gpuprof_shutdown() at exit, if MPI_Finalize did not run it */
+}
