@@ -33,6 +33,29 @@ for cc in gcc clang; do
     done
   done
 done
+# GPUPROF_MPI (SPEC 10), where MPI is installed: the header with the MPI
+# section and mpi.h under the same strict warnings, in C and C++, and the
+# program run alone (an MPI singleton: world size 1, nothing to gather).
+if command -v mpicc >/dev/null && command -v mpicxx >/dev/null; then
+  mpiinc=$(mpicc -showme:compile 2>/dev/null || mpicc -compile_info | cut -d' ' -f2-)
+  for cc in gcc clang; do
+    command -v $cc >/dev/null || continue
+    cxx=g++; [ $cc = clang ] && cxx=clang++
+    for std in c99 c11 c++11 c++17; do
+      case $std in c++*) comp="$cxx -x c++"; mpilink=$(mpicxx -showme:link 2>/dev/null || mpicxx -link_info | cut -d' ' -f2-);;
+                   *) comp=$cc; mpilink=$(mpicc -showme:link 2>/dev/null || mpicc -link_info | cut -d' ' -f2-);; esac
+      for disable in "" "-DGPUPROF_DISABLE"; do
+        what="GPUPROF_MPI $cc -std=$std $disable"
+        if $comp -std=$std $flags $disable $mpiinc -c "$root/tests/mpi_order.c" -o mpi.o 2>log &&
+           $cxx mpi.o -o mpi $mpilink -lpthread -lm 2>>log && ./mpi > mpi.log 2>&1 < /dev/null; then
+          passes=$((passes+1))
+        else
+          echo "FAIL: $what"; sed 's/^/    /' log mpi.log | head -15; fails=$((fails+1))
+        fi
+      done
+    done
+  done
+fi
 # The CUDA backend (SPEC 3), when the toolkit is installed: the header in .cu
 # files under nvcc (with per-thread default streams too), and GPUPROF_CUDA in
 # C and C++ files built by gcc and clang, linked against the real libcudart.

@@ -9,6 +9,7 @@
 #define GPUPROF_IMPLEMENTATION
 #define GPUPROF_MPI
 #include "gpuprof.h"
+#include <mpi.h>
 #include <string.h>
 
 static volatile double sink;
