@@ -5120,13 +5120,20 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
     } else p = gpuprof__put_s(p, ",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\"");
     p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), ts);
     p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), dur);
+    /* Kineto's device and stream (HolisticTraceAnalysis finds GPU work by its stream) */
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"device\":"), (uint64_t)gpuprof__gpu.track[track].dev);
+    {
+        uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
+        p = gpuprof__put_s(p, ",\"stream\":");
+        p = sv >= 0x10000u ? gpuprof__put_u64(p, (uint64_t)(sv - 0x10000u)) : gpuprof__put_s(p, "-1");   /* the shared last track */
+    }
     if (kind == GPUPROF__KR_KERNEL) {
-        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"args\":{\"grid\":"), karg[0].ts & 0xffffffffu, karg[0].ts >> 32, karg[0].u.dur_ns & 0xffffffffu);
+        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"grid\":"), karg[0].ts & 0xffffffffu, karg[0].ts >> 32, karg[0].u.dur_ns & 0xffffffffu);
         p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"block\":"), karg[0].u.dur_ns >> 32, karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
         p = gpuprof__put_u64(gpuprof__put_s(p, ",\"registers per thread\":"), karg[0].name_id >> 18);
         p = gpuprof__put_u64(gpuprof__put_s(p, ",\"shared memory\":"), karg[1].u.dur_ns);
     } else {
-        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"bytes\":"), karg[1].u.dur_ns);
+        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"bytes\":"), karg[1].u.dur_ns);
         if (kind == GPUPROF__KR_MEMCPY && dur) {
             p = gpuprof__put_s(p, ",\"memory bandwidth (GB/s)\":");
             p += gpuprof__fmt(p, 40, "%.3f", (double)karg[1].u.dur_ns / (double)dur);

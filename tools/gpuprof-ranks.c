@@ -28,7 +28,7 @@
 
 static const char *const usage_text =
     "usage: " TOOL " [--json] SUMMARY.json...\n"
-    "       " TOOL " --trace TRACE.json... -o MERGED.json\n"
+    "       " TOOL " --trace TRACE.json... -o MERGED.json | --hta DIR\n"
     "\n"
     "Reads the JSON summaries of the ranks of one job (GPUPROF_SUMMARY=run.%r.json gives each rank\n"
     "its own) and prints, per range, the self time per counted step on each rank: min, median and\n"
@@ -41,6 +41,8 @@ static const char *const usage_text =
     "              the wall-clock anchor each trace records (as good as the hosts' clock sync), corrected\n"
     "              by the clock offsets rank 0 measured at MPI_Finalize when its cross-rank report\n"
     "              (GPUPROF_MPI: run.ranks.json) is given too\n"
+    "  --trace T... --hta DIR   each rank's trace as HolisticTraceAnalysis reads one (an object with\n"
+    "              \"distributedInfo\" and \"traceEvents\"): DIR/rank<R>.json, for TraceAnalysis(trace_dir=DIR)\n"
     "  -h, --help  this text\n"
     "\n"
     "skew = max / median - 1 over the ranks (0: balanced; 1.0: the slowest takes twice the median).\n"
@@ -112,6 +114,39 @@ static int merge(gpuprof__xr_trace *ts, int n, const char *out_path, const jv *s
     return 0;
 }
 
+/* --hta DIR: each rank's trace as HolisticTraceAnalysis reads one -- a JSON
+   object with the rank in a top-level "distributedInfo" and the events in
+   "traceEvents" (gpuprof streams the array form, which a killed run leaves
+   readable) -- written to DIR/rank<R>.json, streamed. */
+static int hta_copy(const gpuprof__xr_trace *ts, int n, const char *dir, int world) {
+    int i;
+    for (i = 0; i < n; i++) {
+        char path[4096], *line = NULL, *e;
+        size_t cap = 0;
+        long events = 0;
+        FILE *in = fopen(ts[i].path, "r"), *out;
+        if (!in) { fprintf(stderr, TOOL ": cannot read %s: %s\n", ts[i].path, strerror(errno)); return 2; }
+        snprintf(path, sizeof path, "%s/rank%d.json", dir, ts[i].rank);
+        if (!(out = fopen(path, "w"))) {
+            fprintf(stderr, TOOL ": cannot write %s: %s (does the directory %s exist?)\n", path, strerror(errno), dir);
+            fclose(in);
+            return 2;
+        }
+        fprintf(out, "{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": %d, \"world_size\": %d}, \"traceEvents\": [", ts[i].rank, world > ts[i].rank ? world : n);
+        while (gpuprof__xr_line(in, &line, &cap)) {
+            if (!(e = gpuprof__xr_event(line))) continue;
+            fprintf(out, "%s\n%s", events ? "," : "", e);
+            events++;
+        }
+        fputs("\n]}\n", out);
+        free(line);
+        fclose(in);
+        if (fclose(out) != 0) { fprintf(stderr, TOOL ": cannot write %s: %s\n", path, strerror(errno)); return 2; }
+        printf("%s: rank %d's trace for HolisticTraceAnalysis (%ld events)\n", path, ts[i].rank, events);
+    }
+    return 0;
+}
+
 /* What the run reads lives until exit (a short-lived tool). */
 static rankrun all_runs[MAX_RANKS];
 static gpuprof__xr_run all_xr[MAX_RANKS];
@@ -123,7 +158,7 @@ int main(int argc, char **argv) {
     gpuprof__xr x;
     gpuprof__buf out = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
     int nrun = 0, i, as_json = 0, in_traces = 0, ntrace = 0;
-    const char *merged = NULL;
+    const char *merged = NULL, *hta = NULL;
     gpuprof__xr_trace *traces = all_traces;
     const jv *sync = NULL;
     const char *sync_path = NULL;
@@ -133,6 +168,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(usage_text, stdout); return 0; }
         else if (strcmp(argv[i], "--trace") == 0) in_traces = 1;
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) merged = argv[++i];
+        else if (strcmp(argv[i], "--hta") == 0 && i + 1 < argc) hta = argv[++i];
         else if (in_traces && argv[i][0] != '-') {
             if (ntrace == MAX_RANKS) { fprintf(stderr, TOOL ": more than %d traces\n", MAX_RANKS); return 2; }
             int rc;
@@ -165,16 +201,17 @@ int main(int argc, char **argv) {
     }
     if (sync_path && !in_traces && !merged)
         fprintf(stderr, TOOL ": %s is a cross-rank report already (rank 0's, from GPUPROF_MPI), not a rank's summary: skipped\n", sync_path);
-    if (in_traces || merged) {
+    if (in_traces || merged || hta) {
         int k;
-        if (!merged || ntrace < 1) { fprintf(stderr, TOOL ": --trace needs the ranks' traces and -o MERGED.json (see --help)\n"); return 2; }
+        if ((!merged && !hta) || ntrace < 1) { fprintf(stderr, TOOL ": --trace needs the ranks' traces and -o MERGED.json or --hta DIR (see --help)\n"); return 2; }
         for (i = 0; i < ntrace; i++)
             for (k = 0; k < i; k++)
                 if (traces[k].rank == traces[i].rank) {
                     fprintf(stderr, TOOL ": %s and %s are both rank %d\n", traces[k].path, traces[i].path, traces[i].rank);
                     return 2;
                 }
-        if ((k = merge(traces, ntrace, merged, sync, sync_path)) != 0) return k;
+        if (merged && (k = merge(traces, ntrace, merged, sync, sync_path)) != 0) return k;
+        if (hta && (k = hta_copy(traces, ntrace, hta, ntrace)) != 0) return k;
         if (nrun == 0) return 0;
     }
     if (nrun < 2) { fprintf(stderr, "%s", nrun ? TOOL ": one summary is not several ranks; give every rank's (run.*.json)\n" : usage_text); return 2; }
