@@ -6215,9 +6215,9 @@ static uint64_t gpuprof__wall_ns(void) {
 enum { GPUPROF__PREC_FP32, GPUPROF__PREC_TF32, GPUPROF__PREC_FP16, GPUPROF__PREC_BF16, GPUPROF__PREC_FP8, GPUPROF__PREC_FP64, GPUPROF__PREC_COUNT };
 static const char *const gpuprof__prec_name[GPUPROF__PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "fp64" };
 enum { GPUPROF__K_NONE, GPUPROF__K_CPU, GPUPROF__K_LAUNCH, GPUPROF__K_SYNC, GPUPROF__K_GPU, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE,
-       GPUPROF__K_TRANSFER, GPUPROF__K_COUNT };      /* TRANSFER: from kernel capture's copies only */
+       GPUPROF__K_TRANSFER, GPUPROF__K_COMM, GPUPROF__K_COUNT };   /* TRANSFER: from kernel capture's copies only; COMM: collectives */
 static const char *const gpuprof__kname[GPUPROF__K_COUNT] = {
-    NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound", "transfer-bound"
+    NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound", "transfer-bound", "comm-bound"
 };
 /* The usual remedies of each class (the closing line of the verdict). */
 static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
@@ -6231,7 +6231,9 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
     "move fewer bytes: fuse element-wise kernels, use lower precision (bf16/fp16/fp8), keep data in cache (tiling, better coalescing)",
     "do fewer or cheaper FLOPs: use the tensor cores (tf32/bf16/fp16 matmuls), a better algorithm, or skip wasted work (padding, recomputation)",
     "pin the host memory (cudaHostAlloc, cudaHostRegister, pin_memory=True) and copy with cudaMemcpyAsync on a stream of its own, "
-    "so copies overlap compute; copy less per step (keep data on the GPU, lower precision)"
+    "so copies overlap compute; copy less per step (keep data on the GPU, lower precision)",
+    "a collective waits for the slowest rank: compare the ranks (gpuprof-ranks run.*.json, or GPUPROF_MPI) to find the straggler; "
+    "if they are even, overlap communication with compute (all-reduce gradient buckets during backward) or send less"
 };
 
 /* Thresholds of the rules (docs/guide.md "Verdict"). */
@@ -6255,6 +6257,29 @@ static int gpuprof__is_host(uint32_t name_id) {
         while (z > a && z[-1] == ' ') z--;
         if ((size_t)(z - a) == n && memcmp(a, name, n) == 0) return 1;
         p = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
+/* A communication range (waiting time): collectives by name, MPI_* and
+   nccl*, and the names listed in GPUPROF_COMM_RANGES=a,b. */
+static int gpuprof__is_comm(const char *name) {
+    static const char *const parts[] = { "allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
+                                         "reducescatter", "broadcast", "barrier", "alltoall", "all_to_all", NULL };
+    const char *list = getenv("GPUPROF_COMM_RANGES");
+    char low[256];
+    size_t i, n = strlen(name);
+    int k;
+    if (n >= sizeof low) n = sizeof low - 1;
+    for (i = 0; i < n; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+    low[n] = 0;
+    if (strncmp(low, "nccl", 4) == 0 || strncmp(name, "MPI_", 4) == 0) return 1;
+    for (k = 0; parts[k]; k++) if (strstr(low, parts[k])) return 1;
+    while (list && *list) {
+        const char *e = strchr(list, ',');
+        size_t len = e ? (size_t)(e - list) : strlen(list);
+        if (len == strlen(name) && strncmp(list, name, len) == 0) return 1;
+        list = e ? e + 1 : NULL;
     }
     return 0;
 }
@@ -6301,12 +6326,16 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
    sync-bound  the GPU reaches the range >= half its CPU time late and its GPU
                time is <= half its CPU time: the CPU sat in it while the GPU
                worked through what was queued before;
+   comm-bound  a communication range (gpuprof__is_comm: allreduce, nccl*,
+               MPI_*, GPUPROF_COMM_RANGES): its time is a collective's, mostly
+               waiting for the other ranks;
    launch-bound otherwise: the GPU keeps pace with the CPU. */
 static int gpuprof__klass(const gpuprof__row *r) {
     double c, g, lag, wait;
     gpuprof__roof rf;
     if (!r->stats.count) return GPUPROF__K_NONE;
     if (gpuprof__is_host(r->name_id)) return GPUPROF__K_CPU;
+    if (gpuprof__is_comm(gpuprof__name_text(r->name_id))) return GPUPROF__K_COMM;
     if (!r->gpu.count) {
         if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
         return GPUPROF__K_CPU;
@@ -6340,6 +6369,7 @@ typedef struct gpuprof__phase {
     double cpu, gpu, t;           /* ns per step: CPU time, GPU time, the time it holds the step */
     const gpuprof__row *by;       /* the nested range that decided the class (NULL: the phase itself) */
     double by_ns;                 /* ns per step of the nested ranges of that class */
+    int by_gpu;                   /* by_ns is GPU time (a comm-bound phase decided by NCCL's GPU time) */
 } gpuprof__phase;
 
 typedef struct gpuprof__verdict_t {
@@ -6380,6 +6410,8 @@ static int gpuprof__phase_cmp(const void *a, const void *b) {
 /* What the nested ranges of one phase hold, by class (gpuprof__analyze). */
 typedef struct gpuprof__nested {
     double sync_ns, host_ns, mem_ns, comp_ns;                 /* CPU self time (sync, host), GPU self time (memory, compute) */
+    double comm_ns, comm_gpu_ns, comm_best;                   /* collectives: CPU and GPU self time */
+    const gpuprof__row *comm_by;
     double sync_best, host_best, mem_best, comp_best;
     const gpuprof__row *sync_by, *host_by, *mem_by, *comp_by; /* the largest of each class */
     double work_mem_ns, work_comp_ns;     /* CPU self time of declared work without GPU time, by its bound */
@@ -6391,6 +6423,11 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     double c = d->stats.sum, g = (double)d->gpu_self_ns;
     switch (k) {
     case GPUPROF__K_SYNC: a->sync_ns += (double)d->self_ns; if (c > a->sync_best) { a->sync_best = c; a->sync_by = d; } break;
+    case GPUPROF__K_COMM:
+        a->comm_ns += (double)d->self_ns;
+        a->comm_gpu_ns += g;
+        if (c + g > a->comm_best) { a->comm_best = c + g; a->comm_by = d; }
+        break;
     case GPUPROF__K_CPU:      /* host work the user named; a range merely without GPU time does not decide a phase */
         if (gpuprof__is_host(d->name_id)) { a->host_ns += (double)d->self_ns; if (c > a->host_best) { a->host_best = c; a->host_by = d; } }
         break;
@@ -6532,7 +6569,17 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         per = (r->stats.sum > 0 ? gpuprof__in_steps(v, r) / r->stats.sum : 1.0) / v->steps;
         p->cpu = r->stats.sum * per;
         p->gpu = r->gpu.count ? r->gpu.sum * per : 0;
-        if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
+        if ((p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) &&
+            a->comm_ns > 0 && a->comm_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->comm_ns >= a->sync_ns && a->comm_ns >= a->host_ns) {
+            p->k = GPUPROF__K_COMM;      /* a phase that mostly waits in a collective (backward around its all-reduce) */
+            p->by = a->comm_by;
+            p->by_ns = a->comm_ns * per;
+        } else if (p->k == GPUPROF__K_GPU && r->gpu.count && a->comm_gpu_ns > 0 && a->comm_gpu_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) {
+            p->k = GPUPROF__K_COMM;      /* its GPU time mostly NCCL's */
+            p->by = a->comm_by;
+            p->by_ns = a->comm_gpu_ns * per;
+            p->by_gpu = 1;
+        } else if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
             if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns * per; }
             else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns * per; }
             /* declared work on the CPU (peaks given): a phase mostly made of it takes its bound */
@@ -6615,14 +6662,17 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
     double g = r->gpu.count ? r->gpu.sum / (double)r->gpu.count : 0;
     gpuprof__roof rf;
     if (p->by) {
-        int on_cpu = p->k == GPUPROF__K_SYNC || p->k == GPUPROF__K_CPU || !p->by->gpu.count;
+        int on_cpu = p->k == GPUPROF__K_SYNC || p->k == GPUPROF__K_CPU || (p->k == GPUPROF__K_COMM && !p->by_gpu) || !p->by->gpu.count;
         gpuprof__fmt(t1, sizeof t1, "%.0f", p->t > 0 ? 100.0 * p->by_ns / (on_cpu ? p->cpu : p->gpu) : 0.0);
         if (p->k == GPUPROF__K_MEMORY || p->k == GPUPROF__K_COMPUTE) {
             gpuprof__roofline(p->by, &rf);
             gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * rf.frac);
             snprintf(out, n, "%s%% of its %s time in %s ranges, most in \"%s\" (%s%% of peak %s)", t1, on_cpu ? "CPU" : "GPU", gpuprof__kname[p->k],
                      gpuprof__name_text(p->by->name_id), t2, p->k == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s");
-        } else
+        } else if (p->k == GPUPROF__K_COMM)
+            snprintf(out, n, "%s%% of its %s time in collectives, most in \"%s\": waiting for the other ranks", t1, on_cpu ? "CPU" : "GPU",
+                     gpuprof__name_text(p->by->name_id));
+        else
             snprintf(out, n, "%s%% of its CPU time in %s ranges, most in \"%s\"", t1, gpuprof__kname[p->k], gpuprof__name_text(p->by->name_id));
         return;
     }
@@ -6644,6 +6694,9 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
                  call ? " in " : "", call ? call : "");
         break;
     }
+    case GPUPROF__K_COMM:
+        snprintf(out, n, "a collective (by its name, or GPUPROF_COMM_RANGES): waiting for the other ranks, then the transfer");
+        break;
     case GPUPROF__K_TRANSFER: {
         char t3[32];
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * (double)r->copy_ns / r->stats.sum);
@@ -8405,29 +8458,6 @@ typedef struct gpuprof__xr {
     int strag, comm_row;             /* rows; -1: none */
     double excess, cost;             /* the straggler's excess in its range; what it costs the others per step */
 } gpuprof__xr;
-
-/* A communication range (waiting time): collectives by name, MPI_* and
-   nccl*, and the names listed in GPUPROF_COMM_RANGES=a,b. */
-static int gpuprof__is_comm(const char *name) {
-    static const char *const parts[] = { "allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
-                                         "reducescatter", "broadcast", "barrier", "alltoall", "all_to_all", NULL };
-    const char *list = getenv("GPUPROF_COMM_RANGES");
-    char low[256];
-    size_t i, n = strlen(name);
-    int k;
-    if (n >= sizeof low) n = sizeof low - 1;
-    for (i = 0; i < n; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
-    low[n] = 0;
-    if (strncmp(low, "nccl", 4) == 0 || strncmp(name, "MPI_", 4) == 0) return 1;
-    for (k = 0; parts[k]; k++) if (strstr(low, parts[k])) return 1;
-    while (list && *list) {
-        const char *e = strchr(list, ',');
-        size_t len = e ? (size_t)(e - list) : strlen(list);
-        if (len == strlen(name) && strncmp(list, name, len) == 0) return 1;
-        list = e ? e + 1 : NULL;
-    }
-    return 0;
-}
 
 static int gpuprof__cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

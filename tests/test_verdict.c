@@ -310,6 +310,44 @@ static void scenario_llmc_like(void) {
     cJSON_Delete(j);
 }
 
+/* Data-parallel training: backward holds an all-reduce that waits 6 us of
+   its 7 for the other ranks. The phase is comm-bound, decided by the
+   collective, and the bottleneck's remedy is to find the straggler; a range
+   named in GPUPROF_COMM_RANGES counts as communication too, and a phase
+   with a short all-reduce keeps its own class. */
+static void scenario_collectives(void) {
+    cJSON *j, *p;
+    int i;
+    setenv("GPUPROF_COMM_RANGES", "halo_exchange", 1);
+    session_begin(NULL);
+    for (i = 0; i < 11; i++) {
+        { PROF_RANGE("data"); vnow += 1000; }
+        { PROF_RANGE("forward"); vnow += 2000; { PROF_RANGE("allreduce.small"); vnow += 100; } }
+        { PROF_RANGE("backward"); vnow += 1000; { PROF_RANGE("allreduce"); vnow += 6000; } }
+        { PROF_RANGE("halo_exchange"); vnow += 500; }
+        PROF_STEP();
+    }
+    j = session_end("collectives.json");
+    unsetenv("GPUPROF_COMM_RANGES");
+    p = phase_named(j, "backward");
+    CHECK(p && strcmp(cJSON_GetObjectItem(p, "class")->valuestring, "comm-bound") == 0, "collectives: backward, mostly its all-reduce, is comm-bound");
+    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "collectives: backward is the bottleneck");
+    p = phase_named(j, "halo_exchange");
+    CHECK(p && strcmp(cJSON_GetObjectItem(p, "class")->valuestring, "comm-bound") == 0, "collectives: a range named in GPUPROF_COMM_RANGES is comm-bound");
+    p = phase_named(j, "forward");
+    CHECK(p && strcmp(cJSON_GetObjectItem(p, "class")->valuestring, "CPU-bound") == 0, "collectives: forward, with a short all-reduce inside, keeps its class");
+    CHECK(strcmp(cJSON_GetObjectItem(verdict(j), "class")->valuestring, "comm-bound") == 0, "collectives: the step is comm-bound");
+    p = phase_named(j, "backward");
+    CHECK(p && strstr(cJSON_GetObjectItem(p, "why")->valuestring, "of its CPU time in collectives, most in \"allreduce\": waiting for the other ranks") &&
+          strcmp(cJSON_GetObjectItem(p, "decided_by")->valuestring, "allreduce") == 0, "collectives: the summary says why, decided by the all-reduce");
+    {
+        char *report = check_slurp("collectives.json.report.txt");
+        CHECK(report && strstr(report, "try: a collective waits for the slowest rank: compare the ranks"), "collectives: the report says what to try");
+        free(report);
+    }
+    cJSON_Delete(j);
+}
+
 int main(void) {
     scenario_step_first();
     scenario_background_thread();
@@ -319,5 +357,6 @@ int main(void) {
     scenario_setup_teardown();
     scenario_outlier_steps();
     scenario_llmc_like();
+    scenario_collectives();
     return check_done("test_verdict");
 }
