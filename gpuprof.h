@@ -108,6 +108,9 @@
        GPUPROF_KERNEL_BUFFER_MB=N  memory for CUPTI's activity buffers (default 64)
        GPUPROF_CUPTI_PATH=path     the libcupti to load (else one already loaded,
                             libcupti.so.13/.12, then $CUDA_HOME/extras/CUPTI/lib64)
+       GPUPROF_COMM_RANGES=a,b  ranges that are communication (besides allreduce, nccl*,
+                            MPI_*...): comm-bound in the verdict, waiting in the cross-rank report
+       GPUPROF_MERGE_TRACES=0  GPUPROF_MPI: rank 0 does not merge the ranks' traces
        GPUPROF_MEM_RANGES=1 per range: the change in tracked and device-used bytes
        GPUPROF_HOST_RANGES=data,io   ranges doing host work (CPU-bound in the verdict)
        GPUPROF_PRECISION=fp32|tf32|fp16|bf16|fp8|fp64   which peak FLOP/s the roofline uses
@@ -8989,6 +8992,7 @@ static char *gpuprof__mpi_path(const char *pattern) {
 }
 
 static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra);
+static int gpuprof__env_flag(const char *var, int *out);
 
 /* Registers the hook once MPI runs (any thread may ask; only the thread
    MPI allows calls it). */
@@ -9052,7 +9056,11 @@ static void gpuprof__mpi_keep(void) {
     gpuprof__mpi_forget();
     gpuprof__mpis.report = gpuprof__strdup(gpuprof__g.report ? gpuprof__g.report : "stderr");
     gpuprof__mpis.ranks_path = gpuprof__mpi_path(gpuprof__g.summary_pattern);
-    gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__g.trace_pattern);
+    {
+        int merge = 1;
+        gpuprof__env_flag("GPUPROF_MERGE_TRACES", &merge);     /* 0: gpuprof-ranks merges them later */
+        if (merge) gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__g.trace_pattern);
+    }
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__collect(&s) != 0) { pthread_mutex_unlock(&gpuprof__lock); return; }
     steps = gpuprof__g.steps_counted ? (double)gpuprof__g.steps_counted : 1.0;

@@ -90,8 +90,9 @@ cat ranks.out
 expect "gpuprof-ranks agrees: rank 3, data" ranks.out '^straggler: rank 3 -- "data" .* it waits least in "allreduce"'
 expect "gpuprof-ranks skips rank 0's cross-rank JSON, saying so" ranks.err "train_ddp.ranks.json is a cross-rank report already .*: skipped"
 
-rm -f train_ddp.*.json
-job even.out --no-shutdown; code "balanced, gpuprof_shutdown left to MPI_Finalize" 0 $?
+rm -f train_ddp.*.json t.*.json
+GPUPROF_TRACE=t.%r.json GPUPROF_MERGE_TRACES=0 job even.out --no-shutdown; code "balanced, gpuprof_shutdown left to MPI_Finalize" 0 $?
+[ -f t.3.json ] && [ ! -f t.ranks.json ] && ! grep -q "^merged trace" even.out && ok || bad "GPUPROF_MERGE_TRACES=0: the ranks' traces, none merged"
 sed -n '/^== gpuprof: the job/,$p' even.out
 expect "balanced: no straggler" even.out "^no straggler"
 [ -f train_ddp.0.json ] && [ -f train_ddp.1.json ] && [ -f train_ddp.2.json ] && [ -f train_ddp.3.json ] && ok || bad "the hook finished every rank's session: 4 summaries ($(ls train_ddp.*.json))"
