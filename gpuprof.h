@@ -9227,10 +9227,12 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
     if (!runs) return;
     gpuprof__buf_s(&extra, ",\"gathered_at\":\"MPI_Finalize\",\"not_recorded\":[");
     for (r = 0; r < size; r++) {
+        int none = nrun == r;            /* every rank before this one was recorded: no comma */
         const char *tp = "";
         memset(&runs[nrun], 0, sizeof runs[nrun]);
         if (len[r] > 0 && gpuprof__mpi_read(all + at[r], (size_t)len[r], &runs[nrun], &tp) == 0 && runs[nrun].nranges) {
             runs[nrun].rank = r;                       /* MPI's */
+            runs[nrun].world = size;
             if (*tp && traces) {
                 memset(&traces[ntrace], 0, sizeof traces[ntrace]);
                 traces[ntrace].path = tp;
@@ -9240,7 +9242,7 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
             nrun++;
         } else {
             GPUPROF_FREE(runs[nrun].ranges);
-            gpuprof__buf_printf(&extra, "%s%d", extra.p[extra.len - 1] == '[' ? "" : ",", r);
+            gpuprof__buf_printf(&extra, "%s%d", none ? "" : ",", r);
         }
     }
     gpuprof__buf_printf(&extra, "],\"clock_sync\":{\"method\":\"ping-pong\",\"min_rounds\":%d,\"offsets\":[", GPUPROF__MPI_ROUNDS);
