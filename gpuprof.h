@@ -8432,6 +8432,7 @@ typedef struct gpuprof__xr_range {   /* one range of one rank */
     double self_ns, p50_ns;          /* CPU: self time over the counted steps; the median call (NaN: unknown) */
     int gpu;                         /* it has GPU times: */
     double gpu_self_ns, gpu_p50_ns;
+    int kernel;                      /* a captured kernel (NCCL's), GPU times only: not a range */
 } gpuprof__xr_range;
 
 typedef struct gpuprof__xr_run {     /* one rank */
@@ -8445,7 +8446,7 @@ typedef struct gpuprof__xr_run {     /* one rank */
 
 typedef struct gpuprof__xr_row {
     const char *name;
-    int comm;
+    int comm, kernel;
     double min, median, max, skew;
     int slowest, fastest;            /* index in the runs */
     double *v;                       /* per run: self ns per counted step */
@@ -8458,7 +8459,7 @@ typedef struct gpuprof__xr {
     gpuprof__xr_row *rows, *gpu_rows;
     int nrow, ngpu;
     double step_med;                 /* the median over the ranks of their median steps; NaN */
-    int strag, comm_row;             /* rows; -1: none */
+    int strag, comm_row;             /* rows; -1: none. comm_row >= nrow: gpu_rows[comm_row - nrow] */
     double excess, cost;             /* the straggler's excess in its range; what it costs the others per step */
 } gpuprof__xr;
 
@@ -8501,7 +8502,7 @@ static int gpuprof__xr_rows(gpuprof__xr *x, int gpu, gpuprof__xr_row **out, doub
         for (k = 0; k < run->nranges; k++) {
             const gpuprof__xr_range *g = &run->ranges[k];
             int j;
-            if (gpu && !g->gpu) continue;
+            if (gpu ? !g->gpu : g->kernel) continue;
             for (j = 0; j < nrow && strcmp(rows[j].name, g->name) != 0; j++) {}
             if (j == nrow) {
                 if (nrow == cap) {
@@ -8516,6 +8517,7 @@ static int gpuprof__xr_rows(gpuprof__xr *x, int gpu, gpuprof__xr_row **out, doub
                 memset(&rows[nrow], 0, sizeof rows[nrow]);
                 rows[nrow].name = g->name;
                 rows[nrow].comm = gpuprof__is_comm(g->name);
+                rows[nrow].kernel = g->kernel;
                 rows[nrow].v = (double *)gpuprof__alloc(2 * (size_t)x->nrun * sizeof(double));
                 if (!rows[nrow].v) goto oom;
                 rows[nrow].p50 = rows[nrow].v + x->nrun;
@@ -8562,6 +8564,7 @@ static void gpuprof__xr_straggler(gpuprof__xr *x, double *scratch) {
     x->strag = x->comm_row = -1;
     x->excess = x->cost = 0;
     if (!order) return;
+    for (i = 0; i < x->ngpu; i++) has_comm |= x->gpu_rows[i].comm;
     for (i = 0; i < x->nrow; i++) {
         has_comm |= rows[i].comm;
         if (rows[i].comm) continue;
@@ -8571,22 +8574,33 @@ static void gpuprof__xr_straggler(gpuprof__xr *x, double *scratch) {
     for (k = 0; k < n; k++) {
         const gpuprof__xr_row *w = &rows[order[k]];
         double ex = w->max - w->median, best = 0;
-        int who = w->slowest, c = -1;
+        int who = w->slowest, cidx = -1;
         if (w->skew < (has_comm ? 0.05 : 0.10) || (x->step_med == x->step_med && ex < (has_comm ? 0.02 : 0.05) * x->step_med)) break;
         if (!(gpuprof__xr_p50_excess(x, w, who, scratch) >= 0.05)) continue;     /* late in a few steps only: noise */
         if (!has_comm) { x->strag = order[k]; x->excess = x->cost = ex; break; }
-        for (i = 0; i < x->nrow; i++)
-            if (rows[i].comm && rows[i].fastest == who && rows[i].median - rows[i].v[who] > best &&
-                !(gpuprof__xr_p50_excess(x, &rows[i], who, scratch) > -0.05)) { best = rows[i].median - rows[i].v[who]; c = i; }
-        if (c >= 0 && (x->step_med != x->step_med || best >= 0.02 * x->step_med)) {
+        /* the waiting side: a communication range on the CPU, or on the GPU
+           (a GPU-timed range, NCCL's kernels: the CPU does not wait there) */
+        for (i = 0; i < x->nrow + x->ngpu; i++) {
+            const gpuprof__xr_row *c = i < x->nrow ? &rows[i] : &x->gpu_rows[i - x->nrow];
+            if (c->comm && c->fastest == who && c->median - c->v[who] > best && !(gpuprof__xr_p50_excess(x, c, who, scratch) > -0.05)) {
+                best = c->median - c->v[who];
+                cidx = i;
+            }
+        }
+        if (cidx >= 0 && (x->step_med != x->step_med || best >= 0.02 * x->step_med)) {
             x->strag = order[k];
-            x->comm_row = c;
+            x->comm_row = cidx;
             x->excess = ex;
             x->cost = best;
             break;
         }
     }
     GPUPROF_FREE(order);
+}
+
+/* The communication row where the straggler waits least. */
+static const gpuprof__xr_row *gpuprof__xr_comm(const gpuprof__xr *x) {
+    return x->comm_row < x->nrow ? &x->rows[x->comm_row] : &x->gpu_rows[x->comm_row - x->nrow];
 }
 
 static void gpuprof__xr_free(gpuprof__xr *x) {
@@ -8675,7 +8689,10 @@ static void gpuprof__xr_text(gpuprof__buf *b, const gpuprof__xr *x) {
     gpuprof__xr_table(b, x, x->rows, x->nrow);
     if (x->step_med == x->step_med) gpuprof__buf_printf(b, "%-28s %-5s %11s %11s\n", "step (median over ranks)", "", "", gpuprof__xr_ms(b1, sizeof b1, x->step_med));
     if (x->ngpu) {
-        gpuprof__buf_s(b, "GPU self time per counted step (CUDA events):\n");
+        int i, kernels = 0;
+        for (i = 0; i < x->ngpu; i++) kernels |= x->gpu_rows[i].kernel;
+        gpuprof__buf_s(b, kernels ? "GPU self time per counted step (CUDA events; NCCL's kernels from kernel capture):\n"
+                                  : "GPU self time per counted step (CUDA events):\n");
         gpuprof__xr_table(b, x, x->gpu_rows, x->ngpu);
     }
     if (x->strag < 0) {
@@ -8689,9 +8706,10 @@ static void gpuprof__xr_text(gpuprof__buf *b, const gpuprof__xr *x) {
         gpuprof__buf_printf(b, "straggler: rank %d -- \"%s\" %s per step vs median %s (+%s%%)", x->runs[who].rank, w->name, gpuprof__xr_ms(b1, sizeof b1, w->v[who]),
                             gpuprof__xr_ms(b2, sizeof b2, w->median), t);
         if (x->comm_row >= 0) {
-            const gpuprof__xr_row *c = &x->rows[x->comm_row];
-            gpuprof__buf_printf(b, "; it waits least in \"%s\" (%s vs median %s); the other ranks wait ~%s per step for it", c->name,
-                                gpuprof__xr_ms(b3, sizeof b3, c->v[who]), gpuprof__xr_ms(b4, sizeof b4, c->median), gpuprof__xr_ms(b1, sizeof b1, x->cost));
+            const gpuprof__xr_row *c = gpuprof__xr_comm(x);
+            gpuprof__buf_printf(b, "; it waits least in \"%s\"%s (%s vs median %s); the other ranks wait ~%s per step for it", c->name,
+                                x->comm_row >= x->nrow ? " on the GPU" : "", gpuprof__xr_ms(b3, sizeof b3, c->v[who]), gpuprof__xr_ms(b4, sizeof b4, c->median),
+                                gpuprof__xr_ms(b1, sizeof b1, x->cost));
         } else gpuprof__buf_printf(b, "; it costs ~%s per step", gpuprof__xr_ms(b1, sizeof b1, x->cost));
         if (x->step_med == x->step_med && x->step_med > 0) {
             gpuprof__fmt(t, sizeof t, "%.0f", 100 * x->cost / x->step_med);
@@ -8741,7 +8759,7 @@ static void gpuprof__xr_json(gpuprof__buf *b, const gpuprof__xr *x, const char *
         gpuprof__buf_s(b, ",\"excess_ns\":");
         gpuprof__buf_num(b, floor(x->excess + 0.5));
         gpuprof__buf_s(b, ",\"wait_range\":");
-        if (x->comm_row >= 0) gpuprof__buf_json_str(b, x->rows[x->comm_row].name);
+        if (x->comm_row >= 0) gpuprof__buf_json_str(b, gpuprof__xr_comm(x)->name);
         else gpuprof__buf_s(b, "null");
         gpuprof__buf_s(b, ",\"wait_cost_share\":");
         gpuprof__buf_num(b, x->step_med == x->step_med && x->step_med > 0 ? floor(x->cost / x->step_med * 1e4 + 0.5) / 1e4 : GPUPROF__NAN);
@@ -9045,6 +9063,11 @@ static void gpuprof__mpi_keep(void) {
     uint32_t magic = GPUPROF__XR_MAGIC, n = 0, i;
     int32_t head[3];
     double steps, step_ns;
+#ifdef GPUPROF_CUDA
+    gpuprof__kernel **kv = NULL;
+    uint32_t nk = 0;
+    double ktotal = 0;
+#endif
     gpuprof__mpi_attach();     /* MPI started after gpuprof: still in time */
     if (GPUPROF__LDA(&gpuprof__mpis.attached) != 1) {
         int fin = 0;
@@ -9073,6 +9096,12 @@ static void gpuprof__mpi_keep(void) {
     gpuprof__rec_put(&b, &steps, 8);
     gpuprof__rec_put(&b, &step_ns, 8);
     for (i = 0; i < s.nflat; i++) if (s.flatp[i]->stats.count || s.flatp[i]->gpu.count) n++;
+#ifdef GPUPROF_CUDA
+    /* NCCL's kernels (kernel capture): the GPU side of the collectives */
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL)
+        for (i = 0; i < nk; i++) if (kv[i]->stats.count && gpuprof__is_comm(kv[i]->shown)) n++;
+#endif
     gpuprof__rec_put(&b, &n, 4);
     for (i = 0; i < s.nflat; i++) {
         const gpuprof__row *r = s.flatp[i];
@@ -9090,6 +9119,24 @@ static void gpuprof__mpi_keep(void) {
         gpuprof__rec_put(&b, &len, 4);
         gpuprof__rec_put(&b, name, len);
     }
+#ifdef GPUPROF_CUDA
+    for (i = 0; kv && i < nk; i++) {
+        const gpuprof__kernel *k = kv[i];
+        double f[4];
+        int32_t flags = 3;                      /* GPU times, a kernel */
+        uint32_t len = (uint32_t)strlen(k->shown) + 1;
+        if (!k->stats.count || !gpuprof__is_comm(k->shown)) continue;
+        f[0] = f[1] = GPUPROF__NAN;
+        f[2] = k->stats.sum;
+        f[3] = gpuprof_stats_quantile(&k->stats, 0.5);
+        gpuprof__rec_put(&b, f, sizeof f);
+        gpuprof__rec_put(&b, &flags, 4);
+        gpuprof__rec_put(&b, &len, 4);
+        gpuprof__rec_put(&b, k->shown, len);
+    }
+    GPUPROF_FREE(kv);
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+#endif
     {
         const char *tp = gpuprof__g.trace_path && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM && !GPUPROF__LDA(&gpuprof__g.out.failed) ? gpuprof__g.trace_path : "";
         uint32_t len = (uint32_t)strlen(tp) + 1;
@@ -9132,7 +9179,7 @@ static int gpuprof__mpi_read(const char *p, size_t n, gpuprof__xr_run *run, cons
         if (len == 0 || n - off < len || p[off + len - 1] != 0) return -1;
         g->name = p + off;
         off += len;
-        g->self_ns = f[0]; g->p50_ns = f[1]; g->gpu = gpu != 0; g->gpu_self_ns = f[2]; g->gpu_p50_ns = f[3];
+        g->self_ns = f[0]; g->p50_ns = f[1]; g->gpu = (gpu & 1) != 0; g->kernel = (gpu & 2) != 0; g->gpu_self_ns = f[2]; g->gpu_p50_ns = f[3];
     }
     {
         uint32_t len;

@@ -80,4 +80,41 @@ expect "one summary: says what to give" one.out "one summary is not several rank
 expect "the same rank twice: named" two.out "are both rank 0"
 "$tool" slow.0.json slow.1.json > part.out 2>/dev/null; code "two of four ranks still report" 0 $?
 "$tool" slow.0.json slow.1.json 2>&1 >/dev/null | grep -q "the world size is 4 but there are figures of 2 ranks" && ok || bad "missing ranks are warned about"
+# NCCL on the GPU (torchrun + NCCL with kernel capture): the CPU does not
+# wait in the all-reduce (it is queued), the GPU does -- in NCCL's kernels.
+# Four ranks' summaries written as gpuprof writes them (the fields the tool
+# reads): rank 2's data loading is slow, and its NCCL kernel is the
+# shortest. The straggler line must name rank 2, "data", and the kernel on
+# the GPU; --json the same.
+"$py" - <<'PY' || bad "writing the NCCL job's summaries"
+import json
+for r in range(4):
+    data = 9e6 if r == 2 else 4e6
+    nccl = 0.3e6 if r == 2 else 5.3e6            # per step: the others wait ~5 ms for rank 2
+    def rng(name, ns):
+        return {"name": name, "count": 20, "self_ns": ns * 20, "p50_ns": ns, "gpu": None}
+    d = {"schema": "gpuprof-summary", "schema_version": 5,
+         "run": {"rank": r, "world_size": 4},
+         "steps": {"counted": 20, "time": {"p50_ns": 15e6}},
+         "ranges": [rng("data", data), rng("forward", 2e6 + 1e3 * r), rng("backward", 3e6 - 1e3 * r)],
+         "kernels": [{"name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "count": 20, "sum_ns": nccl * 20, "p50_ns": nccl},
+                     {"name": "sgemm_128x128x8_nn", "count": 40, "sum_ns": 4e7, "p50_ns": 1e6}]}
+    json.dump(d, open("nccl.%d.json" % r, "w"))
+PY
+"$tool" nccl.0.json nccl.1.json nccl.2.json nccl.3.json > nccl.out; code "gpuprof-ranks on the NCCL job" 0 $?
+cat nccl.out
+expect "NCCL's kernel is a communication row of the GPU table (its name cut to the column)" nccl.out "^ncclDevKernel_AllReduce_Sum_ comm .*  2  *0%$"
+grep -q "^sgemm" nccl.out && bad "a compute kernel became a row" || ok
+expect "the straggler: rank 2, late in data, waiting least in NCCL's kernel on the GPU" nccl.out \
+    '^straggler: rank 2 -- "data" 9.00 ms per step vs median 4.00 ms (+125%); it waits least in "ncclDevKernel_AllReduce_Sum_f32_RING_LL" on the GPU (300.0 us vs median 5.30 ms); the other ranks wait ~5.00 ms per step for it (33% of the 15.00 ms step)$'
+"$tool" --json nccl.0.json nccl.1.json nccl.2.json nccl.3.json > nccl.json.out; code "--json on the NCCL job" 0 $?
+"$py" - nccl.json.out <<'PY' && ok || bad "--json: the NCCL kernel in gpu_ranges, the straggler waiting there"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["straggler"]
+assert s["rank"] == 2 and s["range"] == "data" and s["wait_range"] == "ncclDevKernel_AllReduce_Sum_f32_RING_LL", s
+g = {x["name"]: x for x in d["gpu_ranges"]}
+assert set(g) == {"ncclDevKernel_AllReduce_Sum_f32_RING_LL"} and g["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]["comm"], g
+assert all(x["name"] != "ncclDevKernel_AllReduce_Sum_f32_RING_LL" for x in d["ranges"]), d["ranges"]
+PY
 check_done test_ranks_report

@@ -48,7 +48,8 @@ static const char *const usage_text =
     "skew = max / median - 1 over the ranks (0: balanced; 1.0: the slowest takes twice the median).\n"
     "Communication ranges -- names with allreduce, all_reduce, allgather, all_gather,\n"
     "reduce_scatter, broadcast, barrier, alltoall, or starting with nccl or MPI_, and those listed\n"
-    "in GPUPROF_COMM_RANGES=a,b -- are time spent waiting: there the rank with the least time is\n"
+    "in GPUPROF_COMM_RANGES=a,b -- and, with kernel capture, NCCL's kernels (GPU table) are time\n"
+    "spent waiting: there the rank with the least time is\n"
     "the suspect. The straggler is the rank slowest in a non-communication range (the one with the\n"
     "largest excess over the median first) that also waits least in a communication range: skew at\n"
     "least 5%, excess and shortfall in waiting each at least 2% of the step. Without communication\n"
@@ -68,17 +69,28 @@ static int by_rank(const void *a, const void *b) { return ((const gpuprof__xr_ru
 
 /* A summary's figures as the analysis takes them (names point into doc). */
 static int run_of(const rankrun *k, gpuprof__xr_run *x) {
-    const jv *run = jget(&k->doc, "run"), *st = jget(&k->doc, "steps"), *ranges = jget(&k->doc, "ranges");
-    size_t i;
+    const jv *run = jget(&k->doc, "run"), *st = jget(&k->doc, "steps"), *ranges = jget(&k->doc, "ranges"), *kernels = jget(&k->doc, "kernels");
+    size_t i, nk = kernels && kernels->type == J_ARR ? kernels->n : 0;
     memset(x, 0, sizeof *x);
     x->path = k->path;
     x->rank = jnum(run, "rank") >= 0 ? (int)jnum(run, "rank") : -1;
     x->world = jnum(run, "world_size") > 0 ? (int)jnum(run, "world_size") : 0;
     x->steps = jnum(st, "counted") > 0 ? jnum(st, "counted") : 1;
     x->step_ns = jnum(jget(st, "time"), "p50_ns");
-    if (!ranges || ranges->type != J_ARR) return 0;
-    if (!(x->ranges = calloc(ranges->n + 1, sizeof *x->ranges))) return -1;
-    for (i = 0; i < ranges->n; i++) {
+    if (!(x->ranges = calloc((ranges && ranges->type == J_ARR ? ranges->n : 0) + nk + 1, sizeof *x->ranges))) return -1;
+    /* NCCL's kernels (kernel capture): the GPU side of the collectives, as communication rows */
+    for (i = 0; i < nk; i++) {
+        const jv *kr = &kernels->kids[i], *nm = jget(kr, "name");
+        gpuprof__xr_range *o = &x->ranges[x->nranges];
+        if (!nm || nm->type != J_STR || !gpuprof__is_comm(nm->str) || !(jnum(kr, "count") > 0)) continue;
+        o->name = nm->str;
+        o->self_ns = o->p50_ns = NAN;
+        o->gpu = o->kernel = 1;
+        o->gpu_self_ns = jnum(kr, "sum_ns");
+        o->gpu_p50_ns = jnum(kr, "p50_ns");
+        x->nranges++;
+    }
+    for (i = 0; ranges && ranges->type == J_ARR && i < ranges->n; i++) {
         const jv *r = &ranges->kids[i], *nm = jget(r, "name"), *g = jget(r, "gpu");
         gpuprof__xr_range *o = &x->ranges[x->nranges];
         if (!nm || nm->type != J_STR) continue;
