@@ -5,23 +5,7 @@
    and keep what was recorded before the fault. */
 #define _GNU_SOURCE                      /* stdlib.h comes before gpuprof.h here */
 #include <stddef.h>
-#include <stdlib.h>
-static long alloc_count, alloc_fail_at;      /* the allocation to fail (1-based), 0: none */
-static int alloc_failed;                     /* it happened (the count varies a little with thread timing) */
-static long live_blocks;                     /* gpuprof's allocations not freed yet */
-static void *test_malloc(size_t n) {
-    void *p;
-    if (__atomic_add_fetch(&alloc_count, 1, __ATOMIC_RELAXED) == alloc_fail_at) { alloc_failed = 1; return NULL; }
-    p = malloc(n);
-    if (p) __atomic_add_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
-    return p;
-}
-static void test_free(void *p) {
-    if (p) __atomic_sub_fetch(&live_blocks, 1, __ATOMIC_RELAXED);
-    free(p);
-}
-#define GPUPROF_MALLOC(n) test_malloc(n)
-#define GPUPROF_FREE(p) test_free(p)
+#include "count_alloc.h"                 /* alloc_count, alloc_fail_at, alloc_failed, live_blocks */
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"

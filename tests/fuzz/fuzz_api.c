@@ -11,19 +11,7 @@
    peak to the peak; once the threads have exited and the session ended,
    gpuprof holds no memory (one input leaked the states of threads that
    lived through a shutdown). */
-#include <stdlib.h>
-static long live_allocs;                 /* gpuprof's allocations not yet freed */
-static void *count_malloc(size_t n) {
-    void *p = malloc(n);
-    if (p) __atomic_add_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
-    return p;
-}
-static void count_free(void *p) {
-    if (p) __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
-    free(p);
-}
-#define GPUPROF_MALLOC(n) count_malloc(n)
-#define GPUPROF_FREE(p) count_free(p)
+#include "../count_alloc.h"              /* live_blocks: gpuprof's allocations not yet freed */
 #define GPUPROF_IMPLEMENTATION
 #include "../../gpuprof.h"
 #include "fuzz_common.h"
@@ -203,6 +191,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if ((j = fuzz_json(tpath, "the finished trace parses")) != NULL) cJSON_Delete(j);
     /* every thread has exited and the session ended: nothing of gpuprof's is
        left (thread states retired by a shutdown, their name tables) */
-    FUZZ_CHECK(__atomic_load_n(&live_allocs, __ATOMIC_RELAXED) == 0, "all of gpuprof's memory is freed once the threads exited and the session ended");
+    FUZZ_CHECK(__atomic_load_n(&live_blocks, __ATOMIC_RELAXED) == 0, "all of gpuprof's memory is freed once the threads exited and the session ended");
     return 0;
 }
