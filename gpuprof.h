@@ -8666,16 +8666,27 @@ static const char *gpuprof__xr_ms(char *buf, size_t n, double ns) {
     return buf;
 }
 
-static void gpuprof__xr_table(gpuprof__buf *b, const gpuprof__xr *x, const gpuprof__xr_row *rows, int nrow) {
+/* The name column: the longest name, 28 to 64 characters (a kernel's name can be long). */
+#define GPUPROF__XR_NAME_MAX 64
+static int gpuprof__xr_width(const gpuprof__xr *x) {
+    int i, w = 28;
+    for (i = 0; i < x->nrow + x->ngpu; i++) {
+        size_t n = strlen(i < x->nrow ? x->rows[i].name : x->gpu_rows[i - x->nrow].name);
+        if ((int)n > w) w = n > GPUPROF__XR_NAME_MAX ? GPUPROF__XR_NAME_MAX : (int)n;
+    }
+    return w;
+}
+
+static void gpuprof__xr_table(gpuprof__buf *b, const gpuprof__xr *x, const gpuprof__xr_row *rows, int nrow, int width) {
     char b1[32], b2[32], b3[32], sk[32];
     int i;
-    gpuprof__buf_printf(b, "%-28s %-5s %11s %11s %11s %8s %8s %7s\n", "range", "", "min", "median", "max", "slowest", "fastest", "skew");
+    gpuprof__buf_printf(b, "%-*s %-5s %11s %11s %11s %8s %8s %7s\n", width, "range", "", "min", "median", "max", "slowest", "fastest", "skew");
     for (i = 0; i < nrow; i++) {
         const gpuprof__xr_row *w = &rows[i];
-        char name[29];
+        char name[GPUPROF__XR_NAME_MAX + 1];
         snprintf(name, sizeof name, "%s", w->name);
         gpuprof__fmt(sk, sizeof sk, "%.0f", 100 * w->skew);
-        gpuprof__buf_printf(b, "%-28s %-5s %11s %11s %11s %8d %8d %6s%%\n", name, w->comm ? "comm" : "", gpuprof__xr_ms(b1, sizeof b1, w->min),
+        gpuprof__buf_printf(b, "%-*s %-5s %11s %11s %11s %8d %8d %6s%%\n", width, name, w->comm ? "comm" : "", gpuprof__xr_ms(b1, sizeof b1, w->min),
                             gpuprof__xr_ms(b2, sizeof b2, w->median), gpuprof__xr_ms(b3, sizeof b3, w->max), x->runs[w->slowest].rank,
                             x->runs[w->fastest].rank, sk);
     }
@@ -8684,17 +8695,18 @@ static void gpuprof__xr_table(gpuprof__buf *b, const gpuprof__xr *x, const gpupr
 /* The report as text: the table, the GPU table, the straggler line. */
 static void gpuprof__xr_text(gpuprof__buf *b, const gpuprof__xr *x) {
     char b1[32], b2[32], b3[32], b4[32], t[32];
+    int width = gpuprof__xr_width(x);
     gpuprof__fmt(t, sizeof t, "%.0f", x->runs[0].steps);
     gpuprof__buf_printf(b, "%d ranks (world size %d), %s counted steps; self time per counted step (a range holding a collective is not charged with it)\n",
                         x->nrun, x->world ? x->world : x->nrun, t);
-    gpuprof__xr_table(b, x, x->rows, x->nrow);
-    if (x->step_med == x->step_med) gpuprof__buf_printf(b, "%-28s %-5s %11s %11s\n", "step (median over ranks)", "", "", gpuprof__xr_ms(b1, sizeof b1, x->step_med));
+    gpuprof__xr_table(b, x, x->rows, x->nrow, width);
+    if (x->step_med == x->step_med) gpuprof__buf_printf(b, "%-*s %-5s %11s %11s\n", width, "step (median over ranks)", "", "", gpuprof__xr_ms(b1, sizeof b1, x->step_med));
     if (x->ngpu) {
         int i, kernels = 0;
         for (i = 0; i < x->ngpu; i++) kernels |= x->gpu_rows[i].kernel;
         gpuprof__buf_s(b, kernels ? "GPU self time per counted step (CUDA events; NCCL's kernels from kernel capture):\n"
                                   : "GPU self time per counted step (CUDA events):\n");
-        gpuprof__xr_table(b, x, x->gpu_rows, x->ngpu);
+        gpuprof__xr_table(b, x, x->gpu_rows, x->ngpu, width);
     }
     if (x->strag < 0) {
         gpuprof__buf_s(b, "no straggler: no rank is both late in a range and waits least (the differences above are noise)\n");

@@ -103,7 +103,7 @@ for r in range(4):
 PY
 "$tool" nccl.0.json nccl.1.json nccl.2.json nccl.3.json > nccl.out; code "gpuprof-ranks on the NCCL job" 0 $?
 cat nccl.out
-expect "NCCL's kernel is a communication row of the GPU table (its name cut to the column)" nccl.out "^ncclDevKernel_AllReduce_Sum_ comm .*  2  *0%$"
+expect "NCCL's kernel is a communication row of the GPU table (the name column as wide as it)" nccl.out "^ncclDevKernel_AllReduce_Sum_f32_RING_LL comm .*  2  *0%$"
 grep -q "^sgemm" nccl.out && bad "a compute kernel became a row" || ok
 expect "the straggler: rank 2, late in data, waiting least in NCCL's kernel on the GPU" nccl.out \
     '^straggler: rank 2 -- "data" 9.00 ms per step vs median 4.00 ms (+125%); it waits least in "ncclDevKernel_AllReduce_Sum_f32_RING_LL" on the GPU (300.0 us vs median 5.30 ms); the other ranks wait ~5.00 ms per step for it (33% of the 15.00 ms step)$'
