@@ -111,6 +111,8 @@
        GPUPROF_COMM_RANGES=a,b  ranges that are communication (besides allreduce, nccl*,
                             MPI_*...): comm-bound in the verdict, waiting in the cross-rank report
        GPUPROF_MERGE_TRACES=0  GPUPROF_MPI: rank 0 does not merge the ranks' traces
+       GPUPROF_MPI_TIMEOUT=S   GPUPROF_MPI: how long rank 0 waits at MPI_Finalize for the
+                            other ranks (10 s; a rank that never called gpuprof never comes)
        GPUPROF_MEM_RANGES=1 per range: the change in tracked and device-used bytes
        GPUPROF_HOST_RANGES=data,io   ranges doing host work (CPU-bound in the verdict)
        GPUPROF_PRECISION=fp32|tf32|fp16|bf16|fp8|fp64   which peak FLOP/s the roofline uses
@@ -703,11 +705,13 @@ extern int gpuprof__clock_gettime(int clock, gpuprof__timespec *t) __asm__("cloc
 #else
 #error "gpuprof.h: the implementation needs POSIX's clock_gettime, which this file's C mode hides: build the file that defines GPUPROF_IMPLEMENTATION with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
 #endif
-/* gethostname, which the strict modes hide as well: bound by its symbol. */
+/* gethostname and nanosleep, which the strict modes hide as well: bound by their symbols. */
 #if defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
 extern int gpuprof__gethostname(char *name, size_t len) __asm__("gethostname");
+extern int gpuprof__nanosleep(const gpuprof__timespec *req, gpuprof__timespec *rem) __asm__("nanosleep");
 #else
 #define gpuprof__gethostname gethostname
+#define gpuprof__nanosleep nanosleep
 #endif
 #if !defined(O_CLOEXEC) && defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define O_CLOEXEC 02000000
@@ -8966,13 +8970,16 @@ static int gpuprof__xr_merge(const gpuprof__xr_trace *ts, int n, const char *out
    gpuprof_shutdown), gpuprof registers a delete callback for an attribute
    of MPI_COMM_SELF: MPI_Finalize runs it first, while MPI still works and
    every rank is there. In it each rank finishes its session if it still
-   runs (the outputs are written as at exit), then on a duplicate of the
-   world communicator rank 0 measures every rank's clock offset by
-   ping-pong (the fastest of a few round trips; half of it bounds the
-   error), gathers every rank's flat table, and prints the cross-rank report
-   where its own table went, with the JSON next to its summary. A rank with
-   profiling off still takes part (with no figures): a collective missing
-   one rank would hang the job. MPI is called only from the thread that
+   runs (the outputs are written as at exit), then rank 0 measures every
+   rank's clock offset by ping-pong (the fastest of a few round trips; half
+   of it bounds the error), takes every rank's flat table, and prints the
+   cross-rank report where its own table went, with the JSON next to its
+   summary. No collective: a rank that never registered (no gpuprof call
+   after MPI_Init) would hang the others in one. Each rank says hello to
+   rank 0, which waits for the others up to GPUPROF_MPI_TIMEOUT seconds
+   (10), then talks to those that came, one at a time, point to point, on
+   MPI_COMM_WORLD with tags of its own. A rank with profiling off still
+   takes part, with no figures. MPI is called only from the thread that
    called MPI_Init (any thread under MPI_THREAD_MULTIPLE), never after
    MPI_Finalize. Every MPI function gpuprof calls is in the table below.
    ---------------------------------------------------------------------- */
@@ -8984,20 +8991,20 @@ typedef struct gpuprof__mpi_api {
     int (*Is_thread_main)(int *);
     int (*Comm_rank)(MPI_Comm, int *);
     int (*Comm_size)(MPI_Comm, int *);
-    int (*Comm_dup)(MPI_Comm, MPI_Comm *);
-    int (*Comm_free)(MPI_Comm *);
     int (*Comm_create_keyval)(MPI_Comm_copy_attr_function *, MPI_Comm_delete_attr_function *, int *, void *);
     int (*Comm_set_attr)(MPI_Comm, int, void *);
     int (*Send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
     int (*Recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
-    int (*Bcast)(void *, int, MPI_Datatype, int, MPI_Comm);
-    int (*Gather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
-    int (*Gatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype, int, MPI_Comm);
+    int (*Iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
 } gpuprof__mpi_api;
 static const gpuprof__mpi_api gpuprof__mpi = {
-    MPI_Initialized, MPI_Finalized, MPI_Query_thread, MPI_Is_thread_main, MPI_Comm_rank, MPI_Comm_size, MPI_Comm_dup,
-    MPI_Comm_free, MPI_Comm_create_keyval, MPI_Comm_set_attr, MPI_Send, MPI_Recv, MPI_Bcast, MPI_Gather, MPI_Gatherv,
+    MPI_Initialized, MPI_Finalized, MPI_Query_thread, MPI_Is_thread_main, MPI_Comm_rank, MPI_Comm_size,
+    MPI_Comm_create_keyval, MPI_Comm_set_attr, MPI_Send, MPI_Recv, MPI_Iprobe,
 };
+/* gpuprof's messages at MPI_Finalize, on MPI_COMM_WORLD (a communicator of
+   its own would need a collective, which a rank that never registered would
+   not join): tags the program is unlikely to leave unreceived there. */
+enum { GPUPROF__TAG_HELLO = 0x47500, GPUPROF__TAG_GO, GPUPROF__TAG_PING, GPUPROF__TAG_PONG, GPUPROF__TAG_REC };
 
 #define GPUPROF__MPI_ROUNDS 20
 #define GPUPROF__XR_MAGIC 0x52585047u     /* "GPXR" */
@@ -9216,36 +9223,52 @@ static int64_t gpuprof__mpi_now(void) {
     }
 }
 
-/* Rank 0 with each other rank in turn: rank 0 reads its clock, asks, the
-   rank answers with its clock, rank 0 reads again. The round trip with
-   the least time bounds the error: offset = theirs - (send + receive) / 2,
-   within half that round trip. At least GPUPROF__MPI_ROUNDS exchanges, more
-   (up to 5x, and 0.2 s a rank) while the bound is above 20 us: a rank
-   descheduled in every exchange (more ranks than cores) gives a loose one.
-   Each ping says whether another follows. off/bound: per rank (rank 0's). */
-static void gpuprof__mpi_pingpong(MPI_Comm c, int me, int size, int64_t *off, int64_t *bound) {
-    int r, k;
+/* The clock offset of rank r to rank 0 by ping-pong: rank 0 reads its
+   clock, asks, r answers with its clock, rank 0 reads again. The round trip
+   with the least time bounds the error: offset = theirs - (send + receive)
+   / 2, within half that round trip. At least GPUPROF__MPI_ROUNDS exchanges,
+   more (up to 5x, 0.2 s a rank, until `until` for all) while the bound is
+   above 20 us: a rank descheduled in every exchange (more ranks than
+   cores) gives a loose one. Each ping says whether another follows. Rank
+   0's side; gpuprof__mpi_pong is the other rank's. */
+static void gpuprof__mpi_ping(int r, int64_t *off, int64_t *bound, int64_t until) {
+    int64_t best = INT64_MAX, start = gpuprof__mpi_now(), msg[2], t;
+    int k;
+    for (k = 0; ; k++) {
+        int64_t t0 = gpuprof__mpi_now(), t1;
+        msg[0] = k < GPUPROF__MPI_ROUNDS || (best > 20000 && k < 5 * GPUPROF__MPI_ROUNDS && t0 - start < 200000000 && t0 < until);
+        msg[1] = t0;
+        gpuprof__mpi.Send(msg, 2, MPI_INT64_T, r, GPUPROF__TAG_PING, MPI_COMM_WORLD);
+        if (!msg[0]) break;
+        gpuprof__mpi.Recv(&t, 1, MPI_INT64_T, r, GPUPROF__TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        t1 = gpuprof__mpi_now();
+        if (t1 - t0 < best) { best = t1 - t0; *off = t - (t0 + (t1 - t0) / 2); *bound = (t1 - t0 + 1) / 2; }
+    }
+}
+static void gpuprof__mpi_pong(void) {
     int64_t msg[2], t;
-    for (r = 1; r < size; r++) {
-        if (me == 0) {
-            int64_t best = INT64_MAX, start = gpuprof__mpi_now();
-            for (k = 0; ; k++) {
-                int64_t t0 = gpuprof__mpi_now(), t1;
-                msg[0] = k < GPUPROF__MPI_ROUNDS || (best > 20000 && k < 5 * GPUPROF__MPI_ROUNDS && t0 - start < 200000000);
-                msg[1] = t0;
-                gpuprof__mpi.Send(msg, 2, MPI_INT64_T, r, 71, c);
-                if (!msg[0]) break;
-                gpuprof__mpi.Recv(&t, 1, MPI_INT64_T, r, 72, c, MPI_STATUS_IGNORE);
-                t1 = gpuprof__mpi_now();
-                if (t1 - t0 < best) { best = t1 - t0; off[r] = t - (t0 + (t1 - t0) / 2); bound[r] = (t1 - t0 + 1) / 2; }
-            }
-        } else if (me == r) {
-            for (;;) {
-                gpuprof__mpi.Recv(msg, 2, MPI_INT64_T, 0, 71, c, MPI_STATUS_IGNORE);
-                if (!msg[0]) break;
-                t = gpuprof__mpi_now();
-                gpuprof__mpi.Send(&t, 1, MPI_INT64_T, 0, 72, c);
-            }
+    for (;;) {
+        gpuprof__mpi.Recv(msg, 2, MPI_INT64_T, 0, GPUPROF__TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (!msg[0]) break;
+        t = gpuprof__mpi_now();
+        gpuprof__mpi.Send(&t, 1, MPI_INT64_T, 0, GPUPROF__TAG_PONG, MPI_COMM_WORLD);
+    }
+}
+
+/* Waits (polling, so MPI progresses) up to `seconds` for a message with
+   `tag` from `source` (MPI_ANY_SOURCE: any); 1 with *st filled, 0 on time out. */
+static int gpuprof__mpi_wait(int source, int tag, double seconds, MPI_Status *st) {
+    int64_t until = (int64_t)gpuprof__mono_ns() + (int64_t)(seconds * 1e9);
+    int flag = 0;
+    for (;;) {
+        if (gpuprof__mpi.Iprobe(source, tag, MPI_COMM_WORLD, &flag, st) != MPI_SUCCESS) return 0;
+        if (flag) return 1;
+        if ((int64_t)gpuprof__mono_ns() > until) return 0;
+        {
+            gpuprof__timespec ts;
+            ts.tv_sec = 0;
+            ts.tv_nsec = 100000;                   /* 0.1 ms */
+            gpuprof__nanosleep(&ts, NULL);
         }
     }
 }
@@ -9275,21 +9298,26 @@ static void gpuprof__mpi_merge(gpuprof__buf *txt, gpuprof__xr_trace *ts, int n, 
 }
 
 /* Rank 0: the report of the gathered records, where its table went. */
-static void gpuprof__mpi_report(const char *all, const int *len, const int *at, int size, const int64_t *off, const int64_t *bound) {
+static void gpuprof__mpi_report(const char *all, const int64_t *len, const int64_t *at, const char *joined, int size, const int64_t *off,
+                                const int64_t *bound, double timeout) {
     gpuprof__xr_run *runs = (gpuprof__xr_run *)gpuprof__alloc((size_t)size * sizeof *runs);
     gpuprof__buf txt = { NULL, 0, 0, 0 }, js = { NULL, 0, 0, 0 }, extra = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
     gpuprof__xr x;
-    int nrun = 0, r, worst = 0, loose = 0, ntrace = 0, applied = 0;
+    int nrun = 0, r, worst = 0, loose = 0, ntrace = 0, applied = 0, nnr = 0, nnj = 0;
     char b1[32], b2[32];
+    gpuprof__buf nj = { NULL, 0, 0, 0 };
     gpuprof__xr_trace *traces = (gpuprof__xr_trace *)gpuprof__alloc((size_t)size * sizeof *traces);
     const char *dest = gpuprof__mpis.report ? gpuprof__mpis.report : "stderr";
     FILE *out = NULL;
     if (!runs) return;
     gpuprof__buf_s(&extra, ",\"gathered_at\":\"MPI_Finalize\",\"not_recorded\":[");
     for (r = 0; r < size; r++) {
-        int none = nrun == r;            /* every rank before this one was recorded: no comma */
         const char *tp = "";
         memset(&runs[nrun], 0, sizeof runs[nrun]);
+        if (!joined[r]) {
+            gpuprof__buf_printf(&nj, "%s%d", nnj++ ? "," : "", r);
+            continue;
+        }
         if (len[r] > 0 && gpuprof__mpi_read(all + at[r], (size_t)len[r], &runs[nrun], &tp) == 0 && runs[nrun].nranges) {
             runs[nrun].rank = r;                       /* MPI's */
             runs[nrun].world = size;
@@ -9302,11 +9330,13 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
             nrun++;
         } else {
             GPUPROF_FREE(runs[nrun].ranges);
-            gpuprof__buf_printf(&extra, "%s%d", none ? "" : ",", r);
+            gpuprof__buf_printf(&extra, "%s%d", nnr++ ? "," : "", r);
         }
     }
-    gpuprof__buf_printf(&extra, "],\"clock_sync\":{\"method\":\"ping-pong\",\"min_rounds\":%d,\"offsets\":[", GPUPROF__MPI_ROUNDS);
+    gpuprof__buf_printf(&extra, "],\"not_joined\":[%s]", nj.p ? nj.p : "");
+    gpuprof__buf_printf(&extra, ",\"clock_sync\":{\"method\":\"ping-pong\",\"min_rounds\":%d,\"offsets\":[", GPUPROF__MPI_ROUNDS);
     for (r = 0; r < size; r++) {
+        if (!joined[r]) continue;
         gpuprof__buf_printf(&extra, "%s{\"rank\":%d,\"offset_ns\":%lld,\"bound_ns\":%lld,\"applied\":%s}", r ? "," : "", r, (long long)off[r],
                             (long long)bound[r], gpuprof__xr_offset_used(off[r], bound[r]) ? "true" : "false");
         if (bound[r] > bound[loose]) loose = r;
@@ -9318,7 +9348,7 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
         gpuprof__xr_warnings(&x, &warn, 1);
         gpuprof__buf_printf(&txt, "== gpuprof: the job's %d ranks, gathered at MPI_Finalize (GPUPROF_MPI) ==\n", size);
         gpuprof__xr_text(&txt, &x);
-        if (size - nrun) gpuprof__buf_printf(&txt, "%d rank%s recorded nothing (GPUPROF_OFF, or no range) and %s left out\n", size - nrun, size - nrun == 1 ? "" : "s", size - nrun == 1 ? "is" : "are");
+        if (nnr) gpuprof__buf_printf(&txt, "%d rank%s recorded nothing (GPUPROF_OFF, or no range) and %s left out\n", nnr, nnr == 1 ? "" : "s", nnr == 1 ? "is" : "are");
         gpuprof__fmt_ns(b1, sizeof b1, (double)off[worst]);
         gpuprof__fmt_ns(b2, sizeof b2, (double)bound[loose]);
         gpuprof__buf_printf(&txt, "clocks: the ranks' offsets to rank 0 by ping-pong (the fastest of %d+ round trips): at most %s (rank %d), each known within +-%s",
@@ -9332,6 +9362,12 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
         gpuprof__xr_free(&x);
     } else if (nrun < 2)
         gpuprof__buf_printf(&txt, "gpuprof: %d of the job's %d ranks recorded ranges; nothing to compare across ranks\n", nrun, size);
+    if (nnj) {
+        gpuprof__fmt(b1, sizeof b1, "%g", timeout);
+        gpuprof__buf_printf(&txt, "%s%d rank%s did not join the comparison (%s %s): no gpuprof call after MPI_Init, or %s reached MPI_Finalize more than "
+                                  "%s s after rank 0 (GPUPROF_MPI_TIMEOUT)\n", nrun < 2 ? "gpuprof: " : "", nnj, nnj == 1 ? "" : "s", nnj == 1 ? "rank" : "ranks",
+                            nj.p ? nj.p : "", nnj == 1 ? "it" : "they", b1);
+    }
     if (strcmp(dest, "off") != 0 && !txt.failed && txt.len) {
         if (strcmp(dest, "stdout") == 0) out = stdout;
         else if (strcmp(dest, "stderr") == 0 || (out = fopen(dest, "a")) == NULL) out = stderr;
@@ -9347,54 +9383,89 @@ static void gpuprof__mpi_report(const char *all, const int *len, const int *at, 
     GPUPROF_FREE(js.p);
     GPUPROF_FREE(extra.p);
     GPUPROF_FREE(warn.p);
+    GPUPROF_FREE(nj.p);
 }
 
-/* Inside MPI_Finalize, on every rank at once. */
+/* How long rank 0 waits at MPI_Finalize for the others (GPUPROF_MPI_TIMEOUT
+   seconds, 10); the others wait three times as long for rank 0. */
+static double gpuprof__mpi_timeout(void) {
+    const char *v = getenv("GPUPROF_MPI_TIMEOUT");
+    char *end;
+    double t;
+    if (!v || !*v) return 10.0;
+    t = strtod(v, &end);
+    if (*end || !(t >= 0 && t <= 3600)) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_MPI_TIMEOUT='%.32s' is not a number of seconds from 0 to 3600; waiting 10 s", v);
+        return 10.0;
+    }
+    return t;
+}
+
+/* Inside MPI_Finalize, on each rank that registered. Point to point only:
+   every rank says hello to rank 0 (with the size of its record); rank 0
+   waits for them (GPUPROF_MPI_TIMEOUT), then, one rank at a time, says go
+   (and whether it can take the record), measures the clock offset, and
+   receives the record. A rank that never registered is not waited for
+   beyond the timeout; one whose rank 0 never comes gives up after 3x it. */
 static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra) {
-    MPI_Comm c;
-    int me = 0, size = 1, n, ok = 1, r, total = 0, *len = NULL, *at = NULL;
-    int64_t *off = NULL, *bound = NULL;
-    char *all = NULL;
-    static const char empty[4] = { 0 };
+    int me = 0, size = 1, r;
+    int64_t mine, go, *len = NULL, *at = NULL, *off = NULL, *bound = NULL, total = 0;
+    char *all = NULL, *joined = NULL;
+    double timeout = gpuprof__mpi_timeout();
+    MPI_Status st;
     (void)comm; (void)keyval; (void)value; (void)extra;
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return MPI_SUCCESS;
     if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__RUNNING) gpuprof_shutdown();   /* writes this rank's outputs, keeps its table */
-    if (gpuprof__mpi.Comm_dup(MPI_COMM_WORLD, &c) != MPI_SUCCESS) return MPI_SUCCESS;
-    gpuprof__mpi.Comm_rank(c, &me);
-    gpuprof__mpi.Comm_size(c, &size);
-    if (size > 1) {
-        /* Every collective below is reached by every rank: the decisions
-           rank 0 alone can make (memory) are broadcast first. */
-        if (me == 0) {
-            len = (int *)gpuprof__alloc(2 * (size_t)size * sizeof *len);
-            off = (int64_t *)gpuprof__alloc(2 * (size_t)size * sizeof *off);
-            ok = len && off;
-            if (ok) { at = len + size; bound = off + size; memset(off, 0, 2 * (size_t)size * sizeof *off); }
+    gpuprof__mpi.Comm_rank(MPI_COMM_WORLD, &me);
+    gpuprof__mpi.Comm_size(MPI_COMM_WORLD, &size);
+    mine = gpuprof__mpis.mine && gpuprof__mpis.nmine < (size_t)INT32_MAX ? (int64_t)gpuprof__mpis.nmine : 0;
+    if (size > 1 && me != 0) {
+        gpuprof__mpi.Send(&mine, 1, MPI_INT64_T, 0, GPUPROF__TAG_HELLO, MPI_COMM_WORLD);
+        if (!gpuprof__mpi_wait(0, GPUPROF__TAG_GO, 3 * timeout, &st))
+            fprintf(stderr, "gpuprof: rank %d waited %g s at MPI_Finalize for rank 0 to compare the ranks, in vain (rank 0 made no gpuprof call after MPI_Init?); "
+                            "gpuprof-ranks compares the summaries\n", me, 3 * timeout);
+        else {
+            gpuprof__mpi.Recv(&go, 1, MPI_INT64_T, 0, GPUPROF__TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            gpuprof__mpi_pong();
+            if (go && mine) gpuprof__mpi.Send(gpuprof__mpis.mine, (int)mine, MPI_BYTE, 0, GPUPROF__TAG_REC, MPI_COMM_WORLD);
         }
-        gpuprof__mpi.Bcast(&ok, 1, MPI_INT, 0, c);
-        if (ok) {
-            gpuprof__mpi_pingpong(c, me, size, off, bound);
-            n = gpuprof__mpis.mine && gpuprof__mpis.nmine < (size_t)INT32_MAX ? (int)gpuprof__mpis.nmine : 0;
-            gpuprof__mpi.Gather(&n, 1, MPI_INT, len, 1, MPI_INT, 0, c);
-            if (me == 0) {
-                for (r = 0; r < size && ok; r++) {
-                    at[r] = total;
-                    if (len[r] > INT32_MAX - total) ok = 0;
-                    else total += len[r];
-                }
-                if (ok && !(all = (char *)gpuprof__alloc((size_t)total + 1))) ok = 0;
+    } else if (size > 1) {
+        int nj = 1, ok;
+        len = (int64_t *)gpuprof__zalloc(4 * (size_t)size * sizeof *len);
+        joined = (char *)gpuprof__zalloc((size_t)size);
+        if (len && joined) {
+            at = len + size; off = at + size; bound = off + size;
+            joined[0] = 1;
+            len[0] = mine;
+            /* the hellos, as the ranks arrive: until all came, or the timeout */
+            while (nj < size && gpuprof__mpi_wait(MPI_ANY_SOURCE, GPUPROF__TAG_HELLO, timeout, &st)) {
+                int64_t n = 0;
+                gpuprof__mpi.Recv(&n, 1, MPI_INT64_T, st.MPI_SOURCE, GPUPROF__TAG_HELLO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (st.MPI_SOURCE > 0 && st.MPI_SOURCE < size && !joined[st.MPI_SOURCE]) { joined[st.MPI_SOURCE] = 1; len[st.MPI_SOURCE] = n; nj++; }
             }
-            gpuprof__mpi.Bcast(&ok, 1, MPI_INT, 0, c);
-            if (ok) gpuprof__mpi.Gatherv(n ? gpuprof__mpis.mine : empty, n, MPI_BYTE, all, len, at, MPI_BYTE, 0, c);
-            if (ok && me == 0) gpuprof__mpi_report(all, len, at, size, off, bound);
-        }
-        if (!ok && me == 0)
-            fprintf(stderr, "gpuprof: out of memory gathering the ranks' figures at MPI_Finalize; no cross-rank report (gpuprof-ranks compares the summaries)\n");
+            for (r = 0; r < size; r++) { at[r] = total; total += joined[r] ? len[r] : 0; }
+            all = (char *)gpuprof__alloc((size_t)total + 1);
+            ok = all != NULL;
+            if (all && mine) memcpy(all, gpuprof__mpis.mine, (size_t)mine);
+            /* go to every rank that came, at once (then each waits for its turn
+               with no time limit: rank 0 is committed to it) */
+            go = ok;                                  /* out of memory: the clocks, no record */
+            for (r = 1; r < size; r++) if (joined[r]) gpuprof__mpi.Send(&go, 1, MPI_INT64_T, r, GPUPROF__TAG_GO, MPI_COMM_WORLD);
+            {
+                int64_t until = gpuprof__mpi_now() + 2000000000;   /* longer exchanges for loose bounds: 2 s in all */
+                for (r = 1; r < size; r++) {
+                    if (!joined[r]) continue;
+                    gpuprof__mpi_ping(r, &off[r], &bound[r], until);
+                    if (go && len[r]) gpuprof__mpi.Recv(all + at[r], (int)len[r], MPI_BYTE, r, GPUPROF__TAG_REC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+            }
+            if (ok) gpuprof__mpi_report(all, len, at, joined, size, off, bound, timeout);
+            else fprintf(stderr, "gpuprof: out of memory gathering the ranks' figures at MPI_Finalize; no cross-rank report (gpuprof-ranks compares the summaries)\n");
+        } else fprintf(stderr, "gpuprof: out of memory at MPI_Finalize; the ranks are not compared (gpuprof-ranks compares the summaries)\n");
     }
-    gpuprof__mpi.Comm_free(&c);
     GPUPROF_FREE(all);
     GPUPROF_FREE(len);
-    GPUPROF_FREE(off);
+    GPUPROF_FREE(joined);
     gpuprof__mpi_forget();
     GPUPROF__STR(&gpuprof__mpis.attached, 2);        /* done: no MPI call from here on */
     return MPI_SUCCESS;

@@ -113,6 +113,13 @@ timeout 100 "$mpiexec" "$np" 2 "$order" --no-step > nostep.out 2>&1 < /dev/null;
 expect "rank 0 says why the ranks were not compared" nostep.out "^gpuprof: MPI was finalized before gpuprof saw it initialized, so the ranks were not compared (call gpuprof_init() or GPUPROF_STEP() after MPI_Init; gpuprof-ranks compares the summaries)$"
 expect "and prints its table at exit" nostep.out "rank 0 of 2 on"
 grep -q "after MPI_FINALIZE\|after finalizing" nostep.out && bad "an MPI call after MPI_Finalize" || ok
+# A rank that never calls gpuprof never registers: no collective is made, so
+# nobody hangs; rank 0 waits GPUPROF_MPI_TIMEOUT for it and says so, and when
+# rank 0 is the one, the other gives up after three times that.
+GPUPROF_MPI_TIMEOUT=1 timeout 60 "$mpiexec" "$np" 2 "$order" --only 0 > only0.out 2>&1 < /dev/null; code "only rank 0 uses gpuprof: the job ends" 0 $?
+expect "rank 0 says rank 1 did not join" only0.out "^gpuprof: 1 rank did not join the comparison (rank 1): no gpuprof call after MPI_Init, or it reached MPI_Finalize more than 1 s after rank 0 (GPUPROF_MPI_TIMEOUT)$"
+GPUPROF_MPI_TIMEOUT=1 timeout 60 "$mpiexec" "$np" 2 "$order" --only 1 > only1.out 2>&1 < /dev/null; code "rank 0 never uses gpuprof: the job ends" 0 $?
+expect "rank 1 gives up on rank 0 after 3x the timeout" only1.out "^gpuprof: rank 1 waited 3 s at MPI_Finalize for rank 0 to compare the ranks, in vain (rank 0 made no gpuprof call after MPI_Init?); gpuprof-ranks compares the summaries$"
 # Ranks in different directories (as on hosts without a shared file system):
 # rank 0 cannot read rank 1's trace, says so and how to merge them, and
 # still writes the report and its JSON.
