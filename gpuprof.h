@@ -9441,6 +9441,7 @@ static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra
             while (nj < size && gpuprof__mpi_wait(MPI_ANY_SOURCE, GPUPROF__TAG_HELLO, timeout, &st)) {
                 int64_t n = 0;
                 gpuprof__mpi.Recv(&n, 1, MPI_INT64_T, st.MPI_SOURCE, GPUPROF__TAG_HELLO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (n < 0 || n > INT32_MAX) n = 0;     /* not a size a rank sends: no record */
                 if (st.MPI_SOURCE > 0 && st.MPI_SOURCE < size && !joined[st.MPI_SOURCE]) { joined[st.MPI_SOURCE] = 1; len[st.MPI_SOURCE] = n; nj++; }
             }
             for (r = 0; r < size; r++) { at[r] = total; total += joined[r] ? len[r] : 0; }
@@ -9449,14 +9450,17 @@ static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra
             if (all && mine) memcpy(all, gpuprof__mpis.mine, (size_t)mine);
             /* go to every rank that came, at once (then each waits for its turn
                with no time limit: rank 0 is committed to it) */
-            go = ok;                                  /* out of memory: the clocks, no record */
-            for (r = 1; r < size; r++) if (joined[r]) gpuprof__mpi.Send(&go, 1, MPI_INT64_T, r, GPUPROF__TAG_GO, MPI_COMM_WORLD);
+            for (r = 1; r < size; r++) {
+                if (!joined[r]) continue;
+                go = ok && len[r] > 0;                /* send your record (out of memory: the clocks only) */
+                gpuprof__mpi.Send(&go, 1, MPI_INT64_T, r, GPUPROF__TAG_GO, MPI_COMM_WORLD);
+            }
             {
                 int64_t until = gpuprof__mpi_now() + 2000000000;   /* longer exchanges for loose bounds: 2 s in all */
                 for (r = 1; r < size; r++) {
                     if (!joined[r]) continue;
                     gpuprof__mpi_ping(r, &off[r], &bound[r], until);
-                    if (go && len[r]) gpuprof__mpi.Recv(all + at[r], (int)len[r], MPI_BYTE, r, GPUPROF__TAG_REC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    if (ok && len[r] > 0) gpuprof__mpi.Recv(all + at[r], (int)len[r], MPI_BYTE, r, GPUPROF__TAG_REC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 }
             }
             if (ok) gpuprof__mpi_report(all, len, at, joined, size, off, bound, timeout);
