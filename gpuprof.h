@@ -6568,6 +6568,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         const gpuprof__nested *a = &nest[i];
         gpuprof__phase *p;
         double per;
+        int cpu_side;
         if (!is_phase[i] || !r->stats.count) continue;
         p = &all[nall++];
         p->r = r;
@@ -6577,8 +6578,8 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         per = (r->stats.sum > 0 ? gpuprof__in_steps(v, r) / r->stats.sum : 1.0) / v->steps;
         p->cpu = r->stats.sum * per;
         p->gpu = r->gpu.count ? r->gpu.sum * per : 0;
-        if ((p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) &&
-            a->comm_ns > 0 && a->comm_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->comm_ns >= a->sync_ns && a->comm_ns >= a->host_ns) {
+        cpu_side = p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id));   /* nested ranges may decide it */
+        if (cpu_side && a->comm_ns > 0 && a->comm_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->comm_ns >= a->sync_ns && a->comm_ns >= a->host_ns) {
             p->k = GPUPROF__K_COMM;      /* a phase that mostly waits in a collective (backward around its all-reduce) */
             p->by = a->comm_by;
             p->by_ns = a->comm_ns * per;
@@ -6587,7 +6588,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
             p->by = a->comm_by;
             p->by_ns = a->comm_gpu_ns * per;
             p->by_gpu = 1;
-        } else if (p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id))) {
+        } else if (cpu_side) {
             if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns * per; }
             else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns * per; }
             /* declared work on the CPU (peaks given): a phase mostly made of it takes its bound */
@@ -9011,13 +9012,13 @@ enum { GPUPROF__TAG_HELLO = 0x47500, GPUPROF__TAG_GO, GPUPROF__TAG_PING, GPUPROF
 
 static struct {
     pthread_mutex_t mu;
-    int attached, keyval, finalized_seen;
+    int attached;                /* 0 not yet, 1 the hook is registered, 2 it ran, -1 registering failed */
     char *mine;                  /* this rank's flat table (gpuprof__mpi_keep), serialized */
     size_t nmine;
     char *report;                /* where rank 0's table went: stderr, stdout, off or a path */
     char *ranks_path;            /* the cross-rank JSON: the summary's pattern with %r -> "ranks" */
     char *merged_path;           /* the merged trace: the trace's pattern with %r -> "ranks" */
-} gpuprof__mpis = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, NULL, NULL, NULL };
+} gpuprof__mpis = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, NULL, NULL, NULL };
 
 /* An output pattern's path with %r -> "ranks" (rank 0's files for the
    whole job), or NULL without %r. */
@@ -9036,10 +9037,9 @@ static int gpuprof__env_flag(const char *var, int *out);
    MPI allows calls it). */
 static void gpuprof__mpi_attach(void) {
     int init = 0, fin = 0, level = MPI_THREAD_SINGLE, is_main = 0, key, wr = -1;
-    if (GPUPROF__LDA(&gpuprof__mpis.attached)) return;
+    if (GPUPROF__LDA(&gpuprof__mpis.attached) || gpuprof__mpi.Initialized(&init) != MPI_SUCCESS || !init) return;   /* a step of a run without MPI: no lock */
     pthread_mutex_lock(&gpuprof__mpis.mu);
-    if (gpuprof__mpis.attached || gpuprof__mpi.Initialized(&init) != MPI_SUCCESS || !init ||
-        gpuprof__mpi.Finalized(&fin) != MPI_SUCCESS || fin) {
+    if (gpuprof__mpis.attached || gpuprof__mpi.Finalized(&fin) != MPI_SUCCESS || fin) {
         pthread_mutex_unlock(&gpuprof__mpis.mu);
         return;
     }
@@ -9053,7 +9053,6 @@ static void gpuprof__mpi_attach(void) {
         pthread_mutex_unlock(&gpuprof__mpis.mu);
         return;
     }
-    gpuprof__mpis.keyval = key;
     GPUPROF__STR(&gpuprof__mpis.attached, 1);
     gpuprof__mpi.Comm_rank(MPI_COMM_WORLD, &wr);
     if (gpuprof__g.rank >= 0 && wr != gpuprof__g.rank)

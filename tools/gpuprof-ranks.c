@@ -2,23 +2,14 @@
    processes of one job (one per rank), range by range: the time per
    counted step on each rank as min / median / max, the slowest and the
    fastest rank, the skew, and the straggler -- the rank that makes the
-   others wait -- with its evidence and what it costs them. Plain C99, no
-   dependencies (tools/summary_json.h reads the summaries).
-
-   In synchronous training every rank shows the same step time: the rank
-   that holds the others back hides behind their waits. Its slow range is
-   seen directly, and it waits *least* in the collectives, where the others
-   wait for it; the ranks it delays look slow in the ranges that hold a
-   collective. So ranges are compared on their self time (a range holding a
-   collective is not charged with it), and collectives count as waiting.
-
-   The analysis is gpuprof.h's own (section "Cross-rank report"): rank 0
-   prints the same report at MPI_Finalize in a GPUPROF_MPI build.
+   others wait -- with its evidence and what it costs them. Plain C99:
+   tools/summary_json.h reads the summaries; the analysis and the trace
+   merge are gpuprof.h's own (section "Cross-rank report", which says why
+   self times and collectives are read as they are), so rank 0 prints the
+   same report at MPI_Finalize in a GPUPROF_MPI build.
 
    Build: cc -O2 -o gpuprof-ranks tools/gpuprof-ranks.c -pthread -lm (CMake builds it). */
-#define _POSIX_C_SOURCE 200809L            /* getline */
-#include <limits.h>
-#include <stdarg.h>
+#define _POSIX_C_SOURCE 200809L            /* the POSIX calls of gpuprof.h's implementation */
 
 #define TOOL "gpuprof-ranks"
 #include "summary_json.h"
@@ -64,8 +55,6 @@ typedef struct rankrun {
     jv doc;
     const char *path;
 } rankrun;
-
-static int by_rank(const void *a, const void *b) { return ((const gpuprof__xr_run *)a)->rank - ((const gpuprof__xr_run *)b)->rank; }
 
 /* A summary's figures as the analysis takes them (names point into doc). */
 static int run_of(const rankrun *k, gpuprof__xr_run *x) {
@@ -227,7 +216,7 @@ int main(int argc, char **argv) {
         if (nrun == 0) return 0;
     }
     if (nrun < 2) { fprintf(stderr, "%s", nrun ? TOOL ": one summary is not several ranks; give every rank's (run.*.json)\n" : usage_text); return 2; }
-    qsort(xr, (size_t)nrun, sizeof *xr, by_rank);
+    qsort(xr, (size_t)nrun, sizeof *xr, gpuprof__xr_by_rank);
     for (i = 1; i < nrun; i++)
         if (xr[i].rank == xr[i - 1].rank) {
             fprintf(stderr, TOOL ": %s and %s are both rank %d (two runs of one job mixed, or a restart?)\n", xr[i - 1].path, xr[i].path, xr[i].rank);
