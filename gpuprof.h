@@ -248,6 +248,8 @@ typedef struct gpuprof_config {
                                    CUPTI, attributed to the ranges (GPUPROF_KERNELS=1) */
     int kernel_buffer_mb;       /* kernel capture: memory for CUPTI's activity buffers: 0 = 64 MiB
                                    (GPUPROF_KERNEL_BUFFER_MB) */
+    int gpu_from_kernels;       /* CUDA builds: a range's GPU time is the span of the GPU work launched inside
+                                   it (kernel capture, turned on by this), with no CUDA event (GPUPROF_GPU=kernels) */
     int rank, world_size;       /* this process's rank (0-based) among world_size; world_size 0: both from the
                                    launcher's environment (GPUPROF_RANK overrides the rank) */
 } gpuprof_config;
@@ -565,6 +567,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define GPUPROF__LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define GPUPROF__STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define GPUPROF__ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define GPUPROF__CAS(p, expect, v) __atomic_compare_exchange_n((p), (expect), (v), 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
 #define GPUPROF__LIKELY(x) __builtin_expect(!!(x), 1)
 #define GPUPROF__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GPUPROF__NOINLINE __attribute__((noinline))
@@ -578,6 +581,7 @@ static inline double gpuprof__ldda(const double *p) { double v; __atomic_load(p,
 #define GPUPROF__LDA(p) (*(p))
 #define GPUPROF__STR(p, v) (*(p) = (v))
 #define GPUPROF__ADD(p, v) ((*(p) += (v)) - (v))
+#define GPUPROF__CAS(p, expect, v) (*(p) == *(expect) ? (*(p) = (v), 1) : (*(expect) = *(p), 0))
 #define GPUPROF__LIKELY(x) (x)
 #define GPUPROF__UNLIKELY(x) (x)
 #define GPUPROF__NOINLINE
@@ -1148,6 +1152,7 @@ typedef struct gpuprof__gpustat {
     uint64_t self_ns, pre_self_ns, excluded;
     int64_t lag_ns;           /* sum over counted calls of (GPU end - CPU end) */
     int64_t wait_ns;          /* sum over counted calls of (GPU start - CPU start): queued work ahead of the range */
+    uint64_t nowork;          /* from kernels: counted calls that launched no GPU work (no span) */
 } gpuprof__gpustat;
 
 typedef struct gpuprof__node {
@@ -1159,7 +1164,8 @@ typedef struct gpuprof__node {
     double last;              /* counters: the latest value */
     gpuprof_stats *pre;       /* see gpuprof__exclude() */
     uint64_t pre_self_ns;
-    gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events */
+    gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events (GPUPROF_GPU=kernels: the collector) */
+    gpuprof__gpustat *kspan;  /* kernel capture: GPU time from the kernels launched inside it (written by the collector) */
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns;   /* kernel capture: kernels launched inside this range itself (written by the collector) */
@@ -1177,6 +1183,7 @@ typedef struct gpuprof__frame {
     int gdev;                 /* CUDA builds: the device, stream and start event of the GPU part */
     void *gstream, *gev0;
     uint64_t gseq;            /* the thread's GPU records pushed when this range began */
+    uint64_t kcall;           /* kernel capture: the call's number + 1 in gpuprof__kc.calls (0: none) */
     int64_t mem0, dev0;       /* mem_ranges: tracked and device-used bytes at the begin (dev0 -1: none) */
 } gpuprof__frame;
 
@@ -1731,6 +1738,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
         for (k = 0; k < GPUPROF__NODE_CHUNK && i + k < t->nnodes; k++) {
             GPUPROF_FREE(c[k].pre);
             if (c[k].gpu) { GPUPROF_FREE(c[k].gpu->pre); GPUPROF_FREE(c[k].gpu); }
+            if (c[k].kspan) { GPUPROF_FREE(c[k].kspan->pre); GPUPROF_FREE(c[k].kspan); }
         }
         GPUPROF_FREE(c);
     }
@@ -1738,6 +1746,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
         if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); GPUPROF_FREE(t->counters[i]); }
     GPUPROF_FREE(t->overflow.pre);
     if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
+    if (t->overflow.kspan) { GPUPROF_FREE(t->overflow.kspan->pre); GPUPROF_FREE(t->overflow.kspan); }
 #ifdef GPUPROF_CUDA
     gpuprof__gput_free(t->gpu);
 #endif
@@ -2041,6 +2050,8 @@ typedef struct gpuprof__anchor {
 
 static struct {
     int on;                       /* GPU timing now */
+    int events;                   /* ranges record CUDA events (on, unless GPUPROF_GPU=kernels took over) */
+    int from_kernels;             /* GPUPROF_GPU=kernels in effect: a range's GPU time is the span of its kernels */
     int available;                /* a device was found at init */
     int ndev, dev0, driver, runtime;
     int cc_major, cc_minor, sms, clock_khz, mem_khz, bus_bits;   /* dev0's, for the roofline peaks (0: unknown) */
@@ -2072,6 +2083,7 @@ static void gpuprof__cuda_clear(cudaError_t e) {
 static GPUPROF__NOINLINE void gpuprof__gpu_fail(cudaError_t e, const char *where) {
     if (!GPUPROF__LD(&gpuprof__gpu.on)) return;
     GPUPROF__ST(&gpuprof__gpu.on, 0);
+    GPUPROF__ST(&gpuprof__gpu.events, 0);
     snprintf(gpuprof__gpu.status, sizeof gpuprof__gpu.status, "GPU timing stopped: %s in %s", cudaGetErrorName(e), where);
     if (e == cudaErrorCudartUnloading) return;            /* the process is exiting */
     gpuprof__cuda_clear(e);
@@ -2086,6 +2098,7 @@ static void gpuprof__gpu_probe(int wanted) {
     struct cudaDeviceProp prop;
     uint32_t i;
     GPUPROF__ST(&gpuprof__gpu.on, 0);
+    GPUPROF__ST(&gpuprof__gpu.events, 0);
     gpuprof__gpu.available = 0;
     gpuprof__gpu.name[0] = 0;
     gpuprof__gpu.timed = gpuprof__gpu.skipped_capture = gpuprof__gpu.skipped_backlog = gpuprof__gpu.skipped_device = 0;
@@ -2140,6 +2153,7 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.status[0] = 0;
     gpuprof__gpu.available = 1;
     GPUPROF__ST(&gpuprof__gpu.on, 1);
+    GPUPROF__ST(&gpuprof__gpu.events, 1);
     /* The first anchor now, so the first ranges are placed against a recent one. */
     pthread_mutex_lock(&gpuprof__gpu_mu);
     gpuprof__anchor_renew(dev);
@@ -2293,7 +2307,7 @@ static GPUPROF__NOINLINE void gpuprof__gpu_end_slow(gpuprof__thread *t, gpuprof_
 GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, void *stream, int s0) {
     f->gev0 = NULL;
     f->gseq = t->gpu_pushed;
-    if (GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_begin_slow(t, f, stream, s0);
+    if (GPUPROF__LD(&gpuprof__gpu.events)) gpuprof__gpu_begin_slow(t, f, stream, s0);
 }
 
 GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
@@ -2435,15 +2449,16 @@ static int gpuprof__track(gpuprof__gput *g, int dev, void *stream, int tid) {
     return (int)i;
 }
 
-static gpuprof__gpustat *gpuprof__gpustat_of(gpuprof__node *n) {
-    gpuprof__gpustat *s = (gpuprof__gpustat *)GPUPROF__LDA(&n->gpu);
+static gpuprof__gpustat *gpuprof__gpustat_at(gpuprof__gpustat **at) {
+    gpuprof__gpustat *s = (gpuprof__gpustat *)GPUPROF__LDA(at);
     if (s) return s;
     if (!(s = (gpuprof__gpustat *)gpuprof__alloc(sizeof *s))) return NULL;
     memset(s, 0, sizeof *s);
     gpuprof_stats_init(&s->stats);
-    GPUPROF__STR(&n->gpu, s);
+    GPUPROF__STR(at, s);
     return s;
 }
+#define gpuprof__gpustat_of(n) gpuprof__gpustat_at(&(n)->gpu)
 
 /* One finished record: statistics, self time, step busy time, trace. */
 static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpuprof__gpurec *r) {
@@ -2639,7 +2654,8 @@ static void gpuprof__gpu_step(uint64_t step, uint64_t now_ns, uint64_t len_ns, i
         gpuprof__gpu.slot[k].counted = counted && len_ns;
         gpuprof__gpu.slot[k].closed = 1;
     }
-    if (gpuprof__gpu.slot[next].closed && gpuprof__gpu.slot[next].counted)
+    /* GPUPROF_GPU=kernels: the capture's steps give it (gpuprof__kc_step) */
+    if (gpuprof__gpu.slot[next].closed && gpuprof__gpu.slot[next].counted && !gpuprof__gpu.from_kernels)
         gpuprof_stats_add(&gpuprof__gpu.idle, gpuprof__slot_idle(next));
     gpuprof__gpu.slot[next].closed = 0;
     GPUPROF__ST(&gpuprof__gpu.slot[next].t0_ns, (uint64_t)0);
@@ -2650,8 +2666,10 @@ static void gpuprof__gpu_step(uint64_t step, uint64_t now_ns, uint64_t len_ns, i
 }
 
 /* The idle statistics including the steps not settled yet (report time). */
+static int gpuprof__kc_idle(gpuprof_stats *out);   /* kernel capture, below */
 static void gpuprof__gpu_idle(gpuprof_stats *out) {
     uint32_t k;
+    if (gpuprof__kc_idle(out)) return;
     *out = gpuprof__gpu.idle;
     for (k = 0; k < GPUPROF__STEP_SLOTS; k++)
         if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted) gpuprof_stats_add(out, gpuprof__slot_idle(k));
@@ -2697,6 +2715,7 @@ static void gpuprof__gpu_close(void) {
         memset(a, 0, sizeof *a);
     }
     GPUPROF__ST(&gpuprof__gpu.on, 0);
+    GPUPROF__ST(&gpuprof__gpu.events, 0);
 }
 #else
 /* CPU-only build: the GPU part compiles away. */
@@ -2863,6 +2882,31 @@ typedef struct gpuprof__kslot {
     uint32_t niv, cap;
 } gpuprof__kslot;
 
+/* One call of a range made while capture is on, for its GPU span: the first
+   start to the last end of the GPU work launched inside it, nested ranges
+   included. The recording thread takes a slot at the range's begin (when
+   the collector has let go of it: else the call has no span, counted) and
+   marks the end; the collector extends the span as records come, and folds
+   the call into the range's statistics once it ended GPUPROF__KC_SETTLE_NS
+   ago (its records are in by then), or at shutdown. */
+typedef struct gpuprof__kcall {
+    /* the recording thread's, published by seq (begin) and t1 (end) */
+    uint64_t seq;                 /* the call's number + 1; written last at the begin */
+    uint64_t skip;                /* the highest number + 1 of a later call that found the slot taken */
+    gpuprof__node *node;
+    uint64_t parent;              /* the enclosing call's number + 1 (0: none) */
+    uint64_t step, t0, t1;        /* t1: CPU ticks at the end, 0 while open; written last at the end */
+    int busy;                     /* 1 from the begin until the collector folds it */
+    int decision, depth, tid;
+    /* the collector's (kc.mu) */
+    uint64_t folded;              /* seq of the last call of this slot that was folded */
+    int64_t first, last;          /* the span, trace ns */
+    uint64_t own_ns;              /* GPU time of the work launched inside the call itself */
+    uint32_t nrec, device, stream;   /* records in the span (nested ranges' too); device and stream of the first */
+} gpuprof__kcall;
+#define GPUPROF__KC_CALLS (1u << 16)      /* calls whose span is being gathered, at most (ring) */
+#define GPUPROF__KC_SETTLE_NS 1500000000ll   /* a call's records are in this long after its end (3 x the flush period) */
+
 static struct {
     int live;                     /* the hot path pushes ids: capture on in this session */
     int loaded, subscribed, callbacks, ts_cb;   /* process-wide: CUPTI is loaded, ...; the timestamp callback took */
@@ -2895,10 +2939,20 @@ static struct {
     gpuprof__kslot slot[GPUPROF__KC_SLOTS];
     gpuprof_stats per_step, busy;  /* settled counted steps: kernels launched, GPU busy % */
     gpuprof__thread *tracer;      /* the collector's trace events go into this state's blocks (kc.mu) */
+    /* range calls and their GPU spans: slots taken by the recording threads, folded by the collector */
+    gpuprof__kcall *calls;        /* allocated once per process, never freed (a late range end may write to it) */
+    uint64_t call_next;           /* the next call's number (atomic) */
+    uint64_t fold_pos;            /* calls below it are folded, skipped, or in open[] (kc.mu) */
+    uint64_t *open;               /* numbers + 1 of calls the fold passed while they were open */
+    uint32_t nopen, open_cap;
+    int64_t settled_at;           /* trace ns of the last fold pass */
+    uint64_t spans_skipped;       /* calls that found their slot taken: no span (atomic) */
+    uint64_t spans_late;          /* GPU records of a call already folded */
 } gpuprof__kc;
 static pthread_mutex_t gpuprof__kc_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gpuprof__kc_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static int gpuprof__phase_of(uint64_t step);   /* steps section, below */
+static void gpuprof__kc_settle_now(void);
 
 static const char *gpuprof__cupti_error(int rc) {
     const char *s = NULL;
@@ -2927,7 +2981,13 @@ static void gpuprof__kc_off(const char *fmt, ...) {
     GPUPROF__ST(&gpuprof__kc.live, 0);
     GPUPROF__ST(&gpuprof__kc.accepting, 0);
     snprintf(gpuprof__kc.status, sizeof gpuprof__kc.status, "%s", why);
-    gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture is off: %s; ranges are timed as before", why);
+    if (gpuprof__kc.asked == 2) {
+        /* GPUPROF_GPU=kernels: the ranges go back to CUDA events */
+        gpuprof__gpu.from_kernels = 0;
+        GPUPROF__ST(&gpuprof__gpu.events, GPUPROF__LD(&gpuprof__gpu.on));
+        gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture is off: %s; GPUPROF_GPU=kernels needs it, so %s", why,
+                      GPUPROF__LD(&gpuprof__gpu.on) ? "ranges are timed on the GPU with CUDA events" : "ranges have CPU time only");
+    } else gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture is off: %s; ranges are timed as before", why);
 }
 
 /* Fails with the call's name, its result, and what to do. */
@@ -3027,16 +3087,36 @@ static void gpuprof__kc_recycle(uint8_t *b) {
 GPUPROF__INLINE uint32_t gpuprof__kc_u32(const uint8_t *r, int off) { uint32_t v; memcpy(&v, r + off, 4); return v; }
 GPUPROF__INLINE uint64_t gpuprof__kc_u64(const uint8_t *r, int off) { uint64_t v; memcpy(&v, r + off, 8); return v; }
 
-/* The id a range pushes: its node (8-aligned, below 2^48) and the step it began in. */
+/* The id a range pushes: its node (8-aligned, below 2^48) in the low 45
+   bits, then either (bit 63 clear) the step it began in, 18 bits, or (bit
+   63 set) its call's slot in gpuprof__kc.calls, 16 bits, and 2 bits of the
+   call's number above those, which tell a call from the slot's later ones. */
 #define GPUPROF__KC_NODE_BITS 45
 #define GPUPROF__KC_OWN 1ull          /* the id around gpuprof's own CUDA calls ("node" 8: never a node) */
+#define GPUPROF__KC_CALL_BIT (1ull << 63)
 static uint64_t gpuprof__kc_ext(const gpuprof__node *n) {
-    return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__g.step) << GPUPROF__KC_NODE_BITS);
+    return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__g.step) << GPUPROF__KC_NODE_BITS & ~GPUPROF__KC_CALL_BIT);
+}
+static uint64_t gpuprof__kc_call_ext(const gpuprof__node *n, uint64_t call) {
+    return ((uintptr_t)n >> 3) | (uint64_t)(call % GPUPROF__KC_CALLS) << GPUPROF__KC_NODE_BITS | (call / GPUPROF__KC_CALLS & 3u) << 61 | GPUPROF__KC_CALL_BIT;
 }
 static gpuprof__node *gpuprof__kc_node(uint64_t ext) { return (gpuprof__node *)(uintptr_t)((ext & ((1ull << GPUPROF__KC_NODE_BITS) - 1)) << 3); }
 static uint64_t gpuprof__kc_step_of(uint64_t ext) {
-    uint64_t now = GPUPROF__LD(&gpuprof__g.step), mask = (1ull << (64 - GPUPROF__KC_NODE_BITS)) - 1;
+    uint64_t now = GPUPROF__LD(&gpuprof__g.step), mask = (1ull << (63 - GPUPROF__KC_NODE_BITS)) - 1;
     return now - ((now - (ext >> GPUPROF__KC_NODE_BITS)) & mask);
+}
+/* The call of a call id while its span is open (kc.mu): NULL once folded,
+   when its slot went to a later call -- its records came too late. A slot is
+   rewritten only after the collector folded its call, so while seq is not
+   `folded` the fields are the call's. */
+static gpuprof__kcall *gpuprof__kc_call_of(uint64_t ext) {
+    gpuprof__kcall *c;
+    uint64_t seq;
+    if (!(ext & GPUPROF__KC_CALL_BIT) || !gpuprof__kc.calls) return NULL;
+    c = &gpuprof__kc.calls[(ext >> GPUPROF__KC_NODE_BITS) & (GPUPROF__KC_CALLS - 1)];
+    seq = GPUPROF__LDA(&c->seq);
+    if (!seq || seq == c->folded || ((seq - 1) / GPUPROF__KC_CALLS & 3u) != ((ext >> 61) & 3u) || c->node != gpuprof__kc_node(ext)) return NULL;
+    return c;
 }
 
 /* Counts key; returns its slot. */
@@ -3165,8 +3245,10 @@ static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int
     if ((s = gpuprof__kc_slot(step)) != NULL) { s->len = now_ns - s->t0; s->counted = counted && len_ns; }
     n = &gpuprof__kc.slot[(step + 1) % GPUPROF__KC_SLOTS];
     if (n->used && n->counted) {
+        double busy = gpuprof__kc_busy(n);
         gpuprof_stats_add(&gpuprof__kc.per_step, (double)n->launched);
-        gpuprof_stats_add(&gpuprof__kc.busy, gpuprof__kc_busy(n));
+        gpuprof_stats_add(&gpuprof__kc.busy, busy);
+        if (gpuprof__gpu.from_kernels) gpuprof_stats_add(&gpuprof__gpu.idle, 100.0 - busy);   /* no event-timed range tells it */
     }
     if (n->cap > 4096) { GPUPROF_FREE(n->iv); n->iv = NULL; n->cap = 0; }   /* a large step's intervals go */
     n->used = 1;
@@ -3176,6 +3258,7 @@ static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int
     n->counted = 0;
     n->launched = n->short_k = 0;
     n->niv = 0;
+    gpuprof__kc_settle_now();
     pthread_mutex_unlock(&gpuprof__kc_mu);
 }
 
@@ -3197,20 +3280,24 @@ static const char *gpuprof__kc_call_name(uint32_t cbid, int driver) {
 }
 
 /* The trace track of a CUPTI stream id (its own track: CUPTI's stream ids
-   are not the cudaStream_t handles the event-timed ranges are keyed by). */
-static int gpuprof__kc_track(uint32_t device, uint32_t stream) {
+   are not the cudaStream_t handles the event-timed ranges are keyed by);
+   ranges: the track of the ranges timed by their kernels on that stream
+   (beside the kernels': they start and end with them, and would not nest). */
+static int gpuprof__kc_track(uint32_t device, uint32_t stream, int ranges) {
     void *key = (void *)(uintptr_t)(0x10000u + (uintptr_t)stream);
     uint32_t i;
-    int dev = (int)device;
+    int dev = (int)device, tid = ranges ? -1 : 0;
     pthread_mutex_lock(&gpuprof__gpu_mu);
-    for (i = 0; i < gpuprof__gpu.ntracks; i++) if (gpuprof__gpu.track[i].stream == key && gpuprof__gpu.track[i].dev == dev) break;
+    for (i = 0; i < gpuprof__gpu.ntracks; i++)
+        if (gpuprof__gpu.track[i].stream == key && gpuprof__gpu.track[i].dev == dev && gpuprof__gpu.track[i].tid == tid) break;
     if (i == gpuprof__gpu.ntracks) {
         if (i == GPUPROF__TRACKS) i = GPUPROF__TRACKS - 1;
         else {
             gpuprof__gpu.track[i].stream = key;
             gpuprof__gpu.track[i].dev = dev;
-            gpuprof__gpu.track[i].tid = 0;
-            snprintf(gpuprof__gpu.track[i].label, sizeof gpuprof__gpu.track[i].label, "GPU %d stream %u: kernels, copies (CUPTI)", dev, stream);
+            gpuprof__gpu.track[i].tid = tid;
+            snprintf(gpuprof__gpu.track[i].label, sizeof gpuprof__gpu.track[i].label, ranges ? "GPU %d stream %u: ranges (from their kernels)" :
+                     "GPU %d stream %u: kernels, copies (CUPTI)", dev, stream);
             GPUPROF__STR(&gpuprof__gpu.ntracks, i + 1);
         }
     }
@@ -3237,23 +3324,34 @@ static void gpuprof__kc_trace(const gpuprof__krec *r, gpuprof__kcorr *c) {
         gpuprof__trace_aux(t, GPUPROF__EV_KA, (r->block[1] & 0x7ffu) | (r->block[2] & 0x7fu) << 11 | (r->regs & 0x3fffu) << 18,
                            r->kernel == UINT32_MAX ? 0xffff : (int)r->kernel, r->grid[0] | (uint64_t)r->grid[1] << 32, r->grid[2] | (uint64_t)r->block[0] << 32);
     gpuprof__trace_aux(t, GPUPROF__EV_KB, launched ? c->tid : 0, 0, api, r->kind == GPUPROF__KR_KERNEL ? r->smem : r->bytes);
-    gpuprof__trace_put(t, GPUPROF__EV_KERNEL | gpuprof__kc_track(r->device, r->stream) << 4, r->corr,
+    gpuprof__trace_put(t, GPUPROF__EV_KERNEL | gpuprof__kc_track(r->device, r->stream, 0) << 4, r->corr,
                        (int)(r->kind | (r->sub & 15u) << 2 | ((r->sub >> 8) & 3u) << 6), r->start > 0 ? (uint64_t)r->start : 0,
                        (uint64_t)(r->end - r->start));
 }
 
 /* One GPU record with its launch (NULL: launched outside any range, or its
    launch record is lost), under kc.mu. */
+static void gpuprof__kc_span(gpuprof__kcall *call, const gpuprof__krec *r, uint64_t dur);
 static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
     uint64_t ext = c ? c->ext : 0, step, dur = (uint64_t)(r->end - r->start);
     gpuprof__node *node;
+    gpuprof__kcall *call = NULL;
     uint32_t range;
     gpuprof__kslot *slot;
     int phase;
     if ((ext & ((1ull << GPUPROF__KC_NODE_BITS) - 1)) == GPUPROF__KC_OWN) { gpuprof__kc.own++; return; }
     node = ext ? gpuprof__kc_node(ext) : NULL;
     range = node ? node->name_id : 0;
-    if (ext) step = gpuprof__kc_step_of(ext);
+    if (ext & GPUPROF__KC_CALL_BIT) {
+        /* the range's call: its step, and its span grows by this record */
+        if ((call = gpuprof__kc_call_of(ext)) != NULL) {
+            step = call->step;
+            if (r->kind != GPUPROF__KR_SYNC) gpuprof__kc_span(call, r, dur);
+        } else {
+            step = gpuprof__kc_step_at(c && c->has_api ? c->api_ns : r->start);
+            if (r->kind != GPUPROF__KR_SYNC) gpuprof__kc.spans_late++;
+        }
+    } else if (ext) step = gpuprof__kc_step_of(ext);
     else {
         if (r->kind != GPUPROF__KR_SYNC) gpuprof__kc.unattributed++;
         step = gpuprof__kc_step_at(c && c->has_api ? c->api_ns : r->start);
@@ -3318,6 +3416,147 @@ static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
     }
     }
     if (slot) gpuprof__kc_interval(slot, r->start, r->end);
+}
+
+/* A record launched inside a call: the call's span and those of the calls
+   around it grow to hold it (kc.mu). */
+static void gpuprof__kc_span(gpuprof__kcall *call, const gpuprof__krec *r, uint64_t dur) {
+    gpuprof__kcall *c = call;
+    uint32_t hops;
+    call->own_ns += dur;
+    for (hops = 0; c && hops <= GPUPROF_MAX_DEPTH; hops++) {
+        uint64_t p = c->parent;
+        /* the trace shows the span on the stream of its first work (of the lowest id, when several start at once) */
+        if (!c->nrec++ || r->start < c->first || (r->start == c->first && (r->device < c->device || (r->device == c->device && r->stream < c->stream)))) {
+            if (c->nrec == 1) c->last = r->end;
+            c->first = r->start;
+            c->device = r->device;
+            c->stream = r->stream;
+        }
+        if (r->end > c->last) c->last = r->end;
+        c = NULL;
+        if (p) {
+            gpuprof__kcall *q = &gpuprof__kc.calls[(p - 1) % GPUPROF__KC_CALLS];
+            if (GPUPROF__LDA(&q->seq) == p && q->folded != p) c = q;
+        }
+    }
+}
+
+static void gpuprof__kc_span_add(gpuprof__gpustat *g, int decision, uint64_t span, uint64_t own, int64_t lag, int64_t wait) {
+    if (!g) return;
+    if (decision == 0) {
+        gpuprof__stats_add_ns(&g->stats, span);
+        GPUPROF__ST(&g->self_ns, g->self_ns + own);
+        GPUPROF__ST(&g->lag_ns, g->lag_ns + lag);
+        GPUPROF__ST(&g->wait_ns, g->wait_ns + wait);
+    } else if (decision == 2) {
+        if (!g->pre) {
+            gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
+            if (p) { gpuprof_stats_init(p); GPUPROF__STR(&g->pre, p); }
+        }
+        if (g->pre) gpuprof_stats_add(g->pre, (double)span);
+        GPUPROF__ST(&g->pre_self_ns, g->pre_self_ns + own);
+    } else GPUPROF__ST(&g->excluded, g->excluded + 1);
+}
+
+/* A settled call into its range's figures (kc.mu): the span beside the
+   event-timed GPU time, or as the range's GPU time (GPUPROF_GPU=kernels,
+   then also on the trace's range track of its first stream); then its slot
+   is free again. A call that launched nothing has no span. */
+static void gpuprof__kc_fold(gpuprof__kcall *c) {
+    uint64_t seq = c->seq, base = GPUPROF__LD(&gpuprof__clock.base);
+    gpuprof__node *n = c->node;
+    int decision = c->decision, k = gpuprof__gpu.from_kernels;
+    if (c->nrec) {
+        int64_t t0 = (int64_t)gpuprof__ticks_to_ns(c->t0 - base), t1 = (int64_t)gpuprof__ticks_to_ns(c->t1 - base);
+        uint64_t span = c->last > c->first ? (uint64_t)(c->last - c->first) : 0;
+        gpuprof__kc_span_add(gpuprof__gpustat_at(&n->kspan), decision, span, c->own_ns, c->last - t1, c->first - t0);
+        if (k) {
+            gpuprof__thread *tr = gpuprof__kc.tracer;
+            gpuprof__kc_span_add(gpuprof__gpustat_at(&n->gpu), decision, span, c->own_ns, c->last - t1, c->first - t0);
+            GPUPROF__ADD(&gpuprof__gpu.timed, 1);
+            if (tr && GPUPROF__LD(&gpuprof__g.trace_on) && gpuprof__phase_of(c->step) != GPUPROF__PHASE_OFF) {
+                int track = gpuprof__kc_track(c->device, c->stream, 1);
+                uint32_t depth = c->depth > 255 ? 255u : (uint32_t)c->depth;
+                int64_t a = c->first > 0 ? c->first : 0, b = c->last > a ? c->last : a;
+                gpuprof__trace_aux(tr, GPUPROF__EV_FLOW, n->name_id, 0, c->t0 - base, (uint64_t)(uint32_t)c->tid);
+                gpuprof__trace_put(tr, GPUPROF__EV_GPU | (track << 4), n->name_id, (decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8),
+                                   (uint64_t)a, (uint64_t)(b - a));
+            }
+        }
+    } else if (decision == 0) {
+        gpuprof__gpustat *g = gpuprof__gpustat_at(&n->kspan);
+        if (g) GPUPROF__ST(&g->nowork, g->nowork + 1);
+        if (k && (g = gpuprof__gpustat_at(&n->gpu)) != NULL) GPUPROF__ST(&g->nowork, g->nowork + 1);
+    }
+    c->nrec = 0;
+    c->own_ns = 0;
+    c->folded = seq;
+    GPUPROF__STR(&c->busy, 0);       /* the slot may be taken again */
+}
+
+static int gpuprof__kc_open_add(uint64_t id) {
+    if (gpuprof__kc.nopen == gpuprof__kc.open_cap) {
+        uint32_t cap = gpuprof__kc.open_cap ? gpuprof__kc.open_cap * 2 : 256;
+        uint64_t *o = (uint64_t *)gpuprof__alloc(cap * sizeof *o);
+        if (!o) return 0;
+        if (gpuprof__kc.open) { memcpy(o, gpuprof__kc.open, gpuprof__kc.nopen * sizeof *o); GPUPROF_FREE(gpuprof__kc.open); }
+        gpuprof__kc.open = o;
+        gpuprof__kc.open_cap = cap;
+    }
+    gpuprof__kc.open[gpuprof__kc.nopen++] = id;
+    return 1;
+}
+
+/* Folds the calls that ended GPUPROF__KC_SETTLE_NS ago or more (all: every
+   call that ended; at shutdown, after CUPTI's last records), in the order
+   they began; a call still open when the pass reaches it waits in open[]
+   (a range around the whole run must not hold up the others). kc.mu. */
+static void gpuprof__kc_settle(int all) {
+    uint64_t base = GPUPROF__LD(&gpuprof__clock.base), end, p;
+    int64_t now = (int64_t)gpuprof__ticks_to_ns(gpuprof__ticks() - base), horizon = now - GPUPROF__KC_SETTLE_NS;
+    uint32_t i;
+    if (!gpuprof__kc.calls) return;
+    gpuprof__kc.settled_at = now;
+    for (i = 0; i < gpuprof__kc.nopen;) {
+        gpuprof__kcall *c = &gpuprof__kc.calls[(gpuprof__kc.open[i] - 1) % GPUPROF__KC_CALLS];
+        uint64_t t1 = GPUPROF__LDA(&c->t1);
+        if (t1 && (all || t1 <= base || (int64_t)gpuprof__ticks_to_ns(t1 - base) <= horizon)) {
+            gpuprof__kc_fold(c);
+            gpuprof__kc.open[i] = gpuprof__kc.open[--gpuprof__kc.nopen];
+        } else i++;
+    }
+    end = GPUPROF__LDA(&gpuprof__kc.call_next);
+    for (p = gpuprof__kc.fold_pos; p < end; p++) {
+        gpuprof__kcall *c = &gpuprof__kc.calls[p % GPUPROF__KC_CALLS];
+        uint64_t s = GPUPROF__LDA(&c->seq), t1;
+        if (s != p + 1) {
+            if (s > p + 1 || GPUPROF__LDA(&c->skip) >= p + 1) continue;   /* it found the slot taken: no span */
+            break;                                                        /* its thread is still writing it */
+        }
+        if (!(t1 = GPUPROF__LDA(&c->t1))) {
+            if (!gpuprof__kc_open_add(p + 1)) break;
+            continue;
+        }
+        if (!all && t1 > base && (int64_t)gpuprof__ticks_to_ns(t1 - base) > horizon) break;
+        gpuprof__kc_fold(c);
+    }
+    gpuprof__kc.fold_pos = p;
+}
+
+/* Between sessions: every slot free, the calls of the last one forgotten (kc.mu). */
+static void gpuprof__kc_calls_reset(void) {
+    uint32_t i;
+    if (!gpuprof__kc.calls) return;
+    for (i = 0; i < GPUPROF__KC_CALLS; i++) {
+        gpuprof__kcall *c = &gpuprof__kc.calls[i];
+        c->folded = GPUPROF__LD(&c->seq);
+        c->nrec = 0;
+        c->own_ns = 0;
+        GPUPROF__STR(&c->busy, 0);
+    }
+    gpuprof__kc.fold_pos = GPUPROF__LD(&gpuprof__kc.call_next);
+    gpuprof__kc.nopen = 0;
 }
 
 /* The launch of a GPU record, if its launch record has arrived (under kc.mu). */
@@ -3418,6 +3657,12 @@ static int gpuprof__kc_read(const uint8_t *p, gpuprof__krec *r) {
     return 1;
 }
 
+/* A fold pass, at most every 100 ms (kc.mu). */
+static void gpuprof__kc_settle_now(void) {
+    int64_t now = (int64_t)gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
+    if (now - gpuprof__kc.settled_at >= 100000000) gpuprof__kc_settle(0);
+}
+
 /* A completed buffer, on CUPTI's thread or inside gpuprof__kc_flush. */
 static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
     uint8_t *p = NULL;
@@ -3442,6 +3687,7 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
                 gpuprof__kc_take(&gpuprof__kc.pending[i], c);
                 gpuprof__kc.pending[i] = gpuprof__kc.pending[--gpuprof__kc.npending];
             }
+            gpuprof__kc_settle_now();
         }
         pthread_mutex_unlock(&gpuprof__kc_mu);
     }
@@ -3464,6 +3710,7 @@ static void gpuprof__kc_flush(int forced) {
         for (i = 0; i < gpuprof__kc.npending; i++) gpuprof__kc_take(&gpuprof__kc.pending[i], NULL);
         gpuprof__kc.npending = 0;
     }
+    gpuprof__kc_settle(forced);     /* at the end every call that ended: nothing more comes */
     pthread_mutex_unlock(&gpuprof__kc_mu);
     if (dropped)
         gpuprof__warn(GPUPROF__W_KERNELS, "CUPTI dropped %llu activity record%s for want of buffer space: the kernel tables miss them (raise GPUPROF_KERNEL_BUFFER_MB, now %u)",
@@ -3504,7 +3751,9 @@ static const int gpuprof__kc_kinds[] = { GPUPROF__AK_CONC_KERNEL, GPUPROF__AK_ME
                                          GPUPROF__AK_RUNTIME, GPUPROF__AK_DRIVER, GPUPROF__AK_EXTCORR };
 
 /* At session start: CUPTI loaded (once per process), its callbacks
-   registered (once), the kinds enabled. wanted: GPUPROF_KERNELS / config. */
+   registered (once), the kinds enabled. wanted: GPUPROF_KERNELS / config;
+   2: GPUPROF_GPU=kernels, ranges' GPU time from their kernels (the GPU
+   probe came first: then ranges record no CUDA event). */
 static void gpuprof__kc_open(int wanted, int buffer_mb) {
     size_t i;
     GPUPROF__ST(&gpuprof__kc.live, 0);
@@ -3565,6 +3814,11 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
     if (gpuprof__kc.map) memset(gpuprof__kc.map, 0, GPUPROF__KC_MAP * sizeof *gpuprof__kc.map);
     if (gpuprof__kc.kern_hash) memset(gpuprof__kc.kern_hash, 0, GPUPROF__KC_KERNELS * 2 * sizeof *gpuprof__kc.kern_hash);
     gpuprof__kc.slot[0].used = 1;                 /* step 0 runs from the session's start */
+    if (!gpuprof__kc.calls && (gpuprof__kc.calls = (gpuprof__kcall *)gpuprof__alloc(GPUPROF__KC_CALLS * sizeof *gpuprof__kc.calls)) != NULL)
+        memset(gpuprof__kc.calls, 0, GPUPROF__KC_CALLS * sizeof *gpuprof__kc.calls);
+    gpuprof__kc_calls_reset();                    /* without them (no memory) ranges have no GPU span, the rest works */
+    gpuprof__kc.spans_skipped = gpuprof__kc.spans_late = 0;
+    gpuprof__kc.settled_at = 0;
     /* a thread state of gpuprof's own for the trace events (under gpuprof__lock: init holds it) */
     if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture", gpuprof__g.max_ids, gpuprof__g.cfg.max_nodes)) != NULL) {
         gpuprof__kc.tracer->exited = 2;
@@ -3600,6 +3854,10 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
     for (i = 0; gpuprof__kc.api.ActivityEnableDriverApi && i < sizeof gpuprof__kc_quiet_drv / sizeof gpuprof__kc_quiet_drv[0]; i++)
         (void)gpuprof__kc.api.ActivityEnableDriverApi(gpuprof__kc_quiet_drv[i], 0);
     if (!gpuprof__kc.ts_cb) gpuprof__kc_pairs();
+    if (wanted == 2 && gpuprof__kc.calls) {
+        gpuprof__gpu.from_kernels = 1;
+        GPUPROF__ST(&gpuprof__gpu.events, 0);
+    } else if (wanted == 2) gpuprof__kc_off("no memory for the ranges' kernel spans");
     GPUPROF__ST(&gpuprof__kc.live, 1);
 }
 
@@ -3615,8 +3873,25 @@ static void gpuprof__kc_close(void) {
     GPUPROF__ST(&gpuprof__kc.epoch, gpuprof__kc_clock() + 1000000000ull);
     pthread_mutex_lock(&gpuprof__kc_mu);
     gpuprof__kc_clear();
+    gpuprof__kc_calls_reset();
+    gpuprof__gpu.from_kernels = 0;
     gpuprof__kc.tracer = NULL;        /* freed with the session's thread states */
     pthread_mutex_unlock(&gpuprof__kc_mu);
+}
+
+/* GPUPROF_GPU=kernels: the GPU idle share per counted step is what the
+   kernels, copies and memsets left of it (settled steps and the open ones). */
+static int gpuprof__kc_idle(gpuprof_stats *out) {
+    uint32_t k;
+    if (!gpuprof__gpu.from_kernels) return 0;
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    *out = gpuprof__gpu.idle;
+    for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
+        gpuprof__kslot *s = &gpuprof__kc.slot[k];
+        if (s->used && s->counted) gpuprof_stats_add(out, 100.0 - gpuprof__kc_busy(s));
+    }
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+    return 1;
 }
 
 /* Capture ran in this session: its tables are there. */
@@ -3632,19 +3907,64 @@ static int gpuprof__kc_own_push(void) {
            gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, GPUPROF__KC_OWN) == GPUPROF__CU_OK;
 }
 
-/* The hot path: a range's begin pushes its id, its end pops it. */
-static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__frame *f) {
-    if (gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, gpuprof__kc_ext(f->node)) == GPUPROF__CU_OK) f->flags |= GPUPROF__F_KERN;
+/* The hot path: a range's begin takes a slot for its call (a number, a
+   compare-and-swap and a few stores; no lock) and pushes its id, its end
+   pops it and marks the call ended. f is frame d of thread t. */
+static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__frame *f, uint32_t d) {
+    uint64_t ext = gpuprof__kc_ext(f->node);
+    gpuprof__kcall *c = NULL;
+    f->kcall = 0;
+    if (gpuprof__kc.calls) {
+        uint64_t p = GPUPROF__ADD(&gpuprof__kc.call_next, 1), seen;
+        int free_slot = 0;
+        c = &gpuprof__kc.calls[p % GPUPROF__KC_CALLS];
+        if (GPUPROF__CAS(&c->busy, &free_slot, 1)) {
+            c->node = f->node;
+            c->parent = d && (t->stack[d - 1].flags & GPUPROF__F_KERN) ? t->stack[d - 1].kcall : 0;
+            c->step = GPUPROF__LD(&gpuprof__g.step);
+            c->depth = (int)d;
+            c->tid = t->tid;
+            c->decision = 0;
+            GPUPROF__ST(&c->t1, (uint64_t)0);
+            GPUPROF__STR(&c->seq, p + 1);          /* the collector may read it now */
+            f->kcall = p + 1;
+            ext = gpuprof__kc_call_ext(f->node, p);
+        } else {
+            /* the slot's call is not folded yet (2^16 calls within the settling time): this one goes without span */
+            for (seen = GPUPROF__LD(&c->skip); seen < p + 1 && !GPUPROF__CAS(&c->skip, &seen, p + 1);) {}
+            GPUPROF__ADD(&gpuprof__kc.spans_skipped, 1);
+            c = NULL;
+        }
+    }
+    if (gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, ext) == GPUPROF__CU_OK) f->flags |= GPUPROF__F_KERN;
+    else if (c) {                                  /* nothing can be attributed to it: left out */
+        c->t0 = 1;
+        c->decision = 1;
+        GPUPROF__STR(&c->t1, (uint64_t)1);
+        f->kcall = 0;
+    }
 }
 static GPUPROF__NOINLINE void gpuprof__kc_pop(void) {
     uint64_t id;
     if (gpuprof__kc.loaded > 0) (void)gpuprof__kc.api.ActivityPopExternalCorrelationId(GPUPROF__EXT_CUSTOM2, &id);
 }
-#define GPUPROF__KC_PUSH(f) do { if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__kc.live))) gpuprof__kc_push(f); } while (0)
+/* The range of frame f ended at t1 with this decision (0 counted, 1 left
+   out, 2 see gpuprof__exclude). A slot reused by a later session is not
+   touched (a range open across a shutdown). */
+static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, int decision) {
+    gpuprof__kcall *c = &gpuprof__kc.calls[(f->kcall - 1) % GPUPROF__KC_CALLS];
+    if (GPUPROF__LD(&c->seq) != f->kcall) return;
+    c->t0 = f->t0;
+    c->decision = decision;
+    GPUPROF__STR(&c->t1, t1 ? t1 : 1);
+}
+#define GPUPROF__KC_PUSH(t, f, d) do { if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__kc.live))) gpuprof__kc_push(t, f, d); } while (0)
 #define GPUPROF__KC_POP(f) do { if (GPUPROF__UNLIKELY((f)->flags & GPUPROF__F_KERN)) gpuprof__kc_pop(); } while (0)
+#define GPUPROF__KC_END(f, t1, decision) do { if (GPUPROF__UNLIKELY((f)->flags & GPUPROF__F_KERN) && (f)->kcall) gpuprof__kc_end(f, t1, decision); } while (0)
 #else
-#define GPUPROF__KC_PUSH(f) ((void)0)
+#define GPUPROF__KC_PUSH(t, f, d) ((void)0)
 #define GPUPROF__KC_POP(f) ((void)0)
+#define GPUPROF__KC_END(f, t1, decision) ((void)0)
 #define gpuprof__kc_flush(forced) ((void)0)
 #define gpuprof__kc_tables() 0
 #define gpuprof__kc_sync_call(name_id) ((void)(name_id), (const char *)NULL)
@@ -3771,7 +4091,7 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, uns
     if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.mem_ranges))) gpuprof__mem_range_begin(f);
     gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
     GPUPROF__NVTX_PUSH(f, id);
-    GPUPROF__KC_PUSH(f);
+    GPUPROF__KC_PUSH(t, f, d);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -3801,7 +4121,7 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     t->depth = d + 1;
     gpuprof__gpu_begin(t, f, NULL, site->stream0);
     GPUPROF__NVTX_PUSH(f, (uint32_t)v);
-    GPUPROF__KC_PUSH(f);
+    GPUPROF__KC_PUSH(t, f, d);
     f->t0 = gpuprof__ticks();
     return (int)d + 1;
 }
@@ -3853,6 +4173,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     if (d > 1) t->stack[d - 2].child_ns += dt;
     if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self, t->stack[0].t0);
     gpuprof__gpu_end(t, f, d, decision, t1);        /* the GPU part follows the same decision */
+    GPUPROF__KC_END(f, t1, decision);
     if (decision) evflags = GPUPROF__EVF_WARMUP;
     else {
         gpuprof__stats_add_ns(&n->stats, dt);
@@ -5710,8 +6031,11 @@ typedef struct gpuprof__row {
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns; /* kernel capture: kernels launched inside the range itself */
     uint64_t copy_ns, copy_bytes, copy_pageable;
+    uint64_t gpu_nowork;        /* GPUPROF_GPU=kernels: counted calls that launched nothing (no GPU time) */
+    uint64_t kspan_self_ns, kspan_nowork;   /* kernel capture: the GPU time from kernels' own work, calls without any */
     gpuprof_stats stats;
     gpuprof_stats gpu;          /* GPU time (CUDA builds) */
+    gpuprof_stats kspan;        /* kernel capture: GPU time from the kernels launched inside (first start to last end) */
 } gpuprof__row;
 
 typedef struct gpuprof__snap {
@@ -5776,10 +6100,19 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
             r->gpu_excluded += GPUPROF__LD(&g->excluded);
             r->gpu_lag_ns += GPUPROF__LD(&g->lag_ns);
             r->gpu_wait_ns += GPUPROF__LD(&g->wait_ns);
+            r->gpu_nowork += GPUPROF__LD(&g->nowork);
             if (gpre) {
                 if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->gpu_excluded += gpuprof_stats_count(gpre);
                 else { gpuprof_stats_merge(&r->gpu, gpre); r->gpu_self_ns += GPUPROF__LD(&g->pre_self_ns); }
             }
+        }
+        g = (gpuprof__gpustat *)GPUPROF__LDA(&n->kspan);
+        if (g) {
+            gpuprof_stats *gpre = (gpuprof_stats *)GPUPROF__LDA(&g->pre);
+            gpuprof_stats_merge(&r->kspan, &g->stats);
+            r->kspan_self_ns += GPUPROF__LD(&g->self_ns);
+            r->kspan_nowork += GPUPROF__LD(&g->nowork);
+            if (gpre && !GPUPROF__LD(&gpuprof__g.steps_seen)) { gpuprof_stats_merge(&r->kspan, gpre); r->kspan_self_ns += GPUPROF__LD(&g->pre_self_ns); }
         }
     }
 }
@@ -5839,6 +6172,10 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->last = src->last;
     dst->gpu_self_ns += src->gpu_self_ns;
     dst->gpu_excluded += src->gpu_excluded;
+    dst->gpu_nowork += src->gpu_nowork;
+    gpuprof_stats_merge(&dst->kspan, &src->kspan);
+    dst->kspan_self_ns += src->kspan_self_ns;
+    dst->kspan_nowork += src->kspan_nowork;
     dst->gpu_lag_ns += src->gpu_lag_ns;
     dst->gpu_wait_ns += src->gpu_wait_ns;
     dst->mem_delta += src->mem_delta;
@@ -5984,6 +6321,7 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
         memset(one, 0, offsetof(gpuprof__row, stats));
         gpuprof__stats_clear_used(&one->stats);
         gpuprof__stats_clear_used(&one->gpu);
+        gpuprof__stats_clear_used(&one->kspan);
         gpuprof__row_add(one, n);
         gpuprof__row_window(one, n, t, s);
         /* tree: the row of (parent row, name) */
@@ -6738,7 +7076,8 @@ static void gpuprof__device_text(char *out, size_t n) {
     if (gpuprof__gpu.available)
         snprintf(out, n, "GPU %d: %s (CUDA %d.%d, driver %d.%d)%s%s", gpuprof__gpu.dev0, gpuprof__gpu.name,
                  gpuprof__gpu.runtime / 1000, gpuprof__gpu.runtime % 1000 / 10, gpuprof__gpu.driver / 1000, gpuprof__gpu.driver % 1000 / 10,
-                 gpuprof__gpu.status[0] ? " | " : "", gpuprof__gpu.status);
+                 gpuprof__gpu.status[0] ? " | " : gpuprof__gpu.from_kernels ? " | " : "",
+                 gpuprof__gpu.status[0] ? gpuprof__gpu.status : gpuprof__gpu.from_kernels ? "ranges' GPU time from their kernels (GPUPROF_GPU=kernels)" : "");
     else snprintf(out, n, "%s", gpuprof__gpu.status[0] ? gpuprof__gpu.status : "no GPU");
 #else
     snprintf(out, n, "CPU only (no CUDA in this build)");
@@ -7219,8 +7558,8 @@ static void gpuprof__report_gpu_line(gpuprof__buf *b) {
     char t1[32], t2[32], t3[32];
     gpuprof_stats idle;
     if (!gpuprof__gpu.available) return;
-    gpuprof__buf_printf(b, "   GPU: %llu range%s timed with CUDA events", (unsigned long long)GPUPROF__LD(&gpuprof__gpu.timed),
-                        GPUPROF__LD(&gpuprof__gpu.timed) == 1 ? "" : "s");
+    gpuprof__buf_printf(b, "   GPU: %llu range%s timed %s", (unsigned long long)GPUPROF__LD(&gpuprof__gpu.timed),
+                        GPUPROF__LD(&gpuprof__gpu.timed) == 1 ? "" : "s", gpuprof__gpu.from_kernels ? "by their kernels (no CUDA event)" : "with CUDA events");
     if (gpuprof__gpu.skipped_capture) gpuprof__buf_printf(b, ", %llu inside CUDA graph capture (not GPU-timed)", (unsigned long long)gpuprof__gpu.skipped_capture);
     if (gpuprof__gpu.skipped_backlog) gpuprof__buf_printf(b, ", %llu not GPU-timed (%d ranges waiting for the GPU)", (unsigned long long)gpuprof__gpu.skipped_backlog, GPUPROF__RING);
     if (gpuprof__gpu.lost) gpuprof__buf_printf(b, ", %llu lost to a CUDA error", (unsigned long long)gpuprof__gpu.lost);
@@ -7229,7 +7568,8 @@ static void gpuprof__report_gpu_line(gpuprof__buf *b) {
         gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(&idle));
         gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_quantile(&idle, 0.5));
         gpuprof__fmt(t3, sizeof t3, "%.1f", gpuprof_stats_quantile(&idle, 0.95));
-        gpuprof__buf_printf(b, " | GPU idle per step (outside GPU ranges): mean %s%%, p50 %s%%, p95 %s%%", t1, t2, t3);
+        gpuprof__buf_printf(b, " | GPU idle per step (%s): mean %s%%, p50 %s%%, p95 %s%%",
+                            gpuprof__gpu.from_kernels ? "no kernel, copy or memset running" : "outside GPU ranges", t1, t2, t3);
     }
     gpuprof__buf_s(b, "\n");
 }
@@ -7483,12 +7823,12 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
     gpuprof__buf_s(b, ",\"bytes\":");
     gpuprof__buf_num(b, r->bytes);
     gpuprof__buf_s(b, ",\"gpu\":");
-    if (r->gpu.count || r->gpu_excluded) {
+    if (r->gpu.count || r->gpu_excluded || r->gpu_nowork) {
         const char *v = gpuprof__verdict(r);
         gpuprof__buf_s(b, "{");
         gpuprof__json_stats(b, &r->gpu, "_ns");
-        gpuprof__buf_printf(b, ",\"self_ns\":%llu,\"excluded_calls\":%llu,\"end_lag_mean_ns\":", (unsigned long long)r->gpu_self_ns,
-                            (unsigned long long)r->gpu_excluded);
+        gpuprof__buf_printf(b, ",\"self_ns\":%llu,\"excluded_calls\":%llu,\"no_work_calls\":%llu,\"end_lag_mean_ns\":", (unsigned long long)r->gpu_self_ns,
+                            (unsigned long long)r->gpu_excluded, (unsigned long long)r->gpu_nowork);
         gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_lag_ns / (double)r->gpu.count : GPUPROF__NAN);
         gpuprof__buf_s(b, ",\"start_lag_mean_ns\":");
         gpuprof__buf_num(b, r->gpu.count ? (double)r->gpu_wait_ns / (double)r->gpu.count : GPUPROF__NAN);
@@ -7528,6 +7868,13 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
     } else gpuprof__buf_s(b, "null");
     if (gpuprof__kc_tables()) gpuprof__buf_printf(b, ",\"kernel_calls\":%llu,\"kernel_ns\":%llu", (unsigned long long)r->kernel_calls, (unsigned long long)r->kernel_ns);
     else gpuprof__buf_s(b, ",\"kernel_calls\":null,\"kernel_ns\":null");
+    /* the GPU time per call from the kernels launched inside (the "gpu" object's when GPUPROF_GPU=kernels) */
+    gpuprof__buf_s(b, ",\"kernel_span\":");
+    if (gpuprof__kc_tables() && (r->kspan.count || r->kspan_nowork)) {
+        gpuprof__buf_s(b, "{");
+        gpuprof__json_stats(b, &r->kspan, "_ns");
+        gpuprof__buf_printf(b, ",\"work_ns\":%llu,\"no_work_calls\":%llu}", (unsigned long long)r->kspan_self_ns, (unsigned long long)r->kspan_nowork);
+    } else gpuprof__buf_s(b, "null");
 }
 
 /* A figure of a snapshot, or null where it has none. */
@@ -7795,6 +8142,38 @@ static void gpuprof__kc_steps(gpuprof_stats *per_step, gpuprof_stats *busy) {
     }
 }
 
+/* Each range's GPU time per call both ways, where a range has both: from
+   its CUDA events and from the kernels launched inside it. */
+static void gpuprof__report_spans(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
+    uint32_t i, n;
+    char t1[32];
+    for (i = 0, n = 0; i < s->nflat; i++) n += s->flatp[i]->gpu.count && s->flatp[i]->kspan.count + s->flatp[i]->kspan_nowork;
+    if (!n || gpuprof__gpu.from_kernels) return;
+    gpuprof__table_head(b, "\nGPU time per call two ways (Events: CUDA events recorded at the range's begin and end; Kernels: first start\n"
+                           "to last end of the GPU work launched inside it, nested ranges included -- GPUPROF_GPU=kernels times ranges\n"
+                           "so, without events; No work: counted calls that launched nothing, which have no span)\n", "Range", width,
+                        "     Calls  Events P50 Kernels P50 Events Mean Kernels Mean  Diff  No work\n");
+    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        double ev, ks;
+        if (!r->gpu.count || !(r->kspan.count + r->kspan_nowork)) continue;
+        n++;
+        ev = gpuprof_stats_mean(&r->gpu);
+        ks = r->kspan.count ? gpuprof_stats_mean(&r->kspan) : GPUPROF__NAN;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->gpu.count);
+        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->gpu, 0.5)));
+        gpuprof__buf_printf(b, " %11s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->kspan, 0.5)) : "-");
+        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, ev));
+        gpuprof__buf_printf(b, " %12s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, ks) : "-");
+        if (r->kspan.count && ev > 0) {
+            gpuprof__fmt(t1, sizeof t1, "%+.0f%%", 100.0 * (ks - ev) / ev);
+            gpuprof__buf_printf(b, " %5s", t1);
+        } else gpuprof__buf_s(b, "     -");
+        gpuprof__buf_printf(b, " %8llu\n", (unsigned long long)r->kspan_nowork);
+    }
+}
+
 static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
     gpuprof__kernel **v;
     gpuprof_stats per_step, busy;
@@ -7824,6 +8203,12 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
     if (gpuprof__kc.own) gpuprof__buf_printf(b, ", %llu of gpuprof's own event queries left out", (unsigned long long)gpuprof__kc.own);
     if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
+    if (GPUPROF__LD(&gpuprof__kc.spans_skipped))
+        gpuprof__buf_printf(b, ", %llu range calls without a GPU span (over %u calls within %.1f s)", (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped),
+                            GPUPROF__KC_CALLS, (double)GPUPROF__KC_SETTLE_NS / 1e9);
+    if (gpuprof__kc.spans_late)
+        gpuprof__buf_printf(b, ", %llu came after their range's GPU span was settled (%.1f s after its end)", (unsigned long long)gpuprof__kc.spans_late,
+                            (double)GPUPROF__KC_SETTLE_NS / 1e9);
     if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
     gpuprof__buf_s(b, "\n");
     if (n) {
@@ -7857,9 +8242,14 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     /* per range: the kernels launched inside it (not in ranges inside it) */
     for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
     if (ktotal > 0) {
-        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Events: the range's GPU self\n"
-                               "time from its CUDA events; Busy: kernel time / Events -- below 100%, the GPU idled inside the range)\n", "Range", range_width,
-                            "   Kernels  Per call  GPU Total  Share     Events   Busy\n");
+        if (gpuprof__gpu.from_kernels)
+            gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Span: the range's GPU time,\n"
+                                   "first start to last end of its GPU work; Busy: kernel time / Span -- below 100%, the GPU idled inside the range)\n",
+                                "Range", range_width, "   Kernels  Per call  GPU Total  Share       Span   Busy\n");
+        else
+            gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Events: the range's GPU self\n"
+                                   "time from its CUDA events; Busy: kernel time / Events -- below 100%, the GPU idled inside the range)\n", "Range", range_width,
+                                "   Kernels  Per call  GPU Total  Share     Events   Busy\n");
         for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
             const gpuprof__row *r = s->flatp[i];
             if (!r->kernel_calls) continue;
@@ -7869,13 +8259,17 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
             gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
             gpuprof__cell_ns(b, (double)r->kernel_ns);
             gpuprof__cell_pct(b, (double)r->kernel_ns, ktotal);
-            if (r->gpu.count && r->gpu_self_ns) {
+            if (gpuprof__gpu.from_kernels && r->gpu.count && r->gpu.sum > 0) {
+                gpuprof__cell_ns(b, r->gpu.sum);
+                gpuprof__cell_pct(b, (double)r->kernel_ns, r->gpu.sum);
+            } else if (!gpuprof__gpu.from_kernels && r->gpu.count && r->gpu_self_ns) {
                 gpuprof__cell_ns(b, (double)r->gpu_self_ns);
                 gpuprof__cell_pct(b, (double)r->kernel_ns, (double)r->gpu_self_ns);
             } else gpuprof__buf_s(b, "          -       -");
             gpuprof__buf_s(b, "\n");
         }
     }
+    gpuprof__report_spans(b, s, range_width, rows);
     for (d = 0, n = 0; d < 5; d++) for (h = 0; h < 3; h++) n += gpuprof__kc.xfer[d][h].count != 0;
     if (n) {
         gpuprof__buf_s(b, "\nTransfers    Host memory      Calls        Bytes  GPU Total        GB/s  Range\n");
@@ -7929,10 +8323,11 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
     gpuprof__buf_printf(b, "\"capture\":{\"on\":%s", GPUPROF__LD(&gpuprof__kc.live) ? "true" : "false");
     gpuprof__json_opt_name(b, "library", gpuprof__kc.library[0] ? gpuprof__kc.library : NULL);
     gpuprof__buf_printf(b, ",\"version\":%u,\"records\":%llu,\"dropped\":%llu,\"unattributed\":%llu,\"bad_timestamps\":%llu,\"waiting\":%u,"
-                           "\"own\":%llu,\"kernels_counted\":%llu,\"short_kernel_share\":",
+                           "\"own\":%llu,\"gpu_from_kernels\":%s,\"spans_skipped\":%llu,\"spans_late\":%llu,\"kernels_counted\":%llu,\"short_kernel_share\":",
                         gpuprof__kc.version, (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.dropped,
                         (unsigned long long)gpuprof__kc.unattributed, (unsigned long long)gpuprof__kc.bad_times, gpuprof__kc.npending,
-                        (unsigned long long)gpuprof__kc.own,
+                        (unsigned long long)gpuprof__kc.own, gpuprof__gpu.from_kernels ? "true" : "false",
+                        (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped), (unsigned long long)gpuprof__kc.spans_late,
                         (unsigned long long)gpuprof__kc.kernels_counted);
     gpuprof__buf_num(b, gpuprof__kc.kernels_counted ? (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted : GPUPROF__NAN);
     gpuprof__kc_steps(&per_step, &busy);
@@ -8029,9 +8424,9 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_printf(b, ",\"devices\":%d,\"runtime_version\":%d,\"driver_version\":%d,\"status\":", gpuprof__gpu.ndev, gpuprof__gpu.runtime, gpuprof__gpu.driver);
         if (gpuprof__gpu.status[0]) gpuprof__buf_json_str(b, gpuprof__gpu.status);
         else gpuprof__buf_s(b, "null");
-        gpuprof__buf_printf(b, "},\n\"gpu\":{\"on\":%s,\"ranges_timed\":%llu,\"skipped_capture\":%llu,\"skipped_backlog\":%llu,\"skipped_device\":%llu,\"lost\":%llu,"
+        gpuprof__buf_printf(b, "},\n\"gpu\":{\"on\":%s,\"source\":\"%s\",\"ranges_timed\":%llu,\"skipped_capture\":%llu,\"skipped_backlog\":%llu,\"skipped_device\":%llu,\"lost\":%llu,"
                                "\"events_created\":%llu,\"anchors\":%llu,\"anchor_uncertainty_ns\":",
-                            GPUPROF__LD(&gpuprof__gpu.on) ? "true" : "false", (unsigned long long)gpuprof__gpu.timed, (unsigned long long)gpuprof__gpu.skipped_capture,
+                            GPUPROF__LD(&gpuprof__gpu.on) ? "true" : "false", gpuprof__gpu.from_kernels ? "kernels" : "events", (unsigned long long)gpuprof__gpu.timed, (unsigned long long)gpuprof__gpu.skipped_capture,
                             (unsigned long long)gpuprof__gpu.skipped_backlog, (unsigned long long)gpuprof__gpu.skipped_device, (unsigned long long)gpuprof__gpu.lost,
                             (unsigned long long)gpuprof__gpu.events_created, (unsigned long long)gpuprof__gpu.anchors);
         gpuprof__buf_num(b, gpuprof__gpu.anchor_uncertainty_ns);
@@ -9771,7 +10166,14 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
         else if (strcmp(v, "both") == 0) cfg->report_view = GPUPROF_VIEW_BOTH;
         else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_VIEW='%.64s' is not flat, tree or both; ignored", v);
     }
-    if (gpuprof__env_flag("GPUPROF_GPU", &cfg->no_gpu)) cfg->no_gpu = !cfg->no_gpu;
+    if ((v = getenv("GPUPROF_GPU")) != NULL && (strcmp(v, "kernels") == 0 || strcmp(v, "events") == 0)) {
+        cfg->no_gpu = 0;
+        cfg->gpu_from_kernels = v[0] == 'k';
+    } else if (v && *v) {
+        int on = 1;
+        if (gpuprof__parse_flag(v, &on)) cfg->no_gpu = !on;
+        else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_GPU='%.64s' is not 1 (CUDA events), kernels (from kernel capture) or 0 (CPU only); ignored", v);
+    }
     if (gpuprof__env_flag("GPUPROF_NVTX", &cfg->no_nvtx)) cfg->no_nvtx = !cfg->no_nvtx;
     if ((v = getenv("GPUPROF_NVTX_DOMAIN")) != NULL && *v) cfg->nvtx_domain = v;
     gpuprof__env_flag("GPUPROF_MEM_RANGES", &cfg->mem_ranges);
@@ -9976,10 +10378,10 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     GPUPROF__ST(&gpuprof__g.session, gpuprof__g.session + 1 ? gpuprof__g.session + 1 : 1u);
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_probe(!cfg->no_gpu && !off);
-    gpuprof__kc_open(cfg->kernels && !off, cfg->kernel_buffer_mb);
+    gpuprof__kc_open(off ? 0 : cfg->gpu_from_kernels && !cfg->no_gpu ? 2 : cfg->kernels, cfg->kernel_buffer_mb);
 #else
-    if (cfg->kernels && !off)
-        gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture (GPUPROF_KERNELS) needs a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart); ranges are timed as before");
+    if ((cfg->kernels || cfg->gpu_from_kernels) && !off)
+        gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture (GPUPROF_KERNELS, GPUPROF_GPU=kernels) needs a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart); ranges are timed as before");
 #endif
     gpuprof__peaks_init(cfg);
     if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {

@@ -21,6 +21,7 @@
 
 static const char *self_path, *sim_lib, *nosym_lib, *python, *check_trace;
 static const char *session_trace;       /* the next session streams a trace here */
+static int session_from_kernels;        /* the next session times ranges by their kernels (GPUPROF_GPU=kernels) */
 static cJSON *sum;
 static char errbuf[65536];
 static int saved_err = -1;
@@ -41,6 +42,7 @@ static void session_begin(const char *name, int warmup) {
     cfg.kernels = 1;
     cfg.kernel_buffer_mb = 512;             /* the worker scenario holds many small buffers at once */
     cfg.trace_path = session_trace;
+    cfg.gpu_from_kernels = session_from_kernels;
     if (session_trace) remove(session_trace);
     simcuda_reset();
     saved_err = check_stderr_to("k_stderr.txt");
@@ -387,6 +389,162 @@ static void scenario_idle_inside(void) {
     cudaStreamDestroy(s);
 }
 
+/* A range's GPU time two ways: from its CUDA events, and from the kernels
+   launched inside it (the span: first start to last end, nested ranges
+   included), side by side; then GPUPROF_GPU=kernels, which times ranges by
+   their kernels alone, with no CUDA event. The workload of each step:
+   late_launch: 30 us of host work, then a 10 us kernel: events 40 us (the
+       stream idles from the range's begin), kernels 10 us;
+   nokern: 5 us of host work, no GPU work: events 5 us, no span;
+   outer: a 5 us kernel, then inner: a 20 us kernel: both ways 25 and 20 us;
+   two_streams: 10 us on the range's stream, 40 us on another at once:
+       events (one stream) 10 us, kernels 40 us.
+   4 steps, the first one warm-up. */
+static cJSON *trace_find(cJSON *ev, const char *cat, const char *name, int nth);
+static void spans_step(cudaStream_t s, cudaStream_t s2) {
+    { PROF_RANGE("late_launch"); simcuda_advance(30 * US); simcupti_kernel(s, "k10", 10 * US, 1, 32); }
+    simcupti_sync(SIMCUPTI_SYNC_STREAM, s);
+    { PROF_RANGE("nokern"); simcuda_advance(5 * US); }
+    {
+        PROF_RANGE("outer");
+        simcupti_kernel(s, "k5", 5 * US, 1, 32);
+        { PROF_RANGE("inner"); simcupti_kernel(s, "k20", 20 * US, 1, 32); }
+    }
+    simcupti_sync(SIMCUPTI_SYNC_STREAM, s);
+    { PROF_RANGE("two_streams"); simcupti_kernel(s, "k10", 10 * US, 1, 32); simcupti_kernel(s2, "k40", 40 * US, 1, 32); }
+    simcupti_sync(SIMCUPTI_SYNC_DEVICE, s);
+    simcuda_advance(100 * US);
+    PROF_STEP();
+}
+
+static void check_span(const char *range, const char *obj, uint64_t calls, uint64_t per_call, uint64_t nowork, const char *what) {
+    cJSON *r = summary_find(sum, "ranges", range), *k = cJSON_GetObjectItem(r, obj);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s: %s.count %llu", what, obj, (unsigned long long)calls);
+    CHECK_EQ_U(jnum(k, "count"), calls, msg);
+    if (calls) {
+        snprintf(msg, sizeof msg, "%s: %s %llu ns per call, exactly", what, obj, (unsigned long long)per_call);
+        CHECK(jnum(k, "min_ns") == (double)per_call && jnum(k, "max_ns") == (double)per_call && jnum(k, "sum_ns") == (double)(calls * per_call), msg);
+    }
+    snprintf(msg, sizeof msg, "%s: %s.no_work_calls %llu", what, obj, (unsigned long long)nowork);
+    CHECK_EQ_U(jnum(k, "no_work_calls"), nowork, msg);
+}
+
+static void scenario_spans(void) {
+    cudaStream_t s, s2;
+    uint64_t records;
+    char *text, cmd[1024];
+    cJSON *tr, *ev, *e, *g;
+    int i;
+    /* events (the default) and spans side by side */
+    simcupti_reset();
+    session_begin("spans", 1);
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    for (i = 0; i < 4; i++) spans_step(s, s2);
+    session_end("spans");
+    CHECK(strcmp(jstr(cJSON_GetObjectItem(sum, "gpu"), "source"), "events") == 0, "gpu.source is events by default");
+    check_span("late_launch", "gpu", 3, 40 * US, 0, "events: the range's begin to its kernel's end");
+    check_span("late_launch", "kernel_span", 3, 10 * US, 0, "kernels: the kernel alone");
+    check_span("nokern", "gpu", 3, 5 * US, 0, "events: an idle stream's events complete as they are recorded");
+    check_span("nokern", "kernel_span", 0, 0, 3, "kernels: a range that launched nothing has no span");
+    check_span("outer", "gpu", 3, 25 * US, 0, "events: outer");
+    check_span("outer", "kernel_span", 3, 25 * US, 0, "kernels: outer holds inner's kernel too");
+    check_span("inner", "kernel_span", 3, 20 * US, 0, "kernels: inner");
+    check_span("two_streams", "gpu", 3, 10 * US, 0, "events: only the range's stream");
+    check_span("two_streams", "kernel_span", 3, 40 * US, 0, "kernels: every stream it launched on");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(summary_find(sum, "ranges", "outer"), "kernel_span"), "work_ns"), 3 * 5 * US,
+               "kernel_span.work_ns: the work launched in outer itself, not in inner");
+    CHECK_EQ_U(jnum(capture(), "spans_skipped") + jnum(capture(), "spans_late"), 0, "every call had its span, none came late");
+    text = check_slurp("k_report.txt");
+    CHECK(text && strstr(text, "\nGPU time per call two ways"), "the report shows both figures side by side");
+    CHECK(text && strstr(text, "\nlate_launch         3     40.0 us     10.0 us     40.0 us      10.0 us  -75%        0\n"),
+          "late_launch: events 40 us, kernels 10 us");
+    CHECK(text && strstr(text, "\nnokern              3     5.00 us           -     5.00 us            -     -        3\n"),
+          "nokern: no span, 3 calls without work");
+    CHECK(text && strstr(text, "\ntwo_streams         3     10.0 us     40.0 us     10.0 us      40.0 us +300%        0\n"),
+          "two_streams: kernels see the other stream");
+    if (text && strstr(text, "\nGPU time per call two ways")) printf("%.*s", (int)(strstr(strstr(text, "\nGPU time per call two ways") + 1, "\n\n") - strstr(text, "\nGPU time per call two ways") + 1), strstr(text, "\nGPU time per call two ways"));
+    free(text);
+
+    /* GPUPROF_GPU=kernels: no CUDA event, the spans are the GPU time */
+    simcupti_reset();
+    session_from_kernels = 1;
+    session_trace = "k_spans_trace.json";
+    session_begin("spans_k", 1);
+    session_trace = NULL;
+    session_from_kernels = 0;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);     /* the simulated GPU starts afresh with each session */
+    cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    records = simcuda_calls("cudaEventRecord");
+    for (i = 0; i < 4; i++) spans_step(s, s2);
+    CHECK_EQ_U(simcuda_calls("cudaEventRecord") - records, 0, "GPUPROF_GPU=kernels: the ranges record no CUDA event");
+    session_end("spans_k");
+    CHECK(errbuf[0] == 0, "nothing printed on stderr");
+    CHECK(strcmp(jstr(cJSON_GetObjectItem(sum, "gpu"), "source"), "kernels") == 0, "gpu.source is kernels");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(capture(), "gpu_from_kernels")), "capture.gpu_from_kernels is true");
+    check_span("late_launch", "gpu", 3, 10 * US, 0, "GPU time from kernels: late_launch");
+    check_span("outer", "gpu", 3, 25 * US, 0, "GPU time from kernels: outer");
+    check_span("inner", "gpu", 3, 20 * US, 0, "GPU time from kernels: inner");
+    check_span("two_streams", "gpu", 3, 40 * US, 0, "GPU time from kernels: two_streams");
+    check_span("nokern", "gpu", 0, 0, 3, "GPU time from kernels: nokern has none");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(summary_find(sum, "ranges", "two_streams"), "gpu"), "self_ns"), 3 * 50 * US,
+               "gpu.self_ns from kernels: the GPU work launched in the range itself (10 + 40 us per call)");
+    text = check_slurp("k_report.txt");
+    CHECK(text && strstr(text, "ranges' GPU time from their kernels (GPUPROF_GPU=kernels)"), "the report's header says where GPU time comes from");
+    CHECK(text && strstr(text, "ranges timed by their kernels (no CUDA event)"), "... and its GPU line");
+    CHECK(text && !strstr(text, "\nGPU time per call two ways"), "no side-by-side table: there are no events");
+    CHECK(text && strstr(text, "Busy: kernel time / Span"), "Kernels by range compares the kernels with the span");
+    free(text);
+    snprintf(cmd, sizeof cmd, "%s %s k_spans_trace.json --expect-name outer --expect-name k20", python, check_trace);
+    CHECK(system(cmd) == 0, "check_trace.py: the trace with ranges timed by kernels is valid, slices nest, arrows bind");
+    text = check_slurp("k_spans_trace.json");
+    tr = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    ev = trace_events(tr);
+    for (i = 0; i < 4; i++) {
+        int j, starts = 0, ends = 0;
+        g = trace_find(ev, "gpu", "outer", i);
+        for (j = 0; g && j < 4; j++) {
+            cJSON *k5 = trace_find(ev, "kernel", "k5", j), *k20 = trace_find(ev, "kernel", "k20", j);
+            starts += k5 && fabs(jnum(g, "ts") - jnum(k5, "ts")) < 0.002;
+            ends += k20 && fabs(jnum(g, "ts") + jnum(g, "dur") - jnum(k20, "ts") - jnum(k20, "dur")) < 0.002;
+        }
+        CHECK(g && starts == 1 && ends == 1, "the range 'outer' on the GPU: from its first kernel's start to its last one's end (warm-up step included)");
+    }
+    CHECK(trace_find(ev, "gpu", "outer", 4) == NULL, "... once per call");
+    i = 0;
+    cJSON_ArrayForEach(e, ev) {
+        cJSON *a = cJSON_GetObjectItem(e, "args");
+        if (!strcmp(jstr(e, "ph"), "M") && !strcmp(jstr(e, "name"), "thread_name") && strstr(jstr(a, "name"), "ranges (from their kernels)")) i++;
+    }
+    CHECK(i == 1, "the ranges timed by kernels have a track of their own beside the stream's kernels");
+    cJSON_Delete(tr);
+
+    /* a record that comes after its call was settled: counted, not misplaced */
+    simcupti_reset();
+    session_from_kernels = 1;
+    session_begin("spans_late", 0);
+    session_from_kernels = 0;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    { PROF_RANGE("slow"); simcupti_kernel(s, "k10", 10 * US, 1, 32); }
+    PROF_STEP();
+    simcuda_advance(2000 * MS);
+    PROF_STEP();                           /* folds the call: ended 2 s ago, its record not handed over yet */
+    session_end("spans_late");
+    CHECK_EQ_U(jnum(capture(), "spans_late"), 1, "the kernel that came 2 s after its range ended is counted late");
+    check_span("slow", "gpu", 0, 0, 1, "... and its range has no span");
+    CHECK(errbuf[0] == 0, "nothing printed on stderr");
+    text = check_slurp("k_report.txt");
+    CHECK(text && strstr(text, "1 came after their range's GPU span was settled (1.5 s after its end)"), "the report says so");
+    free(text);
+    cudaStreamDestroy(s);
+    cudaStreamDestroy(s2);
+}
+
 /* Records of CUDA 12 (smaller) and of a later CUPTI (larger): walked with
    cuptiActivityGetNextRecord, read at the offsets they share. */
 static void scenario_layouts(void) {
@@ -604,6 +762,7 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(simcupti_nonzero_buffers(), 0, "... and every buffer it hands over is, reused ones included");
     scenario_demangle();
     scenario_idle_inside();
+    scenario_spans();
     scenario_copy_wait();
     scenario_layouts();
     scenario_trace();
