@@ -3894,6 +3894,19 @@ static int gpuprof__kc_idle(gpuprof_stats *out) {
     return 1;
 }
 
+/* At shutdown with GPUPROF_GPU=kernels: the GPU work still running is
+   waited for, so that its records come with their times (CUPTI's forced
+   flush gives unfinished work none) -- what the event-timed drain does by
+   waiting for the ranges' last events. gpuprof's own wait: not the program's. */
+static void gpuprof__kc_drain(void) {
+    cudaError_t e;
+    int own;
+    if (!gpuprof__gpu.from_kernels || !GPUPROF__LD(&gpuprof__kc.live) || !GPUPROF__LD(&gpuprof__gpu.available)) return;
+    own = gpuprof__kc_own_push();
+    if ((e = cudaDeviceSynchronize()) != cudaSuccess) gpuprof__cuda_clear(e);
+    if (own) gpuprof__kc_pop();
+}
+
 /* Capture ran in this session: its tables are there. */
 static int gpuprof__kc_tables(void) { return gpuprof__kc.map != NULL; }
 static const char *gpuprof__kc_sync_call(uint32_t name_id);   /* report section */
@@ -3966,6 +3979,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 #define GPUPROF__KC_POP(f) ((void)0)
 #define GPUPROF__KC_END(f, t1, decision) ((void)0)
 #define gpuprof__kc_flush(forced) ((void)0)
+#define gpuprof__kc_drain() ((void)0)
 #define gpuprof__kc_tables() 0
 #define gpuprof__kc_sync_call(name_id) ((void)(name_id), (const char *)NULL)
 #endif
@@ -10538,6 +10552,7 @@ static void gpuprof__shutdown_locked(void) {
     }
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
+    gpuprof__kc_drain();            /* (GPUPROF_GPU=kernels: the GPU work still running) */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */
     gpuprof__trace_finish();
 #ifdef GPUPROF_MPI

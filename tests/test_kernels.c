@@ -727,6 +727,41 @@ static int child_case(const char *name) {
         CHECK_EQ_U(jnum(summary_find(sum, "kernels", "k"), "sum_ns"), 120 * US, "kernel times exact on CUPTI's own clock");
         CHECK_EQ_U(jnum(find_kind("syncs", "kind", "stream"), "sum_ns"), 120 * US, "waits exact");
         cudaStreamDestroy(s);
+    } else if (!strcmp(name, "envkernels") || !strcmp(name, "kernels_nodriver")) {
+        /* GPUPROF_GPU=kernels turns capture on by itself; when capture fails, the ranges go back to CUDA events */
+        gpuprof_config cfg;
+        cudaStream_t s;
+        uint64_t records;
+        int i, fails = !strcmp(name, "kernels_nodriver");
+        char *text;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.summary_path = "k_env.summary.json";
+        cfg.report = "off";
+        if (fails) simcupti_fail("cuptiActivityEnable", 0, 999);
+        saved_err = check_stderr_to("k_stderr.txt");
+        gpuprof_init(&cfg);
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        gpuprof_set_stream(s);
+        records = simcuda_calls("cudaEventRecord");
+        for (i = 0; i < 5; i++) { PROF_RANGE("step"); simcupti_kernel(s, "k", 10 * US, 1, 1); simcuda_advance(5 * US); }
+        CHECK_EQ_U(simcuda_calls("cudaEventRecord") - records, fails ? 10u : 0u,
+                   fails ? "capture failed: the ranges record CUDA events again" : "GPUPROF_GPU=kernels alone: no CUDA event");
+        gpuprof_shutdown();
+        check_stderr_back(saved_err);
+        text = check_slurp("k_stderr.txt");
+        sum = summary_load("k_env.summary.json");
+        CHECK(strcmp(jstr(cJSON_GetObjectItem(sum, "gpu"), "source"), fails ? "events" : "kernels") == 0,
+              fails ? "gpu.source events: capture is off" : "gpu.source kernels: GPUPROF_GPU=kernels turned capture on");
+        CHECK_EQ_U(jnum(cJSON_GetObjectItem(summary_find(sum, "ranges", "step"), "gpu"), "count"), 5, "every range has its GPU time");
+        if (fails) CHECK(text && strstr(text, "gpuprof: kernel capture is off: cuptiActivityEnable failed with CUPTI_ERROR_UNKNOWN (999)") &&
+                         strstr(text, "; GPUPROF_GPU=kernels needs it, so ranges are timed on the GPU with CUDA events\n"),
+                         "one line: capture is off, and the ranges are timed with CUDA events");
+        else {
+            CHECK(text && !text[0], "nothing printed");
+            CHECK_EQ_U(jnum(cJSON_GetObjectItem(summary_find(sum, "ranges", "step"), "gpu"), "min_ns"), 10 * US, "the span is the kernel's 10 us");
+        }
+        free(text);
+        cudaStreamDestroy(s);
     } else {
         fprintf(stderr, "no case %s\n", name);
         return 2;
@@ -739,7 +774,8 @@ int main(int argc, char **argv) {
         { "nolib", "GPUPROF_CUPTI_PATH", "/nonexistent/libcupti.so" },
         { "nosym", "GPUPROF_CUPTI_PATH", NULL },
         { "nodriver", NULL, NULL }, { "busy", NULL, NULL }, { "olddriver", NULL, NULL },
-        { "nsys", "NSYS_PROFILING_SESSION_ID", "1" }, { "unasked", NULL, NULL }, { "nocallback", NULL, NULL }
+        { "nsys", "NSYS_PROFILING_SESSION_ID", "1" }, { "unasked", NULL, NULL }, { "nocallback", NULL, NULL },
+        { "envkernels", "GPUPROF_GPU", "kernels" }, { "kernels_nodriver", "GPUPROF_GPU", "kernels" }
     };
     size_t i;
     if (argc < 5) { fprintf(stderr, "usage: %s LIBSIMCUPTI LIBSIMCUPTI_WITHOUT_FLUSHALL PYTHON CHECK_TRACE\n", argv[0]); return 2; }
@@ -754,6 +790,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[6], "nsys")) setenv("NSYS_PROFILING_SESSION_ID", "1", 1);
         return child_case(argv[6]);
     }
+    unsetenv("GPUPROF_GPU");
     scenario_training();
     scenario_worker();
     scenario_graphs();
