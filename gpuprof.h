@@ -3947,6 +3947,11 @@ static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__fram
             for (seen = GPUPROF__LD(&c->skip); seen < p + 1 && !GPUPROF__CAS(&c->skip, &seen, p + 1);) {}
             GPUPROF__ADD(&gpuprof__kc.spans_skipped, 1);
             c = NULL;
+            /* no buffer came to fold them (ranges without GPU work, no GPUPROF_STEP): now and then, a fold pass here */
+            if (!(p & 4095) && pthread_mutex_trylock(&gpuprof__kc_mu) == 0) {
+                gpuprof__kc_settle_now();
+                pthread_mutex_unlock(&gpuprof__kc_mu);
+            }
         }
     }
     if (gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, ext) == GPUPROF__CU_OK) f->flags |= GPUPROF__F_KERN;

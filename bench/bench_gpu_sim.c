@@ -35,13 +35,15 @@ static double loop(long n) {
 }
 
 /* Median and spread of RUNS runs of n ranges, in a session with or without
-   GPU timing, with or without kernel capture. */
+   GPU timing, with or without kernel capture (2: and the ranges timed by
+   their kernels, GPUPROF_GPU=kernels). */
 static void measure(long n, int gpu, int kernels, double *med, double *lo, double *hi) {
     gpuprof_config cfg = {0};
     double r[RUNS];
     cfg.report = "off";
     cfg.no_gpu = !gpu;
     cfg.kernels = kernels;
+    cfg.gpu_from_kernels = kernels == 2;      /* GPUPROF_GPU=kernels: no CUDA event, a call slot */
     cfg.kernel_buffer_mb = 1024;
     gpuprof_init(&cfg);
     /* gpuprof's part only: the simulated CUPTI's recording of every
@@ -109,7 +111,7 @@ static void collector(long n) {
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 200000, steady = 10000, launches = n / 4;
-    double cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi, kern, kern_lo, kern_hi;
+    double cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi, kern, kern_lo, kern_hi, kspan, kspan_lo, kspan_hi;
     uint64_t rec0, sync0, create0;
     gpuprof_config cfg = {0};
     if (n < 1000) n = 1000;
@@ -119,6 +121,8 @@ int main(int argc, char **argv) {
     setenv("GPUPROF_CUPTI_PATH", SIMCUPTI_PATH, 1);
     simcupti_reset();
     measure(n, 1, 1, &kern, &kern_lo, &kern_hi);
+    simcupti_reset();
+    measure(n, 1, 2, &kspan, &kspan_lo, &kspan_hi);
     collector(launches);
 
     /* steady state: after 1000 ranges, count the calls of 10 000 more */
@@ -136,5 +140,7 @@ int main(int argc, char **argv) {
     printf("gpu_sim_cpu_only_ns %.2f %.2f %.2f\n", cpu, cpu_lo, cpu_hi);
     printf("gpu_sim_gpu_timed_ns %.2f %.2f %.2f\n", gpu, gpu_lo, gpu_hi);
     printf("gpu_sim_kernels_ns %.2f %.2f %.2f\n", kern, kern_lo, kern_hi);
+    printf("gpu_sim_from_kernels_ns %.2f %.2f %.2f\n", kspan, kspan_lo, kspan_hi);
+    printf("gpu_sim_call_slots_mib %.1f\n", (double)GPUPROF__KC_CALLS * sizeof(gpuprof__kcall) / 1048576.0);
     return 0;
 }

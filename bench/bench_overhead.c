@@ -300,6 +300,7 @@ typedef struct {
     int ok, kc;
     double records, syncs, creates, cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi, kern, kern_lo, kern_hi;
     double coll, coll_lo, coll_hi, launches, gpu_records, buf_mib, tables_mib;
+    double kspan, kspan_lo, kspan_hi, slots_mib;
 } gpu_sim;
 static gpu_sim run_gpu_sim(const char *self) {
     gpu_sim g;
@@ -321,6 +322,8 @@ static gpu_sim run_gpu_sim(const char *self) {
         sscanf(line, "gpu_sim_collector_gpu_records %lf", &g.gpu_records);
         sscanf(line, "gpu_sim_capture_buffer_mib %lf", &g.buf_mib);
         sscanf(line, "gpu_sim_capture_tables_mib %lf", &g.tables_mib);
+        if (sscanf(line, "gpu_sim_from_kernels_ns %lf %lf %lf", &g.kspan, &g.kspan_lo, &g.kspan_hi) == 3) g.kc |= 4;
+        sscanf(line, "gpu_sim_call_slots_mib %lf", &g.slots_mib);
     }
     g.ok = pclose(p) == 0 && g.ok == 7;
     return g;
@@ -474,6 +477,11 @@ int main(int argc, char **argv) {
             row("kernel capture: GPU records per launch (+own queries)", g.launches > 0 ? g.gpu_records / g.launches : NAN, "", NAN, NAN, NULL, NAN, NULL, 0);
             row("kernel capture: activity buffers in use", g.buf_mib, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
             row("kernel capture: correlation and pending tables", g.tables_mib, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
+        }
+        if (g.kc & 4) {
+            row("range, GPU time from its kernels (GPUPROF_GPU=kernels)", g.kspan, "ns", g.kspan_lo, g.kspan_hi, "GPU-timed", g.kspan / g.gpu, NULL, 0);
+            row("range, GPUPROF_GPU=kernels vs capture + events", g.kspan, "ns", NAN, NAN, "capture on", g.kspan / g.kern, NULL, 0);
+            row("kernel capture: range call slots (spans)", g.slots_mib, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
         }
     } else printf("GPU path: bench_gpu_sim not found beside this program (built when the CUDA toolkit is installed)\n");
     if (json) {
