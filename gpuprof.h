@@ -1170,6 +1170,7 @@ typedef struct gpuprof__node {
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns;   /* kernel capture: kernels launched inside this range itself (written by the collector) */
     uint64_t copy_ns, copy_bytes, copy_pageable;   /* ... and copies (pageable: those to or from pageable host memory) */
+    uint64_t sync_ns;         /* ... and the CPU time its synchronizing calls waited */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
@@ -2069,6 +2070,7 @@ static struct {
     gpuprof_stats idle;           /* per counted step: share of the step the GPU was idle, in % */
 } gpuprof__gpu;
 static pthread_mutex_t gpuprof__gpu_mu = PTHREAD_MUTEX_INITIALIZER;   /* anchors and stream tracks */
+#define GPUPROF__FROM_KERNELS gpuprof__gpu.from_kernels
 
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait, int limit);
 static void gpuprof__anchor_renew(int dev);
@@ -2719,6 +2721,7 @@ static void gpuprof__gpu_close(void) {
 }
 #else
 /* CPU-only build: the GPU part compiles away. */
+#define GPUPROF__FROM_KERNELS 0
 GPUPROF__INLINE void gpuprof__gpu_begin(gpuprof__thread *t, gpuprof__frame *f, void *stream, int s0) { (void)t; (void)f; (void)stream; (void)s0; }
 GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uint32_t d, int decision, uint64_t t1) {
     (void)t; (void)f; (void)d; (void)decision; (void)t1;
@@ -2887,8 +2890,10 @@ typedef struct gpuprof__kslot {
    included. The recording thread takes a slot at the range's begin (when
    the collector has let go of it: else the call has no span, counted) and
    marks the end; the collector extends the span as records come, and folds
-   the call into the range's statistics once it ended GPUPROF__KC_SETTLE_NS
-   ago (its records are in by then), or at shutdown. */
+   the call into the range's statistics once its records are in: at
+   shutdown (after the last flush), or GPUPROF__KC_SETTLE_NS after its end
+   (CUPTI hands buffers over every 500 ms, or when one fills), or when
+   GPUPROF__KC_CALLS / 2 later calls need the room (oldest first). */
 typedef struct gpuprof__kcall {
     /* the recording thread's, published by seq (begin) and t1 (end) */
     uint64_t seq;                 /* the call's number + 1; written last at the begin */
@@ -2905,7 +2910,7 @@ typedef struct gpuprof__kcall {
     uint32_t nrec, device, stream;   /* records in the span (nested ranges' too); device and stream of the first */
 } gpuprof__kcall;
 #define GPUPROF__KC_CALLS (1u << 16)      /* calls whose span is being gathered, at most (ring) */
-#define GPUPROF__KC_SETTLE_NS 1500000000ll   /* a call's records are in this long after its end (3 x the flush period) */
+#define GPUPROF__KC_SETTLE_NS 5000000000ll   /* a call's records are in this long after its end (10 x the flush period) */
 
 static struct {
     int live;                     /* the hot path pushes ids: capture on in this session */
@@ -3411,6 +3416,7 @@ static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
         x = &gpuprof__kc.sync[(int)ty[r->sub]];
         x->count++;
         x->sum_ns += dur;
+        if (node) GPUPROF__ST(&node->sync_ns, node->sync_ns + dur);
         gpuprof__ktop_add(&x->ranges, range);
         return;
     }
@@ -3508,12 +3514,13 @@ static int gpuprof__kc_open_add(uint64_t id) {
     return 1;
 }
 
-/* Folds the calls that ended GPUPROF__KC_SETTLE_NS ago or more (all: every
-   call that ended; at shutdown, after CUPTI's last records), in the order
-   they began; a call still open when the pass reaches it waits in open[]
-   (a range around the whole run must not hold up the others). kc.mu. */
+/* Folds the calls that ended GPUPROF__KC_SETTLE_NS ago or more, and those
+   GPUPROF__KC_CALLS / 2 calls or more older than the latest (all: every call
+   that ended; at shutdown, after CUPTI's last records), in the order they
+   began; a call still open when the pass reaches it waits in open[] (a range
+   around the whole run must not hold up the others). kc.mu. */
 static void gpuprof__kc_settle(int all) {
-    uint64_t base = GPUPROF__LD(&gpuprof__clock.base), end, p;
+    uint64_t base = GPUPROF__LD(&gpuprof__clock.base), end = GPUPROF__LDA(&gpuprof__kc.call_next), p;
     int64_t now = (int64_t)gpuprof__ticks_to_ns(gpuprof__ticks() - base), horizon = now - GPUPROF__KC_SETTLE_NS;
     uint32_t i;
     if (!gpuprof__kc.calls) return;
@@ -3521,12 +3528,11 @@ static void gpuprof__kc_settle(int all) {
     for (i = 0; i < gpuprof__kc.nopen;) {
         gpuprof__kcall *c = &gpuprof__kc.calls[(gpuprof__kc.open[i] - 1) % GPUPROF__KC_CALLS];
         uint64_t t1 = GPUPROF__LDA(&c->t1);
-        if (t1 && (all || t1 <= base || (int64_t)gpuprof__ticks_to_ns(t1 - base) <= horizon)) {
+        if (t1 && (all || t1 <= base || (int64_t)gpuprof__ticks_to_ns(t1 - base) <= horizon || gpuprof__kc.open[i] - 1 + GPUPROF__KC_CALLS / 2 <= end)) {
             gpuprof__kc_fold(c);
             gpuprof__kc.open[i] = gpuprof__kc.open[--gpuprof__kc.nopen];
         } else i++;
     }
-    end = GPUPROF__LDA(&gpuprof__kc.call_next);
     for (p = gpuprof__kc.fold_pos; p < end; p++) {
         gpuprof__kcall *c = &gpuprof__kc.calls[p % GPUPROF__KC_CALLS];
         uint64_t s = GPUPROF__LDA(&c->seq), t1;
@@ -3538,10 +3544,10 @@ static void gpuprof__kc_settle(int all) {
             if (!gpuprof__kc_open_add(p + 1)) break;
             continue;
         }
-        if (!all && t1 > base && (int64_t)gpuprof__ticks_to_ns(t1 - base) > horizon) break;
+        if (!all && t1 > base && (int64_t)gpuprof__ticks_to_ns(t1 - base) > horizon && p + GPUPROF__KC_CALLS / 2 > end) break;
         gpuprof__kc_fold(c);
     }
-    gpuprof__kc.fold_pos = p;
+    GPUPROF__ST(&gpuprof__kc.fold_pos, p);     /* the recording threads read it: is a pass due? */
 }
 
 /* Between sessions: every slot free, the calls of the last one forgotten (kc.mu). */
@@ -3555,7 +3561,7 @@ static void gpuprof__kc_calls_reset(void) {
         c->own_ns = 0;
         GPUPROF__STR(&c->busy, 0);
     }
-    gpuprof__kc.fold_pos = GPUPROF__LD(&gpuprof__kc.call_next);
+    GPUPROF__ST(&gpuprof__kc.fold_pos, GPUPROF__LD(&gpuprof__kc.call_next));
     gpuprof__kc.nopen = 0;
 }
 
@@ -3942,16 +3948,18 @@ static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__fram
             GPUPROF__STR(&c->seq, p + 1);          /* the collector may read it now */
             f->kcall = p + 1;
             ext = gpuprof__kc_call_ext(f->node, p);
+            /* half the slots hold calls not folded yet and no buffer came to fold them (ranges without GPU
+               work, no GPUPROF_STEP): every 4096 calls, a fold pass here if the collector is not busy */
+            if (GPUPROF__UNLIKELY(!(p & 4095)) && p - GPUPROF__LD(&gpuprof__kc.fold_pos) >= GPUPROF__KC_CALLS / 2 &&
+                pthread_mutex_trylock(&gpuprof__kc_mu) == 0) {
+                gpuprof__kc_settle(0);
+                pthread_mutex_unlock(&gpuprof__kc_mu);
+            }
         } else {
             /* the slot's call is not folded yet (2^16 calls within the settling time): this one goes without span */
             for (seen = GPUPROF__LD(&c->skip); seen < p + 1 && !GPUPROF__CAS(&c->skip, &seen, p + 1);) {}
             GPUPROF__ADD(&gpuprof__kc.spans_skipped, 1);
             c = NULL;
-            /* no buffer came to fold them (ranges without GPU work, no GPUPROF_STEP): now and then, a fold pass here */
-            if (!(p & 4095) && pthread_mutex_trylock(&gpuprof__kc_mu) == 0) {
-                gpuprof__kc_settle_now();
-                pthread_mutex_unlock(&gpuprof__kc_mu);
-            }
         }
     }
     if (gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, ext) == GPUPROF__CU_OK) f->flags |= GPUPROF__F_KERN;
@@ -6049,7 +6057,7 @@ typedef struct gpuprof__row {
     int64_t mem_delta, dev_delta;     /* mem_ranges: sums of the changes, over mem_calls / dev_calls */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns; /* kernel capture: kernels launched inside the range itself */
-    uint64_t copy_ns, copy_bytes, copy_pageable;
+    uint64_t copy_ns, copy_bytes, copy_pageable, sync_ns;
     uint64_t gpu_nowork;        /* GPUPROF_GPU=kernels: counted calls that launched nothing (no GPU time) */
     uint64_t kspan_self_ns, kspan_nowork;   /* kernel capture: the GPU time from kernels' own work, calls without any */
     gpuprof_stats stats;
@@ -6105,6 +6113,7 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->copy_ns += GPUPROF__LD(&n->copy_ns);
     r->copy_bytes += GPUPROF__LD(&n->copy_bytes);
     r->copy_pageable += GPUPROF__LD(&n->copy_pageable);
+    r->sync_ns += GPUPROF__LD(&n->sync_ns);
     if (pre) {
         /* See gpuprof__exclude: warm-up if steps were used, ordinary calls if not. */
         if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->excluded += gpuprof_stats_count(pre);
@@ -6204,6 +6213,7 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->kernel_calls += src->kernel_calls;
     dst->kernel_ns += src->kernel_ns;
     dst->copy_ns += src->copy_ns;
+    dst->sync_ns += src->sync_ns;
     dst->copy_bytes += src->copy_bytes;
     dst->copy_pageable += src->copy_pageable;
     dst->windowed |= src->windowed;
@@ -6691,6 +6701,8 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
    sync-bound  the GPU reaches the range >= half its CPU time late and its GPU
                time is <= half its CPU time: the CPU sat in it while the GPU
                worked through what was queued before;
+               or (kernel capture) it launched nothing and waited in
+               synchronizing calls >= half its CPU time;
    comm-bound  a communication range (gpuprof__is_comm: allreduce, nccl*,
                MPI_*, GPUPROF_COMM_RANGES): its time is a collective's, mostly
                waiting for the other ranks;
@@ -6703,6 +6715,8 @@ static int gpuprof__klass(const gpuprof__row *r) {
     if (gpuprof__is_comm(gpuprof__name_text(r->name_id))) return GPUPROF__K_COMM;
     if (!r->gpu.count) {
         if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
+        /* kernel capture: a range that launched nothing (GPUPROF_GPU=kernels) but waited in a synchronizing call */
+        if ((double)r->sync_ns >= GPUPROF__WAIT_SHARE * r->stats.sum) return GPUPROF__K_SYNC;
         return GPUPROF__K_CPU;
     }
     c = r->stats.sum / (double)r->stats.count;
@@ -7056,8 +7070,8 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
         break;
     case GPUPROF__K_SYNC: {
         const char *call = gpuprof__kc_sync_call(r->name_id);
-        snprintf(out, n, "waits %s per call%s%s for GPU work queued before it", gpuprof__fmt_ns(t1, sizeof t1, (double)r->gpu_wait_ns / (double)r->gpu.count),
-                 call ? " in " : "", call ? call : "");
+        double wait = r->gpu.count ? (double)r->gpu_wait_ns / (double)r->gpu.count : (double)r->sync_ns / calls;
+        snprintf(out, n, "waits %s per call%s%s for GPU work queued before it", gpuprof__fmt_ns(t1, sizeof t1, wait), call ? " in " : "", call ? call : "");
         break;
     }
     case GPUPROF__K_COMM:
@@ -7646,7 +7660,10 @@ static void gpuprof__cell_pct(gpuprof__buf *b, double part, double whole) {
 static void gpuprof__report_gpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
     char t1[32];
     uint32_t i, rows = L.rows;
-    gpuprof__table_head(b, "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
+    gpuprof__table_head(b, GPUPROF__FROM_KERNELS ?
+                           "\nRanges by GPU time (GPU: first start to last end of the GPU work launched inside the range, nested ranges included;\n"
+                           "Self: the GPU time of the work launched in the range itself; CPU: host time in the range; GPU% = share of all GPU self time)\n" :
+                           "\nRanges by GPU time (GPU: CUDA events on the range's stream, nested ranges included in Total, not in Self;\n"
                            "CPU: host time in the range, the launch cost of asynchronous work; GPU% = share of all GPU self time)\n", "Name", L.width,
                         "     Calls  CPU Total   CPU Mean  GPU Total   GPU Self   GPU%   GPU Mean    GPU P50    GPU P95    GPU P99    GPU Max  Verdict");
     gpuprof__mem_range_head(b, 5);
@@ -8223,11 +8240,11 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     if (gpuprof__kc.own) gpuprof__buf_printf(b, ", %llu of gpuprof's own event queries left out", (unsigned long long)gpuprof__kc.own);
     if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
     if (GPUPROF__LD(&gpuprof__kc.spans_skipped))
-        gpuprof__buf_printf(b, ", %llu range calls without a GPU span (over %u calls within %.1f s)", (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped),
-                            GPUPROF__KC_CALLS, (double)GPUPROF__KC_SETTLE_NS / 1e9);
+        gpuprof__buf_printf(b, ", %llu range calls without a GPU span (%u calls open or not yet folded)", (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped),
+                            GPUPROF__KC_CALLS);
     if (gpuprof__kc.spans_late)
-        gpuprof__buf_printf(b, ", %llu came after their range's GPU span was settled (%.1f s after its end)", (unsigned long long)gpuprof__kc.spans_late,
-                            (double)GPUPROF__KC_SETTLE_NS / 1e9);
+        gpuprof__buf_printf(b, ", %llu came after their range's GPU span was closed (%.0f s after its end, or %u calls later)", (unsigned long long)gpuprof__kc.spans_late,
+                            (double)GPUPROF__KC_SETTLE_NS / 1e9, GPUPROF__KC_CALLS / 2);
     if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
     gpuprof__buf_s(b, "\n");
     if (n) {

@@ -57,6 +57,7 @@ static struct {
     int nnames;
 } sim;
 
+static void sim_periodic(void);
 static __thread uint64_t sim_stack[6][SIM_STACK];
 static __thread int sim_depth[6];
 static __thread int sim_in_callback;
@@ -222,6 +223,7 @@ uint32_t simcupti_kernel(cudaStream_t s, const char *name, uint64_t dur_ns, unsi
     r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now + sim.call_cost, &d);
     sim_kernel_record(s, name, start, dur_ns, grid_x, block_x, r, 0);
     pthread_mutex_unlock(&mu);
+    sim_periodic();
     return r;
 }
 
@@ -239,6 +241,7 @@ uint32_t simcupti_graph_launch(cudaStream_t s, uint32_t graph_id, int kernels, c
         sim_kernel_record(s, name, start, dur_ns, 64, 128, r, graph_id);
     }
     pthread_mutex_unlock(&mu);
+    sim_periodic();
     return r;
 }
 
@@ -267,6 +270,7 @@ uint32_t simcupti_memcpy(cudaStream_t s, int copy_kind, int host_kind, uint64_t 
         sim_put(1, &m, m.kind, start + dur_ns);
     }
     pthread_mutex_unlock(&mu);
+    sim_periodic();
     return r;
 }
 
@@ -292,6 +296,7 @@ uint32_t simcupti_memset(cudaStream_t s, uint64_t bytes, uint64_t dur_ns) {
         sim_put(1, &m, m.kind, start + dur_ns);
     }
     pthread_mutex_unlock(&mu);
+    sim_periodic();
     return r;
 }
 
@@ -340,6 +345,7 @@ uint32_t simcupti_sync(int type, cudaStream_t s) {
         sim_put(0, &y, y.kind, 0);
     }
     pthread_mutex_unlock(&mu);
+    sim_periodic();
     return r;
 }
 
@@ -391,6 +397,21 @@ static void sim_deliver(struct sbuf *list) {
     }
 }
 
+/* cuptiActivityFlushPeriod: CUPTI's own thread wakes every period and hands
+   over the buffers whose work is done; here at the first launch after each
+   period of virtual time (on the launching thread, outside any lock of gpuprof's). */
+static uint64_t sim_period_ns, sim_last_period;
+static void sim_periodic(void) {
+    struct sbuf *list = NULL;
+    pthread_mutex_lock(&mu);
+    if (sim_period_ns && !sim_in_callback && simcuda_now() - sim_last_period >= sim_period_ns) {
+        sim_last_period = simcuda_now();
+        list = sim_take(1, 0);
+    }
+    pthread_mutex_unlock(&mu);
+    sim_deliver(list);
+}
+
 static void *sim_worker(void *arg) {
     (void)arg;
     for (;;) {
@@ -435,6 +456,7 @@ void simcupti_reset(void) {
     sim.dropped = sim.delivered = 0;
     sim.bad_n = 0;
     sim.call_cost = 0;
+    sim_last_period = 0;
     pthread_mutex_unlock(&mu);
 }
 void simcupti_set_call_cost(uint64_t ns) { pthread_mutex_lock(&mu); sim.call_cost = ns; pthread_mutex_unlock(&mu); }
@@ -614,7 +636,7 @@ CUptiResult cuptiGetTimestamp(uint64_t *ts) {
 }
 CUptiResult cuptiActivityFlushPeriod(uint32_t ms) {
     ENTER("cuptiActivityFlushPeriod");
-    (void)ms;                       /* buffers go out when full (worker) or in FlushAll */
+    sim_period_ns = (uint64_t)ms * 1000000u;   /* kept for the process, as CUPTI keeps it */
     LEAVE(CUPTI_SUCCESS);
 }
 static CUptiResult sim_quiet(int driver, CUpti_CallbackId cbid, uint8_t enable) {

@@ -16,7 +16,9 @@
      calling thread's buffer, GPU records into one device buffer; a buffer
      is complete when full, and delivered on a worker thread
      (simcupti_set_delivery(1)) or inside cuptiActivityFlushAll, device
-     buffers first (so kernels arrive before their launch records); FlushAll
+     buffers first (so kernels arrive before their launch records); with
+     cuptiActivityFlushPeriod(ms), also those whose work is done, every ms of
+     virtual time, at the next launch (as CUPTI's own thread wakes); FlushAll
      without FORCED holds back buffers with unfinished work, FORCED delivers
      it with zero timestamps;
    - timestamps on the registered callback's clock, else CLOCK_REALTIME-like
