@@ -105,6 +105,11 @@
                             launched it: kernel, transfer and sync tables, kernels on the
                             trace's stream tracks; libcupti is loaded with dlopen, no
                             build-time dependency (docs/guide.md "Kernel capture")
+       GPUPROF_GPU=kernels  a range's GPU time from the GPU work launched inside it (its
+                            kernels' first start to last end, nested ranges and every
+                            stream included) instead of two CUDA events per range; turns
+                            kernel capture on; shown beside the events' whenever capture
+                            is on (docs/guide.md "A range's GPU time from its kernels")
        GPUPROF_KERNEL_BUFFER_MB=N  memory for CUPTI's activity buffers (default 64)
        GPUPROF_CUPTI_PATH=path     the libcupti to load (else one already loaded,
                             libcupti.so.13/.12, then $CUDA_HOME/extras/CUPTI/lib64)
@@ -2903,6 +2908,7 @@ typedef struct gpuprof__kcall {
     uint64_t step, t0, t1;        /* t1: CPU ticks at the end, 0 while open; written last at the end */
     int busy;                     /* 1 from the begin until the collector folds it */
     int decision, depth, tid;
+    double flops, bytes;          /* GPUPROF_RANGE_WORK: work per call (trace args), else 0 */
     /* the collector's (kc.mu) */
     uint64_t folded;              /* seq of the last call of this slot that was folded */
     int64_t first, last;          /* the span, trace ns */
@@ -3486,6 +3492,7 @@ static void gpuprof__kc_fold(gpuprof__kcall *c) {
                 uint32_t depth = c->depth > 255 ? 255u : (uint32_t)c->depth;
                 int64_t a = c->first > 0 ? c->first : 0, b = c->last > a ? c->last : a;
                 gpuprof__trace_aux(tr, GPUPROF__EV_FLOW, n->name_id, 0, c->t0 - base, (uint64_t)(uint32_t)c->tid);
+                if (c->flops != 0 || c->bytes != 0) gpuprof__trace_work(tr, n->name_id, c->flops, c->bytes, 0);
                 gpuprof__trace_put(tr, GPUPROF__EV_GPU | (track << 4), n->name_id, (decision == 1 ? GPUPROF__EVF_WARMUP : 0) | (int)(depth << 8),
                                    (uint64_t)a, (uint64_t)(b - a));
             }
@@ -3964,6 +3971,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__fram
     }
     if (gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, ext) == GPUPROF__CU_OK) f->flags |= GPUPROF__F_KERN;
     else if (c) {                                  /* nothing can be attributed to it: left out */
+        c->flops = c->bytes = 0;
         c->t0 = 1;
         c->decision = 1;
         GPUPROF__STR(&c->t1, (uint64_t)1);
@@ -3982,6 +3990,8 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
     if (GPUPROF__LD(&c->seq) != f->kcall) return;
     c->t0 = f->t0;
     c->decision = decision;
+    c->flops = f->flags & GPUPROF__F_WORK ? f->flops : 0;
+    c->bytes = f->flags & GPUPROF__F_WORK ? f->bytes : 0;
     GPUPROF__STR(&c->t1, t1 ? t1 : 1);
 }
 #define GPUPROF__KC_PUSH(t, f, d) do { if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__kc.live))) gpuprof__kc_push(t, f, d); } while (0)
