@@ -2959,6 +2959,7 @@ static struct {
     int64_t settled_at;           /* trace ns of the last fold pass */
     uint64_t spans_skipped;       /* calls that found their slot taken: no span (atomic) */
     uint64_t spans_late;          /* GPU records of a call already folded */
+    uint64_t reset_below;         /* calls numbered below this began before gpuprof_reset: not counted */
 } gpuprof__kc;
 static pthread_mutex_t gpuprof__kc_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gpuprof__kc_pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -3370,7 +3371,7 @@ static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
     /* the trace shows the work of every recorded step, the statistics that of counted ones */
     if ((phase = gpuprof__phase_of(step)) == GPUPROF__PHASE_OFF) return;
     gpuprof__kc_trace(r, c);
-    if (phase != GPUPROF__PHASE_COUNT) return;
+    if (phase != GPUPROF__PHASE_COUNT || (call && call->seq <= GPUPROF__LD(&gpuprof__kc.reset_below))) return;   /* launched before gpuprof_reset */
     slot = gpuprof__kc_slot(step);
     if (!slot && r->kind != GPUPROF__KR_SYNC) gpuprof__kc.late++;
     switch (r->kind) {
@@ -3478,7 +3479,7 @@ static void gpuprof__kc_span_add(gpuprof__gpustat *g, int decision, uint64_t spa
 static void gpuprof__kc_fold(gpuprof__kcall *c) {
     uint64_t seq = c->seq, base = GPUPROF__LD(&gpuprof__clock.base);
     gpuprof__node *n = c->node;
-    int decision = c->decision, k = gpuprof__gpu.from_kernels;
+    int decision = seq <= GPUPROF__LD(&gpuprof__kc.reset_below) ? 1 : c->decision, k = gpuprof__gpu.from_kernels;
     if (c->nrec) {
         int64_t t0 = (int64_t)gpuprof__ticks_to_ns(c->t0 - base), t1 = (int64_t)gpuprof__ticks_to_ns(c->t1 - base);
         uint64_t span = c->last > c->first ? (uint64_t)(c->last - c->first) : 0;
@@ -3889,6 +3890,27 @@ static void gpuprof__kc_close(void) {
     gpuprof__kc_calls_reset();
     gpuprof__gpu.from_kernels = 0;
     gpuprof__kc.tracer = NULL;        /* freed with the session's thread states */
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+}
+
+/* gpuprof_reset: the kernel, transfer and sync tables start again (the
+   kernels' names stay; what capture read and dropped is not a statistic). */
+static void gpuprof__kc_reset(void) {
+    uint32_t i;
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    for (i = 0; i < gpuprof__kc.nkern; i++) {
+        gpuprof__kernel *k = gpuprof__kc.kern[i];
+        gpuprof_stats_init(&k->stats);
+        memset(&k->shapes, 0, sizeof k->shapes);
+        memset(&k->ranges, 0, sizeof k->ranges);
+    }
+    memset(gpuprof__kc.xfer, 0, sizeof gpuprof__kc.xfer);
+    memset(gpuprof__kc.sync, 0, sizeof gpuprof__kc.sync);
+    gpuprof__kc.memsets = gpuprof__kc.memset_ns = 0;
+    gpuprof__kc.kernels_counted = gpuprof__kc.short_counted = 0;
+    for (i = 0; i < GPUPROF__KC_SLOTS; i++) gpuprof__kc.slot[i].counted = 0;
+    gpuprof_stats_init(&gpuprof__kc.per_step);
+    gpuprof_stats_init(&gpuprof__kc.busy);
     pthread_mutex_unlock(&gpuprof__kc_mu);
 }
 
@@ -8695,6 +8717,18 @@ static void gpuprof__stats_clear(gpuprof_stats *st) {
     for (k = 0; k < GPUPROF_STATS_BUCKETS; k++) GPUPROF__ST(&st->bucket[k], 0u);
 }
 
+static void gpuprof__gpustat_clear(gpuprof__gpustat *g) {
+    if (!g) return;
+    gpuprof__stats_clear(&g->stats);
+    GPUPROF__ST(&g->self_ns, (uint64_t)0);
+    GPUPROF__ST(&g->pre_self_ns, (uint64_t)0);
+    GPUPROF__ST(&g->excluded, (uint64_t)0);
+    GPUPROF__ST(&g->nowork, (uint64_t)0);
+    GPUPROF__ST(&g->lag_ns, (int64_t)0);
+    GPUPROF__ST(&g->wait_ns, (int64_t)0);
+    if (g->pre) GPUPROF__ST(&g->pre->count, (uint64_t)0);
+}
+
 void gpuprof_reset(void) {
     gpuprof__thread *t;
     uint32_t i;
@@ -8720,15 +8754,15 @@ void gpuprof_reset(void) {
             GPUPROF__ST(&n->mem_calls, (uint64_t)0);
             GPUPROF__ST(&n->dev_calls, (uint64_t)0);
             if (n->pre) GPUPROF__ST(&n->pre->count, (uint64_t)0);
-            if (n->gpu) {
-                gpuprof__stats_clear(&n->gpu->stats);
-                GPUPROF__ST(&n->gpu->self_ns, (uint64_t)0);
-                GPUPROF__ST(&n->gpu->pre_self_ns, (uint64_t)0);
-                GPUPROF__ST(&n->gpu->excluded, (uint64_t)0);
-                GPUPROF__ST(&n->gpu->lag_ns, (int64_t)0);
-                GPUPROF__ST(&n->gpu->wait_ns, (int64_t)0);
-                if (n->gpu->pre) GPUPROF__ST(&n->gpu->pre->count, (uint64_t)0);
-            }
+            gpuprof__gpustat_clear(n->gpu);
+            gpuprof__gpustat_clear(n->kspan);
+            /* kernel capture's, written by the collector */
+            GPUPROF__ST(&n->kernel_calls, (uint64_t)0);
+            GPUPROF__ST(&n->kernel_ns, (uint64_t)0);
+            GPUPROF__ST(&n->copy_ns, (uint64_t)0);
+            GPUPROF__ST(&n->copy_bytes, (uint64_t)0);
+            GPUPROF__ST(&n->copy_pageable, (uint64_t)0);
+            GPUPROF__ST(&n->sync_ns, (uint64_t)0);
         }
         for (i = 0; i < gpuprof__g.max_ids; i++) {
             gpuprof__node *n = (gpuprof__node *)GPUPROF__LDA(&t->counters[i]);
@@ -8745,6 +8779,8 @@ void gpuprof_reset(void) {
         uint32_t k;
         gpuprof_stats_init(&gpuprof__gpu.idle);
         for (k = 0; k < GPUPROF__STEP_SLOTS; k++) gpuprof__gpu.slot[k].closed = 0;
+        GPUPROF__ST(&gpuprof__kc.reset_below, GPUPROF__LD(&gpuprof__kc.call_next));   /* spans still open: of the old period */
+        gpuprof__kc_reset();
     }
 #endif
     pthread_mutex_unlock(&gpuprof__lock);

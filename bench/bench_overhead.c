@@ -471,7 +471,7 @@ int main(int argc, char **argv) {
         row("GPU path: event creations, 10^4 ranges", g.creates, "", NAN, NAN, NULL, NAN, "== 0", g.creates == 0);
         row("range, CPU only (CUDA build, GPU timing off)", g.cpu, "ns", g.cpu_lo, g.cpu_hi, NULL, NAN, NULL, 0);
         row("range, GPU-timed on the simulated runtime", g.gpu, "ns", g.gpu_lo, g.gpu_hi, "CPU only", g.gpu / g.cpu, NULL, 0);
-        if (g.kc == 3) {
+        if ((g.kc & 3) == 3) {
             row("range, GPU-timed, kernel capture on (push+pop)", g.kern, "ns", g.kern_lo, g.kern_hi, "GPU-timed", g.kern / g.gpu, NULL, 0);
             row("kernel capture: collector CPU per launch", g.coll, "ns", g.coll_lo, g.coll_hi, NULL, NAN, NULL, 0);
             row("kernel capture: GPU records per launch (+own queries)", g.launches > 0 ? g.gpu_records / g.launches : NAN, "", NAN, NAN, NULL, NAN, NULL, 0);

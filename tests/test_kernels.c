@@ -523,6 +523,25 @@ static void scenario_spans(void) {
     CHECK(i == 1, "the ranges timed by kernels have a track of their own beside the stream's kernels");
     cJSON_Delete(tr);
 
+    /* gpuprof_reset: the calls before it are not counted, also when their spans close after it */
+    simcupti_reset();
+    session_from_kernels = 1;
+    session_begin("spans_reset", 0);
+    session_from_kernels = 0;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    for (i = 0; i < 3; i++) { PROF_RANGE("a"); simcupti_kernel(s, "k10", 10 * US, 1, 32); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+    gpuprof_reset();
+    for (i = 0; i < 2; i++) { PROF_RANGE("a"); simcupti_kernel(s, "k20", 20 * US, 1, 32); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+    session_end("spans_reset");
+    check_span("a", "gpu", 2, 20 * US, 0, "after gpuprof_reset: only the calls since");
+    check_span("a", "kernel_span", 2, 20 * US, 0, "... in kernel_span too");
+    CHECK_EQ_U(jnum(summary_find(sum, "ranges", "a"), "kernel_calls"), 2, "kernel_calls since the reset");
+    CHECK(summary_find(sum, "kernels", "k10") == NULL || jnum(summary_find(sum, "kernels", "k10"), "count") == 0,
+          "the kernel table starts again: no k10 (launched before the reset, handed over after it)");
+    CHECK_EQ_U(jnum(summary_find(sum, "kernels", "k20"), "count"), 2, "k20: the 2 calls since");
+    CHECK_EQ_U(jnum(find_kind("syncs", "kind", "stream"), "count"), 2, "the sync table since the reset");
+
     /* a record that comes after its call was settled: counted, not misplaced */
     simcupti_reset();
     session_from_kernels = 1;
