@@ -3,6 +3,7 @@
    min..max), against baselines measured in the same run:
      - a range with GPU timing off (the CPU-only path of a CUDA build);
      - a GPU-timed range (two cudaEventRecord), capture off and on;
+     - a range timed by its kernels (GPUPROF_GPU=kernels: capture, no event);
      - one launch of an empty kernel: bare, inside a GPU-timed range, and
        inside a GPU-timed range with capture on (CUPTI records the launch);
    and, for capture, the whole process's CPU (user + sys, every thread:
@@ -60,7 +61,8 @@ static double run(enum what w, long n, double *proc) {
     return t;
 }
 
-/* Median, min and max over RUNS runs in one session (gpu: GPU timing; kernels: capture). */
+/* Median, min and max over RUNS runs in one session (gpu: GPU timing; kernels: capture, 2: and
+   the ranges' GPU time from their kernels, GPUPROF_GPU=kernels). */
 static void measure(const char *label, enum what w, long n, int gpu, int kernels, double *out) {
     gpuprof_config cfg;
     double r[RUNS], pr[RUNS];
@@ -68,6 +70,7 @@ static void measure(const char *label, enum what w, long n, int gpu, int kernels
     cfg.report = "off";
     cfg.no_gpu = !gpu;
     cfg.kernels = kernels;
+    cfg.gpu_from_kernels = kernels == 2;
     gpuprof_init(&cfg);
     run(w, n / 10, NULL);
     for (int k = 0; k < RUNS; k++) r[k] = run(w, n, &pr[k]);
@@ -83,7 +86,7 @@ int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 20000;
     int dev = 0;
     cudaDeviceProp p;
-    double cpu[2], cpuk[2], gpu[2], gpuk[2], bare[2], launch[2], launchk[2], launchc[2], launchck[2], r[RUNS], pr[RUNS];
+    double cpu[2], cpuk[2], gpu[2], gpuk[2], fromk[2], launchfk[2], bare[2], launch[2], launchk[2], launchc[2], launchck[2], r[RUNS], pr[RUNS];
     if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) {
         printf("bench_gpu_real: no CUDA device here; nothing measured\n");
         return 0;
@@ -101,14 +104,17 @@ int main(int argc, char **argv) {
     measure("range, GPU timing off, kernel capture on", RANGE, n, 0, 1, cpuk);
     measure("range, GPU-timed", RANGE, n, 1, 0, gpu);
     measure("range, GPU-timed, kernel capture on", RANGE, n, 1, 1, gpuk);
+    measure("range, GPU time from its kernels (GPUPROF_GPU=kernels)", RANGE, n, 1, 2, fromk);
     measure("range around a launch, GPU timing off", RANGE_LAUNCH, n, 0, 0, launchc);
     measure("range around a launch, GPU timing off, kernel capture on", RANGE_LAUNCH, n, 0, 1, launchck);
     measure("range around a launch, GPU-timed", RANGE_LAUNCH, n, 1, 0, launch);
     measure("range around a launch, GPU-timed, kernel capture on", RANGE_LAUNCH, n, 1, 1, launchk);
+    measure("range around a launch, GPU time from its kernels", RANGE_LAUNCH, n, 1, 2, launchfk);
     printf("\ncapture's cost per CPU-timed range (no launch):   %+.0f ns thread CPU, %+.0f ns process CPU\n", cpuk[0] - cpu[0], cpuk[1] - cpu[1]);
     printf("capture's cost per CPU-timed range, one launch:  %+.0f ns thread CPU, %+.0f ns process CPU\n", launchck[0] - launchc[0], launchck[1] - launchc[1]);
     printf("capture's cost per GPU-timed range (no launch):   %+.0f ns thread CPU, %+.0f ns process CPU\n", gpuk[0] - gpu[0], gpuk[1] - gpu[1]);
     printf("capture's cost per range with one launch:         %+.0f ns thread CPU, %+.0f ns process CPU\n", launchk[0] - launch[0], launchk[1] - launch[1]);
     printf("a GPU-timed range around a launch, over the bare launch: %+.0f ns thread CPU\n", launch[0] - bare[0]);
+    printf("GPUPROF_GPU=kernels vs events with capture, no launch / one launch: %+.0f / %+.0f ns thread CPU\n", fromk[0] - gpuk[0], launchfk[0] - launchk[0]);
     return 0;
 }

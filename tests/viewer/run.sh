@@ -4,7 +4,9 @@
 # simulated-GPU demo's (GPU stream tracks, flow arrows, counters), a
 # flight-recorder dump (gpuprof_write_trace without a trace file; older
 # events fell out), the trace of a run killed by SIGKILL mid-write, and the
-# simulated-GPU demo with kernel capture (kernels, CUDA calls, launch arrows),
+# simulated-GPU demo with kernel capture (kernels, CUDA calls, launch arrows)
+# and with its ranges timed by their kernels (GPUPROF_GPU=kernels: the ranges'
+# track beside the kernels'),
 # the demo as rank 1 of 2 under torchrun (the rank's process metadata), and
 # the four ranks' traces of tests/ranks_sim merged by gpuprof-ranks.
 # Writes into a fresh temporary directory, removed when all pass.
@@ -17,6 +19,9 @@ GPUPROF_REPORT=off "$build/tests/sim_demo" > sim.out 2>&1 || fail "sim_demo fail
 GPUPROF_TRACE_RING_MB=1 GPUPROF_REPORT=off "$build/tests/sim_demo" --flight flight.trace.json > flight.out 2>&1 || fail "sim_demo --flight failed"
 GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=kernels.trace.json GPUPROF_REPORT=off "$build/tests/sim_demo" > kernels.out 2>&1 ||
   fail "sim_demo with kernel capture failed"
+GPUPROF_GPU=kernels GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=fromk.trace.json GPUPROF_REPORT=off "$build/tests/sim_demo" > fromk.out 2>&1 ||
+  fail "sim_demo with GPUPROF_GPU=kernels failed"
+grep -q 'ranges (from their kernels)' fromk.trace.json || fail "GPUPROF_GPU=kernels: no ranges track in the trace"
 RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 GPUPROF_TRACE=rank.%r.trace.json GPUPROF_REPORT=off "$build/train_mlp" > rank.out 2>&1 || fail "the demo as rank 1 failed"
 grep -q '"distributedInfo": {"rank": 1, "world_size": 2}' rank.1.trace.json || fail "the rank's trace has no distributedInfo"
 GPUPROF_REPORT=off GPUPROF_TRACE=ranks.%r.trace.json "$build/tests/ranks_sim" --ranks 4 --slow 3 --steps 6 > ranks.out 2>&1 || fail "ranks_sim failed"
@@ -26,5 +31,5 @@ grep -q '"fell_out":[1-9]' flight.trace.json || fail "no event fell out of the f
 CHECK_WORKDIR="$dir" "$build/tests/test_trace" --die > killed.out 2>&1
 [ -s killed.trace.json ] || fail "the killed run left no trace"
 tail -c 2 killed.trace.json | grep -q ']' && fail "the killed run's trace is complete: the kill came too late"
-"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json rank.1.trace.json merged.trace.json || fail "a viewer disagrees"
+"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json fromk.trace.json rank.1.trace.json merged.trace.json || fail "a viewer disagrees"
 cd / && rm -rf "$dir"
