@@ -223,12 +223,15 @@ static void *launcher(void *arg) {
     return NULL;
 }
 
-static void scenario_worker(void) {
+static void check_span(const char *range, const char *obj, uint64_t calls, uint64_t per_call, uint64_t nowork, const char *what);
+static void scenario_worker(int from_kernels) {
     cudaStream_t s1, s2;
     pthread_t a, b;
     cJSON *r, *k;
     simcupti_reset();
+    session_from_kernels = from_kernels;     /* the second time: the call slots of two threads, the collector on CUPTI's */
     session_begin("worker", 0);
+    session_from_kernels = 0;
     simcupti_set_delivery(1);
     simcupti_set_buffer_use(8192);
     cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
@@ -251,6 +254,10 @@ static void scenario_worker(void) {
     CHECK_EQ_U(jnum(k, "sum_ns"), 600 * 3 * US, "600 x 3 us");
     CHECK_EQ_U(jnum(capture(), "unattributed"), 0, "none unattributed");
     CHECK_EQ_U(jnum(capture(), "short_kernel_share"), 1, "all shorter than 10 us");
+    check_span("worker", from_kernels ? "gpu" : "kernel_span", 600, 3 * US, 0,
+               from_kernels ? "GPUPROF_GPU=kernels, two threads, buffers on CUPTI's thread: every call's span is its kernel"
+                            : "two threads, buffers on CUPTI's thread: every call's span is its kernel");
+    CHECK_EQ_U(jnum(capture(), "spans_skipped") + jnum(capture(), "spans_late"), 0, "no call without its span");
     cudaStreamDestroy(s1);
     cudaStreamDestroy(s2);
 }
@@ -811,7 +818,8 @@ int main(int argc, char **argv) {
     }
     unsetenv("GPUPROF_GPU");
     scenario_training();
-    scenario_worker();
+    scenario_worker(0);
+    scenario_worker(1);
     scenario_graphs();
     scenario_bad_records();
     CHECK(simcupti_zeroed_attr() == 1, "gpuprof tells CUPTI its buffers come zeroed (CUPTI would zero them on the launching thread)");
