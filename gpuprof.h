@@ -2467,10 +2467,28 @@ static gpuprof__gpustat *gpuprof__gpustat_at(gpuprof__gpustat **at) {
 }
 #define gpuprof__gpustat_of(n) gpuprof__gpustat_at(&(n)->gpu)
 
+/* One call's GPU time into g (NULL: no memory, nothing), by the call's
+   warm-up/schedule decision (0 counted, 2 see gpuprof__exclude, else left out). */
+static void gpuprof__gpustat_add(gpuprof__gpustat *g, int decision, uint64_t dur, uint64_t self, int64_t lag, int64_t wait) {
+    if (!g) return;
+    if (decision == 0) {
+        gpuprof__stats_add_ns(&g->stats, dur);
+        GPUPROF__ST(&g->self_ns, g->self_ns + self);
+        GPUPROF__ST(&g->lag_ns, g->lag_ns + lag);
+        GPUPROF__ST(&g->wait_ns, g->wait_ns + wait);
+    } else if (decision == 2) {
+        if (!g->pre) {
+            gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
+            if (p) { gpuprof_stats_init(p); GPUPROF__STR(&g->pre, p); }
+        }
+        if (g->pre) gpuprof_stats_add(g->pre, (double)dur);
+        GPUPROF__ST(&g->pre_self_ns, g->pre_self_ns + self);
+    } else GPUPROF__ST(&g->excluded, g->excluded + 1);
+}
+
 /* One finished record: statistics, self time, step busy time, trace. */
 static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpuprof__gpurec *r) {
     gpuprof__gput *g = owner->gpu;
-    gpuprof__gpustat *gs;
     float ms = 0;
     cudaError_t e;
     gpuprof__knots k;
@@ -2497,21 +2515,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     self = dur > kids ? dur - kids : 0;
     lag = placed ? end_ns - (int64_t)gpuprof__ticks_to_ns(r->t1 - GPUPROF__LD(&gpuprof__clock.base)) : 0;
     wait = placed ? start_ns - (int64_t)gpuprof__ticks_to_ns(r->t0 - GPUPROF__LD(&gpuprof__clock.base)) : 0;
-    if ((gs = gpuprof__gpustat_of(r->node)) != NULL) {
-        if (r->decision == 0) {
-            gpuprof__stats_add_ns(&gs->stats, dur);
-            GPUPROF__ST(&gs->self_ns, gs->self_ns + self);
-            GPUPROF__ST(&gs->lag_ns, gs->lag_ns + lag);
-            GPUPROF__ST(&gs->wait_ns, gs->wait_ns + wait);
-        } else if (r->decision == 2) {
-            if (!gs->pre) {
-                gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
-                if (p) { gpuprof_stats_init(p); GPUPROF__STR(&gs->pre, p); }
-            }
-            if (gs->pre) gpuprof_stats_add(gs->pre, (double)dur);
-            GPUPROF__ST(&gs->pre_self_ns, gs->pre_self_ns + self);
-        } else GPUPROF__ST(&gs->excluded, gs->excluded + 1);
-    }
+    gpuprof__gpustat_add(gpuprof__gpustat_of(r->node), r->decision, dur, self, lag, wait);
     GPUPROF__ADD(&gpuprof__gpu.timed, 1);
     if (r->depth == 0) gpuprof__gpu_busy(r->step, placed, start_ns, end_ns, dur);
     if (me && placed && GPUPROF__LD(&gpuprof__g.trace_on)) {
@@ -3455,23 +3459,6 @@ static void gpuprof__kc_span(gpuprof__kcall *call, const gpuprof__krec *r, uint6
     }
 }
 
-static void gpuprof__kc_span_add(gpuprof__gpustat *g, int decision, uint64_t span, uint64_t own, int64_t lag, int64_t wait) {
-    if (!g) return;
-    if (decision == 0) {
-        gpuprof__stats_add_ns(&g->stats, span);
-        GPUPROF__ST(&g->self_ns, g->self_ns + own);
-        GPUPROF__ST(&g->lag_ns, g->lag_ns + lag);
-        GPUPROF__ST(&g->wait_ns, g->wait_ns + wait);
-    } else if (decision == 2) {
-        if (!g->pre) {
-            gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
-            if (p) { gpuprof_stats_init(p); GPUPROF__STR(&g->pre, p); }
-        }
-        if (g->pre) gpuprof_stats_add(g->pre, (double)span);
-        GPUPROF__ST(&g->pre_self_ns, g->pre_self_ns + own);
-    } else GPUPROF__ST(&g->excluded, g->excluded + 1);
-}
-
 /* A settled call into its range's figures (kc.mu): the span beside the
    event-timed GPU time, or as the range's GPU time (GPUPROF_GPU=kernels,
    then also on the trace's range track of its first stream); then its slot
@@ -3483,10 +3470,10 @@ static void gpuprof__kc_fold(gpuprof__kcall *c) {
     if (c->nrec) {
         int64_t t0 = (int64_t)gpuprof__ticks_to_ns(c->t0 - base), t1 = (int64_t)gpuprof__ticks_to_ns(c->t1 - base);
         uint64_t span = c->last > c->first ? (uint64_t)(c->last - c->first) : 0;
-        gpuprof__kc_span_add(gpuprof__gpustat_at(&n->kspan), decision, span, c->own_ns, c->last - t1, c->first - t0);
+        gpuprof__gpustat_add(gpuprof__gpustat_at(&n->kspan), decision, span, c->own_ns, c->last - t1, c->first - t0);
         if (k) {
             gpuprof__thread *tr = gpuprof__kc.tracer;
-            gpuprof__kc_span_add(gpuprof__gpustat_at(&n->gpu), decision, span, c->own_ns, c->last - t1, c->first - t0);
+            gpuprof__gpustat_add(gpuprof__gpustat_at(&n->gpu), decision, span, c->own_ns, c->last - t1, c->first - t0);
             GPUPROF__ADD(&gpuprof__gpu.timed, 1);
             if (tr && GPUPROF__LD(&gpuprof__g.trace_on) && gpuprof__phase_of(c->step) != GPUPROF__PHASE_OFF) {
                 int track = gpuprof__kc_track(c->device, c->stream, 1);

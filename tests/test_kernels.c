@@ -408,6 +408,19 @@ static void scenario_idle_inside(void) {
        events (one stream) 10 us, kernels 40 us.
    4 steps, the first one warm-up. */
 static cJSON *trace_find(cJSON *ev, const char *cat, const char *name, int nth);
+
+/* A trace file checked by check_trace.py (with its --expect-name options), then parsed (NULL: not JSON). */
+static cJSON *trace_checked(const char *path, const char *expect, const char *what) {
+    char cmd[1024], *text;
+    cJSON *tr;
+    snprintf(cmd, sizeof cmd, "%s %s %s %s", python, check_trace, path, expect);
+    CHECK(system(cmd) == 0, what);
+    text = check_slurp(path);
+    tr = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return tr;
+}
+
 static void spans_step(cudaStream_t s, cudaStream_t s2) {
     { PROF_RANGE("late_launch"); simcuda_advance(30 * US); simcupti_kernel(s, "k10", 10 * US, 1, 32); }
     simcupti_sync(SIMCUPTI_SYNC_STREAM, s);
@@ -437,10 +450,23 @@ static void check_span(const char *range, const char *obj, uint64_t calls, uint6
     CHECK_EQ_U(jnum(k, "no_work_calls"), nowork, msg);
 }
 
+/* A session with GPUPROF_GPU=kernels and a stream of its own for the ranges
+   (the simulated GPU starts afresh with each session). */
+static cudaStream_t from_kernels_session(const char *name, int warmup) {
+    cudaStream_t s;
+    simcupti_reset();
+    session_from_kernels = 1;
+    session_begin(name, warmup);
+    session_from_kernels = 0;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    return s;
+}
+
 static void scenario_spans(void) {
     cudaStream_t s, s2;
     uint64_t records;
-    char *text, cmd[1024];
+    char *text;
     cJSON *tr, *ev, *e, *g;
     int i;
     /* events (the default) and spans side by side */
@@ -476,15 +502,10 @@ static void scenario_spans(void) {
     free(text);
 
     /* GPUPROF_GPU=kernels: no CUDA event, the spans are the GPU time */
-    simcupti_reset();
-    session_from_kernels = 1;
     session_trace = "k_spans_trace.json";
-    session_begin("spans_k", 1);
+    s = from_kernels_session("spans_k", 1);
     session_trace = NULL;
-    session_from_kernels = 0;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);     /* the simulated GPU starts afresh with each session */
     cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
-    gpuprof_set_stream(s);
     records = simcuda_calls("cudaEventRecord");
     for (i = 0; i < 4; i++) spans_step(s, s2);
     CHECK_EQ_U(simcuda_calls("cudaEventRecord") - records, 0, "GPUPROF_GPU=kernels: the ranges record no CUDA event");
@@ -505,11 +526,8 @@ static void scenario_spans(void) {
     CHECK(text && !strstr(text, "\nGPU time per call two ways"), "no side-by-side table: there are no events");
     CHECK(text && strstr(text, "Busy: kernel time / Span"), "Kernels by range compares the kernels with the span");
     free(text);
-    snprintf(cmd, sizeof cmd, "%s %s k_spans_trace.json --expect-name outer --expect-name k20", python, check_trace);
-    CHECK(system(cmd) == 0, "check_trace.py: the trace with ranges timed by kernels is valid, slices nest, arrows bind");
-    text = check_slurp("k_spans_trace.json");
-    tr = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    tr = trace_checked("k_spans_trace.json", "--expect-name outer --expect-name k20",
+                       "check_trace.py: the trace with ranges timed by kernels is valid, slices nest, arrows bind");
     ev = trace_events(tr);
     for (i = 0; i < 4; i++) {
         int j, starts = 0, ends = 0;
@@ -531,12 +549,7 @@ static void scenario_spans(void) {
     cJSON_Delete(tr);
 
     /* gpuprof_reset: the calls before it are not counted, also when their spans close after it */
-    simcupti_reset();
-    session_from_kernels = 1;
-    session_begin("spans_reset", 0);
-    session_from_kernels = 0;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    gpuprof_set_stream(s);
+    s = from_kernels_session("spans_reset", 0);
     for (i = 0; i < 3; i++) { PROF_RANGE("a"); simcupti_kernel(s, "k10", 10 * US, 1, 32); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
     gpuprof_reset();
     for (i = 0; i < 2; i++) { PROF_RANGE("a"); simcupti_kernel(s, "k20", 20 * US, 1, 32); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
@@ -550,12 +563,7 @@ static void scenario_spans(void) {
     CHECK_EQ_U(jnum(find_kind("syncs", "kind", "stream"), "count"), 2, "the sync table since the reset");
 
     /* a record that comes after its call was settled: counted, not misplaced */
-    simcupti_reset();
-    session_from_kernels = 1;
-    session_begin("spans_late", 0);
-    session_from_kernels = 0;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    gpuprof_set_stream(s);
+    s = from_kernels_session("spans_late", 0);
     { PROF_RANGE("slow"); simcupti_kernel(s, "k10", 10 * US, 1, 32); }
     PROF_STEP();
     simcuda_advance(6000 * MS);
@@ -621,7 +629,6 @@ static int trace_count(cJSON *ev, const char *ph, const char *cat) {
 static void scenario_trace(void) {
     cudaStream_t s;
     cJSON *tr, *ev, *k, *g, *a;
-    char *text, cmd[1024];
     int i;
     simcupti_reset();
     simcupti_set_call_cost(2 * US);
@@ -634,11 +641,8 @@ static void scenario_trace(void) {
     for (i = 0; i < 3; i++) train_step(s);
     backward_host_ns = 0;
     session_end("trace");
-    snprintf(cmd, sizeof cmd, "%s %s k_trace.json --expect-name gemm_bw --expect-name cudaLaunchKernel", python, check_trace);
-    CHECK(system(cmd) == 0, "check_trace.py: the trace is valid, slices nest on every track, every arrow binds to a slice at both ends");
-    text = check_slurp("k_trace.json");
-    tr = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    tr = trace_checked("k_trace.json", "--expect-name gemm_bw --expect-name cudaLaunchKernel",
+                       "check_trace.py: the trace is valid, slices nest on every track, every arrow binds to a slice at both ends");
     ev = trace_events(tr);
     CHECK(ev != NULL, "the trace parses");
     CHECK_EQ_U(trace_count(ev, "X", "kernel"), 18, "18 kernels in the trace (warm-up step included)");
