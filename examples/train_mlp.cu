@@ -17,7 +17,12 @@
        GPUPROF_KERNELS=1 ./build/train_mlp_cuda
    adds kernel capture (CUPTI, loaded at run time): the kernel, transfer and
    synchronization tables -- each kernel by its demangled name, with the range
-   that launched it -- and the kernels on the trace's stream tracks. */
+   that launched it -- and the kernels on the trace's stream tracks, and each
+   range's GPU time from its kernels beside the event-timed one.
+
+       GPUPROF_GPU=kernels ./build/train_mlp_cuda
+   times the ranges by their kernels alone (first start to last end of the
+   work each launched), with no CUDA event per range. */
 #define GPUPROF_IMPLEMENTATION
 #include "../gpuprof.h"
 
