@@ -3542,7 +3542,7 @@ static void gpuprof__kc_settle(int all) {
         if (!all && t1 > base && (int64_t)gpuprof__ticks_to_ns(t1 - base) > horizon && p + GPUPROF__KC_CALLS / 2 > end) break;
         gpuprof__kc_fold(c);
     }
-    GPUPROF__ST(&gpuprof__kc.fold_pos, p);     /* the recording threads read it: is a pass due? */
+    gpuprof__kc.fold_pos = p;
 }
 
 /* Between sessions: every slot free, the calls of the last one forgotten (kc.mu). */
@@ -3556,7 +3556,7 @@ static void gpuprof__kc_calls_reset(void) {
         c->own_ns = 0;
         GPUPROF__STR(&c->busy, 0);
     }
-    GPUPROF__ST(&gpuprof__kc.fold_pos, GPUPROF__LD(&gpuprof__kc.call_next));
+    gpuprof__kc.fold_pos = GPUPROF__LD(&gpuprof__kc.call_next);
     gpuprof__kc.nopen = 0;
 }
 
@@ -3658,10 +3658,11 @@ static int gpuprof__kc_read(const uint8_t *p, gpuprof__krec *r) {
     return 1;
 }
 
-/* A fold pass, at most every 100 ms (kc.mu). */
+/* A fold pass, at most every 100 ms unless half the call slots wait (kc.mu). */
 static void gpuprof__kc_settle_now(void) {
     int64_t now = (int64_t)gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
-    if (now - gpuprof__kc.settled_at >= 100000000) gpuprof__kc_settle(0);
+    if (now - gpuprof__kc.settled_at >= 100000000 || GPUPROF__LD(&gpuprof__kc.call_next) - gpuprof__kc.fold_pos >= GPUPROF__KC_CALLS / 2)
+        gpuprof__kc_settle(0);
 }
 
 /* A completed buffer, on CUPTI's thread or inside gpuprof__kc_flush. */
@@ -3943,7 +3944,7 @@ static int gpuprof__kc_own_push(void) {
 }
 
 /* The hot path: a range's begin takes a slot for its call (a number, a
-   compare-and-swap and a few stores; no lock) and pushes its id, its end
+   compare-and-swap and a few stores; no lock, no wait) and pushes its id, its end
    pops it and marks the call ended. f is frame d of thread t. */
 static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__frame *f, uint32_t d) {
     uint64_t ext = gpuprof__kc_ext(f->node);
@@ -3964,15 +3965,9 @@ static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__fram
             GPUPROF__STR(&c->seq, p + 1);          /* the collector may read it now */
             f->kcall = p + 1;
             ext = gpuprof__kc_call_ext(f->node, p);
-            /* half the slots hold calls not folded yet and no buffer came to fold them (ranges without GPU
-               work, no GPUPROF_STEP): every 4096 calls, a fold pass here if the collector is not busy */
-            if (GPUPROF__UNLIKELY(!(p & 4095)) && p - GPUPROF__LD(&gpuprof__kc.fold_pos) >= GPUPROF__KC_CALLS / 2 &&
-                pthread_mutex_trylock(&gpuprof__kc_mu) == 0) {
-                gpuprof__kc_settle(0);
-                pthread_mutex_unlock(&gpuprof__kc_mu);
-            }
         } else {
-            /* the slot's call is not folded yet (2^16 calls within the settling time): this one goes without span */
+            /* the slot's call is not folded yet (2^16 calls since the last fold pass: CUPTI's buffers, a
+               GPUPROF_STEP and a report run one): this one goes without span, counted */
             for (seen = GPUPROF__LD(&c->skip); seen < p + 1 && !GPUPROF__CAS(&c->skip, &seen, p + 1);) {}
             GPUPROF__ADD(&gpuprof__kc.spans_skipped, 1);
             c = NULL;
@@ -3980,8 +3975,6 @@ static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__fram
     }
     if (gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, ext) == GPUPROF__CU_OK) f->flags |= GPUPROF__F_KERN;
     else if (c) {                                  /* nothing can be attributed to it: left out */
-        c->flops = c->bytes = 0;
-        c->t0 = 1;
         c->decision = 1;
         GPUPROF__STR(&c->t1, (uint64_t)1);
         f->kcall = 0;
