@@ -6108,6 +6108,21 @@ static void gpuprof__stats_clear_used(gpuprof_stats *s) {
     memset(s, 0, offsetof(gpuprof_stats, bucket));
 }
 
+/* A node's GPU figures (g may be NULL) into a row's: the `pre` calls as
+   for the CPU statistics (see gpuprof__exclude). */
+static void gpuprof__row_gpustat(gpuprof_stats *stats, uint64_t *self, uint64_t *nowork, uint64_t *excluded, gpuprof__gpustat *g) {
+    gpuprof_stats *pre;
+    if (!g) return;
+    pre = (gpuprof_stats *)GPUPROF__LDA(&g->pre);
+    gpuprof_stats_merge(stats, &g->stats);
+    *self += GPUPROF__LD(&g->self_ns);
+    *nowork += GPUPROF__LD(&g->nowork);
+    *excluded += GPUPROF__LD(&g->excluded);
+    if (!pre) return;
+    if (GPUPROF__LD(&gpuprof__g.steps_seen)) *excluded += gpuprof_stats_count(pre);
+    else { gpuprof_stats_merge(stats, pre); *self += GPUPROF__LD(&g->pre_self_ns); }
+}
+
 static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     gpuprof_stats *pre = (gpuprof_stats *)GPUPROF__LDA(&n->pre);
     gpuprof_stats_merge(&r->stats, &n->stats);
@@ -6133,27 +6148,13 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     }
     {
         gpuprof__gpustat *g = (gpuprof__gpustat *)GPUPROF__LDA(&n->gpu);
+        uint64_t kspan_excluded = 0;
+        gpuprof__row_gpustat(&r->gpu, &r->gpu_self_ns, &r->gpu_nowork, &r->gpu_excluded, g);
         if (g) {
-            gpuprof_stats *gpre = (gpuprof_stats *)GPUPROF__LDA(&g->pre);
-            gpuprof_stats_merge(&r->gpu, &g->stats);
-            r->gpu_self_ns += GPUPROF__LD(&g->self_ns);
-            r->gpu_excluded += GPUPROF__LD(&g->excluded);
             r->gpu_lag_ns += GPUPROF__LD(&g->lag_ns);
             r->gpu_wait_ns += GPUPROF__LD(&g->wait_ns);
-            r->gpu_nowork += GPUPROF__LD(&g->nowork);
-            if (gpre) {
-                if (GPUPROF__LD(&gpuprof__g.steps_seen)) r->gpu_excluded += gpuprof_stats_count(gpre);
-                else { gpuprof_stats_merge(&r->gpu, gpre); r->gpu_self_ns += GPUPROF__LD(&g->pre_self_ns); }
-            }
         }
-        g = (gpuprof__gpustat *)GPUPROF__LDA(&n->kspan);
-        if (g) {
-            gpuprof_stats *gpre = (gpuprof_stats *)GPUPROF__LDA(&g->pre);
-            gpuprof_stats_merge(&r->kspan, &g->stats);
-            r->kspan_self_ns += GPUPROF__LD(&g->self_ns);
-            r->kspan_nowork += GPUPROF__LD(&g->nowork);
-            if (gpre && !GPUPROF__LD(&gpuprof__g.steps_seen)) { gpuprof_stats_merge(&r->kspan, gpre); r->kspan_self_ns += GPUPROF__LD(&g->pre_self_ns); }
-        }
+        gpuprof__row_gpustat(&r->kspan, &r->kspan_self_ns, &r->kspan_nowork, &kspan_excluded, (gpuprof__gpustat *)GPUPROF__LDA(&n->kspan));
     }
 }
 
@@ -7118,11 +7119,12 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
 /* "GPU 0: NVIDIA H100 ... (CUDA 13.0, driver 13.0)", or why there is no GPU time. */
 static void gpuprof__device_text(char *out, size_t n) {
 #ifdef GPUPROF_CUDA
+    const char *note = gpuprof__gpu.status[0] ? gpuprof__gpu.status :
+                       gpuprof__gpu.from_kernels ? "ranges' GPU time from their kernels (GPUPROF_GPU=kernels)" : "";
     if (gpuprof__gpu.available)
         snprintf(out, n, "GPU %d: %s (CUDA %d.%d, driver %d.%d)%s%s", gpuprof__gpu.dev0, gpuprof__gpu.name,
                  gpuprof__gpu.runtime / 1000, gpuprof__gpu.runtime % 1000 / 10, gpuprof__gpu.driver / 1000, gpuprof__gpu.driver % 1000 / 10,
-                 gpuprof__gpu.status[0] ? " | " : gpuprof__gpu.from_kernels ? " | " : "",
-                 gpuprof__gpu.status[0] ? gpuprof__gpu.status : gpuprof__gpu.from_kernels ? "ranges' GPU time from their kernels (GPUPROF_GPU=kernels)" : "");
+                 note[0] ? " | " : "", note);
     else snprintf(out, n, "%s", gpuprof__gpu.status[0] ? gpuprof__gpu.status : "no GPU");
 #else
     snprintf(out, n, "CPU only (no CUDA in this build)");
