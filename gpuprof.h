@@ -1136,6 +1136,7 @@ enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4
 #define GPUPROF__OUTLIER_X 3.0        /* a step longer than this many median steps is an outlier */
 #define GPUPROF__NODE_CHUNK 32
 #define GPUPROF__DYN_CACHE 256
+#define GPUPROF__RECS 8192            /* a thread's ring of calls waiting for the collector (a power of two) */
 
 #define GPUPROF__JSON_PAD 32          /* bytes after a name's JSON that may be read (not used) */
 #define GPUPROF__KC_NAME_MAX 4096     /* bytes of a captured kernel's name shown (C++ template names run long) */
@@ -1163,7 +1164,6 @@ typedef struct gpuprof__gpustat {
 typedef struct gpuprof__node {
     struct gpuprof__node *parent, *first_child, *next_sibling;
     uint32_t name_id, index;
-    uint64_t self_ns;         /* inclusive minus nested ranges, counted calls */
     uint64_t excluded;        /* calls left out by warm-up or the schedule */
     double flops, bytes;      /* work declared with GPUPROF_RANGE_WORK, counted calls */
     double last;              /* counters: the latest value */
@@ -1177,6 +1177,11 @@ typedef struct gpuprof__node {
     uint64_t copy_ns, copy_bytes, copy_pageable;   /* ... and copies (pageable: those to or from pageable host memory) */
     uint64_t sync_ns;         /* ... and the CPU time its synchronizing calls waited */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
+    /* What the collector writes for every call, a cache line away from what
+       the recording thread reads for every call (parent, name_id): else each
+       record it adds would take that line from the recording thread's core. */
+    char pad_[64];
+    uint64_t self_ns;         /* inclusive minus nested ranges, counted calls */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
 
@@ -1206,7 +1211,7 @@ typedef struct gpuprof__tout {
 
 typedef struct gpuprof__event {
     uint64_t ts;                          /* clock ticks since the trace's time zero */
-    union { uint64_t dur_ns; double value; uint64_t step; } u;
+    union { uint64_t dur_ns; uint64_t dur_ticks; double value; uint64_t step; } u;   /* a CPU range: dur_ticks */
     uint32_t name_id;
     uint16_t type, flags;
 } gpuprof__event;
@@ -1225,6 +1230,13 @@ typedef struct gpuprof__block {
     gpuprof__event ev[GPUPROF__BLOCK_EVENTS];
 } gpuprof__block;
 
+/* A counted call, as a range's end leaves it for the collector, which adds
+   it to the node's statistics (gpuprof__rec_drain): 24 bytes, no locks. */
+typedef struct gpuprof__rec {
+    struct gpuprof__node *node;
+    uint64_t dt, self;                    /* ns: inclusive, and minus nested ranges */
+} gpuprof__rec;
+
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
@@ -1240,6 +1252,7 @@ typedef struct gpuprof__thread {
     uint32_t index;
     char label[64];
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
+    uint64_t rec_head, rec_room;          /* the thread's: records written to rec[] (release order); rec_head == rec_room: look at rec_tail */
     gpuprof__frame stack[GPUPROF_MAX_DEPTH];
     gpuprof__node root;
     gpuprof__node **by_name;              /* name id -> node last entered under that name */
@@ -1257,6 +1270,10 @@ typedef struct gpuprof__thread {
     void *stream;                         /* gpuprof_set_stream(); NULL: the site's stream 0 */
     struct gpuprof__gput *gpu;            /* CUDA builds: event pools and pending GPU ranges */
     uint64_t gpu_pushed;                  /* GPU records this thread has queued */
+    uint64_t rec_tail;                    /* records added to the statistics, by the holder of rec_busy */
+    uint64_t rec_seen;                    /* the collector's: rec_head at its last pass */
+    int rec_busy;                         /* one drainer at a time: the collector, a report, the thread itself */
+    gpuprof__rec rec[GPUPROF__RECS];      /* counted calls, oldest at rec_tail */
 } gpuprof__thread;
 
 /* A step that may be an outlier: its length, and where its time went. */
@@ -1318,6 +1335,8 @@ static struct {
     unsigned out_gen;                     /* generations of outputs: metadata written per output */
     pthread_t writer;
     int writer_running, writer_stop;
+    pthread_t collector;                  /* adds the threads' records to the statistics */
+    int collector_running, collector_stop;
     int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t blocks_allocated, blocks_max, free_count;
@@ -1352,6 +1371,8 @@ static pthread_mutex_t gpuprof__trace_lock = PTHREAD_MUTEX_INITIALIZER;
    not both finish the trace. */
 static pthread_mutex_t gpuprof__life_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gpuprof__trace_cond = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t gpuprof__col_mu = PTHREAD_MUTEX_INITIALIZER;   /* the collector's sleep and stop */
+static pthread_cond_t gpuprof__col_cond = PTHREAD_COND_INITIALIZER;
 static __thread gpuprof__thread *gpuprof__tls;
 static pthread_key_t gpuprof__tls_key;
 static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
@@ -4058,6 +4079,143 @@ static void gpuprof__nvtx_open(const gpuprof_config *cfg, int off) {
 static void gpuprof__mem_range_begin(gpuprof__frame *f);             /* memory section, below */
 static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f);
 
+/* ----------------------------------------------------------------------
+   The statistics of counted calls: a range's end leaves {node, inclusive,
+   self} in its thread's ring (gpuprof__rec_push: three stores and a release
+   store of the head -- no lock, no call), and the collector thread adds
+   the records to the nodes' statistics a moment later. Whoever reads the
+   statistics first drains every ring (gpuprof__rec_drain_all: reports, the
+   summary, GPUPROF_STEP's window, gpuprof_reset), so every figure they show
+   holds every call that ended before. A thread whose ring is full adds its
+   own records (gpuprof__rec_room): nothing is ever dropped, and without the
+   collector (a forked child, a thread that could not start) the statistics
+   are just as exact. One drainer per ring at a time (rec_busy), so a node's
+   statistics have one writer, as before.
+   ---------------------------------------------------------------------- */
+
+/* Adds the records of thread t written so far to their nodes. wait: wait
+   for another drainer of the ring to finish rather than give up. Returns the
+   records added. */
+#if GPUPROF__X86 && (defined(__GNUC__) || defined(__clang__))
+#define GPUPROF__PAUSE() __builtin_ia32_pause()
+#else
+#define GPUPROF__PAUSE() ((void)0)
+#endif
+static GPUPROF__NOINLINE uint32_t gpuprof__rec_drain(gpuprof__thread *t, int wait) {
+    uint64_t head, tail, from;
+    int free_ring = 0;
+    while (!GPUPROF__CAS(&t->rec_busy, &free_ring, 1)) {
+        gpuprof__timespec ts = { 0, 20000 };
+        if (!wait) return 0;
+        free_ring = 0;
+        gpuprof__nanosleep(&ts, NULL);      /* the holder adds at most one ring: tens of microseconds */
+    }
+    head = GPUPROF__LDA(&t->rec_head);
+    for (from = tail = t->rec_tail; tail != head; tail++) {
+        const gpuprof__rec *r = &t->rec[tail & (GPUPROF__RECS - 1)];
+        gpuprof__stats_add_ns(&r->node->stats, r->dt);
+        GPUPROF__ST(&r->node->self_ns, GPUPROF__LD(&r->node->self_ns) + r->self);
+    }
+    GPUPROF__STR(&t->rec_tail, tail);
+    GPUPROF__STR(&t->rec_busy, 0);
+    return (uint32_t)(head - from);
+}
+
+/* Under gpuprof__lock: every thread's records into the statistics. */
+static void gpuprof__rec_drain_all(void) {
+    gpuprof__thread *t;
+    for (t = gpuprof__g.threads; t; t = t->next) gpuprof__rec_drain(t, 1);
+}
+
+/* The recording thread found its ring full as it last knew it: room freed
+   by a drainer since, or else it adds its own records now. */
+static GPUPROF__NOINLINE void gpuprof__rec_room(gpuprof__thread *t) {
+    for (;;) {
+        uint64_t room = GPUPROF__LDA(&t->rec_tail) + GPUPROF__RECS;
+        if (room != t->rec_head) { t->rec_room = room; return; }
+        gpuprof__rec_drain(t, 1);
+    }
+}
+
+GPUPROF__INLINE void gpuprof__rec_push(gpuprof__thread *t, gpuprof__node *n, uint64_t dt, uint64_t self) {
+    uint64_t h = t->rec_head;
+    gpuprof__rec *r;
+    if (GPUPROF__UNLIKELY(h == t->rec_room)) gpuprof__rec_room(t);
+    r = &t->rec[h & (GPUPROF__RECS - 1)];
+    r->node = n;
+    r->dt = dt;
+    r->self = self;
+    GPUPROF__STR(&t->rec_head, h + 1);     /* publishes the record to the drainer */
+}
+
+/* The collector thread: drains the rings, then sleeps until the fastest
+   recording thread would have filled a quarter of its ring at the rate it
+   had (20 us to 4 ms; longer and longer while nothing comes). It never
+   waits for gpuprof__lock: a shutdown holding it may be joining this
+   thread, and a report holding it drains the rings itself. */
+static void *gpuprof__collector_main(void *arg) {
+    uint64_t last = gpuprof__mono_ns(), sleep_ns = 1000000;
+    (void)arg;
+    pthread_mutex_lock(&gpuprof__col_mu);
+    while (!gpuprof__g.collector_stop) {
+        uint64_t most = 0, now;
+        pthread_mutex_unlock(&gpuprof__col_mu);
+        if (pthread_mutex_trylock(&gpuprof__lock) == 0) {
+            gpuprof__thread *t;
+            for (t = gpuprof__g.threads; t; t = t->next) {
+                uint64_t h = GPUPROF__LDA(&t->rec_head);
+                if (h - t->rec_seen > most) most = h - t->rec_seen;
+                t->rec_seen = h;
+                if (h != GPUPROF__LD(&t->rec_tail)) gpuprof__rec_drain(t, 0);
+            }
+            pthread_mutex_unlock(&gpuprof__lock);
+        }
+        now = gpuprof__mono_ns();
+        sleep_ns = most ? (now - last) * (GPUPROF__RECS / 4) / most : 2 * sleep_ns;
+        if (sleep_ns < 20000) sleep_ns = 20000;
+        if (sleep_ns > 4000000) sleep_ns = 4000000;
+        last = now;
+        if (sleep_ns < 1000000) {
+            /* Records come fast: a sleep that short may last a millisecond
+               (an idle virtual CPU wakes late), and a full ring costs the
+               recording thread the adding. Waits on the CPU instead. */
+            while (gpuprof__mono_ns() - now < sleep_ns && !GPUPROF__LD(&gpuprof__g.collector_stop)) GPUPROF__PAUSE();
+            pthread_mutex_lock(&gpuprof__col_mu);
+            continue;
+        }
+        pthread_mutex_lock(&gpuprof__col_mu);
+        if (!gpuprof__g.collector_stop) {
+            struct timespec until;
+            gpuprof__timespec rt;
+            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
+            until.tv_sec = rt.tv_sec + (time_t)(sleep_ns / 1000000000u);
+            until.tv_nsec = rt.tv_nsec + (long)(sleep_ns % 1000000000u);
+            if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+            pthread_cond_timedwait(&gpuprof__col_cond, &gpuprof__col_mu, &until);
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__col_mu);
+    return NULL;
+}
+
+/* Under gpuprof__lock, at a session's start. Without the thread the
+   recording threads add their own records when their rings fill. */
+static void gpuprof__collector_start(void) {
+    gpuprof__g.collector_stop = 0;
+    gpuprof__g.collector_running = pthread_create(&gpuprof__g.collector, NULL, gpuprof__collector_main, NULL) == 0;
+}
+
+/* Not under gpuprof__lock (the thread may be waiting for nothing else). */
+static void gpuprof__collector_stop(void) {
+    if (!gpuprof__g.collector_running) return;
+    pthread_mutex_lock(&gpuprof__col_mu);
+    GPUPROF__ST(&gpuprof__g.collector_stop, 1);
+    pthread_cond_signal(&gpuprof__col_cond);
+    pthread_mutex_unlock(&gpuprof__col_mu);
+    pthread_join(gpuprof__g.collector, NULL);
+    gpuprof__g.collector_running = 0;
+}
+
 /* Warm-up and schedule decisions, only taken while they can exclude
    something. Returns 1 when the call is left out of the statistics, 2 when
    it went to `pre`. Without any GPUPROF_STEP yet, the warm-up counts calls
@@ -4135,6 +4293,14 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, uns
     return (int)d + 1;
 }
 
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+/* gpuprof__begin_fast's last step without the TSC (GPUPROF_CLOCK=monotonic, no invariant TSC). */
+static GPUPROF__NOINLINE int gpuprof__begin_stamp(gpuprof__frame *f, uint32_t d) {
+    f->t0 = gpuprof__ticks();
+    return (int)d + 1;
+}
+#endif
+
 /* The common case: recording, the site's id from this session, the call
    path seen before on this thread. Anything else goes to gpuprof__begin as a
    tail call, so this stays a leaf function with nothing to save. */
@@ -4161,7 +4327,13 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
     gpuprof__gpu_begin(t, f, NULL, site->stream0);
     GPUPROF__NVTX_PUSH(f, (uint32_t)v);
     GPUPROF__KC_PUSH(t, f, d);
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+    /* the other clock as a tail call: no call here, so nothing to save */
+    if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) return gpuprof__begin_stamp(f, d);
+    f->t0 = __builtin_ia32_rdtsc();
+#else
     f->t0 = gpuprof__ticks();
+#endif
     return (int)d + 1;
 }
 
@@ -4215,8 +4387,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     GPUPROF__KC_END(f, t1, decision);
     if (decision) evflags = GPUPROF__EVF_WARMUP;
     else {
-        gpuprof__stats_add_ns(&n->stats, dt);
-        GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
+        gpuprof__rec_push(t, n, dt, self);
         if (GPUPROF__UNLIKELY(f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM))) {
             if (f->flags & GPUPROF__F_WORK) {
                 gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
@@ -4230,12 +4401,14 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     }
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
         /* A child that starts in the same nanosecond as its parent would be
-           read as the parent's sibling: the writer starts it 1 ns later. The
+           read as the parent's sibling: the writer starts it 1 ns later (if
+           it lasts a nanosecond, its end rounded as the writer does). The
            tick difference rules that out cheaply nearly always. */
-        if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks) && dt > 0 &&
-            gpuprof__ticks_to_ns(f->t0 - t->base) == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - t->base))
-            evflags |= GPUPROF__EVF_NUDGE;
-        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - t->base, dt);
+        if (GPUPROF__UNLIKELY(d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks)) {
+            uint64_t s0 = gpuprof__ticks_to_ns(f->t0 - t->base);
+            if (s0 == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - t->base) && gpuprof__ticks_to_ns(t1 - t->base) > s0) evflags |= GPUPROF__EVF_NUDGE;
+        }
+        gpuprof__trace_put(t, GPUPROF__EV_RANGE, n->name_id, evflags, f->t0 - t->base, t1 - f->t0);
     }
 }
 
@@ -4274,11 +4447,11 @@ static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, u
 static GPUPROF__NOINLINE void gpuprof__finish_full(gpuprof__thread *t, uint32_t d, uint64_t t1) { gpuprof__finish(t, d, t1); }
 
 /* Closing a range: the common case -- a range with no GPU part, NVTX, work
-   or memory to account, nothing to exclude, a sample its statistics take on
-   their fast path, room in the trace block, no drawing nudge -- is done
+   or memory to account, nothing to exclude, room in the thread's ring of
+   records and in the trace block, no drawing nudge -- is done
    here with no call, so this stays a leaf function with nothing to save;
-   anything else goes to gpuprof__finish as a tail call. The statistics'
-   fast path (gpuprof__stats_add_ns) and the event store (gpuprof__trace_put)
+   anything else goes to gpuprof__finish as a tail call. The record for the
+   statistics (gpuprof__rec_push) and the event store (gpuprof__trace_put)
    are written out again here on purpose: shared as inline helpers, gcc 12
    saved six registers per call and spent 11 more instructions per range. */
 #if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
@@ -4307,14 +4480,12 @@ void gpuprof__range_end(int token) {
                         (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0))) {
         gpuprof__frame *f = &t->stack[d - 1];
         gpuprof__node *n = f->node;
-        gpuprof_stats *s = &n->stats;
-        uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), cnt = GPUPROF__LD(&s->count);
-        uint32_t idx = (uint32_t)(gpuprof__key_u64(dt) - GPUPROF__LD(&s->lo_key)), c;
+        uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), h = t->rec_head;
         int tracing = GPUPROF__LD(&gpuprof__g.trace_on);
         gpuprof__block *b = t->block;
+        gpuprof__rec *r;
         if (GPUPROF__UNLIKELY((f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM | GPUPROF__F_NVTX | GPUPROF__F_KERN)) || !GPUPROF__GPU_QUIET(t, f) ||
-                              GPUPROF__LD(&gpuprof__g.excluding) || cnt == 0 || idx >= GPUPROF_STATS_BUCKETS || (dt >> 53) ||
-                              (c = GPUPROF__LD(&s->bucket[idx])) == 0xffffffffu ||
+                              GPUPROF__LD(&gpuprof__g.excluding) || h == t->rec_room ||
                               (tracing && (!b || b->count == GPUPROF__BLOCK_EVENTS ||
                                            (d > 1 && f->t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks))))) {
             gpuprof__finish_full(t, d, t1);
@@ -4322,14 +4493,15 @@ void gpuprof__range_end(int token) {
         }
         t->depth = d - 1;
         if (d > 1) t->stack[d - 2].child_ns += dt;
-        GPUPROF__ST(&s->bucket[idx], c + 1);
-        gpuprof__stats_moments(s, (double)(int64_t)dt);
-        GPUPROF__ST(&s->count, cnt + 1);
-        GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + (dt - f->child_ns));
+        r = &t->rec[h & (GPUPROF__RECS - 1)];       /* the statistics: the collector's (gpuprof__rec_push written out) */
+        r->node = n;
+        r->dt = dt;
+        r->self = dt - f->child_ns;
+        GPUPROF__STR(&t->rec_head, h + 1);
         if (tracing) {
             gpuprof__event *e = &b->ev[b->count];
             e->ts = f->t0 - t->base;
-            e->u.dur_ns = dt;
+            e->u.dur_ticks = t1 - f->t0;
             e->name_id = n->name_id;
             e->type = (uint16_t)GPUPROF__EV_RANGE;
             e->flags = 0;
@@ -5052,6 +5224,7 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
         o->step = step;
         o->dur = dur;
     }
+    gpuprof__rec_drain(t, 1);      /* the calls that ended in this step */
     for (a = t->root.first_child; a; a = a->next_sibling) {
         gpuprof__step_node(a, first, o);
         for (b = a->first_child; b; b = b->next_sibling) gpuprof__step_node(b, first, o);
@@ -5543,6 +5716,10 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
         const gpuprof__name *nm = &gpuprof__g.names[named ? e->name_id : 0];
         uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
         char *start;
+        /* A CPU range's end is converted as a point in time, not as its
+           start plus a converted length: rounded so, a child that ends a
+           tick before its parent never ends a nanosecond after it. */
+        if (type == GPUPROF__EV_RANGE) dur = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks) - ts;
         if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts++; dur--; }
         if ((size_t)(p - buf) + (named ? nm->len * 6 : GPUPROF__KC_NAME_MAX * 6) + 2048 + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(o, buf, (size_t)(p - buf));
@@ -5553,7 +5730,7 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
         case GPUPROF__EV_RANGE:
             memcpy(p, range_head, 80);
             if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
-                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates, e->u.dur_ns);
+                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates, dur + !!(e->flags & GPUPROF__EVF_NUDGE));
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
             break;
         case GPUPROF__EV_WORK:
@@ -6314,6 +6491,7 @@ static void gpuprof__collector_free(gpuprof__collector *c) {
 static void gpuprof__collect_counts(gpuprof__snap *s, gpuprof__collector *c) {
     gpuprof__thread *t;
     uint32_t i;
+    gpuprof__rec_drain_all();      /* every call that ended so far */
     for (t = gpuprof__g.threads; t; t = t->next) {
         t->snap_nodes = GPUPROF__LDA(&t->nnodes);
         c->total += t->snap_nodes + 1;
@@ -8719,6 +8897,12 @@ void gpuprof_reset(void) {
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
     for (t = gpuprof__g.threads; t; t = t->next) {
         uint32_t nn = GPUPROF__LDA(&t->nnodes);
+        int free_ring = 0;
+        gpuprof__timespec ts = { 0, 20000 };
+        /* The calls that ended before now are of the old period: their
+           records are dropped with the statistics, the ring held meanwhile. */
+        while (!GPUPROF__CAS(&t->rec_busy, &free_ring, 1)) { free_ring = 0; gpuprof__nanosleep(&ts, NULL); }
+        GPUPROF__STR(&t->rec_tail, GPUPROF__LDA(&t->rec_head));
         for (i = 0; i <= nn; i++) {
             gpuprof__node *n = i < nn ? gpuprof__node_at(t, i) : &t->overflow;
             /* Relaxed stores: the owner may be adding at the same moment; the
@@ -8751,6 +8935,7 @@ void gpuprof_reset(void) {
             if (n) gpuprof__stats_clear(&n->stats);
         }
         GPUPROF__ST(&t->marks, (uint64_t)0);
+        GPUPROF__STR(&t->rec_busy, 0);
     }
     gpuprof__mem_clear();
     gpuprof_stats_init(&gpuprof__g.step_stats);
@@ -10164,6 +10349,7 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.trace_on = 0;
     gpuprof__g.trace_mode = GPUPROF__TRACE_NONE;    /* the blocks and the file are the parent's */
     gpuprof__g.writer_running = 0;
+    gpuprof__g.collector_running = 0;               /* the parent's thread: not in this process */
     pthread_mutex_unlock(&gpuprof__warn_mu);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__mem_mu);
@@ -10455,6 +10641,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     }
     if (!gpuprof__g.trace_path && !off) gpuprof__ring_open();
     gpuprof__mem_open();
+    if (!off) gpuprof__collector_start();
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;
     GPUPROF__ST(&gpuprof__g.off, off);
@@ -10602,6 +10789,7 @@ static void gpuprof__shutdown_locked(void) {
         }
     }
     pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__collector_stop();      /* the report drains the rings itself */
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__kc_drain();            /* (GPUPROF_GPU=kernels: the GPU work still running) */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */

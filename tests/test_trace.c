@@ -226,6 +226,34 @@ static void test_flight_recorder(const char *checker) {
     unsetenv("GPUPROF_TRACE_RING_MB");
 }
 
+/* A clock whose ticks are not whole nanoseconds (0.3 ns, a 3.3 GHz TSC): a
+   child that ends one tick before its parent must still end within it once
+   both are rounded to nanoseconds (its end was once its rounded start plus
+   its rounded length, 1 ns late in 10 of these 203 cases). */
+static void test_rounding(const char *checker) {
+    gpuprof_config cfg = {0};
+    char cmd[1024];
+    int a, b;
+    cfg.report = "off";
+    cfg.trace_path = "rounding.trace.json";
+    gpuprof_init(&cfg);
+    gpuprof__clock.mult = (uint64_t)(0.3 * 4294967296.0);
+    gpuprof__clock.same_ns_ticks = ((uint64_t)1 << 32) / gpuprof__clock.mult + 1;
+    vnow += 100;
+    for (a = 2; a < 9; a++)
+        for (b = 4; b < 33; b++) {
+            PROF_RANGE("parent");
+            vnow += (unsigned long long)a;
+            { PROF_RANGE("child"); vnow += (unsigned long long)b; }
+            vnow += 1;
+        }
+    gpuprof_shutdown();
+    gpuprof__clock.mult = (uint64_t)1 << 32;
+    gpuprof__clock.same_ns_ticks = 2;
+    snprintf(cmd, sizeof cmd, "python3 %s rounding.trace.json --expect-x %d", checker, 2 * 7 * 29);
+    CHECK(system(cmd) == 0, "with 0.3 ns ticks every child ends within its parent, which ends one tick later");
+}
+
 static void *thread_body(void *arg) {
     (void)arg;
     { PROF_RANGE("on a worker"); vnow += 1; }
@@ -317,6 +345,7 @@ int main(int argc, char **argv) {
     snprintf(cmd, sizeof cmd, "python3 %s idle.trace.json --truncated --expect-x 10", argv[1]);
     CHECK(WIFSIGNALED(status) && system(cmd) == 0, "a run killed while idle: its last ranges (in a block not yet full) were written within the second");
 
+    test_rounding(argv[1]);
     test_write_any_time(argv[1]);
     test_flight_recorder(argv[1]);
     test_ring_many_threads();
