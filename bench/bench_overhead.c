@@ -6,7 +6,8 @@
    the trace's writer thread shows in the whole-process figures (user + sys
    of every thread, getrusage):
    - a range (literal, explicit, dynamic name; statistics, trace; paused)
-     against an empty loop and the two raw clock reads a range needs;
+     against an empty loop and the two raw clock reads a range needs, and
+     the collector thread's CPU time per range it adds to the statistics;
    - two threads recording at once against one;
    - whole processes (this program re-run): 4M ranges as fast as they come
      with a JSON trace to a file, start to exit, against the same loop of two
@@ -73,6 +74,26 @@ static double loop_range(void) {
     uint64_t t0 = NOW();
     for (long i = 0; i < iters; i++) { PROF_RANGE("bench.range"); BARRIER(); }
     return ns_per_iter(t0, NOW());
+}
+/* The collector thread's CPU per range: the process's CPU time (getrusage)
+   less this thread's, over a stats-only loop and until the collector has
+   added the last record (the session has no other thread of its own). */
+static double process_cpu_ns(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+}
+static double loop_collector(void) {
+    double p0 = process_cpu_ns();
+    uint64_t t0 = NOW();
+    gpuprof__thread *t;
+    for (long i = 0; i < iters; i++) { PROF_RANGE("bench.collected"); BARRIER(); }
+    t = gpuprof__tls;
+    for (int k = 0; k < 2000 && t && GPUPROF__LDA(&t->rec_tail) != t->rec_head; k++) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    return (process_cpu_ns() - p0 - (double)(NOW() - t0)) / (double)iters;
 }
 static double loop_begin_end(void) {
     uint64_t t0 = NOW();
@@ -359,7 +380,7 @@ int main(int argc, char **argv) {
     figure empty = { "empty loop", { 0 }, 0, 0, 0 }, clock2 = { "two raw clock reads (the baseline)", { 0 }, 0, 0, 0 },
            stats = { "", { 0 }, 0, 0, 0 }, ring = { "", { 0 }, 0, 0, 0 }, traced = { "", { 0 }, 0, 0, 0 },
            begin_end = { "", { 0 }, 0, 0, 0 }, dyn = { "", { 0 }, 0, 0, 0 }, off = { "", { 0 }, 0, 0, 0 },
-           two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 };
+           two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 }, coll = { "", { 0 }, 0, 0, 0 };
     double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], ch_trace[RUNS], ch_clock[RUNS], ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
     const char *trace = "/tmp/gpuprof_bench.trace.json", *json_path = "bench_overhead.json";
     long events = 1000000, rss_n = 10000000, proc_n = 4000000, kib_none, kib_ranges;
@@ -379,6 +400,7 @@ int main(int argc, char **argv) {
     measure(&empty, loop_empty);
     measure(&clock2, loop_clock);
     measure(&stats, loop_range);
+    measure(&coll, loop_collector);
     measure(&two_stats, loop_two);
     gpuprof_set_enabled(0);
     measure(&off, loop_range);
@@ -434,6 +456,7 @@ int main(int argc, char **argv) {
     row(clock2.name, clock2.median, "ns", clock2.lo, clock2.hi, NULL, NAN, NULL, 0);
     row("GPUPROF_RANGE, literal, stats only", stats.median, "ns", stats.lo, stats.hi, "clock reads", stats.median / base,
         "<= 1.2x", stats.median / base <= 1.2);
+    row("collector thread: CPU per range it adds (stats only)", coll.median, "ns", coll.lo, coll.hi, "clock reads", coll.median / base, NULL, 0);
     row("GPUPROF_RANGE, literal, stats + flight recorder", ring.median, "ns", ring.lo, ring.hi, "clock reads", ring.median / base, NULL, 0);
     row("GPUPROF_RANGE, literal, stats + streamed trace", traced.median, "ns", traced.lo, traced.hi, "clock reads", traced.median / base,
         "<= 1.25x", traced.median / base <= 1.25);
