@@ -4101,8 +4101,9 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f);
 #else
 #define GPUPROF__PAUSE() ((void)0)
 #endif
-static GPUPROF__NOINLINE uint32_t gpuprof__rec_drain(gpuprof__thread *t, int wait) {
-    uint64_t head, tail, from;
+/* Takes thread t's ring for draining; wait: until it is free, else only if
+   it is free now. Returns 1 when taken. */
+static int gpuprof__rec_hold(gpuprof__thread *t, int wait) {
     int free_ring = 0;
     while (!GPUPROF__CAS(&t->rec_busy, &free_ring, 1)) {
         gpuprof__timespec ts = { 0, 20000 };
@@ -4110,6 +4111,12 @@ static GPUPROF__NOINLINE uint32_t gpuprof__rec_drain(gpuprof__thread *t, int wai
         free_ring = 0;
         gpuprof__nanosleep(&ts, NULL);      /* the holder adds at most one ring: tens of microseconds */
     }
+    return 1;
+}
+
+static GPUPROF__NOINLINE uint32_t gpuprof__rec_drain(gpuprof__thread *t, int wait) {
+    uint64_t head, tail, from;
+    if (!gpuprof__rec_hold(t, wait)) return 0;
     head = GPUPROF__LDA(&t->rec_head);
     for (from = tail = t->rec_tail; tail != head; tail++) {
         const gpuprof__rec *r = &t->rec[tail & (GPUPROF__RECS - 1)];
@@ -8897,11 +8904,9 @@ void gpuprof_reset(void) {
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
     for (t = gpuprof__g.threads; t; t = t->next) {
         uint32_t nn = GPUPROF__LDA(&t->nnodes);
-        int free_ring = 0;
-        gpuprof__timespec ts = { 0, 20000 };
         /* The calls that ended before now are of the old period: their
            records are dropped with the statistics, the ring held meanwhile. */
-        while (!GPUPROF__CAS(&t->rec_busy, &free_ring, 1)) { free_ring = 0; gpuprof__nanosleep(&ts, NULL); }
+        gpuprof__rec_hold(t, 1);
         GPUPROF__STR(&t->rec_tail, GPUPROF__LDA(&t->rec_head));
         for (i = 0; i <= nn; i++) {
             gpuprof__node *n = i < nn ? gpuprof__node_at(t, i) : &t->overflow;
