@@ -1745,7 +1745,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     t->names = gpuprof__g.names;
     t->index = gpuprof__g.nthreads++;
     t->next = gpuprof__g.threads;
-    gpuprof__g.threads = t;
+    GPUPROF__STR(&gpuprof__g.threads, t);        /* release: the collector walks the list without the lock */
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_setspecific(gpuprof__tls_key, t);
     gpuprof__tls = t;
@@ -3850,7 +3850,7 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
         gpuprof__kc.tracer->names = gpuprof__g.names;
         gpuprof__kc.tracer->index = UINT32_MAX;
         gpuprof__kc.tracer->next = gpuprof__g.threads;
-        gpuprof__g.threads = gpuprof__kc.tracer;
+        GPUPROF__STR(&gpuprof__g.threads, gpuprof__kc.tracer);   /* release: see gpuprof__collector_main */
     }
     if (!gpuprof__kc.map || !gpuprof__kc.pending || !gpuprof__kc.kern || !gpuprof__kc.kern_hash) {
         gpuprof__kc_clear();
@@ -4157,9 +4157,11 @@ GPUPROF__INLINE void gpuprof__rec_push(gpuprof__thread *t, gpuprof__node *n, uin
 
 /* The collector thread: drains the rings, then sleeps until the fastest
    recording thread would have filled a quarter of its ring at the rate it
-   had (20 us to 4 ms; longer and longer while nothing comes). It never
-   waits for gpuprof__lock: a shutdown holding it may be joining this
-   thread, and a report holding it drains the rings itself. */
+   had (20 us to 4 ms; longer and longer while nothing comes). It takes no
+   lock but each ring's rec_busy, so nothing waits for its pass (a
+   GPUPROF_STEP, a thread's first range, a report): a session's list of
+   thread states only grows at its head (release-published), and no state of
+   it is freed before the shutdown has stopped this thread. */
 static void *gpuprof__collector_main(void *arg) {
     uint64_t last = gpuprof__mono_ns(), sleep_ns = 1000000;
     (void)arg;
@@ -4167,15 +4169,14 @@ static void *gpuprof__collector_main(void *arg) {
     while (!gpuprof__g.collector_stop) {
         uint64_t most = 0, now;
         pthread_mutex_unlock(&gpuprof__col_mu);
-        if (pthread_mutex_trylock(&gpuprof__lock) == 0) {
+        {
             gpuprof__thread *t;
-            for (t = gpuprof__g.threads; t; t = t->next) {
+            for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
                 uint64_t h = GPUPROF__LDA(&t->rec_head);
                 if (h - t->rec_seen > most) most = h - t->rec_seen;
                 t->rec_seen = h;
                 if (h != GPUPROF__LD(&t->rec_tail)) gpuprof__rec_drain(t, 0);
             }
-            pthread_mutex_unlock(&gpuprof__lock);
         }
         now = gpuprof__mono_ns();
         sleep_ns = most ? (now - last) * (GPUPROF__RECS / 4) / most : 2 * sleep_ns;
