@@ -113,9 +113,10 @@ static void measure(figure *f, double (*loop)(void)) {
     finish(f);
 }
 
-static void session(const char *trace_path, int ring) {
+static void session(const char *trace_path, int ring, int collector) {
     gpuprof_config cfg = {0};
     cfg.report = "off";
+    cfg.collector = collector;
     cfg.trace_path = trace_path;
     cfg.trace_ring_mb = ring ? 0 : -1;        /* 0: the default flight recorder; -1: off */
     gpuprof_init(&cfg);
@@ -380,7 +381,8 @@ int main(int argc, char **argv) {
     figure empty = { "empty loop", { 0 }, 0, 0, 0 }, clock2 = { "two raw clock reads (the baseline)", { 0 }, 0, 0, 0 },
            stats = { "", { 0 }, 0, 0, 0 }, ring = { "", { 0 }, 0, 0, 0 }, traced = { "", { 0 }, 0, 0, 0 },
            begin_end = { "", { 0 }, 0, 0, 0 }, dyn = { "", { 0 }, 0, 0, 0 }, off = { "", { 0 }, 0, 0, 0 },
-           two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 }, coll = { "", { 0 }, 0, 0, 0 };
+           two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 }, coll = { "", { 0 }, 0, 0, 0 },
+           stats_col = { "", { 0 }, 0, 0, 0 };
     double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], ch_trace[RUNS], ch_clock[RUNS], ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
     const char *trace = "/tmp/gpuprof_bench.trace.json", *json_path = "bench_overhead.json";
     long events = 1000000, rss_n = 10000000, proc_n = 4000000, kib_none, kib_ranges;
@@ -396,21 +398,25 @@ int main(int argc, char **argv) {
     if (iters < 1000) iters = 1000;
     cpu_model(cpu, sizeof cpu);
 
-    session(NULL, 0);                         /* statistics only: no trace file, no flight recorder */
+    session(NULL, 0, 0);                      /* statistics only: no trace file, no flight recorder */
     measure(&empty, loop_empty);
     measure(&clock2, loop_clock);
     measure(&stats, loop_range);
-    measure(&coll, loop_collector);
     measure(&two_stats, loop_two);
     gpuprof_set_enabled(0);
     measure(&off, loop_range);
     gpuprof_shutdown();
 
-    session(NULL, 1);                         /* the default: no trace file, the flight recorder on */
+    session(NULL, 0, 1);                      /* statistics only, added by the collector thread */
+    measure(&stats_col, loop_range);
+    measure(&coll, loop_collector);
+    gpuprof_shutdown();
+
+    session(NULL, 1, 0);                      /* the default: no trace file, the flight recorder on */
     measure(&ring, loop_range);
     gpuprof_shutdown();
 
-    session(trace, 0);
+    session(trace, 0, 0);
     measure(&traced, loop_range);
     measure(&two_traced, loop_two);
     measure(&begin_end, loop_begin_end);
@@ -456,7 +462,8 @@ int main(int argc, char **argv) {
     row(clock2.name, clock2.median, "ns", clock2.lo, clock2.hi, NULL, NAN, NULL, 0);
     row("GPUPROF_RANGE, literal, stats only", stats.median, "ns", stats.lo, stats.hi, "clock reads", stats.median / base,
         "<= 1.2x", stats.median / base <= 1.2);
-    row("collector thread: CPU per range it adds (stats only)", coll.median, "ns", coll.lo, coll.hi, "clock reads", coll.median / base, NULL, 0);
+    row("GPUPROF_RANGE, stats only, GPUPROF_COLLECTOR=1", stats_col.median, "ns", stats_col.lo, stats_col.hi, "clock reads", stats_col.median / base, NULL, 0);
+    row("  the collector thread's CPU per range it adds", coll.median, "ns", coll.lo, coll.hi, "clock reads", coll.median / base, NULL, 0);
     row("GPUPROF_RANGE, literal, stats + flight recorder", ring.median, "ns", ring.lo, ring.hi, "clock reads", ring.median / base, NULL, 0);
     row("GPUPROF_RANGE, literal, stats + streamed trace", traced.median, "ns", traced.lo, traced.hi, "clock reads", traced.median / base,
         "<= 1.25x", traced.median / base <= 1.25);

@@ -86,20 +86,41 @@ static int task_count(void) {
     return n;
 }
 
-/* The statistics come from the collector thread: it adds a thread's
-   records without any report asking; whatever reads first drains the
-   rest; a full ring is added by its own thread when no collector keeps up;
-   gpuprof_reset drops what ended before it; the thread ends at shutdown. */
+/* The statistics are added from the threads' rings of records: by default
+   by each thread itself, a ring at a time, with no thread of gpuprof's; with
+   GPUPROF_COLLECTOR=1 by a collector thread, without any report asking.
+   Whatever reads first drains the rest; gpuprof_reset drops what ended
+   before it; the collector ends at shutdown. */
 static void test_collector(void) {
     gpuprof_config cfg = {0};
     gpuprof__thread *t;
     cJSON *j;
     int i, k, before = task_count();
+    uint64_t sum;
+    gpuprof__node *n;
     cfg.report = "off";
-    cfg.summary_path = "collector.summary.json";
     cfg.trace_ring_mb = 0;
+
+    /* the default: no thread; each thread adds a full ring itself */
+    cfg.summary_path = "selfadd.summary.json";
     gpuprof_init(&cfg);
-    CHECK(before < 0 || task_count() == before + 1, "a session runs one collector thread");
+    CHECK(before < 0 || task_count() == before, "by default a session starts no thread (no trace file, no collector)");
+    for (i = 0; i < 5 * GPUPROF__RECS + 7; i++) { PROF_RANGE("self-added"); }
+    t = gpuprof__tls;
+    CHECK_EQ_U(GPUPROF__LD(&t->rec_head) - GPUPROF__LD(&t->rec_tail), 7, "a thread adds its own records when its ring is full, a ring at a time");
+    for (sum = 0, n = t->root.first_child; n; n = n->next_sibling) sum += GPUPROF__LD(&n->stats.count);
+    CHECK_EQ_U(sum, 5 * (uint64_t)GPUPROF__RECS, "... into the statistics: all but the 7 still in the ring");
+    gpuprof_shutdown();
+    j = summary_load("selfadd.summary.json");
+    CHECK_EQ_U(jnum(summary_find(j, "ranges", "self-added"), "count"), 5 * GPUPROF__RECS + 7, "the summary drains the ring: every call counted");
+    cJSON_Delete(j);
+
+    /* GPUPROF_COLLECTOR=1 */
+    setenv("GPUPROF_COLLECTOR", "1", 1);
+    cfg.summary_path = "collector.summary.json";
+    gpuprof_init(&cfg);
+    unsetenv("GPUPROF_COLLECTOR");
+    CHECK(before < 0 || task_count() == before + 1, "GPUPROF_COLLECTOR=1: one collector thread");
     for (i = 0; i < 3 * GPUPROF__RECS; i++) { PROF_RANGE("collected"); }
     t = gpuprof__tls;
     for (k = 0; k < 200 && GPUPROF__LDA(&t->rec_tail) != t->rec_head; k++) {
@@ -108,34 +129,16 @@ static void test_collector(void) {
     }
     CHECK(GPUPROF__LDA(&t->rec_tail) == t->rec_head, "the collector adds every record by itself within 2 s");
     CHECK_EQ_U(GPUPROF__LD(&t->root.first_child->stats.count), 3 * GPUPROF__RECS, "... into the range's statistics");
-    /* without the collector (it could not start): full rings are added by their thread */
-    gpuprof__collector_stop();
-    CHECK(before < 0 || task_count() == before, "the collector thread ends when stopped");
-    for (i = 0; i < 5 * GPUPROF__RECS + 7; i++) { PROF_RANGE("self-added"); }
-    CHECK_EQ_U(GPUPROF__LD(&t->rec_head) - GPUPROF__LD(&t->rec_tail), 7, "a thread whose ring is full adds its own records, a ring's worth at a time");
-    {
-        uint64_t sum = 0;
-        gpuprof__node *n;
-        for (n = t->root.first_child; n; n = n->next_sibling) sum += GPUPROF__LD(&n->stats.count);
-        CHECK_EQ_U(sum, 8 * (uint64_t)GPUPROF__RECS, "... into the statistics: all but the 7 still in the ring, none dropped");
-    }
     for (i = 0; i < 100; i++) { PROF_RANGE("reset away"); }
     gpuprof_reset();
     for (i = 0; i < 5; i++) { PROF_RANGE("reset away"); }
+    for (i = 0; i < 5 * GPUPROF__RECS + 3; i++) { PROF_RANGE("again"); }
     gpuprof_shutdown();
+    CHECK(before < 0 || task_count() == before, "no thread of gpuprof's is left after shutdown");
     j = summary_load("collector.summary.json");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "reset away"), "count"), 5, "gpuprof_reset drops the records of calls that ended before it");
     CHECK(summary_find(j, "ranges", "collected") == NULL || jnum(summary_find(j, "ranges", "collected"), "count") == 0,
           "... and the statistics they were added to");
-    cJSON_Delete(j);
-    /* the ranges of a new session again, exact at the report */
-    cfg.summary_path = "collector2.summary.json";
-    gpuprof_init(&cfg);
-    CHECK(before < 0 || task_count() == before + 1, "a new session starts a new collector thread");
-    for (i = 0; i < 5 * GPUPROF__RECS + 3; i++) { PROF_RANGE("again"); }
-    gpuprof_shutdown();
-    CHECK(before < 0 || task_count() == before, "no thread of gpuprof's is left after shutdown");
-    j = summary_load("collector2.summary.json");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "again"), "count"), 5 * GPUPROF__RECS + 3, "every call counted at shutdown");
     cJSON_Delete(j);
 }
