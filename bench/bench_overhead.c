@@ -6,8 +6,9 @@
    the trace's writer thread shows in the whole-process figures (user + sys
    of every thread, getrusage):
    - a range (literal, explicit, dynamic name; statistics, trace; paused)
-     against an empty loop and the two raw clock reads a range needs, and
-     the collector thread's CPU time per range it adds to the statistics;
+     against an empty loop and the two raw clock reads a range needs; the
+     same with GPUPROF_COLLECTOR=1, and then the collector thread's CPU time
+     per range it adds to the statistics;
    - two threads recording at once against one;
    - whole processes (this program re-run): 4M ranges as fast as they come
      with a JSON trace to a file, start to exit, against the same loop of two
