@@ -1182,9 +1182,10 @@ typedef struct gpuprof__node {
     uint64_t copy_ns, copy_bytes, copy_pageable;   /* ... and copies (pageable: those to or from pageable host memory) */
     uint64_t sync_ns;         /* ... and the CPU time its synchronizing calls waited */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
-    /* What the collector writes for every call, a cache line away from what
-       the recording thread reads for every call (parent, name_id): else each
-       record it adds would take that line from the recording thread's core. */
+    /* What adding a call's record writes, a cache line away from what the
+       recording thread reads for every call (parent, name_id): else, with
+       GPUPROF_COLLECTOR=1, each record the collector adds would take that
+       line from the recording thread's core. */
     char pad_[64];
     uint64_t self_ns;         /* inclusive minus nested ranges, counted calls */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
@@ -1235,8 +1236,8 @@ typedef struct gpuprof__block {
     gpuprof__event ev[GPUPROF__BLOCK_EVENTS];
 } gpuprof__block;
 
-/* A counted call, as a range's end leaves it for the collector, which adds
-   it to the node's statistics (gpuprof__rec_drain): 24 bytes, no locks. */
+/* A counted call, as a range's end leaves it in its thread's ring to be
+   added to the node's statistics later (gpuprof__rec_drain): 24 bytes. */
 typedef struct gpuprof__rec {
     struct gpuprof__node *node;
     uint64_t dt, self;                    /* ns: inclusive, and minus nested ranges */
@@ -4119,7 +4120,7 @@ static int gpuprof__rec_hold(gpuprof__thread *t, int wait) {
 /* The collector leaves a recording thread's newest records for its next
    pass (unless the thread wrote none since the last): reading the cache
    lines the thread is still filling would bounce each of them between the
-   two cores (measured: up to 2.9x the two clock reads instead of ~1.2x). */
+   two cores while it writes them. */
 #define GPUPROF__REC_KEEP 64
 
 /* Adds the records of thread t written so far (all but the newest keep) to
@@ -4127,6 +4128,7 @@ static int gpuprof__rec_hold(gpuprof__thread *t, int wait) {
    than give up. Returns the records added. */
 static GPUPROF__NOINLINE uint32_t gpuprof__rec_drain(gpuprof__thread *t, int wait, uint32_t keep) {
     uint64_t head, tail, from;
+    if (GPUPROF__LDA(&t->rec_head) - GPUPROF__LD(&t->rec_tail) <= keep) return 0;   /* nothing to add: the ring is not taken */
     if (!gpuprof__rec_hold(t, wait)) return 0;
     head = GPUPROF__LDA(&t->rec_head);
     if (keep) {
@@ -4151,25 +4153,19 @@ static void gpuprof__rec_drain_all(void) {
 
 /* The recording thread reached the mark it had set in its ring (rec_room).
    Without a collector the mark is the ring's end: the thread adds its
-   records. With one: half the ring past the collector's position as the
-   thread last saw it, or the ring's end. Less than half waits: a new mark
-   half a ring on. Half or more:
-   the collector is asleep or behind -- it is woken (a condition variable's
-   signal: once per half ring at most, and no system call while it is
-   awake), and the mark moves to the ring's end. Full: the thread adds its
-   own records now. */
+   records. With one, the mark is first half a ring past the collector's
+   position as the thread last saw it: if the collector has not moved (it is
+   asleep or behind), it is woken -- a condition variable's signal, at most
+   once per half ring and no system call while it is awake -- and the mark
+   moves to the ring's end. A full ring: the thread adds its records now. */
 static GPUPROF__NOINLINE void gpuprof__rec_room(gpuprof__thread *t) {
     uint64_t h = t->rec_head;
     for (;;) {
         uint64_t tail = GPUPROF__LDA(&t->rec_tail);
-        if (!GPUPROF__LD(&gpuprof__g.collector_running)) {     /* none: the ring's end, then the thread adds them */
-            if (h - tail < GPUPROF__RECS) { t->rec_room = tail + GPUPROF__RECS; return; }
-            gpuprof__rec_drain(t, 1, 0);
-            continue;
-        }
-        if (h - tail < GPUPROF__RECS / 2) { t->rec_room = tail + GPUPROF__RECS / 2; return; }
+        int collector = GPUPROF__LD(&gpuprof__g.collector_running);
+        if (collector && h - tail < GPUPROF__RECS / 2) { t->rec_room = tail + GPUPROF__RECS / 2; return; }
         if (h - tail < GPUPROF__RECS) {
-            pthread_cond_signal(&gpuprof__col_cond);
+            if (collector) pthread_cond_signal(&gpuprof__col_cond);
             t->rec_room = tail + GPUPROF__RECS;
             return;
         }
@@ -4193,28 +4189,25 @@ GPUPROF__INLINE void gpuprof__rec_push(gpuprof__thread *t, gpuprof__node *n, uin
    had (20 us to 4 ms; longer and longer while nothing comes), or until a
    recording thread finds half its ring waiting and wakes it (a timed sleep
    of 20 us may last a millisecond: an idle virtual CPU wakes late). It
-   never waits on the CPU. It takes no
-   lock but each ring's rec_busy, so nothing waits for its pass (a
-   GPUPROF_STEP, a thread's first range, a report): a session's list of
-   thread states only grows at its head (release-published), and no state of
-   it is freed before the shutdown has stopped this thread. */
+   never waits on the CPU. It takes no lock but each ring's rec_busy, so
+   nothing waits for its pass (a GPUPROF_STEP, a thread's first range, a
+   report): a session's list of thread states only grows at its head
+   (release-published), and no state of it is freed before the shutdown has
+   stopped this thread. */
 static void *gpuprof__collector_main(void *arg) {
     uint64_t last = gpuprof__mono_ns(), sleep_ns = 1000000;
     (void)arg;
     pthread_mutex_lock(&gpuprof__col_mu);
     while (!gpuprof__g.collector_stop) {
         uint64_t most = 0, now;
+        gpuprof__thread *t;
         pthread_mutex_unlock(&gpuprof__col_mu);
-        {
-            gpuprof__thread *t;
-            for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
-                uint64_t h = GPUPROF__LDA(&t->rec_head), waiting = h - GPUPROF__LD(&t->rec_tail);
-                /* a thread that wrote nothing since the last pass: all of it */
-                uint32_t keep = h == t->rec_seen ? 0 : GPUPROF__REC_KEEP;
-                if (h - t->rec_seen > most) most = h - t->rec_seen;
-                t->rec_seen = h;
-                if (waiting > keep) gpuprof__rec_drain(t, 0, keep);
-            }
+        for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
+            uint64_t h = GPUPROF__LDA(&t->rec_head);
+            if (h - t->rec_seen > most) most = h - t->rec_seen;
+            /* a thread that wrote nothing since the last pass: all of it */
+            gpuprof__rec_drain(t, 0, h == t->rec_seen ? 0 : GPUPROF__REC_KEEP);
+            t->rec_seen = h;
         }
         now = gpuprof__mono_ns();
         sleep_ns = most ? (now - last) * (GPUPROF__RECS / 4) / most : 2 * sleep_ns;
@@ -4533,7 +4526,7 @@ void gpuprof__range_end(int token) {
         }
         t->depth = d - 1;
         if (d > 1) t->stack[d - 2].child_ns += dt;
-        r = &t->rec[h & (GPUPROF__RECS - 1)];       /* the statistics: the collector's (gpuprof__rec_push written out) */
+        r = &t->rec[h & (GPUPROF__RECS - 1)];       /* the statistics, added later (gpuprof__rec_push written out) */
         r->node = n;
         r->dt = dt;
         r->self = dt - f->child_ns;

@@ -76,13 +76,17 @@ static double loop_range(void) {
     for (long i = 0; i < iters; i++) { PROF_RANGE("bench.range"); BARRIER(); }
     return ns_per_iter(t0, NOW());
 }
+/* User + sys CPU time of a resource usage, in ns. */
+static double rusage_ns(const struct rusage *ru) {
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e9 + (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e3;
+}
 /* The collector thread's CPU per range: the process's CPU time (getrusage)
    less this thread's, over a stats-only loop and until the collector has
    added the last record (the session has no other thread of its own). */
 static double process_cpu_ns(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+    return rusage_ns(&ru);
 }
 static double loop_collector(void) {
     double p0 = process_cpu_ns();
@@ -226,7 +230,7 @@ static long child_peak_kib(const char *self, const char *mode, long n) {
 static double child_cpu_ns(const char *self, const char *mode, long n, const char *path) {
     struct rusage ru;
     if (run_child(self, "--process-child", mode, n, path, &ru) != 0) return -1;
-    return ((double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3) / (double)n;
+    return rusage_ns(&ru) / (double)n;
 }
 static int process_child(const char *mode, long n, const char *path) {
     if (strcmp(mode, "trace") == 0) {

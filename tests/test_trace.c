@@ -234,9 +234,12 @@ static void test_rounding(const char *checker) {
     gpuprof_config cfg = {0};
     char cmd[1024];
     int a, b;
+    uint64_t mult, same_ns;
     cfg.report = "off";
     cfg.trace_path = "rounding.trace.json";
     gpuprof_init(&cfg);
+    mult = gpuprof__clock.mult;
+    same_ns = gpuprof__clock.same_ns_ticks;
     gpuprof__clock.mult = (uint64_t)(0.3 * 4294967296.0);
     gpuprof__clock.same_ns_ticks = ((uint64_t)1 << 32) / gpuprof__clock.mult + 1;
     vnow += 100;
@@ -248,8 +251,8 @@ static void test_rounding(const char *checker) {
             vnow += 1;
         }
     gpuprof_shutdown();
-    gpuprof__clock.mult = (uint64_t)1 << 32;
-    gpuprof__clock.same_ns_ticks = 2;
+    gpuprof__clock.mult = mult;                /* the test clock's again: ticks are nanoseconds */
+    gpuprof__clock.same_ns_ticks = same_ns;
     snprintf(cmd, sizeof cmd, "python3 %s rounding.trace.json --expect-x %d", checker, 2 * 7 * 29);
     CHECK(system(cmd) == 0, "with 0.3 ns ticks every child ends within its parent, which ends one tick later");
 }
