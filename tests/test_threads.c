@@ -143,6 +143,96 @@ static void test_collector(void) {
     cJSON_Delete(j);
 }
 
+/* A ring's records are added a run of one range at a time, in registers:
+   the statistics come out as if each duration had been added on its own
+   (gpuprof_stats_add, the code before), whatever the order -- long runs,
+   two ranges alternating, random ranges, a range's first sample, durations
+   the histogram must slide its window for, a full bucket, one past 2^53 --
+   and wherever a full ring cuts a run. */
+static uint64_t drain_rng = 0x9E3779B97F4A7C15ull;
+static uint64_t drain_next(void) {
+    drain_rng ^= drain_rng << 13; drain_rng ^= drain_rng >> 7; drain_rng ^= drain_rng << 17;
+    return drain_rng;
+}
+static gpuprof__node *drain_nodes[3];
+static gpuprof_stats drain_ref[3];
+static uint64_t drain_self[3];
+static void drain_put(gpuprof__thread *t, int k, uint64_t dt) {
+    uint64_t self = dt - dt / 3;
+    gpuprof__rec_push(t, drain_nodes[k], dt, self);
+    gpuprof_stats_add(&drain_ref[k], (double)dt);
+    drain_self[k] += self;
+}
+static const char *drain_names[3] = { "drain.a", "drain.b", "drain.huge" };
+static void drain_compare(gpuprof__thread *t, const char *when) {
+    char what[320];
+    int k;
+    CHECK_EQ_U(GPUPROF__LD(&t->rec_head) - GPUPROF__LD(&t->rec_tail), 0, "every record added");
+    for (k = 0; k < 3; k++) {
+        const gpuprof_stats *s = &drain_nodes[k]->stats, *r = &drain_ref[k];
+        snprintf(what, sizeof what, "%s, %s: count, min, max, shift, histogram and window as added one by one", drain_names[k], when);
+        CHECK(s->count == r->count && s->min == r->min && s->max == r->max && s->shift == r->shift && s->lo_key == r->lo_key &&
+              s->halvings == r->halvings && !memcmp(s->bucket, r->bucket, sizeof s->bucket) && s->rejected == r->rejected, what);
+        snprintf(what, sizeof what, "%s, %s: self time", drain_names[k], when);
+        CHECK_EQ_U(drain_nodes[k]->self_ns, drain_self[k], what);
+        if (k < 2) {     /* whole nanoseconds whose sums stay below 2^53: exact in any order */
+            snprintf(what, sizeof what, "%s, %s: sums exact (%.17g %.17g %.17g against %.17g %.17g %.17g)", drain_names[k], when,
+                     s->sum, s->sum_d, s->sum_d2, r->sum, r->sum_d, r->sum_d2);
+            CHECK(s->sum == r->sum && s->sum_d == r->sum_d && s->sum_d2 == r->sum_d2, what);
+        } else {         /* past 2^53 the order of the additions rounds differently */
+            CHECK_REL(s->sum, r->sum, 1e-12, "drain.huge: sum");
+            CHECK_REL(s->sum_d, r->sum_d, 1e-12, "drain.huge: sum of differences");
+            CHECK_REL(s->sum_d2, r->sum_d2, 1e-12, "drain.huge: sum of squares");
+        }
+    }
+}
+static void test_drain_runs(void) {
+    gpuprof_config cfg = {0};
+    gpuprof__thread *t;
+    gpuprof__node *n;
+    int i, k;
+    cfg.report = "off";
+    cfg.trace_ring_mb = 0;
+    gpuprof_init(&cfg);
+    { PROF_RANGE("drain.a"); }
+    { PROF_RANGE("drain.b"); }
+    { PROF_RANGE("drain.huge"); }
+    t = gpuprof__tls;
+    gpuprof__rec_drain(t, 1, 0);
+    for (n = t->root.first_child; n; n = n->next_sibling)
+        for (k = 0; k < 3; k++)
+            if (!strcmp(gpuprof__g.names[n->name_id].text, drain_names[k])) drain_nodes[k] = n;
+    CHECK(drain_nodes[0] && drain_nodes[1] && drain_nodes[2], "three ranges to add records to");
+    if (!drain_nodes[0] || !drain_nodes[1] || !drain_nodes[2]) { gpuprof_shutdown(); return; }
+    for (k = 0; k < 3; k++) {                       /* from nothing, on both sides */
+        gpuprof_stats_init(&drain_nodes[k]->stats);
+        drain_nodes[k]->self_ns = 0;
+        gpuprof_stats_init(&drain_ref[k]);
+    }
+    for (i = 0; i < 1000; i++) drain_put(t, 0, 20 + drain_next() % 11);                /* one run */
+    drain_put(t, 1, 3);                                                                  /* b's first sample: 3 ns */
+    for (i = 0; i < 1000; i++) drain_put(t, i & 1, 1 + drain_next() % 200);              /* alternating */
+    gpuprof__rec_drain(t, 1, 0);
+    drain_compare(t, "after runs and alternation");
+    {   /* a bucket one short of full, on both sides: the next sample fills it, the one after halves the histogram */
+        uint32_t idx = (uint32_t)(gpuprof__key_u64(25) - drain_nodes[0]->stats.lo_key);
+        drain_nodes[0]->stats.bucket[idx] = drain_ref[0].bucket[idx] = 0xfffffffeu;
+        for (i = 0; i < 5; i++) drain_put(t, 0, 25);
+    }
+    for (i = 0; i < 6000; i++) {                     /* random ranges and runs, up to 1 ms: b's window slides */
+        int kk = (int)(drain_next() % 2), len = (int)(drain_next() % 7);
+        uint64_t scale = (uint64_t)1 << (drain_next() % 20);
+        while (len-- >= 0) drain_put(t, kk, drain_next() % scale);
+    }
+    for (i = 0; i < 300; i++)                        /* past 2^53 now and then */
+        drain_put(t, 2, i % 50 == 7 ? ((uint64_t)1 << 53) + (drain_next() % 1000000) * 2 : 100 + drain_next() % 100);
+    gpuprof__rec_drain(t, 1, 0);
+    drain_compare(t, "at the end");
+    CHECK(drain_ref[0].halvings == 1, "the full bucket halved the histogram (the test reaches that case)");
+    CHECK(drain_ref[1].lo_key != gpuprof__key_u64(3) - GPUPROF_STATS_BUCKETS / 2, "b's window slid (the test reaches that case)");
+    gpuprof_shutdown();
+}
+
 int main(int argc, char **argv) {
     gpuprof_config cfg = {0};
     pthread_t th[THREADS];
@@ -305,5 +395,6 @@ int main(int argc, char **argv) {
         }
     }
     test_collector();
+    test_drain_runs();
     return check_done("test_threads");
 }
