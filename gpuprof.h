@@ -4100,8 +4100,9 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f);
    store of the head -- no lock, no call), and the records are added to the
    nodes' statistics later, 4096 at a time: by default by the thread itself
    when its ring is full (gpuprof__rec_room), in one tight loop that costs
-   less than the same updates one per range (on the 2-core development VM a
-   range went from 1.55x to 1.26x two clock reads); with GPUPROF_COLLECTOR=1
+   less than the same updates one per range, a run of one node's records
+   summed in registers (gpuprof__rec_add; on the 2-core development VM a
+   range went from 1.55x to 1.26x two clock reads, then 1.17x); with GPUPROF_COLLECTOR=1
    by a collector thread instead, which moves that work off the recording
    thread where the cache lines of the ring travel cheaply between cores (on
    that VM: 1.1x when they did, 2.9x in the periods when they did not --
@@ -8785,8 +8786,9 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_printf(b, "{\"skip_first\":%d,\"wait\":%d,\"warmup\":%d,\"active\":%d,\"repeat\":%d}", gpuprof__g.sched_skip,
                             gpuprof__g.sched_wait, gpuprof__g.sched_warmup, gpuprof__g.sched_active, gpuprof__g.sched_repeat);
     else gpuprof__buf_s(b, "null");
-    gpuprof__buf_printf(b, ",\"max_names\":%d,\"max_nodes\":%d,\"trace_buffer_mb\":%d,\"trace_ring_mb\":%d,\"max_depth\":%d},\n", gpuprof__g.cfg.max_names,
-                        gpuprof__g.cfg.max_nodes, gpuprof__g.cfg.trace_buffer_mb, gpuprof__g.cfg.trace_ring_mb > 0 ? gpuprof__g.cfg.trace_ring_mb : 0, GPUPROF_MAX_DEPTH);
+    gpuprof__buf_printf(b, ",\"max_names\":%d,\"max_nodes\":%d,\"trace_buffer_mb\":%d,\"trace_ring_mb\":%d,\"max_depth\":%d,\"collector\":%s},\n",
+                        gpuprof__g.cfg.max_names, gpuprof__g.cfg.max_nodes, gpuprof__g.cfg.trace_buffer_mb,
+                        gpuprof__g.cfg.trace_ring_mb > 0 ? gpuprof__g.cfg.trace_ring_mb : 0, GPUPROF_MAX_DEPTH, gpuprof__g.cfg.collector ? "true" : "false");
     gpuprof__buf_printf(b, "\"steps\":{\"seen\":%s,\"counted\":%llu,\"excluded\":%llu,\"not_recorded\":%llu,\"time\":{",
                         gpuprof__g.steps_seen ? "true" : "false", (unsigned long long)gpuprof__g.steps_counted,
                         (unsigned long long)gpuprof__g.steps_excluded, (unsigned long long)gpuprof__g.steps_off);

@@ -113,6 +113,7 @@ static void test_collector(void) {
     gpuprof_shutdown();
     j = summary_load("selfadd.summary.json");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "self-added"), "count"), 5 * GPUPROF__RECS + 7, "the summary drains the ring: every call counted");
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "config"), "collector")), "the summary's config: \"collector\":false by default");
     cJSON_Delete(j);
 
     /* GPUPROF_COLLECTOR=1 */
@@ -140,6 +141,7 @@ static void test_collector(void) {
     CHECK(summary_find(j, "ranges", "collected") == NULL || jnum(summary_find(j, "ranges", "collected"), "count") == 0,
           "... and the statistics they were added to");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "again"), "count"), 5 * GPUPROF__RECS + 3, "every call counted at shutdown");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "config"), "collector")), "the summary's config: \"collector\":true with GPUPROF_COLLECTOR=1");
     cJSON_Delete(j);
 }
 
