@@ -4099,11 +4099,11 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f);
    self} in its thread's ring (gpuprof__rec_push: three stores and a release
    store of the head -- no lock, no call), and the records are added to the
    nodes' statistics later, 4096 at a time: by default by the thread itself
-   when its ring is full (gpuprof__rec_room), in one tight loop that costs
-   less than the same updates one per range, a run of one node's records
-   summed in registers (gpuprof__rec_add; on the 2-core development VM a
-   range went from 1.55x to 1.26x two clock reads, then 1.17x); with GPUPROF_COLLECTOR=1
-   by a collector thread instead, which moves that work off the recording
+   when its ring is full (gpuprof__rec_room), a run of one node's records
+   summed in registers (gpuprof__rec_add) -- on the 2-core development VM a
+   range cost 1.55x two clock reads with the statistics updated at its end,
+   1.26x with them added a record at a time, 1.17x a run at a time; with
+   GPUPROF_COLLECTOR=1 by a collector thread instead, which moves that work off the recording
    thread where the cache lines of the ring travel cheaply between cores (on
    that VM: 1.1x when they did, 2.9x in the periods when they did not --
    which is why it is not the default). Whoever reads the statistics first
@@ -4182,17 +4182,17 @@ static void gpuprof__rec_add(const gpuprof__rec *p, const gpuprof__rec *end) {
 
 /* Adds the records of thread t written so far (all but the newest keep) to
    their nodes. wait: wait for another drainer of the ring to finish rather
-   than give up. Returns the records added. */
-static GPUPROF__NOINLINE uint32_t gpuprof__rec_drain(gpuprof__thread *t, int wait, uint32_t keep) {
-    uint64_t head, tail, from;
-    if (GPUPROF__LDA(&t->rec_head) - GPUPROF__LD(&t->rec_tail) <= keep) return 0;   /* nothing to add: the ring is not taken */
-    if (!gpuprof__rec_hold(t, wait)) return 0;
+   than give up. */
+static GPUPROF__NOINLINE void gpuprof__rec_drain(gpuprof__thread *t, int wait, uint32_t keep) {
+    uint64_t head, tail;
+    if (GPUPROF__LDA(&t->rec_head) - GPUPROF__LD(&t->rec_tail) <= keep) return;   /* nothing to add: the ring is not taken */
+    if (!gpuprof__rec_hold(t, wait)) return;
     head = GPUPROF__LDA(&t->rec_head);
     if (keep) {
-        if (head - t->rec_tail <= keep) { GPUPROF__STR(&t->rec_busy, 0); return 0; }
+        if (head - t->rec_tail <= keep) { GPUPROF__STR(&t->rec_busy, 0); return; }
         head -= keep;
     }
-    from = tail = t->rec_tail;
+    tail = t->rec_tail;
     if ((tail & (GPUPROF__RECS - 1)) + (head - tail) > GPUPROF__RECS) {     /* across the ring's end: two stretches */
         gpuprof__rec_add(&t->rec[tail & (GPUPROF__RECS - 1)], t->rec + GPUPROF__RECS);
         tail += GPUPROF__RECS - (tail & (GPUPROF__RECS - 1));
@@ -4200,7 +4200,6 @@ static GPUPROF__NOINLINE uint32_t gpuprof__rec_drain(gpuprof__thread *t, int wai
     gpuprof__rec_add(&t->rec[tail & (GPUPROF__RECS - 1)], &t->rec[tail & (GPUPROF__RECS - 1)] + (head - tail));
     GPUPROF__STR(&t->rec_tail, head);
     GPUPROF__STR(&t->rec_busy, 0);
-    return (uint32_t)(head - from);
 }
 
 /* Under gpuprof__lock: every thread's records into the statistics. */
@@ -4464,8 +4463,10 @@ int gpuprof__range_begin_dyn(const char *name, int stream0) {
 }
 
 /* The trace event of a range of depth d (1-based) on thread t, begun at t0
-   and ended at t1 (ticks). */
-GPUPROF__INLINE void gpuprof__range_event(gpuprof__thread *t, uint32_t d, uint32_t name_id, int evflags, uint64_t t0, uint64_t t1) {
+   and ended at t1 (ticks): from gpuprof__finish, and from gpuprof__range_end
+   as a tail call when the block is full or missing or the range began within
+   a nanosecond's ticks of its parent. */
+static GPUPROF__NOINLINE void gpuprof__range_event(gpuprof__thread *t, uint32_t d, uint32_t name_id, int evflags, uint64_t t0, uint64_t t1) {
     /* A child that starts in the same nanosecond as its parent would be
        read as the parent's sibling: the writer starts it 1 ns later (if it
        lasts a nanosecond, its end rounded as the writer does). The tick
@@ -4507,13 +4508,6 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     if (GPUPROF__LD(&gpuprof__g.trace_on)) gpuprof__range_event(t, d, n->name_id, evflags, f->t0, t1);
 }
 
-/* The trace event of a range that ended at t1, after gpuprof__range_end has
-   done the rest: the block is full or missing, or the range began within a
-   nanosecond's ticks of its parent. */
-static GPUPROF__NOINLINE void gpuprof__end_event(gpuprof__thread *t, uint32_t d, uint32_t name_id, uint64_t t0, uint64_t t1) {
-    gpuprof__range_event(t, d, name_id, 0, t0, t1);
-}
-
 /* The name of frame d (1-based) for a message. */
 static const char *gpuprof__frame_name(gpuprof__thread *t, uint32_t d) {
     if (d == 0 || d > GPUPROF_MAX_DEPTH) return "(a range nested too deep to be timed)";
@@ -4553,7 +4547,7 @@ static GPUPROF__NOINLINE void gpuprof__finish_full(gpuprof__thread *t, uint32_t 
    records -- is done here with no call; anything else goes to
    gpuprof__finish as a tail call, decided before anything is written. The
    trace event comes after the record, with its own rare cases (no room in
-   the block, a drawing nudge) as a tail call to gpuprof__end_event: checked
+   the block, a drawing nudge) as a tail call to gpuprof__range_event: checked
    up front with the rest, they kept more values alive at once and gcc 12
    saved five registers per call instead of two. The record for the
    statistics (gpuprof__rec_push) and the event store (gpuprof__trace_put)
@@ -4606,7 +4600,7 @@ void gpuprof__range_end(int token) {
             gpuprof__block *b = t->block;
             gpuprof__event *e;
             if (GPUPROF__UNLIKELY(!b || b->count == GPUPROF__BLOCK_EVENTS || (d > 1 && t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks))) {
-                gpuprof__end_event(t, d, n->name_id, t0, t1);
+                gpuprof__range_event(t, d, n->name_id, 0, t0, t1);
                 return;
             }
             e = &b->ev[b->count];
