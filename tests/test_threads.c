@@ -217,7 +217,7 @@ static void test_drain_runs(void) {
     gpuprof__rec_drain(t, 1, 0);
     drain_compare(t, "after runs and alternation");
     {   /* a bucket one short of full, on both sides: the next sample fills it, the one after halves the histogram */
-        uint32_t idx = (uint32_t)(gpuprof__key_u64(25) - drain_nodes[0]->stats.lo_key);
+        uint32_t idx = (uint32_t)(gpuprof__key(25.0) - drain_nodes[0]->stats.lo_key);
         drain_nodes[0]->stats.bucket[idx] = drain_ref[0].bucket[idx] = 0xfffffffeu;
         for (i = 0; i < 5; i++) drain_put(t, 0, 25);
     }
@@ -231,7 +231,7 @@ static void test_drain_runs(void) {
     gpuprof__rec_drain(t, 1, 0);
     drain_compare(t, "at the end");
     CHECK(drain_ref[0].halvings == 1, "the full bucket halved the histogram (the test reaches that case)");
-    CHECK(drain_ref[1].lo_key != gpuprof__key_u64(3) - GPUPROF_STATS_BUCKETS / 2, "b's window slid (the test reaches that case)");
+    CHECK(drain_ref[1].lo_key != gpuprof__key(3.0) - GPUPROF_STATS_BUCKETS / 2, "b's window slid (the test reaches that case)");
     gpuprof_shutdown();
 }
 
