@@ -13,8 +13,9 @@
    - whole processes (this program re-run): 4M ranges as fast as they come
      with a JSON trace to a new file, start to exit, against the same loop of
      two clock reads; the trace's metadata says whether every event was
-     kept; the same over the last run's file; and a process writing the
-     trace's bytes alone (the floor under the figure);
+     kept; the same over the last run's file, and with the trace to
+     /dev/null (formatted, written nowhere); and a process writing the
+     trace's bytes alone: the floor under the figure;
    - the distribution of single ranges with a trace (a buffer hand-over
      every 2048 events);
    - the trace writer against a plain fprintf-per-event writer;
@@ -409,7 +410,7 @@ int main(int argc, char **argv) {
            begin_end = { "", { 0 }, 0, 0, 0 }, dyn = { "", { 0 }, 0, 0, 0 }, off = { "", { 0 }, 0, 0, 0 },
            two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 }, coll = { "", { 0 }, 0, 0, 0 },
            stats_col = { "", { 0 }, 0, 0, 0 };
-    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], ch_trace[RUNS], ch_clock[RUNS], ch_over[RUNS], ch_write[RUNS], ch_bytes = -1, ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
+    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], ch_trace[RUNS], ch_clock[RUNS], ch_over[RUNS], ch_null[RUNS], ch_write[RUNS], ch_bytes = -1, ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
     const char *trace = "/tmp/gpuprof_bench.trace.json", *json_path = "bench_overhead.json";
     long events = 1000000, rss_n = 10000000, proc_n = 4000000, kib_none, kib_ranges;
     char cpu[256];
@@ -468,6 +469,7 @@ int main(int argc, char **argv) {
         if (ch_events < 0 || dr > ch_dropped) { ch_events = ev; ch_dropped = dr; }     /* the worst run */
         ch_bytes = stat(trace, &st) == 0 ? (double)st.st_size : -1;
         ch_over[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, trace);   /* over the file just written */
+        ch_null[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, "/dev/null");   /* formatted, written nowhere */
         remove(trace);
         ch_write[r] = ch_bytes > 0 && run_child("/proc/self/exe", "--process-child", "write", (long)ch_bytes, trace, &ru) == 0
                           ? rusage_ns(&ru) / (double)proc_n : -1;
@@ -483,6 +485,7 @@ int main(int argc, char **argv) {
     qsort(ch_trace, RUNS, sizeof *ch_trace, cmp_double);
     qsort(ch_clock, RUNS, sizeof *ch_clock, cmp_double);
     qsort(ch_over, RUNS, sizeof *ch_over, cmp_double);
+    qsort(ch_null, RUNS, sizeof *ch_null, cmp_double);
     qsort(ch_write, RUNS, sizeof *ch_write, cmp_double);
 
     json = fopen(json_path, "w");
@@ -519,6 +522,8 @@ int main(int argc, char **argv) {
     row("process, 4M x two clock reads (baseline)", ch_clock[RUNS / 2], "ns", ch_clock[0], ch_clock[RUNS - 1], NULL, NAN, NULL, 0);
     row("process, the same over the last run's trace file", ch_over[RUNS / 2], "ns", ch_over[0], ch_over[RUNS - 1], "clock, process",
         ch_over[RUNS / 2] / ch_clock[RUNS / 2], NULL, 0);
+    row("process, the same with the trace to /dev/null", ch_null[RUNS / 2], "ns", ch_null[0], ch_null[RUNS - 1], "clock, process",
+        ch_null[RUNS / 2] / ch_clock[RUNS / 2], NULL, 0);
     row("process, the trace's bytes alone, per event", ch_write[RUNS / 2], "ns", ch_write[0], ch_write[RUNS - 1], "clock, process",
         ch_write[RUNS / 2] / ch_clock[RUNS / 2], NULL, 0);
     row("  the trace file per range event", ch_bytes / (double)proc_n, "bytes", NAN, NAN, NULL, NAN, NULL, 0);
