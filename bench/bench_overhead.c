@@ -229,13 +229,13 @@ static long child_peak_kib(const char *self, const char *mode, long n) {
     return run_child(self, "--rss-child", mode, n, NULL, &ru) == 0 ? ru.ru_maxrss : -1;
 }
 
-/* A whole process, start to exit: n ranges with a JSON trace to `path`, or
-   the same loop of two clock reads; its CPU time (user + sys, every thread)
-   per iteration in ns. */
-static double child_cpu_ns(const char *self, const char *mode, long n, const char *path) {
+/* A whole process, start to exit (process_child: n ranges with a JSON
+   trace to `path`, the same loop of two clock reads, or n bytes written);
+   its CPU time (user + sys, every thread) per one of `per`, in ns. */
+static double child_cpu_ns(const char *self, const char *mode, long n, const char *path, long per) {
     struct rusage ru;
     if (run_child(self, "--process-child", mode, n, path, &ru) != 0) return -1;
-    return rusage_ns(&ru) / (double)n;
+    return rusage_ns(&ru) / (double)per;
 }
 /* The bytes alone: a process that writes n bytes of range events' JSON to a
    new file at `path` as the trace writer does (1 MiB write() calls), with no
@@ -458,21 +458,19 @@ int main(int argc, char **argv) {
     for (int r = 0; r < RUNS; r++) {
         double ev, dr;
         struct stat st;
-        struct rusage ru;
-        ch_clock[r] = child_cpu_ns("/proc/self/exe", "clock", proc_n, trace);
+        ch_clock[r] = child_cpu_ns("/proc/self/exe", "clock", proc_n, trace, proc_n);
         /* each run writes a new file: freeing the last run's 400 MB of page
            cache (O_TRUNC) is charged to whoever truncates it -- measured on
            its own below, not counted against the ranges */
         remove(trace);
-        ch_trace[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, trace);
+        ch_trace[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, trace, proc_n);
         if (trace_counts(trace, &ev, &dr) != 0) ev = dr = -1;
         if (ch_events < 0 || dr > ch_dropped) { ch_events = ev; ch_dropped = dr; }     /* the worst run */
         ch_bytes = stat(trace, &st) == 0 ? (double)st.st_size : -1;
-        ch_over[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, trace);   /* over the file just written */
-        ch_null[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, "/dev/null");   /* formatted, written nowhere */
+        ch_over[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, trace, proc_n);          /* over the file just written */
+        ch_null[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, "/dev/null", proc_n);    /* formatted, written nowhere */
         remove(trace);
-        ch_write[r] = ch_bytes > 0 && run_child("/proc/self/exe", "--process-child", "write", (long)ch_bytes, trace, &ru) == 0
-                          ? rusage_ns(&ru) / (double)proc_n : -1;
+        ch_write[r] = ch_bytes > 0 ? child_cpu_ns("/proc/self/exe", "write", (long)ch_bytes, trace, proc_n) : -1;   /* per event */
     }
     remove(trace);
     kib_none = child_peak_kib("/proc/self/exe", "none", rss_n);
