@@ -488,7 +488,42 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #endif /* GPUPROF_H */
 
 /* ======================================================================
-   Implementation
+   Implementation, in sections; each uses only those above it, except two
+   calls down the file, each with its comment: a thread's first range starts
+   the session ("Lifecycle"), and a step registers the MPI_Finalize hook.
+     Number formatting        numbers in text and JSON, whatever the C locale
+     Platform clock           ticks (TSC or CLOCK_MONOTONIC), their rate, ns
+     Statistics accumulator   count, sums, min/max, a histogram for quantiles
+     Global state, warnings   shared types, gpuprof__g, locks, messages, memory
+     Settings                 GPUPROF_* variables; a step's phase (schedule)
+     NVTX                     gpuprof's NVTX domain, its names, push and pop
+     Name registry            a small id per distinct name, its JSON string
+     Per-thread state         a thread's call tree of nodes
+     Trace buffers            recording: per-thread blocks of fixed-size events
+     Kernel capture, part 1   the CUPTI seam, the capture's state
+     GPU backend              CUDA events per range, harvested without a sync
+     Kernel capture, part 2   CUPTI records into tables and ranges' GPU spans
+     Threads joining          a thread's state bound, handed on, freed
+     Memory                   tracked allocations, snapshots, per-range deltas
+     Ranges                   begin/end (the hot path), counters, marks
+     Steps                    GPUPROF_STEP: warm-up, schedule, step figures
+     Output helpers           growing buffers, number cells, path patterns
+     Trace output             the layers: encoder interface, bytes to a file
+     Trace encoder, JSON      Chrome JSON from a block's events
+     Trace sinks              streamed file, its copy, the flight recorder dump
+     Report collection        every thread's nodes into flat and tree tables
+     Text report, its cells   widths, names, times
+     Analysis                 phases, their classes, the bottleneck
+     Text report, its parts   header, tables, memory, roofline, verdict
+     Kernel capture in report kernels, transfers, synchronizations
+     Text report, assembled   the report in order
+     JSON summary             docs/summary.md's schema
+     Writing the outputs      files, gpuprof_report/write_*, flush, reset
+     Roofline peaks           device bandwidth and FLOP/s
+     Cross-rank report        ranks side by side, the straggler, merged trace
+     MPI                      the MPI seam and the report at MPI_Finalize
+     Ranks                    which process of a job this is
+     Lifecycle                init, exit, fork, session start and shutdown
    ====================================================================== */
 #ifdef GPUPROF_IMPLEMENTATION
 #ifndef GPUPROF__IMPLEMENTED
@@ -957,9 +992,8 @@ void gpuprof_stats_add(gpuprof_stats *s, double x) {
 
 /* The key of a whole number of nanoseconds v < 2^53 from the double it
    converts to exactly: gpuprof__key without the sign (x >= +0.0) -- a shift
-   of the bits, no branch, not even for 0 (a leading-bit count took ten
-   instructions and a branch for 0, and gcc -O3 made the statistics' run
-   loop a second loop for a duration of 0, 5 % slower). */
+   of the bits, no branch, not even for 0 (a leading-bit count needs one for
+   0, and gcc -O3 turns the statistics' run loop into two loops around it). */
 GPUPROF__INLINE int32_t gpuprof__key_ns(double x) {
     uint64_t b;
     memcpy(&b, &x, sizeof b);
@@ -1098,7 +1132,8 @@ double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
 
 #ifndef GPUPROF_DISABLE
 /* ----------------------------------------------------------------------
-   Global state and warnings
+   Global state and warnings: the types the sections share, the session's
+   state (gpuprof__g), the locks, one-line messages, allocation.
    ---------------------------------------------------------------------- */
 enum {
     GPUPROF__W_END_WITHOUT_BEGIN, GPUPROF__W_MISMATCHED, GPUPROF__W_UNCLOSED, GPUPROF__W_AFTER_SHUTDOWN,
@@ -1136,6 +1171,7 @@ enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPU
           arguments KA (grid, block, registers, kernel) and KB (launch time, bytes or shared memory, launching thread) */
        GPUPROF__EV_KAPI = 7, GPUPROF__EV_KERNEL = 8, GPUPROF__EV_KA = 9, GPUPROF__EV_KB = 10 };
 enum { GPUPROF__TRACE_NONE = 0, GPUPROF__TRACE_STREAM = 1, GPUPROF__TRACE_RING = 2 };
+enum { GPUPROF__FMT_JSON = 0 };      /* a trace output's format: its row in gpuprof__trace_encoders */
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8,
        GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK events): the range has a GPU event: no rates on its CPU event */
 
@@ -1211,6 +1247,7 @@ typedef struct gpuprof__frame {
 /* One trace output: the streamed file, or a file gpuprof_write_trace writes. */
 typedef struct gpuprof__tout {
     int fd, failed;                       /* failed is published after error is set */
+    int format;                           /* GPUPROF__FMT_*: the encoder that writes it */
     unsigned gen;                         /* tracks whose metadata is in this output are marked with it */
     uint64_t off;                         /* bytes written */
     uint64_t events, flows;               /* events written; flow arrows, also their ids */
@@ -1247,6 +1284,9 @@ typedef struct gpuprof__rec {
     uint64_t dt, self;                    /* ns: inclusive, and minus nested ranges */
 } gpuprof__rec;
 
+/* A thread's GPU part (CUDA builds): completed in section "GPU backend". */
+typedef struct gpuprof__gput gpuprof__gput;
+
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
@@ -1278,7 +1318,7 @@ typedef struct gpuprof__thread {
     struct { uint32_t hash, id; } dyn[GPUPROF__DYN_CACHE];
     const gpuprof__name *names;           /* its session's name table (kept while threads of it run) */
     void *stream;                         /* gpuprof_set_stream(); NULL: the site's stream 0 */
-    struct gpuprof__gput *gpu;            /* CUDA builds: event pools and pending GPU ranges */
+    gpuprof__gput *gpu;                   /* CUDA builds: event pools and pending GPU ranges */
     uint64_t gpu_pushed;                  /* GPU records this thread has queued */
     uint64_t rec_tail;                    /* records added to the statistics, by the holder of rec_busy */
     uint64_t rec_seen;                    /* the collector's: rec_head at its last pass */
@@ -1398,7 +1438,13 @@ static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t gpuprof__warn_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t gpuprof__warn_seen[GPUPROF__W_COUNT][GPUPROF__WARN_DISTINCT];
 
-static uint32_t gpuprof__hash(const char *s, size_t n);
+/* FNV-1a: names, messages and output paths are told apart by it. */
+static uint32_t gpuprof__hash(const char *s, size_t n) {
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h ? h : 1;
+}
 
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
@@ -1472,16 +1518,150 @@ static char *gpuprof__strdup(const char *s) {
 }
 
 /* ----------------------------------------------------------------------
+   Settings: the environment (GPUPROF_*) and the schedule: which phase
+   a step is in (counted, warm-up, not recorded).
+   ---------------------------------------------------------------------- */
+static int gpuprof__env_int(const char *var, int *out) {
+    const char *v = getenv(var);
+    char *end;
+    long x;
+    if (!v || !*v) return 0;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    while (*end == ' ') end++;
+    if (errno || *end || x < 0 || x > 1000000000L) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a whole number from 0 to 1000000000; ignored", var, v);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+/* An on/off setting: 1/0, yes/no, true/false, on/off (any case). Returns 1
+   when the variable is set to one of them, 0 when unset or not understood. */
+static int gpuprof__is_word(const char *v, const char *word) {    /* ASCII, any case */
+    for (; *v && *word; v++, word++) if ((*v | 0x20) != *word) return 0;
+    return !*v && !*word;
+}
+
+static int gpuprof__parse_flag(const char *v, int *out) {
+    static const char *const on[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };
+    int i;
+    for (i = 0; i < 4; i++) {
+        if (gpuprof__is_word(v, on[i])) { *out = 1; return 1; }
+        if (gpuprof__is_word(v, no[i])) { *out = 0; return 1; }
+    }
+    return 0;
+}
+
+static int gpuprof__env_flag(const char *var, int *out) {
+    const char *v = getenv(var);
+    if (!v || !*v) return 0;
+    if (gpuprof__parse_flag(v, out)) return 1;
+    gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is neither on nor off (1/0, yes/no, true/false, on/off); ignored", var, v);
+    return 0;
+}
+
+/* "wait=1,warmup=1,active=3,repeat=2[,skip_first=0]"; returns 0 if valid. */
+static int gpuprof__parse_schedule(const char *s) {
+    int vals[5] = { 0, 0, 0, 0, 0 }, seen = 0;
+    static const char *const keys[5] = { "skip_first", "wait", "warmup", "active", "repeat" };
+    const char *p = s;
+    while (*p) {
+        int k, found = -1;
+        long x;
+        char *end;
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        for (k = 0; k < 5; k++) {
+            size_t n = strlen(keys[k]);
+            if (strncmp(p, keys[k], n) == 0 && p[n] == '=') { found = k; p += n + 1; break; }
+        }
+        if (found < 0 || *p < '0' || *p > '9') return -1;
+        errno = 0;
+        x = strtol(p, &end, 10);
+        if (errno || x > 1000000000L) return -1;
+        vals[found] = (int)x;
+        seen |= 1 << found;
+        p = end;
+        if (*p && *p != ',' && *p != ' ') return -1;
+    }
+    if (!(seen & (1 << 3)) || vals[3] < 1) return -1;      /* active is required and >= 1 */
+    gpuprof__g.sched_skip = vals[0];
+    gpuprof__g.sched_wait = vals[1];
+    gpuprof__g.sched_warmup = vals[2];
+    gpuprof__g.sched_active = vals[3];
+    gpuprof__g.sched_repeat = vals[4];
+    gpuprof__g.sched_on = 1;
+    return 0;
+}
+
+/* torch.profiler's schedule: skip_first steps, then cycles of wait (not
+   recorded), warmup (recorded, left out of the statistics) and active
+   steps, `repeat` cycles (0: forever). GPUPROF_WARMUP leaves out the first
+   N steps on top of that. */
+static int gpuprof__phase_of(uint64_t step) {
+    int phase = GPUPROF__PHASE_COUNT;
+    if (gpuprof__g.sched_on) {
+        uint64_t cycle = (uint64_t)gpuprof__g.sched_wait + (uint64_t)gpuprof__g.sched_warmup + (uint64_t)gpuprof__g.sched_active, j, r;
+        if (step < (uint64_t)gpuprof__g.sched_skip) return GPUPROF__PHASE_OFF;
+        j = step - (uint64_t)gpuprof__g.sched_skip;
+        if (gpuprof__g.sched_repeat && j / cycle >= (uint64_t)gpuprof__g.sched_repeat) return GPUPROF__PHASE_OFF;
+        r = j % cycle;
+        if (r < (uint64_t)gpuprof__g.sched_wait) return GPUPROF__PHASE_OFF;
+        if (r < (uint64_t)gpuprof__g.sched_wait + (uint64_t)gpuprof__g.sched_warmup) phase = GPUPROF__PHASE_EXCLUDE;
+    }
+    /* Before the first GPUPROF_STEP the warm-up is decided per call (gpuprof__exclude). */
+    if (phase == GPUPROF__PHASE_COUNT && gpuprof__g.steps_seen && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
+    return phase;
+}
+
+/* ----------------------------------------------------------------------
+   NVTX (SPEC 5): every range is also an NVTX range in gpuprof's domain
+   (GPUPROF_NVTX_DOMAIN), with its name registered once, so Nsight Systems
+   shows the same ranges. NVTX is header-only (from the CUDA toolkit): with
+   no tool attached each call is a null-pointer check; a tool attaches
+   through NVTX_INJECTION64_PATH (Nsight does; tests/nvtx_recorder.c too).
+   ---------------------------------------------------------------------- */
+#ifdef GPUPROF_NVTX
+static nvtxDomainHandle_t gpuprof__nvtx_domain;
+static char gpuprof__nvtx_domain_name[64];
+
+static void gpuprof__nvtx_name(gpuprof__name *nm, const char *text) {
+    nvtxStringHandle_t h = gpuprof__nvtx_domain ? nvtxDomainRegisterStringA(gpuprof__nvtx_domain, text) : NULL;
+    memset(&nm->nvtx, 0, sizeof nm->nvtx);
+    nm->nvtx.version = NVTX_VERSION;
+    nm->nvtx.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    if (h) { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_REGISTERED; nm->nvtx.message.registered = h; }
+    else { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_ASCII; nm->nvtx.message.ascii = text; }
+}
+
+/* At init: NVTX on unless the config or GPUPROF_NVTX=0 says not; the domain
+   is made once per name (a session asking for another one gets it). */
+static void gpuprof__nvtx_open(const gpuprof_config *cfg, int off) {
+    GPUPROF__ST(&gpuprof__g.nvtx_on, !cfg->no_nvtx && !off);
+    if (!cfg->no_nvtx && !off) {
+        const char *dn = cfg->nvtx_domain && *cfg->nvtx_domain ? cfg->nvtx_domain : "gpuprof";
+        if (!gpuprof__nvtx_domain || strncmp(gpuprof__nvtx_domain_name, dn, sizeof gpuprof__nvtx_domain_name - 1) != 0) {
+            snprintf(gpuprof__nvtx_domain_name, sizeof gpuprof__nvtx_domain_name, "%s", dn);
+            gpuprof__nvtx_domain = nvtxDomainCreateA(gpuprof__nvtx_domain_name);
+        }
+    }
+}
+
+#define GPUPROF__NVTX_PUSH(f, id) do { if (GPUPROF__LD(&gpuprof__g.nvtx_on)) { \
+    nvtxDomainRangePushEx(gpuprof__nvtx_domain, &gpuprof__g.names[id].nvtx); (f)->flags |= GPUPROF__F_NVTX; } } while (0)
+#define GPUPROF__NVTX_POP(f) do { if ((f)->flags & GPUPROF__F_NVTX) nvtxDomainRangePop(gpuprof__nvtx_domain); } while (0)
+#else
+#define gpuprof__nvtx_open(cfg, off) ((void)(cfg), (void)(off))
+#define GPUPROF__NVTX_PUSH(f, id) ((void)0)
+#define GPUPROF__NVTX_POP(f) ((void)0)
+#endif
+
+/* ----------------------------------------------------------------------
    Name registry: every distinct name gets a small id once; ranges with a
    literal name keep it in their call-site record.
    ---------------------------------------------------------------------- */
-static uint32_t gpuprof__hash(const char *s, size_t n) {
-    uint32_t h = 2166136261u;
-    size_t i;
-    for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h ? h : 1;
-}
-
 /* The length of the valid UTF-8 sequence at s (n bytes left) and its code
    point, or 0 for a byte that does not start one (stray continuation,
    overlong form, surrogate, beyond U+10FFFF, cut short). */
@@ -1523,11 +1703,6 @@ static size_t gpuprof__json_escape(char *out, const char *s, size_t n) {
     out[o] = 0;
     return o;
 }
-
-
-#ifdef GPUPROF_NVTX
-static void gpuprof__nvtx_name(gpuprof__name *nm, const char *text);    /* NVTX section, below */
-#endif
 
 /* Under gpuprof__lock. Returns the id of `s` (n bytes), adding it if new. */
 static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
@@ -1618,9 +1793,6 @@ static void gpuprof__node_init(gpuprof__node *n, gpuprof__node *parent, uint32_t
     n->index = index;
 }
 
-static void gpuprof__thread_exit(void *p);
-static void gpuprof__thread_free(gpuprof__thread *t);
-
 /* This thread's id and a label for its trace track. */
 /* glibc says what its headers declared (__USE_MISC, __USE_GNU): whether
    _GNU_SOURCE came before the first system header, not whether it is
@@ -1653,9 +1825,6 @@ static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
     }
 }
 
-/* Binds the calling thread to a state: that of a thread that has exited if
-   there is one (so a program that starts a thread per task keeps bounded
-   memory; the statistics just go on adding up), else a new one. */
 /* A thread state, not yet in the session's list, sized for a session's
    ids and call paths (read under gpuprof__lock). */
 static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label, uint32_t ids, int max_nodes) {
@@ -1681,117 +1850,6 @@ static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label, uint32
     t->tid = tid;
     snprintf(t->label, sizeof t->label, "%s", label);
     return t;
-}
-
-static void gpuprof__thread_free(gpuprof__thread *t);
-static void gpuprof__reclaim(void);
-
-/* Under gpuprof__lock: a state a shutdown retired (its thread was running)
-   is freed once its thread lets go of it -- the thread exits, or starts
-   recording in a later session with a new state. Then that session's name
-   table too, once none of its states is left. One exception while the
-   thread lives: a range of that state still open with its external id on
-   CUPTI's stack (kernel capture) -- kernels the thread launches before the
-   range ends name its call-tree node, which must stay valid; such a state
-   is kept (freed when the thread exits if it is still the thread's; kept
-   for good if the thread moved on to a new session: a rare, bounded loss
-   rather than a dangling node). */
-static void gpuprof__retired_drop(gpuprof__thread *t, int exiting) {
-    gpuprof__thread **pp;
-    uint32_t d;
-    if (!t) return;
-    for (d = 0; !exiting && d < t->depth && d < GPUPROF_MAX_DEPTH; d++)
-        if (t->stack[d].flags & GPUPROF__F_KERN) return;
-    for (pp = &gpuprof__g.retired; *pp && *pp != t; pp = &(*pp)->next) {}
-    if (!*pp) return;
-    *pp = t->next;
-    if (gpuprof__tls == t) {               /* the caller's own: its exit must not see it either */
-        gpuprof__tls = NULL;
-        pthread_setspecific(gpuprof__tls_key, NULL);
-    }
-    gpuprof__thread_free(t);
-    gpuprof__reclaim();
-}
-
-static gpuprof__thread *gpuprof__thread_new(void) {
-    gpuprof__thread *t;
-    int tid, max_nodes;
-    uint32_t ids;
-    unsigned session;
-    char label[64];
-    gpuprof__thread_identity(&tid, label, sizeof label);
-    pthread_mutex_lock(&gpuprof__lock);
-    gpuprof__retired_drop(gpuprof__tls, 0);     /* this thread's state of an earlier session, if any */
-    /* The main thread gets a state of its own: it is usually the one calling
-       GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
-    for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
-    if (t) {
-        t->exited = 0;
-        t->depth = 0;
-        t->stream = NULL;
-        t->tid = tid;
-        memcpy(t->label, label, sizeof label);
-        t->index = gpuprof__g.nthreads++;
-        pthread_mutex_unlock(&gpuprof__lock);
-        pthread_setspecific(gpuprof__tls_key, t);
-        gpuprof__tls = t;
-        return t;
-    }
-    session = gpuprof__g.session;                /* allocated outside the lock, for this session's sizes */
-    ids = gpuprof__g.max_ids;
-    max_nodes = gpuprof__g.cfg.max_nodes;
-    pthread_mutex_unlock(&gpuprof__lock);
-    if (!(t = gpuprof__thread_alloc(tid, label, ids, max_nodes))) return NULL;
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.session != session) {
-        /* another thread shut the session down meanwhile (and maybe started
-           one sized differently): nothing to join; the next call starts afresh */
-        pthread_mutex_unlock(&gpuprof__lock);
-        gpuprof__thread_free(t);
-        return NULL;
-    }
-    t->session = gpuprof__g.session;
-    t->base = gpuprof__clock.base;
-    t->names = gpuprof__g.names;
-    t->index = gpuprof__g.nthreads++;
-    t->next = gpuprof__g.threads;
-    GPUPROF__STR(&gpuprof__g.threads, t);        /* release: the collector walks the list without the lock */
-    pthread_mutex_unlock(&gpuprof__lock);
-    pthread_setspecific(gpuprof__tls_key, t);
-    gpuprof__tls = t;
-    return t;
-}
-
-#ifdef GPUPROF_CUDA
-struct gpuprof__gput;
-static void gpuprof__gput_free(struct gpuprof__gput *g);
-#endif
-
-static void gpuprof__thread_free(gpuprof__thread *t) {
-    uint32_t i;
-    for (i = 0; i < t->nnodes; i += GPUPROF__NODE_CHUNK) {
-        uint32_t k;
-        gpuprof__node *c = t->chunks[i / GPUPROF__NODE_CHUNK];
-        for (k = 0; k < GPUPROF__NODE_CHUNK && i + k < t->nnodes; k++) {
-            GPUPROF_FREE(c[k].pre);
-            if (c[k].gpu) { GPUPROF_FREE(c[k].gpu->pre); GPUPROF_FREE(c[k].gpu); }
-            if (c[k].kspan) { GPUPROF_FREE(c[k].kspan->pre); GPUPROF_FREE(c[k].kspan); }
-        }
-        GPUPROF_FREE(c);
-    }
-    for (i = 0; i < t->nids && t->counters; i++)
-        if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); GPUPROF_FREE(t->counters[i]); }
-    GPUPROF_FREE(t->overflow.pre);
-    if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
-    if (t->overflow.kspan) { GPUPROF_FREE(t->overflow.kspan->pre); GPUPROF_FREE(t->overflow.kspan); }
-#ifdef GPUPROF_CUDA
-    gpuprof__gput_free(t->gpu);
-#endif
-    GPUPROF_FREE(t->block);
-    GPUPROF_FREE(t->by_name);
-    GPUPROF_FREE(t->counters);
-    GPUPROF_FREE(t->chunks);
-    GPUPROF_FREE(t);
 }
 
 /* The child of `parent` named `id`, created on first use. */
@@ -1820,44 +1878,6 @@ static GPUPROF__NOINLINE gpuprof__node *gpuprof__child(gpuprof__thread *t, gpupr
 
 static gpuprof__node *gpuprof__node_at(gpuprof__thread *t, uint32_t i) {
     return &t->chunks[i / GPUPROF__NODE_CHUNK][i % GPUPROF__NODE_CHUNK];
-}
-
-static int gpuprof__init_internal(const gpuprof_config *cfg, int explicit_call);
-
-/* Everything a range needs before its first event on this thread: the
-   session (auto-initialised on first use), a thread state. */
-static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
-    gpuprof__thread *t = gpuprof__tls;
-    unsigned live = GPUPROF__LDA(&gpuprof__g.live);   /* acquire: the session's settings, published with it */
-    if (!live) {
-        int state = GPUPROF__LDA(&gpuprof__g.state);
-        /* RUNNING with nothing live and not paused: the session's start is
-           still being published (its state is set before the settings the
-           hot path reads); waiting for it, as for STARTING, keeps the range
-           (taking the state as "paused" lost the first ranges of threads
-           already running when another one's range started the session). */
-        if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING || (state == GPUPROF__RUNNING && !GPUPROF__LD(&gpuprof__paused))) &&
-            !GPUPROF__LD(&gpuprof__g.forked_child)) {
-            gpuprof__init_internal(NULL, 0);       /* or waits for the thread starting it */
-            live = GPUPROF__LDA(&gpuprof__g.live);
-        } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
-            gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "a range, counter or step after gpuprof_shutdown() is ignored (call gpuprof_init() to start a new session)");
-        }
-        if (!live) return NULL;
-    }
-    if (!t || t->session != live) t = gpuprof__thread_new();
-    return t;
-}
-
-/* This thread's state if it may record now: NULL while paused, after
-   shutdown, or in a forked child; the first call initialises the session
-   and registers the thread. */
-GPUPROF__INLINE gpuprof__thread *gpuprof__self(void) {
-    gpuprof__thread *t = gpuprof__tls;
-    unsigned live = GPUPROF__LD(&gpuprof__g.live);
-    if (GPUPROF__LIKELY(t && t->session == live)) return t;     /* sessions start at 1: live != 0 */
-    if (!live && GPUPROF__LD(&gpuprof__paused)) return NULL;   /* paused */
-    return gpuprof__enter_slow();
 }
 
 /* ----------------------------------------------------------------------
@@ -1988,25 +2008,269 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
-static void gpuprof__thread_exit(void *p) {
-    gpuprof__thread *t = (gpuprof__thread *)p;
-    if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
-    gpuprof__trace_handoff(t);
-    pthread_mutex_lock(&gpuprof__lock);
-    if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__STOPPING) {
-        t->exited = 1;      /* a shutdown under way: it frees this state rather than retiring it (no thread left to let go of it) */
-    } else if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__RUNNING) {
-        if (t->depth) {
-            uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
-            GPUPROF__ADD(&gpuprof__g.warn_count[GPUPROF__W_UNCLOSED], (uint64_t)t->depth - 1);
-            gpuprof__warn(GPUPROF__W_UNCLOSED, "a thread (%s) exited with %u range%s open (innermost \"%s\"), not counted (close each BEGIN with END)",
-                          t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__g.names[t->stack[d - 1].node->name_id].text);
-        }
-        t->exited = 1;
-    } else gpuprof__retired_drop(t, 1);    /* retired by a shutdown while this thread ran */
-    pthread_mutex_unlock(&gpuprof__lock);
-    gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
+
+/* ----------------------------------------------------------------------
+   Kernel capture, part 1: the CUPTI seam and the capture's state (CUDA
+   builds, opt-in: GPUPROF_KERNELS=1; SPEC 13)
+   What ran on the GPU inside each range -- kernels, copies, memsets,
+   synchronizations -- from CUPTI's Activity API, loaded with dlopen at init
+   (no build-time dependency) and reached only through the seam below.
+   A range pushes an external correlation id (CUSTOM2: torch keeps CUSTOM0/1)
+   at its begin and pops it at its end, nothing else on the hot path. CUPTI
+   writes records into buffers from a capped pool and hands each back when
+   complete, on its own thread or inside gpuprof's flush; the collector reads
+   them there (fixed offsets, checked against the toolkit's headers by
+   tests/test_cupti_layout.c), matches every GPU record to the range open on
+   the launching thread through the correlation records, and adds it to the
+   kernel, transfer and synchronization tables. Records come in any order: a
+   kernel whose launch record has not arrived yet waits for a later buffer.
+   CUPTI's timestamps come from gpuprof's own clock (a callback registered
+   once per process), so kernels and ranges share the trace's timeline. Any
+   failure at init: one message, capture off, and no further CUPTI call.
+   ---------------------------------------------------------------------- */
+#ifdef GPUPROF_CUDA
+#include <dlfcn.h>
+
+/* CUPTI's numbers (cupti_result.h, cupti_activity.h; CUDA 12 and 13). */
+enum {
+    GPUPROF__CU_OK = 0, GPUPROF__CU_NOT_INITIALIZED = 15, GPUPROF__CU_MAX_LIMIT = 12, GPUPROF__CU_INVALID_KIND = 21,
+    GPUPROF__CU_PRIVILEGES = 35, GPUPROF__CU_MULTIPLE = 39, GPUPROF__CU_UNKNOWN = 999
+};
+enum {
+    GPUPROF__AK_MEMCPY = 1, GPUPROF__AK_MEMSET = 2, GPUPROF__AK_KERNEL = 3, GPUPROF__AK_DRIVER = 4, GPUPROF__AK_RUNTIME = 5,
+    GPUPROF__AK_CONC_KERNEL = 10, GPUPROF__AK_SYNC = 38, GPUPROF__AK_EXTCORR = 39
+};
+enum { GPUPROF__EXT_CUSTOM2 = 5, GPUPROF__FLUSH_FORCED = 1, GPUPROF__ATTR_ZEROED_OUT = 5 };
+/* Field offsets: the oldest record version gpuprof reads has them all (K4..K11,
+   Memcpy4..6, Memset3..4, Synchronization 1..2, API, ExternalCorrelation). */
+enum {
+    GPUPROF__KO_REGS = 6, GPUPROF__KO_START = 16, GPUPROF__KO_END = 24, GPUPROF__KO_DEVICE = 40, GPUPROF__KO_STREAM = 48,
+    GPUPROF__KO_GRID = 52, GPUPROF__KO_BLOCK = 64, GPUPROF__KO_SSMEM = 76, GPUPROF__KO_DSMEM = 80, GPUPROF__KO_CORR = 92,
+    GPUPROF__KO_NAME = 104, GPUPROF__KO_GRAPH = 156, GPUPROF__KO_SIZE = 160,
+    GPUPROF__MO_COPYKIND = 4, GPUPROF__MO_SRCKIND = 5, GPUPROF__MO_DSTKIND = 6, GPUPROF__MO_BYTES = 8, GPUPROF__MO_START = 16,
+    GPUPROF__MO_END = 24, GPUPROF__MO_DEVICE = 32, GPUPROF__MO_STREAM = 40, GPUPROF__MO_CORR = 44, GPUPROF__MO_RTCORR = 48,
+    GPUPROF__MO_SIZE = 56,
+    GPUPROF__SO_BYTES = 8, GPUPROF__SO_START = 16, GPUPROF__SO_END = 24, GPUPROF__SO_DEVICE = 32, GPUPROF__SO_STREAM = 40,
+    GPUPROF__SO_CORR = 44, GPUPROF__SO_MEMKIND = 50, GPUPROF__SO_SIZE = 52,
+    GPUPROF__AO_CBID = 4, GPUPROF__AO_START = 8, GPUPROF__AO_END = 16, GPUPROF__AO_TID = 28, GPUPROF__AO_CORR = 32, GPUPROF__AO_SIZE = 40,
+    GPUPROF__YO_TYPE = 4, GPUPROF__YO_START = 8, GPUPROF__YO_END = 16, GPUPROF__YO_CORR = 24, GPUPROF__YO_STREAM = 32, GPUPROF__YO_SIZE = 40,
+    GPUPROF__XO_KIND = 4, GPUPROF__XO_ID = 8, GPUPROF__XO_CORR = 16, GPUPROF__XO_SIZE = 24
+};
+
+/* The CUPTI seam: every entry point gpuprof calls, found by dlsym in the
+   library loaded at init. The real libcupti and tests/simcupti export them. */
+typedef void (*gpuprof__cupti_req_fn)(uint8_t **, size_t *, size_t *);
+typedef void (*gpuprof__cupti_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+typedef void (*gpuprof__cupti_sub_fn)(void *, int, uint32_t, const void *);
+typedef struct gpuprof__cupti_api {
+    int (*GetVersion)(uint32_t *);
+    int (*GetResultString)(int, const char **);
+    int (*Subscribe)(void **, gpuprof__cupti_sub_fn, void *);
+    int (*ActivityRegisterCallbacks)(gpuprof__cupti_req_fn, gpuprof__cupti_done_fn);
+    int (*ActivityRegisterTimestampCallback)(uint64_t (*)(void));
+    int (*ActivityEnable)(int);
+    int (*ActivityDisable)(int);
+    int (*ActivityFlushAll)(uint32_t);
+    int (*ActivityGetNextRecord)(uint8_t *, size_t, uint8_t **);
+    int (*ActivityGetNumDroppedRecords)(void *, uint32_t, size_t *);
+    int (*ActivityPushExternalCorrelationId)(int, uint64_t);
+    int (*ActivityPopExternalCorrelationId)(int, uint64_t *);
+    int (*GetTimestamp)(uint64_t *);
+    int (*ActivityFlushPeriod)(uint32_t);
+    int (*SetThreadIdType)(int);
+    int (*ActivityEnableRuntimeApi)(uint32_t, uint8_t);
+    int (*ActivityEnableDriverApi)(uint32_t, uint8_t);
+    int (*ActivitySetAttribute)(int, size_t *, void *);
+} gpuprof__cupti_api;
+static const struct { const char *name; size_t off; int optional; } gpuprof__cupti_syms[] = {
+#define GPUPROF__CUPTI_SYM(f, opt) { "cupti" #f, offsetof(gpuprof__cupti_api, f), opt }
+    GPUPROF__CUPTI_SYM(GetVersion, 0), GPUPROF__CUPTI_SYM(GetResultString, 0), GPUPROF__CUPTI_SYM(Subscribe, 1),
+    GPUPROF__CUPTI_SYM(ActivityRegisterCallbacks, 0), GPUPROF__CUPTI_SYM(ActivityRegisterTimestampCallback, 1),
+    GPUPROF__CUPTI_SYM(ActivityEnable, 0), GPUPROF__CUPTI_SYM(ActivityDisable, 0), GPUPROF__CUPTI_SYM(ActivityFlushAll, 0),
+    GPUPROF__CUPTI_SYM(ActivityGetNextRecord, 0), GPUPROF__CUPTI_SYM(ActivityGetNumDroppedRecords, 0),
+    GPUPROF__CUPTI_SYM(ActivityPushExternalCorrelationId, 0), GPUPROF__CUPTI_SYM(ActivityPopExternalCorrelationId, 0),
+    GPUPROF__CUPTI_SYM(GetTimestamp, 0), GPUPROF__CUPTI_SYM(ActivityFlushPeriod, 1), GPUPROF__CUPTI_SYM(SetThreadIdType, 1),
+    GPUPROF__CUPTI_SYM(ActivityEnableRuntimeApi, 1), GPUPROF__CUPTI_SYM(ActivityEnableDriverApi, 1),
+    GPUPROF__CUPTI_SYM(ActivitySetAttribute, 1)
+#undef GPUPROF__CUPTI_SYM
+};
+
+/* The CUDA calls every GPU-timed range makes (cupti_runtime_cbid.h,
+   cupti_driver_cbid.h): cudaGetDevice, cudaEventRecord (plain, _ptsz,
+   WithFlags), cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
+   cudaEventElapsedTime, and the driver calls under them. Their API records
+   are turned off where CUPTI allows it (CUDA 12.5 on): none has GPU work to
+   attribute, and recording them cost 0.3-1 us of CPU per range on an H100.
+   cudaEventQuery and cudaEventSynchronize stay on: CUPTI writes a
+   synchronization for each, which needs its call to be matched (and gpuprof's
+   own are then set apart, gpuprof__kc_own). */
+static const uint16_t gpuprof__kc_quiet_rt[] = { 17, 135, 139, 242, 317, 318, 327, 370, 371, 486 };
+static const uint16_t gpuprof__kc_quiet_drv[] = { 16, 119, 123, 441, 499, 500, 541, 587, 588, 780 };
+
+#define GPUPROF__KC_MAP (1u << 18)        /* correlation ids remembered (a ring: ids rise by one per API call) */
+#define GPUPROF__KC_PENDING 65536         /* GPU records waiting for their launch record */
+#define GPUPROF__KC_KERNELS 4096          /* distinct kernel names (then "(other kernels)") */
+#define GPUPROF__KC_TOP 4                 /* candidates kept for "the most common" launch shape and range */
+#define GPUPROF__KC_SLOTS 1024            /* steps whose work is still gathered for the busy share (CUPTI
+                                             hands records over every GPUPROF__KC_FLUSH_MS or when a buffer fills) */
+#define GPUPROF__KC_FLUSH_MS 500
+#define GPUPROF__KC_SHORT_NS 10000        /* "short" kernels: under 10 us */
+#define GPUPROF__KC_BUF ((size_t)2 << 20) /* one activity buffer */
+#define GPUPROF__KC_EPOCH 1000000000000ull   /* gpuprof's clock as CUPTI sees it starts here (never 0) */
+
+/* A launch: the range open on the launching thread (0: none), its thread, the call's CPU time. */
+typedef struct gpuprof__kcorr {
+    uint32_t corr, tid;
+    uint64_t ext;
+    int64_t api_ns, api_end_ns;
+    uint16_t cbid;
+    uint8_t has_api, driver, traced;  /* traced: the call is in the trace */
+} gpuprof__kcorr;
+
+/* One GPU record, read out of CUPTI's buffer. */
+enum { GPUPROF__KR_KERNEL = 0, GPUPROF__KR_MEMCPY = 1, GPUPROF__KR_MEMSET = 2, GPUPROF__KR_SYNC = 3 };
+typedef struct gpuprof__krec {
+    int64_t start, end;           /* trace ns */
+    uint64_t bytes;
+    uint32_t corr, corr2;         /* corr2: a copy's runtime correlation id */
+    uint32_t kind, sub;           /* sub: copy direction | host memory << 8; sync type */
+    uint32_t stream, device, kernel;   /* kernel: index in the kernel table */
+    uint32_t grid[3], block[3], regs, smem;
+} gpuprof__krec;
+
+/* "The most common" among many, in a few slots (space-saving counts: exact
+   when there are no more distinct keys than slots). */
+typedef struct gpuprof__ktop { uint64_t key[GPUPROF__KC_TOP], n[GPUPROF__KC_TOP]; } gpuprof__ktop;
+
+typedef struct gpuprof__kernel {
+    char *name;                   /* as CUPTI spells it (copied: CUPTI owns its string) */
+    char *shown, *json;           /* demangled where possible; as a JSON string */
+    uint32_t hash;
+    uint32_t shape[GPUPROF__KC_TOP][6];   /* grid and block of the candidates in `shapes` */
+    gpuprof__ktop shapes, ranges; /* ranges: by name id (0: outside any range) */
+    gpuprof_stats stats;          /* GPU time per call, counted steps (last: see gpuprof__kc_kernel) */
+} gpuprof__kernel;
+
+typedef struct gpuprof__kxfer { uint64_t count, bytes, sum_ns; gpuprof__ktop ranges; } gpuprof__kxfer;
+
+typedef struct gpuprof__kslot {
+    uint64_t step;
+    int64_t t0, len;              /* the step's window on the CPU timeline (the current step's is open) */
+    int counted, used;
+    uint64_t launched, short_k;
+    int64_t *iv;                  /* GPU intervals (start, end) of the work launched in the step */
+    uint32_t niv, cap;
+} gpuprof__kslot;
+
+/* One call of a range made while capture is on, for its GPU span: the first
+   start to the last end of the GPU work launched inside it, nested ranges
+   included. The recording thread takes a slot at the range's begin (when
+   the collector has let go of it: else the call has no span, counted) and
+   marks the end; the collector extends the span as records come, and folds
+   the call into the range's statistics once its records are in: at
+   shutdown (after the last flush), or GPUPROF__KC_SETTLE_NS after its end
+   (CUPTI hands buffers over every 500 ms, or when one fills), or when
+   GPUPROF__KC_CALLS / 2 later calls need the room (oldest first). */
+typedef struct gpuprof__kcall {
+    /* the recording thread's, published by seq (begin) and t1 (end) */
+    uint64_t seq;                 /* the call's number + 1; written last at the begin */
+    uint64_t skip;                /* the highest number + 1 of a later call that found the slot taken */
+    gpuprof__node *node;
+    uint64_t parent;              /* the enclosing call's number + 1 (0: none) */
+    uint64_t step, t0, t1;        /* t1: CPU ticks at the end, 0 while open; written last at the end */
+    int busy;                     /* 1 from the begin until the collector folds it */
+    int decision, depth, tid;
+    double flops, bytes;          /* GPUPROF_RANGE_WORK: work per call (trace args), else 0 */
+    /* the collector's (kc.mu) */
+    uint64_t folded;              /* seq of the last call of this slot that was folded */
+    int64_t first, last;          /* the span, trace ns */
+    uint64_t own_ns;              /* GPU time of the work launched inside the call itself */
+    uint32_t nrec, device, stream;   /* records in the span (nested ranges' too); device and stream of the first */
+} gpuprof__kcall;
+#define GPUPROF__KC_CALLS (1u << 16)      /* calls whose span is being gathered, at most (ring) */
+#define GPUPROF__KC_SETTLE_NS 5000000000ll   /* a call's records are in this long after its end (10 x the flush period) */
+
+static struct {
+    int live;                     /* the hot path pushes ids: capture on in this session */
+    int loaded, subscribed, callbacks, ts_cb;   /* process-wide: CUPTI is loaded, ...; the timestamp callback took */
+    int accepting;                /* buffers are read (else recycled unread) */
+    void *lib;
+    gpuprof__cupti_api api;
+    uint32_t version;
+    char library[512];
+    char status[320];             /* why capture is off (empty: on, or not asked for) */
+    int asked;
+    uint64_t epoch;               /* the callback's value at this session's time zero */
+    int64_t pair_off;             /* without the callback: trace ns = CUPTI ns + pair_off */
+    /* the buffer pool (kc.pool_mu, never held across a CUPTI call) */
+    uint8_t *free_bufs[64];
+    uint32_t nfree, nbufs, max_bufs;
+    int zeroed;                   /* CUPTI takes gpuprof's buffers as zeroed (ZEROED_OUT_ACTIVITY_BUFFER) */
+    uint64_t declined;
+    /* the collector (kc.mu) */
+    gpuprof__kcorr *map;
+    gpuprof__krec *pending;
+    uint32_t npending;
+    gpuprof__kernel **kern;
+    uint32_t nkern, kern_cap;
+    uint32_t *kern_hash;          /* open addressing: kernel index + 1 */
+    gpuprof__kxfer xfer[5][3];    /* direction HtoD, DtoH, DtoD, HtoH, PtoP x host memory pageable, pinned, neither */
+    gpuprof__kxfer sync[4];       /* device, stream, event, stream_wait_event */
+    uint64_t memsets, memset_ns;
+    uint64_t records, dropped, unattributed, bad_times, late, other_kernels, own;
+    uint64_t kernels_counted, short_counted;
+    gpuprof__kslot slot[GPUPROF__KC_SLOTS];
+    gpuprof_stats per_step, busy;  /* settled counted steps: kernels launched, GPU busy % */
+    gpuprof__thread *tracer;      /* the collector's trace events go into this state's blocks (kc.mu) */
+    /* range calls and their GPU spans: slots taken by the recording threads, folded by the collector */
+    gpuprof__kcall *calls;        /* allocated once per process, never freed (a late range end may write to it) */
+    uint64_t call_next;           /* the next call's number (atomic) */
+    uint64_t fold_pos;            /* calls below it are folded, skipped, or in open[] (kc.mu) */
+    uint64_t *open;               /* numbers + 1 of calls the fold passed while they were open */
+    uint32_t nopen, open_cap;
+    int64_t settled_at;           /* trace ns of the last fold pass */
+    uint64_t spans_skipped;       /* calls that found their slot taken: no span (atomic) */
+    uint64_t spans_late;          /* GPU records of a call already folded */
+    uint64_t reset_below;         /* calls numbered below this began before gpuprof_reset: not counted */
+} gpuprof__kc;
+static pthread_mutex_t gpuprof__kc_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gpuprof__kc_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *gpuprof__cupti_error(int rc) {
+    const char *s = NULL;
+    if (gpuprof__kc.api.GetResultString && gpuprof__kc.api.GetResultString(rc, &s) != GPUPROF__CU_OK) s = NULL;
+    return s ? s : "CUPTI error";
 }
+
+/* The id a range pushes: its node (8-aligned, below 2^48) in the low 45
+   bits, then either (bit 63 clear) the step it began in, 18 bits, or (bit
+   63 set) its call's slot in gpuprof__kc.calls, 16 bits, and 2 bits of the
+   call's number above those, which tell a call from the slot's later ones. */
+#define GPUPROF__KC_NODE_BITS 45
+#define GPUPROF__KC_OWN 1ull          /* the id around gpuprof's own CUDA calls ("node" 8: never a node) */
+#define GPUPROF__KC_CALL_BIT (1ull << 63)
+static uint64_t gpuprof__kc_ext(const gpuprof__node *n) {
+    return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__g.step) << GPUPROF__KC_NODE_BITS & ~GPUPROF__KC_CALL_BIT);
+}
+static uint64_t gpuprof__kc_call_ext(const gpuprof__node *n, uint64_t call) {
+    return ((uintptr_t)n >> 3) | (uint64_t)(call % GPUPROF__KC_CALLS) << GPUPROF__KC_NODE_BITS | (call / GPUPROF__KC_CALLS & 3u) << 61 | GPUPROF__KC_CALL_BIT;
+}
+static gpuprof__node *gpuprof__kc_node(uint64_t ext) { return (gpuprof__node *)(uintptr_t)((ext & ((1ull << GPUPROF__KC_NODE_BITS) - 1)) << 3); }
+
+/* gpuprof's own CUDA calls (the event queries and waits that read ranges' GPU
+   times) run under an id of their own, and the collector leaves their records
+   out: their synchronizations are not the program's. The push happens where
+   capture is on and says whether it did; gpuprof__kc_pop pops what was pushed. */
+static int gpuprof__kc_own_push(void) {
+    return GPUPROF__LD(&gpuprof__kc.live) &&
+           gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, GPUPROF__KC_OWN) == GPUPROF__CU_OK;
+}
+
+static GPUPROF__NOINLINE void gpuprof__kc_pop(void) {
+    uint64_t id;
+    if (gpuprof__kc.loaded > 0) (void)gpuprof__kc.api.ActivityPopExternalCorrelationId(GPUPROF__EXT_CUSTOM2, &id);
+}
+#endif /* GPUPROF_CUDA */
 
 /* ----------------------------------------------------------------------
    GPU backend (CUDA builds; SPEC 5)
@@ -2048,7 +2312,7 @@ typedef struct gpuprof__gpurec {
     int dev, decision;            /* decision: 0 counted, 1 excluded (warm-up), 2 see gpuprof__exclude */
 } gpuprof__gpurec;
 
-typedef struct gpuprof__gput {
+struct gpuprof__gput {     /* declared in "Global state": a thread state points to it */
     pthread_mutex_t mu;           /* held by whoever harvests this thread's records */
     uint64_t head, tail;          /* ring[tail..head) pending; head written by the owner only */
     gpuprof__gpurec ring[GPUPROF__RING];
@@ -2060,7 +2324,7 @@ typedef struct gpuprof__gput {
     uint32_t since;               /* records pushed since the last harvest */
     void *cache_stream;           /* stream -> track, last lookup */
     int cache_dev, cache_track;
-} gpuprof__gput;
+};
 
 /* GPU time -> CPU time is a continuous piecewise-linear function: a knot
    per anchor (GPU time since the first anchor -> CPU ns), and a slope to the
@@ -2567,8 +2831,6 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
    not finished (cudaEventQuery only) or after `limit` records (0: none);
    wait=1: the drain, which waits. me is the calling thread's state (its
    trace block gets the GPU events). */
-static int gpuprof__kc_own_push(void);    /* kernel capture: gpuprof's own CUDA calls (below) */
-static void gpuprof__kc_pop(void);
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait, int limit) {
     gpuprof__gput *g = (gpuprof__gput *)GPUPROF__LDA(&owner->gpu);
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
@@ -2707,16 +2969,6 @@ static void gpuprof__gpu_step(uint64_t step, uint64_t now_ns, uint64_t len_ns, i
     GPUPROF__ST(&gpuprof__gpu.slot[next].t0_ns, now_ns ? now_ns : 1);
 }
 
-/* The idle statistics including the steps not settled yet (report time). */
-static int gpuprof__kc_idle(gpuprof_stats *out);   /* kernel capture, below */
-static void gpuprof__gpu_idle(gpuprof_stats *out) {
-    uint32_t k;
-    if (gpuprof__kc_idle(out)) return;
-    *out = gpuprof__gpu.idle;
-    for (k = 0; k < GPUPROF__STEP_SLOTS; k++)
-        if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted) gpuprof_stats_add(out, gpuprof__slot_idle(k));
-}
-
 /* Destroys an event of gpuprof's; after a CUDA error this may fail too, and
    that error is not left for the program to find. */
 static void gpuprof__event_destroy(cudaEvent_t ev) {
@@ -2774,238 +3026,11 @@ static void gpuprof__gpu_drain(void) {}
 #endif
 
 /* ----------------------------------------------------------------------
-   Kernel capture (CUDA builds, opt-in: GPUPROF_KERNELS=1; SPEC 13)
-   What ran on the GPU inside each range -- kernels, copies, memsets,
-   synchronizations -- from CUPTI's Activity API, loaded with dlopen at init
-   (no build-time dependency) and reached only through the seam below.
-   A range pushes an external correlation id (CUSTOM2: torch keeps CUSTOM0/1)
-   at its begin and pops it at its end, nothing else on the hot path. CUPTI
-   writes records into buffers from a capped pool and hands each back when
-   complete, on its own thread or inside gpuprof's flush; the collector reads
-   them there (fixed offsets, checked against the toolkit's headers by
-   tests/test_cupti_layout.c), matches every GPU record to the range open on
-   the launching thread through the correlation records, and adds it to the
-   kernel, transfer and synchronization tables. Records come in any order: a
-   kernel whose launch record has not arrived yet waits for a later buffer.
-   CUPTI's timestamps come from gpuprof's own clock (a callback registered
-   once per process), so kernels and ranges share the trace's timeline. Any
-   failure at init: one message, capture off, and no further CUPTI call.
+   Kernel capture, part 2: CUPTI's records read into the kernel, transfer and
+   synchronization tables and the ranges' GPU spans; a range's push and pop.
    ---------------------------------------------------------------------- */
 #ifdef GPUPROF_CUDA
-#include <dlfcn.h>
-
-/* CUPTI's numbers (cupti_result.h, cupti_activity.h; CUDA 12 and 13). */
-enum {
-    GPUPROF__CU_OK = 0, GPUPROF__CU_NOT_INITIALIZED = 15, GPUPROF__CU_MAX_LIMIT = 12, GPUPROF__CU_INVALID_KIND = 21,
-    GPUPROF__CU_PRIVILEGES = 35, GPUPROF__CU_MULTIPLE = 39, GPUPROF__CU_UNKNOWN = 999
-};
-enum {
-    GPUPROF__AK_MEMCPY = 1, GPUPROF__AK_MEMSET = 2, GPUPROF__AK_KERNEL = 3, GPUPROF__AK_DRIVER = 4, GPUPROF__AK_RUNTIME = 5,
-    GPUPROF__AK_CONC_KERNEL = 10, GPUPROF__AK_SYNC = 38, GPUPROF__AK_EXTCORR = 39
-};
-enum { GPUPROF__EXT_CUSTOM2 = 5, GPUPROF__FLUSH_FORCED = 1, GPUPROF__ATTR_ZEROED_OUT = 5 };
-/* Field offsets: the oldest record version gpuprof reads has them all (K4..K11,
-   Memcpy4..6, Memset3..4, Synchronization 1..2, API, ExternalCorrelation). */
-enum {
-    GPUPROF__KO_REGS = 6, GPUPROF__KO_START = 16, GPUPROF__KO_END = 24, GPUPROF__KO_DEVICE = 40, GPUPROF__KO_STREAM = 48,
-    GPUPROF__KO_GRID = 52, GPUPROF__KO_BLOCK = 64, GPUPROF__KO_SSMEM = 76, GPUPROF__KO_DSMEM = 80, GPUPROF__KO_CORR = 92,
-    GPUPROF__KO_NAME = 104, GPUPROF__KO_GRAPH = 156, GPUPROF__KO_SIZE = 160,
-    GPUPROF__MO_COPYKIND = 4, GPUPROF__MO_SRCKIND = 5, GPUPROF__MO_DSTKIND = 6, GPUPROF__MO_BYTES = 8, GPUPROF__MO_START = 16,
-    GPUPROF__MO_END = 24, GPUPROF__MO_DEVICE = 32, GPUPROF__MO_STREAM = 40, GPUPROF__MO_CORR = 44, GPUPROF__MO_RTCORR = 48,
-    GPUPROF__MO_SIZE = 56,
-    GPUPROF__SO_BYTES = 8, GPUPROF__SO_START = 16, GPUPROF__SO_END = 24, GPUPROF__SO_DEVICE = 32, GPUPROF__SO_STREAM = 40,
-    GPUPROF__SO_CORR = 44, GPUPROF__SO_MEMKIND = 50, GPUPROF__SO_SIZE = 52,
-    GPUPROF__AO_CBID = 4, GPUPROF__AO_START = 8, GPUPROF__AO_END = 16, GPUPROF__AO_TID = 28, GPUPROF__AO_CORR = 32, GPUPROF__AO_SIZE = 40,
-    GPUPROF__YO_TYPE = 4, GPUPROF__YO_START = 8, GPUPROF__YO_END = 16, GPUPROF__YO_CORR = 24, GPUPROF__YO_STREAM = 32, GPUPROF__YO_SIZE = 40,
-    GPUPROF__XO_KIND = 4, GPUPROF__XO_ID = 8, GPUPROF__XO_CORR = 16, GPUPROF__XO_SIZE = 24
-};
-
-/* The CUPTI seam: every entry point gpuprof calls, found by dlsym in the
-   library loaded at init. The real libcupti and tests/simcupti export them. */
-typedef void (*gpuprof__cupti_req_fn)(uint8_t **, size_t *, size_t *);
-typedef void (*gpuprof__cupti_done_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
-typedef void (*gpuprof__cupti_sub_fn)(void *, int, uint32_t, const void *);
-typedef struct gpuprof__cupti_api {
-    int (*GetVersion)(uint32_t *);
-    int (*GetResultString)(int, const char **);
-    int (*Subscribe)(void **, gpuprof__cupti_sub_fn, void *);
-    int (*ActivityRegisterCallbacks)(gpuprof__cupti_req_fn, gpuprof__cupti_done_fn);
-    int (*ActivityRegisterTimestampCallback)(uint64_t (*)(void));
-    int (*ActivityEnable)(int);
-    int (*ActivityDisable)(int);
-    int (*ActivityFlushAll)(uint32_t);
-    int (*ActivityGetNextRecord)(uint8_t *, size_t, uint8_t **);
-    int (*ActivityGetNumDroppedRecords)(void *, uint32_t, size_t *);
-    int (*ActivityPushExternalCorrelationId)(int, uint64_t);
-    int (*ActivityPopExternalCorrelationId)(int, uint64_t *);
-    int (*GetTimestamp)(uint64_t *);
-    int (*ActivityFlushPeriod)(uint32_t);
-    int (*SetThreadIdType)(int);
-    int (*ActivityEnableRuntimeApi)(uint32_t, uint8_t);
-    int (*ActivityEnableDriverApi)(uint32_t, uint8_t);
-    int (*ActivitySetAttribute)(int, size_t *, void *);
-} gpuprof__cupti_api;
-static const struct { const char *name; size_t off; int optional; } gpuprof__cupti_syms[] = {
-#define GPUPROF__CUPTI_SYM(f, opt) { "cupti" #f, offsetof(gpuprof__cupti_api, f), opt }
-    GPUPROF__CUPTI_SYM(GetVersion, 0), GPUPROF__CUPTI_SYM(GetResultString, 0), GPUPROF__CUPTI_SYM(Subscribe, 1),
-    GPUPROF__CUPTI_SYM(ActivityRegisterCallbacks, 0), GPUPROF__CUPTI_SYM(ActivityRegisterTimestampCallback, 1),
-    GPUPROF__CUPTI_SYM(ActivityEnable, 0), GPUPROF__CUPTI_SYM(ActivityDisable, 0), GPUPROF__CUPTI_SYM(ActivityFlushAll, 0),
-    GPUPROF__CUPTI_SYM(ActivityGetNextRecord, 0), GPUPROF__CUPTI_SYM(ActivityGetNumDroppedRecords, 0),
-    GPUPROF__CUPTI_SYM(ActivityPushExternalCorrelationId, 0), GPUPROF__CUPTI_SYM(ActivityPopExternalCorrelationId, 0),
-    GPUPROF__CUPTI_SYM(GetTimestamp, 0), GPUPROF__CUPTI_SYM(ActivityFlushPeriod, 1), GPUPROF__CUPTI_SYM(SetThreadIdType, 1),
-    GPUPROF__CUPTI_SYM(ActivityEnableRuntimeApi, 1), GPUPROF__CUPTI_SYM(ActivityEnableDriverApi, 1),
-    GPUPROF__CUPTI_SYM(ActivitySetAttribute, 1)
-#undef GPUPROF__CUPTI_SYM
-};
-
-/* The CUDA calls every GPU-timed range makes (cupti_runtime_cbid.h,
-   cupti_driver_cbid.h): cudaGetDevice, cudaEventRecord (plain, _ptsz,
-   WithFlags), cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
-   cudaEventElapsedTime, and the driver calls under them. Their API records
-   are turned off where CUPTI allows it (CUDA 12.5 on): none has GPU work to
-   attribute, and recording them cost 0.3-1 us of CPU per range on an H100.
-   cudaEventQuery and cudaEventSynchronize stay on: CUPTI writes a
-   synchronization for each, which needs its call to be matched (and gpuprof's
-   own are then set apart, gpuprof__kc_own). */
-static const uint16_t gpuprof__kc_quiet_rt[] = { 17, 135, 139, 242, 317, 318, 327, 370, 371, 486 };
-static const uint16_t gpuprof__kc_quiet_drv[] = { 16, 119, 123, 441, 499, 500, 541, 587, 588, 780 };
-
-#define GPUPROF__KC_MAP (1u << 18)        /* correlation ids remembered (a ring: ids rise by one per API call) */
-#define GPUPROF__KC_PENDING 65536         /* GPU records waiting for their launch record */
-#define GPUPROF__KC_KERNELS 4096          /* distinct kernel names (then "(other kernels)") */
-#define GPUPROF__KC_TOP 4                 /* candidates kept for "the most common" launch shape and range */
-#define GPUPROF__KC_SLOTS 1024            /* steps whose work is still gathered for the busy share (CUPTI
-                                             hands records over every GPUPROF__KC_FLUSH_MS or when a buffer fills) */
-#define GPUPROF__KC_FLUSH_MS 500
-#define GPUPROF__KC_SHORT_NS 10000        /* "short" kernels: under 10 us */
-#define GPUPROF__KC_BUF ((size_t)2 << 20) /* one activity buffer */
-#define GPUPROF__KC_EPOCH 1000000000000ull   /* gpuprof's clock as CUPTI sees it starts here (never 0) */
-
-/* A launch: the range open on the launching thread (0: none), its thread, the call's CPU time. */
-typedef struct gpuprof__kcorr {
-    uint32_t corr, tid;
-    uint64_t ext;
-    int64_t api_ns, api_end_ns;
-    uint16_t cbid;
-    uint8_t has_api, driver, traced;  /* traced: the call is in the trace */
-} gpuprof__kcorr;
-
-/* One GPU record, read out of CUPTI's buffer. */
-enum { GPUPROF__KR_KERNEL = 0, GPUPROF__KR_MEMCPY = 1, GPUPROF__KR_MEMSET = 2, GPUPROF__KR_SYNC = 3 };
-typedef struct gpuprof__krec {
-    int64_t start, end;           /* trace ns */
-    uint64_t bytes;
-    uint32_t corr, corr2;         /* corr2: a copy's runtime correlation id */
-    uint32_t kind, sub;           /* sub: copy direction | host memory << 8; sync type */
-    uint32_t stream, device, kernel;   /* kernel: index in the kernel table */
-    uint32_t grid[3], block[3], regs, smem;
-} gpuprof__krec;
-
-/* "The most common" among many, in a few slots (space-saving counts: exact
-   when there are no more distinct keys than slots). */
-typedef struct gpuprof__ktop { uint64_t key[GPUPROF__KC_TOP], n[GPUPROF__KC_TOP]; } gpuprof__ktop;
-
-typedef struct gpuprof__kernel {
-    char *name;                   /* as CUPTI spells it (copied: CUPTI owns its string) */
-    char *shown, *json;           /* demangled where possible; as a JSON string */
-    uint32_t hash;
-    uint32_t shape[GPUPROF__KC_TOP][6];   /* grid and block of the candidates in `shapes` */
-    gpuprof__ktop shapes, ranges; /* ranges: by name id (0: outside any range) */
-    gpuprof_stats stats;          /* GPU time per call, counted steps (last: see gpuprof__kc_kernel) */
-} gpuprof__kernel;
-
-typedef struct gpuprof__kxfer { uint64_t count, bytes, sum_ns; gpuprof__ktop ranges; } gpuprof__kxfer;
-
-typedef struct gpuprof__kslot {
-    uint64_t step;
-    int64_t t0, len;              /* the step's window on the CPU timeline (the current step's is open) */
-    int counted, used;
-    uint64_t launched, short_k;
-    int64_t *iv;                  /* GPU intervals (start, end) of the work launched in the step */
-    uint32_t niv, cap;
-} gpuprof__kslot;
-
-/* One call of a range made while capture is on, for its GPU span: the first
-   start to the last end of the GPU work launched inside it, nested ranges
-   included. The recording thread takes a slot at the range's begin (when
-   the collector has let go of it: else the call has no span, counted) and
-   marks the end; the collector extends the span as records come, and folds
-   the call into the range's statistics once its records are in: at
-   shutdown (after the last flush), or GPUPROF__KC_SETTLE_NS after its end
-   (CUPTI hands buffers over every 500 ms, or when one fills), or when
-   GPUPROF__KC_CALLS / 2 later calls need the room (oldest first). */
-typedef struct gpuprof__kcall {
-    /* the recording thread's, published by seq (begin) and t1 (end) */
-    uint64_t seq;                 /* the call's number + 1; written last at the begin */
-    uint64_t skip;                /* the highest number + 1 of a later call that found the slot taken */
-    gpuprof__node *node;
-    uint64_t parent;              /* the enclosing call's number + 1 (0: none) */
-    uint64_t step, t0, t1;        /* t1: CPU ticks at the end, 0 while open; written last at the end */
-    int busy;                     /* 1 from the begin until the collector folds it */
-    int decision, depth, tid;
-    double flops, bytes;          /* GPUPROF_RANGE_WORK: work per call (trace args), else 0 */
-    /* the collector's (kc.mu) */
-    uint64_t folded;              /* seq of the last call of this slot that was folded */
-    int64_t first, last;          /* the span, trace ns */
-    uint64_t own_ns;              /* GPU time of the work launched inside the call itself */
-    uint32_t nrec, device, stream;   /* records in the span (nested ranges' too); device and stream of the first */
-} gpuprof__kcall;
-#define GPUPROF__KC_CALLS (1u << 16)      /* calls whose span is being gathered, at most (ring) */
-#define GPUPROF__KC_SETTLE_NS 5000000000ll   /* a call's records are in this long after its end (10 x the flush period) */
-
-static struct {
-    int live;                     /* the hot path pushes ids: capture on in this session */
-    int loaded, subscribed, callbacks, ts_cb;   /* process-wide: CUPTI is loaded, ...; the timestamp callback took */
-    int accepting;                /* buffers are read (else recycled unread) */
-    void *lib;
-    gpuprof__cupti_api api;
-    uint32_t version;
-    char library[512];
-    char status[320];             /* why capture is off (empty: on, or not asked for) */
-    int asked;
-    uint64_t epoch;               /* the callback's value at this session's time zero */
-    int64_t pair_off;             /* without the callback: trace ns = CUPTI ns + pair_off */
-    /* the buffer pool (kc.pool_mu, never held across a CUPTI call) */
-    uint8_t *free_bufs[64];
-    uint32_t nfree, nbufs, max_bufs;
-    int zeroed;                   /* CUPTI takes gpuprof's buffers as zeroed (ZEROED_OUT_ACTIVITY_BUFFER) */
-    uint64_t declined;
-    /* the collector (kc.mu) */
-    gpuprof__kcorr *map;
-    gpuprof__krec *pending;
-    uint32_t npending;
-    gpuprof__kernel **kern;
-    uint32_t nkern, kern_cap;
-    uint32_t *kern_hash;          /* open addressing: kernel index + 1 */
-    gpuprof__kxfer xfer[5][3];    /* direction HtoD, DtoH, DtoD, HtoH, PtoP x host memory pageable, pinned, neither */
-    gpuprof__kxfer sync[4];       /* device, stream, event, stream_wait_event */
-    uint64_t memsets, memset_ns;
-    uint64_t records, dropped, unattributed, bad_times, late, other_kernels, own;
-    uint64_t kernels_counted, short_counted;
-    gpuprof__kslot slot[GPUPROF__KC_SLOTS];
-    gpuprof_stats per_step, busy;  /* settled counted steps: kernels launched, GPU busy % */
-    gpuprof__thread *tracer;      /* the collector's trace events go into this state's blocks (kc.mu) */
-    /* range calls and their GPU spans: slots taken by the recording threads, folded by the collector */
-    gpuprof__kcall *calls;        /* allocated once per process, never freed (a late range end may write to it) */
-    uint64_t call_next;           /* the next call's number (atomic) */
-    uint64_t fold_pos;            /* calls below it are folded, skipped, or in open[] (kc.mu) */
-    uint64_t *open;               /* numbers + 1 of calls the fold passed while they were open */
-    uint32_t nopen, open_cap;
-    int64_t settled_at;           /* trace ns of the last fold pass */
-    uint64_t spans_skipped;       /* calls that found their slot taken: no span (atomic) */
-    uint64_t spans_late;          /* GPU records of a call already folded */
-    uint64_t reset_below;         /* calls numbered below this began before gpuprof_reset: not counted */
-} gpuprof__kc;
-static pthread_mutex_t gpuprof__kc_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t gpuprof__kc_pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static int gpuprof__phase_of(uint64_t step);   /* steps section, below */
 static void gpuprof__kc_settle_now(void);
-
-static const char *gpuprof__cupti_error(int rc) {
-    const char *s = NULL;
-    if (gpuprof__kc.api.GetResultString && gpuprof__kc.api.GetResultString(rc, &s) != GPUPROF__CU_OK) s = NULL;
-    return s ? s : "CUPTI error";
-}
 
 /* What to do about a CUPTI failure, by its code. */
 static const char *gpuprof__cupti_advice(int rc) {
@@ -3134,20 +3159,6 @@ static void gpuprof__kc_recycle(uint8_t *b) {
 GPUPROF__INLINE uint32_t gpuprof__kc_u32(const uint8_t *r, int off) { uint32_t v; memcpy(&v, r + off, 4); return v; }
 GPUPROF__INLINE uint64_t gpuprof__kc_u64(const uint8_t *r, int off) { uint64_t v; memcpy(&v, r + off, 8); return v; }
 
-/* The id a range pushes: its node (8-aligned, below 2^48) in the low 45
-   bits, then either (bit 63 clear) the step it began in, 18 bits, or (bit
-   63 set) its call's slot in gpuprof__kc.calls, 16 bits, and 2 bits of the
-   call's number above those, which tell a call from the slot's later ones. */
-#define GPUPROF__KC_NODE_BITS 45
-#define GPUPROF__KC_OWN 1ull          /* the id around gpuprof's own CUDA calls ("node" 8: never a node) */
-#define GPUPROF__KC_CALL_BIT (1ull << 63)
-static uint64_t gpuprof__kc_ext(const gpuprof__node *n) {
-    return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__g.step) << GPUPROF__KC_NODE_BITS & ~GPUPROF__KC_CALL_BIT);
-}
-static uint64_t gpuprof__kc_call_ext(const gpuprof__node *n, uint64_t call) {
-    return ((uintptr_t)n >> 3) | (uint64_t)(call % GPUPROF__KC_CALLS) << GPUPROF__KC_NODE_BITS | (call / GPUPROF__KC_CALLS & 3u) << 61 | GPUPROF__KC_CALL_BIT;
-}
-static gpuprof__node *gpuprof__kc_node(uint64_t ext) { return (gpuprof__node *)(uintptr_t)((ext & ((1ull << GPUPROF__KC_NODE_BITS) - 1)) << 3); }
 static uint64_t gpuprof__kc_step_of(uint64_t ext) {
     uint64_t now = GPUPROF__LD(&gpuprof__g.step), mask = (1ull << (63 - GPUPROF__KC_NODE_BITS)) - 1;
     return now - ((now - (ext >> GPUPROF__KC_NODE_BITS)) & mask);
@@ -3783,61 +3794,51 @@ static void gpuprof__kc_clear(void) {
 static const int gpuprof__kc_kinds[] = { GPUPROF__AK_CONC_KERNEL, GPUPROF__AK_MEMCPY, GPUPROF__AK_MEMSET, GPUPROF__AK_SYNC,
                                          GPUPROF__AK_RUNTIME, GPUPROF__AK_DRIVER, GPUPROF__AK_EXTCORR };
 
-/* At session start: CUPTI loaded (once per process), its callbacks
-   registered (once), the kinds enabled. wanted: GPUPROF_KERNELS / config;
-   2: GPUPROF_GPU=kernels, ranges' GPU time from their kernels (the GPU
-   probe came first: then ranges record no CUDA event). */
-static void gpuprof__kc_open(int wanted, int buffer_mb) {
+/* CUPTI loaded, its entry points found, its callbacks registered: once per
+   process (0), or a message and capture off (-1). */
+static int gpuprof__kc_load(void) {
+    uint32_t v = 0;
     size_t i;
-    GPUPROF__ST(&gpuprof__kc.live, 0);
-    GPUPROF__ST(&gpuprof__kc.accepting, 0);
-    gpuprof__kc.asked = wanted;
-    gpuprof__kc.status[0] = 0;
-    if (!gpuprof__kc.epoch) gpuprof__kc.epoch = GPUPROF__KC_EPOCH;
-    if (!wanted) return;
-    if (gpuprof__g.cuda_forked) { gpuprof__kc_off("this process was forked after CUDA started in its parent"); return; }
-    if (getenv("NSYS_PROFILING_SESSION_ID")) {
-        gpuprof__kc_off("Nsight Systems profiles this process and holds CUPTI (NSYS_PROFILING_SESSION_ID is set): its own timeline has the kernels");
-        return;
+    if (!(gpuprof__kc.lib = gpuprof__cupti_open())) return -1;
+    for (i = 0; i < sizeof gpuprof__cupti_syms / sizeof gpuprof__cupti_syms[0]; i++) {
+        void *f = dlsym(gpuprof__kc.lib, gpuprof__cupti_syms[i].name);
+        if (!f && !gpuprof__cupti_syms[i].optional) {
+            memset(&gpuprof__kc.api, 0, sizeof gpuprof__kc.api);
+            gpuprof__kc.loaded = -1;
+            gpuprof__kc_off("%s has no %s (CUPTI from CUDA 12 or later is needed; GPUPROF_CUPTI_PATH names the library)", gpuprof__kc.library, gpuprof__cupti_syms[i].name);
+            return -1;
+        }
+        memcpy((char *)&gpuprof__kc.api + gpuprof__cupti_syms[i].off, &f, sizeof f);
     }
-    if (gpuprof__kc.loaded < 0) { gpuprof__kc_off("CUPTI failed earlier in this process, and is not called again"); return; }
-    if (!gpuprof__kc.loaded) {
-        uint32_t v = 0;
-        if (!(gpuprof__kc.lib = gpuprof__cupti_open())) return;
-        for (i = 0; i < sizeof gpuprof__cupti_syms / sizeof gpuprof__cupti_syms[0]; i++) {
-            void *f = dlsym(gpuprof__kc.lib, gpuprof__cupti_syms[i].name);
-            if (!f && !gpuprof__cupti_syms[i].optional) {
-                memset(&gpuprof__kc.api, 0, sizeof gpuprof__kc.api);
-                gpuprof__kc.loaded = -1;
-                gpuprof__kc_off("%s has no %s (CUPTI from CUDA 12 or later is needed; GPUPROF_CUPTI_PATH names the library)", gpuprof__kc.library, gpuprof__cupti_syms[i].name);
-                return;
-            }
-            memcpy((char *)&gpuprof__kc.api + gpuprof__cupti_syms[i].off, &f, sizeof f);
-        }
-        if (gpuprof__kc_check(gpuprof__kc.api.GetVersion(&v), "cuptiGetVersion") != 0) return;
-        gpuprof__kc.version = v;
-        if (gpuprof__kc.api.Subscribe) {
-            void *subscriber = NULL;      /* no callback domain is enabled: this only claims CUPTI, as its header asks */
-            if (gpuprof__kc_check(gpuprof__kc.api.Subscribe(&subscriber, gpuprof__kc_sub_cb, NULL), "cuptiSubscribe") != 0) return;
-        }
-        /* before anything is enabled, and once per process (CUPTI keeps it) */
-        gpuprof__kc.ts_cb = gpuprof__kc.api.ActivityRegisterTimestampCallback &&
-                            gpuprof__kc.api.ActivityRegisterTimestampCallback(gpuprof__kc_clock) == GPUPROF__CU_OK;
-        if (gpuprof__kc_check(gpuprof__kc.api.ActivityRegisterCallbacks(gpuprof__kc_req, gpuprof__kc_done), "cuptiActivityRegisterCallbacks") != 0) return;
-        /* records name threads by their kernel id (gettid), as the trace does; CUPTI's
-           own thread hands buffers over at least twice a second (the per-step figures) */
-        if (gpuprof__kc.api.SetThreadIdType) (void)gpuprof__kc.api.SetThreadIdType(1);
-        if (gpuprof__kc.api.ActivityFlushPeriod) (void)gpuprof__kc.api.ActivityFlushPeriod(GPUPROF__KC_FLUSH_MS);
-        /* gpuprof hands CUPTI zeroed buffers (zeroed when they come back, off the
-           program's threads); else CUPTI zeroes each 2 MiB buffer on the thread
-           whose launch needed it */
-        if (gpuprof__kc.api.ActivitySetAttribute) {
-            uint8_t one = 1;
-            size_t n = sizeof one;
-            gpuprof__kc.zeroed = gpuprof__kc.api.ActivitySetAttribute(GPUPROF__ATTR_ZEROED_OUT, &n, &one) == GPUPROF__CU_OK;
-        }
-        gpuprof__kc.loaded = 1;
+    if (gpuprof__kc_check(gpuprof__kc.api.GetVersion(&v), "cuptiGetVersion") != 0) return -1;
+    gpuprof__kc.version = v;
+    if (gpuprof__kc.api.Subscribe) {
+        void *subscriber = NULL;      /* no callback domain is enabled: this only claims CUPTI, as its header asks */
+        if (gpuprof__kc_check(gpuprof__kc.api.Subscribe(&subscriber, gpuprof__kc_sub_cb, NULL), "cuptiSubscribe") != 0) return -1;
     }
+    /* before anything is enabled, and once per process (CUPTI keeps it) */
+    gpuprof__kc.ts_cb = gpuprof__kc.api.ActivityRegisterTimestampCallback &&
+                        gpuprof__kc.api.ActivityRegisterTimestampCallback(gpuprof__kc_clock) == GPUPROF__CU_OK;
+    if (gpuprof__kc_check(gpuprof__kc.api.ActivityRegisterCallbacks(gpuprof__kc_req, gpuprof__kc_done), "cuptiActivityRegisterCallbacks") != 0) return -1;
+    /* records name threads by their kernel id (gettid), as the trace does; CUPTI's
+       own thread hands buffers over at least twice a second (the per-step figures) */
+    if (gpuprof__kc.api.SetThreadIdType) (void)gpuprof__kc.api.SetThreadIdType(1);
+    if (gpuprof__kc.api.ActivityFlushPeriod) (void)gpuprof__kc.api.ActivityFlushPeriod(GPUPROF__KC_FLUSH_MS);
+    /* gpuprof hands CUPTI zeroed buffers (zeroed when they come back, off the
+       program's threads); else CUPTI zeroes each 2 MiB buffer on the thread
+       whose launch needed it */
+    if (gpuprof__kc.api.ActivitySetAttribute) {
+        uint8_t one = 1;
+        size_t n = sizeof one;
+        gpuprof__kc.zeroed = gpuprof__kc.api.ActivitySetAttribute(GPUPROF__ATTR_ZEROED_OUT, &n, &one) == GPUPROF__CU_OK;
+    }
+    gpuprof__kc.loaded = 1;
+    return 0;
+}
+
+/* This session's tables, and a thread state of gpuprof's own for the
+   capture's trace events (0), or a message and capture off (-1). */
+static int gpuprof__kc_tables_open(void) {
     pthread_mutex_lock(&gpuprof__kc_mu);
     gpuprof__kc_clear();
     gpuprof__kc.map = (gpuprof__kcorr *)gpuprof__alloc(GPUPROF__KC_MAP * sizeof *gpuprof__kc.map);
@@ -3866,9 +3867,32 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
         gpuprof__kc_clear();
         pthread_mutex_unlock(&gpuprof__kc_mu);
         gpuprof__kc_off("out of memory for its tables (%u MiB)", (unsigned)((GPUPROF__KC_MAP * sizeof(gpuprof__kcorr) + GPUPROF__KC_PENDING * sizeof(gpuprof__krec)) >> 20));
-        return;
+        return -1;
     }
     pthread_mutex_unlock(&gpuprof__kc_mu);
+    return 0;
+}
+
+/* At session start: CUPTI loaded (once per process), its callbacks
+   registered (once), the kinds enabled. wanted: GPUPROF_KERNELS / config;
+   2: GPUPROF_GPU=kernels, ranges' GPU time from their kernels (the GPU
+   probe came first: then ranges record no CUDA event). */
+static void gpuprof__kc_open(int wanted, int buffer_mb) {
+    size_t i;
+    GPUPROF__ST(&gpuprof__kc.live, 0);
+    GPUPROF__ST(&gpuprof__kc.accepting, 0);
+    gpuprof__kc.asked = wanted;
+    gpuprof__kc.status[0] = 0;
+    if (!gpuprof__kc.epoch) gpuprof__kc.epoch = GPUPROF__KC_EPOCH;
+    if (!wanted) return;
+    if (gpuprof__g.cuda_forked) { gpuprof__kc_off("this process was forked after CUDA started in its parent"); return; }
+    if (getenv("NSYS_PROFILING_SESSION_ID")) {
+        gpuprof__kc_off("Nsight Systems profiles this process and holds CUPTI (NSYS_PROFILING_SESSION_ID is set): its own timeline has the kernels");
+        return;
+    }
+    if (gpuprof__kc.loaded < 0) { gpuprof__kc_off("CUPTI failed earlier in this process, and is not called again"); return; }
+    if (!gpuprof__kc.loaded && gpuprof__kc_load() != 0) return;
+    if (gpuprof__kc_tables_open() != 0) return;
     pthread_mutex_lock(&gpuprof__kc_pool_mu);
     gpuprof__kc.max_bufs = (uint32_t)(buffer_mb / (int)(GPUPROF__KC_BUF >> 20));
     if (gpuprof__kc.max_bufs < 2) gpuprof__kc.max_bufs = 2;
@@ -3963,15 +3987,34 @@ static void gpuprof__kc_drain(void) {
 
 /* Capture ran in this session: its tables are there. */
 static int gpuprof__kc_tables(void) { return gpuprof__kc.map != NULL; }
-static const char *gpuprof__kc_sync_call(uint32_t name_id);   /* report section */
+/* The CUDA call in which the range waits most, from the synchronization table (NULL: none captured). */
+static const char *gpuprof__kc_sync_call(uint32_t name_id) {
+    static const char *const call[7] = { "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
+                                         "a copy to pageable host memory", "a copy to pinned host memory", "a copy to the host" };
+    uint64_t best = 0;
+    int d, i, k = -1;
+    if (!gpuprof__kc_tables()) return NULL;
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    for (d = 0; d < 4; d++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
+        for (i = 0; i < GPUPROF__KC_TOP; i++)
+            if (x->ranges.n[i] && x->ranges.key[i] == name_id && x->sum_ns > best) { best = x->sum_ns; k = d; }
+    }
+    /* no synchronizing call: a copy to the host waits too (cudaMemcpy, loss.item()) */
+    for (d = 0; k < 0 && d < 3; d++)
+        for (i = 0; i < GPUPROF__KC_TOP; i++)
+            if (gpuprof__kc.xfer[1][d].ranges.n[i] && gpuprof__kc.xfer[1][d].ranges.key[i] == name_id) { k = 4 + d; break; }
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+    return k >= 0 ? call[k] : NULL;
+}
 
-/* gpuprof's own CUDA calls (the event queries and waits that read ranges' GPU
-   times) run under an id of their own, and the collector leaves their records
-   out: their synchronizations are not the program's. The push happens where
-   capture is on and says whether it did; gpuprof__kc_pop pops what was pushed. */
-static int gpuprof__kc_own_push(void) {
-    return GPUPROF__LD(&gpuprof__kc.live) &&
-           gpuprof__kc.api.ActivityPushExternalCorrelationId(GPUPROF__EXT_CUSTOM2, GPUPROF__KC_OWN) == GPUPROF__CU_OK;
+/* The idle statistics including the steps not settled yet (report time). */
+static void gpuprof__gpu_idle(gpuprof_stats *out) {
+    uint32_t k;
+    if (gpuprof__kc_idle(out)) return;
+    *out = gpuprof__gpu.idle;
+    for (k = 0; k < GPUPROF__STEP_SLOTS; k++)
+        if (gpuprof__gpu.slot[k].closed && gpuprof__gpu.slot[k].counted) gpuprof_stats_add(out, gpuprof__slot_idle(k));
 }
 
 /* The hot path: a range's begin takes a slot for its call (a number, a
@@ -4011,10 +4054,6 @@ static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__fram
         f->kcall = 0;
     }
 }
-static GPUPROF__NOINLINE void gpuprof__kc_pop(void) {
-    uint64_t id;
-    if (gpuprof__kc.loaded > 0) (void)gpuprof__kc.api.ActivityPopExternalCorrelationId(GPUPROF__EXT_CUSTOM2, &id);
-}
 /* The range of frame f ended at t1 with this decision (0 counted, 1 left
    out, 2 see gpuprof__exclude). A slot reused by a later session is not
    touched (a range open across a shutdown). */
@@ -4042,617 +4081,218 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 
 
 /* ----------------------------------------------------------------------
-   NVTX (SPEC 5): every range is also an NVTX range in gpuprof's domain
-   (GPUPROF_NVTX_DOMAIN), with its name registered once, so Nsight Systems
-   shows the same ranges. NVTX is header-only (from the CUDA toolkit): with
-   no tool attached each call is a null-pointer check; a tool attaches
-   through NVTX_INJECTION64_PATH (Nsight does; tests/nvtx_recorder.c too).
+   Threads joining and leaving a session: a thread's first range binds it
+   to a state (starting the session if none runs), its exit hands the
+   state on; states and name tables a shutdown left to running threads
+   are freed when the last of them lets go.
    ---------------------------------------------------------------------- */
-#ifdef GPUPROF_NVTX
-static nvtxDomainHandle_t gpuprof__nvtx_domain;
-static char gpuprof__nvtx_domain_name[64];
+/* Name tables of sessions shut down while other threads still ran. */
+typedef struct gpuprof__oldnames {
+    gpuprof__name *names;
+    uint32_t *hash, n;
+    unsigned session;
+    struct gpuprof__oldnames *next;
+} gpuprof__oldnames;
+static gpuprof__oldnames *gpuprof__oldnames_list;
 
-static void gpuprof__nvtx_name(gpuprof__name *nm, const char *text) {
-    nvtxStringHandle_t h = gpuprof__nvtx_domain ? nvtxDomainRegisterStringA(gpuprof__nvtx_domain, text) : NULL;
-    memset(&nm->nvtx, 0, sizeof nm->nvtx);
-    nm->nvtx.version = NVTX_VERSION;
-    nm->nvtx.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    if (h) { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_REGISTERED; nm->nvtx.message.registered = h; }
-    else { nm->nvtx.messageType = NVTX_MESSAGE_TYPE_ASCII; nm->nvtx.message.ascii = text; }
+static void gpuprof__names_free_table(gpuprof__name *names, uint32_t *hash, uint32_t n) {
+    uint32_t i;
+    for (i = GPUPROF__ID_OTHER; i < n; i++) {
+        GPUPROF_FREE(names[i].text);
+        GPUPROF_FREE(names[i].json);
+    }
+    GPUPROF_FREE(names);
+    GPUPROF_FREE(hash);
 }
 
-/* At init: NVTX on unless the config or GPUPROF_NVTX=0 says not; the domain
-   is made once per name (a session asking for another one gets it). */
-static void gpuprof__nvtx_open(const gpuprof_config *cfg, int off) {
-    GPUPROF__ST(&gpuprof__g.nvtx_on, !cfg->no_nvtx && !off);
-    if (!cfg->no_nvtx && !off) {
-        const char *dn = cfg->nvtx_domain && *cfg->nvtx_domain ? cfg->nvtx_domain : "gpuprof";
-        if (!gpuprof__nvtx_domain || strncmp(gpuprof__nvtx_domain_name, dn, sizeof gpuprof__nvtx_domain_name - 1) != 0) {
-            snprintf(gpuprof__nvtx_domain_name, sizeof gpuprof__nvtx_domain_name, "%s", dn);
-            gpuprof__nvtx_domain = nvtxDomainCreateA(gpuprof__nvtx_domain_name);
-        }
-    }
-}
-
-#define GPUPROF__NVTX_PUSH(f, id) do { if (GPUPROF__LD(&gpuprof__g.nvtx_on)) { \
-    nvtxDomainRangePushEx(gpuprof__nvtx_domain, &gpuprof__g.names[id].nvtx); (f)->flags |= GPUPROF__F_NVTX; } } while (0)
-#define GPUPROF__NVTX_POP(f) do { if ((f)->flags & GPUPROF__F_NVTX) nvtxDomainRangePop(gpuprof__nvtx_domain); } while (0)
-#else
-#define gpuprof__nvtx_open(cfg, off) ((void)(cfg), (void)(off))
-#define GPUPROF__NVTX_PUSH(f, id) ((void)0)
-#define GPUPROF__NVTX_POP(f) ((void)0)
-#endif
-
-/* ----------------------------------------------------------------------
-   Ranges
-   ---------------------------------------------------------------------- */
-static void gpuprof__mem_range_begin(gpuprof__frame *f);             /* memory section, below */
-static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f);
-
-/* ----------------------------------------------------------------------
-   The statistics of counted calls: a range's end leaves {node, inclusive,
-   self} in its thread's ring (gpuprof__rec_push: three stores and a release
-   store of the head -- no lock, no call), and the records are added to the
-   nodes' statistics later, 4096 at a time: by default by the thread itself
-   when its ring is full (gpuprof__rec_room), a run of one node's records
-   summed in registers (gpuprof__rec_add) -- on the 2-core development VM a
-   range cost 1.55x two clock reads with the statistics updated at its end,
-   1.26x with them added a record at a time, 1.17x a run at a time, 1.13x
-   with the bucket read off the duration's bits (gpuprof__key_ns); with
-   GPUPROF_COLLECTOR=1 by a collector thread instead, which moves that work off the recording
-   thread where the cache lines of the ring travel cheaply between cores (on
-   that VM: 1.1x when they did, 2.9x in the periods when they did not --
-   which is why it is not the default). Whoever reads the statistics first
-   drains every ring (gpuprof__rec_drain_all: reports, the summary,
-   GPUPROF_STEP's window, gpuprof_reset), so every figure they show holds
-   every call that ended before; nothing is ever dropped. One drainer per
-   ring at a time (rec_busy), so a node's statistics have one writer, as
-   before.
-   ---------------------------------------------------------------------- */
-
-/* Takes thread t's ring for draining; wait: until it is free, else only if
-   it is free now. Returns 1 when taken. */
-static int gpuprof__rec_hold(gpuprof__thread *t, int wait) {
-    int free_ring = 0;
-    while (!GPUPROF__CAS(&t->rec_busy, &free_ring, 1)) {
-        gpuprof__timespec ts = { 0, 20000 };
-        if (!wait) return 0;
-        free_ring = 0;
-        gpuprof__nanosleep(&ts, NULL);      /* the holder adds at most one ring: tens of microseconds */
-    }
-    return 1;
-}
-
-/* The collector leaves a recording thread's newest records for its next
-   pass (unless the thread wrote none since the last): reading the cache
-   lines the thread is still filling would bounce each of them between the
-   two cores while it writes them. */
-#define GPUPROF__REC_KEEP 64
-
-/* Adds records [p, end), one stretch of a ring, to their nodes'
-   statistics: a run of records of one node is added up in registers and
-   stored once (one update after another through memory made a loop of one
-   range wait on each store: ~3 ns per record on the development VM). The
-   result is that of gpuprof_stats_add for each duration in turn (sums of
-   whole nanoseconds are exact in any order below 2^53). */
-static void gpuprof__rec_add(const gpuprof__rec *p, const gpuprof__rec *end) {
-    while (p < end) {
-        gpuprof__node *n = p->node;
-        gpuprof_stats *s = &n->stats;
-        const gpuprof__rec *run = p;
-        uint64_t sum = 0, self = 0, vmin = ~(uint64_t)0, vmax = 0;
-        double shift = gpuprof__ldd(&s->shift), sum_d = 0, sum_d2 = 0;
-        int32_t lo = GPUPROF__LD(&s->lo_key);
-        if (GPUPROF__LD(&s->count)) {
-            for (; p < end && p->node == n; p++) {
-                uint64_t v = p->dt;
-                double x = (double)(int64_t)v, d;
-                uint32_t idx = (uint32_t)(gpuprof__key_ns(x) - lo), c;
-                if (GPUPROF__UNLIKELY(idx >= GPUPROF_STATS_BUCKETS || v >> 53 || (c = GPUPROF__LD(&s->bucket[idx])) == 0xffffffffu)) break;
-                GPUPROF__ST(&s->bucket[idx], c + 1);
-                d = x - shift;
-                sum += v;
-                self += p->self;
-                sum_d += d;
-                sum_d2 += d * d;
-                vmin = v < vmin ? v : vmin;
-                vmax = v > vmax ? v : vmax;
-            }
-        }
-        if (p != run) {
-            if ((double)(int64_t)vmin < gpuprof__ldd(&s->min)) gpuprof__std(&s->min, (double)(int64_t)vmin);
-            if ((double)(int64_t)vmax > gpuprof__ldd(&s->max)) gpuprof__std(&s->max, (double)(int64_t)vmax);
-            gpuprof__std(&s->sum, gpuprof__ldd(&s->sum) + (double)(int64_t)sum);
-            gpuprof__std(&s->sum_d, gpuprof__ldd(&s->sum_d) + sum_d);
-            gpuprof__std(&s->sum_d2, gpuprof__ldd(&s->sum_d2) + sum_d2);
-            GPUPROF__ST(&s->count, GPUPROF__LD(&s->count) + (uint64_t)(p - run));
-            GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
-        }
-        if (p < end && p->node == n) {      /* a node's first sample, or one the histogram must make room for */
-            gpuprof_stats_add(s, (double)p->dt);
-            GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + p->self);
-            p++;
-        }
-    }
-}
-
-/* Adds the records of thread t written so far (all but the newest keep) to
-   their nodes. wait: wait for another drainer of the ring to finish rather
-   than give up. */
-static GPUPROF__NOINLINE void gpuprof__rec_drain(gpuprof__thread *t, int wait, uint32_t keep) {
-    uint64_t head, tail;
-    if (GPUPROF__LDA(&t->rec_head) - GPUPROF__LD(&t->rec_tail) <= keep) return;   /* nothing to add: the ring is not taken */
-    if (!gpuprof__rec_hold(t, wait)) return;
-    head = GPUPROF__LDA(&t->rec_head);
-    if (keep) {
-        if (head - t->rec_tail <= keep) { GPUPROF__STR(&t->rec_busy, 0); return; }
-        head -= keep;
-    }
-    tail = t->rec_tail;
-    if ((tail & (GPUPROF__RECS - 1)) + (head - tail) > GPUPROF__RECS) {     /* across the ring's end: two stretches */
-        gpuprof__rec_add(&t->rec[tail & (GPUPROF__RECS - 1)], t->rec + GPUPROF__RECS);
-        tail += GPUPROF__RECS - (tail & (GPUPROF__RECS - 1));
-    }
-    gpuprof__rec_add(&t->rec[tail & (GPUPROF__RECS - 1)], &t->rec[tail & (GPUPROF__RECS - 1)] + (head - tail));
-    GPUPROF__STR(&t->rec_tail, head);
-    GPUPROF__STR(&t->rec_busy, 0);
-}
-
-/* Under gpuprof__lock: every thread's records into the statistics. */
-static void gpuprof__rec_drain_all(void) {
+static int gpuprof__session_retired(unsigned session) {   /* under gpuprof__lock */
     gpuprof__thread *t;
-    for (t = gpuprof__g.threads; t; t = t->next) gpuprof__rec_drain(t, 1, 0);
-}
-
-/* The recording thread reached the mark it had set in its ring (rec_room).
-   Without a collector the mark is the ring's end: the thread adds its
-   records. With one, the mark is first half a ring past the collector's
-   position as the thread last saw it: if the collector has not moved (it is
-   asleep or behind), it is woken -- a condition variable's signal, at most
-   once per half ring and no system call while it is awake -- and the mark
-   moves to the ring's end. A full ring: the thread adds its records now. */
-static GPUPROF__NOINLINE void gpuprof__rec_room(gpuprof__thread *t) {
-    uint64_t h = t->rec_head;
-    for (;;) {
-        uint64_t tail = GPUPROF__LDA(&t->rec_tail);
-        int collector = GPUPROF__LD(&gpuprof__g.collector_running);
-        if (collector && h - tail < GPUPROF__RECS / 2) { t->rec_room = tail + GPUPROF__RECS / 2; return; }
-        if (h - tail < GPUPROF__RECS) {
-            if (collector) pthread_cond_signal(&gpuprof__col_cond);
-            t->rec_room = tail + GPUPROF__RECS;
-            return;
-        }
-        gpuprof__rec_drain(t, 1, 0);
-    }
-}
-
-GPUPROF__INLINE void gpuprof__rec_push(gpuprof__thread *t, gpuprof__node *n, uint64_t dt, uint64_t self) {
-    uint64_t h = t->rec_head;
-    gpuprof__rec *r;
-    if (GPUPROF__UNLIKELY(h == t->rec_room)) gpuprof__rec_room(t);
-    r = &t->rec[h & (GPUPROF__RECS - 1)];
-    r->node = n;
-    r->dt = dt;
-    r->self = self;
-    GPUPROF__STR(&t->rec_head, h + 1);     /* publishes the record to the drainer */
-}
-
-/* The collector thread: drains the rings, then sleeps until the fastest
-   recording thread would have filled a quarter of its ring at the rate it
-   had (20 us to 4 ms; longer and longer while nothing comes), or until a
-   recording thread finds half its ring waiting and wakes it (a timed sleep
-   of 20 us may last a millisecond: an idle virtual CPU wakes late). It
-   never waits on the CPU. It takes no lock but each ring's rec_busy, so
-   nothing waits for its pass (a GPUPROF_STEP, a thread's first range, a
-   report): a session's list of thread states only grows at its head
-   (release-published), and no state of it is freed before the shutdown has
-   stopped this thread. */
-static void *gpuprof__collector_main(void *arg) {
-    uint64_t last = gpuprof__mono_ns(), sleep_ns = 1000000;
-    (void)arg;
-    pthread_mutex_lock(&gpuprof__col_mu);
-    while (!gpuprof__g.collector_stop) {
-        uint64_t most = 0, now;
-        gpuprof__thread *t;
-        pthread_mutex_unlock(&gpuprof__col_mu);
-        for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
-            uint64_t h = GPUPROF__LDA(&t->rec_head);
-            if (h - t->rec_seen > most) most = h - t->rec_seen;
-            /* a thread that wrote nothing since the last pass: all of it */
-            gpuprof__rec_drain(t, 0, h == t->rec_seen ? 0 : GPUPROF__REC_KEEP);
-            t->rec_seen = h;
-        }
-        now = gpuprof__mono_ns();
-        sleep_ns = most ? (now - last) * (GPUPROF__RECS / 4) / most : 2 * sleep_ns;
-        if (sleep_ns < 20000) sleep_ns = 20000;
-        if (sleep_ns > 4000000) sleep_ns = 4000000;
-        last = now;
-        pthread_mutex_lock(&gpuprof__col_mu);
-        if (!gpuprof__g.collector_stop) {
-            struct timespec until;
-            gpuprof__timespec rt;
-            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
-            until.tv_sec = rt.tv_sec + (time_t)(sleep_ns / 1000000000u);
-            until.tv_nsec = rt.tv_nsec + (long)(sleep_ns % 1000000000u);
-            if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
-            pthread_cond_timedwait(&gpuprof__col_cond, &gpuprof__col_mu, &until);
-        }
-    }
-    pthread_mutex_unlock(&gpuprof__col_mu);
-    return NULL;
-}
-
-/* Under gpuprof__lock, at a session's start. Without the thread the
-   recording threads add their own records when their rings fill. */
-static void gpuprof__collector_start(void) {
-    gpuprof__g.collector_stop = 0;
-    GPUPROF__ST(&gpuprof__g.collector_running, pthread_create(&gpuprof__g.collector, NULL, gpuprof__collector_main, NULL) == 0);
-    if (!gpuprof__g.collector_running)
-        gpuprof__warn(GPUPROF__W_IO, "cannot start the collector thread (GPUPROF_COLLECTOR=1); each thread adds its own ranges to the statistics, as by default");
-}
-
-/* Not under gpuprof__lock (the thread may be waiting for nothing else). */
-static void gpuprof__collector_stop(void) {
-    if (!gpuprof__g.collector_running) return;
-    pthread_mutex_lock(&gpuprof__col_mu);
-    GPUPROF__ST(&gpuprof__g.collector_stop, 1);
-    pthread_cond_signal(&gpuprof__col_cond);
-    pthread_mutex_unlock(&gpuprof__col_mu);
-    pthread_join(gpuprof__g.collector, NULL);
-    GPUPROF__ST(&gpuprof__g.collector_running, 0);
-}
-
-/* Warm-up and schedule decisions, only taken while they can exclude
-   something. Returns 1 when the call is left out of the statistics, 2 when
-   it went to `pre`. Without any GPUPROF_STEP yet, the warm-up counts calls
-   per range; the calls after those go to `pre`, which the report counts as
-   warm-up if the program turns out to call GPUPROF_STEP (the whole first
-   step was warm-up) and as ordinary calls if it never does. */
-/* Warm-up and schedule: is this call left out of the statistics? A call is
-   judged by the step in which its outermost enclosing range began (t0_outer),
-   so a tree whose outer range spans a step boundary (a "step" range around
-   GPUPROF_STEP) is counted or left out whole: parents and children agree. */
-static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, uint64_t self, uint64_t t0_outer) {
-    int phase = GPUPROF__LD(&gpuprof__g.phase);
-    if (t0_outer < GPUPROF__LD(&gpuprof__g.phase_since)) phase = GPUPROF__LD(&gpuprof__g.prev_phase);
-    if (phase == GPUPROF__PHASE_EXCLUDE) {
-        GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
-        return 1;
-    }
-    if (gpuprof__g.cfg.warmup > 0 && !GPUPROF__LD(&gpuprof__g.steps_seen)) {
-        if (GPUPROF__LD(&n->excluded) < (uint64_t)gpuprof__g.cfg.warmup) {
-            GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
-            return 1;
-        }
-        if (!n->pre) {
-            gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
-            if (!p) return 1;
-            gpuprof_stats_init(p);
-            GPUPROF__STR(&n->pre, p);
-        }
-        gpuprof_stats_add(n->pre, value);
-        GPUPROF__ST(&n->pre_self_ns, GPUPROF__LD(&n->pre_self_ns) + self);
-        return 2;
-    }
+    for (t = gpuprof__g.retired; t; t = t->next) if (t->session == session) return 1;
     return 0;
 }
 
-/* The general case of opening a range: first use (session, thread state,
-   name id), a new call path, too deep, paused, work annotations. */
-static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, unsigned id_session, int flags, double flops, double bytes, void *stream, int s0) {
-    gpuprof__thread *t;
-    gpuprof__node *parent, *n;
-    gpuprof__frame *f;
-    uint32_t d;
-    if (!(t = gpuprof__self())) return 0;
-    if (site) {
-        id = gpuprof__site_id(site, t->session);
-        id_session = GPUPROF__LD(&gpuprof__g.session);
+/* Under gpuprof__lock: frees the name tables no running thread can reach. */
+static void gpuprof__reclaim(void) {
+    gpuprof__oldnames **pp = &gpuprof__oldnames_list, *o;
+    while ((o = *pp) != NULL) {
+        if (gpuprof__session_retired(o->session)) { pp = &o->next; continue; }
+        *pp = o->next;
+        gpuprof__names_free_table(o->names, o->hash, o->n);
+        GPUPROF_FREE(o);
     }
-    /* A name id is an index into its session's table: if another thread
-       shut the session down and started a new one during this call, the id
-       and this thread's state may be of different sessions (found by
-       fuzz_api: an event named by an id the trace's table did not have).
-       The range is not recorded, like one begun after the shutdown. */
-    if (GPUPROF__UNLIKELY(t->session != id_session)) return 0;
-    d = t->depth;
-    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
-        gpuprof__warn(GPUPROF__W_TOO_DEEP, "ranges nested deeper than %d are counted but not timed (raise GPUPROF_MAX_DEPTH)", GPUPROF_MAX_DEPTH);
-        t->depth = d + 1;
-        return (int)d + 1;
+    if (gpuprof__g.names_kept && gpuprof__g.state != GPUPROF__RUNNING && !gpuprof__session_retired(gpuprof__g.session)) {
+        gpuprof__names_free_table(gpuprof__g.names, gpuprof__g.name_hash, gpuprof__g.nnames);
+        gpuprof__g.names = NULL;
+        gpuprof__g.name_hash = NULL;
+        gpuprof__g.nnames = 0;
+        gpuprof__g.names_kept = 0;
     }
-    parent = d ? t->stack[d - 1].node : &t->root;
-    n = t->by_name[id];
-    if (GPUPROF__UNLIKELY(!n || n->parent != parent)) n = gpuprof__child(t, parent, id);
-    f = &t->stack[d];
-    f->node = n;
-    f->child_ns = 0;
-    f->flags = flags;
-    f->flops = flops;
-    f->bytes = bytes;
-    t->depth = d + 1;
-    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.mem_ranges))) gpuprof__mem_range_begin(f);
-    gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
-    GPUPROF__NVTX_PUSH(f, id);
-    GPUPROF__KC_PUSH(t, f, d);
-    f->t0 = gpuprof__ticks();
-    return (int)d + 1;
 }
 
-#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
-/* gpuprof__begin_fast's last step without the TSC (GPUPROF_CLOCK=monotonic, no invariant TSC). */
-static GPUPROF__NOINLINE int gpuprof__begin_stamp(gpuprof__frame *f, uint32_t d) {
-    f->t0 = gpuprof__ticks();
-    return (int)d + 1;
-}
+static void gpuprof__thread_free(gpuprof__thread *t) {
+    uint32_t i;
+    for (i = 0; i < t->nnodes; i += GPUPROF__NODE_CHUNK) {
+        uint32_t k;
+        gpuprof__node *c = t->chunks[i / GPUPROF__NODE_CHUNK];
+        for (k = 0; k < GPUPROF__NODE_CHUNK && i + k < t->nnodes; k++) {
+            GPUPROF_FREE(c[k].pre);
+            if (c[k].gpu) { GPUPROF_FREE(c[k].gpu->pre); GPUPROF_FREE(c[k].gpu); }
+            if (c[k].kspan) { GPUPROF_FREE(c[k].kspan->pre); GPUPROF_FREE(c[k].kspan); }
+        }
+        GPUPROF_FREE(c);
+    }
+    for (i = 0; i < t->nids && t->counters; i++)
+        if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); GPUPROF_FREE(t->counters[i]); }
+    GPUPROF_FREE(t->overflow.pre);
+    if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
+    if (t->overflow.kspan) { GPUPROF_FREE(t->overflow.kspan->pre); GPUPROF_FREE(t->overflow.kspan); }
+#ifdef GPUPROF_CUDA
+    gpuprof__gput_free(t->gpu);
 #endif
+    GPUPROF_FREE(t->block);
+    GPUPROF_FREE(t->by_name);
+    GPUPROF_FREE(t->counters);
+    GPUPROF_FREE(t->chunks);
+    GPUPROF_FREE(t);
+}
 
-/* The common case: recording, the site's id from this session, the call
-   path seen before on this thread. Anything else goes to gpuprof__begin as a
-   tail call, so this stays a leaf function with nothing to save. */
-GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
+/* Under gpuprof__lock: a state a shutdown retired (its thread was running)
+   is freed once its thread lets go of it -- the thread exits, or starts
+   recording in a later session with a new state. Then that session's name
+   table too, once none of its states is left. One exception while the
+   thread lives: a range of that state still open with its external id on
+   CUPTI's stack (kernel capture) -- kernels the thread launches before the
+   range ends name its call-tree node, which must stay valid; such a state
+   is kept (freed when the thread exits if it is still the thread's; kept
+   for good if the thread moved on to a new session: a rare, bounded loss
+   rather than a dangling node). */
+static void gpuprof__retired_drop(gpuprof__thread *t, int exiting) {
+    gpuprof__thread **pp;
+    uint32_t d;
+    if (!t) return;
+    for (d = 0; !exiting && d < t->depth && d < GPUPROF_MAX_DEPTH; d++)
+        if (t->stack[d].flags & GPUPROF__F_KERN) return;
+    for (pp = &gpuprof__g.retired; *pp && *pp != t; pp = &(*pp)->next) {}
+    if (!*pp) return;
+    *pp = t->next;
+    if (gpuprof__tls == t) {               /* the caller's own: its exit must not see it either */
+        gpuprof__tls = NULL;
+        pthread_setspecific(gpuprof__tls_key, NULL);
+    }
+    gpuprof__thread_free(t);
+    gpuprof__reclaim();
+}
+
+/* Binds the calling thread to a state: that of a thread that has exited if
+   there is one (so a program that starts a thread per task keeps bounded
+   memory; the statistics just go on adding up), else a new one. */
+static gpuprof__thread *gpuprof__thread_new(void) {
+    gpuprof__thread *t;
+    int tid, max_nodes;
+    uint32_t ids;
+    unsigned session;
+    char label[64];
+    gpuprof__thread_identity(&tid, label, sizeof label);
+    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__retired_drop(gpuprof__tls, 0);     /* this thread's state of an earlier session, if any */
+    /* The main thread gets a state of its own: it is usually the one calling
+       GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
+    for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
+    if (t) {
+        t->exited = 0;
+        t->depth = 0;
+        t->stream = NULL;
+        t->tid = tid;
+        memcpy(t->label, label, sizeof label);
+        t->index = gpuprof__g.nthreads++;
+        pthread_mutex_unlock(&gpuprof__lock);
+        pthread_setspecific(gpuprof__tls_key, t);
+        gpuprof__tls = t;
+        return t;
+    }
+    session = gpuprof__g.session;                /* allocated outside the lock, for this session's sizes */
+    ids = gpuprof__g.max_ids;
+    max_nodes = gpuprof__g.cfg.max_nodes;
+    pthread_mutex_unlock(&gpuprof__lock);
+    if (!(t = gpuprof__thread_alloc(tid, label, ids, max_nodes))) return NULL;
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.session != session) {
+        /* another thread shut the session down meanwhile (and maybe started
+           one sized differently): nothing to join; the next call starts afresh */
+        pthread_mutex_unlock(&gpuprof__lock);
+        gpuprof__thread_free(t);
+        return NULL;
+    }
+    t->session = gpuprof__g.session;
+    t->base = gpuprof__clock.base;
+    t->names = gpuprof__g.names;
+    t->index = gpuprof__g.nthreads++;
+    t->next = gpuprof__g.threads;
+    GPUPROF__STR(&gpuprof__g.threads, t);        /* release: the collector walks the list without the lock */
+    pthread_mutex_unlock(&gpuprof__lock);
+    pthread_setspecific(gpuprof__tls_key, t);
+    gpuprof__tls = t;
+    return t;
+}
+
+static void gpuprof__thread_exit(void *p) {
+    gpuprof__thread *t = (gpuprof__thread *)p;
+    if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
+    gpuprof__trace_handoff(t);
+    pthread_mutex_lock(&gpuprof__lock);
+    if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__STOPPING) {
+        t->exited = 1;      /* a shutdown under way: it frees this state rather than retiring it (no thread left to let go of it) */
+    } else if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__RUNNING) {
+        if (t->depth) {
+            uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
+            GPUPROF__ADD(&gpuprof__g.warn_count[GPUPROF__W_UNCLOSED], (uint64_t)t->depth - 1);
+            gpuprof__warn(GPUPROF__W_UNCLOSED, "a thread (%s) exited with %u range%s open (innermost \"%s\"), not counted (close each BEGIN with END)",
+                          t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__g.names[t->stack[d - 1].node->name_id].text);
+        }
+        t->exited = 1;
+    } else gpuprof__retired_drop(t, 1);    /* retired by a shutdown while this thread ran */
+    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
+}
+
+/* The one call up the file: a thread's first range starts the session when
+   none runs, and starting one (section "Lifecycle", last) needs everything. */
+static int gpuprof__init_internal(const gpuprof_config *cfg, int explicit_call);
+
+/* Everything a range needs before its first event on this thread: the
+   session (auto-initialised on first use), a thread state. */
+static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
     gpuprof__thread *t = gpuprof__tls;
-    uint64_t v = GPUPROF__LDA(&site->id);
+    unsigned live = GPUPROF__LDA(&gpuprof__g.live);   /* acquire: the session's settings, published with it */
+    if (!live) {
+        int state = GPUPROF__LDA(&gpuprof__g.state);
+        /* RUNNING with nothing live and not paused: the session's start is
+           still being published (its state is set before the settings the
+           hot path reads); waiting for it, as for STARTING, keeps the range
+           (taking the state as "paused" lost the first ranges of threads
+           already running when another one's range started the session). */
+        if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING || (state == GPUPROF__RUNNING && !GPUPROF__LD(&gpuprof__paused))) &&
+            !GPUPROF__LD(&gpuprof__g.forked_child)) {
+            gpuprof__init_internal(NULL, 0);       /* or waits for the thread starting it */
+            live = GPUPROF__LDA(&gpuprof__g.live);
+        } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
+            gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "a range, counter or step after gpuprof_shutdown() is ignored (call gpuprof_init() to start a new session)");
+        }
+        if (!live) return NULL;
+    }
+    if (!t || t->session != live) t = gpuprof__thread_new();
+    return t;
+}
+
+/* This thread's state if it may record now: NULL while paused, after
+   shutdown, or in a forked child; the first call initialises the session
+   and registers the thread. */
+GPUPROF__INLINE gpuprof__thread *gpuprof__self(void) {
+    gpuprof__thread *t = gpuprof__tls;
     unsigned live = GPUPROF__LD(&gpuprof__g.live);
-    gpuprof__node *n;
-    gpuprof__frame *f;
-    uint32_t d;
-    if (GPUPROF__UNLIKELY(!live) && GPUPROF__LD(&gpuprof__paused)) return 0;   /* paused */
-    if (GPUPROF__UNLIKELY(!t || t->session != live || (uint32_t)(v >> 32) != t->session))
-        return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
-    d = t->depth;
-    n = t->by_name[(uint32_t)v];
-    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH || !n || n->parent != (d ? t->stack[d - 1].node : &t->root) ||
-                          GPUPROF__LD(&gpuprof__g.mem_ranges)))
-        return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
-    f = &t->stack[d];
-    f->node = n;
-    f->child_ns = 0;
-    f->flags = flags;
-    t->depth = d + 1;
-    gpuprof__gpu_begin(t, f, NULL, site->stream0);
-    GPUPROF__NVTX_PUSH(f, (uint32_t)v);
-    GPUPROF__KC_PUSH(t, f, d);
-#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
-    /* the other clock as a tail call: no call here, so nothing to save */
-    if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) return gpuprof__begin_stamp(f, d);
-    f->t0 = __builtin_ia32_rdtsc();
-#else
-    f->t0 = gpuprof__ticks();
-#endif
-    return (int)d + 1;
-}
-
-int gpuprof__range_begin(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_SCOPED); }
-int gpuprof__range_begin_explicit(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_EXPLICIT); }
-int gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes) {
-    return gpuprof__begin(site, 0, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes, NULL, 1);
-}
-int gpuprof__range_begin_stream(gpuprof_site *site, void *stream, int scoped) {
-    return gpuprof__begin(site, 0, 0, scoped ? GPUPROF__F_SCOPED : GPUPROF__F_EXPLICIT, 0, 0, stream, 1);
-}
-
-/* Run-time names are hashed and looked up in a small per-thread cache
-   before the shared registry, so a repeated name takes no lock. */
-int gpuprof__range_begin_dyn(const char *name, int stream0) {
-    gpuprof__thread *t;
-    uint32_t h, slot, id;
-    size_t n;
-    if (!(t = gpuprof__self())) return 0;
-    if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
-    n = strlen(name);
-    if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
-    h = gpuprof__hash(name, n);
-    slot = h % GPUPROF__DYN_CACHE;
-    id = t->dyn[slot].id;
-    /* the cached id is of this thread state's session: compare in its table
-       (another thread may have started a new session meanwhile) */
-    if (t->dyn[slot].hash != h || !id || strcmp(t->names[id].text, name) != 0) {
-        id = gpuprof__intern(name);
-        if (t->session != GPUPROF__LD(&gpuprof__g.session)) return 0;   /* an id of the new session: not for this state */
-        if (!gpuprof__id_transient(id)) {
-            t->dyn[slot].hash = h;
-            t->dyn[slot].id = id;
-        }
-    }
-    return gpuprof__begin(NULL, id, t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
-}
-
-/* The trace event of a range of depth d (1-based) on thread t, begun at t0
-   and ended at t1 (ticks): from gpuprof__finish, and from gpuprof__range_end
-   as a tail call when the block is full or missing or the range began within
-   a nanosecond's ticks of its parent. */
-static GPUPROF__NOINLINE void gpuprof__range_event(gpuprof__thread *t, uint32_t d, uint32_t name_id, int evflags, uint64_t t0, uint64_t t1) {
-    /* A child that starts in the same nanosecond as its parent would be
-       read as the parent's sibling: the writer starts it 1 ns later (if it
-       lasts a nanosecond, its end rounded as the writer does). The tick
-       difference rules that out cheaply nearly always. */
-    if (GPUPROF__UNLIKELY(d > 1 && t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks)) {
-        uint64_t s0 = gpuprof__ticks_to_ns(t0 - t->base);
-        if (s0 == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - t->base) && gpuprof__ticks_to_ns(t1 - t->base) > s0) evflags |= GPUPROF__EVF_NUDGE;
-    }
-    gpuprof__trace_put(t, GPUPROF__EV_RANGE, name_id, evflags, t0 - t->base, t1 - t0);
-}
-
-/* Closes frame d-1 of t at time t1. */
-GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1) {
-    gpuprof__frame *f = &t->stack[d - 1];
-    gpuprof__node *n = f->node;
-    uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), self = dt - f->child_ns;
-    int evflags = 0, decision = 0;
-    GPUPROF__KC_POP(f);
-    GPUPROF__NVTX_POP(f);
-    t->depth = d - 1;
-    if (d > 1) t->stack[d - 2].child_ns += dt;
-    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self, t->stack[0].t0);
-    gpuprof__gpu_end(t, f, d, decision, t1);        /* the GPU part follows the same decision */
-    GPUPROF__KC_END(f, t1, decision);
-    if (decision) evflags = GPUPROF__EVF_WARMUP;
-    else {
-        gpuprof__rec_push(t, n, dt, self);
-        if (GPUPROF__UNLIKELY(f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM))) {
-            if (f->flags & GPUPROF__F_WORK) {
-                gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
-                gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
-                /* the work rides before the range event, for its args (counted calls only: off the common path) */
-                if (GPUPROF__LD(&gpuprof__g.trace_on))
-                    gpuprof__trace_work(t, n->name_id, f->flops, f->bytes, GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0);
-            }
-            if (f->flags & GPUPROF__F_MEM) gpuprof__mem_range_end(n, f);
-        }
-    }
-    if (GPUPROF__LD(&gpuprof__g.trace_on)) gpuprof__range_event(t, d, n->name_id, evflags, f->t0, t1);
-}
-
-/* The name of frame d (1-based) for a message. */
-static const char *gpuprof__frame_name(gpuprof__thread *t, uint32_t d) {
-    if (d == 0 || d > GPUPROF_MAX_DEPTH) return "(a range nested too deep to be timed)";
-    return gpuprof__g.names ? gpuprof__g.names[t->stack[d - 1].node->name_id].text : "?";
-}
-
-static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, uint64_t t1) {
-    uint32_t d = t ? t->depth : 0;
-    if (d > GPUPROF_MAX_DEPTH && (token == 0 || (uint32_t)token == d)) { t->depth = d - 1; return; }   /* untimed deep frame */
-    if (!t || d == 0) {
-        if (token == 0 && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING && GPUPROF__LD(&gpuprof__g.live))
-            gpuprof__warn(GPUPROF__W_END_WITHOUT_BEGIN, "GPUPROF_END() with no open range is ignored (check that each GPUPROF_BEGIN has one END)");
-        return;
-    }
-    if (token == 0) {
-        /* The innermost open range is a scoped one: it ends with its block. */
-        gpuprof__warn(GPUPROF__W_MISMATCHED, "GPUPROF_END() would close the scoped range \"%s\"; ignored (END closes only GPUPROF_BEGIN ranges)",
-                      gpuprof__frame_name(t, d));
-        return;
-    }
-    if ((uint32_t)token > d) return;    /* already closed by a stray END: warned there */
-    /* A scoped range ends while ranges opened inside it with BEGIN are still
-       open: close those first, at the same time. Frames deeper than
-       GPUPROF_MAX_DEPTH were never timed and are just dropped. */
-    gpuprof__warn(GPUPROF__W_MISMATCHED, "the scoped range \"%s\" ended while \"%s\" (opened inside it with GPUPROF_BEGIN) was still open; both are closed here",
-                  gpuprof__frame_name(t, (uint32_t)token), gpuprof__frame_name(t, d));
-    while (t->depth >= (uint32_t)token) {
-        if (t->depth > GPUPROF_MAX_DEPTH) t->depth--;
-        else gpuprof__finish(t, t->depth, t1);
-    }
-}
-
-static GPUPROF__NOINLINE void gpuprof__finish_full(gpuprof__thread *t, uint32_t d, uint64_t t1) { gpuprof__finish(t, d, t1); }
-
-/* Closing a range: the common case -- a range with no GPU part, NVTX, work
-   or memory to account, nothing to exclude, room in the thread's ring of
-   records -- is done here with no call; anything else goes to
-   gpuprof__finish as a tail call, decided before anything is written. The
-   trace event comes after the record, with its own rare cases (no room in
-   the block, a drawing nudge) as a tail call to gpuprof__range_event: checked
-   up front with the rest, they kept more values alive at once and gcc 12
-   saved five registers per call instead of two. The record for the
-   statistics (gpuprof__rec_push) and the event store (gpuprof__trace_put)
-   are written out again here on purpose: shared as inline helpers, gcc 12
-   saved six registers per call and spent 11 more instructions per range. */
-#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
-/* gpuprof__range_end without the TSC (GPUPROF_CLOCK=monotonic, no invariant TSC). */
-static GPUPROF__NOINLINE void gpuprof__end_any_clock(int token) {
-    uint64_t t1 = gpuprof__ticks();
-    gpuprof__thread *t = gpuprof__tls;
-    uint32_t d;
-    if (t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
-        (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0)) gpuprof__finish(t, d, t1);
-    else gpuprof__end_slow(t, token, t1);
-}
-#endif
-
-void gpuprof__range_end(int token) {
-    uint64_t t1;
-    gpuprof__thread *t = gpuprof__tls;
-    uint32_t d;
-#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
-    if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) { gpuprof__end_any_clock(token); return; }   /* no call on the TSC path */
-    t1 = __builtin_ia32_rdtsc();
-#else
-    t1 = gpuprof__ticks();
-#endif
-    if (GPUPROF__LIKELY(t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
-                        (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0))) {
-        gpuprof__frame *f = &t->stack[d - 1];
-        uint64_t dt, h = t->rec_head, t0;
-        gpuprof__node *n;
-        gpuprof__rec *r;
-        if (GPUPROF__UNLIKELY((f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM | GPUPROF__F_NVTX | GPUPROF__F_KERN)) || !GPUPROF__GPU_QUIET(t, f) ||
-                              GPUPROF__LD(&gpuprof__g.excluding) || h == t->rec_room)) {
-            gpuprof__finish_full(t, d, t1);
-            return;
-        }
-        n = f->node;
-        t0 = f->t0;
-        dt = gpuprof__ticks_to_ns(t1 - t0);
-        t->depth = d - 1;
-        if (d > 1) t->stack[d - 2].child_ns += dt;
-        r = &t->rec[h & (GPUPROF__RECS - 1)];       /* the statistics, added later (gpuprof__rec_push written out) */
-        r->node = n;
-        r->dt = dt;
-        r->self = dt - f->child_ns;
-        GPUPROF__STR(&t->rec_head, h + 1);
-        if (GPUPROF__LD(&gpuprof__g.trace_on)) {
-            gpuprof__block *b = t->block;
-            gpuprof__event *e;
-            if (GPUPROF__UNLIKELY(!b || b->count == GPUPROF__BLOCK_EVENTS || (d > 1 && t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks))) {
-                gpuprof__range_event(t, d, n->name_id, 0, t0, t1);
-                return;
-            }
-            e = &b->ev[b->count];
-            e->ts = t0 - t->base;
-            e->u.dur_ticks = t1 - t0;
-            e->name_id = n->name_id;
-            e->type = (uint16_t)GPUPROF__EV_RANGE;
-            e->flags = 0;
-            GPUPROF__STR(&b->count, b->count + 1);   /* published: a formatter may read it from another thread */
-        }
-        return;
-    }
-    gpuprof__end_slow(t, token, t1);
-}
-
-void gpuprof__counter(gpuprof_site *site, double value) {
-    gpuprof__thread *t;
-    gpuprof__node *n;
-    uint32_t id;
-    if (!(t = gpuprof__self())) return;
-    id = gpuprof__site_id(site, t->session);
-    n = t->counters[id];
-    if (!n) {
-        n = (gpuprof__node *)gpuprof__alloc(sizeof *n);
-        if (!n) return;
-        gpuprof__node_init(n, NULL, id, 0);
-        GPUPROF__STR(&t->counters[id], n);
-    }
-    if (!(value - value == 0.0)) {
-        gpuprof__warn(GPUPROF__W_BAD_VALUE, "counter \"%s\" was given %s; the sample is rejected and counted (check the value before GPUPROF_COUNTER)",
-                      gpuprof__g.names[id].text, value != value ? "NaN" : "an infinity");
-        gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
-        return;
-    }
-    if (!GPUPROF__LD(&gpuprof__g.excluding) || !gpuprof__exclude(n, value, 0, UINT64_MAX)) gpuprof_stats_add(&n->stats, value);
-    gpuprof__std(&n->last, value);
-    if (GPUPROF__LD(&gpuprof__g.trace_on)) {
-        uint64_t u;
-        memcpy(&u, &value, sizeof u);
-        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - t->base, u);
-    }
-}
-
-void gpuprof__mark(gpuprof_site *site) {
-    gpuprof__thread *t;
-    uint32_t id;
-    if (!(t = gpuprof__self())) return;
-    id = gpuprof__site_id(site, t->session);
-    GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
-    if (GPUPROF__LD(&gpuprof__g.trace_on))
-        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - t->base, 0);
-}
-
-void gpuprof_set_stream(void *stream) {
-    gpuprof__thread *t = gpuprof__enter_slow();
-    if (t) t->stream = stream;
+    if (GPUPROF__LIKELY(t && t->session == live)) return t;     /* sessions start at 1: live != 0 */
+    if (!live && GPUPROF__LD(&gpuprof__paused)) return NULL;   /* paused */
+    return gpuprof__enter_slow();
 }
 
 /* ----------------------------------------------------------------------
@@ -5238,28 +4878,570 @@ static void gpuprof__mem_clear(void) {
 }
 
 /* ----------------------------------------------------------------------
-   Steps, warm-up and the schedule
+   Ranges: begin and end, counters and marks. A range's end leaves {node,
+   inclusive, self} in its thread's ring of records (gpuprof__rec_push:
+   three stores and a release store of the head -- no lock, no call); the
+   records are added to the nodes' statistics later, a ring at a time, a
+   run of one node's records summed in registers (gpuprof__rec_add): by
+   default by the recording thread itself when its ring is full
+   (gpuprof__rec_room); with GPUPROF_COLLECTOR=1 by a collector thread,
+   which takes that work off the recording thread where the ring's cache
+   lines travel cheaply between cores (where they do not, the recording
+   thread pays more than it saves: hence opt-in). Whoever reads the
+   statistics first drains every ring (gpuprof__rec_drain_all: reports, the
+   summary, GPUPROF_STEP's window, gpuprof_reset), so every figure holds
+   every call that ended before it; nothing is dropped. One drainer per
+   ring at a time (rec_busy): a node's statistics have one writer.
    ---------------------------------------------------------------------- */
-/* torch.profiler's schedule: skip_first steps, then cycles of wait (not
-   recorded), warmup (recorded, left out of the statistics) and active
-   steps, `repeat` cycles (0: forever). GPUPROF_WARMUP leaves out the first
-   N steps on top of that. */
-static int gpuprof__phase_of(uint64_t step) {
-    int phase = GPUPROF__PHASE_COUNT;
-    if (gpuprof__g.sched_on) {
-        uint64_t cycle = (uint64_t)gpuprof__g.sched_wait + (uint64_t)gpuprof__g.sched_warmup + (uint64_t)gpuprof__g.sched_active, j, r;
-        if (step < (uint64_t)gpuprof__g.sched_skip) return GPUPROF__PHASE_OFF;
-        j = step - (uint64_t)gpuprof__g.sched_skip;
-        if (gpuprof__g.sched_repeat && j / cycle >= (uint64_t)gpuprof__g.sched_repeat) return GPUPROF__PHASE_OFF;
-        r = j % cycle;
-        if (r < (uint64_t)gpuprof__g.sched_wait) return GPUPROF__PHASE_OFF;
-        if (r < (uint64_t)gpuprof__g.sched_wait + (uint64_t)gpuprof__g.sched_warmup) phase = GPUPROF__PHASE_EXCLUDE;
+
+/* Takes thread t's ring for draining; wait: until it is free, else only if
+   it is free now. Returns 1 when taken. */
+static int gpuprof__rec_hold(gpuprof__thread *t, int wait) {
+    int free_ring = 0;
+    while (!GPUPROF__CAS(&t->rec_busy, &free_ring, 1)) {
+        gpuprof__timespec ts = { 0, 20000 };
+        if (!wait) return 0;
+        free_ring = 0;
+        gpuprof__nanosleep(&ts, NULL);      /* the holder adds at most one ring: tens of microseconds */
     }
-    /* Before the first GPUPROF_STEP the warm-up is decided per call (gpuprof__exclude). */
-    if (phase == GPUPROF__PHASE_COUNT && gpuprof__g.steps_seen && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
-    return phase;
+    return 1;
 }
 
+/* The collector leaves a recording thread's newest records for its next
+   pass (unless the thread wrote none since the last): reading the cache
+   lines the thread is still filling would bounce each of them between the
+   two cores while it writes them. */
+#define GPUPROF__REC_KEEP 64
+
+/* Adds records [p, end), one stretch of a ring, to their nodes'
+   statistics: a run of records of one node is added up in registers and
+   stored once (one update after another through memory would make a loop
+   of one range wait on each store). The
+   result is that of gpuprof_stats_add for each duration in turn (sums of
+   whole nanoseconds are exact in any order below 2^53). */
+static void gpuprof__rec_add(const gpuprof__rec *p, const gpuprof__rec *end) {
+    while (p < end) {
+        gpuprof__node *n = p->node;
+        gpuprof_stats *s = &n->stats;
+        const gpuprof__rec *run = p;
+        uint64_t sum = 0, self = 0, vmin = ~(uint64_t)0, vmax = 0;
+        double shift = gpuprof__ldd(&s->shift), sum_d = 0, sum_d2 = 0;
+        int32_t lo = GPUPROF__LD(&s->lo_key);
+        if (GPUPROF__LD(&s->count)) {
+            for (; p < end && p->node == n; p++) {
+                uint64_t v = p->dt;
+                double x = (double)(int64_t)v, d;
+                uint32_t idx = (uint32_t)(gpuprof__key_ns(x) - lo), c;
+                if (GPUPROF__UNLIKELY(idx >= GPUPROF_STATS_BUCKETS || v >> 53 || (c = GPUPROF__LD(&s->bucket[idx])) == 0xffffffffu)) break;
+                GPUPROF__ST(&s->bucket[idx], c + 1);
+                d = x - shift;
+                sum += v;
+                self += p->self;
+                sum_d += d;
+                sum_d2 += d * d;
+                vmin = v < vmin ? v : vmin;
+                vmax = v > vmax ? v : vmax;
+            }
+        }
+        if (p != run) {
+            if ((double)(int64_t)vmin < gpuprof__ldd(&s->min)) gpuprof__std(&s->min, (double)(int64_t)vmin);
+            if ((double)(int64_t)vmax > gpuprof__ldd(&s->max)) gpuprof__std(&s->max, (double)(int64_t)vmax);
+            gpuprof__std(&s->sum, gpuprof__ldd(&s->sum) + (double)(int64_t)sum);
+            gpuprof__std(&s->sum_d, gpuprof__ldd(&s->sum_d) + sum_d);
+            gpuprof__std(&s->sum_d2, gpuprof__ldd(&s->sum_d2) + sum_d2);
+            GPUPROF__ST(&s->count, GPUPROF__LD(&s->count) + (uint64_t)(p - run));
+            GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + self);
+        }
+        if (p < end && p->node == n) {      /* a node's first sample, or one the histogram must make room for */
+            gpuprof_stats_add(s, (double)p->dt);
+            GPUPROF__ST(&n->self_ns, GPUPROF__LD(&n->self_ns) + p->self);
+            p++;
+        }
+    }
+}
+
+/* Adds the records of thread t written so far (all but the newest keep) to
+   their nodes. wait: wait for another drainer of the ring to finish rather
+   than give up. */
+static GPUPROF__NOINLINE void gpuprof__rec_drain(gpuprof__thread *t, int wait, uint32_t keep) {
+    uint64_t head, tail;
+    if (GPUPROF__LDA(&t->rec_head) - GPUPROF__LD(&t->rec_tail) <= keep) return;   /* nothing to add: the ring is not taken */
+    if (!gpuprof__rec_hold(t, wait)) return;
+    head = GPUPROF__LDA(&t->rec_head);
+    if (keep) {
+        if (head - t->rec_tail <= keep) { GPUPROF__STR(&t->rec_busy, 0); return; }
+        head -= keep;
+    }
+    tail = t->rec_tail;
+    if ((tail & (GPUPROF__RECS - 1)) + (head - tail) > GPUPROF__RECS) {     /* across the ring's end: two stretches */
+        gpuprof__rec_add(&t->rec[tail & (GPUPROF__RECS - 1)], t->rec + GPUPROF__RECS);
+        tail += GPUPROF__RECS - (tail & (GPUPROF__RECS - 1));
+    }
+    gpuprof__rec_add(&t->rec[tail & (GPUPROF__RECS - 1)], &t->rec[tail & (GPUPROF__RECS - 1)] + (head - tail));
+    GPUPROF__STR(&t->rec_tail, head);
+    GPUPROF__STR(&t->rec_busy, 0);
+}
+
+/* Under gpuprof__lock: every thread's records into the statistics. */
+static void gpuprof__rec_drain_all(void) {
+    gpuprof__thread *t;
+    for (t = gpuprof__g.threads; t; t = t->next) gpuprof__rec_drain(t, 1, 0);
+}
+
+/* The recording thread reached the mark it had set in its ring (rec_room).
+   Without a collector the mark is the ring's end: the thread adds its
+   records. With one, the mark is first half a ring past the collector's
+   position as the thread last saw it: if the collector has not moved (it is
+   asleep or behind), it is woken -- a condition variable's signal, at most
+   once per half ring and no system call while it is awake -- and the mark
+   moves to the ring's end. A full ring: the thread adds its records now. */
+static GPUPROF__NOINLINE void gpuprof__rec_room(gpuprof__thread *t) {
+    uint64_t h = t->rec_head;
+    for (;;) {
+        uint64_t tail = GPUPROF__LDA(&t->rec_tail);
+        int collector = GPUPROF__LD(&gpuprof__g.collector_running);
+        if (collector && h - tail < GPUPROF__RECS / 2) { t->rec_room = tail + GPUPROF__RECS / 2; return; }
+        if (h - tail < GPUPROF__RECS) {
+            if (collector) pthread_cond_signal(&gpuprof__col_cond);
+            t->rec_room = tail + GPUPROF__RECS;
+            return;
+        }
+        gpuprof__rec_drain(t, 1, 0);
+    }
+}
+
+GPUPROF__INLINE void gpuprof__rec_push(gpuprof__thread *t, gpuprof__node *n, uint64_t dt, uint64_t self) {
+    uint64_t h = t->rec_head;
+    gpuprof__rec *r;
+    if (GPUPROF__UNLIKELY(h == t->rec_room)) gpuprof__rec_room(t);
+    r = &t->rec[h & (GPUPROF__RECS - 1)];
+    r->node = n;
+    r->dt = dt;
+    r->self = self;
+    GPUPROF__STR(&t->rec_head, h + 1);     /* publishes the record to the drainer */
+}
+
+/* The collector thread: drains the rings, then sleeps until the fastest
+   recording thread would have filled a quarter of its ring at the rate it
+   had (20 us to 4 ms; longer and longer while nothing comes), or until a
+   recording thread finds half its ring waiting and wakes it (a timed sleep
+   of 20 us may last a millisecond: an idle virtual CPU wakes late). It
+   never waits on the CPU. It takes no lock but each ring's rec_busy, so
+   nothing waits for its pass (a GPUPROF_STEP, a thread's first range, a
+   report): a session's list of thread states only grows at its head
+   (release-published), and no state of it is freed before the shutdown has
+   stopped this thread. */
+static void *gpuprof__collector_main(void *arg) {
+    uint64_t last = gpuprof__mono_ns(), sleep_ns = 1000000;
+    (void)arg;
+    pthread_mutex_lock(&gpuprof__col_mu);
+    while (!gpuprof__g.collector_stop) {
+        uint64_t most = 0, now;
+        gpuprof__thread *t;
+        pthread_mutex_unlock(&gpuprof__col_mu);
+        for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
+            uint64_t h = GPUPROF__LDA(&t->rec_head);
+            if (h - t->rec_seen > most) most = h - t->rec_seen;
+            /* a thread that wrote nothing since the last pass: all of it */
+            gpuprof__rec_drain(t, 0, h == t->rec_seen ? 0 : GPUPROF__REC_KEEP);
+            t->rec_seen = h;
+        }
+        now = gpuprof__mono_ns();
+        sleep_ns = most ? (now - last) * (GPUPROF__RECS / 4) / most : 2 * sleep_ns;
+        if (sleep_ns < 20000) sleep_ns = 20000;
+        if (sleep_ns > 4000000) sleep_ns = 4000000;
+        last = now;
+        pthread_mutex_lock(&gpuprof__col_mu);
+        if (!gpuprof__g.collector_stop) {
+            struct timespec until;
+            gpuprof__timespec rt;
+            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
+            until.tv_sec = rt.tv_sec + (time_t)(sleep_ns / 1000000000u);
+            until.tv_nsec = rt.tv_nsec + (long)(sleep_ns % 1000000000u);
+            if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+            pthread_cond_timedwait(&gpuprof__col_cond, &gpuprof__col_mu, &until);
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__col_mu);
+    return NULL;
+}
+
+/* Under gpuprof__lock, at a session's start. Without the thread the
+   recording threads add their own records when their rings fill. */
+static void gpuprof__collector_start(void) {
+    gpuprof__g.collector_stop = 0;
+    GPUPROF__ST(&gpuprof__g.collector_running, pthread_create(&gpuprof__g.collector, NULL, gpuprof__collector_main, NULL) == 0);
+    if (!gpuprof__g.collector_running)
+        gpuprof__warn(GPUPROF__W_IO, "cannot start the collector thread (GPUPROF_COLLECTOR=1); each thread adds its own ranges to the statistics, as by default");
+}
+
+/* Not under gpuprof__lock (the thread may be waiting for nothing else). */
+static void gpuprof__collector_stop(void) {
+    if (!gpuprof__g.collector_running) return;
+    pthread_mutex_lock(&gpuprof__col_mu);
+    GPUPROF__ST(&gpuprof__g.collector_stop, 1);
+    pthread_cond_signal(&gpuprof__col_cond);
+    pthread_mutex_unlock(&gpuprof__col_mu);
+    pthread_join(gpuprof__g.collector, NULL);
+    GPUPROF__ST(&gpuprof__g.collector_running, 0);
+}
+
+/* Warm-up and schedule decisions, only taken while they can exclude
+   something. Returns 1 when the call is left out of the statistics, 2 when
+   it went to `pre`. Without any GPUPROF_STEP yet, the warm-up counts calls
+   per range; the calls after those go to `pre`, which the report counts as
+   warm-up if the program turns out to call GPUPROF_STEP (the whole first
+   step was warm-up) and as ordinary calls if it never does. */
+/* Warm-up and schedule: is this call left out of the statistics? A call is
+   judged by the step in which its outermost enclosing range began (t0_outer),
+   so a tree whose outer range spans a step boundary (a "step" range around
+   GPUPROF_STEP) is counted or left out whole: parents and children agree. */
+static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, uint64_t self, uint64_t t0_outer) {
+    int phase = GPUPROF__LD(&gpuprof__g.phase);
+    if (t0_outer < GPUPROF__LD(&gpuprof__g.phase_since)) phase = GPUPROF__LD(&gpuprof__g.prev_phase);
+    if (phase == GPUPROF__PHASE_EXCLUDE) {
+        GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
+        return 1;
+    }
+    if (gpuprof__g.cfg.warmup > 0 && !GPUPROF__LD(&gpuprof__g.steps_seen)) {
+        if (GPUPROF__LD(&n->excluded) < (uint64_t)gpuprof__g.cfg.warmup) {
+            GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
+            return 1;
+        }
+        if (!n->pre) {
+            gpuprof_stats *p = (gpuprof_stats *)gpuprof__alloc(sizeof *p);
+            if (!p) return 1;
+            gpuprof_stats_init(p);
+            GPUPROF__STR(&n->pre, p);
+        }
+        gpuprof_stats_add(n->pre, value);
+        GPUPROF__ST(&n->pre_self_ns, GPUPROF__LD(&n->pre_self_ns) + self);
+        return 2;
+    }
+    return 0;
+}
+
+/* The general case of opening a range: first use (session, thread state,
+   name id), a new call path, too deep, paused, work annotations. */
+static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, unsigned id_session, int flags, double flops, double bytes, void *stream, int s0) {
+    gpuprof__thread *t;
+    gpuprof__node *parent, *n;
+    gpuprof__frame *f;
+    uint32_t d;
+    if (!(t = gpuprof__self())) return 0;
+    if (site) {
+        id = gpuprof__site_id(site, t->session);
+        id_session = GPUPROF__LD(&gpuprof__g.session);
+    }
+    /* A name id is an index into its session's table: if another thread
+       shut the session down and started a new one during this call, the id
+       and this thread's state may be of different sessions (found by
+       fuzz_api: an event named by an id the trace's table did not have).
+       The range is not recorded, like one begun after the shutdown. */
+    if (GPUPROF__UNLIKELY(t->session != id_session)) return 0;
+    d = t->depth;
+    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
+        gpuprof__warn(GPUPROF__W_TOO_DEEP, "ranges nested deeper than %d are counted but not timed (raise GPUPROF_MAX_DEPTH)", GPUPROF_MAX_DEPTH);
+        t->depth = d + 1;
+        return (int)d + 1;
+    }
+    parent = d ? t->stack[d - 1].node : &t->root;
+    n = t->by_name[id];
+    if (GPUPROF__UNLIKELY(!n || n->parent != parent)) n = gpuprof__child(t, parent, id);
+    f = &t->stack[d];
+    f->node = n;
+    f->child_ns = 0;
+    f->flags = flags;
+    f->flops = flops;
+    f->bytes = bytes;
+    t->depth = d + 1;
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.mem_ranges))) gpuprof__mem_range_begin(f);
+    gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
+    GPUPROF__NVTX_PUSH(f, id);
+    GPUPROF__KC_PUSH(t, f, d);
+    f->t0 = gpuprof__ticks();
+    return (int)d + 1;
+}
+
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+/* gpuprof__begin_fast's last step without the TSC (GPUPROF_CLOCK=monotonic, no invariant TSC). */
+static GPUPROF__NOINLINE int gpuprof__begin_stamp(gpuprof__frame *f, uint32_t d) {
+    f->t0 = gpuprof__ticks();
+    return (int)d + 1;
+}
+#endif
+
+/* The common case: recording, the site's id from this session, the call
+   path seen before on this thread. Anything else goes to gpuprof__begin as a
+   tail call, so this stays a leaf function with nothing to save. */
+GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
+    gpuprof__thread *t = gpuprof__tls;
+    uint64_t v = GPUPROF__LDA(&site->id);
+    unsigned live = GPUPROF__LD(&gpuprof__g.live);
+    gpuprof__node *n;
+    gpuprof__frame *f;
+    uint32_t d;
+    if (GPUPROF__UNLIKELY(!live) && GPUPROF__LD(&gpuprof__paused)) return 0;   /* paused */
+    if (GPUPROF__UNLIKELY(!t || t->session != live || (uint32_t)(v >> 32) != t->session))
+        return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
+    d = t->depth;
+    n = t->by_name[(uint32_t)v];
+    if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH || !n || n->parent != (d ? t->stack[d - 1].node : &t->root) ||
+                          GPUPROF__LD(&gpuprof__g.mem_ranges)))
+        return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
+    f = &t->stack[d];
+    f->node = n;
+    f->child_ns = 0;
+    f->flags = flags;
+    t->depth = d + 1;
+    gpuprof__gpu_begin(t, f, NULL, site->stream0);
+    GPUPROF__NVTX_PUSH(f, (uint32_t)v);
+    GPUPROF__KC_PUSH(t, f, d);
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+    /* the other clock as a tail call: no call here, so nothing to save */
+    if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) return gpuprof__begin_stamp(f, d);
+    f->t0 = __builtin_ia32_rdtsc();
+#else
+    f->t0 = gpuprof__ticks();
+#endif
+    return (int)d + 1;
+}
+
+int gpuprof__range_begin(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_SCOPED); }
+int gpuprof__range_begin_explicit(gpuprof_site *site) { return gpuprof__begin_fast(site, GPUPROF__F_EXPLICIT); }
+int gpuprof__range_begin_work(gpuprof_site *site, double flops, double bytes) {
+    return gpuprof__begin(site, 0, 0, GPUPROF__F_SCOPED | GPUPROF__F_WORK, flops, bytes, NULL, 1);
+}
+int gpuprof__range_begin_stream(gpuprof_site *site, void *stream, int scoped) {
+    return gpuprof__begin(site, 0, 0, scoped ? GPUPROF__F_SCOPED : GPUPROF__F_EXPLICIT, 0, 0, stream, 1);
+}
+
+/* Run-time names are hashed and looked up in a small per-thread cache
+   before the shared registry, so a repeated name takes no lock. */
+int gpuprof__range_begin_dyn(const char *name, int stream0) {
+    gpuprof__thread *t;
+    uint32_t h, slot, id;
+    size_t n;
+    if (!(t = gpuprof__self())) return 0;
+    if (!name || !*name) return gpuprof__begin(NULL, gpuprof__intern(name), t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
+    n = strlen(name);
+    if (n > GPUPROF_NAME_MAX) return gpuprof__begin(NULL, gpuprof__intern(name), t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
+    h = gpuprof__hash(name, n);
+    slot = h % GPUPROF__DYN_CACHE;
+    id = t->dyn[slot].id;
+    /* the cached id is of this thread state's session: compare in its table
+       (another thread may have started a new session meanwhile) */
+    if (t->dyn[slot].hash != h || !id || strcmp(t->names[id].text, name) != 0) {
+        id = gpuprof__intern(name);
+        if (t->session != GPUPROF__LD(&gpuprof__g.session)) return 0;   /* an id of the new session: not for this state */
+        if (!gpuprof__id_transient(id)) {
+            t->dyn[slot].hash = h;
+            t->dyn[slot].id = id;
+        }
+    }
+    return gpuprof__begin(NULL, id, t->session, GPUPROF__F_SCOPED, 0, 0, NULL, stream0);
+}
+
+/* The trace event of a range of depth d (1-based) on thread t, begun at t0
+   and ended at t1 (ticks): from gpuprof__finish, and from gpuprof__range_end
+   as a tail call when the block is full or missing or the range began within
+   a nanosecond's ticks of its parent. */
+static GPUPROF__NOINLINE void gpuprof__range_event(gpuprof__thread *t, uint32_t d, uint32_t name_id, int evflags, uint64_t t0, uint64_t t1) {
+    /* A child that starts in the same nanosecond as its parent would be
+       read as the parent's sibling: the writer starts it 1 ns later (if it
+       lasts a nanosecond, its end rounded as the writer does). The tick
+       difference rules that out cheaply nearly always. */
+    if (GPUPROF__UNLIKELY(d > 1 && t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks)) {
+        uint64_t s0 = gpuprof__ticks_to_ns(t0 - t->base);
+        if (s0 == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - t->base) && gpuprof__ticks_to_ns(t1 - t->base) > s0) evflags |= GPUPROF__EVF_NUDGE;
+    }
+    gpuprof__trace_put(t, GPUPROF__EV_RANGE, name_id, evflags, t0 - t->base, t1 - t0);
+}
+
+/* Closes frame d-1 of t at time t1. */
+GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1) {
+    gpuprof__frame *f = &t->stack[d - 1];
+    gpuprof__node *n = f->node;
+    uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), self = dt - f->child_ns;
+    int evflags = 0, decision = 0;
+    GPUPROF__KC_POP(f);
+    GPUPROF__NVTX_POP(f);
+    t->depth = d - 1;
+    if (d > 1) t->stack[d - 2].child_ns += dt;
+    if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self, t->stack[0].t0);
+    gpuprof__gpu_end(t, f, d, decision, t1);        /* the GPU part follows the same decision */
+    GPUPROF__KC_END(f, t1, decision);
+    if (decision) evflags = GPUPROF__EVF_WARMUP;
+    else {
+        gpuprof__rec_push(t, n, dt, self);
+        if (GPUPROF__UNLIKELY(f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM))) {
+            if (f->flags & GPUPROF__F_WORK) {
+                gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
+                gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
+                /* the work rides before the range event, for its args (counted calls only: off the common path) */
+                if (GPUPROF__LD(&gpuprof__g.trace_on))
+                    gpuprof__trace_work(t, n->name_id, f->flops, f->bytes, GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0);
+            }
+            if (f->flags & GPUPROF__F_MEM) gpuprof__mem_range_end(n, f);
+        }
+    }
+    if (GPUPROF__LD(&gpuprof__g.trace_on)) gpuprof__range_event(t, d, n->name_id, evflags, f->t0, t1);
+}
+
+/* The name of frame d (1-based) for a message. */
+static const char *gpuprof__frame_name(gpuprof__thread *t, uint32_t d) {
+    if (d == 0 || d > GPUPROF_MAX_DEPTH) return "(a range nested too deep to be timed)";
+    return gpuprof__g.names ? gpuprof__g.names[t->stack[d - 1].node->name_id].text : "?";
+}
+
+static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, uint64_t t1) {
+    uint32_t d = t ? t->depth : 0;
+    if (d > GPUPROF_MAX_DEPTH && (token == 0 || (uint32_t)token == d)) { t->depth = d - 1; return; }   /* untimed deep frame */
+    if (!t || d == 0) {
+        if (token == 0 && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING && GPUPROF__LD(&gpuprof__g.live))
+            gpuprof__warn(GPUPROF__W_END_WITHOUT_BEGIN, "GPUPROF_END() with no open range is ignored (check that each GPUPROF_BEGIN has one END)");
+        return;
+    }
+    if (token == 0) {
+        /* The innermost open range is a scoped one: it ends with its block. */
+        gpuprof__warn(GPUPROF__W_MISMATCHED, "GPUPROF_END() would close the scoped range \"%s\"; ignored (END closes only GPUPROF_BEGIN ranges)",
+                      gpuprof__frame_name(t, d));
+        return;
+    }
+    if ((uint32_t)token > d) return;    /* already closed by a stray END: warned there */
+    /* A scoped range ends while ranges opened inside it with BEGIN are still
+       open: close those first, at the same time. Frames deeper than
+       GPUPROF_MAX_DEPTH were never timed and are just dropped. */
+    gpuprof__warn(GPUPROF__W_MISMATCHED, "the scoped range \"%s\" ended while \"%s\" (opened inside it with GPUPROF_BEGIN) was still open; both are closed here",
+                  gpuprof__frame_name(t, (uint32_t)token), gpuprof__frame_name(t, d));
+    while (t->depth >= (uint32_t)token) {
+        if (t->depth > GPUPROF_MAX_DEPTH) t->depth--;
+        else gpuprof__finish(t, t->depth, t1);
+    }
+}
+
+static GPUPROF__NOINLINE void gpuprof__finish_full(gpuprof__thread *t, uint32_t d, uint64_t t1) { gpuprof__finish(t, d, t1); }
+
+/* Closing a range: the common case -- a range with no GPU part, NVTX, work
+   or memory to account, nothing to exclude, room in the thread's ring of
+   records -- is done here with no call; anything else goes to
+   gpuprof__finish as a tail call, decided before anything is written. The
+   trace event comes after the record, with its own rare cases (no room in
+   the block, a drawing nudge) as a tail call to gpuprof__range_event: checked
+   up front with the rest, they would keep more values alive at once (gcc 12
+   then saves five registers per call instead of two). The record for the
+   statistics (gpuprof__rec_push) and the event store (gpuprof__trace_put)
+   are written out again here on purpose: as shared inline helpers, gcc 12
+   saves six registers per call and spends 11 more instructions per range. */
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+/* gpuprof__range_end without the TSC (GPUPROF_CLOCK=monotonic, no invariant TSC). */
+static GPUPROF__NOINLINE void gpuprof__end_any_clock(int token) {
+    uint64_t t1 = gpuprof__ticks();
+    gpuprof__thread *t = gpuprof__tls;
+    uint32_t d;
+    if (t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
+        (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0)) gpuprof__finish(t, d, t1);
+    else gpuprof__end_slow(t, token, t1);
+}
+#endif
+
+void gpuprof__range_end(int token) {
+    uint64_t t1;
+    gpuprof__thread *t = gpuprof__tls;
+    uint32_t d;
+#if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
+    if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) { gpuprof__end_any_clock(token); return; }   /* no call on the TSC path */
+    t1 = __builtin_ia32_rdtsc();
+#else
+    t1 = gpuprof__ticks();
+#endif
+    if (GPUPROF__LIKELY(t && (d = t->depth) != 0 && d <= GPUPROF_MAX_DEPTH &&
+                        (token ? (uint32_t)token == d : (t->stack[d - 1].flags & GPUPROF__F_EXPLICIT) != 0))) {
+        gpuprof__frame *f = &t->stack[d - 1];
+        uint64_t dt, h = t->rec_head, t0;
+        gpuprof__node *n;
+        gpuprof__rec *r;
+        if (GPUPROF__UNLIKELY((f->flags & (GPUPROF__F_WORK | GPUPROF__F_MEM | GPUPROF__F_NVTX | GPUPROF__F_KERN)) || !GPUPROF__GPU_QUIET(t, f) ||
+                              GPUPROF__LD(&gpuprof__g.excluding) || h == t->rec_room)) {
+            gpuprof__finish_full(t, d, t1);
+            return;
+        }
+        n = f->node;
+        t0 = f->t0;
+        dt = gpuprof__ticks_to_ns(t1 - t0);
+        t->depth = d - 1;
+        if (d > 1) t->stack[d - 2].child_ns += dt;
+        r = &t->rec[h & (GPUPROF__RECS - 1)];       /* the statistics, added later (gpuprof__rec_push written out) */
+        r->node = n;
+        r->dt = dt;
+        r->self = dt - f->child_ns;
+        GPUPROF__STR(&t->rec_head, h + 1);
+        if (GPUPROF__LD(&gpuprof__g.trace_on)) {
+            gpuprof__block *b = t->block;
+            gpuprof__event *e;
+            if (GPUPROF__UNLIKELY(!b || b->count == GPUPROF__BLOCK_EVENTS || (d > 1 && t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks))) {
+                gpuprof__range_event(t, d, n->name_id, 0, t0, t1);
+                return;
+            }
+            e = &b->ev[b->count];
+            e->ts = t0 - t->base;
+            e->u.dur_ticks = t1 - t0;
+            e->name_id = n->name_id;
+            e->type = (uint16_t)GPUPROF__EV_RANGE;
+            e->flags = 0;
+            GPUPROF__STR(&b->count, b->count + 1);   /* published: a formatter may read it from another thread */
+        }
+        return;
+    }
+    gpuprof__end_slow(t, token, t1);
+}
+
+void gpuprof__counter(gpuprof_site *site, double value) {
+    gpuprof__thread *t;
+    gpuprof__node *n;
+    uint32_t id;
+    if (!(t = gpuprof__self())) return;
+    id = gpuprof__site_id(site, t->session);
+    n = t->counters[id];
+    if (!n) {
+        n = (gpuprof__node *)gpuprof__alloc(sizeof *n);
+        if (!n) return;
+        gpuprof__node_init(n, NULL, id, 0);
+        GPUPROF__STR(&t->counters[id], n);
+    }
+    if (!(value - value == 0.0)) {
+        gpuprof__warn(GPUPROF__W_BAD_VALUE, "counter \"%s\" was given %s; the sample is rejected and counted (check the value before GPUPROF_COUNTER)",
+                      gpuprof__g.names[id].text, value != value ? "NaN" : "an infinity");
+        gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
+        return;
+    }
+    if (!GPUPROF__LD(&gpuprof__g.excluding) || !gpuprof__exclude(n, value, 0, UINT64_MAX)) gpuprof_stats_add(&n->stats, value);
+    gpuprof__std(&n->last, value);
+    if (GPUPROF__LD(&gpuprof__g.trace_on)) {
+        uint64_t u;
+        memcpy(&u, &value, sizeof u);
+        gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - t->base, u);
+    }
+}
+
+void gpuprof__mark(gpuprof_site *site) {
+    gpuprof__thread *t;
+    uint32_t id;
+    if (!(t = gpuprof__self())) return;
+    id = gpuprof__site_id(site, t->session);
+    GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
+    if (GPUPROF__LD(&gpuprof__g.trace_on))
+        gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - t->base, 0);
+}
+
+void gpuprof_set_stream(void *stream) {
+    gpuprof__thread *t = gpuprof__enter_slow();
+    if (t) t->stream = stream;
+}
+
+/* ----------------------------------------------------------------------
+   Steps, warm-up and the schedule
+   ---------------------------------------------------------------------- */
 /* Under gpuprof__lock: derive what the hot path reads from the state. */
 static void gpuprof__apply_phase(void) {
     int phase = gpuprof__phase_of(gpuprof__g.step), old = GPUPROF__LD(&gpuprof__g.phase);
@@ -5331,6 +5513,8 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
     }
 }
 
+/* A call down the file: MPI_Init may come after gpuprof's start, and a step
+   registers the MPI_Finalize hook then (section "MPI", which needs the reports). */
 #ifdef GPUPROF_MPI
 static void gpuprof__mpi_attach(void);
 #endif
@@ -5395,17 +5579,6 @@ void gpuprof__step(void) {
         if (t && t->session == gpuprof__g.session)
             gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0, now - t->base, step);
     }
-}
-
-void gpuprof_set_enabled(int on) {
-    if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
-    if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__NEVER) gpuprof__init_internal(NULL, 0);
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING && !gpuprof__g.off) {   /* GPUPROF_OFF=1 is the user's last word */
-        gpuprof__g.user_enabled = on != 0;
-        gpuprof__apply_phase();
-    }
-    pthread_mutex_unlock(&gpuprof__lock);
 }
 
 /* ----------------------------------------------------------------------
@@ -5566,17 +5739,21 @@ static int gpuprof__path_expand(const char *in, char *out, size_t n) {
     return *in ? -1 : 0;
 }
 
+static int gpuprof__same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* ----------------------------------------------------------------------
-   Chrome trace writer: a background thread turns full blocks into JSON and
-   writes them with one write() per chunk of whole events. The file is a JSON
-   array of events ("[" ... "]"), the form both the Perfetto UI and
-   chrome://tracing open when the closing "]" is missing: a run killed at any
-   moment leaves a file they open, as it is. The writer also writes, once a
-   second, what threads have recorded into blocks not yet full, so a killed
-   run loses at most about a second of events. gpuprof_write_trace formats
-   while the writer waits (fmt_hold), so one formatter touches the state at
-   a time: the file, each thread's pending WORK/FLOW records, the metadata
-   written per output.
+   Trace output, the layers: recording (section "Trace buffers") fills each
+   thread's blocks with fixed-size events; an encoder turns a block's events
+   into the bytes of a format (Chrome JSON, next section); a sink decides
+   where those bytes go and when (the streamed file and its writer thread, a
+   copy of it, the flight recorder's dump: the section after). A trace
+   output (gpuprof__tout) is one file being written: its descriptor, the
+   bytes and events in it, its format. A new format is one encoder and a
+   row in gpuprof__trace_encoders; a new destination is one sink.
    ---------------------------------------------------------------------- */
 #define GPUPROF__WBUF 1048576
 
@@ -5597,6 +5774,24 @@ static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
     }
 }
 
+/* An encoder: what starts a file; a block's events [from, n) written (WORK,
+   FLOW and a kernel's argument records are parts of the event after them,
+   held in the recording thread's state until it comes), returning the
+   events written; what ends a file: the events in it, those dropped, and a
+   flight-recorder dump's window (events older than window_ns fell out). */
+typedef struct gpuprof__trace_encoder {
+    void (*begin)(gpuprof__tout *o);
+    uint32_t (*events)(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n);
+    void (*end)(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns);
+} gpuprof__trace_encoder;
+
+/* ----------------------------------------------------------------------
+   Trace encoder, Chrome JSON: the file is a JSON array of events ("[" ...
+   "]"), the form both the Perfetto UI and chrome://tracing open when the
+   closing "]" is missing, so a run killed at any moment leaves a file they
+   open as it is. A block's events are formatted into gpuprof__g.wbuf and
+   written one write() per chunk of whole events.
+   ---------------------------------------------------------------------- */
 static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
     p = gpuprof__put_s(p, ",\n{\"ph\":\"");
     p = gpuprof__put_s(p, ph);
@@ -5791,9 +5986,113 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
 }
 #endif
 
-/* Formats and writes events [from, n) of a block; returns the events
-   written (WORK and FLOW records are parts of events, not events). */
-static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
+/* A record that is part of the event after it (WORK, FLOW; a kernel's KA
+   and KB), kept in its thread's state until that event is written. */
+static void gpuprof__json_aux(gpuprof__thread *t, const gpuprof__event *e, int type) {
+    switch (type) {
+    case GPUPROF__EV_WORK:
+        t->work_name = e->name_id;
+        t->work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
+        memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
+        memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
+        break;
+    case GPUPROF__EV_FLOW:
+        t->flow_tid = (int)e->u.dur_ns;
+        t->flow_ns = gpuprof__ticks_to_ns(e->ts);
+        break;
+    default:       /* GPUPROF__EV_KA, GPUPROF__EV_KB */
+        t->karg[type - GPUPROF__EV_KA] = *e;
+        break;
+    }
+}
+
+GPUPROF__INLINE int gpuprof__json_is_aux(int type) {
+#ifdef GPUPROF_CUDA
+    return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW || type == GPUPROF__EV_KA || type == GPUPROF__EV_KB;
+#else
+    return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW;
+#endif
+}
+
+/* An event other than a CPU range: a counter, a mark, a step and, in CUDA
+   builds, a GPU range, a captured CUDA call or kernel. ts and dur in ns. */
+static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
+                                                  const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t dur) {
+#ifndef GPUPROF_CUDA
+    (void)o; (void)t; (void)dur;            /* the GPU events' */
+#endif
+    switch (type) {
+    case GPUPROF__EV_COUNTER:
+        p = gpuprof__trace_head(p, "C", tid);
+        p = gpuprof__put_s(p, ",\"name\":");
+        p = gpuprof__put_s(p, nm->json);
+        p = gpuprof__put_s(p, ",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        p = gpuprof__put_s(p, ",\"args\":{\"value\":");
+        p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
+        p = gpuprof__put_s(p, "}}");
+        break;
+    case GPUPROF__EV_MARK:
+        p = gpuprof__trace_head(p, "i", tid);
+        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_MEM) ? ",\"s\":\"t\",\"cat\":\"memory\",\"name\":" : ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
+        p = gpuprof__put_s(p, nm->json);
+        p = gpuprof__put_s(p, ",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        *p++ = '}';
+        break;
+#ifdef GPUPROF_CUDA
+    case GPUPROF__EV_GPU: {
+        double work[2];
+        /* On its stream's track. Ranges that start or end together on the
+           GPU (a parent and its first child) would not nest once rounded:
+           each is shrunk by its depth in ns at both ends, far below the
+           events' 0.5 us resolution. */
+        uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8;
+        p = gpuprof__trace_gpu_track(o, p, track);
+        ts += depth;
+        dur = dur > 2 * depth ? dur - 2 * depth : 0;
+        p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
+        p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
+        if (t->work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
+        else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
+        if (t->flow_tid) {
+            /* The arrow may not point back in time (chrome://tracing
+               drops it): a GPU range begun a few ns before its CPU range
+               read the clock (its event is recorded first) gets the arrow
+               at the CPU range's begin, inside the GPU range. */
+            uint64_t at = ts > t->flow_ns ? ts : t->flow_ns;
+            if (t->flow_ns >= o->from_ns && at <= ts + dur)
+                p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, at);
+            t->flow_tid = 0;
+        }
+        break;
+    }
+    case GPUPROF__EV_KAPI:
+        p = gpuprof__trace_kapi(p, e);
+        break;
+    case GPUPROF__EV_KERNEL:
+        p = gpuprof__trace_kernel(o, p, e, t->karg);
+        memset(t->karg, 0, sizeof t->karg);
+        break;
+#endif
+    case GPUPROF__EV_STEP:
+    default:
+        p = gpuprof__trace_head(p, "i", tid);
+        p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
+        p = gpuprof__put_u64(p, e->u.step);
+        p = gpuprof__put_s(p, "\",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        p = gpuprof__put_s(p, ",\"args\":{\"step\":");
+        p = gpuprof__put_u64(p, e->u.step);
+        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
+        break;
+    }
+    return p;
+}
+
+/* The encoder's events: formats events [from, n) of a block and writes
+   them; returns the events written. */
+static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
     char *buf = gpuprof__g.wbuf, *p = buf, range_head[96];
     double work[2];
     gpuprof__thread *t = b->owner;
@@ -5826,100 +6125,112 @@ static uint32_t gpuprof__trace_format(gpuprof__tout *o, gpuprof__block *b, uint3
             p = buf;
         }
         start = p;
-        switch (type) {
-        case GPUPROF__EV_RANGE:
+        if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
             memcpy(p, range_head, 80);
             if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
                 p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates, dur + !!(e->flags & GPUPROF__EVF_NUDGE));
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
-            break;
-        case GPUPROF__EV_WORK:
+        } else if (gpuprof__json_is_aux(type)) {
             naux++;
-            t->work_name = e->name_id;
-            t->work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
-            memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
-            memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
-            break;
-        case GPUPROF__EV_FLOW:
-            naux++;
-            t->flow_tid = (int)e->u.dur_ns;
-            t->flow_ns = gpuprof__ticks_to_ns(e->ts);
-            break;
-        case GPUPROF__EV_COUNTER:
-            p = gpuprof__trace_head(p, "C", tid);
-            p = gpuprof__put_s(p, ",\"name\":");
-            p = gpuprof__put_s(p, nm->json);
-            p = gpuprof__put_s(p, ",\"ts\":");
-            p = gpuprof__put_us(p, ts);
-            p = gpuprof__put_s(p, ",\"args\":{\"value\":");
-            p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
-            p = gpuprof__put_s(p, "}}");
-            break;
-        case GPUPROF__EV_MARK:
-            p = gpuprof__trace_head(p, "i", tid);
-            p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_MEM) ? ",\"s\":\"t\",\"cat\":\"memory\",\"name\":" : ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
-            p = gpuprof__put_s(p, nm->json);
-            p = gpuprof__put_s(p, ",\"ts\":");
-            p = gpuprof__put_us(p, ts);
-            *p++ = '}';
-            break;
-#ifdef GPUPROF_CUDA
-        case GPUPROF__EV_GPU: {
-            /* On its stream's track. Ranges that start or end together on the
-               GPU (a parent and its first child) would not nest once rounded:
-               each is shrunk by its depth in ns at both ends, far below the
-               events' 0.5 us resolution. */
-            uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8;
-            p = gpuprof__trace_gpu_track(o, p, track);
-            ts += depth;
-            dur = dur > 2 * depth ? dur - 2 * depth : 0;
-            p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
-            p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
-            if (t->work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
-            else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
-            if (t->flow_tid) {
-                /* The arrow may not point back in time (chrome://tracing
-                   drops it): a GPU range begun a few ns before its CPU range
-                   read the clock (its event is recorded first) gets the arrow
-                   at the CPU range's begin, inside the GPU range. */
-                uint64_t at = ts > t->flow_ns ? ts : t->flow_ns;
-                if (t->flow_ns >= o->from_ns && at <= ts + dur)
-                    p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, at);
-                t->flow_tid = 0;
-            }
-            break;
-        }
-        case GPUPROF__EV_KA:
-        case GPUPROF__EV_KB:
-            naux++;
-            t->karg[type - GPUPROF__EV_KA] = *e;
-            break;
-        case GPUPROF__EV_KAPI:
-            p = gpuprof__trace_kapi(p, e);
-            break;
-        case GPUPROF__EV_KERNEL:
-            p = gpuprof__trace_kernel(o, p, e, t->karg);
-            memset(t->karg, 0, sizeof t->karg);
-            break;
-#endif
-        case GPUPROF__EV_STEP:
-        default:
-            p = gpuprof__trace_head(p, "i", tid);
-            p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
-            p = gpuprof__put_u64(p, e->u.step);
-            p = gpuprof__put_s(p, "\",\"ts\":");
-            p = gpuprof__put_us(p, ts);
-            p = gpuprof__put_s(p, ",\"args\":{\"step\":");
-            p = gpuprof__put_u64(p, e->u.step);
-            p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
-            break;
-        }
+            gpuprof__json_aux(t, e, type);
+        } else p = gpuprof__json_other(o, t, p, e, type, nm, tid, ts, dur);
         p = gpuprof__trace_fit(o, buf, start, p);
     }
     gpuprof__trace_write(o, buf, (size_t)(p - buf));
     n = n > from ? n - from - naux : 0;
     GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
     return n;
+}
+
+/* The start of a trace file: "[" and the process's name. */
+static void gpuprof__json_begin(gpuprof__tout *o) {
+    char head[2048], name[96], *p = head;
+    size_t n;
+    if (gpuprof__g.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__g.rank);
+    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
+    n = strlen(name);
+    p = gpuprof__put_s(p, "[\n{\"ph\":\"M\",\"pid\":");
+    p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
+    p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
+    p += gpuprof__json_escape(p, name, n);
+    if (gpuprof__g.rank >= 0) {
+        /* for tools that put ranks side by side: HTA finds the rank with the
+           pattern "rank":\s+N, hence the space after the colon */
+        p += snprintf(p, 48, ",\"distributedInfo\": {\"rank\": %d", gpuprof__g.rank);
+        if (gpuprof__g.world_size > 0) p += snprintf(p, 48, ", \"world_size\": %d", gpuprof__g.world_size);
+        *p++ = '}';
+    }
+    p = gpuprof__put_s(p, ",\"host\":");
+    n = strlen(gpuprof__g.host);
+    p += gpuprof__json_escape(p, gpuprof__g.host, n > 200 ? 200 : n);
+    p += snprintf(p, 64, ",\"t0_realtime_ns\":%llu}}", (unsigned long long)gpuprof__g.t0_realtime_ns);
+    if (gpuprof__g.rank >= 0) {
+        p = gpuprof__put_s(p, ",\n{\"ph\":\"M\",\"pid\":");
+        p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
+        p += snprintf(p, 96, ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", gpuprof__g.rank);
+    }
+    gpuprof__trace_write(o, head, (size_t)(p - head));
+}
+
+/* The end of a trace file: what it holds, in the process's labels (shown by
+   both viewers) and in args.gpuprof for programs, then "]". window_ns: a
+   flight-recorder dump holds every event that began after it. */
+static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
+    char tail[768], *p = tail;
+    p = gpuprof__trace_head(p, "M", 0);
+    p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof " GPUPROF_VERSION ": ");
+    p = gpuprof__put_u64(p, events);
+    p = gpuprof__put_s(p, " events, ");
+    p = gpuprof__put_u64(p, dropped);
+    p = gpuprof__put_s(p, " dropped");
+    if (fell_out) {
+        p = gpuprof__put_s(p, ", flight recorder: from ");
+        p = gpuprof__put_us(p, window_ns);
+        p = gpuprof__put_s(p, " us on (");
+        p = gpuprof__put_u64(p, fell_out);
+        p = gpuprof__put_s(p, " older events fell out)");
+    }
+    p = gpuprof__put_s(p, "\",\"gpuprof\":{\"version\":\"" GPUPROF_VERSION "\",\"events\":");
+    p = gpuprof__put_u64(p, events);
+    p = gpuprof__put_s(p, ",\"dropped\":");
+    p = gpuprof__put_u64(p, dropped);
+    p = gpuprof__put_s(p, gpuprof__g.trace_mode == GPUPROF__TRACE_RING ? ",\"flight_recorder\":true" : ",\"flight_recorder\":false");
+    p = gpuprof__put_s(p, ",\"fell_out\":");
+    p = gpuprof__put_u64(p, fell_out);
+    p = gpuprof__put_s(p, ",\"window_start_us\":");
+    p = gpuprof__put_us(p, window_ns);
+    p = gpuprof__put_s(p, "}}}\n]\n");
+    gpuprof__trace_write(o, tail, (size_t)(p - tail));
+}
+
+/* ----------------------------------------------------------------------
+   Trace sinks: the streamed file, written by a background thread as blocks
+   fill and, once a second, with what threads have recorded into blocks not
+   yet full (a killed run loses at most about a second of events); a copy of
+   the stream (gpuprof_write_trace with a trace file); the flight recorder's
+   dump (without one). gpuprof_write_trace formats while the writer waits
+   (fmt_hold), so one formatter touches the state at a time: the file, each
+   thread's pending WORK/FLOW records, the metadata written per output.
+   ---------------------------------------------------------------------- */
+static const gpuprof__trace_encoder gpuprof__trace_encoders[] = {
+    { gpuprof__json_begin, gpuprof__json_events, gpuprof__json_end },      /* GPUPROF__FMT_JSON */
+};
+
+/* A new file of the output's format: its counts zeroed, its start written. */
+static void gpuprof__trace_start(gpuprof__tout *o) {
+    o->gen = ++gpuprof__g.out_gen;
+    o->off = o->events = o->flows = 0;
+    o->failed = 0;
+    o->error[0] = 0;
+    gpuprof__trace_encoders[o->format].begin(o);
+}
+
+static uint32_t gpuprof__trace_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
+    return gpuprof__trace_encoders[o->format].events(o, b, from, n);
+}
+
+static void gpuprof__trace_stop(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
+    gpuprof__trace_encoders[o->format].end(o, events, dropped, fell_out, window_ns);
 }
 
 /* The events recorded so far into blocks not yet full, of every thread (the
@@ -5937,7 +6248,7 @@ static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
         b = t->block;
         pthread_mutex_unlock(&gpuprof__trace_lock);
         if (!b || (n = GPUPROF__LDA(&b->count)) <= (consume ? b->done : 0u)) continue;
-        if (!o->failed) gpuprof__trace_format(o, b, consume ? b->done : 0, n);
+        if (!o->failed) gpuprof__trace_events(o, b, consume ? b->done : 0, n);
         else if (consume) GPUPROF__ADD(&gpuprof__g.dropped_io, (uint64_t)(n - b->done));
         if (consume) GPUPROF__ST(&b->done, n);
     }
@@ -5951,7 +6262,7 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
     if (!list) return;
     for (b = list; b; b = b->next, k++) {
         if (gpuprof__g.out.failed) lost += b->count - b->done;
-        else if (b->count > b->done) gpuprof__trace_format(&gpuprof__g.out, b, b->done, b->count);
+        else if (b->count > b->done) gpuprof__trace_events(&gpuprof__g.out, b, b->done, b->count);
         last = b;
     }
     pthread_mutex_lock(&gpuprof__trace_lock);
@@ -6028,71 +6339,6 @@ static void gpuprof__fmt_release(void) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
-/* The start of a trace file: "[" and the process's name. */
-static void gpuprof__trace_begin(gpuprof__tout *o) {
-    char head[2048], name[96], *p = head;
-    size_t n;
-    if (gpuprof__g.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__g.rank);
-    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
-    n = strlen(name);
-    p = gpuprof__put_s(p, "[\n{\"ph\":\"M\",\"pid\":");
-    p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
-    p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
-    p += gpuprof__json_escape(p, name, n);
-    if (gpuprof__g.rank >= 0) {
-        /* for tools that put ranks side by side: HTA finds the rank with the
-           pattern "rank":\s+N, hence the space after the colon */
-        p += snprintf(p, 48, ",\"distributedInfo\": {\"rank\": %d", gpuprof__g.rank);
-        if (gpuprof__g.world_size > 0) p += snprintf(p, 48, ", \"world_size\": %d", gpuprof__g.world_size);
-        *p++ = '}';
-    }
-    p = gpuprof__put_s(p, ",\"host\":");
-    n = strlen(gpuprof__g.host);
-    p += gpuprof__json_escape(p, gpuprof__g.host, n > 200 ? 200 : n);
-    p += snprintf(p, 64, ",\"t0_realtime_ns\":%llu}}", (unsigned long long)gpuprof__g.t0_realtime_ns);
-    if (gpuprof__g.rank >= 0) {
-        p = gpuprof__put_s(p, ",\n{\"ph\":\"M\",\"pid\":");
-        p += snprintf(p, 32, "%d", gpuprof__g.trace_pid);
-        p += snprintf(p, 96, ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", gpuprof__g.rank);
-    }
-    o->gen = ++gpuprof__g.out_gen;
-    o->off = o->events = o->flows = 0;
-    o->failed = 0;
-    o->error[0] = 0;
-    gpuprof__trace_write(o, head, (size_t)(p - head));
-}
-
-/* The end of a trace file: what it holds, in the process's labels (shown by
-   both viewers) and in args.gpuprof for programs, then "]". window_ns: a
-   flight-recorder dump holds every event that began after it. */
-static void gpuprof__trace_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
-    char tail[768], *p = tail;
-    p = gpuprof__trace_head(p, "M", 0);
-    p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof " GPUPROF_VERSION ": ");
-    p = gpuprof__put_u64(p, events);
-    p = gpuprof__put_s(p, " events, ");
-    p = gpuprof__put_u64(p, dropped);
-    p = gpuprof__put_s(p, " dropped");
-    if (fell_out) {
-        p = gpuprof__put_s(p, ", flight recorder: from ");
-        p = gpuprof__put_us(p, window_ns);
-        p = gpuprof__put_s(p, " us on (");
-        p = gpuprof__put_u64(p, fell_out);
-        p = gpuprof__put_s(p, " older events fell out)");
-    }
-    p = gpuprof__put_s(p, "\",\"gpuprof\":{\"version\":\"" GPUPROF_VERSION "\",\"events\":");
-    p = gpuprof__put_u64(p, events);
-    p = gpuprof__put_s(p, ",\"dropped\":");
-    p = gpuprof__put_u64(p, dropped);
-    p = gpuprof__put_s(p, gpuprof__g.trace_mode == GPUPROF__TRACE_RING ? ",\"flight_recorder\":true" : ",\"flight_recorder\":false");
-    p = gpuprof__put_s(p, ",\"fell_out\":");
-    p = gpuprof__put_u64(p, fell_out);
-    p = gpuprof__put_s(p, ",\"window_start_us\":");
-    p = gpuprof__put_us(p, window_ns);
-    p = gpuprof__put_s(p, "}}}\n]\n");
-    gpuprof__trace_write(o, tail, (size_t)(p - tail));
-}
-
 static int gpuprof__trace_open(void) {
     gpuprof__tout *o = &gpuprof__g.out;
     o->path = gpuprof__g.trace_path;
@@ -6109,7 +6355,7 @@ static int gpuprof__trace_open(void) {
         uint32_t m = (uint32_t)(((uint64_t)gpuprof__g.cfg.trace_buffer_mb << 20) / sizeof(gpuprof__block));
         GPUPROF__ST(&gpuprof__g.blocks_max, m < 4 ? 4u : m);   /* read unlocked by gpuprof__trace_swap */
     }
-    gpuprof__trace_begin(o);
+    gpuprof__trace_start(o);
     gpuprof__g.writer_stop = gpuprof__g.fmt_hold = gpuprof__g.writer_busy = 0;
     if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot start the trace writer thread; no trace is written to '%s'", gpuprof__g.trace_path);
@@ -6211,7 +6457,7 @@ static int gpuprof__trace_finish(void) {
     gpuprof__trace_live(o, 1);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
-    gpuprof__trace_end(o, o->events, dropped, 0, 0);
+    gpuprof__trace_stop(o, o->events, dropped, 0, 0);
     rc = o->failed ? -1 : 0;
     if (close(o->fd) != 0 && !o->failed) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", o->path, strerror(errno));
@@ -6260,7 +6506,7 @@ static int gpuprof__trace_copy(const char *path) {
     pthread_mutex_lock(&gpuprof__lock);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
-    if (!o.failed) gpuprof__trace_end(&o, events, dropped, 0, 0);
+    if (!o.failed) gpuprof__trace_stop(&o, events, dropped, 0, 0);
     if (close(o.fd) != 0 && !o.failed) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", path, strerror(errno));
         return -1;
@@ -6308,18 +6554,18 @@ static int gpuprof__ring_dump(const char *path) {
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
     o.from_ns = from_ns;
-    gpuprof__trace_begin(&o);
+    gpuprof__trace_start(&o);
     /* The list from head to last stays as it is (blocks are only added
        after last, nothing is evicted while dumping), and so do the states
        owning the blocks (freed at shutdown, which waits on life_lock). */
-    for (; b; b = b == last ? NULL : b->next) if (!o.failed) gpuprof__trace_format(&o, b, 0, b->count);
-    for (i = 0; i < nlive && !o.failed; i++) gpuprof__trace_format(&o, live[i].b, 0, live[i].n);
+    for (; b; b = b == last ? NULL : b->next) if (!o.failed) gpuprof__trace_events(&o, b, 0, b->count);
+    for (i = 0; i < nlive && !o.failed; i++) gpuprof__trace_events(&o, live[i].b, 0, live[i].n);
     GPUPROF_FREE(live);
     pthread_mutex_lock(&gpuprof__trace_lock);
     gpuprof__g.dumping = 0;
     while (gpuprof__g.ring_blocks > gpuprof__g.ring_max) gpuprof__ring_evict();
     pthread_mutex_unlock(&gpuprof__trace_lock);
-    gpuprof__trace_end(&o, o.events, dropped, fell_out, from_ns);
+    gpuprof__trace_stop(&o, o.events, dropped, fell_out, from_ns);
     rc = o.failed ? -1 : 0;
     if (close(o.fd) != 0 && !o.failed) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", path, strerror(errno));
@@ -6770,7 +7016,7 @@ fail:
 }
 
 /* ----------------------------------------------------------------------
-   Text report
+   Text report, its cells: terminal widths, names cut to a column, times.
    ---------------------------------------------------------------------- */
 /* Terminal columns of a code point: 2 for East Asian wide and fullwidth
    characters and most emoji, else 1. */
@@ -7189,26 +7435,53 @@ static void gpuprof__find_phases(const gpuprof__snap *s, gpuprof__verdict_t *v, 
     }
 }
 
-static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
-    uint32_t i, j, nall = 0;
-    int k;
-    gpuprof__phase *all;
-    gpuprof__nested *nest;
-    unsigned char *is_phase;
-    memset(v, 0, sizeof *v);
-    v->bottleneck = v->waits_for = -1;
-    if (!s->ntree) return;
-    all = (gpuprof__phase *)gpuprof__zalloc(s->ntree * sizeof *all);
-    nest = (gpuprof__nested *)gpuprof__zalloc(s->ntree * sizeof *nest);
-    is_phase = (unsigned char *)gpuprof__zalloc(s->ntree);
-    if (!all || !nest || !is_phase) { GPUPROF_FREE(all); GPUPROF_FREE(nest); GPUPROF_FREE(is_phase); return; }
-    /* one definition of a step, for every figure: the windows between
-       consecutive GPUPROF_STEP calls that were counted */
+/* A phase's class from its own figures and its nested ranges' (a): a
+   CPU-side phase that mostly waits in a collective, a sync or host code
+   takes that class, a GPU phase mostly NCCL's, memory- or compute-bound
+   kernels; copies filling its CPU time make it transfer-bound. per: the
+   share of its run totals that is one typical step. */
+static void gpuprof__phase_classify(gpuprof__phase *p, const gpuprof__row *r, const gpuprof__nested *a, double per) {
+    /* a CPU-side phase's class may come from its nested ranges */
+    int cpu_side = p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id));
+    if (cpu_side && a->comm_ns > 0 && a->comm_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->comm_ns >= a->sync_ns && a->comm_ns >= a->host_ns) {
+        p->k = GPUPROF__K_COMM;      /* a phase that mostly waits in a collective (backward around its all-reduce) */
+        p->by = a->comm_by;
+        p->by_ns = a->comm_ns * per;
+    } else if (p->k == GPUPROF__K_GPU && r->gpu.count && a->comm_gpu_ns > 0 && a->comm_gpu_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) {
+        p->k = GPUPROF__K_COMM;      /* its GPU time mostly NCCL's */
+        p->by = a->comm_by;
+        p->by_ns = a->comm_gpu_ns * per;
+        p->by_gpu = 1;
+    } else if (cpu_side) {
+        if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns * per; }
+        else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns * per; }
+        /* declared work on the CPU (peaks given): a phase mostly made of it takes its bound */
+        else if (a->work_mem_ns + a->work_comp_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
+            int mem = a->work_mem_ns >= a->work_comp_ns;
+            p->k = mem ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;
+            p->by = mem ? a->work_mem_by : a->work_comp_by;
+            p->by_ns = (mem ? a->work_mem_ns : a->work_comp_ns) * per;
+        }
+    } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
+        if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns * per; }
+        else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns * per; }
+    }
+    /* kernel capture: copies launched in the phase fill at least half its CPU
+       time (a cudaMemcpy from pageable memory waits for its copy) */
+    if (!gpuprof__k_gpu(p->k) && r->copy_ns > 0 && (double)r->copy_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
+        p->k = GPUPROF__K_TRANSFER;
+        p->by = NULL;
+    }
+}
+
+/* One definition of a step for every figure, and the outlier steps set
+   apart (an evaluation every N steps): the verdict is on the typical ones. */
+static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v) {
+    /* the windows between consecutive GPUPROF_STEP calls that were counted */
     v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
     v->steps = v->per_step ? (double)gpuprof__g.step_stats.count : 1.0;
     v->blocked = gpuprof__g.step_wall > 0 ? 1.0 - gpuprof__g.step_cpu / gpuprof__g.step_wall : -1.0;
     if (v->blocked < 0 && gpuprof__g.step_wall > 0) v->blocked = 0;
-    /* outlier steps (an evaluation every N steps) apart: the verdict is on the typical ones */
     if (v->per_step && s->nout && (double)s->nout < v->steps && !gpuprof__outliers_are_syncs(s, v)) {
         v->nout = s->nout;
         v->steps -= (double)s->nout;
@@ -7216,68 +7489,14 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         v->out_median = s->out_median;
         v->out_x = s->out_median > 0 ? s->out_dur / (double)s->nout / s->out_median : 0;
     }
-    gpuprof__find_phases(s, v, is_phase);
-    /* each nested range into its phase's totals: one pass, O(rows x depth) */
-    for (j = 0; j < s->ntree; j++) {
-        const gpuprof__row *d = &s->tree[j];
-        int32_t up = d->parent;
-        if (is_phase[j]) continue;
-        while (up >= 0 && !is_phase[up]) up = s->tree[up].parent;
-        if (up >= 0) gpuprof__nested_add(&nest[up], d, gpuprof__klass(d));
-    }
-    for (i = 0; i < s->ntree; i++) {
-        const gpuprof__row *r = &s->tree[i];
-        const gpuprof__nested *a = &nest[i];
-        gpuprof__phase *p;
-        double per;
-        int cpu_side;
-        if (!is_phase[i] || !r->stats.count) continue;
-        p = &all[nall++];
-        p->r = r;
-        p->k = gpuprof__klass(r);
-        /* run totals of this phase's ranges -> per step, in the steps: in the
-           proportion of its CPU time that fell in them (GPU and nested times too) */
-        per = (r->stats.sum > 0 ? gpuprof__in_steps(v, r) / r->stats.sum : 1.0) / v->steps;
-        p->cpu = r->stats.sum * per;
-        p->gpu = r->gpu.count ? r->gpu.sum * per : 0;
-        cpu_side = p->k == GPUPROF__K_LAUNCH || (p->k == GPUPROF__K_CPU && !gpuprof__is_host(r->name_id));   /* nested ranges may decide it */
-        if (cpu_side && a->comm_ns > 0 && a->comm_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->comm_ns >= a->sync_ns && a->comm_ns >= a->host_ns) {
-            p->k = GPUPROF__K_COMM;      /* a phase that mostly waits in a collective (backward around its all-reduce) */
-            p->by = a->comm_by;
-            p->by_ns = a->comm_ns * per;
-        } else if (p->k == GPUPROF__K_GPU && r->gpu.count && a->comm_gpu_ns > 0 && a->comm_gpu_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) {
-            p->k = GPUPROF__K_COMM;      /* its GPU time mostly NCCL's */
-            p->by = a->comm_by;
-            p->by_ns = a->comm_gpu_ns * per;
-            p->by_gpu = 1;
-        } else if (cpu_side) {
-            if (a->sync_ns > 0 && a->sync_ns >= GPUPROF__CHILD_SHARE * r->stats.sum && a->sync_ns >= a->host_ns) { p->k = GPUPROF__K_SYNC; p->by = a->sync_by; p->by_ns = a->sync_ns * per; }
-            else if (a->host_ns > 0 && a->host_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) { p->k = GPUPROF__K_CPU; p->by = a->host_by; p->by_ns = a->host_ns * per; }
-            /* declared work on the CPU (peaks given): a phase mostly made of it takes its bound */
-            else if (a->work_mem_ns + a->work_comp_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
-                int mem = a->work_mem_ns >= a->work_comp_ns;
-                p->k = mem ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;
-                p->by = mem ? a->work_mem_by : a->work_comp_by;
-                p->by_ns = (mem ? a->work_mem_ns : a->work_comp_ns) * per;
-            }
-        } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
-            if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns * per; }
-            else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns * per; }
-        }
-        /* kernel capture: copies launched in the phase fill at least half its CPU
-           time (a cudaMemcpy from pageable memory waits for its copy) */
-        if (!gpuprof__k_gpu(p->k) && r->copy_ns > 0 && (double)r->copy_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
-            p->k = GPUPROF__K_TRANSFER;
-            p->by = NULL;
-        }
-        /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
-           somewhere later); any other for its CPU time */
-        p->t = gpuprof__k_gpu(p->k) && p->gpu > p->cpu ? p->gpu : p->cpu;
-    }
-    qsort(all, nall, sizeof *all, gpuprof__phase_cmp);
-    v->nph = nall < GPUPROF__PHASES ? (int)nall : GPUPROF__PHASES;
-    v->more = (int)nall - v->nph;
-    memcpy(v->ph, all, (size_t)v->nph * sizeof *all);
+}
+
+/* From the phases (all, nall of them, the largest first): the step's
+   figures on both timelines, what bounds it, the bottleneck phase and, for
+   a sync-bound one, the GPU phase it waits for. */
+static void gpuprof__step_bound(const gpuprof__snap *s, gpuprof__verdict_t *v, const gpuprof__phase *all, uint32_t nall) {
+    uint32_t i;
+    int k;
     /* The GPU time of a range spans any idle time of its stream inside it:
        only GPU-bound phases (the GPU behind the CPU) count as busy. */
     for (i = 0; i < nall; i++) {
@@ -7318,14 +7537,81 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     if (v->bottleneck >= 0 && v->ph[v->bottleneck].k == GPUPROF__K_SYNC)
         for (i = 0; i < (uint32_t)v->nph; i++)
             if (gpuprof__k_gpu(v->ph[i].k) && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
+}
+
+/* The verdict from a snapshot: the step's phases, each one's class and time
+   per typical step, what bounds the step and the bottleneck. */
+static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
+    uint32_t i, j, nall = 0;
+    gpuprof__phase *all;
+    gpuprof__nested *nest;
+    unsigned char *is_phase;
+    memset(v, 0, sizeof *v);
+    v->bottleneck = v->waits_for = -1;
+    if (!s->ntree) return;
+    all = (gpuprof__phase *)gpuprof__zalloc(s->ntree * sizeof *all);
+    nest = (gpuprof__nested *)gpuprof__zalloc(s->ntree * sizeof *nest);
+    is_phase = (unsigned char *)gpuprof__zalloc(s->ntree);
+    if (!all || !nest || !is_phase) { GPUPROF_FREE(all); GPUPROF_FREE(nest); GPUPROF_FREE(is_phase); return; }
+    gpuprof__verdict_steps(s, v);
+    gpuprof__find_phases(s, v, is_phase);
+    /* each nested range into its phase's totals: one pass, O(rows x depth) */
+    for (j = 0; j < s->ntree; j++) {
+        const gpuprof__row *d = &s->tree[j];
+        int32_t up = d->parent;
+        if (is_phase[j]) continue;
+        while (up >= 0 && !is_phase[up]) up = s->tree[up].parent;
+        if (up >= 0) gpuprof__nested_add(&nest[up], d, gpuprof__klass(d));
+    }
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        gpuprof__phase *p;
+        double per;
+        if (!is_phase[i] || !r->stats.count) continue;
+        p = &all[nall++];
+        p->r = r;
+        p->k = gpuprof__klass(r);
+        /* run totals of this phase's ranges -> per step, in the steps: in the
+           proportion of its CPU time that fell in them (GPU and nested times too) */
+        per = (r->stats.sum > 0 ? gpuprof__in_steps(v, r) / r->stats.sum : 1.0) / v->steps;
+        p->cpu = r->stats.sum * per;
+        p->gpu = r->gpu.count ? r->gpu.sum * per : 0;
+        gpuprof__phase_classify(p, r, &nest[i], per);
+        /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
+           somewhere later); any other for its CPU time */
+        p->t = gpuprof__k_gpu(p->k) && p->gpu > p->cpu ? p->gpu : p->cpu;
+    }
+    qsort(all, nall, sizeof *all, gpuprof__phase_cmp);
+    v->nph = nall < GPUPROF__PHASES ? (int)nall : GPUPROF__PHASES;
+    v->more = (int)nall - v->nph;
+    memcpy(v->ph, all, (size_t)v->nph * sizeof *all);
+    gpuprof__step_bound(s, v, all, nall);
     GPUPROF_FREE(nest);
     GPUPROF_FREE(all);
     GPUPROF_FREE(is_phase);
 }
 
-/* Why a phase has its class, in a few words. */
-static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign);   /* below */
+/* ----------------------------------------------------------------------
+   Text report, its parts: the header, the tables by CPU and by GPU time,
+   counters, memory, the roofline, the verdict, the warnings.
+   ---------------------------------------------------------------------- */
+/* Bytes with a binary unit and three significant digits; sign=1 writes a
+   '+' before growth. NaN: "-". */
+static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double a = v < 0 ? -v : v;
+    const char *pre = v < 0 ? "-" : sign && v > 0 ? "+" : "";
+    int u = 0;
+    if (v != v) { snprintf(buf, n, "-"); return buf; }
+    while (u < 4 && a >= 1023.5) { a /= 1024.0; u++; }
+    if (u == 0) gpuprof__fmt(buf, n, "%s%.0f B", pre, a);
+    else if (a < 9.995) gpuprof__fmt(buf, n, "%s%.2f %s", pre, a, unit[u]);
+    else if (a < 99.95) gpuprof__fmt(buf, n, "%s%.1f %s", pre, a, unit[u]);
+    else gpuprof__fmt(buf, n, "%s%.0f %s", pre, a, unit[u]);
+    return buf;
+}
 
+/* Why a phase has its class, in a few words. */
 static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
     char t1[32], t2[32];
     const gpuprof__row *r = p->r;
@@ -7412,22 +7698,6 @@ static void gpuprof__device_text(char *out, size_t n) {
 /* The line under a table cut at `rows`. */
 static void gpuprof__more_rows(gpuprof__buf *b, uint32_t total, uint32_t rows) {
     if (total > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", total - rows);
-}
-
-/* Bytes with a binary unit and three significant digits; sign=1 writes a
-   '+' before growth. NaN: "-". */
-static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
-    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    double a = v < 0 ? -v : v;
-    const char *pre = v < 0 ? "-" : sign && v > 0 ? "+" : "";
-    int u = 0;
-    if (v != v) { snprintf(buf, n, "-"); return buf; }
-    while (u < 4 && a >= 1023.5) { a /= 1024.0; u++; }
-    if (u == 0) gpuprof__fmt(buf, n, "%s%.0f B", pre, a);
-    else if (a < 9.995) gpuprof__fmt(buf, n, "%s%.2f %s", pre, a, unit[u]);
-    else if (a < 99.95) gpuprof__fmt(buf, n, "%s%.1f %s", pre, a, unit[u]);
-    else gpuprof__fmt(buf, n, "%s%.0f %s", pre, a, unit[u]);
-    return buf;
 }
 
 static void gpuprof__cell_bytes(gpuprof__buf *b, double v, int sign) {
@@ -8082,8 +8352,251 @@ static void gpuprof__report_warnings(gpuprof__buf *b) {
     }
 }
 
-static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows);   /* below */
+/* ----------------------------------------------------------------------
+   Kernel capture in the report: the kernels, kernels by range, GPU spans,
+   transfers, synchronizations (under gpuprof__lock; the collector's tables
+   are read under kc.mu).
+   ---------------------------------------------------------------------- */
+#ifdef GPUPROF_CUDA
+static const char *const gpuprof__kc_dir[5] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+static const char *const gpuprof__kc_host[3] = { "pageable", "pinned", NULL };
+static const char *const gpuprof__kc_sync[4] = { "device", "stream", "event", "stream_wait_event" };
 
+/* The name of the range a top list counts most (NULL: outside any range, or none). */
+static const char *gpuprof__kc_range(const gpuprof__ktop *t) {
+    int i = gpuprof__ktop_best(t);
+    return i >= 0 && t->key[i] ? gpuprof__name_text((uint32_t)t->key[i]) : NULL;
+}
+
+static int gpuprof__kc_cmp_kern(const void *a, const void *b) {
+    double x = (*(gpuprof__kernel *const *)a)->stats.sum, y = (*(gpuprof__kernel *const *)b)->stats.sum;
+    return x > y ? -1 : x < y;
+}
+
+/* The kernels with counted calls, largest total first (a list to free); *total: their time. */
+static gpuprof__kernel **gpuprof__kc_sorted(uint32_t *n, double *total) {
+    gpuprof__kernel **v = (gpuprof__kernel **)gpuprof__alloc((gpuprof__kc.nkern + 1) * sizeof *v);
+    uint32_t i;
+    *n = 0;
+    *total = 0;
+    if (!v) return NULL;
+    for (i = 0; i < gpuprof__kc.nkern; i++)
+        if (gpuprof__kc.kern[i]->stats.count) { v[(*n)++] = gpuprof__kc.kern[i]; *total += gpuprof__kc.kern[i]->stats.sum; }
+    qsort(v, *n, sizeof *v, gpuprof__kc_cmp_kern);
+    return v;
+}
+
+/* The per-step figures, with the steps not settled yet. */
+static void gpuprof__kc_steps(gpuprof_stats *per_step, gpuprof_stats *busy) {
+    uint32_t k;
+    *per_step = gpuprof__kc.per_step;
+    *busy = gpuprof__kc.busy;
+    for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
+        gpuprof__kslot *s = &gpuprof__kc.slot[k];
+        if (!s->used || !s->counted) continue;
+        gpuprof_stats_add(per_step, (double)s->launched);
+        gpuprof_stats_add(busy, gpuprof__kc_busy(s));
+    }
+}
+
+/* Each range's GPU time per call both ways, where a range has both: from
+   its CUDA events and from the kernels launched inside it. */
+static void gpuprof__report_spans(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
+    uint32_t i, n;
+    char t1[32];
+    for (i = 0, n = 0; i < s->nflat; i++) n += s->flatp[i]->gpu.count && s->flatp[i]->kspan.count + s->flatp[i]->kspan_nowork;
+    if (!n || gpuprof__gpu.from_kernels) return;
+    gpuprof__table_head(b, "\nGPU time per call two ways (Events: CUDA events recorded at the range's begin and end; Kernels: first start\n"
+                           "to last end of the GPU work launched inside it, nested ranges included -- GPUPROF_GPU=kernels times ranges\n"
+                           "so, without events; No work: counted calls that launched nothing, which have no span)\n", "Range", width,
+                        "     Calls  Events P50 Kernels P50 Events Mean Kernels Mean  Diff  No work\n");
+    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        double ev, ks;
+        if (!r->gpu.count || !(r->kspan.count + r->kspan_nowork)) continue;
+        n++;
+        ev = gpuprof_stats_mean(&r->gpu);
+        ks = r->kspan.count ? gpuprof_stats_mean(&r->kspan) : GPUPROF__NAN;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->gpu.count);
+        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->gpu, 0.5)));
+        gpuprof__buf_printf(b, " %11s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->kspan, 0.5)) : "-");
+        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, ev));
+        gpuprof__buf_printf(b, " %12s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, ks) : "-");
+        if (r->kspan.count && ev > 0) {
+            gpuprof__fmt(t1, sizeof t1, "%+.0f%%", 100.0 * (ks - ev) / ev);
+            gpuprof__buf_printf(b, " %5s", t1);
+        } else gpuprof__buf_s(b, "     -");
+        gpuprof__buf_printf(b, " %8llu\n", (unsigned long long)r->kspan_nowork);
+    }
+}
+
+/* The kernel report's first lines: what was captured, what was lost. */
+static void gpuprof__kc_report_head(gpuprof__buf *b, const gpuprof_stats *per_step, const gpuprof_stats *busy) {
+    char t1[32], t2[32], t3[32];
+    gpuprof__buf_printf(b, "\nKernels (CUPTI %u, %s): %llu kernel%s in counted steps", gpuprof__kc.version, gpuprof__kc.library,
+                        (unsigned long long)gpuprof__kc.kernels_counted, gpuprof__kc.kernels_counted == 1 ? "" : "s");
+    if (per_step->count) {
+        gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(per_step));
+        gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_mean(busy));
+        gpuprof__buf_printf(b, ", %s per step | GPU busy %s%% of the step (kernels, copies, memsets)", t1, t2);
+    }
+    if (gpuprof__kc.kernels_counted) {
+        gpuprof__fmt(t3, sizeof t3, "%.1f", 100.0 * (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted);
+        gpuprof__buf_printf(b, " | %s%% shorter than 10 us", t3);
+    }
+    gpuprof__buf_printf(b, "\n   %llu records, %llu outside any range, %llu dropped by CUPTI, %llu with bad timestamps",
+                        (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.unattributed,
+                        (unsigned long long)gpuprof__kc.dropped, (unsigned long long)gpuprof__kc.bad_times);
+    if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
+    if (gpuprof__kc.own) gpuprof__buf_printf(b, ", %llu of gpuprof's own event queries left out", (unsigned long long)gpuprof__kc.own);
+    if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
+    if (GPUPROF__LD(&gpuprof__kc.spans_skipped))
+        gpuprof__buf_printf(b, ", %llu range calls without a GPU span (%u calls open or not yet folded)", (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped),
+                            GPUPROF__KC_CALLS);
+    if (gpuprof__kc.spans_late)
+        gpuprof__buf_printf(b, ", %llu came after their range's GPU span was closed (%.0f s after its end, or %u calls later)", (unsigned long long)gpuprof__kc.spans_late,
+                            (double)GPUPROF__KC_SETTLE_NS / 1e9, GPUPROF__KC_CALLS / 2);
+    if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
+    gpuprof__buf_s(b, "\n");
+}
+
+/* The kernels by GPU time (v: n of them, sorted; total: their GPU time). */
+static void gpuprof__kc_report_table(gpuprof__buf *b, gpuprof__kernel **v, uint32_t n, double total, uint32_t rows) {
+    size_t kw = 6, width;
+    uint32_t i;
+    if (!n) return;
+    for (i = 0; i < n && i < rows; i++) { size_t w = gpuprof__width(v[i]->shown); if (w > kw) kw = w; }
+    width = kw > 72 ? 72 : kw;
+    gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               Range\n");
+    for (i = 0; i < n && i < rows; i++) {
+        gpuprof__kernel *k = v[i];
+        int sh = gpuprof__ktop_best(&k->shapes);
+        const char *rg = gpuprof__kc_range(&k->ranges);
+        char shape[96] = "-";
+        gpuprof__name_cell(b, k->shown, width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)k->stats.count);
+        gpuprof__cell_ns(b, k->stats.sum);
+        gpuprof__cell_ns(b, gpuprof_stats_mean(&k->stats));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.5));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.99));
+        gpuprof__cell_ns(b, k->stats.max);
+        gpuprof__cell_pct(b, k->stats.sum, total);
+        if (sh >= 0) snprintf(shape, sizeof shape, "(%u,%u,%u)x(%u,%u,%u)", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
+                              k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
+        gpuprof__buf_printf(b, "  %-26s ", shape);
+        if (rg) gpuprof__buf_name(b, rg);
+        else gpuprof__buf_s(b, "-");
+        gpuprof__buf_s(b, "\n");
+    }
+    gpuprof__more_rows(b, n, rows);
+}
+
+/* Per range: the kernels launched inside it (not in ranges inside it). */
+static void gpuprof__kc_report_by_range(gpuprof__buf *b, const gpuprof__snap *s, size_t range_width, uint32_t rows) {
+    double ktotal = 0;
+    uint32_t i, n;
+    char t1[32];
+    for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
+    if (ktotal <= 0) return;
+    if (gpuprof__gpu.from_kernels)
+        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Span: the range's GPU time,\n"
+                               "first start to last end of its GPU work; Busy: kernel time / Span -- below 100%, the GPU idled inside the range)\n",
+                            "Range", range_width, "   Kernels  Per call  GPU Total  Share       Span   Busy\n");
+    else
+        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Events: the range's GPU self\n"
+                               "time from its CUDA events; Busy: kernel time / Events -- below 100%, the GPU idled inside the range)\n", "Range", range_width,
+                            "   Kernels  Per call  GPU Total  Share     Events   Busy\n");
+    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        if (!r->kernel_calls) continue;
+        n++;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), range_width, 0);
+        gpuprof__fmt(t1, sizeof t1, "%.1f", r->stats.count ? (double)r->kernel_calls / (double)r->stats.count : 0.0);
+        gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
+        gpuprof__cell_ns(b, (double)r->kernel_ns);
+        gpuprof__cell_pct(b, (double)r->kernel_ns, ktotal);
+        if (gpuprof__gpu.from_kernels && r->gpu.count && r->gpu.sum > 0) {
+            gpuprof__cell_ns(b, r->gpu.sum);
+            gpuprof__cell_pct(b, (double)r->kernel_ns, r->gpu.sum);
+        } else if (!gpuprof__gpu.from_kernels && r->gpu.count && r->gpu_self_ns) {
+            gpuprof__cell_ns(b, (double)r->gpu_self_ns);
+            gpuprof__cell_pct(b, (double)r->kernel_ns, (double)r->gpu_self_ns);
+        } else gpuprof__buf_s(b, "          -       -");
+        gpuprof__buf_s(b, "\n");
+    }
+}
+
+/* Copies by direction and host memory, with the range that made most. */
+static void gpuprof__kc_report_transfers(gpuprof__buf *b) {
+    uint32_t d, h, n;
+    char t1[32], t2[32];
+    for (d = 0, n = 0; d < 5; d++) for (h = 0; h < 3; h++) n += gpuprof__kc.xfer[d][h].count != 0;
+    if (!n) return;
+    gpuprof__buf_s(b, "\nTransfers    Host memory      Calls        Bytes  GPU Total        GB/s  Range\n");
+    for (d = 0; d < 5; d++) for (h = 0; h < 3; h++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
+        const char *rg = gpuprof__kc_range(&x->ranges);
+        if (!x->count) continue;
+        gpuprof__fmt(t1, sizeof t1, "%.2f", x->sum_ns ? (double)x->bytes / (double)x->sum_ns : 0.0);
+        gpuprof__fmt_bytes(t2, sizeof t2, (double)x->bytes, 0);
+        gpuprof__buf_printf(b, "%-12s %-12s %9llu %12s", gpuprof__kc_dir[d], gpuprof__kc_host[h] ? gpuprof__kc_host[h] : "-",
+                            (unsigned long long)x->count, t2);
+        gpuprof__cell_ns(b, (double)x->sum_ns);
+        gpuprof__buf_printf(b, " %11s  ", t1);
+        if (rg) gpuprof__buf_name(b, rg);
+        else gpuprof__buf_s(b, "-");
+        gpuprof__buf_s(b, h == 0 && (d == 0 || d == 1) ? "  (pageable: pin the host memory to copy asynchronously)\n" : "\n");
+    }
+}
+
+/* Synchronizing calls by kind: how long the CPU waited in them. */
+static void gpuprof__kc_report_syncs(gpuprof__buf *b) {
+    uint32_t d, n;
+    char t1[32];
+    for (d = 0, n = 0; d < 4; d++) n += gpuprof__kc.sync[d].count != 0;
+    if (!n) return;
+    gpuprof__buf_s(b, "\nSynchronizations     Calls  CPU waited  Range\n");
+    for (d = 0; d < 4; d++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
+        const char *rg = gpuprof__kc_range(&x->ranges);
+        if (!x->count) continue;
+        gpuprof__buf_printf(b, "%-17s %9llu", gpuprof__kc_sync[d], (unsigned long long)x->count);
+        gpuprof__buf_printf(b, " %11s  ", gpuprof__fmt_ns(t1, sizeof t1, (double)x->sum_ns));
+        if (rg) gpuprof__buf_name(b, rg);
+        else gpuprof__buf_s(b, "-");
+        gpuprof__buf_s(b, "\n");
+    }
+}
+
+/* The kernel report (under gpuprof__lock; the collector's tables under kc.mu). */
+static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
+    gpuprof__kernel **v;
+    gpuprof_stats per_step, busy;
+    uint32_t n;
+    double total;
+    if (!gpuprof__kc.asked) return;
+    if (!gpuprof__kc.map) { gpuprof__buf_printf(b, "\nKernels: capture off: %s\n", gpuprof__kc.status); return; }
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    v = gpuprof__kc_sorted(&n, &total);
+    gpuprof__kc_steps(&per_step, &busy);
+    gpuprof__kc_report_head(b, &per_step, &busy);
+    gpuprof__kc_report_table(b, v, n, total, rows);
+    GPUPROF_FREE(v);
+    gpuprof__kc_report_by_range(b, s, width, rows);
+    gpuprof__report_spans(b, s, width, rows);
+    gpuprof__kc_report_transfers(b);
+    gpuprof__kc_report_syncs(b);
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+}
+
+#else
+static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) { (void)b; (void)s; (void)width; (void)rows; }
+#endif
+
+/* ----------------------------------------------------------------------
+   Text report, assembled (gpuprof_report and the report at exit)
+   ---------------------------------------------------------------------- */
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__layout L = gpuprof__report_layout(s);
     int view = gpuprof__g.cfg.report_view;
@@ -8291,13 +8804,8 @@ static void gpuprof__json_named(gpuprof__buf *b, int i, uint32_t name_id) {
     gpuprof__buf_s(b, gpuprof__g.names[name_id].json);
 }
 
-/* "peaks" and "verdict" (docs/summary.md). */
-static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
-    gpuprof__verdict_t v;
-    char why[512];
-    const char *name, *remedy;
-    double ns;
-    int i, k, first, side;
+/* "peaks": the roofline's peaks and where they came from. */
+static void gpuprof__json_peaks(gpuprof__buf *b) {
     gpuprof__buf_s(b, "\"peaks\":{\"precision\":");
     gpuprof__buf_printf(b, "\"%s\",\"flops_per_s\":", gpuprof__prec_name[gpuprof__g.peak.prec]);
     gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 ? gpuprof__g.peak.flops : GPUPROF__NAN);
@@ -8309,6 +8817,81 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_json_str(b, gpuprof__g.peak.bw_from);
     gpuprof__buf_s(b, ",\"ridge_flop_per_byte\":");
     gpuprof__buf_num(b, gpuprof__g.peak.flops > 0 && gpuprof__g.peak.bw > 0 ? gpuprof__g.peak.flops / gpuprof__g.peak.bw : GPUPROF__NAN);
+}
+
+/* The verdict's "phases": each one's class, share of the step, times. */
+static void gpuprof__json_phases(gpuprof__buf *b, const gpuprof__snap *s, const gpuprof__verdict_t *v) {
+    char why[512];
+    int i;
+    gpuprof__buf_s(b, ",\n \"phases\":[");
+    for (i = 0; i < v->nph; i++) {
+        const gpuprof__phase *p = &v->ph[i];
+        gpuprof__buf_s(b, i ? ",\n  {\"name\":" : "\n  {\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[p->r->name_id].json);
+        gpuprof__buf_printf(b, ",\"class\":\"%s\",\"share\":", gpuprof__kname[p->k]);
+        gpuprof__buf_num(b, v->step_ns > 0 ? p->t / v->step_ns : GPUPROF__NAN);
+        gpuprof__buf_s(b, ",\"cpu_ns\":");
+        gpuprof__buf_num(b, p->cpu);
+        gpuprof__buf_s(b, ",\"gpu_ns\":");
+        gpuprof__buf_num(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
+        gpuprof__buf_s(b, ",\"held_ns\":");
+        gpuprof__buf_num(b, p->t);
+        gpuprof__buf_s(b, ",\"decided_by\":");
+        if (p->by) gpuprof__buf_s(b, gpuprof__g.names[p->by->name_id].json);
+        else gpuprof__buf_s(b, "null");
+        if (!s->has_gpu && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
+        else gpuprof__phase_why(why, sizeof why, p);
+        gpuprof__buf_s(b, ",\"why\":");
+        gpuprof__buf_json_str(b, why);
+        gpuprof__buf_s(b, "}");
+    }
+}
+
+/* What the verdict sets apart from the step's phases: other threads'
+   ranges, outlier steps and where their extra time went, time outside
+   the steps. */
+static void gpuprof__json_apart(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    int i;
+    gpuprof__buf_s(b, ",\"other_threads\":[");
+    for (i = 0; i < v->nother; i++) {
+        gpuprof__json_named(b, i, v->other[i]->name_id);
+        gpuprof__buf_printf(b, ",\"calls\":%llu,\"cpu_ns\":", (unsigned long long)v->other[i]->stats.count);
+        gpuprof__buf_num(b, v->other[i]->stats.sum / v->steps);
+        gpuprof__buf_s(b, ",\"busy_share\":");
+        gpuprof__buf_num(b, v->step_ns > 0 ? v->other[i]->stats.sum / v->steps / v->step_ns : GPUPROF__NAN);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_printf(b, "],\"outlier_steps\":{\"count\":%u,\"steps\":[", v->nout);
+    for (i = 0; i < (int)v->nout && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)v->out_steps[i]);
+    gpuprof__buf_s(b, "],\"times_median\":");
+    gpuprof__buf_num(b, v->nout ? v->out_x : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"median_step_ns\":");
+    gpuprof__buf_num(b, v->nout ? v->out_median : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"extra\":[");
+    for (i = 0; i < 2 && v->extra[i]; i++) {
+        gpuprof__json_named(b, i, v->extra[i]->name_id);
+        gpuprof__buf_s(b, ",\"ns\":");
+        gpuprof__buf_num(b, v->extra_ns[i]);
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "]},\"outside_steps\":[");
+    for (i = 0; i < v->noutside; i++) {
+        gpuprof__json_named(b, i, v->outside[i]->name_id);
+        gpuprof__buf_s(b, ",\"before_first_step_ns\":");
+        gpuprof__buf_num(b, v->outside[i]->before_ns);
+        gpuprof__buf_s(b, ",\"after_last_step_ns\":");
+        gpuprof__buf_num(b, v->outside[i]->after_ns);
+        gpuprof__buf_s(b, "}");
+    }
+}
+
+/* "peaks" and "verdict" (docs/summary.md). */
+static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
+    gpuprof__verdict_t v;
+    const char *name, *remedy;
+    double ns;
+    int k, first, side;
+    gpuprof__json_peaks(b);
     gpuprof__buf_s(b, "},\n\"verdict\":");
     gpuprof__analyze(s, &v);
     if (!v.nph) { gpuprof__buf_s(b, "null,\n"); return; }
@@ -8327,64 +8910,13 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
         }
         gpuprof__buf_s(b, "}");
     }
-    gpuprof__buf_s(b, ",\n \"phases\":[");
-    for (i = 0; i < v.nph; i++) {
-        const gpuprof__phase *p = &v.ph[i];
-        gpuprof__buf_s(b, i ? ",\n  {\"name\":" : "\n  {\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.names[p->r->name_id].json);
-        gpuprof__buf_printf(b, ",\"class\":\"%s\",\"share\":", gpuprof__kname[p->k]);
-        gpuprof__buf_num(b, v.step_ns > 0 ? p->t / v.step_ns : GPUPROF__NAN);
-        gpuprof__buf_s(b, ",\"cpu_ns\":");
-        gpuprof__buf_num(b, p->cpu);
-        gpuprof__buf_s(b, ",\"gpu_ns\":");
-        gpuprof__buf_num(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
-        gpuprof__buf_s(b, ",\"held_ns\":");
-        gpuprof__buf_num(b, p->t);
-        gpuprof__buf_s(b, ",\"decided_by\":");
-        if (p->by) gpuprof__buf_s(b, gpuprof__g.names[p->by->name_id].json);
-        else gpuprof__buf_s(b, "null");
-        if (!s->has_gpu && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
-        else gpuprof__phase_why(why, sizeof why, p);
-        gpuprof__buf_s(b, ",\"why\":");
-        gpuprof__buf_json_str(b, why);
-        gpuprof__buf_s(b, "}");
-    }
+    gpuprof__json_phases(b, s, &v);
     gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"container\":", v.more);
     if (v.container) gpuprof__buf_s(b, gpuprof__g.names[v.container->name_id].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"stepper_blocked_share\":");
     gpuprof__buf_num(b, v.blocked >= 0 ? v.blocked : GPUPROF__NAN);
-    gpuprof__buf_s(b, ",\"other_threads\":[");
-    for (i = 0; i < v.nother; i++) {
-        gpuprof__json_named(b, i, v.other[i]->name_id);
-        gpuprof__buf_printf(b, ",\"calls\":%llu,\"cpu_ns\":", (unsigned long long)v.other[i]->stats.count);
-        gpuprof__buf_num(b, v.other[i]->stats.sum / v.steps);
-        gpuprof__buf_s(b, ",\"busy_share\":");
-        gpuprof__buf_num(b, v.step_ns > 0 ? v.other[i]->stats.sum / v.steps / v.step_ns : GPUPROF__NAN);
-        gpuprof__buf_s(b, "}");
-    }
-    gpuprof__buf_printf(b, "],\"outlier_steps\":{\"count\":%u,\"steps\":[", v.nout);
-    for (i = 0; i < (int)v.nout && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)v.out_steps[i]);
-    gpuprof__buf_s(b, "],\"times_median\":");
-    gpuprof__buf_num(b, v.nout ? v.out_x : GPUPROF__NAN);
-    gpuprof__buf_s(b, ",\"median_step_ns\":");
-    gpuprof__buf_num(b, v.nout ? v.out_median : GPUPROF__NAN);
-    gpuprof__buf_s(b, ",\"extra\":[");
-    for (i = 0; i < 2 && v.extra[i]; i++) {
-        gpuprof__json_named(b, i, v.extra[i]->name_id);
-        gpuprof__buf_s(b, ",\"ns\":");
-        gpuprof__buf_num(b, v.extra_ns[i]);
-        gpuprof__buf_s(b, "}");
-    }
-    gpuprof__buf_s(b, "]},\"outside_steps\":[");
-    for (i = 0; i < v.noutside; i++) {
-        gpuprof__json_named(b, i, v.outside[i]->name_id);
-        gpuprof__buf_s(b, ",\"before_first_step_ns\":");
-        gpuprof__buf_num(b, v.outside[i]->before_ns);
-        gpuprof__buf_s(b, ",\"after_last_step_ns\":");
-        gpuprof__buf_num(b, v.outside[i]->after_ns);
-        gpuprof__buf_s(b, "}");
-    }
+    gpuprof__json_apart(b, &v);
     gpuprof__buf_s(b, "],\"outside_ns\":");
     gpuprof__buf_num(b, v.per_step ? v.outside_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"bottleneck\":{\"name\":");
@@ -8404,235 +8936,6 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
 }
 
 #ifdef GPUPROF_CUDA
-/* ----------------------------------------------------------------------
-   Kernel capture in the report and the summary (under gpuprof__lock; the
-   collector's tables are read under kc.mu)
-   ---------------------------------------------------------------------- */
-static const char *const gpuprof__kc_dir[5] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
-static const char *const gpuprof__kc_host[3] = { "pageable", "pinned", NULL };
-static const char *const gpuprof__kc_sync[4] = { "device", "stream", "event", "stream_wait_event" };
-
-/* The CUDA call in which the range waits most, from the synchronization table (NULL: none captured). */
-static const char *gpuprof__kc_sync_call(uint32_t name_id) {
-    static const char *const call[7] = { "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
-                                         "a copy to pageable host memory", "a copy to pinned host memory", "a copy to the host" };
-    uint64_t best = 0;
-    int d, i, k = -1;
-    if (!gpuprof__kc_tables()) return NULL;
-    pthread_mutex_lock(&gpuprof__kc_mu);
-    for (d = 0; d < 4; d++) {
-        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
-        for (i = 0; i < GPUPROF__KC_TOP; i++)
-            if (x->ranges.n[i] && x->ranges.key[i] == name_id && x->sum_ns > best) { best = x->sum_ns; k = d; }
-    }
-    /* no synchronizing call: a copy to the host waits too (cudaMemcpy, loss.item()) */
-    for (d = 0; k < 0 && d < 3; d++)
-        for (i = 0; i < GPUPROF__KC_TOP; i++)
-            if (gpuprof__kc.xfer[1][d].ranges.n[i] && gpuprof__kc.xfer[1][d].ranges.key[i] == name_id) { k = 4 + d; break; }
-    pthread_mutex_unlock(&gpuprof__kc_mu);
-    return k >= 0 ? call[k] : NULL;
-}
-
-/* The name of the range a top list counts most (NULL: outside any range, or none). */
-static const char *gpuprof__kc_range(const gpuprof__ktop *t) {
-    int i = gpuprof__ktop_best(t);
-    return i >= 0 && t->key[i] ? gpuprof__name_text((uint32_t)t->key[i]) : NULL;
-}
-
-static int gpuprof__kc_cmp_kern(const void *a, const void *b) {
-    double x = (*(gpuprof__kernel *const *)a)->stats.sum, y = (*(gpuprof__kernel *const *)b)->stats.sum;
-    return x > y ? -1 : x < y;
-}
-
-/* The kernels with counted calls, largest total first (a list to free); *total: their time. */
-static gpuprof__kernel **gpuprof__kc_sorted(uint32_t *n, double *total) {
-    gpuprof__kernel **v = (gpuprof__kernel **)gpuprof__alloc((gpuprof__kc.nkern + 1) * sizeof *v);
-    uint32_t i;
-    *n = 0;
-    *total = 0;
-    if (!v) return NULL;
-    for (i = 0; i < gpuprof__kc.nkern; i++)
-        if (gpuprof__kc.kern[i]->stats.count) { v[(*n)++] = gpuprof__kc.kern[i]; *total += gpuprof__kc.kern[i]->stats.sum; }
-    qsort(v, *n, sizeof *v, gpuprof__kc_cmp_kern);
-    return v;
-}
-
-/* The per-step figures, with the steps not settled yet. */
-static void gpuprof__kc_steps(gpuprof_stats *per_step, gpuprof_stats *busy) {
-    uint32_t k;
-    *per_step = gpuprof__kc.per_step;
-    *busy = gpuprof__kc.busy;
-    for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
-        gpuprof__kslot *s = &gpuprof__kc.slot[k];
-        if (!s->used || !s->counted) continue;
-        gpuprof_stats_add(per_step, (double)s->launched);
-        gpuprof_stats_add(busy, gpuprof__kc_busy(s));
-    }
-}
-
-/* Each range's GPU time per call both ways, where a range has both: from
-   its CUDA events and from the kernels launched inside it. */
-static void gpuprof__report_spans(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
-    uint32_t i, n;
-    char t1[32];
-    for (i = 0, n = 0; i < s->nflat; i++) n += s->flatp[i]->gpu.count && s->flatp[i]->kspan.count + s->flatp[i]->kspan_nowork;
-    if (!n || gpuprof__gpu.from_kernels) return;
-    gpuprof__table_head(b, "\nGPU time per call two ways (Events: CUDA events recorded at the range's begin and end; Kernels: first start\n"
-                           "to last end of the GPU work launched inside it, nested ranges included -- GPUPROF_GPU=kernels times ranges\n"
-                           "so, without events; No work: counted calls that launched nothing, which have no span)\n", "Range", width,
-                        "     Calls  Events P50 Kernels P50 Events Mean Kernels Mean  Diff  No work\n");
-    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
-        const gpuprof__row *r = s->flatp[i];
-        double ev, ks;
-        if (!r->gpu.count || !(r->kspan.count + r->kspan_nowork)) continue;
-        n++;
-        ev = gpuprof_stats_mean(&r->gpu);
-        ks = r->kspan.count ? gpuprof_stats_mean(&r->kspan) : GPUPROF__NAN;
-        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
-        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->gpu.count);
-        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->gpu, 0.5)));
-        gpuprof__buf_printf(b, " %11s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->kspan, 0.5)) : "-");
-        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, ev));
-        gpuprof__buf_printf(b, " %12s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, ks) : "-");
-        if (r->kspan.count && ev > 0) {
-            gpuprof__fmt(t1, sizeof t1, "%+.0f%%", 100.0 * (ks - ev) / ev);
-            gpuprof__buf_printf(b, " %5s", t1);
-        } else gpuprof__buf_s(b, "     -");
-        gpuprof__buf_printf(b, " %8llu\n", (unsigned long long)r->kspan_nowork);
-    }
-}
-
-static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
-    gpuprof__kernel **v;
-    gpuprof_stats per_step, busy;
-    uint32_t n, i, d, h;
-    double total, ktotal = 0;
-    char t1[32], t2[32], t3[32];
-    size_t range_width = width;
-    if (!gpuprof__kc.asked) return;
-    if (!gpuprof__kc.map) { gpuprof__buf_printf(b, "\nKernels: capture off: %s\n", gpuprof__kc.status); return; }
-    pthread_mutex_lock(&gpuprof__kc_mu);
-    v = gpuprof__kc_sorted(&n, &total);
-    gpuprof__kc_steps(&per_step, &busy);
-    gpuprof__buf_printf(b, "\nKernels (CUPTI %u, %s): %llu kernel%s in counted steps", gpuprof__kc.version, gpuprof__kc.library,
-                        (unsigned long long)gpuprof__kc.kernels_counted, gpuprof__kc.kernels_counted == 1 ? "" : "s");
-    if (per_step.count) {
-        gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(&per_step));
-        gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_mean(&busy));
-        gpuprof__buf_printf(b, ", %s per step | GPU busy %s%% of the step (kernels, copies, memsets)", t1, t2);
-    }
-    if (gpuprof__kc.kernels_counted) {
-        gpuprof__fmt(t3, sizeof t3, "%.1f", 100.0 * (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted);
-        gpuprof__buf_printf(b, " | %s%% shorter than 10 us", t3);
-    }
-    gpuprof__buf_printf(b, "\n   %llu records, %llu outside any range, %llu dropped by CUPTI, %llu with bad timestamps",
-                        (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.unattributed,
-                        (unsigned long long)gpuprof__kc.dropped, (unsigned long long)gpuprof__kc.bad_times);
-    if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
-    if (gpuprof__kc.own) gpuprof__buf_printf(b, ", %llu of gpuprof's own event queries left out", (unsigned long long)gpuprof__kc.own);
-    if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
-    if (GPUPROF__LD(&gpuprof__kc.spans_skipped))
-        gpuprof__buf_printf(b, ", %llu range calls without a GPU span (%u calls open or not yet folded)", (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped),
-                            GPUPROF__KC_CALLS);
-    if (gpuprof__kc.spans_late)
-        gpuprof__buf_printf(b, ", %llu came after their range's GPU span was closed (%.0f s after its end, or %u calls later)", (unsigned long long)gpuprof__kc.spans_late,
-                            (double)GPUPROF__KC_SETTLE_NS / 1e9, GPUPROF__KC_CALLS / 2);
-    if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
-    gpuprof__buf_s(b, "\n");
-    if (n) {
-        size_t kw = 6;
-        for (i = 0; i < n && i < rows; i++) { size_t w = gpuprof__width(v[i]->shown); if (w > kw) kw = w; }
-        width = kw > 72 ? 72 : kw;
-        gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               Range\n");
-        for (i = 0; i < n && i < rows; i++) {
-            gpuprof__kernel *k = v[i];
-            int sh = gpuprof__ktop_best(&k->shapes);
-            const char *rg = gpuprof__kc_range(&k->ranges);
-            char shape[96] = "-";
-            gpuprof__name_cell(b, k->shown, width, 0);
-            gpuprof__buf_printf(b, " %9llu", (unsigned long long)k->stats.count);
-            gpuprof__cell_ns(b, k->stats.sum);
-            gpuprof__cell_ns(b, gpuprof_stats_mean(&k->stats));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.5));
-            gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.99));
-            gpuprof__cell_ns(b, k->stats.max);
-            gpuprof__cell_pct(b, k->stats.sum, total);
-            if (sh >= 0) snprintf(shape, sizeof shape, "(%u,%u,%u)x(%u,%u,%u)", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
-                                  k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
-            gpuprof__buf_printf(b, "  %-26s ", shape);
-            if (rg) gpuprof__buf_name(b, rg);
-            else gpuprof__buf_s(b, "-");
-            gpuprof__buf_s(b, "\n");
-        }
-        gpuprof__more_rows(b, n, rows);
-    }
-    GPUPROF_FREE(v);
-    /* per range: the kernels launched inside it (not in ranges inside it) */
-    for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
-    if (ktotal > 0) {
-        if (gpuprof__gpu.from_kernels)
-            gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Span: the range's GPU time,\n"
-                                   "first start to last end of its GPU work; Busy: kernel time / Span -- below 100%, the GPU idled inside the range)\n",
-                                "Range", range_width, "   Kernels  Per call  GPU Total  Share       Span   Busy\n");
-        else
-            gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Events: the range's GPU self\n"
-                                   "time from its CUDA events; Busy: kernel time / Events -- below 100%, the GPU idled inside the range)\n", "Range", range_width,
-                                "   Kernels  Per call  GPU Total  Share     Events   Busy\n");
-        for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
-            const gpuprof__row *r = s->flatp[i];
-            if (!r->kernel_calls) continue;
-            n++;
-            gpuprof__name_cell(b, gpuprof__name_text(r->name_id), range_width, 0);
-            gpuprof__fmt(t1, sizeof t1, "%.1f", r->stats.count ? (double)r->kernel_calls / (double)r->stats.count : 0.0);
-            gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
-            gpuprof__cell_ns(b, (double)r->kernel_ns);
-            gpuprof__cell_pct(b, (double)r->kernel_ns, ktotal);
-            if (gpuprof__gpu.from_kernels && r->gpu.count && r->gpu.sum > 0) {
-                gpuprof__cell_ns(b, r->gpu.sum);
-                gpuprof__cell_pct(b, (double)r->kernel_ns, r->gpu.sum);
-            } else if (!gpuprof__gpu.from_kernels && r->gpu.count && r->gpu_self_ns) {
-                gpuprof__cell_ns(b, (double)r->gpu_self_ns);
-                gpuprof__cell_pct(b, (double)r->kernel_ns, (double)r->gpu_self_ns);
-            } else gpuprof__buf_s(b, "          -       -");
-            gpuprof__buf_s(b, "\n");
-        }
-    }
-    gpuprof__report_spans(b, s, range_width, rows);
-    for (d = 0, n = 0; d < 5; d++) for (h = 0; h < 3; h++) n += gpuprof__kc.xfer[d][h].count != 0;
-    if (n) {
-        gpuprof__buf_s(b, "\nTransfers    Host memory      Calls        Bytes  GPU Total        GB/s  Range\n");
-        for (d = 0; d < 5; d++) for (h = 0; h < 3; h++) {
-            const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
-            const char *rg = gpuprof__kc_range(&x->ranges);
-            if (!x->count) continue;
-            gpuprof__fmt(t1, sizeof t1, "%.2f", x->sum_ns ? (double)x->bytes / (double)x->sum_ns : 0.0);
-            gpuprof__fmt_bytes(t2, sizeof t2, (double)x->bytes, 0);
-            gpuprof__buf_printf(b, "%-12s %-12s %9llu %12s", gpuprof__kc_dir[d], gpuprof__kc_host[h] ? gpuprof__kc_host[h] : "-",
-                                (unsigned long long)x->count, t2);
-            gpuprof__cell_ns(b, (double)x->sum_ns);
-            gpuprof__buf_printf(b, " %11s  ", t1);
-            if (rg) gpuprof__buf_name(b, rg);
-            else gpuprof__buf_s(b, "-");
-            gpuprof__buf_s(b, h == 0 && (d == 0 || d == 1) ? "  (pageable: pin the host memory to copy asynchronously)\n" : "\n");
-        }
-    }
-    for (d = 0, n = 0; d < 4; d++) n += gpuprof__kc.sync[d].count != 0;
-    if (n) {
-        gpuprof__buf_s(b, "\nSynchronizations     Calls  CPU waited  Range\n");
-        for (d = 0; d < 4; d++) {
-            const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
-            const char *rg = gpuprof__kc_range(&x->ranges);
-            if (!x->count) continue;
-            gpuprof__buf_printf(b, "%-17s %9llu", gpuprof__kc_sync[d], (unsigned long long)x->count);
-            gpuprof__buf_printf(b, " %11s  ", gpuprof__fmt_ns(t1, sizeof t1, (double)x->sum_ns));
-            if (rg) gpuprof__buf_name(b, rg);
-            else gpuprof__buf_s(b, "-");
-            gpuprof__buf_s(b, "\n");
-        }
-    }
-    pthread_mutex_unlock(&gpuprof__kc_mu);
-}
-
 static void gpuprof__json_opt_name(gpuprof__buf *b, const char *key, const char *text) {
     gpuprof__buf_printf(b, ",\"%s\":", key);
     if (text) gpuprof__buf_json_str(b, text);
@@ -8712,7 +9015,6 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
     pthread_mutex_unlock(&gpuprof__kc_mu);
 }
 #else
-static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) { (void)b; (void)s; (void)width; (void)rows; }
 static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
 #endif
 
@@ -8834,6 +9136,10 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, "}\n}\n");
 }
 
+/* ----------------------------------------------------------------------
+   Writing the outputs: files, the report, the summary, the trace on
+   demand, gpuprof_flush and gpuprof_reset
+   ---------------------------------------------------------------------- */
 /* Writes the whole buffer to a path (expanded already); a one-line message
    names the path and the reason on failure. */
 static int gpuprof__write_file(const char *full, const gpuprof__buf *b, const char *what) {
@@ -9775,7 +10081,6 @@ static char *gpuprof__mpi_path(const char *pattern) {
 }
 
 static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra);
-static int gpuprof__env_flag(const char *var, int *out);
 
 /* Registers the hook once MPI runs (any thread may ask; only the thread
    MPI allows calls it). */
@@ -10220,84 +10525,6 @@ static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra
 #endif /* GPUPROF_MPI */
 
 /* ----------------------------------------------------------------------
-   Lifecycle: init, environment, exit, shutdown, fork
-   ---------------------------------------------------------------------- */
-static int gpuprof__env_int(const char *var, int *out) {
-    const char *v = getenv(var);
-    char *end;
-    long x;
-    if (!v || !*v) return 0;
-    errno = 0;
-    x = strtol(v, &end, 10);
-    while (*end == ' ') end++;
-    if (errno || *end || x < 0 || x > 1000000000L) {
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a whole number from 0 to 1000000000; ignored", var, v);
-        return 0;
-    }
-    *out = (int)x;
-    return 1;
-}
-
-/* An on/off setting: 1/0, yes/no, true/false, on/off (any case). Returns 1
-   when the variable is set to one of them, 0 when unset or not understood. */
-static int gpuprof__is_word(const char *v, const char *word) {    /* ASCII, any case */
-    for (; *v && *word; v++, word++) if ((*v | 0x20) != *word) return 0;
-    return !*v && !*word;
-}
-
-static int gpuprof__parse_flag(const char *v, int *out) {
-    static const char *const on[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };
-    int i;
-    for (i = 0; i < 4; i++) {
-        if (gpuprof__is_word(v, on[i])) { *out = 1; return 1; }
-        if (gpuprof__is_word(v, no[i])) { *out = 0; return 1; }
-    }
-    return 0;
-}
-
-static int gpuprof__env_flag(const char *var, int *out) {
-    const char *v = getenv(var);
-    if (!v || !*v) return 0;
-    if (gpuprof__parse_flag(v, out)) return 1;
-    gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is neither on nor off (1/0, yes/no, true/false, on/off); ignored", var, v);
-    return 0;
-}
-
-/* "wait=1,warmup=1,active=3,repeat=2[,skip_first=0]"; returns 0 if valid. */
-static int gpuprof__parse_schedule(const char *s) {
-    int vals[5] = { 0, 0, 0, 0, 0 }, seen = 0;
-    static const char *const keys[5] = { "skip_first", "wait", "warmup", "active", "repeat" };
-    const char *p = s;
-    while (*p) {
-        int k, found = -1;
-        long x;
-        char *end;
-        while (*p == ' ' || *p == ',') p++;
-        if (!*p) break;
-        for (k = 0; k < 5; k++) {
-            size_t n = strlen(keys[k]);
-            if (strncmp(p, keys[k], n) == 0 && p[n] == '=') { found = k; p += n + 1; break; }
-        }
-        if (found < 0 || *p < '0' || *p > '9') return -1;
-        errno = 0;
-        x = strtol(p, &end, 10);
-        if (errno || x > 1000000000L) return -1;
-        vals[found] = (int)x;
-        seen |= 1 << found;
-        p = end;
-        if (*p && *p != ',' && *p != ' ') return -1;
-    }
-    if (!(seen & (1 << 3)) || vals[3] < 1) return -1;      /* active is required and >= 1 */
-    gpuprof__g.sched_skip = vals[0];
-    gpuprof__g.sched_wait = vals[1];
-    gpuprof__g.sched_warmup = vals[2];
-    gpuprof__g.sched_active = vals[3];
-    gpuprof__g.sched_repeat = vals[4];
-    gpuprof__g.sched_on = 1;
-    return 0;
-}
-
-/* ----------------------------------------------------------------------
    Ranks (SPEC 10): which of several processes started together this one
    is. The launcher closest to the process wins, Slurm last: torchrun
    inside an sbatch script sets RANK and leaves the script's SLURM_PROCID=0,
@@ -10375,50 +10602,10 @@ static void gpuprof__process_name(char *out, size_t n) {
     if (!out[0]) snprintf(out, n, "process");
 }
 
+/* ----------------------------------------------------------------------
+   Lifecycle: init, exit, fork, the session's start and its shutdown
+   ---------------------------------------------------------------------- */
 static void gpuprof__atexit(void) { gpuprof_shutdown(); }
-
-/* Name tables of sessions shut down while other threads still ran. */
-typedef struct gpuprof__oldnames {
-    gpuprof__name *names;
-    uint32_t *hash, n;
-    unsigned session;
-    struct gpuprof__oldnames *next;
-} gpuprof__oldnames;
-static gpuprof__oldnames *gpuprof__oldnames_list;
-
-static void gpuprof__names_free_table(gpuprof__name *names, uint32_t *hash, uint32_t n) {
-    uint32_t i;
-    for (i = GPUPROF__ID_OTHER; i < n; i++) {
-        GPUPROF_FREE(names[i].text);
-        GPUPROF_FREE(names[i].json);
-    }
-    GPUPROF_FREE(names);
-    GPUPROF_FREE(hash);
-}
-
-static int gpuprof__session_retired(unsigned session) {   /* under gpuprof__lock */
-    gpuprof__thread *t;
-    for (t = gpuprof__g.retired; t; t = t->next) if (t->session == session) return 1;
-    return 0;
-}
-
-/* Under gpuprof__lock: frees the name tables no running thread can reach. */
-static void gpuprof__reclaim(void) {
-    gpuprof__oldnames **pp = &gpuprof__oldnames_list, *o;
-    while ((o = *pp) != NULL) {
-        if (gpuprof__session_retired(o->session)) { pp = &o->next; continue; }
-        *pp = o->next;
-        gpuprof__names_free_table(o->names, o->hash, o->n);
-        GPUPROF_FREE(o);
-    }
-    if (gpuprof__g.names_kept && gpuprof__g.state != GPUPROF__RUNNING && !gpuprof__session_retired(gpuprof__g.session)) {
-        gpuprof__names_free_table(gpuprof__g.names, gpuprof__g.name_hash, gpuprof__g.nnames);
-        gpuprof__g.names = NULL;
-        gpuprof__g.name_hash = NULL;
-        gpuprof__g.nnames = 0;
-        gpuprof__g.names_kept = 0;
-    }
-}
 
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
@@ -10540,12 +10727,6 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
    goes next to it. */
 static uint32_t gpuprof__old_outputs[64];        /* hashes of files earlier sessions wrote */
 static unsigned gpuprof__nold_outputs;
-
-static int gpuprof__same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (strcmp(a, b) == 0) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 static int gpuprof__is_old_output(const char *path) {
     uint32_t h = gpuprof__hash(path, strlen(path));
@@ -10805,6 +10986,17 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
 }
 
 int gpuprof_init(const gpuprof_config *cfg) { return gpuprof__init_internal(cfg, 1); }
+
+void gpuprof_set_enabled(int on) {
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
+    if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__NEVER) gpuprof__init_internal(NULL, 0);
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING && !gpuprof__g.off) {   /* GPUPROF_OFF=1 is the user's last word */
+        gpuprof__g.user_enabled = on != 0;
+        gpuprof__apply_phase();
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+}
 
 static void gpuprof__shutdown_locked(void);
 void gpuprof_shutdown(void) {

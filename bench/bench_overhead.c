@@ -154,7 +154,7 @@ static double writer_events_per_s(long events, int to_null) {
     gpuprof__g.out.off = 0;
     if (to_null) { saved_fd = gpuprof__g.out.fd; gpuprof__g.out.fd = open("/dev/null", O_WRONLY); }
     t0 = NOW();
-    for (; done < events; done += GPUPROF__BLOCK_EVENTS) gpuprof__trace_format(&gpuprof__g.out, b, 0, b->count);
+    for (; done < events; done += GPUPROF__BLOCK_EVENTS) gpuprof__trace_events(&gpuprof__g.out, b, 0, b->count);
     t1 = NOW();
     if (to_null) { close(gpuprof__g.out.fd); gpuprof__g.out.fd = saved_fd; }
     gpuprof__fmt_release();
