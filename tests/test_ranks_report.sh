@@ -69,6 +69,13 @@ slack = [min(spans[p][k][1] for p in spans) - max(spans[p][k][0] for p in spans)
 assert len(spans) == 4 and n >= 6 and min(slack) > -200, "an all-reduce ended on one rank %.0f us before another rank entered it: the timelines are not aligned" % -min(slack)
 print("merged: 4 processes, %d events; in each all-reduce every rank entered before the first left (by %.0f us at least)" % (len(d), min(slack)))
 PY
+# --hta DIR makes DIR (and the folders above it) when it does not exist yet
+rm -rf hta_new; : > hta_file
+"$tool" --trace t.0.json t.1.json t.2.json t.3.json --hta hta_new/job1 > hta.out 2>&1; code "--hta into a directory not made yet" 0 $?
+expect "--hta: rank 3's file" hta.out "^hta_new/job1/rank3.json: rank 3's trace for HolisticTraceAnalysis ([0-9]* events)$"
+"$py" -c 'import json, sys; d = json.load(open("hta_new/job1/rank2.json")); sys.exit(d["distributedInfo"]["rank"] != 2 or not d["traceEvents"])' && ok || bad "--hta: rank 2's file is JSON with its rank and its events"
+"$tool" --trace t.0.json --hta hta_file/x > hta_bad.out 2>&1; code "--hta where a file stands in the way" 2 $?
+expect "--hta: a file in the way is named" hta_bad.out "^gpuprof-ranks: cannot make the directory hta_file/x: "
 "$tool" --trace t.0.json t.0.json -o bad.json > dup.out 2>&1; code "the same rank's trace twice" 2 $?
 expect "the same trace twice: named" dup.out "are both rank 0"
 echo '[' > norank.json

@@ -33,7 +33,8 @@ static const char *const usage_text =
     "              by the clock offsets rank 0 measured at MPI_Finalize when its cross-rank report\n"
     "              (GPUPROF_MPI: run.ranks.json) is given too\n"
     "  --trace T... --hta DIR   each rank's trace as HolisticTraceAnalysis reads one (an object with\n"
-    "              \"distributedInfo\" and \"traceEvents\"): DIR/rank<R>.json, for TraceAnalysis(trace_dir=DIR)\n"
+    "              \"distributedInfo\" and \"traceEvents\"): DIR/rank<R>.json, for TraceAnalysis(trace_dir=DIR);\n"
+    "              DIR is made if it does not exist\n"
     "  -h, --help  this text\n"
     "\n"
     "skew = max / median - 1 over the ranks (0: balanced; 1.0: the slowest takes twice the median).\n"
@@ -115,12 +116,36 @@ static int merge(gpuprof__xr_trace *ts, int n, const char *out_path, const jv *s
     return 0;
 }
 
+/* DIR and the folders above it, made where missing (mkdir -p); a message
+   and 2 when one cannot be made or a file stands in the way. */
+static int make_dir(const char *dir) {
+    char path[4096], *p, c;
+    struct stat st;
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path) { fprintf(stderr, TOOL ": --hta needs a directory's path\n"); return 2; }
+    memcpy(path, dir, n + 1);
+    for (p = path + 1; ; p++) {
+        if (*p != '/' && *p) continue;
+        c = *p;
+        *p = 0;
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, TOOL ": cannot make the directory %s: %s\n", path, strerror(errno));
+            return 2;
+        }
+        *p = c;
+        if (!c) break;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) { fprintf(stderr, TOOL ": %s is not a directory\n", dir); return 2; }
+    return 0;
+}
+
 /* --hta DIR: each rank's trace as HolisticTraceAnalysis reads one -- a JSON
    object with the rank in a top-level "distributedInfo" and the events in
    "traceEvents" (gpuprof streams the array form, which a killed run leaves
-   readable) -- written to DIR/rank<R>.json, streamed. */
+   readable) -- written to DIR/rank<R>.json, streamed; DIR is made if need be. */
 static int hta_copy(const gpuprof__xr_trace *ts, int n, const char *dir, int world) {
     int i;
+    if (make_dir(dir) != 0) return 2;
     for (i = 0; i < n; i++) {
         char path[4096], *line = NULL, *e;
         size_t cap = 0;
@@ -129,7 +154,7 @@ static int hta_copy(const gpuprof__xr_trace *ts, int n, const char *dir, int wor
         if (!in) { fprintf(stderr, TOOL ": cannot read %s: %s\n", ts[i].path, strerror(errno)); return 2; }
         snprintf(path, sizeof path, "%s/rank%d.json", dir, ts[i].rank);
         if (!(out = fopen(path, "w"))) {
-            fprintf(stderr, TOOL ": cannot write %s: %s (does the directory %s exist?)\n", path, strerror(errno), dir);
+            fprintf(stderr, TOOL ": cannot write %s: %s\n", path, strerror(errno));
             fclose(in);
             return 2;
         }

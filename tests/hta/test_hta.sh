@@ -11,7 +11,7 @@
 set -u
 py=$1; demo=$2; cupti=$3; tool=$4
 . "$(dirname "$0")/../check.sh"
-rm -rf t.*.json s.*.json hta_traces; mkdir hta_traces
+rm -rf t.*.json s.*.json hta_traces       # gpuprof-ranks --hta makes the directory
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH=$cupti GPUPROF_REPORT=off GPUPROF_TRACE=t.%r.json GPUPROF_SUMMARY=s.%r.json \
     "$demo" > demo.$r.out 2>&1
