@@ -2372,6 +2372,8 @@ static struct {
 static pthread_mutex_t gpuprof__gpu_mu = PTHREAD_MUTEX_INITIALIZER;   /* anchors and stream tracks */
 #define GPUPROF__FROM_KERNELS gpuprof__gpu.from_kernels
 
+/* The range's begin and end (next) call these, defined further on with the
+   harvest they belong to. */
 static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int wait, int limit);
 static void gpuprof__anchor_renew(int dev);
 static void gpuprof__gpu_busy(uint64_t step, int placed, int64_t start_ns, int64_t end_ns, uint64_t dur);
@@ -3030,7 +3032,7 @@ static void gpuprof__gpu_drain(void) {}
    synchronization tables and the ranges' GPU spans; a range's push and pop.
    ---------------------------------------------------------------------- */
 #ifdef GPUPROF_CUDA
-static void gpuprof__kc_settle_now(void);
+static void gpuprof__kc_settle_now(void);     /* the buffer callbacks settle steps; defined with the fold */
 
 /* What to do about a CUPTI failure, by its code. */
 static const char *gpuprof__cupti_advice(int rc) {
@@ -4255,8 +4257,8 @@ static void gpuprof__thread_exit(void *p) {
     gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
 }
 
-/* The one call up the file: a thread's first range starts the session when
-   none runs, and starting one (section "Lifecycle", last) needs everything. */
+/* A call down the file: a thread's first range starts the session when none
+   runs, and starting one (section "Lifecycle", the last) needs every section. */
 static int gpuprof__init_internal(const gpuprof_config *cfg, int explicit_call);
 
 /* Everything a range needs before its first event on this thread: the
@@ -9215,7 +9217,6 @@ int gpuprof_report(FILE *out) {
     return gpuprof__report_to(out);
 }
 
-static int gpuprof__same_file(const char *a, const char *b);
 int gpuprof_write_summary(const char *path) {
     gpuprof__buf b = { NULL, 0, 0, 0 };
     char full[4096];
@@ -9233,15 +9234,6 @@ int gpuprof_write_summary(const char *path) {
     return rc;
 }
 
-static int gpuprof__write_trace_locked(const char *path);
-int gpuprof_write_trace(const char *path) {
-    int rc;
-    if (GPUPROF__LD(&gpuprof__g.forked_child)) return -1;
-    pthread_mutex_lock(&gpuprof__life_lock);
-    rc = gpuprof__write_trace_locked(path);
-    pthread_mutex_unlock(&gpuprof__life_lock);
-    return rc;
-}
 
 static int gpuprof__write_trace_locked(const char *path) {
     char full[4096];
@@ -9265,6 +9257,15 @@ static int gpuprof__write_trace_locked(const char *path) {
         return -1;
     }
     return gpuprof__ring_dump(path);
+}
+
+int gpuprof_write_trace(const char *path) {
+    int rc;
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return -1;
+    pthread_mutex_lock(&gpuprof__life_lock);
+    rc = gpuprof__write_trace_locked(path);
+    pthread_mutex_unlock(&gpuprof__life_lock);
+    return rc;
 }
 
 void gpuprof_flush(void) {
@@ -10080,7 +10081,7 @@ static char *gpuprof__mpi_path(const char *pattern) {
     return gpuprof__path_expand(pat, path, sizeof path) == 0 ? gpuprof__strdup(path) : NULL;
 }
 
-static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra);
+static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra);   /* registered here, defined last */
 
 /* Registers the hook once MPI runs (any thread may ask; only the thread
    MPI allows calls it). */
@@ -10998,13 +10999,6 @@ void gpuprof_set_enabled(int on) {
     pthread_mutex_unlock(&gpuprof__lock);
 }
 
-static void gpuprof__shutdown_locked(void);
-void gpuprof_shutdown(void) {
-    if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
-    pthread_mutex_lock(&gpuprof__life_lock);
-    gpuprof__shutdown_locked();
-    pthread_mutex_unlock(&gpuprof__life_lock);
-}
 
 static void gpuprof__names_free(void) {
     gpuprof__names_free_table(gpuprof__g.names, gpuprof__g.name_hash, gpuprof__g.nnames);
@@ -11129,6 +11123,13 @@ static void gpuprof__shutdown_locked(void) {
     gpuprof__warn_reset();
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__DOWN);
     pthread_mutex_unlock(&gpuprof__lock);
+}
+
+void gpuprof_shutdown(void) {
+    if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
+    pthread_mutex_lock(&gpuprof__life_lock);
+    gpuprof__shutdown_locked();
+    pthread_mutex_unlock(&gpuprof__life_lock);
 }
 
 #endif /* !GPUPROF_DISABLE */

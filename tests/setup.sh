@@ -41,4 +41,4 @@ fi
 echo "tests/setup.sh: installing$need"
 $sudo apt-get update -qq
 # shellcheck disable=SC2086
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Use-Pty=0 $need
