@@ -491,39 +491,39 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
    Implementation, in sections; each uses only those above it, except two
    calls down the file, each with its comment: a thread's first range starts
    the session ("Lifecycle"), and a step registers the MPI_Finalize hook.
-     Number formatting        numbers in text and JSON, whatever the C locale
-     Platform clock           ticks (TSC or CLOCK_MONOTONIC), their rate, ns
-     Statistics accumulator   count, sums, min/max, a histogram for quantiles
-     Global state, warnings   shared types, gpuprof__g, locks, messages, memory
-     Settings                 GPUPROF_* variables; a step's phase (schedule)
-     NVTX                     gpuprof's NVTX domain, its names, push and pop
-     Name registry            a small id per distinct name, its JSON string
-     Per-thread state         a thread's call tree of nodes
-     Trace buffers            recording: per-thread blocks of fixed-size events
-     Kernel capture, part 1   the CUPTI seam, the capture's state
-     GPU backend              CUDA events per range, harvested without a sync
-     Kernel capture, part 2   CUPTI records into tables and ranges' GPU spans
-     Threads joining          a thread's state bound, handed on, freed
-     Memory                   tracked allocations, snapshots, per-range deltas
-     Ranges                   begin/end (the hot path), counters, marks
-     Steps                    GPUPROF_STEP: warm-up, schedule, step figures
-     Output helpers           growing buffers, number cells, path patterns
-     Trace output             the layers: encoder interface, bytes to a file
-     Trace encoder, JSON      Chrome JSON from a block's events
-     Trace sinks              streamed file, its copy, the flight recorder dump
-     Report collection        every thread's nodes into flat and tree tables
-     Text report, its cells   widths, names, times
-     Analysis                 phases, their classes, the bottleneck
-     Text report, its parts   header, tables, memory, roofline, verdict
-     Kernel capture in report kernels, transfers, synchronizations
-     Text report, assembled   the report in order
-     JSON summary             docs/summary.md's schema
-     Writing the outputs      files, gpuprof_report/write_*, flush, reset
-     Roofline peaks           device bandwidth and FLOP/s
-     Cross-rank report        ranks side by side, the straggler, merged trace
-     MPI                      the MPI seam and the report at MPI_Finalize
-     Ranks                    which process of a job this is
-     Lifecycle                init, exit, fork, session start and shutdown
+     Number formatting                numbers in text and JSON, whatever the C locale
+     Platform clock                   ticks (TSC or CLOCK_MONOTONIC), their rate, ns
+     Statistics accumulator           count, sums, min/max, a histogram for quantiles
+     Global state and warnings        shared types, gpuprof__g, locks, messages, memory
+     Settings                         GPUPROF_* variables; a step's phase (schedule)
+     NVTX                             gpuprof's NVTX domain, names, push and pop
+     Name registry                    a small id per distinct name, its JSON string
+     Per-thread state                 a thread's call tree of nodes
+     Trace buffers                    recording: per-thread blocks of events
+     Kernel capture, part 1           the CUPTI seam, the capture's state
+     GPU backend                      CUDA events per range, harvested without a sync
+     Kernel capture, part 2           CUPTI's records into tables, ranges' GPU spans
+     Threads joining and leaving      a thread's state bound, handed on, freed
+     Memory                           tracked allocations, snapshots, range deltas
+     Ranges                           begin and end (the hot path), counters, marks
+     Steps, warm-up and the schedule  GPUPROF_STEP and the step's figures
+     Output helpers                   digits, growing buffers, times, path patterns
+     Trace output, the layers         the encoder interface, bytes into a file
+     Trace encoder, Chrome JSON       a block's events as JSON
+     Trace sinks                      streamed file, its copy, the flight recorder's dump
+     Report collection                every thread's nodes into flat and tree tables
+     Text report, its cells           widths, names, times
+     Analysis                         phases, their classes, the bottleneck
+     Text report, its parts           header, tables, memory, roofline, verdict
+     Kernel capture in the report     kernels, transfers, synchronizations
+     Text report, assembled           the report in order
+     JSON summary                     docs/summary.md's schema
+     Writing the outputs              files, gpuprof_report and write_*, flush, reset
+     Roofline peaks                   the device's bandwidth and FLOP/s
+     Cross-rank report                ranks side by side, the straggler, merged trace
+     MPI                              the MPI seam, the report at MPI_Finalize
+     Ranks                            which process of a job this is
+     Lifecycle                        init, exit, fork, a session's start and shutdown
    ====================================================================== */
 #ifdef GPUPROF_IMPLEMENTATION
 #ifndef GPUPROF__IMPLEMENTED
@@ -2100,7 +2100,7 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
    WithFlags), cudaStreamIsCapturing, cudaThreadExchangeStreamCaptureMode,
    cudaEventElapsedTime, and the driver calls under them. Their API records
    are turned off where CUPTI allows it (CUDA 12.5 on): none has GPU work to
-   attribute, and recording them cost 0.3-1 us of CPU per range on an H100.
+   attribute, and recording them costs 0.3-1 us of CPU per range (an H100).
    cudaEventQuery and cudaEventSynchronize stay on: CUPTI writes a
    synchronization for each, which needs its call to be matched (and gpuprof's
    own are then set apart, gpuprof__kc_own). */
@@ -5137,9 +5137,10 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, uns
     }
     /* A name id is an index into its session's table: if another thread
        shut the session down and started a new one during this call, the id
-       and this thread's state may be of different sessions (found by
-       fuzz_api: an event named by an id the trace's table did not have).
-       The range is not recorded, like one begun after the shutdown. */
+       and this thread's state may be of different sessions (an event would
+       be named by an id the trace's table does not have; fuzz_api's corpus
+       holds the case). The range is not recorded, like one begun after the
+       shutdown. */
     if (GPUPROF__UNLIKELY(t->session != id_session)) return 0;
     d = t->depth;
     if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
@@ -6368,7 +6369,7 @@ static int gpuprof__trace_open(void) {
     gpuprof__g.writer_running = 1;
     /* Under trace_lock: a thread of the last session that checks (session,
        trace_on) under it to hand over a block sees this session's number
-       whenever it sees the trace on (found by fuzz_api). */
+       whenever it sees the trace on (a case in fuzz_api's corpus). */
     pthread_mutex_lock(&gpuprof__trace_lock);
     GPUPROF__ST(&gpuprof__g.trace_mode, (int)GPUPROF__TRACE_STREAM);
     GPUPROF__ST(&gpuprof__g.trace_on, 1);
