@@ -5758,8 +5758,10 @@ static int gpuprof__same_file(const char *a, const char *b) {
    bytes and events in it, its format. A new format is one encoder and a
    row in gpuprof__trace_encoders; a new destination is one sink.
    ---------------------------------------------------------------------- */
-#define GPUPROF__WBUF 1048576
+#define GPUPROF__WBUF 1048576         /* the encoders' buffer (gpuprof__g.wbuf) */
 
+/* Appends n bytes to the output's file. A failed write is one message; the
+   output then writes nothing more (failed), and the statistics go on. */
 static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
     o->off += n;
     while (n && !o->failed) {
@@ -6483,6 +6485,7 @@ static int gpuprof__trace_copy(const char *path) {
     end = gpuprof__trace_sync(&events);
     memset(&o, 0, sizeof o);
     o.path = path;
+    o.format = gpuprof__g.out.format;        /* the stream's bytes, ended as the stream would be */
     if ((in = open(gpuprof__g.out.path, O_RDONLY | O_CLOEXEC)) < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; nothing is written to '%s'", gpuprof__g.out.path, strerror(errno), path);
         return -1;
@@ -6531,6 +6534,7 @@ static int gpuprof__ring_dump(const char *path) {
     int rc;
     memset(&o, 0, sizeof o);
     o.path = path;
+    o.format = gpuprof__g.out.format;        /* the session's trace format */
     if ((o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
         return -1;
