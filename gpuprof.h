@@ -6012,11 +6012,7 @@ static void gpuprof__json_aux(gpuprof__thread *t, const gpuprof__event *e, int t
 }
 
 GPUPROF__INLINE int gpuprof__json_is_aux(int type) {
-#ifdef GPUPROF_CUDA
     return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW || type == GPUPROF__EV_KA || type == GPUPROF__EV_KB;
-#else
-    return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW;
-#endif
 }
 
 /* An event other than a CPU range: a counter, a mark, a step and, in CUDA

@@ -76,7 +76,6 @@ for d in demo demo_kernels demo_gpu_kernels; do
 done
 say "-- bench_gpu_real"
 sed -n '/^bench_gpu_real/,$p' "$run/bench_gpu_real.log" | head -n 20 | tee -a "$summary"
-[ -s "$run/bench_gpu_real.log" ] && ! grep -q '^bench_gpu_real' "$run/bench_gpu_real.log" && head -n 3 "$run/bench_gpu_real.log" | tee -a "$summary"
 
 say ""
 say "== $passed passed, $failed failed, $skipped skipped, in $(($(date +%s) - t0)) s"
