@@ -1171,9 +1171,10 @@ enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPU
           arguments KA (grid, block, registers, kernel) and KB (launch time, bytes or shared memory, launching thread) */
        GPUPROF__EV_KAPI = 7, GPUPROF__EV_KERNEL = 8, GPUPROF__EV_KA = 9, GPUPROF__EV_KB = 10 };
 enum { GPUPROF__TRACE_NONE = 0, GPUPROF__TRACE_STREAM = 1, GPUPROF__TRACE_RING = 2 };
-enum { GPUPROF__FMT_JSON = 0 };      /* a trace output's format: its row in gpuprof__trace_encoders */
+enum { GPUPROF__FMT_JSON = 0, GPUPROF__FMT_PERFETTO = 1 };   /* a trace output's format: its row in gpuprof__trace_encoders */
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8,
-       GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK events): the range has a GPU event: no rates on its CPU event */
+       GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK and range events): the range has a GPU event (no rates on its CPU
+                                          event; a Perfetto trace's flow starts at it). A step's flags >> 8: its depth */
 
 #define GPUPROF__BLOCK_EVENTS 2048
 #define GPUPROF__OUTLIERS 256         /* outlier-step candidates kept (more: none are set apart) */
@@ -1254,6 +1255,9 @@ typedef struct gpuprof__tout {
     uint64_t from_ns;                     /* a flight-recorder dump: flows from CPU ranges begun before this are left out */
     const char *path;
     char error[96];                       /* why writing failed */
+    unsigned char *pf_ctr;                /* Perfetto: name id -> its counter's track is in this output */
+    uint32_t *pf_tids;                    /* Perfetto: the thread tracks in it (tid << 1 | named) */
+    uint32_t pf_nctr, pf_ntids, pf_ctids;
 } gpuprof__tout;
 
 typedef struct gpuprof__event {
@@ -1287,6 +1291,20 @@ typedef struct gpuprof__rec {
 /* A thread's GPU part (CUDA builds): completed in section "GPU backend". */
 typedef struct gpuprof__gput gpuprof__gput;
 
+/* A thread's sequence in a Perfetto trace (the formatter's; section "Trace
+   encoder, Perfetto protobuf"). */
+typedef struct gpuprof__pfseq {
+    uint32_t seq;                         /* its trusted_packet_sequence_id (0: none yet) */
+    unsigned gen;                         /* in the output of this generation */
+    int tid;                              /* the thread whose track its events default to */
+    uint32_t head_len;
+    char head[8];                         /* the packets' sequence id field, encoded */
+    uint64_t last;                        /* ns: the incremental clock as its last event left it */
+    uint32_t *iid;                        /* name id -> the sequence it was interned in */
+    uint64_t *other;                      /* other names interned in this sequence (kernels, calls): a set */
+    uint32_t niid, nother, cother;
+} gpuprof__pfseq;
+
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
@@ -1298,7 +1316,11 @@ typedef struct gpuprof__thread {
     double work_flops, work_bytes;
     int flow_tid;                         /* the formatter's: a FLOW waiting for its GPU event (0: none) */
     uint64_t flow_ns;                     /* its CPU range's begin */
+    uint32_t flow_name;                   /* and name id */
     gpuprof__event karg[2];               /* the formatter's: the KA and KB records of the next kernel event */
+    uint64_t step_ns, step_no;            /* the formatter's: the last step marked outside any range (ns, number), */
+    unsigned step_gen, step_track;        /* in the output of this generation; its Perfetto track written in that one */
+    gpuprof__pfseq pf;
     uint32_t index;
     char label[64];
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
@@ -1383,12 +1405,14 @@ static struct {
     int trace_on, trace_mode, trace_finished;
     gpuprof__tout out;                    /* the streamed file (trace_mode STREAM) */
     unsigned out_gen;                     /* generations of outputs: metadata written per output */
+    uint32_t pf_seqs;                     /* Perfetto sequence ids given so far */
     pthread_t writer;
     int writer_running, writer_stop;
     pthread_t collector;                  /* adds the threads' records to the statistics */
     int collector_running, collector_stop;
     int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
+    uint32_t queue_len;                   /* blocks queued for the writer (under trace_lock) */
     uint32_t blocks_allocated, blocks_max, free_count;
     uint64_t dropped_io;
     /* the flight recorder (trace_mode RING): blocks in the order handed over */
@@ -1914,7 +1938,11 @@ static void gpuprof__trace_enqueue(gpuprof__block *b) {
     if (gpuprof__g.queue_tail) gpuprof__g.queue_tail->next = b;
     else gpuprof__g.queue_head = b;
     gpuprof__g.queue_tail = b;
-    pthread_cond_signal(&gpuprof__trace_cond);
+    /* The writer, once woken, goes on while blocks are queued; waking it for
+       every block would cost both threads a sleep and a wake-up per block:
+       it is woken when 8 are queued, or an eighth of the blocks (recorders
+       would soon have none), or at its once-a-second round. */
+    if (++gpuprof__g.queue_len >= 8 || gpuprof__g.queue_len * 8 >= gpuprof__g.blocks_max) pthread_cond_signal(&gpuprof__trace_cond);
 }
 
 static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t) {
@@ -4155,6 +4183,8 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
     GPUPROF_FREE(t->by_name);
     GPUPROF_FREE(t->counters);
     GPUPROF_FREE(t->chunks);
+    GPUPROF_FREE(t->pf.iid);
+    GPUPROF_FREE(t->pf.other);
     GPUPROF_FREE(t);
 }
 
@@ -5288,7 +5318,8 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
             if (f->flags & GPUPROF__F_MEM) gpuprof__mem_range_end(n, f);
         }
     }
-    if (GPUPROF__LD(&gpuprof__g.trace_on)) gpuprof__range_event(t, d, n->name_id, evflags, f->t0, t1);
+    /* a range with a GPU part starts a flow in a Perfetto trace (its GPU range ends it) */
+    if (GPUPROF__LD(&gpuprof__g.trace_on)) gpuprof__range_event(t, d, n->name_id, evflags | (GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0), f->t0, t1);
 }
 
 /* The name of frame d (1-based) for a message. */
@@ -5580,7 +5611,8 @@ void gpuprof__step(void) {
     if (recorded && GPUPROF__LD(&gpuprof__g.trace_on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
-            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, counted ? GPUPROF__EVF_COUNTED : 0, now - t->base, step);
+            gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, (counted ? GPUPROF__EVF_COUNTED : 0) | (int)((t->depth < 255 ? t->depth : 255) << 8),
+                               now - t->base, step);
     }
 }
 
@@ -5790,6 +5822,49 @@ typedef struct gpuprof__trace_encoder {
     void (*end)(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns);
 } gpuprof__trace_encoder;
 
+/* The work a WORK event left for this range event, if it is the one. */
+static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_id, double *w) {
+    if (t->work_name != name_id) return NULL;
+    w[0] = t->work_flops;
+    w[1] = t->work_bytes;
+    t->work_name = 0;
+    return w;
+}
+
+/* A record that is part of the event after it (WORK, FLOW; a kernel's KA
+   and KB), kept in its thread's state until that event is written. */
+static void gpuprof__trace_aux_hold(gpuprof__thread *t, const gpuprof__event *e, int type) {
+    switch (type) {
+    case GPUPROF__EV_WORK:
+        t->work_name = e->name_id;
+        t->work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
+        memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
+        memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
+        break;
+    case GPUPROF__EV_FLOW:
+        t->flow_tid = (int)e->u.dur_ns;
+        t->flow_ns = gpuprof__ticks_to_ns(e->ts);
+        t->flow_name = e->name_id;
+        break;
+    default:       /* GPUPROF__EV_KA, GPUPROF__EV_KB */
+        t->karg[type - GPUPROF__EV_KA] = *e;
+        break;
+    }
+}
+
+GPUPROF__INLINE int gpuprof__trace_is_aux(int type) {
+    return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW || type == GPUPROF__EV_KA || type == GPUPROF__EV_KB;
+}
+
+/* A step as the encoders remember it: one marked outside any range (its
+   depth, in the flags, is 0) starts the slice "ProfilerStep#N" that the
+   next such step on the thread ends; one inside a range starts none. */
+static void gpuprof__trace_step_mark(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts) {
+    t->step_gen = (e->flags >> 8) == 0 ? o->gen : 0;
+    t->step_ns = ts;
+    t->step_no = e->u.step;
+}
+
 /* ----------------------------------------------------------------------
    Trace encoder, Chrome JSON: the file is a JSON array of events ("[" ...
    "]"), the form both the Perfetto UI and chrome://tracing open when the
@@ -5874,15 +5949,6 @@ static GPUPROF__NOINLINE char *gpuprof__trace_span_work(char *p, const gpuprof__
         p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes_per_s\":"), work[1] / s);
     }
     return gpuprof__put_s(p, "}}");
-}
-
-/* The work a WORK event left for this range event, if it is the one. */
-static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_id, double *w) {
-    if (t->work_name != name_id) return NULL;
-    w[0] = t->work_flops;
-    w[1] = t->work_bytes;
-    t->work_name = 0;
-    return w;
 }
 
 #ifdef GPUPROF_CUDA
@@ -5991,30 +6057,6 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
 }
 #endif
 
-/* A record that is part of the event after it (WORK, FLOW; a kernel's KA
-   and KB), kept in its thread's state until that event is written. */
-static void gpuprof__json_aux(gpuprof__thread *t, const gpuprof__event *e, int type) {
-    switch (type) {
-    case GPUPROF__EV_WORK:
-        t->work_name = e->name_id;
-        t->work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
-        memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
-        memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
-        break;
-    case GPUPROF__EV_FLOW:
-        t->flow_tid = (int)e->u.dur_ns;
-        t->flow_ns = gpuprof__ticks_to_ns(e->ts);
-        break;
-    default:       /* GPUPROF__EV_KA, GPUPROF__EV_KB */
-        t->karg[type - GPUPROF__EV_KA] = *e;
-        break;
-    }
-}
-
-GPUPROF__INLINE int gpuprof__json_is_aux(int type) {
-    return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW || type == GPUPROF__EV_KA || type == GPUPROF__EV_KB;
-}
-
 /* An event other than a CPU range: a counter, a mark, a step and, in CUDA
    builds, a GPU range, a captured CUDA call or kernel. ts and dur in ns. */
 static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
@@ -6078,6 +6120,15 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
 #endif
     case GPUPROF__EV_STEP:
     default:
+        if (t->step_gen == o->gen && (e->flags >> 8) == 0) {
+            /* the slice of the step the last one began (Kineto's name: HolisticTraceAnalysis's iterations) */
+            p = gpuprof__trace_head(p, "X", tid);
+            p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#"), t->step_no);
+            p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), t->step_ns);
+            p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), ts - t->step_ns);
+            *p++ = '}';
+        }
+        gpuprof__trace_step_mark(o, t, e, ts);
         p = gpuprof__trace_head(p, "i", tid);
         p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
         p = gpuprof__put_u64(p, e->u.step);
@@ -6131,9 +6182,9 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
             if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
                 p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates, dur + !!(e->flags & GPUPROF__EVF_NUDGE));
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
-        } else if (gpuprof__json_is_aux(type)) {
+        } else if (gpuprof__trace_is_aux(type)) {
             naux++;
-            gpuprof__json_aux(t, e, type);
+            gpuprof__trace_aux_hold(t, e, type);
         } else p = gpuprof__json_other(o, t, p, e, type, nm, tid, ts, dur);
         p = gpuprof__trace_fit(o, buf, start, p);
     }
@@ -6205,6 +6256,670 @@ static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t droppe
 }
 
 /* ----------------------------------------------------------------------
+   Trace encoder, Perfetto protobuf (SPEC 14): the file is a stream of
+   TracePackets, each framed as field 1 of a Trace (byte 0x0a, its length,
+   its bytes), so the file is a whole trace after every packet, and a run
+   killed inside one loses that packet only. Each thread that recorded
+   events is a sequence of its own in an output: its first packet clears
+   the sequence's state, interns the categories and argument names, sets
+   its defaults (the thread's track, the sequence's clock) and starts that
+   clock, an incremental one: an event's timestamp is the nanoseconds since
+   the sequence's previous one. Names are interned in the first packet that
+   uses them. A slice is a begin and an end packet. Events come in the
+   order ranges end, so a parent's begin is earlier than what went before
+   it on its sequence: such a timestamp is written on the absolute clock
+   (BOOTTIME, ns since the trace's time zero) and leaves the incremental
+   one as it was. The viewers sort by time; among equal times they keep
+   the file's order, and the recording makes a child start after its parent.
+   Field numbers: FACTS-perfetto.md and perfetto's protos/perfetto/trace.
+   ---------------------------------------------------------------------- */
+#define GPUPROF__PF_CLOCK 64u          /* the sequence-scoped incremental clock */
+#define GPUPROF__PF_ABS 6u             /* BOOTTIME: absolute, ns since the trace's time zero */
+/* interned event names' ids: a registered name's is its id + 1; the others' in spaces above */
+#define GPUPROF__PF_KERN (1ull << 32)  /* + the kernel's index */
+#define GPUPROF__PF_CALL (2ull << 32)  /* + cbid | driver << 16 */
+#define GPUPROF__PF_COPY (3ull << 32)  /* + direction << 2 | host; + 0xffff: a memset */
+enum { GPUPROF__PF_TPROC = 0, GPUPROF__PF_TTHREAD = 1, GPUPROF__PF_TSTEPS = 2, GPUPROF__PF_TCOUNTER = 3 };
+/* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's */
+/* interned categories and argument names: their iid is their index + 1 */
+enum { GPUPROF__PC_CPU = 1, GPUPROF__PC_GPU, GPUPROF__PC_KERNEL, GPUPROF__PC_MEMCPY, GPUPROF__PC_MEMSET, GPUPROF__PC_RUNTIME,
+       GPUPROF__PC_DRIVER, GPUPROF__PC_MARK, GPUPROF__PC_MEMORY, GPUPROF__PC_STEP, GPUPROF__PC_ANNOTATION };
+static const char *const gpuprof__pf_cats[] = { "cpu", "gpu", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
+                                                 "mark", "memory", "step", "user_annotation" };
+enum { GPUPROF__PA_WARMUP = 1, GPUPROF__PA_FLOPS, GPUPROF__PA_BYTES, GPUPROF__PA_FPB, GPUPROF__PA_FPS, GPUPROF__PA_BPS,
+       GPUPROF__PA_STEP, GPUPROF__PA_COUNTED, GPUPROF__PA_CORR, GPUPROF__PA_CBID, GPUPROF__PA_DEVICE, GPUPROF__PA_STREAM,
+       GPUPROF__PA_GRID, GPUPROF__PA_BLOCK, GPUPROF__PA_REGS, GPUPROF__PA_SHARED, GPUPROF__PA_BW };
+static const char *const gpuprof__pf_args[] = { "warmup", "flops", "bytes", "flop_per_byte", "flop_per_s", "bytes_per_s", "step",
+                                                 "counted", "correlation", "cbid", "device", "stream", "grid", "block",
+                                                 "registers per thread", "shared memory", "memory bandwidth (GB/s)" };
+
+/* Protobuf's wire format, written forward into a buffer with room. */
+GPUPROF__INLINE char *gpuprof__pb_varint(char *p, uint64_t v) {
+    while (v >= 0x80) { *p++ = (char)(v | 0x80); v >>= 7; }
+    *p++ = (char)v;
+    return p;
+}
+GPUPROF__INLINE char *gpuprof__pb_uint(char *p, uint32_t field, uint64_t v) {
+    return gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3), v);
+}
+static char *gpuprof__pb_double(char *p, uint32_t field, double v) {
+    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 1);
+    memcpy(p, &v, 8);            /* little-endian, as the wire format is (x86-64, aarch64) */
+    return p + 8;
+}
+static char *gpuprof__pb_fixed64(char *p, uint32_t field, uint64_t v) {
+    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 1);
+    memcpy(p, &v, 8);
+    return p + 8;
+}
+static char *gpuprof__pb_bytes(char *p, uint32_t field, const char *s, size_t n) {
+    p = gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3 | 2), n);
+    memcpy(p, s, n);
+    return p + n;
+}
+#define gpuprof__pb_str(p, field, s) gpuprof__pb_bytes(p, field, s, strlen(s))
+
+/* A length-delimited field whose length is known once written: its tag and
+   one byte for the length, returning where its content starts; closed by
+   gpuprof__pb_close, which moves the content on when the length needs more. */
+GPUPROF__INLINE char *gpuprof__pb_open(char *p, uint32_t field) {
+    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 2);
+    return p + 1;
+}
+static char *gpuprof__pb_close(char *start, char *end) {
+    size_t n = (size_t)(end - start), k = 1;
+    char tmp[10];
+    if (GPUPROF__LIKELY(n < 0x80)) { start[-1] = (char)n; return end; }
+    k = (size_t)(gpuprof__pb_varint(tmp, n) - tmp);
+    memmove(start + k - 1, start, n);
+    memcpy(start - 1, tmp, k);
+    return end + k - 1;
+}
+
+static uint64_t gpuprof__pf_uuid(int kind, uint64_t id) {
+    return ((uint64_t)(uint32_t)gpuprof__g.trace_pid << 32) | ((uint64_t)kind << 28) | (id & 0xfffffffu);
+}
+
+/* The process's track: its pid and name, (at the end) a label saying what
+   the file holds, and in its description the host, the wall-clock anchor
+   (CLOCK_REALTIME at time zero) and the rank. */
+static char *gpuprof__pf_process(char *p, const char *end_label) {
+    char name[128], lab[320], *pk = gpuprof__pb_open(p, 1), *td, *pd;
+    int n;
+    if (gpuprof__g.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__g.rank);
+    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
+    td = gpuprof__pb_open(pk, 60);
+    pd = gpuprof__pb_open(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0)), 3);
+    p = gpuprof__pb_uint(pd, 1, (uint32_t)gpuprof__g.trace_pid);
+    p = gpuprof__pb_str(p, 6, name);
+    if (end_label) p = gpuprof__pb_str(p, 8, end_label);
+    p = gpuprof__pb_close(pd, p);
+    /* the anchor, for programs (gpuprof-ranks): in the track's description */
+    n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION "; host=%.200s; t0_realtime_ns=%llu", gpuprof__g.host, (unsigned long long)gpuprof__g.t0_realtime_ns);
+    if (gpuprof__g.rank >= 0 && n > 0 && (size_t)n < sizeof lab) n += snprintf(lab + n, sizeof lab - (size_t)n, "; rank=%d", gpuprof__g.rank);
+    if (gpuprof__g.world_size > 0 && n > 0 && (size_t)n < sizeof lab) snprintf(lab + n, sizeof lab - (size_t)n, "; world_size=%d", gpuprof__g.world_size);
+    p = gpuprof__pb_str(p, 14, lab);
+    if (gpuprof__g.rank >= 0) p = gpuprof__pb_uint(p, 12, (uint64_t)gpuprof__g.rank);     /* sibling_order_rank */
+    p = gpuprof__pb_close(td, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+static void gpuprof__pf_begin(gpuprof__tout *o) {
+    char head[1024];
+    gpuprof__trace_write(o, head, (size_t)(gpuprof__pf_process(head, NULL) - head));
+}
+
+/* The end: the process's track again, its labels saying what the file
+   holds (as the JSON trace's process_labels do). */
+static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
+    char tail[1024], lab[256];
+    int n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION ": %llu events, %llu dropped", (unsigned long long)events, (unsigned long long)dropped);
+    if (fell_out && n > 0 && (size_t)n < sizeof lab)
+        snprintf(lab + n, sizeof lab - (size_t)n, ", flight recorder: from %.3f us on (%llu older events fell out)", (double)window_ns / 1e3,
+                 (unsigned long long)fell_out);
+    gpuprof__trace_write(o, tail, (size_t)(gpuprof__pf_process(tail, lab) - tail));
+    GPUPROF_FREE(o->pf_ctr);
+    GPUPROF_FREE(o->pf_tids);
+    o->pf_ctr = NULL;
+    o->pf_tids = NULL;
+    o->pf_nctr = o->pf_ntids = o->pf_ctids = 0;
+}
+
+/* A thread's track (or a GPU stream's, shown as a thread), once per output;
+   label NULL: a thread known only by its tid (a CUDA call's launching
+   thread) until its own events name it. */
+static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, const char *label) {
+    char *pk, *td, *th;
+    uint32_t i;
+    for (i = 0; i < o->pf_ntids; i++) if (o->pf_tids[i] >> 1 == tid) break;
+    if (i < o->pf_ntids && ((o->pf_tids[i] & 1) || !label)) return p;   /* entries: tid << 1 | named */
+    if (i == o->pf_ntids) {
+        if (o->pf_ntids == o->pf_ctids) {
+            uint32_t c = o->pf_ctids ? 2 * o->pf_ctids : 16, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
+            if (!nt) return p;
+            if (o->pf_ntids) memcpy(nt, o->pf_tids, o->pf_ntids * sizeof *nt);
+            GPUPROF_FREE(o->pf_tids);
+            o->pf_tids = nt;
+            o->pf_ctids = c;
+        }
+        o->pf_tids[o->pf_ntids++] = tid << 1;
+    }
+    o->pf_tids[i] |= label ? 1u : 0u;
+    pk = gpuprof__pb_open(p, 1);
+    td = gpuprof__pb_open(pk, 60);
+    p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
+    th = gpuprof__pb_open(p, 4);
+    p = gpuprof__pb_uint(th, 1, (uint32_t)gpuprof__g.trace_pid);
+    p = gpuprof__pb_uint(p, 2, tid);
+    if (label) p = gpuprof__pb_str(p, 5, label);
+    p = gpuprof__pb_close(th, p);
+    p = gpuprof__pb_close(td, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+/* A counter's track (a process counter, named as the counter), once per output. */
+static char *gpuprof__pf_counter_track(gpuprof__tout *o, char *p, uint32_t name_id, const gpuprof__name *nm) {
+    char *pk, *td;
+    if (name_id >= o->pf_nctr) {
+        uint32_t c = name_id + 64;
+        unsigned char *nc = (unsigned char *)gpuprof__alloc(c);
+        if (!nc) return p;
+        memset(nc, 0, c);
+        if (o->pf_nctr) memcpy(nc, o->pf_ctr, o->pf_nctr);
+        GPUPROF_FREE(o->pf_ctr);
+        o->pf_ctr = nc;
+        o->pf_nctr = c;
+    }
+    if (o->pf_ctr[name_id]) return p;
+    o->pf_ctr[name_id] = 1;
+    pk = gpuprof__pb_open(p, 1);
+    td = gpuprof__pb_open(pk, 60);
+    p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCOUNTER, name_id));
+    p = gpuprof__pb_uint(p, 5, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
+    p = gpuprof__pb_bytes(p, 2, nm->text, nm->len);
+    *p++ = (char)(8 << 3 | 2);                /* counter: {} */
+    *p++ = 0;
+    p = gpuprof__pb_close(td, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+/* A thread's sequence in this output: begun at its first events in it
+   (or when its state passed to another thread): its track, then a packet
+   that clears the sequence's state, interns the categories and argument
+   names, sets the defaults and starts the incremental clock at 0. */
+static char *gpuprof__pf_seq_start(gpuprof__tout *o, gpuprof__pfseq *s, char *p, int tid, const char *label) {
+    char *pk, *f, *g;
+    uint32_t i;
+    s->seq = ++gpuprof__g.pf_seqs;            /* never reused while the process runs: stale interning marks never match */
+    s->gen = o->gen;
+    s->tid = tid;
+    s->last = 0;
+    if (s->other) memset(s->other, 0, s->cother * sizeof *s->other);
+    s->nother = 0;
+    s->head_len = (uint32_t)(gpuprof__pb_uint(s->head, 10, s->seq) - s->head);
+    if (tid) p = gpuprof__pf_thread_track(o, p, (uint32_t)tid, label);
+    pk = gpuprof__pb_open(p, 1);
+    p = gpuprof__pb_uint(pk, 10, s->seq);
+    p = gpuprof__pb_uint(p, 13, 3);          /* SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE */
+    f = gpuprof__pb_open(p, 12);              /* interned_data */
+    p = f;
+    for (i = 0; i < sizeof gpuprof__pf_cats / sizeof *gpuprof__pf_cats; i++) {
+        g = gpuprof__pb_open(p, 1);
+        p = gpuprof__pb_str(gpuprof__pb_uint(g, 1, i + 1), 2, gpuprof__pf_cats[i]);
+        p = gpuprof__pb_close(g, p);
+    }
+    for (i = 0; i < sizeof gpuprof__pf_args / sizeof *gpuprof__pf_args; i++) {
+        g = gpuprof__pb_open(p, 3);
+        p = gpuprof__pb_str(gpuprof__pb_uint(g, 1, i + 1), 2, gpuprof__pf_args[i]);
+        p = gpuprof__pb_close(g, p);
+    }
+    p = gpuprof__pb_close(f, p);
+    f = gpuprof__pb_open(p, 59);              /* trace_packet_defaults */
+    p = gpuprof__pb_uint(f, 58, GPUPROF__PF_CLOCK);
+    g = gpuprof__pb_open(p, 11);
+    p = gpuprof__pb_uint(g, 11, tid ? gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, (uint32_t)tid) : gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
+    p = gpuprof__pb_close(g, p);
+    p = gpuprof__pb_close(f, p);
+    f = gpuprof__pb_open(p, 6);               /* clock_snapshot: the incremental clock and BOOTTIME, both 0 now */
+    g = gpuprof__pb_open(f, 1);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(g, 1, GPUPROF__PF_CLOCK), 2, 0), 3, 1), 4, 1);
+    p = gpuprof__pb_close(g, p);
+    g = gpuprof__pb_open(p, 1);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(g, 1, GPUPROF__PF_ABS), 2, 0);
+    p = gpuprof__pb_close(g, p);
+    p = gpuprof__pb_close(f, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+/* Opens a packet at ts (ns) on s's sequence: the timestamp as a delta on
+   the incremental clock, or, earlier than the sequence's last, on the
+   absolute clock; *pk: where the packet's content starts. */
+GPUPROF__INLINE char *gpuprof__pf_head(gpuprof__pfseq *s, char *p, uint64_t ts, char **pk) {
+    *p++ = 0x0a;
+    *pk = ++p;
+    if (GPUPROF__LIKELY(ts >= s->last)) {
+        *p++ = 0x40;                          /* timestamp */
+        p = gpuprof__pb_varint(p, ts - s->last);
+        s->last = ts;
+    } else {
+        p = gpuprof__pb_uint(p, 58, GPUPROF__PF_ABS);
+        *p++ = 0x40;
+        p = gpuprof__pb_varint(p, ts);
+    }
+    memcpy(p, s->head, 8);                    /* trusted_packet_sequence_id */
+    return p + s->head_len;
+}
+
+/* A registered name interned on this sequence already? Marks it so when not. */
+static int gpuprof__pf_name_seen(gpuprof__pfseq *s, uint32_t id) {
+    if (id >= s->niid) {
+        uint32_t c = id + 1 > 2 * s->niid ? id + 256 : 2 * s->niid, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
+        if (!nt) return -1;
+        memset(nt, 0, c * sizeof *nt);
+        if (s->niid) memcpy(nt, s->iid, s->niid * sizeof *nt);
+        GPUPROF_FREE(s->iid);
+        s->iid = nt;
+        s->niid = c;
+    }
+    if (s->iid[id] == s->seq) return 1;
+    s->iid[id] = s->seq;
+    return 0;
+}
+
+/* The name of an event, as an interned id (sent in this packet the first
+   time: *p is inside the packet, before the track event) or inline. seen:
+   gpuprof__pf_name_seen's or gpuprof__pf_other's answer. Returns the iid,
+   0 when the name went inline (into *inl). */
+static uint64_t gpuprof__pf_name(char **p, int seen, uint64_t iid, const char *text, size_t n) {
+    char *f, *g, *q;
+    if (seen == 1) return iid;
+    if (seen < 0) return 0;
+    f = gpuprof__pb_open(*p, 12);
+    g = gpuprof__pb_open(f, 2);
+    q = gpuprof__pb_bytes(gpuprof__pb_uint(g, 1, iid), 2, text, n);
+    q = gpuprof__pb_close(g, q);
+    *p = gpuprof__pb_close(f, q);
+    return iid;
+}
+
+/* A track event's name: name_iid, or the name itself. */
+static char *gpuprof__pf_put_name(char *p, uint64_t iid, const char *text, size_t n) {
+    return iid ? gpuprof__pb_uint(p, 10, iid) : gpuprof__pb_bytes(p, 23, text, n);
+}
+
+/* A debug annotation with an interned name. */
+static char *gpuprof__pf_arg_u(char *p, int name, uint64_t v) {
+    char *a = gpuprof__pb_open(p, 4);
+    return gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, (uint64_t)name), 3, v));
+}
+static char *gpuprof__pf_arg_d(char *p, int name, double v) {
+    char *a = gpuprof__pb_open(p, 4);
+    return gpuprof__pb_close(a, gpuprof__pb_double(gpuprof__pb_uint(a, 1, (uint64_t)name), 5, v));
+}
+
+/* A range's work (GPUPROF_RANGE_WORK), with rates over its measured time. */
+static char *gpuprof__pf_work(char *p, const double *work, int rates, uint64_t measured) {
+    double s = measured > 0 ? (double)measured * 1e-9 : 0;
+    p = gpuprof__pf_arg_d(p, GPUPROF__PA_FLOPS, work[0]);
+    p = gpuprof__pf_arg_d(p, GPUPROF__PA_BYTES, work[1]);
+    if (work[1] > 0) p = gpuprof__pf_arg_d(p, GPUPROF__PA_FPB, work[0] / work[1]);
+    if (s > 0 && rates) {
+        p = gpuprof__pf_arg_d(p, GPUPROF__PA_FPS, work[0] / s);
+        p = gpuprof__pf_arg_d(p, GPUPROF__PA_BPS, work[1] / s);
+    }
+    return p;
+}
+
+/* The flow id of a CPU range (its thread, begin in ns, name) toward its
+   GPU range (a hash: both ends compute it, each from its own record; the
+   name tells a parent from a child begun in the same ns), and of a CUDA
+   call toward the work it launched (its correlation id). */
+static uint64_t gpuprof__pf_flow_cpu(uint32_t tid, uint64_t ns, uint32_t name_id) {
+    uint64_t h = (ns ^ ((uint64_t)tid << 40)) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 29) ^ name_id) * 0xBF58476D1CE4E5B9ull;
+    return (h ^ (h >> 32)) & ~(1ull << 63);
+}
+#define gpuprof__pf_flow_call(corr) ((1ull << 63) | (uint64_t)(corr))
+
+/* A slice's end: an end packet on the track (0: the sequence's default). */
+GPUPROF__INLINE char *gpuprof__pf_end_slice(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t track, uint64_t flow_in) {
+    char *pk, *te;
+    p = gpuprof__pf_head(s, p, ts, &pk);
+    te = gpuprof__pb_open(p, 11);
+    te[0] = 0x48;                             /* type: SLICE_END */
+    te[1] = 2;
+    p = te + 2;
+    if (track) p = gpuprof__pb_uint(p, 11, track);
+    if (flow_in) p = gpuprof__pb_fixed64(p, 48, flow_in);
+    return gpuprof__pb_close(pk, gpuprof__pb_close(te, p));
+}
+
+/* Opens an event at ts: a slice's begin (type 1), an instant (3) or a
+   counter value (4): the packet's head, its name interned first if need be
+   (text NULL: no name), the track event's type and name. *pk and *te: where
+   the packet's and the track event's contents start (GPUPROF__PF_CLOSE). */
+static char *gpuprof__pf_event(gpuprof__pfseq *s, char *p, uint64_t ts, char **pk, char **te, int type, int seen, uint64_t iid,
+                               const char *text, size_t n) {
+    p = gpuprof__pf_head(s, p, ts, pk);
+    if (text) iid = gpuprof__pf_name(&p, seen, iid, text, n);
+    *te = gpuprof__pb_open(p, 11);
+    p = gpuprof__pb_uint(*te, 9, (uint64_t)type);
+    return text ? gpuprof__pf_put_name(p, iid, text, n) : p;
+}
+#define GPUPROF__PF_CLOSE(pk, te, p) gpuprof__pb_close(pk, gpuprof__pb_close(te, p))
+
+/* A CPU range with more than a name: warm-up, work, a GPU part (the flow's
+   start: its GPU range ends it). ts: its begin, the nudge applied. */
+static GPUPROF__NOINLINE char *gpuprof__pf_range_more(gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e,
+                                                      const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t end) {
+    char *pk, *te;
+    double work[2];
+    const double *w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+    if (e->flags & GPUPROF__EVF_GPU_PART) p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_cpu(tid, gpuprof__ticks_to_ns(e->ts), e->name_id));
+    if (e->flags & GPUPROF__EVF_WARMUP) {
+        char *a = gpuprof__pb_open(p, 4);
+        p = gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, GPUPROF__PA_WARMUP), 2, 1));
+    }
+    if (w) p = gpuprof__pf_work(p, w, t->work_rates, end - ts + !!(e->flags & GPUPROF__EVF_NUDGE));
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return gpuprof__pf_end_slice(s, p, end, 0, 0);
+}
+
+/* A step: an instant on the process's track ("step N"), and, when the step
+   before it was marked on this thread outside any range, the slice from
+   that one to this, "ProfilerStep#N" (Kineto's name), on a track "steps"
+   of the thread's: begun after the ranges inside it were written, on the
+   thread's own track it could not nest them. ts: the step's time. */
+static char *gpuprof__pf_step(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, uint64_t ts) {
+    char *pk, *te, name[48];
+    int n;
+    if (t->step_gen == o->gen && (e->flags >> 8) == 0) {
+        uint64_t uuid = gpuprof__pf_uuid(GPUPROF__PF_TSTEPS, (uint32_t)s->tid);
+        if (t->step_track != o->gen) {
+            char *td;
+            t->step_track = o->gen;
+            pk = gpuprof__pb_open(p, 1);
+            td = gpuprof__pb_open(pk, 60);
+            p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, uuid), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, (uint32_t)s->tid));
+            p = gpuprof__pb_str(p, 2, "steps");
+            p = gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
+        }
+        n = snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)t->step_no);
+        p = gpuprof__pf_event(s, p, t->step_ns, &pk, &te, 1, -1, 0, name, (size_t)n);
+        p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_ANNOTATION), 11, uuid);
+        p = gpuprof__pf_end_slice(s, GPUPROF__PF_CLOSE(pk, te, p), ts, uuid, 0);
+    }
+    gpuprof__trace_step_mark(o, t, e, ts);
+    n = snprintf(name, sizeof name, "step %llu", (unsigned long long)e->u.step);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, -1, 0, name, (size_t)n);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_STEP), 11, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
+    p = gpuprof__pf_arg_u(p, GPUPROF__PA_STEP, e->u.step);
+    {
+        char *a = gpuprof__pb_open(p, 4);
+        p = gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, GPUPROF__PA_COUNTED), 2, (e->flags & GPUPROF__EVF_COUNTED) ? 1 : 0));
+    }
+    return GPUPROF__PF_CLOSE(pk, te, p);
+}
+
+#ifdef GPUPROF_CUDA
+/* An interned id of a name other than a registered one, this sequence's
+   already? Marks it so when not (a set of ids; 0 when full: sent inline). */
+static int gpuprof__pf_other(gpuprof__pfseq *s, uint64_t iid) {
+    uint32_t i;
+    if (s->nother * 2 >= s->cother) {
+        uint32_t c = s->cother ? 2 * s->cother : 64, k;
+        uint64_t *nt = (uint64_t *)gpuprof__alloc(c * sizeof *nt);
+        if (!nt) return -1;
+        memset(nt, 0, c * sizeof *nt);
+        for (k = 0; k < s->cother; k++)
+            if (s->other[k]) {
+                for (i = (uint32_t)(s->other[k] * 0x9E3779B97F4A7C15ull >> 40) & (c - 1); nt[i]; i = (i + 1) & (c - 1)) {}
+                nt[i] = s->other[k];
+            }
+        GPUPROF_FREE(s->other);
+        s->other = nt;
+        s->cother = c;
+    }
+    for (i = (uint32_t)(iid * 0x9E3779B97F4A7C15ull >> 40) & (s->cother - 1); s->other[i]; i = (i + 1) & (s->cother - 1))
+        if (s->other[i] == iid) return 1;
+    s->other[i] = iid;
+    s->nother++;
+    return 0;
+}
+
+static char *gpuprof__pf_arg_i(char *p, int name, int64_t v) {
+    char *a = gpuprof__pb_open(p, 4);
+    return gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, (uint64_t)name), 4, (uint64_t)v));
+}
+static char *gpuprof__pf_arg_s(char *p, int name, const char *v) {
+    char *a = gpuprof__pb_open(p, 4);
+    return gpuprof__pb_close(a, gpuprof__pb_str(gpuprof__pb_uint(a, 1, (uint64_t)name), 6, v));
+}
+
+/* A GPU range on its stream's track, shrunk by its depth at both ends as in
+   the JSON trace, with the end of its CPU range's flow: on its begin, or on
+   its end when it began before its CPU range read the clock. */
+static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, const gpuprof__name *nm) {
+    char *pk, *te;
+    double work[2];
+    const double *w;
+    uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8, gtid = GPUPROF__GPU_TID0 + track;
+    uint64_t ts = e->ts + depth, dur = e->u.dur_ns > 2 * depth ? e->u.dur_ns - 2 * depth : 0, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
+    uint64_t flow = 0;
+    int flow_at_end = 0;
+    p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[track].label);
+    if (t->flow_tid) {
+        if (t->flow_ns >= o->from_ns && (ts > t->flow_ns ? ts : t->flow_ns) <= ts + dur) {
+            flow = gpuprof__pf_flow_cpu((uint32_t)t->flow_tid, t->flow_ns, t->flow_name);
+            flow_at_end = ts < t->flow_ns;
+        }
+        t->flow_tid = 0;
+    }
+    w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_GPU), 11, uuid);
+    if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
+    if (e->flags & GPUPROF__EVF_WARMUP) {
+        char *a = gpuprof__pb_open(p, 4);
+        p = gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, GPUPROF__PA_WARMUP), 2, 1));
+    }
+    if (w) p = gpuprof__pf_work(p, w, 1, e->u.dur_ns);
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return gpuprof__pf_end_slice(s, p, ts + dur, uuid, flow_at_end ? flow : 0);
+}
+
+/* A CUDA call that launched captured work, on its thread's track, the
+   start of the flow to that work (ended by the kernel, copy or memset). */
+static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e) {
+    char *pk, *te, name[64];
+    uint32_t cbid = e->flags & 0x7fffu, driver = e->flags >> 15, tid = (uint32_t)(e->u.dur_ns >> 40);
+    uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid);
+    const char *call = gpuprof__kc_call_name(cbid, (int)driver);
+    int n = !strcmp(call, "CUDA call") ? snprintf(name, sizeof name, "CUDA call %u", cbid) : snprintf(name, sizeof name, "%s", call);
+    p = gpuprof__pf_thread_track(o, p, tid, NULL);
+    p = gpuprof__pf_event(s, p, e->ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
+    p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_call(e->name_id));
+    p = gpuprof__pf_arg_u(gpuprof__pf_arg_u(p, GPUPROF__PA_CORR, e->name_id), GPUPROF__PA_CBID, cbid);
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return gpuprof__pf_end_slice(s, p, e->ts + (e->u.dur_ns & ((1ull << 40) - 1)), uuid, 0);
+}
+
+/* A captured kernel, copy or memset on its stream's track, with Kineto's
+   category and arguments, ending the flow from the call that launched it. */
+static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
+    static const char *const dir[11] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+    static const char *const host[3] = { "", "Pageable", "Pinned" };
+    char *pk, *te, name[96], dims[64];
+    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
+    uint32_t gtid = GPUPROF__GPU_TID0 + track, launcher = karg[1].name_id, kern = karg[0].flags;
+    uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid), iid, flow = 0;
+    uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
+    const char *text = name;
+    size_t n;
+    int flow_at_end = 0;
+    if (d > 10) d = 0;
+    if (h > 2) h = 0;
+    if (kind == GPUPROF__KR_KERNEL) {
+        iid = GPUPROF__PF_KERN | kern;
+        text = kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->shown : "(kernel)";
+    } else if (kind == GPUPROF__KR_MEMCPY) {
+        iid = GPUPROF__PF_COPY | d << 2 | h;
+        if (h && (d == 1 || d == 2)) snprintf(name, sizeof name, d == 1 ? "Memcpy %s (%s -> Device)" : "Memcpy %s (Device -> %s)", dir[d], host[h]);
+        else snprintf(name, sizeof name, "Memcpy %s", dir[d]);
+    } else {
+        iid = GPUPROF__PF_COPY | 0xffff;
+        snprintf(name, sizeof name, "Memset (Device)");
+    }
+    n = strlen(text);
+    if (launcher && api >= o->from_ns && (ts > api ? ts : api) <= ts + dur) {
+        flow = gpuprof__pf_flow_call(e->name_id);
+        flow_at_end = ts < api;
+    }
+    p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[track].label);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, text, n);
+    p = gpuprof__pb_uint(p, 3, kind == GPUPROF__KR_KERNEL ? GPUPROF__PC_KERNEL : kind == GPUPROF__KR_MEMCPY ? GPUPROF__PC_MEMCPY : GPUPROF__PC_MEMSET);
+    p = gpuprof__pb_uint(p, 11, uuid);
+    if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
+    p = gpuprof__pf_arg_u(p, GPUPROF__PA_DEVICE, (uint64_t)gpuprof__gpu.track[track].dev);
+    p = gpuprof__pf_arg_i(p, GPUPROF__PA_STREAM, sv >= 0x10000u ? (int64_t)(sv - 0x10000u) : -1);
+    if (kind == GPUPROF__KR_KERNEL) {
+        snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].ts & 0xffffffffu), (unsigned)(karg[0].ts >> 32), (unsigned)(karg[0].u.dur_ns & 0xffffffffu));
+        p = gpuprof__pf_arg_s(p, GPUPROF__PA_GRID, dims);
+        snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].u.dur_ns >> 32), karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
+        p = gpuprof__pf_arg_s(p, GPUPROF__PA_BLOCK, dims);
+        p = gpuprof__pf_arg_u(p, GPUPROF__PA_REGS, karg[0].name_id >> 18);
+        p = gpuprof__pf_arg_u(p, GPUPROF__PA_SHARED, karg[1].u.dur_ns);
+    } else {
+        p = gpuprof__pf_arg_u(p, GPUPROF__PA_BYTES, karg[1].u.dur_ns);
+        if (kind == GPUPROF__KR_MEMCPY && dur) p = gpuprof__pf_arg_d(p, GPUPROF__PA_BW, (double)karg[1].u.dur_ns / (double)dur);
+    }
+    p = gpuprof__pf_arg_u(p, GPUPROF__PA_CORR, e->name_id);
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return gpuprof__pf_end_slice(s, p, ts + dur, uuid, flow_at_end ? flow : 0);
+}
+#endif
+
+/* An event other than a plain CPU range. */
+static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e,
+                                                       int type, const gpuprof__name *nm, uint32_t tid, uint64_t ts) {
+    char *pk, *te;
+    switch (type) {
+    case GPUPROF__EV_COUNTER:
+        p = gpuprof__pf_counter_track(o, p, e->name_id, nm);
+        p = gpuprof__pf_event(s, p, ts, &pk, &te, 4, 0, 0, NULL, 0);
+        p = gpuprof__pb_uint(p, 11, gpuprof__pf_uuid(GPUPROF__PF_TCOUNTER, e->name_id));
+        return GPUPROF__PF_CLOSE(pk, te, gpuprof__pb_double(p, 44, e->u.value));
+    case GPUPROF__EV_MARK:
+        p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+        return GPUPROF__PF_CLOSE(pk, te, gpuprof__pb_uint(p, 3, (e->flags & GPUPROF__EVF_MEM) ? GPUPROF__PC_MEMORY : GPUPROF__PC_MARK));
+#ifdef GPUPROF_CUDA
+    case GPUPROF__EV_GPU:
+        return gpuprof__pf_gpu(o, s, t, p, e, nm);
+    case GPUPROF__EV_KAPI:
+        return gpuprof__pf_kapi(o, s, p, e);
+    case GPUPROF__EV_KERNEL:
+        p = gpuprof__pf_kernel(o, s, p, e, t->karg);
+        memset(t->karg, 0, sizeof t->karg);
+        return p;
+#endif
+    case GPUPROF__EV_STEP:
+    default:
+        (void)tid;
+        return gpuprof__pf_step(o, s, t, p, e, ts);
+    }
+}
+
+/* A varint of at most two bytes (v < 16384), and its length. */
+GPUPROF__INLINE char *gpuprof__pb_varint2(char *p, uint32_t v) {
+    p[0] = (char)(v | 0x80);
+    p[1] = (char)(v >> 7);
+    return p + 1 + (v >= 0x80);
+}
+
+/* The common case, in straight-line code: a CPU range with nothing but a
+   name already interned on the sequence, begun at or after the sequence's
+   last timestamp, ending less than 16 us after it, its name id below 16383:
+   every varint fits two bytes, every length one. 20 to 26 bytes. */
+GPUPROF__INLINE char *gpuprof__pf_range_fast(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t end, uint32_t iid) {
+    char *q, *te;
+    /* begin: frame, timestamp, sequence id, track_event { type = 1, name_iid } */
+    p[0] = 0x0a;
+    p[2] = 0x40;
+    q = gpuprof__pb_varint2(p + 3, (uint32_t)(ts - s->last));
+    memcpy(q, s->head, 8);
+    te = q + s->head_len;
+    te[0] = 0x5a;
+    te[2] = 0x48;
+    te[3] = 1;
+    te[4] = 0x50;
+    q = gpuprof__pb_varint2(te + 5, iid);
+    te[1] = (char)(q - te - 2);
+    p[1] = (char)(q - p - 2);
+    /* end: frame, timestamp, sequence id, track_event { type = 2 } */
+    p = q;
+    p[0] = 0x0a;
+    p[2] = 0x40;
+    q = gpuprof__pb_varint2(p + 3, (uint32_t)(end - ts));
+    memcpy(q, s->head, 8);
+    q += s->head_len;
+    q[0] = 0x5a;
+    q[1] = 2;
+    q[2] = 0x48;
+    q[3] = 2;
+    q += 4;
+    p[1] = (char)(q - p - 2);
+    s->last = end;
+    return q;
+}
+
+/* The encoder's events: events [from, n) of a block encoded and written;
+   returns the events written. */
+static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
+    char *buf = gpuprof__g.wbuf, *p = buf, *pk, *te;
+    gpuprof__thread *t = b->owner;
+    gpuprof__pfseq *s = &t->pf;
+    uint32_t tid = (uint32_t)b->tid, i, naux = 0;
+    if (s->gen != o->gen || s->tid != b->tid || !s->seq) p = gpuprof__pf_seq_start(o, s, p, b->tid, b->label);
+    for (i = from; i < n; i++) {
+        const gpuprof__event *e = &b->ev[i];
+        int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
+        const gpuprof__name *nm = &gpuprof__g.names[named ? e->name_id : 0];
+        if ((size_t)(p - buf) + (named ? nm->len : GPUPROF__KC_NAME_MAX) + 4096 > GPUPROF__WBUF) {
+            gpuprof__trace_write(o, buf, (size_t)(p - buf));
+            p = buf;
+        }
+        if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
+            uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
+            ts += (e->flags & GPUPROF__EVF_NUDGE) ? 1 : 0;
+            if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->work_name)) {
+                p = gpuprof__pf_range_more(s, t, p, e, nm, tid, ts, end);
+                continue;
+            }
+            if (GPUPROF__LIKELY(e->name_id < s->niid && s->iid[e->name_id] == s->seq && ts >= s->last && end >= ts && end - s->last < 16384 &&
+                                e->name_id < 16383)) {
+                p = gpuprof__pf_range_fast(s, p, ts, end, e->name_id + 1u);
+                continue;
+            }
+            p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+            p = GPUPROF__PF_CLOSE(pk, te, p);
+            p = gpuprof__pf_end_slice(s, p, end, 0, 0);
+        } else if (gpuprof__trace_is_aux(type)) {
+            naux++;
+            gpuprof__trace_aux_hold(t, e, type);
+        } else {
+            uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts);
+            p = gpuprof__pf_other_event(o, s, t, p, e, type, nm, tid, ts);
+        }
+    }
+    gpuprof__trace_write(o, buf, (size_t)(p - buf));
+    n = n > from ? n - from - naux : 0;
+    GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
+    return n;
+}
+
+/* ----------------------------------------------------------------------
    Trace sinks: the streamed file, written by a background thread as blocks
    fill and, once a second, with what threads have recorded into blocks not
    yet full (a killed run loses at most about a second of events); a copy of
@@ -6215,7 +6930,16 @@ static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t droppe
    ---------------------------------------------------------------------- */
 static const gpuprof__trace_encoder gpuprof__trace_encoders[] = {
     { gpuprof__json_begin, gpuprof__json_events, gpuprof__json_end },      /* GPUPROF__FMT_JSON */
+    { gpuprof__pf_begin, gpuprof__pf_events, gpuprof__pf_end },            /* GPUPROF__FMT_PERFETTO */
 };
+
+/* A trace file's format, by its name: Perfetto's for .pftrace and
+   .perfetto-trace, JSON for any other. */
+static int gpuprof__trace_format(const char *path) {
+    size_t n = path ? strlen(path) : 0;
+    if ((n >= 8 && !strcmp(path + n - 8, ".pftrace")) || (n >= 15 && !strcmp(path + n - 15, ".perfetto-trace"))) return GPUPROF__FMT_PERFETTO;
+    return GPUPROF__FMT_JSON;
+}
 
 /* A new file of the output's format: its counts zeroed, its start written. */
 static void gpuprof__trace_start(gpuprof__tout *o) {
@@ -6311,6 +7035,7 @@ static void *gpuprof__writer_main(void *arg) {
         list = last = gpuprof__g.queue_head;
         for (k = 1; k < 16 && last->next; k++) last = last->next;
         gpuprof__g.queue_head = last->next;
+        gpuprof__g.queue_len -= (uint32_t)k;
         if (!gpuprof__g.queue_head) gpuprof__g.queue_tail = NULL;
         last->next = NULL;
         gpuprof__g.writer_busy = 1;
@@ -6343,6 +7068,7 @@ static void gpuprof__fmt_release(void) {
 static int gpuprof__trace_open(void) {
     gpuprof__tout *o = &gpuprof__g.out;
     o->path = gpuprof__g.trace_path;
+    o->format = gpuprof__trace_format(o->path);
     o->fd = open(gpuprof__g.trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o->fd < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot open the trace file '%s': %s; no trace is written, statistics go on (check that the directory exists and is writable)",
@@ -6407,6 +7133,7 @@ static uint64_t gpuprof__trace_sync(uint64_t *events) {
     pthread_mutex_lock(&gpuprof__trace_lock);
     list = gpuprof__g.queue_head;
     gpuprof__g.queue_head = gpuprof__g.queue_tail = NULL;
+    gpuprof__g.queue_len = 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
     gpuprof__trace_drain(list);
     pthread_mutex_lock(&gpuprof__lock);
@@ -6482,6 +7209,9 @@ static int gpuprof__trace_copy(const char *path) {
     memset(&o, 0, sizeof o);
     o.path = path;
     o.format = gpuprof__g.out.format;        /* the stream's bytes, ended as the stream would be */
+    if (gpuprof__trace_format(path) != o.format)
+        gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_trace('%s'): a copy of the streamed trace '%s' is in its format, %s, whatever the name says (name the copy after the stream: .pftrace for Perfetto, any other for JSON)",
+                      path, gpuprof__g.out.path, o.format == GPUPROF__FMT_PERFETTO ? "Perfetto's" : "JSON");
     if ((in = open(gpuprof__g.out.path, O_RDONLY | O_CLOEXEC)) < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; nothing is written to '%s'", gpuprof__g.out.path, strerror(errno), path);
         return -1;
@@ -6530,7 +7260,7 @@ static int gpuprof__ring_dump(const char *path) {
     int rc;
     memset(&o, 0, sizeof o);
     o.path = path;
-    o.format = gpuprof__g.out.format;        /* the session's trace format */
+    o.format = gpuprof__trace_format(path);
     if ((o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
         return -1;
@@ -10904,6 +11634,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     GPUPROF__ST(&gpuprof__g.blocks_allocated, 0u);
     GPUPROF__ST(&gpuprof__g.free_count, 0u);
     gpuprof__g.queue_head = gpuprof__g.queue_tail = gpuprof__g.free_blocks = NULL;
+    gpuprof__g.queue_len = 0;
     gpuprof__g.ring_head = gpuprof__g.ring_tail = NULL;
     gpuprof__g.ring_blocks = 0;
     gpuprof__g.ring_fell_out = gpuprof__g.ring_from_ns = 0;

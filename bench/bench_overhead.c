@@ -133,7 +133,7 @@ static void session(const char *trace_path, int ring, int collector) {
 }
 
 /* The trace writer alone: format and write blocks of range events. */
-static double writer_events_per_s(long events, int to_null) {
+static double writer_events_per_s(long events, int to_null, int format) {
     gpuprof__block *b = (gpuprof__block *)calloc(1, sizeof *b);
     gpuprof__thread *t = gpuprof__tls;
     uint64_t t0, t1;
@@ -152,10 +152,13 @@ static double writer_events_per_s(long events, int to_null) {
     /* start each run on an empty file, so runs do not pile up dirty pages */
     if (ftruncate(gpuprof__g.out.fd, 0) != 0 || lseek(gpuprof__g.out.fd, 0, SEEK_SET) != 0) perror("bench");
     gpuprof__g.out.off = 0;
+    gpuprof__g.out.format = format;
+    gpuprof__g.out.gen = ++gpuprof__g.out_gen;    /* a new output: a Perfetto sequence starts in it */
     if (to_null) { saved_fd = gpuprof__g.out.fd; gpuprof__g.out.fd = open("/dev/null", O_WRONLY); }
     t0 = NOW();
     for (; done < events; done += GPUPROF__BLOCK_EVENTS) gpuprof__trace_events(&gpuprof__g.out, b, 0, b->count);
     t1 = NOW();
+    gpuprof__g.out.format = GPUPROF__FMT_JSON;
     if (to_null) { close(gpuprof__g.out.fd); gpuprof__g.out.fd = saved_fd; }
     gpuprof__fmt_release();
     free(b);
@@ -270,7 +273,8 @@ static int process_child(const char *mode, long n, const char *path) {
     }
     return 0;
 }
-/* The events and drops a trace's closing metadata counts. */
+/* The events and drops a trace's closing metadata counts: the JSON trace's
+   "gpuprof" object, or the Perfetto trace's last process label. */
 static int trace_counts(const char *path, double *events, double *dropped) {
     char tail[1024];
     const char *at;
@@ -281,6 +285,9 @@ static int trace_counts(const char *path, double *events, double *dropped) {
     k = fread(tail, 1, sizeof tail - 1, f);
     fclose(f);
     tail[k] = 0;
+    for (size_t i = 0; i < k; i++) if (!tail[i]) tail[i] = ' ';    /* protobuf: its bytes as text */
+    if ((at = strstr(tail, "gpuprof " GPUPROF_VERSION ": ")) != NULL)
+        return sscanf(at + strlen("gpuprof " GPUPROF_VERSION ": "), "%lf events, %lf dropped", events, dropped) == 2 ? 0 : -1;
     at = strstr(tail, "\"gpuprof\":{");
     return at && sscanf(at, "\"gpuprof\":{\"version\":\"%*[^\"]\",\"events\":%lf,\"dropped\":%lf", events, dropped) == 2 ? 0 : -1;
 }
@@ -410,8 +417,8 @@ int main(int argc, char **argv) {
            begin_end = { "", { 0 }, 0, 0, 0 }, dyn = { "", { 0 }, 0, 0, 0 }, off = { "", { 0 }, 0, 0, 0 },
            two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 }, coll = { "", { 0 }, 0, 0, 0 },
            stats_col = { "", { 0 }, 0, 0, 0 };
-    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], ch_trace[RUNS], ch_clock[RUNS], ch_over[RUNS], ch_null[RUNS], ch_write[RUNS], ch_bytes = -1, ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
-    const char *trace = "/tmp/gpuprof_bench.trace.json", *json_path = "bench_overhead.json";
+    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], pw_rate[RUNS], pn_rate[RUNS], ch_pf[RUNS], pf_bytes = -1, pf_events = -1, pf_dropped = -1, ch_trace[RUNS], ch_clock[RUNS], ch_over[RUNS], ch_null[RUNS], ch_write[RUNS], ch_bytes = -1, ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
+    const char *trace = "/tmp/gpuprof_bench.trace.json", *pftrace = "/tmp/gpuprof_bench.pftrace", *json_path = "bench_overhead.json";
     long events = 1000000, rss_n = 10000000, proc_n = 4000000, kib_none, kib_ranges;
     char cpu[256];
     gpuprof_stats single;
@@ -449,8 +456,10 @@ int main(int argc, char **argv) {
     measure(&begin_end, loop_begin_end);
     measure(&dyn, loop_dyn);
     single_ranges(&single);
-    for (int r = 0; r < RUNS; r++) w_rate[r] = writer_events_per_s(events, 0);
-    for (int r = 0; r < RUNS; r++) n_rate[r] = writer_events_per_s(events, 1);
+    for (int r = 0; r < RUNS; r++) w_rate[r] = writer_events_per_s(events, 0, GPUPROF__FMT_JSON);
+    for (int r = 0; r < RUNS; r++) n_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_JSON);
+    for (int r = 0; r < RUNS; r++) pw_rate[r] = writer_events_per_s(events, 0, GPUPROF__FMT_PERFETTO);
+    for (int r = 0; r < RUNS; r++) pn_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_PERFETTO);
     gpuprof_shutdown();
     for (int r = 0; r < RUNS; r++) f_rate[r] = fprintf_events_per_s("/tmp/gpuprof_bench.fprintf.json", events);
     remove(trace);
@@ -471,7 +480,13 @@ int main(int argc, char **argv) {
         ch_null[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, "/dev/null", proc_n);    /* formatted, written nowhere */
         remove(trace);
         ch_write[r] = ch_bytes > 0 ? child_cpu_ns("/proc/self/exe", "write", (long)ch_bytes, trace, proc_n) : -1;   /* per event */
+        remove(pftrace);
+        ch_pf[r] = child_cpu_ns("/proc/self/exe", "trace", proc_n, pftrace, proc_n);          /* the same into a Perfetto trace */
+        if (trace_counts(pftrace, &ev, &dr) != 0) ev = dr = -1;
+        if (pf_events < 0 || dr > pf_dropped) { pf_events = ev; pf_dropped = dr; }
+        pf_bytes = stat(pftrace, &st) == 0 ? (double)st.st_size : -1;
     }
+    remove(pftrace);
     remove(trace);
     kib_none = child_peak_kib("/proc/self/exe", "none", rss_n);
     kib_ranges = child_peak_kib("/proc/self/exe", "ranges", rss_n);
@@ -479,6 +494,9 @@ int main(int argc, char **argv) {
     g = run_gpu_sim(argv[0]);
     qsort(w_rate, RUNS, sizeof *w_rate, cmp_double);
     qsort(n_rate, RUNS, sizeof *n_rate, cmp_double);
+    qsort(pw_rate, RUNS, sizeof *pw_rate, cmp_double);
+    qsort(pn_rate, RUNS, sizeof *pn_rate, cmp_double);
+    qsort(ch_pf, RUNS, sizeof *ch_pf, cmp_double);
     qsort(f_rate, RUNS, sizeof *f_rate, cmp_double);
     qsort(ch_trace, RUNS, sizeof *ch_trace, cmp_double);
     qsort(ch_clock, RUNS, sizeof *ch_clock, cmp_double);
@@ -527,6 +545,11 @@ int main(int argc, char **argv) {
     row("  the trace file per range event", ch_bytes / (double)proc_n, "bytes", NAN, NAN, NULL, NAN, NULL, 0);
     row("process, 4M ranges: trace events written", ch_events, "", NAN, NAN, NULL, NAN, "== 4e6", ch_events == (double)proc_n);
     row("process, 4M ranges: trace events dropped, worst run", ch_dropped, "", NAN, NAN, NULL, NAN, "== 0", ch_dropped == 0);
+    row("process, 4M ranges + Perfetto trace (.pftrace)", ch_pf[RUNS / 2], "ns", ch_pf[0], ch_pf[RUNS - 1], "clock, process",
+        ch_pf[RUNS / 2] / ch_clock[RUNS / 2], "<= 1.6x", ch_pf[RUNS / 2] / ch_clock[RUNS / 2] <= 1.6);
+    row("  the Perfetto trace file per range event", pf_bytes / (double)proc_n, "bytes", NAN, NAN, "JSON", pf_bytes / ch_bytes, "<= 25", pf_bytes / (double)proc_n <= 25.0);
+    row("process, 4M ranges, Perfetto: events written", pf_events, "", NAN, NAN, NULL, NAN, "== 4e6", pf_events == (double)proc_n);
+    row("process, 4M ranges, Perfetto: dropped, worst run", pf_dropped, "", NAN, NAN, NULL, NAN, "== 0", pf_dropped == 0);
     row("single range with trace, p50 (wall)", gpuprof_stats_quantile(&single, 0.5), "ns", NAN, NAN, NULL, NAN, NULL, 0);
     row("single range with trace, p99.99 (hand-overs)", gpuprof_stats_quantile(&single, 0.9999), "ns", NAN, NAN, NULL, NAN, NULL, 0);
     row("single range with trace, max (VM interrupts too)", gpuprof_stats_max(&single), "ns", NAN, NAN, NULL, NAN, NULL, 0);
@@ -535,6 +558,10 @@ int main(int argc, char **argv) {
         ">= 5x", w_rate[RUNS / 2] / f_rate[RUNS / 2] >= 5.0);
     row("fprintf-per-event writer (baseline)", f_rate[RUNS / 2] / 1e6, "M ev/s", f_rate[0] / 1e6, f_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
     row("trace writer to /dev/null (formatting alone)", n_rate[RUNS / 2] / 1e6, "M ev/s", n_rate[0] / 1e6, n_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
+    row("Perfetto writer to a file", pw_rate[RUNS / 2] / 1e6, "M ev/s", pw_rate[0] / 1e6, pw_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
+    row("Perfetto writer to /dev/null (encoding alone)", pn_rate[RUNS / 2] / 1e6, "M ev/s", pn_rate[0] / 1e6, pn_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
+    row("  writer CPU per event, JSON / Perfetto (to /dev/null)", pn_rate[RUNS / 2] / n_rate[RUNS / 2], "x", NAN, NAN, NULL, NAN, ">= 4x",
+        pn_rate[RUNS / 2] / n_rate[RUNS / 2] >= 4.0);
     if (kib_none > 0 && kib_ranges > 0) {
         row("peak RSS, 10^7 empty loop iterations (baseline)", (double)kib_none / 1024.0, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
         row("peak RSS, 10^7 ranges, stats + trace", (double)kib_ranges / 1024.0, "MiB", NAN, NAN, NULL, NAN, NULL, 0);

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Reads a gpuprof Perfetto trace (.pftrace) with an independent decoder --
+perfetto_trace_pb2 from the `perfetto` PyPI package, never gpuprof's code --
+and compares it with the JSON trace of the same run.
+
+usage: check_pftrace.py TRACE.pftrace [TRACE.json] [--cut] [--merged]
+
+Decodes frame by frame (a cut-off last frame ends the file: a killed run,
+allowed with --cut), resolving what Perfetto's reader resolves: each
+sequence's interned names, defaults (track, clock) and incremental clock,
+timestamps on the absolute clock, begin/end pairs per track in time order
+(the file's order among equal times). With TRACE.json, the two must hold the
+same: every slice (name, thread, begin and length in ns), every instant,
+every counter value (name, time, value), the flow arrows (from which thread
+to which), and the thread and process names. Threads are matched by name
+(two runs have other tids). --merged: a merged trace of ranks (processes
+matched by name). Prints the counts; exit 1 on a difference, 2 when the
+decoder is missing.
+"""
+import collections, json, sys
+
+try:
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket, TrackEvent
+except ImportError as e:
+    print('check_pftrace: %s (pip install perfetto protobuf; tests/viewer/setup.sh does)' % e)
+    sys.exit(2)
+
+
+def frames(raw):
+    """(packets, cut): the whole packets, and whether a cut-off one followed."""
+    i, n, out = 0, len(raw), []
+    while i < n:
+        if raw[i] != 0x0A:
+            raise ValueError('byte %d: 0x%02x where a packet frame (0x0a) was expected' % (i, raw[i]))
+        j, ln, shift = i + 1, 0, 0
+        while j < n and raw[j] & 0x80:
+            ln |= (raw[j] & 0x7F) << shift
+            shift += 7
+            j += 1
+        if j >= n:
+            return out, True
+        ln |= raw[j] << shift
+        j += 1
+        if j + ln > n:
+            return out, True
+        pk = TracePacket()
+        pk.ParseFromString(raw[j:j + ln])
+        out.append(pk)
+        i = j + ln
+    return out, False
+
+
+class Seq:
+    def __init__(self):
+        self.names, self.cats, self.args = {}, {}, {}
+        self.track = None
+        self.clock = None
+        self.inc = {}          # incremental clock id -> (its value now, BOOTTIME at its snapshot - its value there)
+        self.cleared = False
+
+
+def decode(path):
+    """What the file holds, resolved: a dict of lists."""
+    packets, cut = frames(open(path, 'rb').read())
+    seqs = collections.defaultdict(Seq)
+    tracks = {}                 # uuid -> descriptor
+    events = []                 # (track uuid, ts, order, type, name, category, args, flows out, flows in, counter value)
+    problems = []
+    for k, pk in enumerate(packets):
+        s = seqs[pk.trusted_packet_sequence_id]
+        if pk.sequence_flags & 1:
+            seqs[pk.trusted_packet_sequence_id] = s = Seq()
+            s.cleared = True
+        if pk.HasField('interned_data'):
+            d = pk.interned_data
+            for e in d.event_names:
+                s.names[e.iid] = e.name
+            for e in d.event_categories:
+                s.cats[e.iid] = e.name
+            for e in d.debug_annotation_names:
+                s.args[e.iid] = e.name
+        if pk.HasField('trace_packet_defaults'):
+            df = pk.trace_packet_defaults
+            s.clock = df.timestamp_clock_id if df.HasField('timestamp_clock_id') else None
+            s.track = df.track_event_defaults.track_uuid if df.track_event_defaults.HasField('track_uuid') else None
+        if pk.HasField('clock_snapshot'):
+            cl = {c.clock_id: c for c in pk.clock_snapshot.clocks}
+            boot = cl.get(6)
+            for cid, c in cl.items():
+                if c.is_incremental:
+                    if boot is None or c.unit_multiplier_ns not in (0, 1):
+                        problems.append('packet %d: an incremental clock without BOOTTIME or in other units' % k)
+                    s.inc[cid] = [c.timestamp, (boot.timestamp if boot else 0) - c.timestamp]
+        if pk.HasField('track_descriptor'):
+            td = pk.track_descriptor
+            old = tracks.get(td.uuid)
+            tracks[td.uuid] = td if old is None or not old.HasField('thread') or td.thread.thread_name else old
+        if not pk.HasField('track_event'):
+            continue
+        if not s.cleared:
+            problems.append('packet %d: an event on sequence %d before its state was cleared' % (k, pk.trusted_packet_sequence_id))
+            continue
+        clock = pk.timestamp_clock_id if pk.HasField('timestamp_clock_id') else s.clock
+        if clock in s.inc:
+            s.inc[clock][0] += pk.timestamp
+            ts = s.inc[clock][0] + s.inc[clock][1]
+        elif clock in (6, None):
+            ts = pk.timestamp
+        else:
+            problems.append('packet %d: timestamp on clock %s, which has no snapshot' % (k, clock))
+            continue
+        te = pk.track_event
+        track = te.track_uuid if te.HasField('track_uuid') else s.track
+        name = te.name if te.HasField('name') else s.names.get(te.name_iid) if te.HasField('name_iid') else None
+        if te.HasField('name_iid') and te.name_iid not in s.names:
+            problems.append('packet %d: name iid %d never interned on its sequence' % (k, te.name_iid))
+        cat = ','.join(s.cats.get(c, '?') for c in te.category_iids) or None
+        args = {}
+        for a in te.debug_annotations:
+            an = a.name if a.HasField('name') else s.args.get(a.name_iid, '?')
+            v = a.WhichOneof('value')
+            args[an] = getattr(a, v) if v else None
+        value = te.double_counter_value if te.HasField('double_counter_value') else te.counter_value
+        events.append((track, ts, k, te.type, name, cat, args, list(te.flow_ids), list(te.terminating_flow_ids), value))
+    return tracks, events, problems, cut
+
+
+def resolve(path):
+    """Slices, instants, counters, flows and names, as comparable tuples."""
+    tracks, events, problems, cut = decode(path)
+    procs = {}
+    for u, td in tracks.items():
+        if td.HasField('process'):
+            procs[td.process.pid] = td.process.process_name
+
+    def owner(u):
+        """A track's (process name, thread name or track name)."""
+        td = tracks.get(u)
+        if td is None:
+            problems.append('an event on track %d, which has no descriptor' % u)
+            return ('?', '?')
+        if td.HasField('thread'):
+            return (procs.get(td.thread.pid, '?'), td.thread.thread_name or 'tid %d' % td.thread.tid)
+        if td.HasField('process'):
+            return (td.process.process_name, '(process)')
+        if td.HasField('parent_uuid') and td.name == 'steps':
+            return owner(td.parent_uuid)
+        if td.HasField('parent_uuid'):
+            return (owner(td.parent_uuid)[0], td.name)
+        return ('?', td.name)
+
+    by_track = collections.defaultdict(list)
+    instants, counters = [], []
+    for ev in events:
+        if ev[3] in (TrackEvent.TYPE_SLICE_BEGIN, TrackEvent.TYPE_SLICE_END):
+            by_track[ev[0]].append(ev)
+        elif ev[3] == TrackEvent.TYPE_INSTANT:
+            instants.append((owner(ev[0]), ev[4], ev[1]))
+        elif ev[3] == TrackEvent.TYPE_COUNTER:
+            counters.append((owner(ev[0])[1], ev[1], float('%.9g' % ev[9])))
+    slices, flow_out, flow_in, unfinished = [], {}, {}, 0
+    for u, evs in by_track.items():
+        evs.sort(key=lambda e: (e[1], e[2]))          # by time, the file's order among equal times
+        stack = []
+        for ev in evs:
+            if ev[3] == TrackEvent.TYPE_SLICE_BEGIN:
+                stack.append(ev)
+                continue
+            if not stack:
+                problems.append('an end with no slice open on %s at %d ns' % (owner(u), ev[1]))
+                continue
+            b = stack.pop()
+            key = (owner(u), b[4], b[1], ev[1] - b[1])
+            slices.append(key)
+            for f in b[7]:
+                flow_out[f] = owner(u)
+            for f in b[8] + ev[8]:
+                flow_in[f] = owner(u)
+        unfinished += len(stack)
+    flows = sorted((flow_out[f], flow_in[f]) for f in flow_in if f in flow_out)
+    threads = sorted(set(owner(u) for u, td in tracks.items() if td.HasField('thread')))
+    return dict(slices=slices, instants=instants, counters=counters, flows=flows, threads=threads,
+                processes=sorted(procs.values()), problems=problems, cut=cut, unfinished=unfinished)
+
+
+def json_resolve(path):
+    text = open(path, 'rb').read().decode('utf-8').rstrip()
+    if not text.endswith(']'):
+        text = text.rstrip(',') + ']'
+    evs = json.loads(text)
+    procs, names = {}, {}
+    for e in evs:
+        if e.get('ph') == 'M' and e.get('name') == 'process_name':
+            procs[e['pid']] = e['args']['name']
+        if e.get('ph') == 'M' and e.get('name') == 'thread_name':
+            names[(e['pid'], e['tid'])] = e['args']['name']
+
+    def owner(e):
+        return (procs.get(e['pid'], '?'), names.get((e['pid'], e['tid']), 'tid %d' % e['tid']))
+
+    def ns(us):
+        return int(round(float(us) * 1000))
+    slices, instants, counters, starts, ends = [], [], [], {}, {}
+    for e in evs:
+        ph = e.get('ph')
+        if ph == 'X':
+            slices.append((owner(e), e['name'], ns(e['ts']), ns(e['dur'])))
+        elif ph == 'i':
+            where = (procs.get(e['pid'], '?'), '(process)') if e.get('s') == 'p' else owner(e)
+            instants.append((where, e['name'], ns(e['ts'])))
+        elif ph == 'C':
+            for v in e['args'].values():
+                counters.append((e['name'], ns(e['ts']), float('%.9g' % float(v))))
+        elif ph == 's':
+            starts[(e['pid'], e['id'])] = owner(e)
+        elif ph == 'f':
+            ends[(e['pid'], e['id'])] = owner(e)
+    flows = sorted((starts[k], ends[k]) for k in ends if k in starts)
+    threads = sorted(set(owner({'pid': p, 'tid': t}) for (p, t) in names))
+    return dict(slices=slices, instants=instants, counters=counters, flows=flows, threads=threads,
+                processes=sorted(procs.values()))
+
+
+def diff(what, a, b, problems):
+    ca, cb = collections.Counter(a), collections.Counter(b)
+    if ca != cb:
+        only_a, only_b = list((ca - cb).elements()), list((cb - ca).elements())
+        problems.append('%s differ: %d only in the Perfetto trace (%s), %d only in the JSON trace (%s)' % (
+            what, len(only_a), sorted(only_a)[:3], len(only_b), sorted(only_b)[:3]))
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    if not args:
+        print(__doc__)
+        return 2
+    pf = resolve(args[0])
+    problems = list(pf['problems'])
+    if pf['cut'] and '--cut' not in sys.argv:
+        problems.append('the file ends inside a packet')
+    if pf['unfinished'] and not pf['cut']:
+        problems.append('%d slices begun and never ended' % pf['unfinished'])
+    print('%s: %d slices, %d instants, %d counter values, %d flows, %d threads%s' % (
+        args[0], len(pf['slices']), len(pf['instants']), len(pf['counters']), len(pf['flows']), len(pf['threads']),
+        ' (cut off inside its last packet)' if pf['cut'] else ''))
+    if len(args) > 1:
+        js = json_resolve(args[1])
+        print('%s: %d slices, %d instants, %d counter values, %d flows, %d threads' % (
+            args[1], len(js['slices']), len(js['instants']), len(js['counters']), len(js['flows']), len(js['threads'])))
+        for k in ('slices', 'instants', 'counters', 'flows', 'threads', 'processes'):
+            diff(k, pf[k], js[k], problems)
+    for p in problems[:12]:
+        print('  FAIL ' + p)
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
