@@ -1257,6 +1257,7 @@ typedef struct gpuprof__tout {
     char error[96];                       /* why writing failed */
     unsigned char *pf_ctr;                /* Perfetto: name id -> its counter's track is in this output */
     uint32_t *pf_tids;                    /* Perfetto: the thread tracks in it (tid << 1 | named) */
+    uint64_t *pf_begins;                  /* Perfetto: begins written on tracks of late events (a cache of hashes) */
     uint32_t pf_nctr, pf_ntids, pf_ctids;
 } gpuprof__tout;
 
@@ -4099,10 +4100,13 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 #define GPUPROF__KC_PUSH(t, f, d) do { if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__kc.live))) gpuprof__kc_push(t, f, d); } while (0)
 #define GPUPROF__KC_POP(f) do { if (GPUPROF__UNLIKELY((f)->flags & GPUPROF__F_KERN)) gpuprof__kc_pop(); } while (0)
 #define GPUPROF__KC_END(f, t1, decision) do { if (GPUPROF__UNLIKELY((f)->flags & GPUPROF__F_KERN) && (f)->kcall) gpuprof__kc_end(f, t1, decision); } while (0)
+/* the range's GPU time will be its kernels' span (GPUPROF_GPU=kernels) */
+#define GPUPROF__KC_SPAN(f) (GPUPROF__UNLIKELY((f)->flags & GPUPROF__F_KERN) && (f)->kcall && GPUPROF__FROM_KERNELS)
 #else
 #define GPUPROF__KC_PUSH(t, f, d) ((void)0)
 #define GPUPROF__KC_POP(f) ((void)0)
 #define GPUPROF__KC_END(f, t1, decision) ((void)0)
+#define GPUPROF__KC_SPAN(f) 0
 #define gpuprof__kc_flush(forced) ((void)0)
 #define gpuprof__kc_drain() ((void)0)
 #define gpuprof__kc_tables() 0
@@ -5296,13 +5300,15 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     gpuprof__frame *f = &t->stack[d - 1];
     gpuprof__node *n = f->node;
     uint64_t dt = gpuprof__ticks_to_ns(t1 - f->t0), self = dt - f->child_ns;
-    int evflags = 0, decision = 0;
+    int evflags = 0, decision = 0, flow;
     GPUPROF__KC_POP(f);
     GPUPROF__NVTX_POP(f);
     t->depth = d - 1;
     if (d > 1) t->stack[d - 2].child_ns += dt;
     if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self, t->stack[0].t0);
     gpuprof__gpu_end(t, f, d, decision, t1);        /* the GPU part follows the same decision */
+    /* a range with a GPU part (events, or its kernels' span) starts a flow in a Perfetto trace: its GPU range ends it */
+    flow = GPUPROF__GPU_PART(f) || GPUPROF__KC_SPAN(f) ? GPUPROF__EVF_GPU_PART : 0;
     GPUPROF__KC_END(f, t1, decision);
     if (decision) evflags = GPUPROF__EVF_WARMUP;
     else {
@@ -5318,8 +5324,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
             if (f->flags & GPUPROF__F_MEM) gpuprof__mem_range_end(n, f);
         }
     }
-    /* a range with a GPU part starts a flow in a Perfetto trace (its GPU range ends it) */
-    if (GPUPROF__LD(&gpuprof__g.trace_on)) gpuprof__range_event(t, d, n->name_id, evflags | (GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0), f->t0, t1);
+    if (GPUPROF__LD(&gpuprof__g.trace_on)) gpuprof__range_event(t, d, n->name_id, evflags | flow, f->t0, t1);
 }
 
 /* The name of frame d (1-based) for a message. */
@@ -6279,8 +6284,8 @@ static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t droppe
 #define GPUPROF__PF_KERN (1ull << 32)  /* + the kernel's index */
 #define GPUPROF__PF_CALL (2ull << 32)  /* + cbid | driver << 16 */
 #define GPUPROF__PF_COPY (3ull << 32)  /* + direction << 2 | host; + 0xffff: a memset */
-enum { GPUPROF__PF_TPROC = 0, GPUPROF__PF_TTHREAD = 1, GPUPROF__PF_TSTEPS = 2, GPUPROF__PF_TCOUNTER = 3 };
-/* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's */
+enum { GPUPROF__PF_TPROC = 0, GPUPROF__PF_TTHREAD = 1, GPUPROF__PF_TSTEPS = 2, GPUPROF__PF_TCOUNTER = 3, GPUPROF__PF_TCALLS = 4 };
+/* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's, a thread's CUDA calls */
 /* interned categories and argument names: their iid is their index + 1 */
 enum { GPUPROF__PC_CPU = 1, GPUPROF__PC_GPU, GPUPROF__PC_KERNEL, GPUPROF__PC_MEMCPY, GPUPROF__PC_MEMSET, GPUPROF__PC_RUNTIME,
        GPUPROF__PC_DRIVER, GPUPROF__PC_MARK, GPUPROF__PC_MEMORY, GPUPROF__PC_STEP, GPUPROF__PC_ANNOTATION };
@@ -6380,9 +6385,29 @@ static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped,
     gpuprof__trace_write(o, tail, (size_t)(gpuprof__pf_process(tail, lab) - tail));
     GPUPROF_FREE(o->pf_ctr);
     GPUPROF_FREE(o->pf_tids);
+    GPUPROF_FREE(o->pf_begins);
     o->pf_ctr = NULL;
     o->pf_tids = NULL;
+    o->pf_begins = NULL;
     o->pf_nctr = o->pf_ntids = o->pf_ctids = 0;
+}
+
+/* The entry of tid among the thread tracks of the output: tid << 3 | 1
+   its track named | 2 its track written | 4 its "CUDA calls" track written;
+   added if need be; -1 when out of memory. */
+static int gpuprof__pf_tid_slot(gpuprof__tout *o, uint32_t tid) {
+    uint32_t i;
+    for (i = 0; i < o->pf_ntids; i++) if (o->pf_tids[i] >> 3 == tid) return (int)i;
+    if (o->pf_ntids == o->pf_ctids) {
+        uint32_t c = o->pf_ctids ? 2 * o->pf_ctids : 16, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
+        if (!nt) return -1;
+        if (o->pf_ntids) memcpy(nt, o->pf_tids, o->pf_ntids * sizeof *nt);
+        GPUPROF_FREE(o->pf_tids);
+        o->pf_tids = nt;
+        o->pf_ctids = c;
+    }
+    o->pf_tids[o->pf_ntids] = tid << 3;
+    return (int)o->pf_ntids++;
 }
 
 /* A thread's track (or a GPU stream's, shown as a thread), once per output;
@@ -6390,21 +6415,9 @@ static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped,
    thread) until its own events name it. */
 static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, const char *label) {
     char *pk, *td, *th;
-    uint32_t i;
-    for (i = 0; i < o->pf_ntids; i++) if (o->pf_tids[i] >> 1 == tid) break;
-    if (i < o->pf_ntids && ((o->pf_tids[i] & 1) || !label)) return p;   /* entries: tid << 1 | named */
-    if (i == o->pf_ntids) {
-        if (o->pf_ntids == o->pf_ctids) {
-            uint32_t c = o->pf_ctids ? 2 * o->pf_ctids : 16, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
-            if (!nt) return p;
-            if (o->pf_ntids) memcpy(nt, o->pf_tids, o->pf_ntids * sizeof *nt);
-            GPUPROF_FREE(o->pf_tids);
-            o->pf_tids = nt;
-            o->pf_ctids = c;
-        }
-        o->pf_tids[o->pf_ntids++] = tid << 1;
-    }
-    o->pf_tids[i] |= label ? 1u : 0u;
+    int i = gpuprof__pf_tid_slot(o, tid);
+    if (i < 0 || (o->pf_tids[i] & 1) || (!label && (o->pf_tids[i] & 2))) return p;
+    o->pf_tids[i] |= label ? 3u : 2u;
     pk = gpuprof__pb_open(p, 1);
     td = gpuprof__pb_open(pk, 60);
     p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
@@ -6416,6 +6429,24 @@ static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, c
     p = gpuprof__pb_close(td, p);
     return gpuprof__pb_close(pk, p);
 }
+
+#ifdef GPUPROF_CUDA
+/* A thread's "CUDA calls" track (captured CUDA calls: gpuprof's own
+   sequence writes them, late, so they get a track beside the thread's own
+   ranges rather than ties with them), once per output. */
+static char *gpuprof__pf_calls_track(gpuprof__tout *o, char *p, uint32_t tid) {
+    char *pk, *td;
+    int i;
+    p = gpuprof__pf_thread_track(o, p, tid, NULL);
+    if ((i = gpuprof__pf_tid_slot(o, tid)) < 0 || (o->pf_tids[i] & 4)) return p;
+    o->pf_tids[i] |= 4;
+    pk = gpuprof__pb_open(p, 1);
+    td = gpuprof__pb_open(pk, 60);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid)), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
+    p = gpuprof__pb_str(p, 2, "CUDA calls");
+    return gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
+}
+#endif
 
 /* A counter's track (a process counter, named as the counter), once per output. */
 static char *gpuprof__pf_counter_track(gpuprof__tout *o, char *p, uint32_t name_id, const gpuprof__name *nm) {
@@ -6697,26 +6728,115 @@ static char *gpuprof__pf_arg_s(char *p, int name, const char *v) {
     return gpuprof__pb_close(a, gpuprof__pb_str(gpuprof__pb_uint(a, 1, (uint64_t)name), 6, v));
 }
 
-/* A GPU range on its stream's track, shrunk by its depth at both ends as in
-   the JSON trace, with the end of its CPU range's flow: on its begin, or on
-   its end when it began before its CPU range read the clock. */
+/* GPU work comes in any order (GPU ranges as their events are read,
+   captured work and CUDA calls as CUPTI hands its buffers over), and the
+   viewers keep the file's order among equal times: a slice ending when a
+   slice written before it begins would close that one. So the ends of a
+   block's GPU slices and CUDA calls are written first (gpuprof__pf_gpu_ends), their begins after, and
+   on a stream's track an end comes before a begin at the same time. An end
+   meeting the begin of an earlier pass (work that came late) is written
+   1 ns earlier. A slice of no length has its begin and its end in the
+   second pass. */
+
+#define GPUPROF__PF_BEGINS 16384
+
+/* A begin at ts on a track of late events (its uuid), remembered; or
+   whether one was written (mark 0). The ends of a later pass that would
+   meet one end 1 ns earlier. */
+static int gpuprof__pf_begun(gpuprof__tout *o, uint64_t uuid, uint64_t ts, int mark) {
+    uint64_t key = (ts ^ (uuid * 0xBF58476D1CE4E5B9ull)) * 0x9E3779B97F4A7C15ull, *slot;
+    key = (key ^ (key >> 31)) | 1;             /* 0: an empty slot */
+    if (!o->pf_begins) {
+        if (!mark || !(o->pf_begins = (uint64_t *)gpuprof__alloc(GPUPROF__PF_BEGINS * sizeof *o->pf_begins))) return 0;
+        memset(o->pf_begins, 0, GPUPROF__PF_BEGINS * sizeof *o->pf_begins);
+    }
+    slot = &o->pf_begins[(key * 0x9E3779B97F4A7C15ull) >> 50];
+    if (mark) *slot = key;
+    return *slot == key;
+}
+
+/* A GPU range's or captured work's slice: its track, begin and end in ns
+   (a GPU range shrunk by its depth at both ends, as in the JSON trace). */
+static uint32_t gpuprof__pf_gpu_span(const gpuprof__event *e, int type, uint64_t *ts, uint64_t *end) {
+    uint32_t depth = type == GPUPROF__EV_GPU ? (uint32_t)e->flags >> 8 : 0;
+    *ts = e->ts + depth;
+    *end = *ts + (e->u.dur_ns > 2 * depth ? e->u.dur_ns - 2 * depth : 0);
+    return GPUPROF__GPU_TID0 + ((uint32_t)e->type >> 4);
+}
+
+/* The flow a GPU range ends (from the CPU range that began it: the FLOW
+   record before it): 0 when none, or when its CPU range is outside a
+   flight-recorder dump's window or began after it ended (the JSON trace's
+   rule); *at_end: on its end, the GPU range having begun before its CPU
+   range's begin, or with it (the viewers would meet the flow's end first). */
+static uint64_t gpuprof__pf_gpu_flow(const gpuprof__tout *o, int flow_tid, uint64_t flow_ns, uint32_t flow_name, uint64_t ts, uint64_t end, int *at_end) {
+    *at_end = ts <= flow_ns + 1;               /* + 1: a CPU range may begin 1 ns late (a nudged child) */
+    if (!flow_tid || flow_ns < o->from_ns || flow_ns > end) return 0;
+    return gpuprof__pf_flow_cpu((uint32_t)flow_tid, flow_ns, flow_name);
+}
+
+/* The flow captured work ends (from the CUDA call that launched it: its KB
+   record), as gpuprof__pf_gpu_flow. */
+static uint64_t gpuprof__pf_kernel_flow(const gpuprof__tout *o, const gpuprof__event *e, const gpuprof__event *kb, uint64_t ts, uint64_t end, int *at_end) {
+    *at_end = ts <= kb->ts;
+    if (!kb->name_id || kb->ts < o->from_ns || kb->ts > end) return 0;
+    return gpuprof__pf_flow_call(e->name_id);
+}
+
+/* The first pass over a block's events [from, n): the ends of its GPU
+   slices, following the FLOW and KB records as the second pass will. */
+static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpuprof__thread *t, const gpuprof__block *b,
+                                  uint32_t from, uint32_t n, char *p) {
+    int flow_tid = t->flow_tid, at_end;
+    uint64_t flow_ns = t->flow_ns, ts, end, flow;
+    uint32_t flow_name = t->flow_name, i, gtid;
+    gpuprof__event kb = t->karg[1];
+    for (i = from; i < n; i++) {
+        const gpuprof__event *e = &b->ev[i];
+        int type = e->type & 15;
+        if (type == GPUPROF__EV_FLOW) {
+            flow_tid = (int)e->u.dur_ns;
+            flow_ns = gpuprof__ticks_to_ns(e->ts);
+            flow_name = e->name_id;
+        } else if (type == GPUPROF__EV_KB) kb = *e;
+        else if (type == GPUPROF__EV_KAPI) {
+            uint64_t uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, (uint32_t)(e->u.dur_ns >> 40));
+            ts = e->ts;
+            end = ts + (e->u.dur_ns & ((1ull << 40) - 1));
+            p = gpuprof__pf_calls_track(o, p, (uint32_t)(e->u.dur_ns >> 40));
+            if (end > ts + 1 && gpuprof__pf_begun(o, uuid, end, 0)) end--;
+            if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, 0);
+        } else if (type == GPUPROF__EV_GPU || type == GPUPROF__EV_KERNEL) {
+            uint64_t uuid;
+            gtid = gpuprof__pf_gpu_span(e, type, &ts, &end);
+            uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
+            flow = type == GPUPROF__EV_GPU ? gpuprof__pf_gpu_flow(o, flow_tid, flow_ns, flow_name, ts, end, &at_end)
+                                           : gpuprof__pf_kernel_flow(o, e, &kb, ts, end, &at_end);
+            p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[gtid - GPUPROF__GPU_TID0].label);
+            if (end > ts + 1 && gpuprof__pf_begun(o, uuid, end, 0)) end--;
+            if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, at_end ? flow : 0);
+            if (type == GPUPROF__EV_GPU) flow_tid = 0;
+            else memset(&kb, 0, sizeof kb);
+        }
+    }
+    return p;
+}
+
+/* A GPU range's begin on its stream's track (its end: the first pass),
+   ending its CPU range's flow unless its end does. */
 static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, const gpuprof__name *nm) {
     char *pk, *te;
     double work[2];
     const double *w;
-    uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8, gtid = GPUPROF__GPU_TID0 + track;
-    uint64_t ts = e->ts + depth, dur = e->u.dur_ns > 2 * depth ? e->u.dur_ns - 2 * depth : 0, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
-    uint64_t flow = 0;
-    int flow_at_end = 0;
-    p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[track].label);
-    if (t->flow_tid) {
-        if (t->flow_ns >= o->from_ns && (ts > t->flow_ns ? ts : t->flow_ns) <= ts + dur) {
-            flow = gpuprof__pf_flow_cpu((uint32_t)t->flow_tid, t->flow_ns, t->flow_name);
-            flow_at_end = ts < t->flow_ns;
-        }
-        t->flow_tid = 0;
-    }
+    uint64_t ts, end, uuid, flow;
+    uint32_t gtid = gpuprof__pf_gpu_span(e, GPUPROF__EV_GPU, &ts, &end);
+    int flow_at_end;
+    uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
+    p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[gtid - GPUPROF__GPU_TID0].label);
+    flow = gpuprof__pf_gpu_flow(o, t->flow_tid, t->flow_ns, t->flow_name, ts, end, &flow_at_end);
+    t->flow_tid = 0;
     w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
+    gpuprof__pf_begun(o, uuid, ts, 1);
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_GPU), 11, uuid);
     if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
@@ -6726,24 +6846,27 @@ static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__threa
     }
     if (w) p = gpuprof__pf_work(p, w, 1, e->u.dur_ns);
     p = GPUPROF__PF_CLOSE(pk, te, p);
-    return gpuprof__pf_end_slice(s, p, ts + dur, uuid, flow_at_end ? flow : 0);
+    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, flow_at_end ? flow : 0);
 }
 
-/* A CUDA call that launched captured work, on its thread's track, the
-   start of the flow to that work (ended by the kernel, copy or memset). */
+/* A CUDA call that launched captured work, its begin on its thread's
+   "CUDA calls" track (its end: the first pass), the start of the flow to
+   that work (ended by the kernel, copy or memset). */
 static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e) {
     char *pk, *te, name[64];
     uint32_t cbid = e->flags & 0x7fffu, driver = e->flags >> 15, tid = (uint32_t)(e->u.dur_ns >> 40);
-    uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid);
+    uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid);
+    uint64_t dur = e->u.dur_ns & ((1ull << 40) - 1);
     const char *call = gpuprof__kc_call_name(cbid, (int)driver);
     int n = !strcmp(call, "CUDA call") ? snprintf(name, sizeof name, "CUDA call %u", cbid) : snprintf(name, sizeof name, "%s", call);
-    p = gpuprof__pf_thread_track(o, p, tid, NULL);
+    p = gpuprof__pf_calls_track(o, p, tid);
+    gpuprof__pf_begun(o, uuid, e->ts, 1);
     p = gpuprof__pf_event(s, p, e->ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
     p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_call(e->name_id));
     p = gpuprof__pf_arg_u(gpuprof__pf_arg_u(p, GPUPROF__PA_CORR, e->name_id), GPUPROF__PA_CBID, cbid);
     p = GPUPROF__PF_CLOSE(pk, te, p);
-    return gpuprof__pf_end_slice(s, p, e->ts + (e->u.dur_ns & ((1ull << 40) - 1)), uuid, 0);
+    return dur ? p : gpuprof__pf_end_slice(s, p, e->ts, uuid, 0);
 }
 
 /* A captured kernel, copy or memset on its stream's track, with Kineto's
@@ -6753,12 +6876,12 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
     static const char *const host[3] = { "", "Pageable", "Pinned" };
     char *pk, *te, name[96], dims[64];
     uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
-    uint32_t gtid = GPUPROF__GPU_TID0 + track, launcher = karg[1].name_id, kern = karg[0].flags;
-    uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid), iid, flow = 0;
+    uint32_t gtid = GPUPROF__GPU_TID0 + track, kern = karg[0].flags;
+    uint64_t ts = e->ts, dur = e->u.dur_ns, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid), iid, flow;
     uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
     const char *text = name;
     size_t n;
-    int flow_at_end = 0;
+    int flow_at_end;
     if (d > 10) d = 0;
     if (h > 2) h = 0;
     if (kind == GPUPROF__KR_KERNEL) {
@@ -6773,11 +6896,9 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
         snprintf(name, sizeof name, "Memset (Device)");
     }
     n = strlen(text);
-    if (launcher && api >= o->from_ns && (ts > api ? ts : api) <= ts + dur) {
-        flow = gpuprof__pf_flow_call(e->name_id);
-        flow_at_end = ts < api;
-    }
+    flow = gpuprof__pf_kernel_flow(o, e, &karg[1], ts, ts + dur, &flow_at_end);
     p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[track].label);
+    gpuprof__pf_begun(o, uuid, ts, 1);
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, text, n);
     p = gpuprof__pb_uint(p, 3, kind == GPUPROF__KR_KERNEL ? GPUPROF__PC_KERNEL : kind == GPUPROF__KR_MEMCPY ? GPUPROF__PC_MEMCPY : GPUPROF__PC_MEMSET);
     p = gpuprof__pb_uint(p, 11, uuid);
@@ -6797,7 +6918,7 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
     }
     p = gpuprof__pf_arg_u(p, GPUPROF__PA_CORR, e->name_id);
     p = GPUPROF__PF_CLOSE(pk, te, p);
-    return gpuprof__pf_end_slice(s, p, ts + dur, uuid, flow_at_end ? flow : 0);
+    return dur ? p : gpuprof__pf_end_slice(s, p, ts, uuid, flow_at_end ? flow : 0);
 }
 #endif
 
@@ -6882,6 +7003,9 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
     gpuprof__pfseq *s = &t->pf;
     uint32_t tid = (uint32_t)b->tid, i, naux = 0;
     if (s->gen != o->gen || s->tid != b->tid || !s->seq) p = gpuprof__pf_seq_start(o, s, p, b->tid, b->label);
+#ifdef GPUPROF_CUDA
+    p = gpuprof__pf_gpu_ends(o, s, t, b, from, n, p);      /* at most 2048 ends of ~30 bytes: room in the buffer */
+#endif
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
         int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */

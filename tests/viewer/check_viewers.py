@@ -24,8 +24,29 @@ BROWSERS = ('/usr/lib/chromium/chromium', '/usr/bin/chromium')
 POLYFILL = '/usr/lib/javascript/webcomponentsjs-custom-element-v0/CustomElements.js'
 
 
+def is_proto(path):
+    return path.endswith(('.pftrace', '.perfetto-trace'))
+
+
+def proto_counts(path):
+    """What a Perfetto trace holds, read by tests/check_pftrace.py (perfetto_trace_pb2, never gpuprof's code):
+    (counts, notes, problems); counts['rows']: every slice and instant as 'name|ts|dur'."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+    import check_pftrace
+    r = check_pftrace.resolve(path)
+    rows = ['%s|%d|%d' % (name, ts, dur) for (_, name, ts, dur) in r['slices']] + \
+           ['%s|%d|0' % (name, ts) for (_, name, ts) in r['instants']]
+    counts = {'slices': len(rows), 'counter_values': len(r['counters']), 'flows': len(r['flows']), 'rows': rows}
+    notes = ['%d slices, %d instants, %d counter values, %d flows%s' % (
+        len(r['slices']), len(r['instants']), len(r['counters']), len(r['flows']),
+        ' (cut off inside its last packet: a killed run)' if r['cut'] else '')]
+    return counts, notes, list(r['problems'])
+
+
 def file_counts(path):
     """What the file holds, parsed strictly; (counts, notes, problems)."""
+    if is_proto(path):
+        return proto_counts(path)
     notes, problems = [], []
     text = open(path, 'rb').read().decode('utf-8')          # must be UTF-8 whatever the names were
 
@@ -75,6 +96,7 @@ PERFETTO_JS = """async () => {
     unfinished: await n('select count(*) from slice where dur < 0'),
     counter_values: await n('select count(*) from counter'),
     flows: await n('select count(*) from flow'),
+    rows: window.WANT_ROWS ? (await rows('select name, ts, dur from slice')).map(r => r.name + '|' + r.ts + '|' + r.dur) : undefined,
     problems: (await rows("select name, value, severity from stats where value > 0 and severity in ('error', 'data_loss')"))
         .map(r => 'import stat ' + r.name + ' = ' + r.value + ' (' + r.severity + ')'),
   };
@@ -188,12 +210,15 @@ def main():
     current = {}
     base = serve(os.path.join(pkg, 'web_dist'), {
         '/trace.json': lambda: (open(current['path'], 'rb').read(), 'application/json'),
+        '/trace.pftrace': lambda: (open(current['path'], 'rb').read(), 'application/octet-stream'),
         '/catapult.html': (catapult, 'text/html; charset=utf-8'),
         '/polyfill.js': (open(POLYFILL, 'rb').read(), 'text/javascript'),
     })
     viewers = [
         ('Perfetto UI', base + '/index.html#!/?url=' + base + '/trace.json',
          '() => !!(window.app && window.app.trace && !window.app.isLoadingTrace)', PERFETTO_JS),
+        ('Perfetto UI', base + '/index.html#!/?url=' + base + '/trace.pftrace',
+         '() => !!(window.app && window.app.trace && !window.app.isLoadingTrace) && (window.WANT_ROWS = true)', PERFETTO_JS),
         ('trace-viewer', base + '/catapult.html', '() => window.RESULT !== null && window.RESULT !== undefined',
          '() => window.RESULT'),
     ]
@@ -208,7 +233,8 @@ def main():
             if want:
                 print('  the file: %(slices)d slices, %(counter_values)d counter values, %(flows)d flow arrows' % want)
                 current['path'] = os.path.abspath(path)
-                for name, url, ready, result in viewers:
+                # JSON: both viewers; Perfetto's protobuf: the Perfetto UI, which must show every slice as the file has it
+                for name, url, ready, result in (viewers[1:2] if is_proto(path) else viewers[0:1] + viewers[2:]):
                     shot = os.path.join(a.shots, '%s.%s.png' % (os.path.basename(path), name.split()[0].lower())) if a.shots else None
                     got = in_page(browser, url, ready, result, a.timeout, shot)
                     seen = ', '.join('%s %s' % (k.replace('_', ' '), got[k]) for k in ('slices', 'counter_values', 'flows') if k in got)
@@ -216,7 +242,19 @@ def main():
                     mine = ['%s: %s' % (name, p) for p in got['problems']]
                     if got.get('unfinished'):
                         mine.append('%s: %d slices did not end' % (name, got['unfinished']))
+                    rows = want.pop('rows', None)
+                    if rows is not None and got.get('rows') is not None:
+                        shown, held = collections.Counter(got['rows']), collections.Counter(rows)
+                        if shown != held:
+                            mine.append('%s: %d slices differ from the file (name|ts|dur), e.g. shown %s, in the file %s' % (
+                                name, sum((shown - held).values()), sorted((shown - held).elements())[:2], sorted((held - shown).elements())[:2]))
+                        else:
+                            print('  %s: every slice as in the file (name, ts, dur)' % name)
+                    if rows is not None:
+                        want['rows'] = rows
                     for k in want:
+                        if k == 'rows':
+                            continue
                         if k in got and got[k] != want[k]:
                             mine.append('%s shows %d %s, the file holds %d' % (name, got[k], k.replace('_', ' '), want[k]))
                         elif k not in got and not got['problems']:
