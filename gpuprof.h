@@ -1172,6 +1172,7 @@ enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPU
        GPUPROF__EV_KAPI = 7, GPUPROF__EV_KERNEL = 8, GPUPROF__EV_KA = 9, GPUPROF__EV_KB = 10 };
 enum { GPUPROF__TRACE_NONE = 0, GPUPROF__TRACE_STREAM = 1, GPUPROF__TRACE_RING = 2 };
 enum { GPUPROF__FMT_JSON = 0, GPUPROF__FMT_PERFETTO = 1 };   /* a trace output's format: its row in gpuprof__trace_encoders */
+/* NUDGE (range events): begun flags >> 8 ns later in the trace (gpuprof__range_event) */
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8,
        GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK and range events): the range has a GPU event (no rates on its CPU
                                           event; a Perfetto trace's flow starts at it). A step's flags >> 8: its depth */
@@ -5285,12 +5286,16 @@ int gpuprof__range_begin_dyn(const char *name, int stream0) {
    a nanosecond's ticks of its parent. */
 static GPUPROF__NOINLINE void gpuprof__range_event(gpuprof__thread *t, uint32_t d, uint32_t name_id, int evflags, uint64_t t0, uint64_t t1) {
     /* A child that starts in the same nanosecond as its parent would be
-       read as the parent's sibling: the writer starts it 1 ns later (if it
-       lasts a nanosecond, its end rounded as the writer does). The tick
+       read as the parent's sibling: the writers start it k ns later, k the
+       ancestors begun in that nanosecond (a grandchild 2 ns, so that it
+       starts after its parent, moved 1 ns), no more than it lasts, its end
+       rounded as the writers do; k in the flags above the bits. The tick
        difference rules that out cheaply nearly always. */
     if (GPUPROF__UNLIKELY(d > 1 && t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks)) {
-        uint64_t s0 = gpuprof__ticks_to_ns(t0 - t->base);
-        if (s0 == gpuprof__ticks_to_ns(t->stack[d - 2].t0 - t->base) && gpuprof__ticks_to_ns(t1 - t->base) > s0) evflags |= GPUPROF__EVF_NUDGE;
+        uint64_t s0 = gpuprof__ticks_to_ns(t0 - t->base), len = gpuprof__ticks_to_ns(t1 - t->base) - s0, k = 0;
+        while (k + 1 < d && k < 255 && gpuprof__ticks_to_ns(t->stack[d - 2 - k].t0 - t->base) == s0) k++;
+        if (k > len) k = len;
+        if (k) evflags |= GPUPROF__EVF_NUDGE | (int)(k << 8);
     }
     gpuprof__trace_put(t, GPUPROF__EV_RANGE, name_id, evflags, t0 - t->base, t1 - t0);
 }
@@ -6176,7 +6181,7 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
            start plus a converted length: rounded so, a child that ends a
            tick before its parent never ends a nanosecond after it. */
         if (type == GPUPROF__EV_RANGE) dur = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks) - ts;
-        if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts++; dur--; }
+        if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts += (uint32_t)e->flags >> 8; dur -= (uint32_t)e->flags >> 8; }
         if ((size_t)(p - buf) + (named ? nm->len * 6 : GPUPROF__KC_NAME_MAX * 6) + 2048 + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(o, buf, (size_t)(p - buf));
             p = buf;
@@ -6185,7 +6190,8 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
         if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
             memcpy(p, range_head, 80);
             if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
-                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates, dur + !!(e->flags & GPUPROF__EVF_NUDGE));
+                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates,
+                                             dur + ((e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0));
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
         } else if (gpuprof__trace_is_aux(type)) {
             naux++;
@@ -6284,7 +6290,7 @@ static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t droppe
 #define GPUPROF__PF_KERN (1ull << 32)  /* + the kernel's index */
 #define GPUPROF__PF_CALL (2ull << 32)  /* + cbid | driver << 16 */
 #define GPUPROF__PF_COPY (3ull << 32)  /* + direction << 2 | host; + 0xffff: a memset */
-enum { GPUPROF__PF_TPROC = 0, GPUPROF__PF_TTHREAD = 1, GPUPROF__PF_TSTEPS = 2, GPUPROF__PF_TCOUNTER = 3, GPUPROF__PF_TCALLS = 4 };
+enum { GPUPROF__PF_TPROC = 1, GPUPROF__PF_TTHREAD = 2, GPUPROF__PF_TSTEPS = 3, GPUPROF__PF_TCOUNTER = 4, GPUPROF__PF_TCALLS = 5 };
 /* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's, a thread's CUDA calls */
 /* interned categories and argument names: their iid is their index + 1 */
 enum { GPUPROF__PC_CPU = 1, GPUPROF__PC_GPU, GPUPROF__PC_KERNEL, GPUPROF__PC_MEMCPY, GPUPROF__PC_MEMSET, GPUPROF__PC_RUNTIME,
@@ -6341,8 +6347,10 @@ static char *gpuprof__pb_close(char *start, char *end) {
     return end + k - 1;
 }
 
+/* A track's uuid, small (most are one to three bytes on the wire): unique
+   in the file; gpuprof-ranks makes them unique across the ranks it merges. */
 static uint64_t gpuprof__pf_uuid(int kind, uint64_t id) {
-    return ((uint64_t)(uint32_t)gpuprof__g.trace_pid << 32) | ((uint64_t)kind << 28) | (id & 0xfffffffu);
+    return (id & 0xffffffffu) << 3 | (uint64_t)kind;
 }
 
 /* The process's track: its pid and name, (at the end) a label saying what
@@ -6652,7 +6660,7 @@ static GPUPROF__NOINLINE char *gpuprof__pf_range_more(gpuprof__pfseq *s, gpuprof
         char *a = gpuprof__pb_open(p, 4);
         p = gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, GPUPROF__PA_WARMUP), 2, 1));
     }
-    if (w) p = gpuprof__pf_work(p, w, t->work_rates, end - ts + !!(e->flags & GPUPROF__EVF_NUDGE));
+    if (w) p = gpuprof__pf_work(p, w, t->work_rates, end - ts + ((e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0));
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return gpuprof__pf_end_slice(s, p, end, 0, 0);
 }
@@ -6954,9 +6962,10 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
 
 /* A varint of at most two bytes (v < 16384), and its length. */
 GPUPROF__INLINE char *gpuprof__pb_varint2(char *p, uint32_t v) {
-    p[0] = (char)(v | 0x80);
+    uint32_t more = v >= 0x80;
+    p[0] = (char)(v | more << 7);
     p[1] = (char)(v >> 7);
-    return p + 1 + (v >= 0x80);
+    return p + 1 + more;
 }
 
 /* The common case, in straight-line code: a CPU range with nothing but a
@@ -7016,7 +7025,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
         }
         if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
             uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
-            ts += (e->flags & GPUPROF__EVF_NUDGE) ? 1 : 0;
+            ts += (e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0;
             if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->work_name)) {
                 p = gpuprof__pf_range_more(s, t, p, e, nm, tid, ts, end);
                 continue;

@@ -17,7 +17,7 @@ to which), and the thread and process names. Threads are matched by name
 matched by name). Prints the counts; exit 1 on a difference, 2 when the
 decoder is missing.
 """
-import collections, json, sys
+import collections, json, re, sys
 
 try:
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket, TrackEvent
@@ -157,7 +157,7 @@ def resolve(path):
         elif ev[3] == TrackEvent.TYPE_INSTANT:
             instants.append((owner(ev[0]), ev[4], ev[1]))
         elif ev[3] == TrackEvent.TYPE_COUNTER:
-            counters.append((owner(ev[0])[1], ev[1], float('%.9g' % ev[9])))
+            counters.append((owner(ev[0])[1], ev[1], ev[9]))
     # Flows as Perfetto's reader binds them: in time order (the file's among equal times), an id on an
     # event opens a flow from its slice, and the next event carrying it as terminating closes it there.
     flows, pending, where = [], {}, {}
@@ -215,7 +215,7 @@ def json_resolve(path):
             instants.append((where, e['name'], ns(e['ts'])))
         elif ph == 'C':
             for v in e['args'].values():
-                counters.append((e['name'], ns(e['ts']), float('%.9g' % float(v))))
+                counters.append((e['name'], ns(e['ts']), float(v)))
         elif ph == 's':
             starts[(e['pid'], e['id'])] = owner(e)
         elif ph == 'f':
@@ -234,6 +234,16 @@ def diff(what, a, b, problems):
             what, len(only_a), sorted(only_a)[:3], len(only_b), sorted(only_b)[:3]))
 
 
+def same_threads(r):
+    """Thread names with their tids left out (two runs have other tids)."""
+    def norm(w):
+        return (w[0], re.sub(r'thread \d+', 'thread N', w[1]))
+    for k in ('slices', 'instants', 'flows'):
+        r[k] = [tuple(norm(x) if isinstance(x, tuple) else x for x in item) for item in r[k]] if k != 'flows' else \
+               [(norm(a), norm(b)) for a, b in r[k]]
+    r['threads'] = sorted(norm(w) for w in r['threads'])
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     if not args:
@@ -250,6 +260,8 @@ def main():
         ' (cut off inside its last packet)' if pf['cut'] else ''))
     if len(args) > 1:
         js = json_resolve(args[1])
+        same_threads(pf)
+        same_threads(js)
         print('%s: %d slices, %d instants, %d counter values, %d flows, %d threads' % (
             args[1], len(js['slices']), len(js['instants']), len(js['counters']), len(js['flows']), len(js['threads'])))
         # On a GPU track, an end meeting a begin written before it (work recorded late) is 1 ns earlier
@@ -264,6 +276,14 @@ def main():
                 moved += 1
         if moved:
             print('  %d GPU slices end 1 ns early where the next begins (written before them)' % moved)
+        # counter values: the JSON trace's have 9 significant digits
+        jc = collections.defaultdict(list)
+        for (name, ts, v) in js['counters']:
+            jc[(name, ts)].append(v)
+        for i, (name, ts, v) in enumerate(pf['counters']):
+            near = [x for x in jc.get((name, ts), []) if abs(x - v) <= 1e-8 * max(abs(v), 1e-300)]
+            if near:
+                pf['counters'][i] = (name, ts, near[0])
         for k in ('slices', 'instants', 'counters', 'flows', 'threads', 'processes'):
             diff(k, pf[k], js[k], problems)
     for p in problems[:12]:
