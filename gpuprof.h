@@ -6746,21 +6746,26 @@ static char *gpuprof__pf_arg_s(char *p, int name, const char *v) {
    1 ns earlier. A slice of no length has its begin and its end in the
    second pass. */
 
-#define GPUPROF__PF_BEGINS 16384
+#define GPUPROF__PF_BEGINS 65536           /* 16384 sets of 4: 512 KiB, an output with GPU events only */
 
 /* A begin at ts on a track of late events (its uuid), remembered; or
    whether one was written (mark 0). The ends of a later pass that would
-   meet one end 1 ns earlier. */
+   meet one end 1 ns earlier. A cache: a set forgets its oldest of 4. */
 static int gpuprof__pf_begun(gpuprof__tout *o, uint64_t uuid, uint64_t ts, int mark) {
-    uint64_t key = (ts ^ (uuid * 0xBF58476D1CE4E5B9ull)) * 0x9E3779B97F4A7C15ull, *slot;
+    uint64_t key = (ts ^ (uuid * 0xBF58476D1CE4E5B9ull)) * 0x9E3779B97F4A7C15ull, *set;
+    int i;
     key = (key ^ (key >> 31)) | 1;             /* 0: an empty slot */
     if (!o->pf_begins) {
         if (!mark || !(o->pf_begins = (uint64_t *)gpuprof__alloc(GPUPROF__PF_BEGINS * sizeof *o->pf_begins))) return 0;
         memset(o->pf_begins, 0, GPUPROF__PF_BEGINS * sizeof *o->pf_begins);
     }
-    slot = &o->pf_begins[(key * 0x9E3779B97F4A7C15ull) >> 50];
-    if (mark) *slot = key;
-    return *slot == key;
+    set = &o->pf_begins[(key >> 50) * 4];
+    for (i = 0; i < 4; i++) if (set[i] == key) return 1;
+    if (mark) {
+        memmove(set + 1, set, 3 * sizeof *set);
+        set[0] = key;
+    }
+    return 0;
 }
 
 /* A GPU range's or captured work's slice: its track, begin and end in ns
@@ -10758,12 +10763,275 @@ static char *gpuprof__xr_event(char *line) {       /* the event on a line, or NU
 
 #define GPUPROF__DIGIT(c) ((c) >= '0' && (c) <= '9')
 
+/* The ranks' Perfetto traces. A rank's file is its packets; merged, each
+   packet is copied with what would clash between ranks made the rank's own
+   -- sequence ids (the rank above bit 22), track uuids (the rank + 1 above
+   bit 40), flow ids (mixed with the rank), pids (rank + 1) -- its absolute
+   times (BOOTTIME in clock snapshots and in packets on that clock) moved as
+   the JSON events' are, and its process named "rank R · host · pid P", its
+   description starting "gpuprof merged". Read frame by frame: a rank's file
+   cut short (a killed rank) ends at its last whole packet. */
+typedef struct gpuprof__xr_pf {
+    uint32_t seq_hi;
+    uint64_t uuid_hi, flow_mix;
+    int64_t shift;
+    int pid;
+    const char *name;
+} gpuprof__xr_pf;
+
+enum { GPUPROF__XRP_PACKET, GPUPROF__XRP_TRACK, GPUPROF__XRP_PROCESS, GPUPROF__XRP_THREAD, GPUPROF__XRP_EVENT, GPUPROF__XRP_DEFAULTS,
+       GPUPROF__XRP_TE_DEFAULTS, GPUPROF__XRP_SNAPSHOT, GPUPROF__XRP_CLOCK };
+
+/* A varint at *p, before end: 1, or 0 when it is cut or too long. */
+static int gpuprof__pb_get(const unsigned char **p, const unsigned char *end, uint64_t *v) {
+    uint64_t r = 0;
+    int s;
+    for (s = 0; *p < end && s < 64; s += 7) {
+        unsigned c = *(*p)++;
+        r |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80)) { *v = r; return 1; }
+    }
+    return 0;
+}
+
+/* The value of varint field f of a message (its first), or dflt. */
+static uint64_t gpuprof__pb_find(const unsigned char *p, const unsigned char *end, uint32_t f, uint64_t dflt) {
+    uint64_t tag, v;
+    while (p < end && gpuprof__pb_get(&p, end, &tag)) {
+        uint32_t wt = (uint32_t)(tag & 7);
+        if (wt == 0) { if (!gpuprof__pb_get(&p, end, &v)) break; if ((tag >> 3) == f) return v; }
+        else if (wt == 1) p += 8;
+        else if (wt == 5) p += 4;
+        else if (wt == 2) { if (!gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) break; p += v; }
+        else break;
+    }
+    return dflt;
+}
+
+/* Message `kind` [p, end) rewritten for the rank into o (room: twice its
+   size and 256 bytes); the end of what was written, or NULL when it does
+   not decode. */
+static char *gpuprof__xr_pf_msg(const gpuprof__xr_pf *c, int kind, const unsigned char *p, const unsigned char *end, char *o) {
+    uint64_t tag, v;
+    /* a packet on the absolute clock, a BOOTTIME clock: their times move */
+    int moves = kind == GPUPROF__XRP_PACKET ? gpuprof__pb_find(p, end, 58, 0) == GPUPROF__PF_ABS
+              : kind == GPUPROF__XRP_CLOCK ? gpuprof__pb_find(p, end, 1, 0) == GPUPROF__PF_ABS : 0;
+    while (p < end) {
+        const unsigned char *field = p;
+        uint32_t f, wt;
+        int sub = -1;
+        if (!gpuprof__pb_get(&p, end, &tag)) return NULL;
+        f = (uint32_t)(tag >> 3);
+        wt = (uint32_t)(tag & 7);
+        if (wt == 0) {
+            if (!gpuprof__pb_get(&p, end, &v)) return NULL;
+            if (kind == GPUPROF__XRP_PACKET && f == 10) v |= (uint64_t)c->seq_hi;
+            else if ((kind == GPUPROF__XRP_PACKET && f == 8 && moves) || (kind == GPUPROF__XRP_CLOCK && f == 2 && moves)) v = (uint64_t)((int64_t)v + c->shift);
+            else if ((kind == GPUPROF__XRP_TRACK && (f == 1 || f == 5)) || ((kind == GPUPROF__XRP_EVENT || kind == GPUPROF__XRP_TE_DEFAULTS) && f == 11))
+                v |= c->uuid_hi;
+            else if ((kind == GPUPROF__XRP_PROCESS || kind == GPUPROF__XRP_THREAD) && f == 1) v = (uint64_t)c->pid;
+            o = gpuprof__pb_uint(o, f, v);
+            continue;
+        }
+        if (wt == 1) {
+            if (end - p < 8) return NULL;
+            memcpy(&v, p, 8);
+            p += 8;
+            if (kind == GPUPROF__XRP_EVENT && (f == 47 || f == 48)) v ^= c->flow_mix;
+            o = gpuprof__pb_fixed64(o, f, v);
+            continue;
+        }
+        if (wt == 5) {
+            if (end - p < 4) return NULL;
+            p += 4;
+            memcpy(o, field, (size_t)(p - field));
+            o += p - field;
+            continue;
+        }
+        if (wt != 2 || !gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) return NULL;
+        switch (kind * 100 + (int)f) {
+        case GPUPROF__XRP_PACKET * 100 + 60: sub = GPUPROF__XRP_TRACK; break;
+        case GPUPROF__XRP_PACKET * 100 + 11: sub = GPUPROF__XRP_EVENT; break;
+        case GPUPROF__XRP_PACKET * 100 + 59: sub = GPUPROF__XRP_DEFAULTS; break;
+        case GPUPROF__XRP_PACKET * 100 + 6: sub = GPUPROF__XRP_SNAPSHOT; break;
+        case GPUPROF__XRP_TRACK * 100 + 3: sub = GPUPROF__XRP_PROCESS; break;
+        case GPUPROF__XRP_TRACK * 100 + 4: sub = GPUPROF__XRP_THREAD; break;
+        case GPUPROF__XRP_DEFAULTS * 100 + 11: sub = GPUPROF__XRP_TE_DEFAULTS; break;
+        case GPUPROF__XRP_SNAPSHOT * 100 + 1: sub = GPUPROF__XRP_CLOCK; break;
+        default: break;
+        }
+        if (kind == GPUPROF__XRP_PROCESS && f == 6) o = gpuprof__pb_str(o, 6, c->name);
+        else if (kind == GPUPROF__XRP_TRACK && f == 14) o = gpuprof__pb_str(o, 14, "gpuprof merged trace: a process per rank");
+        else if (sub >= 0) {
+            char *start = gpuprof__pb_open(o, f), *q = gpuprof__xr_pf_msg(c, sub, p, p + v, start);
+            if (!q) return NULL;
+            o = gpuprof__pb_close(start, q);
+        } else {
+            memcpy(o, field, (size_t)(p + v - field));
+            o += p + v - field;
+        }
+        p += v;
+    }
+    return o;
+}
+
+/* Whether the file is a Perfetto trace: by its name, as gpuprof writes it. */
+static int gpuprof__xr_is_pf(const char *path) {
+    return gpuprof__trace_format(path) == GPUPROF__FMT_PERFETTO;
+}
+
+/* The next whole packet of f in *buf (grown as needed): its length, or -1
+   at the end (or where a packet is cut short, or the frame is not one). */
+static long gpuprof__xr_pf_next(FILE *f, unsigned char **buf, size_t *cap) {
+    uint64_t len = 0;
+    int c, s;
+    if ((c = getc(f)) != 0x0a) return -1;
+    for (s = 0; s < 64; s += 7) {
+        if ((c = getc(f)) == EOF) return -1;
+        len |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80)) break;
+    }
+    if (len > (1u << 30)) return -1;
+    if (len + 1 > *cap) {
+        unsigned char *nb = (unsigned char *)gpuprof__alloc((size_t)len + 1);
+        if (!nb) return -1;
+        GPUPROF_FREE(*buf);
+        *buf = nb;
+        *cap = (size_t)len + 1;
+    }
+    return fread(*buf, 1, (size_t)len, f) == (size_t)len ? (long)len : -1;
+}
+
+/* The rank, pid, host and anchor of a Perfetto trace: its process track's
+   pid and description ("gpuprof V; host=H; t0_realtime_ns=N; rank=R"). */
+static int gpuprof__xr_pf_head(gpuprof__xr_trace *t, char *why, size_t nwhy) {
+    FILE *f = fopen(t->path, "rb");
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    long n;
+    int k, found = 0, merged = 0;
+    if (!f) { snprintf(why, nwhy, "cannot read %s: %s", t->path, strerror(errno)); return -1; }
+    t->rank = -1;
+    t->t0 = 0;
+    t->host[0] = 0;
+    for (k = 0; k < 8 && !found && (n = gpuprof__xr_pf_next(f, &buf, &cap)) >= 0; k++) {
+        const unsigned char *p = buf, *end = buf + n, *q;
+        uint64_t tag, v;
+        while (p < end && gpuprof__pb_get(&p, end, &tag)) {
+            if ((tag & 7) != 2) { if ((tag & 7) == 0 && !gpuprof__pb_get(&p, end, &v)) break; if ((tag & 7) == 1) p += 8; if ((tag & 7) == 5) p += 4; continue; }
+            if (!gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) break;
+            if ((tag >> 3) == 60) {
+                const unsigned char *d = p, *dend = p + v;
+                while (d < dend && gpuprof__pb_get(&d, dend, &tag)) {
+                    uint64_t w;
+                    if ((tag & 7) != 2) { if (!gpuprof__pb_get(&d, dend, &w)) break; continue; }
+                    if (!gpuprof__pb_get(&d, dend, &w) || w > (uint64_t)(dend - d)) break;
+                    if ((tag >> 3) == 3) { found = 1; t->pid = (int)gpuprof__pb_find(d, d + w, 1, 0); }
+                    if ((tag >> 3) == 14) {
+                        char desc[512];
+                        size_t m = w < sizeof desc - 1 ? (size_t)w : sizeof desc - 1;
+                        memcpy(desc, d, m);
+                        desc[m] = 0;
+                        merged = strncmp(desc, "gpuprof merged", 14) == 0;
+                        if ((q = (const unsigned char *)strstr(desc, "; rank=")) != NULL) t->rank = atoi((const char *)q + 7);
+                        if ((q = (const unsigned char *)strstr(desc, "; t0_realtime_ns=")) != NULL) t->t0 = strtoull((const char *)q + 17, NULL, 10);
+                        if ((q = (const unsigned char *)strstr(desc, "; host=")) != NULL) {
+                            size_t i;
+                            for (q += 7, i = 0; *q && *q != ';' && i + 1 < sizeof t->host; q++) t->host[i++] = (char)*q;
+                            t->host[i] = 0;
+                        }
+                    }
+                    d += w;
+                }
+            }
+            p += v;
+        }
+    }
+    GPUPROF_FREE(buf);
+    fclose(f);
+    if (merged) return 1;
+    if (!found || t->rank < 0 || !t->t0) {
+        snprintf(why, nwhy, "%s is not the Perfetto trace of a rank (%s); write each rank's with GPUPROF_TRACE=trace.%%r.pftrace", t->path,
+                 !found ? "no process track at its start" : t->rank < 0 ? "no rank in its process's description" : "no t0_realtime_ns anchor");
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 for a packet with a track event other than a slice's end (what the
+   JSON trace has one event for), else 0. */
+static int gpuprof__xr_pf_event(const unsigned char *p, const unsigned char *end) {
+    uint64_t tag, v;
+    while (p < end && gpuprof__pb_get(&p, end, &tag)) {
+        uint32_t wt = (uint32_t)(tag & 7);
+        if (wt == 0) { if (!gpuprof__pb_get(&p, end, &v)) break; }
+        else if (wt == 1) p += 8;
+        else if (wt == 5) p += 4;
+        else if (wt == 2) {
+            if (!gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) break;
+            if ((tag >> 3) == 11) return gpuprof__pb_find(p, p + v, 9, 0) != 2;
+            p += v;
+        } else break;
+    }
+    return 0;
+}
+
+/* Copies a rank's packets into out, rewritten; the events among them. */
+static long gpuprof__xr_pf_copy(FILE *in, FILE *out, const gpuprof__xr_pf *c, int *bad) {
+    unsigned char *buf = NULL;
+    char *o = NULL;
+    size_t cap = 0, ocap = 0;
+    long n, events = 0;
+    char frame[16];
+    while ((n = gpuprof__xr_pf_next(in, &buf, &cap)) >= 0) {
+        char *e;
+        if ((size_t)n * 2 + 256 > ocap) {
+            GPUPROF_FREE(o);
+            ocap = (size_t)n * 2 + 256;
+            if (!(o = (char *)gpuprof__alloc(ocap))) { *bad = 1; break; }
+        }
+        if (!(e = gpuprof__xr_pf_msg(c, GPUPROF__XRP_PACKET, buf, buf + n, o))) { *bad = 1; break; }
+        frame[0] = 0x0a;
+        fwrite(frame, 1, (size_t)(gpuprof__pb_varint(frame + 1, (uint64_t)(e - o)) - frame), out);
+        fwrite(o, 1, (size_t)(e - o), out);
+        events += gpuprof__xr_pf_event(buf, buf + n);
+    }
+    GPUPROF_FREE(buf);
+    GPUPROF_FREE(o);
+    return events;
+}
+
+/* The merged Perfetto trace of n ranks' Perfetto traces, as gpuprof__xr_merge. */
+static int gpuprof__xr_merge_pf(const gpuprof__xr_trace *ts, int n, const int64_t *shift, FILE *out, long *events, char *why, size_t nwhy) {
+    int i;
+    for (i = 0; i < n; i++) {
+        FILE *in = fopen(ts[i].path, "rb");
+        gpuprof__xr_pf c;
+        char name[256];
+        int bad = 0;
+        if (!in) { snprintf(why, nwhy, "cannot read %s: %s", ts[i].path, strerror(errno)); return -1; }
+        snprintf(name, sizeof name, "rank %d \xc2\xb7 %.128s \xc2\xb7 pid %d", ts[i].rank, ts[i].host, ts[i].pid);
+        c.seq_hi = (uint32_t)(ts[i].rank + 1) << 22;
+        c.uuid_hi = (uint64_t)(ts[i].rank + 1) << 40;
+        c.flow_mix = (uint64_t)(ts[i].rank + 1) * 0x9E3779B97F4A7C15ull;
+        c.shift = shift[i];
+        c.pid = ts[i].rank + 1;
+        c.name = name;
+        *events += gpuprof__xr_pf_copy(in, out, &c, &bad);
+        fclose(in);
+        if (bad) { snprintf(why, nwhy, "%s: a packet that does not decode as gpuprof writes them; the merged trace stops before it", ts[i].path); return -1; }
+    }
+    return 0;
+}
+
 /* The rank, pid, host and anchor from a trace's process_name event (in its
    first lines). 0; 1 for a merged trace (this code's output); or -1 with
    the reason in why. */
 static int gpuprof__xr_trace_head(gpuprof__xr_trace *t, char *why, size_t nwhy) {
     static const char rank_key[] = "\"distributedInfo\": {\"rank\": ";
-    FILE *f = fopen(t->path, "r");
+    FILE *f;
+    if (gpuprof__trace_format(t->path) == GPUPROF__FMT_PERFETTO) return gpuprof__xr_pf_head(t, why, nwhy);
+    f = fopen(t->path, "r");
     char *line = NULL, *e, *q;
     size_t cap = 0;
     int found = 0, k;
@@ -10830,51 +11098,74 @@ static void gpuprof__xr_copy_event(FILE *out, const char *e, int pid, int64_t of
     }
 }
 
-/* Writes the merged trace of n ranks' traces (distinct ranks) to out_path.
-   0 with *events and *spread_ns (how much later than the first the last
-   rank started), or -1 with the reason in why. */
-static int gpuprof__xr_merge(const gpuprof__xr_trace *ts, int n, const char *out_path, long *events, int64_t *spread_ns, char *why, size_t nwhy) {
-    FILE *out = fopen(out_path, "w");
-    int64_t base = INT64_MAX, latest = 0;
-    int i, max_rank = 0;
+/* The merged JSON trace of n ranks' JSON traces, as gpuprof__xr_merge. */
+static int gpuprof__xr_merge_json(const gpuprof__xr_trace *ts, int n, const int64_t *shift, int nranks, FILE *out, long *events, char *why, size_t nwhy) {
+    int i;
     char *line = NULL, *e;
     const char *h;
     size_t cap = 0;
-    *events = 0;
-    if (!out) { snprintf(why, nwhy, "cannot write %s: %s", out_path, strerror(errno)); return -1; }
-    for (i = 0; i < n; i++) {
-        int64_t at = (int64_t)ts[i].t0 - ts[i].offset_ns;     /* its ts 0 on rank 0's clock */
-        if (at < base) base = at;
-        if (ts[i].rank > max_rank) max_rank = ts[i].rank;
-    }
     fputs("[", out);
     for (i = 0; i < n; i++) {
         FILE *f = fopen(ts[i].path, "r");
         int pid = ts[i].rank + 1;
-        int64_t shift = (int64_t)ts[i].t0 - ts[i].offset_ns - base;
         if (!f) {
             snprintf(why, nwhy, "cannot read %s: %s", ts[i].path, strerror(errno));
-            fclose(out);
             GPUPROF_FREE(line);
             return -1;
         }
-        if (shift > latest) latest = shift;
         fprintf(out, "%s\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d \xc2\xb7 ", i ? "," : "", pid, ts[i].rank);
         for (h = ts[i].host; *h; h++) if (*h != '"' && *h != '\\') fputc(*h, out);
         fprintf(out, " \xc2\xb7 pid %d\",\"merged\":true}}", ts[i].pid);
         while (gpuprof__xr_line(f, &line, &cap)) {
             if (!(e = gpuprof__xr_event(line)) || strstr(e, "\"name\":\"process_name\"")) continue;
             fputs(",\n", out);
-            gpuprof__xr_copy_event(out, e, pid, shift, ts[i].rank, max_rank + 1);
+            gpuprof__xr_copy_event(out, e, pid, shift[i], ts[i].rank, nranks);
             (*events)++;
         }
         fclose(f);
     }
     GPUPROF_FREE(line);
     fputs("\n]\n", out);
-    if (fclose(out) != 0) { snprintf(why, nwhy, "cannot write %s: %s", out_path, strerror(errno)); return -1; }
-    *spread_ns = latest;
     return 0;
+}
+
+/* Writes the merged trace of n ranks' traces (distinct ranks) to out_path,
+   in the format its name says (JSON, or Perfetto's for .pftrace; the ranks'
+   traces must be of that format). Each rank's times move by its anchor
+   (t0_realtime_ns) less the earliest, and less its measured clock offset.
+   0 with *events and *spread_ns (how much later than the first the last
+   rank started), or -1 with the reason in why. */
+static int gpuprof__xr_merge(const gpuprof__xr_trace *ts, int n, const char *out_path, long *events, int64_t *spread_ns, char *why, size_t nwhy) {
+    int64_t base = INT64_MAX, latest = 0, *shift;
+    int i, max_rank = 0, pf = gpuprof__xr_is_pf(out_path), rc;
+    FILE *out;
+    *events = 0;
+    for (i = 0; i < n; i++)
+        if (gpuprof__xr_is_pf(ts[i].path) != pf) {
+            snprintf(why, nwhy, "%s is a %s trace, and the merged trace %s would be %s: merge Perfetto traces into a .pftrace, JSON traces into a .json",
+                     ts[i].path, pf ? "JSON" : "Perfetto", out_path, pf ? "Perfetto's" : "JSON");
+            return -1;
+        }
+    if (!(shift = (int64_t *)gpuprof__alloc((size_t)(n > 0 ? n : 1) * sizeof *shift))) { snprintf(why, nwhy, "out of memory"); return -1; }
+    for (i = 0; i < n; i++) {
+        int64_t at = (int64_t)ts[i].t0 - ts[i].offset_ns;     /* its ts 0 on rank 0's clock */
+        if (at < base) base = at;
+        if (ts[i].rank > max_rank) max_rank = ts[i].rank;
+    }
+    for (i = 0; i < n; i++) {
+        shift[i] = (int64_t)ts[i].t0 - ts[i].offset_ns - base;
+        if (shift[i] > latest) latest = shift[i];
+    }
+    if (!(out = fopen(out_path, pf ? "wb" : "w"))) {
+        snprintf(why, nwhy, "cannot write %s: %s", out_path, strerror(errno));
+        GPUPROF_FREE(shift);
+        return -1;
+    }
+    rc = pf ? gpuprof__xr_merge_pf(ts, n, shift, out, events, why, nwhy) : gpuprof__xr_merge_json(ts, n, shift, max_rank + 1, out, events, why, nwhy);
+    GPUPROF_FREE(shift);
+    if (fclose(out) != 0 && rc == 0) { snprintf(why, nwhy, "cannot write %s: %s", out_path, strerror(errno)); return -1; }
+    *spread_ns = latest;
+    return rc;
 }
 #undef GPUPROF__DIGIT
 

@@ -3,7 +3,8 @@
 perfetto_trace_pb2 from the `perfetto` PyPI package, never gpuprof's code --
 and compares it with the JSON trace of the same run.
 
-usage: check_pftrace.py TRACE.pftrace [TRACE.json] [--cut] [--merged]
+usage: check_pftrace.py TRACE.pftrace [TRACE.json] [--cut]
+       check_pftrace.py MERGED.pftrace --ranks RANK.pftrace...
 
 Decodes frame by frame (a cut-off last frame ends the file: a killed run,
 allowed with --cut), resolving what Perfetto's reader resolves: each
@@ -13,9 +14,11 @@ timestamps on the absolute clock, begin/end pairs per track in time order
 same: every slice (name, thread, begin and length in ns), every instant,
 every counter value (name, time, value), the flow arrows (from which thread
 to which), and the thread and process names. Threads are matched by name
-(two runs have other tids). --merged: a merged trace of ranks (processes
-matched by name). Prints the counts; exit 1 on a difference, 2 when the
-decoder is missing.
+(two runs have other tids). --ranks: MERGED is gpuprof-ranks' merge of
+the ranks' traces: it must hold each rank's slices, instants, counter
+values and flows, in a process of its own named "rank R · host · pid P",
+moved by the rank's anchor (t0_realtime_ns) less the earliest. Prints the
+counts; exit 1 on a difference, 2 when the decoder is missing.
 """
 import collections, json, re, sys
 
@@ -244,8 +247,45 @@ def same_threads(r):
     r['threads'] = sorted(norm(w) for w in r['threads'])
 
 
+def anchor(path):
+    """The rank, host, pid and anchor in a rank's Perfetto trace (its process track's description)."""
+    tracks, _, _, _ = decode(path)
+    for td in tracks.values():
+        if td.HasField('process') and 'rank=' in td.description:
+            kv = dict(x.split('=', 1) for x in td.description.split('; ')[1:])
+            return int(kv['rank']), kv['host'], td.process.pid, int(kv['t0_realtime_ns'])
+    raise ValueError('%s: no rank in its process track' % path)
+
+
+def check_ranks(merged, ranks, problems):
+    """The merged trace against its ranks' traces."""
+    m = resolve(merged)
+    problems += m['problems']
+    heads = [anchor(r) for r in ranks]
+    base = min(h[3] for h in heads)
+    want = dict(slices=[], instants=[], counters=[], flows=[])
+    for path, (rank, host, pid, t0) in zip(ranks, heads):
+        r = resolve(path)
+        shift = t0 - base
+        proc = 'rank %d \u00b7 %s \u00b7 pid %d' % (rank, host, pid)
+        want['slices'] += [((proc, w[1]), n, ts + shift, d) for (w, n, ts, d) in r['slices']]
+        want['instants'] += [((proc, w[1]), n, ts + shift) for (w, n, ts) in r['instants']]
+        want['counters'] += [(n, ts + shift, v) for (n, ts, v) in r['counters']]
+        want['flows'] += [((proc, a[1]), (proc, b[1])) for (a, b) in r['flows']]
+    print('%s: %d slices, %d instants, %d counter values, %d flows from %d ranks' % (
+        merged, len(m['slices']), len(m['instants']), len(m['counters']), len(m['flows']), len(ranks)))
+    for k in want:
+        diff(k, m[k], want[k], problems)
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    if '--ranks' in sys.argv:
+        problems = []
+        check_ranks(args[0], args[1:], problems)
+        for p in problems[:12]:
+            print('  FAIL ' + p)
+        return 1 if problems else 0
     if not args:
         print(__doc__)
         return 2

@@ -8,7 +8,9 @@
 # and with its ranges timed by their kernels (GPUPROF_GPU=kernels: the ranges'
 # track beside the kernels'),
 # the demo as rank 1 of 2 under torchrun (the rank's process metadata), and
-# the four ranks' traces of tests/ranks_sim merged by gpuprof-ranks.
+# the four ranks' traces of tests/ranks_sim merged by gpuprof-ranks; then
+# Perfetto's format (.pftrace) of the demo, the simulated GPU, kernel capture,
+# a flight-recorder dump, merged ranks and a killed run, in the Perfetto UI.
 # Writes into a fresh temporary directory, removed when all pass.
 #   usage: run.sh PYTHON BUILD_DIR SOURCE_DIR
 py=$1; build=$2; src=$3
@@ -31,5 +33,17 @@ grep -q '"fell_out":[1-9]' flight.trace.json || fail "no event fell out of the f
 CHECK_WORKDIR="$dir" "$build/tests/test_trace" --die > killed.out 2>&1
 [ -s killed.trace.json ] || fail "the killed run left no trace"
 tail -c 2 killed.trace.json | grep -q ']' && fail "the killed run's trace is complete: the kill came too late"
-"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json fromk.trace.json rank.1.trace.json merged.trace.json || fail "a viewer disagrees"
+# the same in Perfetto's format (.pftrace): the Perfetto UI shows every slice as the file has it
+GPUPROF_TRACE=demo.pftrace GPUPROF_REPORT=off "$build/train_mlp" > demo.pf.out 2>&1 || fail "the demo (.pftrace) failed"
+GPUPROF_TRACE=sim.pftrace GPUPROF_REPORT=off "$build/tests/sim_demo" > sim.pf.out 2>&1 || fail "sim_demo (.pftrace) failed"
+GPUPROF_TRACE_RING_MB=1 GPUPROF_REPORT=off "$build/tests/sim_demo" --flight flight.pftrace > flight.pf.out 2>&1 || fail "sim_demo --flight (.pftrace) failed"
+GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=kernels.pftrace GPUPROF_REPORT=off "$build/tests/sim_demo" > kernels.pf.out 2>&1 ||
+  fail "sim_demo with kernel capture (.pftrace) failed"
+GPUPROF_REPORT=off GPUPROF_TRACE=ranks.%r.pftrace "$build/tests/ranks_sim" --ranks 4 --slow 3 --steps 6 > ranks.pf.out 2>&1 || fail "ranks_sim (.pftrace) failed"
+"$build/gpuprof-ranks" --trace ranks.0.pftrace ranks.1.pftrace ranks.2.pftrace ranks.3.pftrace -o merged.pftrace >> ranks.pf.out 2>&1 ||
+  fail "gpuprof-ranks could not merge the ranks' Perfetto traces"
+CHECK_WORKDIR="$dir" "$build/tests/test_pftrace" --die > killed.pf.out 2>&1
+[ -s killed.pftrace ] || fail "the killed run left no Perfetto trace"
+"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json fromk.trace.json rank.1.trace.json merged.trace.json \
+  demo.pftrace sim.pftrace flight.pftrace kernels.pftrace merged.pftrace killed.pftrace || fail "a viewer disagrees"
 cd / && rm -rf "$dir"
