@@ -6965,48 +6965,69 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
     }
 }
 
-/* A varint of at most two bytes (v < 16384), and its length. */
-GPUPROF__INLINE char *gpuprof__pb_varint2(char *p, uint32_t v) {
-    uint32_t more = v >= 0x80;
-    p[0] = (char)(v | more << 7);
-    p[1] = (char)(v >> 7);
-    return p + 1 + more;
+/* v < 16384 as a varint in the low bytes of the result. */
+GPUPROF__INLINE uint32_t gpuprof__pb_v2(uint32_t v) {
+    return v < 0x80 ? v : ((v & 0x7f) | 0x80 | (v >> 7) << 8);
 }
 
-/* The common case, in straight-line code: a CPU range with nothing but a
-   name already interned on the sequence, begun at or after the sequence's
-   last timestamp, ending less than 16 us after it, its name id below 16383:
-   every varint fits two bytes, every length one. 20 to 26 bytes. */
-GPUPROF__INLINE char *gpuprof__pf_range_fast(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t end, uint32_t iid) {
-    char *q, *te;
-    /* begin: frame, timestamp, sequence id, track_event { type = 1, name_iid } */
-    p[0] = 0x0a;
-    p[2] = 0x40;
-    q = gpuprof__pb_varint2(p + 3, (uint32_t)(ts - s->last));
-    memcpy(q, s->head, 8);
-    te = q + s->head_len;
-    te[0] = 0x5a;
-    te[2] = 0x48;
-    te[3] = 1;
-    te[4] = 0x50;
-    q = gpuprof__pb_varint2(te + 5, iid);
-    te[1] = (char)(q - te - 2);
-    p[1] = (char)(q - p - 2);
-    /* end: frame, timestamp, sequence id, track_event { type = 2 } */
-    p = q;
-    p[0] = 0x0a;
-    p[2] = 0x40;
-    q = gpuprof__pb_varint2(p + 3, (uint32_t)(end - ts));
-    memcpy(q, s->head, 8);
-    q += s->head_len;
-    q[0] = 0x5a;
-    q[1] = 2;
-    q[2] = 0x48;
-    q[3] = 2;
-    q += 4;
-    p[1] = (char)(q - p - 2);
-    s->last = end;
-    return q;
+/* 8 bytes stored little-endian (the wire's order) at p, unaligned. */
+GPUPROF__INLINE void gpuprof__st64(char *p, uint64_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    int k;
+    for (k = 0; k < 8; k++) p[k] = (char)(w >> (8 * k));
+#else
+    memcpy(p, &w, 8);
+#endif
+}
+
+/* The common case, in straight-line code: a run of CPU ranges with nothing
+   but a name already interned on the sequence, each begun at or after the
+   sequence's last timestamp and ending less than 16 us after it, name ids
+   below 16383: every varint fits two bytes, every length one; 20 to 26
+   bytes a range. The sequence's state is held in locals (stores through
+   the byte pointer would otherwise make the compiler reload it). Returns
+   the first event it did not write; *pp advanced, at most to limit. */
+static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t n, char **pp, const char *limit) {
+    char *p = *pp;
+    uint64_t last = s->last, head;
+    const uint32_t *iid = s->iid, seq = s->seq, niid = s->niid, hl = s->head_len;
+    memcpy(&head, s->head, 8);
+    for (; i < n && p < limit; i++) {
+        const gpuprof__event *e = &ev[i];
+        uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks), w;
+        uint32_t id = e->name_id, dt, du, dtl, dul, idl;
+        if (e->type != GPUPROF__EV_RANGE || (e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART))) break;
+        ts += (e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0;
+        if (!(id < niid && iid[id] == seq && id < 16383 && ts >= last && end >= ts && end - last < 16384)) break;
+        dt = (uint32_t)(ts - last);
+        du = (uint32_t)(end - ts);
+        id++;
+        dtl = 1 + (dt >= 0x80);
+        dul = 1 + (du >= 0x80);
+        idl = 1 + (id >= 0x80);
+        /* begin: frame, timestamp, sequence id, track_event { type = 1, name_iid }: 8-byte stores, each
+           running past what it writes into what the next one overwrites (limit leaves room after) */
+        w = 0x0a | (uint64_t)(dtl + hl + 6 + idl) << 8 | 0x40 << 16 | (uint64_t)gpuprof__pb_v2(dt) << 24;
+        gpuprof__st64(p, w);
+        p += 3 + dtl;
+        memcpy(p, &head, 8);                  /* its bytes as they are */
+        p += hl;
+        w = 0x5a | (uint64_t)(3 + idl) << 8 | 0x48 << 16 | (uint64_t)1 << 24 | (uint64_t)0x50 << 32 | (uint64_t)gpuprof__pb_v2(id) << 40;
+        gpuprof__st64(p, w);
+        p += 5 + idl;
+        /* end: frame, timestamp, sequence id, track_event { type = 2 } */
+        w = 0x0a | (uint64_t)(1 + dul + hl + 4) << 8 | 0x40 << 16 | (uint64_t)gpuprof__pb_v2(du) << 24;
+        gpuprof__st64(p, w);
+        p += 3 + dul;
+        memcpy(p, &head, 8);                  /* its bytes as they are */
+        p += hl;
+        gpuprof__st64(p, 0x0248025aull);
+        p += 4;
+        last = end;
+    }
+    s->last = last;
+    *pp = p;
+    return i;
 }
 
 /* The encoder's events: events [from, n) of a block encoded and written;
@@ -7030,14 +7051,14 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
         }
         if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
             uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
+            uint32_t next;
             ts += (e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0;
             if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->work_name)) {
                 p = gpuprof__pf_range_more(s, t, p, e, nm, tid, ts, end);
                 continue;
             }
-            if (GPUPROF__LIKELY(e->name_id < s->niid && s->iid[e->name_id] == s->seq && ts >= s->last && end >= ts && end - s->last < 16384 &&
-                                e->name_id < 16383)) {
-                p = gpuprof__pf_range_fast(s, p, ts, end, e->name_id + 1u);
+            if ((next = gpuprof__pf_ranges_fast(s, b->ev, i, n, &p, buf + GPUPROF__WBUF - 8192)) > i) {
+                i = next - 1;                 /* a run of common ranges written */
                 continue;
             }
             p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);

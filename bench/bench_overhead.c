@@ -145,7 +145,7 @@ static double writer_events_per_s(long events, int to_null, int format) {
     b->count = GPUPROF__BLOCK_EVENTS;
     for (int i = 0; i < GPUPROF__BLOCK_EVENTS; i++) {
         b->ev[i].ts = 1000000ull + 1234ull * (uint64_t)i;
-        b->ev[i].u.dur_ns = 987 + (uint64_t)i;
+        b->ev[i].u.dur_ticks = 987 + ((uint64_t)i & 127);      /* ranges one after another, none overlapping */
         b->ev[i].name_id = id;
     }
     gpuprof__fmt_acquire();                       /* keep the writer thread out of the file */
