@@ -6965,9 +6965,11 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
     }
 }
 
-/* v < 16384 as a varint in the low bytes of the result. */
-GPUPROF__INLINE uint32_t gpuprof__pb_v2(uint32_t v) {
-    return v < 0x80 ? v : ((v & 0x7f) | 0x80 | (v >> 7) << 8);
+/* v < 16384 as a varint in the low bytes of the result, without a branch:
+   v = a + 128 b (b > 0) is the bytes a | 0x80, b, that is v + 128 b + 128. */
+GPUPROF__INLINE uint64_t gpuprof__pb_v2(uint32_t v) {
+    uint32_t more = 0u - (uint32_t)(v >= 0x80);
+    return (uint64_t)(v + (((v & ~0x7fu) + 0x80) & more));
 }
 
 /* 8 bytes stored little-endian (the wire's order) at p, unaligned. */
@@ -6994,32 +6996,33 @@ static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event 
     memcpy(&head, s->head, 8);
     for (; i < n && p < limit; i++) {
         const gpuprof__event *e = &ev[i];
-        uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks), w;
-        uint32_t id = e->name_id, dt, du, dtl, dul, idl;
-        if (e->type != GPUPROF__EV_RANGE || (e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART))) break;
-        ts += (e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0;
-        if (!(id < niid && iid[id] == seq && id < 16383 && ts >= last && end >= ts && end - last < 16384)) break;
-        dt = (uint32_t)(ts - last);
-        du = (uint32_t)(end - ts);
-        id++;
+        uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks), dt, du, w;
+        uint32_t id = e->name_id + 1, dtl, dul, idl;
+        /* type 0 (a CPU range) with none of the flags the slower paths handle; a name interned; each
+           length (and the name's id) under 16384, a begin at or after the last timestamp, an end after
+           it: as unsigned numbers, earlier times are too large */
+        if ((e->type | (e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART | GPUPROF__EVF_NUDGE))) != 0 || id > niid || iid[id - 1] != seq) break;
+        dt = ts - last;
+        du = end - ts;
+        if ((dt | du | id) >= 16384) break;
         dtl = 1 + (dt >= 0x80);
         dul = 1 + (du >= 0x80);
         idl = 1 + (id >= 0x80);
         /* begin: frame, timestamp, sequence id, track_event { type = 1, name_iid }: 8-byte stores, each
            running past what it writes into what the next one overwrites (limit leaves room after) */
-        w = 0x0a | (uint64_t)(dtl + hl + 6 + idl) << 8 | 0x40 << 16 | (uint64_t)gpuprof__pb_v2(dt) << 24;
+        w = 0x0a | (uint64_t)(dtl + hl + 6 + idl) << 8 | 0x40 << 16 | gpuprof__pb_v2((uint32_t)dt) << 24;
         gpuprof__st64(p, w);
         p += 3 + dtl;
         memcpy(p, &head, 8);                  /* its bytes as they are */
         p += hl;
-        w = 0x5a | (uint64_t)(3 + idl) << 8 | 0x48 << 16 | (uint64_t)1 << 24 | (uint64_t)0x50 << 32 | (uint64_t)gpuprof__pb_v2(id) << 40;
+        w = 0x5a | (uint64_t)(3 + idl) << 8 | 0x48 << 16 | (uint64_t)1 << 24 | (uint64_t)0x50 << 32 | gpuprof__pb_v2(id) << 40;
         gpuprof__st64(p, w);
         p += 5 + idl;
         /* end: frame, timestamp, sequence id, track_event { type = 2 } */
-        w = 0x0a | (uint64_t)(1 + dul + hl + 4) << 8 | 0x40 << 16 | (uint64_t)gpuprof__pb_v2(du) << 24;
+        w = 0x0a | (uint64_t)(1 + dul + hl + 4) << 8 | 0x40 << 16 | gpuprof__pb_v2((uint32_t)du) << 24;
         gpuprof__st64(p, w);
         p += 3 + dul;
-        memcpy(p, &head, 8);                  /* its bytes as they are */
+        memcpy(p, &head, 8);
         p += hl;
         gpuprof__st64(p, 0x0248025aull);
         p += 4;
