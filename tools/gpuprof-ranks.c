@@ -20,6 +20,7 @@
 static const char *const usage_text =
     "usage: " TOOL " [--json] SUMMARY.json...\n"
     "       " TOOL " --trace TRACE.json... -o MERGED.json | --hta DIR\n"
+    "       " TOOL " --trace TRACE.pftrace... -o MERGED.pftrace\n"
     "\n"
     "Reads the JSON summaries of the ranks of one job (GPUPROF_SUMMARY=run.%r.json gives each rank\n"
     "its own) and prints, per range, the self time per counted step on each rank: min, median and\n"
@@ -31,10 +32,11 @@ static const char *const usage_text =
     "              per rank (pid rank+1, named \"rank R \xc2\xb7 host \xc2\xb7 pid P\"), times put on one timeline by\n"
     "              the wall-clock anchor each trace records (as good as the hosts' clock sync), corrected\n"
     "              by the clock offsets rank 0 measured at MPI_Finalize when its cross-rank report\n"
-    "              (GPUPROF_MPI: run.ranks.json) is given too\n"
+    "              (GPUPROF_MPI: run.ranks.json) is given too; Perfetto traces (.pftrace) merge into a\n"
+    "              .pftrace, the same way (sequences, tracks and flows made each rank's own)\n"
     "  --trace T... --hta DIR   each rank's trace as HolisticTraceAnalysis reads one (an object with\n"
     "              \"distributedInfo\" and \"traceEvents\"): DIR/rank<R>.json, for TraceAnalysis(trace_dir=DIR);\n"
-    "              DIR is made if it does not exist\n"
+    "              DIR is made if it does not exist (JSON traces only: HTA reads no other)\n"
     "  -h, --help  this text\n"
     "\n"
     "skew = max / median - 1 over the ranks (0: balanced; 1.0: the slowest takes twice the median).\n"
@@ -237,6 +239,13 @@ int main(int argc, char **argv) {
                     return 2;
                 }
         if (merged && (k = merge(traces, ntrace, merged, sync, sync_path)) != 0) return k;
+        if (hta)
+            for (i = 0; i < ntrace; i++)
+                if (gpuprof__xr_is_pf(traces[i].path)) {
+                    fprintf(stderr, TOOL ": --hta: %s is a Perfetto trace; HolisticTraceAnalysis reads JSON traces (write the ranks' with GPUPROF_TRACE=trace.%%r.json)\n",
+                            traces[i].path);
+                    return 2;
+                }
         if (hta && (k = hta_copy(traces, ntrace, hta, ntrace)) != 0) return k;
         if (nrun == 0) return 0;
     }
