@@ -93,7 +93,28 @@ cat ranks.out
 expect "gpuprof-ranks agrees: rank 3, data" ranks.out '^straggler: rank 3 -- "data" .* it waits least in "allreduce"'
 expect "gpuprof-ranks skips rank 0's cross-rank JSON, saying so" ranks.err "train_ddp.ranks.json is a cross-rank report already .*: skipped"
 
-rm -f train_ddp.*.json t.*.json
+# the same job writing Perfetto traces: rank 0 merges them into a Perfetto trace
+rm -f train_ddp.*.json p.*.pftrace
+GPUPROF_TRACE=p.%r.pftrace job pf.out --slow-rank 3; code "mpiexec -n 4 train_ddp --slow-rank 3, Perfetto traces" 0 $?
+expect "rank 0 merged the ranks' Perfetto traces" pf.out "^merged trace: p.ranks.pftrace (4 ranks, [0-9]* events, a process per rank, on one timeline)$"
+"$py" - p.ranks.pftrace <<'PY' && ok || bad "the merged Perfetto trace: whole packets, a process per rank"
+import sys
+raw = open(sys.argv[1], 'rb').read()
+i, n = 0, 0
+while i < len(raw):
+    assert raw[i] == 0x0A, 'not a packet frame at byte %d' % i
+    j, ln, s = i + 1, 0, 0
+    while raw[j] & 0x80:
+        ln |= (raw[j] & 0x7F) << s; s += 7; j += 1
+    ln |= raw[j] << s
+    i, n = j + 1 + ln, n + 1
+assert i == len(raw), 'the last packet is cut'
+for r in range(4):
+    assert ('rank %d \u00b7 ' % r).encode() in raw, 'no process for rank %d' % r
+print('p.ranks.pftrace: %d packets, a process per rank' % n)
+PY
+
+rm -f train_ddp.*.json t.*.json p.*.pftrace
 GPUPROF_TRACE=t.%r.json GPUPROF_MERGE_TRACES=0 job even.out --no-shutdown; code "balanced, gpuprof_shutdown left to MPI_Finalize" 0 $?
 [ -f t.3.json ] && [ ! -f t.ranks.json ] && ! grep -q "^merged trace" even.out && ok || bad "GPUPROF_MERGE_TRACES=0: the ranks' traces, none merged"
 sed -n '/^== gpuprof: the job/,$p' even.out
