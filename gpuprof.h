@@ -11037,7 +11037,7 @@ static int gpuprof__xr_merge_pf(const gpuprof__xr_trace *ts, int n, const int64_
         snprintf(name, sizeof name, "rank %d \xc2\xb7 %.128s \xc2\xb7 pid %d", ts[i].rank, ts[i].host, ts[i].pid);
         c.seq_hi = (uint32_t)(ts[i].rank + 1) << 22;
         c.uuid_hi = (uint64_t)(ts[i].rank + 1) << 40;
-        c.flow_mix = (uint64_t)(ts[i].rank + 1) * 0x9E3779B97F4A7C15ull;
+        c.flow_mix = (uint64_t)(uint32_t)(ts[i].rank + 1) * (uint64_t)0x9E3779B97F4A7C15ull;
         c.shift = shift[i];
         c.pid = ts[i].rank + 1;
         c.name = name;
