@@ -73,9 +73,10 @@
        gpuprof_init(&cfg)              optional; the first range initialises with defaults
        gpuprof_shutdown()              write configured outputs, free; also run at exit
        gpuprof_report(FILE *)          the text tables
-       gpuprof_write_trace(path)       a Chrome trace of everything streamed so far, or
+       gpuprof_write_trace(path)       a trace of everything streamed so far, or
                                        without GPUPROF_TRACE of the flight recorder's
-                                       latest events; any time, again and again
+                                       latest events; any time, again and again; a
+                                       .pftrace path: Perfetto's format, else JSON
        gpuprof_write_summary(path)     JSON summary, schema in docs/summary.md
        gpuprof_reset()                 clear statistics
        gpuprof_set_enabled(on)         pause / resume recording
@@ -93,6 +94,8 @@
 
    ENVIRONMENT (overrides the config)
        GPUPROF_TRACE=path   GPUPROF_REPORT=stderr|stdout|off|path   GPUPROF_SUMMARY=path
+                            (a trace named *.pftrace or *.perfetto-trace is Perfetto's
+                            protobuf format, ~4x smaller; any other name Chrome JSON)
        GPUPROF_TRACE_RING_MB=N  without GPUPROF_TRACE: memory for the latest events
                             (default 32; 0 = off, and then ranges record no trace events)
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
@@ -228,7 +231,8 @@ double   gpuprof_stats_quantile(const gpuprof_stats *s, double q);  /* q in [0,1
 /* Configuration: zero-initialise and set what you change. */
 enum { GPUPROF_VIEW_BOTH = 0, GPUPROF_VIEW_FLAT = 1, GPUPROF_VIEW_TREE = 2 };
 typedef struct gpuprof_config {
-    const char *trace_path;     /* stream a Chrome trace here (GPUPROF_TRACE); NULL: no trace */
+    const char *trace_path;     /* stream a trace here (GPUPROF_TRACE): Perfetto's format for
+                                   *.pftrace / *.perfetto-trace, Chrome JSON for other names; NULL: no trace */
     const char *report;         /* "stderr" (NULL), "stdout", "off" or a path (GPUPROF_REPORT) */
     const char *summary_path;   /* JSON summary written at shutdown (GPUPROF_SUMMARY) */
     const char *schedule;       /* "wait=W,warmup=U,active=A,repeat=R[,skip_first=S]" */
@@ -510,6 +514,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Output helpers                   digits, growing buffers, times, path patterns
      Trace output, the layers         the encoder interface, bytes into a file
      Trace encoder, Chrome JSON       a block's events as JSON
+     Trace encoder, Perfetto protobuf a block's events as Perfetto's TracePackets
      Trace sinks                      streamed file, its copy, the flight recorder's dump
      Report collection                every thread's nodes into flat and tree tables
      Text report, its cells           widths, names, times
@@ -520,7 +525,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      JSON summary                     docs/summary.md's schema
      Writing the outputs              files, gpuprof_report and write_*, flush, reset
      Roofline peaks                   the device's bandwidth and FLOP/s
-     Cross-rank report                ranks side by side, the straggler, merged trace
+     Cross-rank report                ranks side by side, the straggler, merged traces
      MPI                              the MPI seam, the report at MPI_Finalize
      Ranks                            which process of a job this is
      Lifecycle                        init, exit, fork, a session's start and shutdown
