@@ -6295,12 +6295,13 @@ static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t droppe
 #define GPUPROF__PF_KERN (1ull << 32)  /* + the kernel's index */
 #define GPUPROF__PF_CALL (2ull << 32)  /* + cbid | driver << 16 */
 #define GPUPROF__PF_COPY (3ull << 32)  /* + direction << 2 | host; + 0xffff: a memset */
-enum { GPUPROF__PF_TPROC = 1, GPUPROF__PF_TTHREAD = 2, GPUPROF__PF_TSTEPS = 3, GPUPROF__PF_TCOUNTER = 4, GPUPROF__PF_TCALLS = 5 };
 /* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's, a thread's CUDA calls */
-/* interned categories and argument names: their iid is their index + 1 */
-enum { GPUPROF__PC_CPU = 1, GPUPROF__PC_GPU, GPUPROF__PC_KERNEL, GPUPROF__PC_MEMCPY, GPUPROF__PC_MEMSET, GPUPROF__PC_RUNTIME,
+enum { GPUPROF__PF_TPROC = 1, GPUPROF__PF_TTHREAD = 2, GPUPROF__PF_TSTEPS = 3, GPUPROF__PF_TCOUNTER = 4, GPUPROF__PF_TCALLS = 5 };
+/* interned categories and argument names: their iid is their index + 1 (a CPU range has no
+   category: its track says what it is, and the common path writes two bytes fewer) */
+enum { GPUPROF__PC_GPU = 1, GPUPROF__PC_KERNEL, GPUPROF__PC_MEMCPY, GPUPROF__PC_MEMSET, GPUPROF__PC_RUNTIME,
        GPUPROF__PC_DRIVER, GPUPROF__PC_MARK, GPUPROF__PC_MEMORY, GPUPROF__PC_STEP, GPUPROF__PC_ANNOTATION };
-static const char *const gpuprof__pf_cats[] = { "cpu", "gpu", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
+static const char *const gpuprof__pf_cats[] = { "gpu", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
                                                  "mark", "memory", "step", "user_annotation" };
 enum { GPUPROF__PA_WARMUP = 1, GPUPROF__PA_FLOPS, GPUPROF__PA_BYTES, GPUPROF__PA_FPB, GPUPROF__PA_FPS, GPUPROF__PA_BPS,
        GPUPROF__PA_STEP, GPUPROF__PA_COUNTED, GPUPROF__PA_CORR, GPUPROF__PA_CBID, GPUPROF__PA_DEVICE, GPUPROF__PA_STREAM,
