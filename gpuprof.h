@@ -6974,8 +6974,8 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
 /* v < 16384 as a varint in the low bytes of the result, without a branch:
    v = a + 128 b (b > 0) is the bytes a | 0x80, b, that is v + 128 b + 128. */
 GPUPROF__INLINE uint64_t gpuprof__pb_v2(uint32_t v) {
-    uint32_t more = 0u - (uint32_t)(v >= 0x80);
-    return (uint64_t)(v + (((v & ~0x7fu) + 0x80) & more));
+    uint32_t hi = v & ~0x7fu;
+    return (uint64_t)(v + hi + ((uint32_t)(hi != 0) << 7));
 }
 
 /* 8 bytes stored little-endian (the wire's order) at p, unaligned. */
