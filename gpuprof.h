@@ -6319,22 +6319,41 @@ GPUPROF__INLINE char *gpuprof__pb_varint(char *p, uint64_t v) {
 GPUPROF__INLINE char *gpuprof__pb_uint(char *p, uint32_t field, uint64_t v) {
     return gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3), v);
 }
-static char *gpuprof__pb_double(char *p, uint32_t field, double v) {
-    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 1);
-    memcpy(p, &v, 8);            /* little-endian, as the wire format is (x86-64, aarch64) */
-    return p + 8;
+/* v < 16384 as a varint in the low bytes of the result, without a branch:
+   v = a + 128 b (b > 0) is the bytes a | 0x80, b, that is v + 128 b + 128. */
+GPUPROF__INLINE uint64_t gpuprof__pb_v2(uint32_t v) {
+    uint32_t hi = v & ~0x7fu;
+    return (uint64_t)(v + hi + ((uint32_t)(hi != 0) << 7));
 }
+
+/* 8 bytes stored little-endian (the wire's order) at p, unaligned. */
+GPUPROF__INLINE void gpuprof__st64(char *p, uint64_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    int k;
+    for (k = 0; k < 8; k++) p[k] = (char)(w >> (8 * k));
+#else
+    memcpy(p, &w, 8);
+#endif
+}
+
 static char *gpuprof__pb_fixed64(char *p, uint32_t field, uint64_t v) {
     p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 1);
-    memcpy(p, &v, 8);
+    gpuprof__st64(p, v);
     return p + 8;
+}
+static char *gpuprof__pb_double(char *p, uint32_t field, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    return gpuprof__pb_fixed64(p, field, bits);
 }
 static char *gpuprof__pb_bytes(char *p, uint32_t field, const char *s, size_t n) {
     p = gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3 | 2), n);
     memcpy(p, s, n);
     return p + n;
 }
-#define gpuprof__pb_str(p, field, s) gpuprof__pb_bytes(p, field, s, strlen(s))
+static char *gpuprof__pb_str(char *p, uint32_t field, const char *s) {
+    return gpuprof__pb_bytes(p, field, s, strlen(s));
+}
 
 /* A length-delimited field whose length is known once written: its tag and
    one byte for the length, returning where its content starts; closed by
@@ -6571,10 +6590,11 @@ static int gpuprof__pf_name_seen(gpuprof__pfseq *s, uint32_t id) {
     return 0;
 }
 
-/* The name of an event, as an interned id (sent in this packet the first
-   time: *p is inside the packet, before the track event) or inline. seen:
-   gpuprof__pf_name_seen's or gpuprof__pf_other's answer. Returns the iid,
-   0 when the name went inline (into *inl). */
+/* The name of an event, as an interned id, sent in this packet the first
+   time on the sequence (*p is inside the packet, before the track event).
+   seen: gpuprof__pf_name_seen's or gpuprof__pf_other's answer (1 interned
+   already, 0 not yet, -1 no room to remember it). Returns the iid, or 0:
+   the event carries the name itself (gpuprof__pf_put_name). */
 static uint64_t gpuprof__pf_name(char **p, int seen, uint64_t iid, const char *text, size_t n) {
     char *f, *g, *q;
     if (seen == 1) return iid;
@@ -6624,7 +6644,7 @@ static uint64_t gpuprof__pf_flow_cpu(uint32_t tid, uint64_t ns, uint32_t name_id
     h = (h ^ (h >> 29) ^ name_id) * 0xBF58476D1CE4E5B9ull;
     return (h ^ (h >> 32)) & ~(1ull << 63);
 }
-#define gpuprof__pf_flow_call(corr) ((1ull << 63) | (uint64_t)(corr))
+#define GPUPROF__PF_FLOW_CALL(corr) ((1ull << 63) | (uint64_t)(corr))
 
 /* A slice's end: an end packet on the track (0: the sequence's default). */
 GPUPROF__INLINE char *gpuprof__pf_end_slice(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t track, uint64_t flow_in) {
@@ -6799,7 +6819,7 @@ static uint64_t gpuprof__pf_gpu_flow(const gpuprof__tout *o, int flow_tid, uint6
 static uint64_t gpuprof__pf_kernel_flow(const gpuprof__tout *o, const gpuprof__event *e, const gpuprof__event *kb, uint64_t ts, uint64_t end, int *at_end) {
     *at_end = ts <= kb->ts;
     if (!kb->name_id || kb->ts < o->from_ns || kb->ts > end) return 0;
-    return gpuprof__pf_flow_call(e->name_id);
+    return GPUPROF__PF_FLOW_CALL(e->name_id);
 }
 
 /* The first pass over a block's events [from, n): the ends of its GPU
@@ -6882,7 +6902,7 @@ static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, cons
     gpuprof__pf_begun(o, uuid, e->ts, 1);
     p = gpuprof__pf_event(s, p, e->ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
-    p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_call(e->name_id));
+    p = gpuprof__pb_fixed64(p, 47, GPUPROF__PF_FLOW_CALL(e->name_id));
     p = gpuprof__pf_arg_u(gpuprof__pf_arg_u(p, GPUPROF__PA_CORR, e->name_id), GPUPROF__PA_CBID, cbid);
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return dur ? p : gpuprof__pf_end_slice(s, p, e->ts, uuid, 0);
@@ -6969,23 +6989,6 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
         (void)tid;
         return gpuprof__pf_step(o, s, t, p, e, ts);
     }
-}
-
-/* v < 16384 as a varint in the low bytes of the result, without a branch:
-   v = a + 128 b (b > 0) is the bytes a | 0x80, b, that is v + 128 b + 128. */
-GPUPROF__INLINE uint64_t gpuprof__pb_v2(uint32_t v) {
-    uint32_t hi = v & ~0x7fu;
-    return (uint64_t)(v + hi + ((uint32_t)(hi != 0) << 7));
-}
-
-/* 8 bytes stored little-endian (the wire's order) at p, unaligned. */
-GPUPROF__INLINE void gpuprof__st64(char *p, uint64_t w) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    int k;
-    for (k = 0; k < 8; k++) p[k] = (char)(w >> (8 * k));
-#else
-    memcpy(p, &w, 8);
-#endif
 }
 
 /* The common case, in straight-line code: a run of CPU ranges with nothing
@@ -10864,8 +10867,9 @@ static char *gpuprof__xr_pf_msg(const gpuprof__xr_pf *c, int kind, const unsigne
             continue;
         }
         if (wt == 1) {
+            int k;
             if (end - p < 8) return NULL;
-            memcpy(&v, p, 8);
+            for (v = 0, k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);     /* little-endian on the wire */
             p += 8;
             if (kind == GPUPROF__XRP_EVENT && (f == 47 || f == 48)) v ^= c->flow_mix;
             o = gpuprof__pb_fixed64(o, f, v);
