@@ -7,7 +7,7 @@ usage: check_pftrace.py TRACE.pftrace [TRACE.json] [--cut]
        check_pftrace.py MERGED.pftrace --ranks RANK.pftrace...
 
 Decodes frame by frame (a cut-off last frame ends the file: a killed run,
-allowed with --cut), resolving what Perfetto's reader resolves: each
+allowed with --cut, as are slices begun and not ended there), resolving what Perfetto's reader resolves: each
 sequence's interned names, defaults (track, clock) and incremental clock,
 timestamps on the absolute clock, begin/end pairs per track in time order
 (the file's order among equal times). With TRACE.json, the two must hold the
@@ -293,7 +293,8 @@ def main():
     problems = list(pf['problems'])
     if pf['cut'] and '--cut' not in sys.argv:
         problems.append('the file ends inside a packet')
-    if pf['unfinished'] and not pf['cut']:
+    # a killed run (--cut) may end between a slice's begin and its end, inside a packet or not
+    if pf['unfinished'] and '--cut' not in sys.argv:
         problems.append('%d slices begun and never ended' % pf['unfinished'])
     print('%s: %d slices, %d instants, %d counter values, %d flows, %d threads%s' % (
         args[0], len(pf['slices']), len(pf['instants']), len(pf['counters']), len(pf['flows']), len(pf['threads']),
