@@ -79,7 +79,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             cJSON_Delete(j);
             unlink(full);
         }
-        if ((j = fuzz_json(path[0], "the trace parses")) != NULL) { cJSON_Delete(j); unlink(path[0]); }
+        if (gpuprof__trace_format(path[0]) == GPUPROF__FMT_PERFETTO) {
+            if (fuzz_pftrace(path[0], "the Perfetto trace is whole packets")) unlink(path[0]);
+        } else if ((j = fuzz_json(path[0], "the trace parses")) != NULL) { cJSON_Delete(j); unlink(path[0]); }
     }
     return 0;
 }
