@@ -1178,6 +1178,7 @@ enum { GPUPROF__EV_RANGE = 0, GPUPROF__EV_COUNTER = 1, GPUPROF__EV_MARK = 2, GPU
 enum { GPUPROF__TRACE_NONE = 0, GPUPROF__TRACE_STREAM = 1, GPUPROF__TRACE_RING = 2 };
 enum { GPUPROF__FMT_JSON = 0, GPUPROF__FMT_PERFETTO = 1 };   /* a trace output's format: its row in gpuprof__trace_encoders */
 /* NUDGE (range events): begun flags >> 8 ns later in the trace (gpuprof__range_event) */
+#define GPUPROF__NUDGE_NS(e) (((e)->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)(e)->flags >> 8 : 0u)
 enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4, GPUPROF__EVF_MEM = 8,
        GPUPROF__EVF_GPU_PART = 16 };   /* GPU_PART (WORK and range events): the range has a GPU event (no rates on its CPU
                                           event; a Perfetto trace's flow starts at it). A step's flags >> 8: its depth */
@@ -1262,7 +1263,7 @@ typedef struct gpuprof__tout {
     const char *path;
     char error[96];                       /* why writing failed */
     unsigned char *pf_ctr;                /* Perfetto: name id -> its counter's track is in this output */
-    uint32_t *pf_tids;                    /* Perfetto: the thread tracks in it (tid << 1 | named) */
+    uint32_t *pf_tids;                    /* Perfetto: the thread tracks in it (gpuprof__pf_tid_slot) */
     uint64_t *pf_begins;                  /* Perfetto: begins written on tracks of late events (a cache of hashes) */
     uint32_t pf_nctr, pf_ntids, pf_ctids;
 } gpuprof__tout;
@@ -5871,13 +5872,35 @@ GPUPROF__INLINE int gpuprof__trace_is_aux(int type) {
     return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW || type == GPUPROF__EV_KA || type == GPUPROF__EV_KB;
 }
 
-/* A step as the encoders remember it: one marked outside any range (its
-   depth, in the flags, is 0) starts the slice "ProfilerStep#N" that the
-   next such step on the thread ends; one inside a range starts none. */
-static void gpuprof__trace_step_mark(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts) {
-    t->step_gen = (e->flags >> 8) == 0 ? o->gen : 0;
+#ifdef GPUPROF_CUDA
+/* The name of captured copy or memset work as Kineto spells it ("Memcpy
+   HtoD (Pinned -> Device)", "Memset (Device)"), from its event's flags:
+   the kind in bits 0-1, the direction in 2-5, the host memory in 6-7. */
+static const char *gpuprof__trace_copy_name(char *buf, size_t n, const gpuprof__event *e) {
+    static const char *const dir[11] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+    static const char *const host[4] = { "", "Pageable", "Pinned", "" };
+    uint32_t d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
+    if ((e->flags & 3u) != GPUPROF__KR_MEMCPY) return "Memset (Device)";
+    if (d > 10) d = 0;
+    if (*host[h] && (d == 1 || d == 2)) snprintf(buf, n, d == 1 ? "Memcpy %s (%s -> Device)" : "Memcpy %s (Device -> %s)", dir[d], host[h]);
+    else snprintf(buf, n, "Memcpy %s", dir[d]);
+    return buf;
+}
+#endif
+
+/* A step as the encoders see it: one marked outside any range (its depth,
+   in the flags, is 0) starts the slice "ProfilerStep#N" that the next such
+   step on the thread ends; one inside a range starts none. Remembers this
+   step; returns 1 when it ends a slice, *from and *no that slice's begin
+   (ns) and N. */
+static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts, uint64_t *from, uint64_t *no) {
+    int outside = (e->flags >> 8) == 0, ends = outside && t->step_gen == o->gen;
+    *from = t->step_ns;
+    *no = t->step_no;
+    t->step_gen = outside ? o->gen : 0;
     t->step_ns = ts;
     t->step_no = e->u.step;
+    return ends;
 }
 
 /* ----------------------------------------------------------------------
@@ -6024,22 +6047,20 @@ static char *gpuprof__put_dim3(char *p, uint64_t x, uint64_t y, uint64_t z) {
 /* A captured kernel, copy or memset on its stream's track, with Kineto's
    category and arguments, and an arrow from the call that launched it. */
 static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
-    static const char *const dir[11] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
-    static const char *const host[3] = { "", "Pageable", "Pinned" };
-    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
+    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u;
     uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts;
     uint32_t launcher = karg[1].name_id, kern = karg[0].flags;
+    char name[96];
     p = gpuprof__trace_gpu_track(o, p, track);
     p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
     if (kind == GPUPROF__KR_KERNEL) {
         p = gpuprof__put_s(p, ",\"cat\":\"kernel\",\"name\":");
         p = gpuprof__put_s(p, kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->json : "\"(kernel)\"");
-    } else if (kind == GPUPROF__KR_MEMCPY) {
-        p = gpuprof__put_s(p, ",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy ");
-        p = gpuprof__put_s(p, dir[d > 10 ? 0 : d]);
-        if (h && (d == 1 || d == 2)) p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, d == 1 ? " (" : " (Device -> "), host[h]), d == 1 ? " -> Device)" : ")");
+    } else {
+        p = gpuprof__put_s(p, kind == GPUPROF__KR_MEMCPY ? ",\"cat\":\"gpu_memcpy\",\"name\":\"" : ",\"cat\":\"gpu_memset\",\"name\":\"");
+        p = gpuprof__put_s(p, gpuprof__trace_copy_name(name, sizeof name, e));
         *p++ = '"';
-    } else p = gpuprof__put_s(p, ",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\"");
+    }
     p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), ts);
     p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), dur);
     /* Kineto's device and stream (HolisticTraceAnalysis finds GPU work by its stream) */
@@ -6134,16 +6155,16 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
         break;
 #endif
     case GPUPROF__EV_STEP:
-    default:
-        if (t->step_gen == o->gen && (e->flags >> 8) == 0) {
+    default: {
+        uint64_t from, no;
+        if (gpuprof__trace_step(o, t, e, ts, &from, &no)) {
             /* the slice of the step the last one began (Kineto's name: HolisticTraceAnalysis's iterations) */
             p = gpuprof__trace_head(p, "X", tid);
-            p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#"), t->step_no);
-            p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), t->step_ns);
-            p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), ts - t->step_ns);
+            p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#"), no);
+            p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), from);
+            p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), ts - from);
             *p++ = '}';
         }
-        gpuprof__trace_step_mark(o, t, e, ts);
         p = gpuprof__trace_head(p, "i", tid);
         p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
         p = gpuprof__put_u64(p, e->u.step);
@@ -6153,6 +6174,7 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
         p = gpuprof__put_u64(p, e->u.step);
         p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
         break;
+    }
     }
     return p;
 }
@@ -6186,7 +6208,7 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
            start plus a converted length: rounded so, a child that ends a
            tick before its parent never ends a nanosecond after it. */
         if (type == GPUPROF__EV_RANGE) dur = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks) - ts;
-        if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts += (uint32_t)e->flags >> 8; dur -= (uint32_t)e->flags >> 8; }
+        if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts += GPUPROF__NUDGE_NS(e); dur -= GPUPROF__NUDGE_NS(e); }
         if ((size_t)(p - buf) + (named ? nm->len * 6 : GPUPROF__KC_NAME_MAX * 6) + 2048 + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(o, buf, (size_t)(p - buf));
             p = buf;
@@ -6196,7 +6218,7 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
             memcpy(p, range_head, 80);
             if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
                 p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates,
-                                             dur + ((e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0));
+                                             dur + GPUPROF__NUDGE_NS(e));
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
         } else if (gpuprof__trace_is_aux(type)) {
             naux++;
@@ -6294,7 +6316,7 @@ static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t droppe
 /* interned event names' ids: a registered name's is its id + 1; the others' in spaces above */
 #define GPUPROF__PF_KERN (1ull << 32)  /* + the kernel's index */
 #define GPUPROF__PF_CALL (2ull << 32)  /* + cbid | driver << 16 */
-#define GPUPROF__PF_COPY (3ull << 32)  /* + direction << 2 | host; + 0xffff: a memset */
+#define GPUPROF__PF_COPY (3ull << 32)  /* + the flags that name a copy or memset (gpuprof__trace_copy_name) */
 /* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's, a thread's CUDA calls */
 enum { GPUPROF__PF_TPROC = 1, GPUPROF__PF_TTHREAD = 2, GPUPROF__PF_TSTEPS = 3, GPUPROF__PF_TCOUNTER = 4, GPUPROF__PF_TCALLS = 5 };
 /* interned categories and argument names: their iid is their index + 1 (a CPU range has no
@@ -6612,10 +6634,12 @@ static char *gpuprof__pf_put_name(char *p, uint64_t iid, const char *text, size_
     return iid ? gpuprof__pb_uint(p, 10, iid) : gpuprof__pb_bytes(p, 23, text, n);
 }
 
-/* A debug annotation with an interned name. */
-static char *gpuprof__pf_arg_u(char *p, int name, uint64_t v) {
+/* A debug annotation with an interned name and a varint value: field 2
+   for a bool, 3 an unsigned, 4 a signed integer. */
+enum { GPUPROF__PF_BOOL = 2, GPUPROF__PF_UINT = 3, GPUPROF__PF_INT = 4 };
+static char *gpuprof__pf_arg_v(char *p, int name, int field, uint64_t v) {
     char *a = gpuprof__pb_open(p, 4);
-    return gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, (uint64_t)name), 3, v));
+    return gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, (uint64_t)name), (uint32_t)field, v));
 }
 static char *gpuprof__pf_arg_d(char *p, int name, double v) {
     char *a = gpuprof__pb_open(p, 4);
@@ -6682,11 +6706,8 @@ static GPUPROF__NOINLINE char *gpuprof__pf_range_more(gpuprof__pfseq *s, gpuprof
     const double *w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
     if (e->flags & GPUPROF__EVF_GPU_PART) p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_cpu(tid, gpuprof__ticks_to_ns(e->ts), e->name_id));
-    if (e->flags & GPUPROF__EVF_WARMUP) {
-        char *a = gpuprof__pb_open(p, 4);
-        p = gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, GPUPROF__PA_WARMUP), 2, 1));
-    }
-    if (w) p = gpuprof__pf_work(p, w, t->work_rates, end - ts + ((e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0));
+    if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__pf_arg_v(p, GPUPROF__PA_WARMUP, GPUPROF__PF_BOOL, 1);
+    if (w) p = gpuprof__pf_work(p, w, t->work_rates, end - ts + GPUPROF__NUDGE_NS(e));
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return gpuprof__pf_end_slice(s, p, end, 0, 0);
 }
@@ -6698,8 +6719,9 @@ static GPUPROF__NOINLINE char *gpuprof__pf_range_more(gpuprof__pfseq *s, gpuprof
    thread's own track it could not nest them. ts: the step's time. */
 static char *gpuprof__pf_step(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, uint64_t ts) {
     char *pk, *te, name[48];
+    uint64_t from, no;
     int n;
-    if (t->step_gen == o->gen && (e->flags >> 8) == 0) {
+    if (gpuprof__trace_step(o, t, e, ts, &from, &no)) {
         uint64_t uuid = gpuprof__pf_uuid(GPUPROF__PF_TSTEPS, (uint32_t)s->tid);
         if (t->step_track != o->gen) {
             char *td;
@@ -6710,20 +6732,16 @@ static char *gpuprof__pf_step(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thre
             p = gpuprof__pb_str(p, 2, "steps");
             p = gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
         }
-        n = snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)t->step_no);
-        p = gpuprof__pf_event(s, p, t->step_ns, &pk, &te, 1, -1, 0, name, (size_t)n);
+        n = snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)no);
+        p = gpuprof__pf_event(s, p, from, &pk, &te, 1, -1, 0, name, (size_t)n);
         p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_ANNOTATION), 11, uuid);
         p = gpuprof__pf_end_slice(s, GPUPROF__PF_CLOSE(pk, te, p), ts, uuid, 0);
     }
-    gpuprof__trace_step_mark(o, t, e, ts);
     n = snprintf(name, sizeof name, "step %llu", (unsigned long long)e->u.step);
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, -1, 0, name, (size_t)n);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_STEP), 11, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
-    p = gpuprof__pf_arg_u(p, GPUPROF__PA_STEP, e->u.step);
-    {
-        char *a = gpuprof__pb_open(p, 4);
-        p = gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, GPUPROF__PA_COUNTED), 2, (e->flags & GPUPROF__EVF_COUNTED) ? 1 : 0));
-    }
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_STEP, GPUPROF__PF_UINT, e->u.step);
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_COUNTED, GPUPROF__PF_BOOL, (e->flags & GPUPROF__EVF_COUNTED) ? 1 : 0);
     return GPUPROF__PF_CLOSE(pk, te, p);
 }
 
@@ -6753,10 +6771,6 @@ static int gpuprof__pf_other(gpuprof__pfseq *s, uint64_t iid) {
     return 0;
 }
 
-static char *gpuprof__pf_arg_i(char *p, int name, int64_t v) {
-    char *a = gpuprof__pb_open(p, 4);
-    return gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, (uint64_t)name), 4, (uint64_t)v));
-}
 static char *gpuprof__pf_arg_s(char *p, int name, const char *v) {
     char *a = gpuprof__pb_open(p, 4);
     return gpuprof__pb_close(a, gpuprof__pb_str(gpuprof__pb_uint(a, 1, (uint64_t)name), 6, v));
@@ -6794,13 +6808,23 @@ static int gpuprof__pf_begun(gpuprof__tout *o, uint64_t uuid, uint64_t ts, int m
     return 0;
 }
 
-/* A GPU range's or captured work's slice: its track, begin and end in ns
-   (a GPU range shrunk by its depth at both ends, as in the JSON trace). */
-static uint32_t gpuprof__pf_gpu_span(const gpuprof__event *e, int type, uint64_t *ts, uint64_t *end) {
-    uint32_t depth = type == GPUPROF__EV_GPU ? (uint32_t)e->flags >> 8 : 0;
+/* A late slice's track (its uuid), begin and end in ns, its track's
+   descriptor written first if need be: a GPU range (shrunk by its depth at
+   both ends, as in the JSON trace) or captured work on its stream's track,
+   a CUDA call on its thread's "CUDA calls" track. */
+static char *gpuprof__pf_late_span(gpuprof__tout *o, char *p, const gpuprof__event *e, int type, uint64_t *uuid, uint64_t *ts, uint64_t *end) {
+    uint32_t depth = type == GPUPROF__EV_GPU ? (uint32_t)e->flags >> 8 : 0, gtid = GPUPROF__GPU_TID0 + ((uint32_t)e->type >> 4);
+    if (type == GPUPROF__EV_KAPI) {
+        uint32_t tid = (uint32_t)(e->u.dur_ns >> 40);
+        *ts = e->ts;
+        *end = e->ts + (e->u.dur_ns & ((1ull << 40) - 1));
+        *uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid);
+        return gpuprof__pf_calls_track(o, p, tid);
+    }
     *ts = e->ts + depth;
     *end = *ts + (e->u.dur_ns > 2 * depth ? e->u.dur_ns - 2 * depth : 0);
-    return GPUPROF__GPU_TID0 + ((uint32_t)e->type >> 4);
+    *uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
+    return gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[gtid - GPUPROF__GPU_TID0].label);
 }
 
 /* The flow a GPU range ends (from the CPU range that began it: the FLOW
@@ -6826,9 +6850,9 @@ static uint64_t gpuprof__pf_kernel_flow(const gpuprof__tout *o, const gpuprof__e
    slices, following the FLOW and KB records as the second pass will. */
 static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpuprof__thread *t, const gpuprof__block *b,
                                   uint32_t from, uint32_t n, char *p) {
-    int flow_tid = t->flow_tid, at_end;
-    uint64_t flow_ns = t->flow_ns, ts, end, flow;
-    uint32_t flow_name = t->flow_name, i, gtid;
+    int flow_tid = t->flow_tid, at_end = 0;
+    uint64_t flow_ns = t->flow_ns, ts, end, flow = 0, uuid;
+    uint32_t flow_name = t->flow_name, i;
     gpuprof__event kb = t->karg[1];
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
@@ -6838,24 +6862,14 @@ static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpu
             flow_ns = gpuprof__ticks_to_ns(e->ts);
             flow_name = e->name_id;
         } else if (type == GPUPROF__EV_KB) kb = *e;
-        else if (type == GPUPROF__EV_KAPI) {
-            uint64_t uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, (uint32_t)(e->u.dur_ns >> 40));
-            ts = e->ts;
-            end = ts + (e->u.dur_ns & ((1ull << 40) - 1));
-            p = gpuprof__pf_calls_track(o, p, (uint32_t)(e->u.dur_ns >> 40));
+        else if (type == GPUPROF__EV_GPU || type == GPUPROF__EV_KERNEL || type == GPUPROF__EV_KAPI) {
+            p = gpuprof__pf_late_span(o, p, e, type, &uuid, &ts, &end);
+            if (type == GPUPROF__EV_GPU) flow = gpuprof__pf_gpu_flow(o, flow_tid, flow_ns, flow_name, ts, end, &at_end);
+            if (type == GPUPROF__EV_KERNEL) flow = gpuprof__pf_kernel_flow(o, e, &kb, ts, end, &at_end);
             if (end > ts + 1 && gpuprof__pf_begun(o, uuid, end, 0)) end--;
-            if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, 0);
-        } else if (type == GPUPROF__EV_GPU || type == GPUPROF__EV_KERNEL) {
-            uint64_t uuid;
-            gtid = gpuprof__pf_gpu_span(e, type, &ts, &end);
-            uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
-            flow = type == GPUPROF__EV_GPU ? gpuprof__pf_gpu_flow(o, flow_tid, flow_ns, flow_name, ts, end, &at_end)
-                                           : gpuprof__pf_kernel_flow(o, e, &kb, ts, end, &at_end);
-            p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[gtid - GPUPROF__GPU_TID0].label);
-            if (end > ts + 1 && gpuprof__pf_begun(o, uuid, end, 0)) end--;
-            if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, at_end ? flow : 0);
+            if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, type != GPUPROF__EV_KAPI && at_end ? flow : 0);
             if (type == GPUPROF__EV_GPU) flow_tid = 0;
-            else memset(&kb, 0, sizeof kb);
+            if (type == GPUPROF__EV_KERNEL) memset(&kb, 0, sizeof kb);
         }
     }
     return p;
@@ -6868,10 +6882,8 @@ static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__threa
     double work[2];
     const double *w;
     uint64_t ts, end, uuid, flow;
-    uint32_t gtid = gpuprof__pf_gpu_span(e, GPUPROF__EV_GPU, &ts, &end);
     int flow_at_end;
-    uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
-    p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[gtid - GPUPROF__GPU_TID0].label);
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_GPU, &uuid, &ts, &end);
     flow = gpuprof__pf_gpu_flow(o, t->flow_tid, t->flow_ns, t->flow_name, ts, end, &flow_at_end);
     t->flow_tid = 0;
     w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
@@ -6879,10 +6891,7 @@ static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__threa
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_GPU), 11, uuid);
     if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
-    if (e->flags & GPUPROF__EVF_WARMUP) {
-        char *a = gpuprof__pb_open(p, 4);
-        p = gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, GPUPROF__PA_WARMUP), 2, 1));
-    }
+    if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__pf_arg_v(p, GPUPROF__PA_WARMUP, GPUPROF__PF_BOOL, 1);
     if (w) p = gpuprof__pf_work(p, w, 1, e->u.dur_ns);
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, flow_at_end ? flow : 0);
@@ -6893,77 +6902,65 @@ static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__threa
    that work (ended by the kernel, copy or memset). */
 static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e) {
     char *pk, *te, name[64];
-    uint32_t cbid = e->flags & 0x7fffu, driver = e->flags >> 15, tid = (uint32_t)(e->u.dur_ns >> 40);
-    uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid);
-    uint64_t dur = e->u.dur_ns & ((1ull << 40) - 1);
+    uint32_t cbid = e->flags & 0x7fffu, driver = e->flags >> 15;
+    uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid, ts, end;
     const char *call = gpuprof__kc_call_name(cbid, (int)driver);
     int n = !strcmp(call, "CUDA call") ? snprintf(name, sizeof name, "CUDA call %u", cbid) : snprintf(name, sizeof name, "%s", call);
-    p = gpuprof__pf_calls_track(o, p, tid);
-    gpuprof__pf_begun(o, uuid, e->ts, 1);
-    p = gpuprof__pf_event(s, p, e->ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KAPI, &uuid, &ts, &end);
+    gpuprof__pf_begun(o, uuid, ts, 1);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
     p = gpuprof__pb_fixed64(p, 47, GPUPROF__PF_FLOW_CALL(e->name_id));
-    p = gpuprof__pf_arg_u(gpuprof__pf_arg_u(p, GPUPROF__PA_CORR, e->name_id), GPUPROF__PA_CBID, cbid);
+    p = gpuprof__pf_arg_v(gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id), GPUPROF__PA_CBID, GPUPROF__PF_UINT, cbid);
     p = GPUPROF__PF_CLOSE(pk, te, p);
-    return dur ? p : gpuprof__pf_end_slice(s, p, e->ts, uuid, 0);
+    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, 0);
 }
 
 /* A captured kernel, copy or memset on its stream's track, with Kineto's
    category and arguments, ending the flow from the call that launched it. */
 static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
-    static const char *const dir[11] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
-    static const char *const host[3] = { "", "Pageable", "Pinned" };
     char *pk, *te, name[96], dims[64];
-    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
-    uint32_t gtid = GPUPROF__GPU_TID0 + track, kern = karg[0].flags;
-    uint64_t ts = e->ts, dur = e->u.dur_ns, uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid), iid, flow;
+    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, kern = karg[0].flags;
+    uint64_t ts, end, dur = e->u.dur_ns, uuid, iid, flow;
     uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
-    const char *text = name;
-    size_t n;
+    const char *text;
     int flow_at_end;
-    if (d > 10) d = 0;
-    if (h > 2) h = 0;
     if (kind == GPUPROF__KR_KERNEL) {
         iid = GPUPROF__PF_KERN | kern;
         text = kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->shown : "(kernel)";
-    } else if (kind == GPUPROF__KR_MEMCPY) {
-        iid = GPUPROF__PF_COPY | d << 2 | h;
-        if (h && (d == 1 || d == 2)) snprintf(name, sizeof name, d == 1 ? "Memcpy %s (%s -> Device)" : "Memcpy %s (Device -> %s)", dir[d], host[h]);
-        else snprintf(name, sizeof name, "Memcpy %s", dir[d]);
     } else {
-        iid = GPUPROF__PF_COPY | 0xffff;
-        snprintf(name, sizeof name, "Memset (Device)");
+        iid = GPUPROF__PF_COPY | (e->flags & 0xffu);         /* the name's flags: kind, direction, host memory */
+        text = gpuprof__trace_copy_name(name, sizeof name, e);
     }
-    n = strlen(text);
-    flow = gpuprof__pf_kernel_flow(o, e, &karg[1], ts, ts + dur, &flow_at_end);
-    p = gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[track].label);
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KERNEL, &uuid, &ts, &end);
+    flow = gpuprof__pf_kernel_flow(o, e, &karg[1], ts, end, &flow_at_end);
     gpuprof__pf_begun(o, uuid, ts, 1);
-    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, text, n);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, text, strlen(text));
     p = gpuprof__pb_uint(p, 3, kind == GPUPROF__KR_KERNEL ? GPUPROF__PC_KERNEL : kind == GPUPROF__KR_MEMCPY ? GPUPROF__PC_MEMCPY : GPUPROF__PC_MEMSET);
     p = gpuprof__pb_uint(p, 11, uuid);
     if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
-    p = gpuprof__pf_arg_u(p, GPUPROF__PA_DEVICE, (uint64_t)gpuprof__gpu.track[track].dev);
-    p = gpuprof__pf_arg_i(p, GPUPROF__PA_STREAM, sv >= 0x10000u ? (int64_t)(sv - 0x10000u) : -1);
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_DEVICE, GPUPROF__PF_UINT, (uint64_t)gpuprof__gpu.track[track].dev);
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_STREAM, GPUPROF__PF_INT, sv >= 0x10000u ? (uint64_t)(sv - 0x10000u) : (uint64_t)(int64_t)-1);
     if (kind == GPUPROF__KR_KERNEL) {
         snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].ts & 0xffffffffu), (unsigned)(karg[0].ts >> 32), (unsigned)(karg[0].u.dur_ns & 0xffffffffu));
         p = gpuprof__pf_arg_s(p, GPUPROF__PA_GRID, dims);
         snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].u.dur_ns >> 32), karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
         p = gpuprof__pf_arg_s(p, GPUPROF__PA_BLOCK, dims);
-        p = gpuprof__pf_arg_u(p, GPUPROF__PA_REGS, karg[0].name_id >> 18);
-        p = gpuprof__pf_arg_u(p, GPUPROF__PA_SHARED, karg[1].u.dur_ns);
+        p = gpuprof__pf_arg_v(p, GPUPROF__PA_REGS, GPUPROF__PF_UINT, karg[0].name_id >> 18);
+        p = gpuprof__pf_arg_v(p, GPUPROF__PA_SHARED, GPUPROF__PF_UINT, karg[1].u.dur_ns);
     } else {
-        p = gpuprof__pf_arg_u(p, GPUPROF__PA_BYTES, karg[1].u.dur_ns);
+        p = gpuprof__pf_arg_v(p, GPUPROF__PA_BYTES, GPUPROF__PF_UINT, karg[1].u.dur_ns);
         if (kind == GPUPROF__KR_MEMCPY && dur) p = gpuprof__pf_arg_d(p, GPUPROF__PA_BW, (double)karg[1].u.dur_ns / (double)dur);
     }
-    p = gpuprof__pf_arg_u(p, GPUPROF__PA_CORR, e->name_id);
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id);
     p = GPUPROF__PF_CLOSE(pk, te, p);
-    return dur ? p : gpuprof__pf_end_slice(s, p, ts, uuid, flow_at_end ? flow : 0);
+    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, flow_at_end ? flow : 0);
 }
 #endif
 
 /* An event other than a plain CPU range. */
 static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e,
-                                                       int type, const gpuprof__name *nm, uint32_t tid, uint64_t ts) {
+                                                       int type, const gpuprof__name *nm, uint64_t ts) {
     char *pk, *te;
     switch (type) {
     case GPUPROF__EV_COUNTER:
@@ -6986,7 +6983,6 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
 #endif
     case GPUPROF__EV_STEP:
     default:
-        (void)tid;
         return gpuprof__pf_step(o, s, t, p, e, ts);
     }
 }
@@ -7062,9 +7058,8 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
             p = buf;
         }
         if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
-            uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
+            uint64_t ts = gpuprof__ticks_to_ns(e->ts) + GPUPROF__NUDGE_NS(e), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
             uint32_t next;
-            ts += (e->flags & GPUPROF__EVF_NUDGE) ? (uint32_t)e->flags >> 8 : 0;
             if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->work_name)) {
                 p = gpuprof__pf_range_more(s, t, p, e, nm, tid, ts, end);
                 continue;
@@ -7081,7 +7076,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
             gpuprof__trace_aux_hold(t, e, type);
         } else {
             uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts);
-            p = gpuprof__pf_other_event(o, s, t, p, e, type, nm, tid, ts);
+            p = gpuprof__pf_other_event(o, s, t, p, e, type, nm, ts);
         }
     }
     gpuprof__trace_write(o, buf, (size_t)(p - buf));
@@ -10827,17 +10822,42 @@ static int gpuprof__pb_get(const unsigned char **p, const unsigned char *end, ui
     return 0;
 }
 
+/* A field as read: its number, wire type, value (a varint's, a fixed
+   one's little-endian) and, length-delimited, its bytes [sub, sub + v). */
+typedef struct gpuprof__pbf {
+    uint32_t f, wt;
+    uint64_t v;
+    const unsigned char *sub;
+} gpuprof__pbf;
+
+/* The next field of a message at *p, before end, into *x: 1, or 0 at its
+   end or where it does not decode (cut short, an unknown wire type). */
+static int gpuprof__pb_field(const unsigned char **p, const unsigned char *end, gpuprof__pbf *x) {
+    uint64_t tag;
+    int k, size;
+    if (*p >= end || !gpuprof__pb_get(p, end, &tag)) return 0;
+    x->f = (uint32_t)(tag >> 3);
+    x->wt = (uint32_t)(tag & 7);
+    if (x->wt == 0) return gpuprof__pb_get(p, end, &x->v);
+    if (x->wt == 2) {
+        if (!gpuprof__pb_get(p, end, &x->v) || x->v > (uint64_t)(end - *p)) return 0;
+        x->sub = *p;
+        *p += x->v;
+        return 1;
+    }
+    if (x->wt != 1 && x->wt != 5) return 0;
+    size = x->wt == 1 ? 8 : 4;
+    if (end - *p < size) return 0;
+    for (x->v = 0, k = 0; k < size; k++) x->v |= (uint64_t)(*p)[k] << (8 * k);
+    *p += size;
+    return 1;
+}
+
 /* The value of varint field f of a message (its first), or dflt. */
 static uint64_t gpuprof__pb_find(const unsigned char *p, const unsigned char *end, uint32_t f, uint64_t dflt) {
-    uint64_t tag, v;
-    while (p < end && gpuprof__pb_get(&p, end, &tag)) {
-        uint32_t wt = (uint32_t)(tag & 7);
-        if (wt == 0) { if (!gpuprof__pb_get(&p, end, &v)) break; if ((tag >> 3) == f) return v; }
-        else if (wt == 1) p += 8;
-        else if (wt == 5) p += 4;
-        else if (wt == 2) { if (!gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) break; p += v; }
-        else break;
-    }
+    gpuprof__pbf x;
+    while (gpuprof__pb_field(&p, end, &x))
+        if (x.wt == 0 && x.f == f) return x.v;
     return dflt;
 }
 
@@ -10845,45 +10865,28 @@ static uint64_t gpuprof__pb_find(const unsigned char *p, const unsigned char *en
    size and 256 bytes); the end of what was written, or NULL when it does
    not decode. */
 static char *gpuprof__xr_pf_msg(const gpuprof__xr_pf *c, int kind, const unsigned char *p, const unsigned char *end, char *o) {
-    uint64_t tag, v;
+    gpuprof__pbf x;
     /* a packet on the absolute clock, a BOOTTIME clock: their times move */
     int moves = kind == GPUPROF__XRP_PACKET ? gpuprof__pb_find(p, end, 58, 0) == GPUPROF__PF_ABS
               : kind == GPUPROF__XRP_CLOCK ? gpuprof__pb_find(p, end, 1, 0) == GPUPROF__PF_ABS : 0;
     while (p < end) {
         const unsigned char *field = p;
-        uint32_t f, wt;
         int sub = -1;
-        if (!gpuprof__pb_get(&p, end, &tag)) return NULL;
-        f = (uint32_t)(tag >> 3);
-        wt = (uint32_t)(tag & 7);
-        if (wt == 0) {
-            if (!gpuprof__pb_get(&p, end, &v)) return NULL;
-            if (kind == GPUPROF__XRP_PACKET && f == 10) v |= (uint64_t)c->seq_hi;
-            else if ((kind == GPUPROF__XRP_PACKET && f == 8 && moves) || (kind == GPUPROF__XRP_CLOCK && f == 2 && moves)) v = (uint64_t)((int64_t)v + c->shift);
-            else if ((kind == GPUPROF__XRP_TRACK && (f == 1 || f == 5)) || ((kind == GPUPROF__XRP_EVENT || kind == GPUPROF__XRP_TE_DEFAULTS) && f == 11))
-                v |= c->uuid_hi;
-            else if ((kind == GPUPROF__XRP_PROCESS || kind == GPUPROF__XRP_THREAD) && f == 1) v = (uint64_t)c->pid;
-            o = gpuprof__pb_uint(o, f, v);
+        if (!gpuprof__pb_field(&p, end, &x)) return NULL;
+        if (x.wt == 0) {
+            if (kind == GPUPROF__XRP_PACKET && x.f == 10) x.v |= (uint64_t)c->seq_hi;
+            else if (moves && ((kind == GPUPROF__XRP_PACKET && x.f == 8) || (kind == GPUPROF__XRP_CLOCK && x.f == 2))) x.v = (uint64_t)((int64_t)x.v + c->shift);
+            else if ((kind == GPUPROF__XRP_TRACK && (x.f == 1 || x.f == 5)) || ((kind == GPUPROF__XRP_EVENT || kind == GPUPROF__XRP_TE_DEFAULTS) && x.f == 11))
+                x.v |= c->uuid_hi;
+            else if ((kind == GPUPROF__XRP_PROCESS || kind == GPUPROF__XRP_THREAD) && x.f == 1) x.v = (uint64_t)c->pid;
+            o = gpuprof__pb_uint(o, x.f, x.v);
             continue;
         }
-        if (wt == 1) {
-            int k;
-            if (end - p < 8) return NULL;
-            for (v = 0, k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);     /* little-endian on the wire */
-            p += 8;
-            if (kind == GPUPROF__XRP_EVENT && (f == 47 || f == 48)) v ^= c->flow_mix;
-            o = gpuprof__pb_fixed64(o, f, v);
+        if (x.wt == 1 && kind == GPUPROF__XRP_EVENT && (x.f == 47 || x.f == 48)) {
+            o = gpuprof__pb_fixed64(o, x.f, x.v ^ c->flow_mix);
             continue;
         }
-        if (wt == 5) {
-            if (end - p < 4) return NULL;
-            p += 4;
-            memcpy(o, field, (size_t)(p - field));
-            o += p - field;
-            continue;
-        }
-        if (wt != 2 || !gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) return NULL;
-        switch (kind * 100 + (int)f) {
+        switch (x.wt == 2 ? kind * 100 + (int)x.f : -1) {
         case GPUPROF__XRP_PACKET * 100 + 60: sub = GPUPROF__XRP_TRACK; break;
         case GPUPROF__XRP_PACKET * 100 + 11: sub = GPUPROF__XRP_EVENT; break;
         case GPUPROF__XRP_PACKET * 100 + 59: sub = GPUPROF__XRP_DEFAULTS; break;
@@ -10894,17 +10897,16 @@ static char *gpuprof__xr_pf_msg(const gpuprof__xr_pf *c, int kind, const unsigne
         case GPUPROF__XRP_SNAPSHOT * 100 + 1: sub = GPUPROF__XRP_CLOCK; break;
         default: break;
         }
-        if (kind == GPUPROF__XRP_PROCESS && f == 6) o = gpuprof__pb_str(o, 6, c->name);
-        else if (kind == GPUPROF__XRP_TRACK && f == 14) o = gpuprof__pb_str(o, 14, "gpuprof merged trace: a process per rank");
+        if (x.wt == 2 && kind == GPUPROF__XRP_PROCESS && x.f == 6) o = gpuprof__pb_str(o, 6, c->name);
+        else if (x.wt == 2 && kind == GPUPROF__XRP_TRACK && x.f == 14) o = gpuprof__pb_str(o, 14, "gpuprof merged trace: a process per rank");
         else if (sub >= 0) {
-            char *start = gpuprof__pb_open(o, f), *q = gpuprof__xr_pf_msg(c, sub, p, p + v, start);
+            char *start = gpuprof__pb_open(o, x.f), *q = gpuprof__xr_pf_msg(c, sub, x.sub, x.sub + x.v, start);
             if (!q) return NULL;
             o = gpuprof__pb_close(start, q);
-        } else {
-            memcpy(o, field, (size_t)(p + v - field));
-            o += p + v - field;
+        } else {                               /* as it was */
+            memcpy(o, field, (size_t)(p - field));
+            o += p - field;
         }
-        p += v;
     }
     return o;
 }
@@ -10936,8 +10938,26 @@ static long gpuprof__xr_pf_next(FILE *f, unsigned char **buf, size_t *cap) {
     return fread(*buf, 1, (size_t)len, f) == (size_t)len ? (long)len : -1;
 }
 
+/* A rank's process description ("gpuprof V; host=H; t0_realtime_ns=N;
+   rank=R"), or a merged trace's ("gpuprof merged ..."): 1 for the latter. */
+static int gpuprof__xr_pf_desc(gpuprof__xr_trace *t, const unsigned char *s, uint64_t n) {
+    char desc[512];
+    const char *q;
+    size_t m = n < sizeof desc - 1 ? (size_t)n : sizeof desc - 1, i;
+    memcpy(desc, s, m);
+    desc[m] = 0;
+    if ((q = strstr(desc, "; rank=")) != NULL) t->rank = atoi(q + 7);
+    if ((q = strstr(desc, "; t0_realtime_ns=")) != NULL) t->t0 = strtoull(q + 17, NULL, 10);
+    if ((q = strstr(desc, "; host=")) != NULL) {
+        for (q += 7, i = 0; *q && *q != ';' && i + 1 < sizeof t->host; q++) t->host[i++] = *q;
+        t->host[i] = 0;
+    }
+    return strncmp(desc, "gpuprof merged", 14) == 0;
+}
+
 /* The rank, pid, host and anchor of a Perfetto trace: its process track's
-   pid and description ("gpuprof V; host=H; t0_realtime_ns=N; rank=R"). */
+   pid and description, in its first packets. 0; 1 for a merged trace; or
+   -1 with the reason in why. */
 static int gpuprof__xr_pf_head(gpuprof__xr_trace *t, char *why, size_t nwhy) {
     FILE *f = fopen(t->path, "rb");
     unsigned char *buf = NULL;
@@ -10949,36 +10969,15 @@ static int gpuprof__xr_pf_head(gpuprof__xr_trace *t, char *why, size_t nwhy) {
     t->t0 = 0;
     t->host[0] = 0;
     for (k = 0; k < 8 && !found && (n = gpuprof__xr_pf_next(f, &buf, &cap)) >= 0; k++) {
-        const unsigned char *p = buf, *end = buf + n, *q;
-        uint64_t tag, v;
-        while (p < end && gpuprof__pb_get(&p, end, &tag)) {
-            if ((tag & 7) != 2) { if ((tag & 7) == 0 && !gpuprof__pb_get(&p, end, &v)) break; if ((tag & 7) == 1) p += 8; if ((tag & 7) == 5) p += 4; continue; }
-            if (!gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) break;
-            if ((tag >> 3) == 60) {
-                const unsigned char *d = p, *dend = p + v;
-                while (d < dend && gpuprof__pb_get(&d, dend, &tag)) {
-                    uint64_t w;
-                    if ((tag & 7) != 2) { if (!gpuprof__pb_get(&d, dend, &w)) break; continue; }
-                    if (!gpuprof__pb_get(&d, dend, &w) || w > (uint64_t)(dend - d)) break;
-                    if ((tag >> 3) == 3) { found = 1; t->pid = (int)gpuprof__pb_find(d, d + w, 1, 0); }
-                    if ((tag >> 3) == 14) {
-                        char desc[512];
-                        size_t m = w < sizeof desc - 1 ? (size_t)w : sizeof desc - 1;
-                        memcpy(desc, d, m);
-                        desc[m] = 0;
-                        merged = strncmp(desc, "gpuprof merged", 14) == 0;
-                        if ((q = (const unsigned char *)strstr(desc, "; rank=")) != NULL) t->rank = atoi((const char *)q + 7);
-                        if ((q = (const unsigned char *)strstr(desc, "; t0_realtime_ns=")) != NULL) t->t0 = strtoull((const char *)q + 17, NULL, 10);
-                        if ((q = (const unsigned char *)strstr(desc, "; host=")) != NULL) {
-                            size_t i;
-                            for (q += 7, i = 0; *q && *q != ';' && i + 1 < sizeof t->host; q++) t->host[i++] = (char)*q;
-                            t->host[i] = 0;
-                        }
-                    }
-                    d += w;
-                }
+        const unsigned char *p = buf;
+        gpuprof__pbf x, y;
+        while (gpuprof__pb_field(&p, buf + n, &x)) {
+            const unsigned char *d = x.sub;
+            if (x.wt != 2 || x.f != 60) continue;          /* a track descriptor */
+            while (gpuprof__pb_field(&d, x.sub + x.v, &y)) {
+                if (y.wt == 2 && y.f == 3) { found = 1; t->pid = (int)gpuprof__pb_find(y.sub, y.sub + y.v, 1, 0); }
+                if (y.wt == 2 && y.f == 14) merged = gpuprof__xr_pf_desc(t, y.sub, y.v);
             }
-            p += v;
         }
     }
     GPUPROF_FREE(buf);
@@ -10995,18 +10994,9 @@ static int gpuprof__xr_pf_head(gpuprof__xr_trace *t, char *why, size_t nwhy) {
 /* 1 for a packet with a track event other than a slice's end (what the
    JSON trace has one event for), else 0. */
 static int gpuprof__xr_pf_event(const unsigned char *p, const unsigned char *end) {
-    uint64_t tag, v;
-    while (p < end && gpuprof__pb_get(&p, end, &tag)) {
-        uint32_t wt = (uint32_t)(tag & 7);
-        if (wt == 0) { if (!gpuprof__pb_get(&p, end, &v)) break; }
-        else if (wt == 1) p += 8;
-        else if (wt == 5) p += 4;
-        else if (wt == 2) {
-            if (!gpuprof__pb_get(&p, end, &v) || v > (uint64_t)(end - p)) break;
-            if ((tag >> 3) == 11) return gpuprof__pb_find(p, p + v, 9, 0) != 2;
-            p += v;
-        } else break;
-    }
+    gpuprof__pbf x;
+    while (gpuprof__pb_field(&p, end, &x))
+        if (x.wt == 2 && x.f == 11) return gpuprof__pb_find(x.sub, x.sub + x.v, 9, 0) != 2;
     return 0;
 }
 
