@@ -215,13 +215,15 @@ def main():
         '/catapult.html': (catapult, 'text/html; charset=utf-8'),
         '/polyfill.js': (open(POLYFILL, 'rb').read(), 'text/javascript'),
     })
+    # (name, url, ready, result, for Perfetto's protobuf): JSON opens in both viewers; protobuf in the
+    # Perfetto UI only, which must also show every slice as the file has it (window.WANT_ROWS)
+    perfetto_ready = '() => !!(window.app && window.app.trace && !window.app.isLoadingTrace)'
     viewers = [
-        ('Perfetto UI', base + '/index.html#!/?url=' + base + '/trace.json',
-         '() => !!(window.app && window.app.trace && !window.app.isLoadingTrace)', PERFETTO_JS),
-        ('Perfetto UI', base + '/index.html#!/?url=' + base + '/trace.pftrace',
-         '() => !!(window.app && window.app.trace && !window.app.isLoadingTrace) && (window.WANT_ROWS = true)', PERFETTO_JS),
+        ('Perfetto UI', base + '/index.html#!/?url=' + base + '/trace.json', perfetto_ready, PERFETTO_JS, False),
         ('trace-viewer', base + '/catapult.html', '() => window.RESULT !== null && window.RESULT !== undefined',
-         '() => window.RESULT'),
+         '() => window.RESULT', False),
+        ('Perfetto UI', base + '/index.html#!/?url=' + base + '/trace.pftrace',
+         '() => (window.WANT_ROWS = true) && ' + perfetto_ready[6:], PERFETTO_JS, True),
     ]
     if a.shots:
         os.makedirs(a.shots, exist_ok=True)
@@ -234,8 +236,9 @@ def main():
             if want:
                 print('  the file: %(slices)d slices, %(counter_values)d counter values, %(flows)d flow arrows' % want)
                 current['path'] = os.path.abspath(path)
-                # JSON: both viewers; Perfetto's protobuf: the Perfetto UI, which must show every slice as the file has it
-                for name, url, ready, result in (viewers[1:2] if is_proto(path) else viewers[0:1] + viewers[2:]):
+                for name, url, ready, result, proto in viewers:
+                    if proto != is_proto(path):
+                        continue
                     shot = os.path.join(a.shots, '%s.%s.png' % (os.path.basename(path), name.split()[0].lower())) if a.shots else None
                     got = in_page(browser, url, ready, result, a.timeout, shot)
                     seen = ', '.join('%s %s' % (k.replace('_', ' '), got[k]) for k in ('slices', 'counter_values', 'flows') if k in got)
@@ -244,19 +247,14 @@ def main():
                     # a Perfetto trace cut by a kill may end inside a slice: the decoder counts those
                     if got.get('unfinished', 0) != want.get('unfinished', 0):
                         mine.append('%s: %d slices did not end' % (name, got['unfinished']))
-                    rows = want.pop('rows', None)
-                    if rows is not None and got.get('rows') is not None:
-                        shown, held = collections.Counter(got['rows']), collections.Counter(rows)
+                    if want.get('rows') is not None and got.get('rows') is not None:
+                        shown, held = collections.Counter(got['rows']), collections.Counter(want['rows'])
                         if shown != held:
                             mine.append('%s: %d slices differ from the file (name|ts|dur), e.g. shown %s, in the file %s' % (
                                 name, sum((shown - held).values()), sorted((shown - held).elements())[:2], sorted((held - shown).elements())[:2]))
                         else:
                             print('  %s: every slice as in the file (name, ts, dur)' % name)
-                    if rows is not None:
-                        want['rows'] = rows
-                    for k in want:
-                        if k in ('rows', 'unfinished'):
-                            continue
+                    for k in ('slices', 'counter_values', 'flows'):
                         if k in got and got[k] != want[k]:
                             mine.append('%s shows %d %s, the file holds %d' % (name, got[k], k.replace('_', ' '), want[k]))
                         elif k not in got and not got['problems']:
