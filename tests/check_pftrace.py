@@ -3,7 +3,7 @@
 perfetto_trace_pb2 from the `perfetto` PyPI package, never gpuprof's code --
 and compares it with the JSON trace of the same run.
 
-usage: check_pftrace.py TRACE.pftrace [TRACE.json] [--cut]
+usage: check_pftrace.py TRACE.pftrace [TRACE.json] [--cut] [--names]
        check_pftrace.py MERGED.pftrace --ranks RANK.pftrace...
 
 Decodes frame by frame (a cut-off last frame ends the file: a killed run,
@@ -14,7 +14,9 @@ timestamps on the absolute clock, begin/end pairs per track in time order
 same: every slice (name, thread, begin and length in ns), every instant,
 every counter value (name, time, value), the flow arrows (from which thread
 to which), and the thread and process names. Threads are matched by name
-(two runs have other tids). --ranks: MERGED is gpuprof-ranks' merge of
+(two runs have other tids). --names: the two files come from two runs on a
+real GPU, whose times differ: only the slices' names and counts per thread,
+the instants' names and the number of flows must agree. --ranks: MERGED is gpuprof-ranks' merge of
 the ranks' traces: it must hold each rank's slices, instants, counter
 values and flows, in a process of its own named "rank R · host · pid P",
 moved by the rank's anchor (t0_realtime_ns) less the earliest. Prints the
@@ -305,6 +307,15 @@ def main():
         same_threads(js)
         print('%s: %d slices, %d instants, %d counter values, %d flows, %d threads' % (
             args[1], len(js['slices']), len(js['instants']), len(js['counters']), len(js['flows']), len(js['threads'])))
+        if '--names' in sys.argv:
+            names = lambda r, k: [(w, n) for (w, n, *_) in r[k]]
+            for k in ('slices', 'instants'):
+                diff(k + ' (name, thread)', names(pf, k), names(js, k), problems)
+            if len(pf['flows']) != len(js['flows']):
+                problems.append('flows: %d in the Perfetto trace, %d in the JSON trace' % (len(pf['flows']), len(js['flows'])))
+            for p in problems[:12]:
+                print('  FAIL ' + p)
+            return 1 if problems else 0
         # On a GPU track, an end meeting a begin written before it (work recorded late) is 1 ns earlier
         # in the Perfetto trace (gpuprof.h, "Trace encoder, Perfetto protobuf"): counted as the same slice.
         jset = set(js['slices'])

@@ -7,11 +7,14 @@
 #   test_cuda_kernels   kernel capture with the real libcupti
 #   train_mlp_cuda      the CUDA demo: plain, GPUPROF_KERNELS=1, GPUPROF_GPU=kernels
 #                       (each: its table, and its trace checked by tests/check_trace.py)
+#   train_mlp_cuda_pftrace  the demo with kernel capture writing a Perfetto trace,
+#                       decoded by tests/check_pftrace.py (Perfetto's own protos) and
+#                       matched with the JSON run's slices by name and count
 #   bench_gpu_real      what a range costs with GPU timing and kernel capture
 # usage: sh tests/device/run.sh [BUILD_DIR]      (default: build-device)
 # Needs cmake, the CUDA toolkit (nvcc on PATH or in /usr/local/cuda/bin) and
 # python3; the two tests also need cJSON (libcjson-dev), and are reported as
-# not built without it. Logs: BUILD_DIR/device/*.log (and $OUT/device when OUT is set).
+# not built without it. Logs: BUILD_DIR/device/*.log (and $OUT/device-logs.tar.gz when OUT is set).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 b=${1:-$root/build-device}
@@ -66,6 +69,18 @@ demo() {
 check train_mlp_cuda "$run/demo" demo
 check train_mlp_cuda_kernels "$run/demo_kernels" demo GPUPROF_KERNELS=1 LD_LIBRARY_PATH="$cudalib"
 check train_mlp_cuda_gpu_kernels "$run/demo_gpu_kernels" demo GPUPROF_GPU=kernels LD_LIBRARY_PATH="$cudalib"
+# The Perfetto trace of a run with kernel capture: decoded independently,
+# and holding the same slices (by name, per thread) as the JSON run above.
+# Needs the perfetto and protobuf Python packages (tests/viewer/setup.sh).
+pftrace() {
+  GPUPROF_KERNELS=1 LD_LIBRARY_PATH="$cudalib" GPUPROF_TRACE=train_mlp_cuda.pftrace "$b/train_mlp_cuda" > demo.out 2>&1 || { cat demo.out; return 1; }
+  grep -E '^   trace:|gpuprof: ' demo.out
+  grep -q 'no CUDA GPU here' demo.out && return 0
+  python3 "$root/tests/check_pftrace.py" train_mlp_cuda.pftrace "$run/demo_kernels/train_mlp_cuda.trace.json" --names
+}
+if python3 -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' 2>/dev/null; then
+  check train_mlp_cuda_pftrace "$run/demo_pftrace" pftrace
+else say "SKIP  train_mlp_cuda_pftrace (no perfetto/protobuf for python3: sh tests/viewer/setup.sh)"; skipped=$((skipped + 1)); fi
 check bench_gpu_real "$run/bench" env LD_LIBRARY_PATH="$cudalib" "$b/bench_gpu_real"
 
 say ""
@@ -74,10 +89,13 @@ for d in demo demo_kernels demo_gpu_kernels; do
   say "-- train_mlp_cuda ($d)"
   grep -E '^== gpuprof|^   (steps|trace|GPU|verdict|memory):|^Kernels|no CUDA GPU here|gpuprof: ' "$run/$d/demo.out" 2>/dev/null | head -n 12 | tee -a "$summary"
 done
+say "-- train_mlp_cuda (Perfetto trace)"
+grep -E 'slices|FAIL|^   trace:|gpuprof: ' "$run/train_mlp_cuda_pftrace.log" 2>/dev/null | head -n 8 | tee -a "$summary"
 say "-- bench_gpu_real"
 sed -n '/^bench_gpu_real/,$p' "$run/bench_gpu_real.log" | head -n 20 | tee -a "$summary"
 
 say ""
 say "== $passed passed, $failed failed, $skipped skipped, in $(($(date +%s) - t0)) s"
-if [ -n "${OUT:-}" ]; then mkdir -p "$OUT/device" && cp "$run"/*.log "$summary" "$OUT/device/" 2>/dev/null; fi
+# $OUT (the device tool's folder) takes at most 8 files: the logs go as one archive
+if [ -n "${OUT:-}" ]; then cp "$summary" "$OUT/" && tar -czf "$OUT/device-logs.tar.gz" -C "$run" $(cd "$run" && ls *.log) 2>/dev/null; fi
 [ $failed = 0 ]
