@@ -1185,8 +1185,14 @@ enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4
 
 #define GPUPROF__BLOCK_EVENTS 2048
 #define GPUPROF__OUTLIERS 256         /* outlier-step candidates kept (more: none are set apart) */
-#define GPUPROF__OUTLIER_RANGES 8     /* ranges kept per candidate, the largest first */
 #define GPUPROF__OUTLIER_X 3.0        /* a step longer than this many median steps is an outlier */
+#define GPUPROF__KINDS 16             /* kinds of step kept (a kind: the set of the stepping thread's ranges a step ran); */
+                                      /* steps of a kind beyond these count as typical */
+#define GPUPROF__VALS_CHUNK 1024      /* a counter's samples are kept exactly, in chunks made as needed, */
+#define GPUPROF__VALS_CHUNKS 64       /* the last 64 x 1024 (then the chunks are reused as a ring): its quantiles are exact */
+#define GPUPROF__KIND_NOISE 0.02      /* a range's extra time in a kind of step is listed from this share of the kind's extra on */
+#define GPUPROF__KIND_RARE 0.2        /* a kind running ranges the typical step does not is set apart when it has at most */
+                                      /* this share of the counted steps */
 #define GPUPROF__NODE_CHUNK 32
 #define GPUPROF__DYN_CACHE 256
 #define GPUPROF__RECS 4096            /* a thread's ring of calls waiting to be added to the statistics (a power of two) */
@@ -1222,6 +1228,7 @@ typedef struct gpuprof__node {
     double last;              /* counters: the latest value */
     gpuprof_stats *pre;       /* see gpuprof__exclude() */
     uint64_t pre_self_ns;
+    struct gpuprof__vals *vals;   /* counters: their latest samples, exactly */
     gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events (GPUPROF_GPU=kernels: the collector) */
     gpuprof__gpustat *kspan;  /* kernel capture: GPU time from the kernels launched inside it (written by the collector) */
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
@@ -1230,6 +1237,7 @@ typedef struct gpuprof__node {
     uint64_t copy_ns, copy_bytes, copy_pageable;   /* ... and copies (pageable: those to or from pageable host memory) */
     uint64_t sync_ns;         /* ... and the CPU time its synchronizing calls waited */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
+    uint64_t win_count;             /* ... and stats.count at the last (a call ended in a step: the range ran in it) */
     /* What adding a call's record writes, a cache line away from what the
        recording thread reads for every call (parent, name_id): else, with
        GPUPROF_COLLECTOR=1, each record the collector adds would take that
@@ -1356,14 +1364,37 @@ typedef struct gpuprof__thread {
     gpuprof__rec rec[GPUPROF__RECS];      /* counted calls, oldest at rec_tail */
 } gpuprof__thread;
 
-/* A step that may be an outlier: its length, and where its time went. */
+/* A counter's latest samples (gpuprof__vals_add): sample i is in chunk
+   (i / CHUNK) % CHUNKS. The owner thread writes; a report reads. */
+typedef struct gpuprof__vals {
+    uint64_t n;                                   /* samples added (published after the value) */
+    double *chunk[GPUPROF__VALS_CHUNKS];
+} gpuprof__vals;
+
+/* A stepping thread's range that ran in a step: its node's index, its time in the step. */
+typedef struct gpuprof__ran { uint32_t index; double ns; } gpuprof__ran;
+
+/* A step that may be an outlier: its length, its kind, and where its time went. */
 typedef struct gpuprof__outlier {
     uint64_t step;
-    double dur;                                   /* ns */
+    double dur;                   /* ns */
+    int kind;                     /* index in gpuprof__g.kinds, -1: none (the table was full) */
     uint32_t n;
-    gpuprof__node *node[GPUPROF__OUTLIER_RANGES]; /* the stepping thread's ranges with the most time in it, */
-    double delta[GPUPROF__OUTLIER_RANGES];        /* and their time in it */
+    gpuprof__ran *ran;            /* every range of the stepping thread's outer two levels that ran in it */
 } gpuprof__outlier;
+
+/* A kind of step: the set of the stepping thread's ranges (outer two levels)
+   that ran in it. Steps that run the same ranges are of one kind, whatever
+   their length: an evaluation every N steps makes a kind of its own. */
+typedef struct gpuprof__kind {
+    uint64_t sig;                 /* the set's signature: a sum of its nodes' hashed indexes */
+    const void *thread;           /* the stepping thread whose nodes these are */
+    uint32_t nset, nns;           /* nodes in the set; entries of ns */
+    uint64_t steps, first[8];     /* counted steps of this kind, the first few */
+    double dur;                   /* their total length (ns) */
+    uint32_t *set;                /* the set's node indexes */
+    double *ns;                   /* by node index: the time in the steps of this kind */
+} gpuprof__kind;
 
 int gpuprof__paused;
 
@@ -1406,6 +1437,11 @@ static struct {
     gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
     uint32_t noutl;
     int outl_full;                        /* a candidate found no room: outliers are not set apart */
+    gpuprof__kind kinds[GPUPROF__KINDS];  /* the kinds of the counted steps (gpuprof__step_window) */
+    uint32_t nkinds;
+    uint64_t kinds_lost;                  /* counted steps of a kind the table had no room for */
+    gpuprof__ran *ran;                    /* the ranges that ran in the step ending now (scratch) */
+    uint32_t nran_max;
     int steps_seen;
     uint64_t step_t0;
     gpuprof_stats step_stats;
@@ -1537,6 +1573,16 @@ static void *gpuprof__zalloc(size_t n) {
     if (p) memset(p, 0, n);
 #endif
     return p;
+}
+
+/* An array of n_old elements of size bytes made n_new long, the new ones
+   zeroed (GPUPROF_MALLOC has no realloc). NULL: out of memory, *p kept. */
+static void *gpuprof__grow(void *p, size_t size, size_t n_old, size_t n_new) {
+    char *q = (char *)gpuprof__zalloc(n_new * size);
+    if (!q) return NULL;
+    if (p && n_old) memcpy(q, p, n_old * size);
+    GPUPROF_FREE(p);
+    return q;
 }
 
 static char *gpuprof__strdup(const char *s) {
@@ -1823,6 +1869,35 @@ static void gpuprof__node_init(gpuprof__node *n, gpuprof__node *parent, uint32_t
     n->parent = parent;
     n->name_id = name_id;
     n->index = index;
+}
+
+/* A counter's exact samples (gpuprof__vals). Adding one allocates only for
+   a counter's first sample and once per GPUPROF__VALS_CHUNK of its first
+   64 x 1024; out of memory, the counter's quantiles fall back to its
+   histogram (the report says so). */
+static void gpuprof__vals_free(gpuprof__vals *v) {
+    int i;
+    if (!v) return;
+    for (i = 0; i < GPUPROF__VALS_CHUNKS; i++) GPUPROF_FREE(v->chunk[i]);
+    GPUPROF_FREE(v);
+}
+static void gpuprof__vals_add(gpuprof__node *n, double value) {
+    gpuprof__vals *v = n->vals;
+    uint64_t i;
+    double *c;
+    if (!v) {
+        v = (gpuprof__vals *)gpuprof__zalloc(sizeof *v);
+        if (!v) return;
+        GPUPROF__STR(&n->vals, v);
+    }
+    i = GPUPROF__LD(&v->n);
+    c = v->chunk[(i / GPUPROF__VALS_CHUNK) % GPUPROF__VALS_CHUNKS];
+    if (!c) {
+        if (!(c = (double *)gpuprof__alloc(GPUPROF__VALS_CHUNK * sizeof *c))) return;
+        GPUPROF__STR(&v->chunk[(i / GPUPROF__VALS_CHUNK) % GPUPROF__VALS_CHUNKS], c);
+    }
+    gpuprof__std(&c[i % GPUPROF__VALS_CHUNK], value);
+    GPUPROF__STR(&v->n, i + 1);
 }
 
 /* This thread's id and a label for its trace track. */
@@ -4183,7 +4258,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
         GPUPROF_FREE(c);
     }
     for (i = 0; i < t->nids && t->counters; i++)
-        if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); GPUPROF_FREE(t->counters[i]); }
+        if (t->counters[i]) { GPUPROF_FREE(t->counters[i]->pre); gpuprof__vals_free(t->counters[i]->vals); GPUPROF_FREE(t->counters[i]); }
     GPUPROF_FREE(t->overflow.pre);
     if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
     if (t->overflow.kspan) { GPUPROF_FREE(t->overflow.kspan->pre); GPUPROF_FREE(t->overflow.kspan); }
@@ -5465,7 +5540,10 @@ void gpuprof__counter(gpuprof_site *site, double value) {
         gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
         return;
     }
-    if (!GPUPROF__LD(&gpuprof__g.excluding) || !gpuprof__exclude(n, value, 0, UINT64_MAX)) gpuprof_stats_add(&n->stats, value);
+    if (!GPUPROF__LD(&gpuprof__g.excluding) || !gpuprof__exclude(n, value, 0, UINT64_MAX)) {
+        gpuprof_stats_add(&n->stats, value);
+        gpuprof__vals_add(n, value);
+    }
     gpuprof__std(&n->last, value);
     if (GPUPROF__LD(&gpuprof__g.trace_on)) {
         uint64_t u;
@@ -5510,27 +5588,84 @@ static void gpuprof__apply_phase(void) {
     GPUPROF__ST(&gpuprof__paused, gpuprof__g.state == GPUPROF__RUNNING && !recording);
 }
 
-/* The step figures beyond the step time: the long steps seen and the
-   stepping thread's CPU time (a new session, gpuprof_reset). */
+/* The step figures beyond the step time: the long steps seen, the kinds
+   of step and the stepping thread's CPU time (a new session, gpuprof_reset). */
 static void gpuprof__step_figures_clear(void) {
-    gpuprof__g.noutl = 0;
+    uint32_t i;
+    for (i = 0; i < gpuprof__g.noutl; i++) GPUPROF_FREE(gpuprof__g.outl[i].ran);
+    for (i = 0; i < gpuprof__g.nkinds; i++) { GPUPROF_FREE(gpuprof__g.kinds[i].set); GPUPROF_FREE(gpuprof__g.kinds[i].ns); }
+    GPUPROF_FREE(gpuprof__g.ran);
+    gpuprof__g.ran = NULL;
+    gpuprof__g.nran_max = 0;
+    gpuprof__g.noutl = gpuprof__g.nkinds = 0;
+    gpuprof__g.kinds_lost = 0;
     gpuprof__g.outl_full = 0;
     gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
 }
 
-/* The node's time in the step that ends now; kept when the step may be an outlier. */
-static void gpuprof__step_node(gpuprof__node *n, int first, gpuprof__outlier *o) {
+/* The node's time and calls in the step that ends now: kept in the scratch
+   list when it ran in the step (a call of it ended there). */
+static void gpuprof__step_node(gpuprof__node *n, int first, uint32_t *nran) {
     double s = gpuprof__ldd(&n->stats.sum), d = s - gpuprof__ldd(&n->win_last);
-    uint32_t i, k;
+    uint64_t c = GPUPROF__LD(&n->stats.count), ran = c - n->win_count;
     if (first) gpuprof__std(&n->win_first, s);
     gpuprof__std(&n->win_last, s);
-    if (!o || d <= 0) return;
-    for (k = 0; k < o->n && o->delta[k] >= d; k++) {}
-    if (k == GPUPROF__OUTLIER_RANGES) return;
-    if (o->n < GPUPROF__OUTLIER_RANGES) o->n++;
-    for (i = o->n - 1; i > k; i--) { o->node[i] = o->node[i - 1]; o->delta[i] = o->delta[i - 1]; }
-    o->node[k] = n;
-    o->delta[k] = d;
+    n->win_count = c;
+    if (first || !ran || n->index >= UINT32_MAX - 2) return;   /* the overflow node is no range of the step */
+    if (*nran == gpuprof__g.nran_max) {
+        uint32_t m = gpuprof__g.nran_max ? 2 * gpuprof__g.nran_max : 64;
+        gpuprof__ran *r = (gpuprof__ran *)gpuprof__grow(gpuprof__g.ran, sizeof *r, *nran, m);
+        if (!r) return;                  /* out of memory: this range is left out of the step's kind */
+        gpuprof__g.ran = r;
+        gpuprof__g.nran_max = m;
+    }
+    gpuprof__g.ran[*nran].index = n->index;
+    gpuprof__g.ran[(*nran)++].ns = d;
+}
+
+/* A set's signature: the same for the same nodes in any order. */
+static uint64_t gpuprof__set_sig(const gpuprof__ran *ran, uint32_t n) {
+    uint64_t sig = n;
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        uint64_t x = ((uint64_t)ran[i].index + 1) * 0x9e3779b97f4a7c15ull;
+        sig += (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull;
+    }
+    return sig;
+}
+
+/* The kind of a step that ran these ranges (a new one when the set is new
+   and the table has room); its figures get the step. -1: no room. */
+static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint32_t n, double dur, uint64_t step) {
+    uint64_t sig = gpuprof__set_sig(ran, n);
+    uint32_t i, k, top = 0;
+    gpuprof__kind *kd;
+    for (k = 0; k < gpuprof__g.nkinds; k++)
+        if (gpuprof__g.kinds[k].sig == sig && gpuprof__g.kinds[k].nset == n && gpuprof__g.kinds[k].thread == thread) break;
+    for (i = 0; i < n; i++) if (ran[i].index + 1 > top) top = ran[i].index + 1;
+    if (k == gpuprof__g.nkinds) {
+        uint32_t *set;
+        if (k == GPUPROF__KINDS || !(set = (uint32_t *)gpuprof__alloc((n ? n : 1) * sizeof *set))) { gpuprof__g.kinds_lost++; return -1; }
+        kd = &gpuprof__g.kinds[gpuprof__g.nkinds++];
+        memset(kd, 0, sizeof *kd);
+        kd->sig = sig;
+        kd->thread = thread;
+        kd->nset = n;
+        kd->set = set;
+        for (i = 0; i < n; i++) set[i] = ran[i].index;
+    }
+    kd = &gpuprof__g.kinds[k];
+    if (top > kd->nns) {               /* node indexes grow as the thread makes nodes */
+        double *ns = (double *)gpuprof__grow(kd->ns, sizeof *ns, kd->nns, top);
+        if (!ns) { gpuprof__g.kinds_lost++; return -1; }
+        kd->ns = ns;
+        kd->nns = top;
+    }
+    if (kd->steps < 8) kd->first[kd->steps] = step;
+    kd->steps++;
+    kd->dur += dur;
+    for (i = 0; i < n; i++) kd->ns[ran[i].index] += ran[i].ns;
+    return (int)k;
 }
 
 /* Is a counted step of dur ns possibly an outlier? The first few always are
@@ -5544,22 +5679,32 @@ static int gpuprof__outlier_candidate(double dur) {
 }
 
 /* Under gpuprof__lock, on the stepping thread (which owns these nodes): its
-   outer two levels' counted time at the first and at every GPUPROF_STEP,
-   and, for a step that may be an outlier, where its time went. dur: the
-   counted step that ends now (ns), or < 0. */
+   outer two levels' counted time at the first and at every GPUPROF_STEP;
+   for a counted step, its kind (the ranges that ran in it) and, when it may
+   be an outlier, where all its time went. dur: the counted step that ends
+   now (ns), or < 0. */
 static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint64_t step) {
     gpuprof__node *a, *b;
-    gpuprof__outlier *o = NULL;
-    if (dur >= 0 && gpuprof__outlier_candidate(dur)) {
-        o = &gpuprof__g.outl[gpuprof__g.noutl++];
-        memset(o, 0, sizeof *o);
-        o->step = step;
-        o->dur = dur;
-    }
+    uint32_t nran = 0;
+    int kind;
     gpuprof__rec_drain(t, 1, 0);   /* the calls that ended in this step */
     for (a = t->root.first_child; a; a = a->next_sibling) {
-        gpuprof__step_node(a, first, o);
-        for (b = a->first_child; b; b = b->next_sibling) gpuprof__step_node(b, first, o);
+        gpuprof__step_node(a, first, &nran);
+        for (b = a->first_child; b; b = b->next_sibling) gpuprof__step_node(b, first, &nran);
+    }
+    if (dur < 0) return;
+    kind = gpuprof__step_kind(t, gpuprof__g.ran, nran, dur, step);
+    if (gpuprof__outlier_candidate(dur)) {
+        gpuprof__outlier *o = &gpuprof__g.outl[gpuprof__g.noutl];
+        gpuprof__ran *copy = (gpuprof__ran *)gpuprof__alloc((nran ? nran : 1) * sizeof *copy);
+        if (!copy) { gpuprof__g.outl_full = 1; return; }    /* out of memory: no outliers set apart, as when full */
+        if (nran) memcpy(copy, gpuprof__g.ran, nran * sizeof *copy);
+        gpuprof__g.noutl++;
+        o->step = step;
+        o->dur = dur;
+        o->kind = kind;
+        o->n = nran;
+        o->ran = copy;
     }
 }
 
@@ -5594,8 +5739,10 @@ void gpuprof__step(void) {
     counted = phase == GPUPROF__PHASE_COUNT;
     recorded = phase != GPUPROF__PHASE_OFF;
     step = gpuprof__g.step;
+    /* A counted step is a window between two GPUPROF_STEP calls: N calls
+       make N - 1 (the first only starts the clock), each with its time. */
     if (phase == GPUPROF__PHASE_OFF) gpuprof__g.steps_off++;
-    else if (counted) gpuprof__g.steps_counted++;
+    else if (counted) gpuprof__g.steps_counted += !first;
     else gpuprof__g.steps_excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
     dur = first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.step_t0);
@@ -7483,7 +7630,13 @@ typedef struct gpuprof__row {
     int other;                  /* tree rows: recorded on a thread other than the one calling GPUPROF_STEP */
     int windowed;               /* the stepping thread's outer two levels: the time splits as below */
     double before_ns, in_ns, after_ns;   /* counted time before the first GPUPROF_STEP, between the first and the last, after the last */
-    double out_ns;              /* of in_ns: in outlier steps */
+    double out_ns;              /* of in_ns: in outlier steps (by time) */
+    uint32_t out_runs;          /* outlier steps it ran in */
+    double q[4];                /* counters: p50, p90, p95, p99 of the kept samples, exactly */
+    uint64_t q_over;            /* ... over this many samples (0: from the histogram) */
+    double *vals;               /* counters, while collecting: the kept samples of every thread */
+    uint64_t nvals, vals_seen;  /* kept, and added in all (more than kept: the older ones are gone) */
+    uint32_t win_node;          /* windowed: the stepping thread's node index + 1 (kinds' times are by node) */
     uint64_t self_ns, excluded;
     double flops, bytes, last;
     uint64_t gpu_self_ns, gpu_excluded;
@@ -7515,6 +7668,10 @@ typedef struct gpuprof__snap {
     uint64_t out_steps[8];
     double out_dur, out_median;
     unsigned char out_real[GPUPROF__OUTLIERS];
+    gpuprof__kind *kinds;                   /* copies of the stepping thread's kinds of step (their sets and times) */
+    uint32_t nkinds;
+    int typical;                            /* the kind with the most steps (-1: none) */
+    unsigned char kind_rare[GPUPROF__KINDS];   /* running ranges the typical kind does not, in few steps: set apart */
     uint32_t nthreads;
     gpuprof__memstate *mem;     /* a copy of the memory state (its table left out) */
 } gpuprof__snap;
@@ -7597,24 +7754,72 @@ static void gpuprof__row_window(gpuprof__row *r, gpuprof__node *n, const gpuprof
     if (last > sum) last = sum;                      /* statistics cleared since (gpuprof_reset) */
     if (first > last) first = last;
     r->windowed = 1;
+    r->win_node = n->index + 1;
     r->before_ns = first;
     r->in_ns = last - first;
     r->after_ns = sum - last;
     for (i = 0; i < gpuprof__g.noutl; i++)
         if (s->out_real[i])
-            for (k = 0; k < gpuprof__g.outl[i].n; k++) if (gpuprof__g.outl[i].node[k] == n) r->out_ns += gpuprof__g.outl[i].delta[k];
+            for (k = 0; k < gpuprof__g.outl[i].n; k++)
+                if (gpuprof__g.outl[i].ran[k].index == n->index) { r->out_ns += gpuprof__g.outl[i].ran[k].ns; r->out_runs++; }
     if (r->out_ns > r->in_ns) r->out_ns = r->in_ns;
 }
 
-/* Under gpuprof__lock: which candidate steps are outliers, against the
-   median of all counted steps. */
+/* Under gpuprof__lock: the stepping thread's kinds of step, copied; the
+   typical one (the most steps); the rare ones running ranges it does not. */
+static void gpuprof__kinds_snap(gpuprof__snap *s) {
+    uint32_t k, i, j;
+    const gpuprof__kind *ty;
+    s->typical = -1;
+    if (!gpuprof__g.nkinds || !(s->kinds = (gpuprof__kind *)gpuprof__zalloc(gpuprof__g.nkinds * sizeof *s->kinds))) return;
+    for (k = 0; k < gpuprof__g.nkinds; k++) {
+        const gpuprof__kind *g = &gpuprof__g.kinds[k];
+        gpuprof__kind *c = &s->kinds[s->nkinds];
+        if (g->thread != (const void *)gpuprof__g.stepper) continue;
+        *c = *g;
+        c->set = (uint32_t *)gpuprof__alloc((g->nset ? g->nset : 1) * sizeof *c->set);
+        c->ns = (double *)gpuprof__alloc((g->nns ? g->nns : 1) * sizeof *c->ns);
+        if (!c->set || !c->ns) { GPUPROF_FREE(c->set); GPUPROF_FREE(c->ns); memset(c, 0, sizeof *c); continue; }
+        if (g->nset) memcpy(c->set, g->set, g->nset * sizeof *c->set);
+        if (g->nns) memcpy(c->ns, g->ns, g->nns * sizeof *c->ns);
+        if (s->typical < 0 || c->steps > s->kinds[s->typical].steps) s->typical = (int)s->nkinds;
+        s->nkinds++;
+    }
+    if (s->typical < 0) return;
+    ty = &s->kinds[s->typical];
+    for (k = 0; k < s->nkinds; k++) {
+        const gpuprof__kind *c = &s->kinds[k];
+        int extra = 0;
+        if ((int)k == s->typical || (double)c->steps > GPUPROF__KIND_RARE * (double)gpuprof__g.step_stats.count) continue;
+        for (i = 0; i < c->nset && !extra; i++) {
+            for (j = 0; j < ty->nset && ty->set[j] != c->set[i]; j++) {}
+            extra = j == ty->nset;
+        }
+        s->kind_rare[k] = (unsigned char)extra;
+    }
+}
+
+/* Is candidate i of a kind set apart (counted there, not as an outlier)? */
+static int gpuprof__outl_rare(const gpuprof__snap *s, uint32_t i) {
+    int k = gpuprof__g.outl[i].kind;
+    uint32_t j;
+    if (k < 0 || (uint32_t)k >= gpuprof__g.nkinds) return 0;
+    for (j = 0; j < s->nkinds; j++)
+        if (s->kinds[j].sig == gpuprof__g.kinds[k].sig && s->kinds[j].nset == gpuprof__g.kinds[k].nset && s->kinds[j].thread == gpuprof__g.kinds[k].thread)
+            return s->kind_rare[j];
+    return 0;
+}
+
+/* Under gpuprof__lock: the kinds of step, and which candidate steps of the
+   others are outliers, against the median of all counted steps. */
 static void gpuprof__outliers(gpuprof__snap *s) {
     const gpuprof_stats *st = &gpuprof__g.step_stats;
     uint32_t i;
+    gpuprof__kinds_snap(s);
     if (st->count < 5 || gpuprof__g.outl_full) return;
     s->out_median = gpuprof_stats_quantile(st, 0.5);
     for (i = 0; i < gpuprof__g.noutl; i++) {
-        if (!(gpuprof__g.outl[i].dur > GPUPROF__OUTLIER_X * s->out_median)) continue;
+        if (!(gpuprof__g.outl[i].dur > GPUPROF__OUTLIER_X * s->out_median) || gpuprof__outl_rare(s, i)) continue;
         s->out_real[i] = 1;
         if (s->nout < 8) s->out_steps[s->nout] = gpuprof__g.outl[i].step;
         s->nout++;
@@ -7656,6 +7861,8 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->in_ns += src->in_ns;
     dst->after_ns += src->after_ns;
     dst->out_ns += src->out_ns;
+    dst->out_runs += src->out_runs;
+    if (src->win_node) dst->win_node = src->win_node;
 }
 
 /* The next row of a zeroed array (gpuprof__zalloc): already empty. */
@@ -7682,6 +7889,10 @@ static int gpuprof__flat_by_total(const void *a, const void *b) {
 }
 
 static void gpuprof__snap_free(gpuprof__snap *s) {
+    uint32_t k;
+    for (k = 0; s->counters && k < s->ncounters; k++) GPUPROF_FREE(s->counters[k].vals);
+    for (k = 0; k < s->nkinds; k++) { GPUPROF_FREE(s->kinds[k].set); GPUPROF_FREE(s->kinds[k].ns); }
+    GPUPROF_FREE(s->kinds);
     GPUPROF_FREE(s->flat);
     GPUPROF_FREE(s->flatp);
     GPUPROF_FREE(s->tree);
@@ -7820,6 +8031,46 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
     }
 }
 
+/* A thread's kept samples of a counter into its row. The owner may add
+   meanwhile: only the samples added before n was read are taken (a ring
+   slot overwritten during the copy gives a newer sample of the same counter). */
+static void gpuprof__vals_collect(gpuprof__row *r, gpuprof__vals *v) {
+    uint64_t n, kept, i, cap = (uint64_t)GPUPROF__VALS_CHUNK * GPUPROF__VALS_CHUNKS;
+    double *all;
+    if (!v || !(n = GPUPROF__LDA(&v->n))) return;
+    kept = n < cap ? n : cap;
+    r->vals_seen += n;
+    if (!(all = (double *)gpuprof__grow(r->vals, sizeof *all, r->nvals, r->nvals + kept))) { r->vals_seen = UINT64_MAX; return; }
+    r->vals = all;
+    for (i = n - kept; i < n; i++) {
+        const double *c = (const double *)GPUPROF__LDA(&v->chunk[(i / GPUPROF__VALS_CHUNK) % GPUPROF__VALS_CHUNKS]);
+        all[r->nvals++] = c ? gpuprof__ldd(&c[i % GPUPROF__VALS_CHUNK]) : GPUPROF__NAN;
+    }
+}
+
+static int gpuprof__cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A counter row's exact quantiles from its kept samples, when they are the
+   samples its statistics hold (all of them, or the latest of them). */
+static void gpuprof__vals_quantiles(gpuprof__row *r) {
+    static const double qs[4] = { 0.5, 0.9, 0.95, 0.99 };
+    int i;
+    if (r->nvals && r->vals_seen == r->stats.count) {
+        qsort(r->vals, (size_t)r->nvals, sizeof *r->vals, gpuprof__cmp_double);
+        for (i = 0; i < 4; i++) {       /* between the two nearest samples, as numpy's default */
+            double pos = qs[i] * (double)(r->nvals - 1), lo = floor(pos);
+            uint64_t k = (uint64_t)lo;
+            r->q[i] = k + 1 < r->nvals ? r->vals[k] + (pos - lo) * (r->vals[k + 1] - r->vals[k]) : r->vals[k];
+        }
+        r->q_over = r->nvals;
+    }
+    GPUPROF_FREE(r->vals);
+    r->vals = NULL;
+}
+
 static void gpuprof__collect_counters(gpuprof__snap *s, gpuprof__collector *c, gpuprof__thread *t) {
     uint32_t i, k;
     for (k = 0; k < gpuprof__g.max_ids; k++) {
@@ -7831,8 +8082,10 @@ static void gpuprof__collect_counters(gpuprof__snap *s, gpuprof__collector *c, g
             gpuprof__row_new(s->counters, &s->ncounters, k, 0, -1);
         }
         gpuprof__row_add(&s->counters[i], cn);
+        gpuprof__vals_collect(&s->counters[i], (gpuprof__vals *)GPUPROF__LDA(&cn->vals));
     }
 }
+
 
 /* The flat table: rows are ~17 KiB (two histograms), so it is pointers, sorted. */
 static int gpuprof__collect_flat(gpuprof__snap *s, const gpuprof__collector *c) {
@@ -7897,6 +8150,10 @@ static int gpuprof__collect(gpuprof__snap *s) {
     for (t = gpuprof__g.threads; t; t = t->next) {
         gpuprof__collect_nodes(s, &c, t);
         gpuprof__collect_counters(s, &c, t);
+    }
+    {
+        uint32_t i;
+        for (i = 0; i < s->ncounters; i++) gpuprof__vals_quantiles(&s->counters[i]);
     }
     GPUPROF_ASSERT(c.nrows <= c.total + 1 && s->ntree <= c.total + 1 && s->ncounters <= c.ncount + 1 && c.nseen <= c.total + 1);
     if (gpuprof__collect_flat(s, &c) != 0 || gpuprof__collect_tree_order(s, &c) != 0) goto fail;
@@ -8210,6 +8467,16 @@ typedef struct gpuprof__verdict_t {
     double out_x, out_median;     /* their mean length in median steps; the median step */
     const gpuprof__row *extra[2]; /* the phases with the most extra time in them */
     double extra_ns[2];
+    const struct gpuprof__snap *snap;      /* the snapshot it was made from: its kinds of step */
+    unsigned char apart[GPUPROF__KINDS];   /* kinds of step left out of the figures above, each on a line of its own */
+    int napart;
+    double apart_steps, apart_dur;         /* their steps, and the steps' total length */
+    struct {
+        const gpuprof__row *with[4];       /* the ranges it runs that the typical step does not */
+        int nwith;
+        const gpuprof__row *extra[3];      /* the phases with the most extra time per step of it */
+        double extra_ns[3];
+    } kv[GPUPROF__KINDS];
 } gpuprof__verdict_t;
 
 static int gpuprof__phase_cmp(const void *a, const void *b) {
@@ -8258,15 +8525,33 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     }
 }
 
-/* A row's counted time inside the typical step windows (outlier steps
-   apart; per run: all of it). */
-static double gpuprof__in_steps(const gpuprof__verdict_t *v, const gpuprof__row *r) {
-    return v->per_step && r->windowed ? r->in_ns - (v->nout ? r->out_ns : 0.0) : r->stats.sum;
+/* A windowed row's time in the steps of kind kd. */
+static double gpuprof__kind_ns(const gpuprof__kind *kd, const gpuprof__row *r) {
+    return r->win_node && r->win_node - 1 < kd->nns ? kd->ns[r->win_node - 1] : 0.0;
 }
 
-/* A range's time in one outlier step beyond its time in a typical step. */
-static double gpuprof__extra_ns(const gpuprof__row *r, double nout, double typical_steps) {
-    return (r->out_ns - nout * (r->in_ns - r->out_ns) / typical_steps) / nout;
+/* A row's time in the kinds of step set apart. */
+static double gpuprof__apart_ns(const gpuprof__verdict_t *v, const gpuprof__row *r) {
+    double x = 0;
+    int k;
+    for (k = 0; v->snap && k < (int)v->snap->nkinds; k++) if (v->apart[k]) x += gpuprof__kind_ns(&v->snap->kinds[k], r);
+    return x;
+}
+
+/* A row's counted time inside the typical step windows (steps of other
+   kinds and outlier steps apart; per run: all of it). */
+static double gpuprof__in_steps(const gpuprof__verdict_t *v, const gpuprof__row *r) {
+    double x;
+    if (!(v->per_step && r->windowed)) return r->stats.sum;
+    x = r->in_ns - (v->nout ? r->out_ns : 0.0) - gpuprof__apart_ns(v, r);
+    return x > 0 ? x : 0;
+}
+
+/* A range's time in an outlier step that ran it beyond its time in a
+   typical step (typical_steps of them, the outlier steps apart). */
+static double gpuprof__extra_ns(const gpuprof__verdict_t *v, const gpuprof__row *r, double typical_steps) {
+    double typ = (r->in_ns - r->out_ns - gpuprof__apart_ns(v, r)) / typical_steps;
+    return r->out_runs ? r->out_ns / r->out_runs - (typ > 0 ? typ : 0) : 0;
 }
 
 /* Long steps whose extra time is mostly a sync-bound range (a loss read
@@ -8280,15 +8565,32 @@ static int gpuprof__outliers_are_syncs(const gpuprof__snap *s, const gpuprof__ve
         const gpuprof__row *r = &s->tree[i];
         double x;
         if (!r->windowed || r->other || !(r->depth == 0 || gpuprof__klass(r) == GPUPROF__K_SYNC)) continue;
-        x = gpuprof__extra_ns(r, (double)s->nout, v->steps - (double)s->nout);
+        x = gpuprof__extra_ns(v, r, v->steps - (double)s->nout);
         if (x > best) { best = x; top = r; }
     }
     return top && gpuprof__klass(top) == GPUPROF__K_SYNC;
 }
 
-/* The mean of the typical steps (outlier steps apart). */
+/* The same for the steps of kind k: a sync-bound range read every N steps
+   makes those steps a kind of their own, but they pay for every step. */
+static int gpuprof__kind_is_syncs(const gpuprof__snap *s, int k) {
+    const gpuprof__kind *kd = &s->kinds[k];
+    double rest = (double)gpuprof__g.step_stats.count - (double)kd->steps, best = 0;
+    const gpuprof__row *top = NULL;
+    uint32_t i;
+    for (i = 0; i < s->ntree && rest > 0; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        double in = gpuprof__kind_ns(kd, r), x;
+        if (!r->windowed || r->other || !(r->depth == 0 || gpuprof__klass(r) == GPUPROF__K_SYNC)) continue;
+        x = in / (double)kd->steps - (r->in_ns - in) / rest;
+        if (x > best) { best = x; top = r; }
+    }
+    return top && gpuprof__klass(top) == GPUPROF__K_SYNC;
+}
+
+/* The mean of the typical steps (steps of other kinds and outlier steps apart). */
 static double gpuprof__typical_step(const gpuprof__snap *s, const gpuprof__verdict_t *v) {
-    return v->nout ? (gpuprof__g.step_stats.sum - s->out_dur) / v->steps : gpuprof_stats_mean(&gpuprof__g.step_stats);
+    return (gpuprof__g.step_stats.sum - v->apart_dur - (v->nout ? s->out_dur : 0.0)) / v->steps;
 }
 
 /* Which tree rows are the step's phases: the outermost ranges of the thread
@@ -8377,16 +8679,63 @@ static void gpuprof__phase_classify(gpuprof__phase *p, const gpuprof__row *r, co
    apart (an evaluation every N steps): the verdict is on the typical ones. */
 static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     /* the windows between consecutive GPUPROF_STEP calls that were counted */
+    int k;
+    v->snap = s;
     v->per_step = gpuprof__g.steps_counted > 0 && gpuprof__g.step_stats.count > 0;
     v->steps = v->per_step ? (double)gpuprof__g.step_stats.count : 1.0;
     v->blocked = gpuprof__g.step_wall > 0 ? 1.0 - gpuprof__g.step_cpu / gpuprof__g.step_wall : -1.0;
     if (v->blocked < 0 && gpuprof__g.step_wall > 0) v->blocked = 0;
+    for (k = 0; v->per_step && k < (int)s->nkinds; k++) {
+        const gpuprof__kind *kd = &s->kinds[k];
+        if (!s->kind_rare[k] || gpuprof__kind_is_syncs(s, k) || v->apart_steps + (double)kd->steps >= v->steps) continue;
+        v->apart[k] = 1;
+        v->napart++;
+        v->apart_steps += (double)kd->steps;
+        v->apart_dur += kd->dur;
+    }
+    v->steps -= v->apart_steps;
     if (v->per_step && s->nout && (double)s->nout < v->steps && !gpuprof__outliers_are_syncs(s, v)) {
         v->nout = s->nout;
         v->steps -= (double)s->nout;
         memcpy(v->out_steps, s->out_steps, sizeof v->out_steps);
         v->out_median = s->out_median;
         v->out_x = s->out_median > 0 ? s->out_dur / (double)s->nout / s->out_median : 0;
+    }
+}
+
+/* Is node index ix in the kind's set? */
+static int gpuprof__kind_has(const gpuprof__kind *kd, uint32_t ix) {
+    uint32_t i;
+    for (i = 0; i < kd->nset; i++) if (kd->set[i] == ix) return 1;
+    return 0;
+}
+
+/* For each kind of step set apart: the ranges it runs that the typical
+   step does not (an outer one stands for the ones inside it), and the
+   phases with the most extra time per step of that kind. */
+static void gpuprof__kinds_explain(const gpuprof__snap *s, gpuprof__verdict_t *v) {
+    const gpuprof__kind *ty = s->typical >= 0 ? &s->kinds[s->typical] : NULL;
+    uint32_t i;
+    int k, j, m;
+    for (k = 0; ty && k < (int)s->nkinds; k++) {
+        const gpuprof__kind *kd = &s->kinds[k];
+        if (!v->apart[k]) continue;
+        for (i = 0; i < s->ntree; i++) {
+            const gpuprof__row *r = &s->tree[i], *up = r->parent >= 0 ? &s->tree[r->parent] : NULL;
+            double x;
+            if (!r->windowed || r->other || !r->win_node) continue;
+            if (gpuprof__kind_has(kd, r->win_node - 1) && !gpuprof__kind_has(ty, r->win_node - 1) && v->kv[k].nwith < 4 &&
+                !(up && up->win_node && gpuprof__kind_has(kd, up->win_node - 1) && !gpuprof__kind_has(ty, up->win_node - 1)))
+                v->kv[k].with[v->kv[k].nwith++] = r;
+            if (r == v->container || !(r->depth == 0 || (v->container && up == v->container))) continue;
+            x = gpuprof__kind_ns(kd, r) / (double)kd->steps - gpuprof__in_steps(v, r) / v->steps;
+            if (!(x > 0) || x < GPUPROF__KIND_NOISE * (kd->dur / (double)kd->steps - v->step_ns)) continue;   /* a typical range's noise */
+            for (j = 0; j < 3 && v->kv[k].extra[j] && v->kv[k].extra_ns[j] >= x; j++) {}
+            if (j == 3) continue;
+            for (m = 2; m > j; m--) { v->kv[k].extra[m] = v->kv[k].extra[m - 1]; v->kv[k].extra_ns[m] = v->kv[k].extra_ns[m - 1]; }
+            v->kv[k].extra[j] = r;
+            v->kv[k].extra_ns[j] = x;
+        }
     }
 }
 
@@ -8414,10 +8763,11 @@ static void gpuprof__step_bound(const gpuprof__snap *s, gpuprof__verdict_t *v, c
             const gpuprof__row *r = &s->tree[i];
             double x;
             if (!r->windowed || r == v->container || !(r->depth == 0 || (v->container && r->parent >= 0 && &s->tree[r->parent] == v->container))) continue;
-            x = gpuprof__extra_ns(r, (double)v->nout, v->steps);
+            x = gpuprof__extra_ns(v, r, v->steps);
             if (x > v->extra_ns[0]) { v->extra[1] = v->extra[0]; v->extra_ns[1] = v->extra_ns[0]; v->extra[0] = r; v->extra_ns[0] = x; }
             else if (x > v->extra_ns[1]) { v->extra[1] = r; v->extra_ns[1] = x; }
         }
+    gpuprof__kinds_explain(s, v);
     v->gpu_step = v->step_ns > 0 && v->gpu_sum >= GPUPROF__GPU_BUSY * v->step_ns;   /* the GPU-bound phases fill the step */
     v->outside_ns = v->per_step && v->step_ns > v->cpu_sum ? v->step_ns - v->cpu_sum : 0;
     for (k = 1, v->step_k = 0; k < GPUPROF__K_COUNT; k++) {
@@ -8809,6 +9159,8 @@ static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phas
 
 #define GPUPROF__OUTSIDE_REMEDY "wrap the code between the phases in ranges (GPUPROF_RANGE) to see what takes the time " \
     "(while it runs, a GPU has only the work queued before it)"
+#define GPUPROF__HOST_REMEDY "no GPU in this run: profile that phase's host code (perf, a sampling profiler), or declare its work " \
+    "with GPUPROF_RANGE_WORK and the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline"
 /* The bottleneck: its name, class, time per step and remedy (the CPU's time outside any range is one too). */
 static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, int *k, double *ns, const char **remedy) {
     if (v->bottleneck == -2) {
@@ -8821,7 +9173,8 @@ static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, 
     *name = gpuprof__name_text(v->ph[v->bottleneck].r->name_id);
     *k = v->ph[v->bottleneck].k;
     *ns = gpuprof__bound_ns(v, &v->ph[v->bottleneck]);
-    *remedy = gpuprof__remedy[*k];
+    /* host code of a run without a GPU: no batch to prepare, no copy to overlap */
+    *remedy = *k == GPUPROF__K_CPU && !(v->snap && v->snap->has_gpu) ? GPUPROF__HOST_REMEDY : gpuprof__remedy[*k];
 }
 
 /* The lead, then the bottleneck's name in quotes or, with the other lead,
@@ -8926,9 +9279,34 @@ static void gpuprof__report_outliers(gpuprof__buf *b, const gpuprof__verdict_t *
     gpuprof__buf_printf(b, "%s): %sx the median step (%s) on average", v->nout > 8 ? ", ..." : "", t1, gpuprof__fmt_ns(t2, sizeof t2, v->out_median));
     for (i = 0; i < 2 && v->extra[i]; i++) {
         gpuprof__buf_qname(b, i ? " and " : "; the extra time is in ", v->extra[i]->name_id);
-        gpuprof__buf_printf(b, " (%s per outlier step)", gpuprof__fmt_ns(t1, sizeof t1, v->extra_ns[i]));
+        gpuprof__buf_printf(b, " (%s per outlier step that ran it)", gpuprof__fmt_ns(t1, sizeof t1, v->extra_ns[i]));
     }
-    gpuprof__buf_printf(b, "; the figures above are of the other %.0f steps\n", v->steps);
+    gpuprof__buf_s(b, "\n");
+}
+
+/* Each kind of step set apart, on a line of its own: the ranges it runs
+   that the typical step does not, which steps, how long, and where the
+   extra time goes (per step of that kind: every one of them ran it). */
+static void gpuprof__report_kinds(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    char t1[32], t2[32];
+    int k, i;
+    for (k = 0; k < (int)v->snap->nkinds; k++) {
+        const gpuprof__kind *kd = &v->snap->kinds[k];
+        double mean = kd->dur / (double)kd->steps;
+        int nw = v->kv[k].nwith;
+        if (!v->apart[k]) continue;
+        gpuprof__buf_s(b, "   steps with ");
+        for (i = 0; i < nw; i++) gpuprof__buf_qname(b, i == 0 ? "" : i + 1 == nw ? " and " : ", ", v->kv[k].with[i]->name_id);
+        gpuprof__buf_printf(b, ": %llu (step%s ", (unsigned long long)kd->steps, kd->steps == 1 ? "" : "s");
+        for (i = 0; i < (int)kd->steps && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? ", " : "", (unsigned long long)kd->first[i]);
+        gpuprof__fmt(t2, sizeof t2, "%.1f", v->step_ns > 0 ? mean / v->step_ns : 0.0);
+        gpuprof__buf_printf(b, "%s), %s each, %sx the typical step", kd->steps > 8 ? ", ..." : "", gpuprof__fmt_ns(t1, sizeof t1, mean), t2);
+        for (i = 0; i < 3 && v->kv[k].extra[i]; i++) {
+            gpuprof__buf_printf(b, "%s+%s in ", i ? ", " : ": ", gpuprof__fmt_ns(t1, sizeof t1, v->kv[k].extra_ns[i]));
+            gpuprof__buf_qname(b, "", v->kv[k].extra[i]->name_id);
+        }
+        gpuprof__buf_s(b, "\n");
+    }
 }
 
 /* Time outside the steps, once: before the first GPUPROF_STEP, after the last. */
@@ -8955,12 +9333,12 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     const gpuprof__phase *p;
     if (!v->nph) return;
     if (v->per_step && v->container) {
-        gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; ", v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
+        gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; ", v->nout || v->napart ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns));
         gpuprof__buf_qname(b, "phases are the ranges inside ", v->container->name_id);
         gpuprof__buf_s(b, ", which wraps the step; rules: docs/guide.md \"Verdict\")\n");
     } else if (v->per_step)
         gpuprof__buf_printf(b, "\nVerdict (per %s step, mean %s; phases are the outermost ranges%s; rules: docs/guide.md \"Verdict\")\n",
-                            v->nout ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
+                            v->nout || v->napart ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
     else gpuprof__buf_s(b, "\nVerdict (no GPUPROF_STEP: over the whole run, shares of the time in outermost ranges; rules: docs/guide.md \"Verdict\")\n");
     gpuprof__name_cell(b, "Phase", width, 0);
     gpuprof__buf_printf(b, "%9s %10s %10s  Class           Why\n", "Share", v->per_step ? "CPU/step" : "CPU total", v->per_step ? "GPU/step" : "GPU total");
@@ -8978,7 +9356,14 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
     if (v->nother) gpuprof__report_other_threads(b, v, width);
     if (v->noutside) gpuprof__report_outside(b, v, width);
+    if (!v->nother && v->blocked >= GPUPROF__BLOCKED_WAITS) {   /* with other threads, their table says it */
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->blocked);
+        gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: it waited (I/O, sleep, a lock or a blocking sync) "
+                               "-- that wait is part of the step's time\n", t1);
+    }
+    if (v->napart) gpuprof__report_kinds(b, v);
     if (v->nout) gpuprof__report_outliers(b, v);
+    if (v->napart || v->nout) gpuprof__buf_printf(b, "   the figures above are of the other %.0f steps, the typical ones\n", v->steps);
     gpuprof__verdict_step(b, v, gpu_run);
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
@@ -8991,15 +9376,10 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__buf_qname(b, ": it waits for the GPU, whose largest phase is ", w->r->name_id);
         gpuprof__buf_printf(b, " (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
     }
-    if (!gpu_run && k == GPUPROF__K_CPU && name)
-        gpuprof__buf_s(b, "\n   try: no GPU in this run: profile that phase's host code (perf, a sampling profiler), or declare its work with GPUPROF_RANGE_WORK "
-                          "and the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline\n");
-    else {
-        gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
-        if (v->waits_for >= 0) {
-            gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
-            gpuprof__buf_printf(b, ": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
-        }
+    gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
+    if (v->waits_for >= 0) {
+        gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
+        gpuprof__buf_printf(b, ": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
     }
 }
 
@@ -9226,12 +9606,15 @@ static void gpuprof__report_counters(gpuprof__buf *b, const gpuprof__snap *s, si
         gpuprof__cell_val(b, gpuprof_stats_mean(st));
         gpuprof__cell_val(b, gpuprof_stats_stddev(st));
         gpuprof__cell_val(b, gpuprof_stats_min(st));
-        gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.5));
-        gpuprof__cell_val(b, gpuprof_stats_quantile(st, 0.95));
+        gpuprof__cell_val(b, r->q_over ? r->q[0] : gpuprof_stats_quantile(st, 0.5));
+        gpuprof__cell_val(b, r->q_over ? r->q[2] : gpuprof_stats_quantile(st, 0.95));
         gpuprof__cell_val(b, gpuprof_stats_max(st));
+        if (r->q_over && r->q_over < st->count) gpuprof__buf_printf(b, "  (P50, P95: of the last %llu)", (unsigned long long)r->q_over);
+        else if (st->count && !r->q_over) gpuprof__buf_s(b, "  (P50, P95: from a histogram, within 1%)");
         if (st->rejected) gpuprof__buf_printf(b, "  (%llu NaN/inf rejected)", (unsigned long long)st->rejected);
         gpuprof__buf_s(b, "\n");
     }
+    if (s->ncounters) gpuprof__buf_s(b, "   P50 and P95 are exact, of all samples (where not marked otherwise)\n");
 }
 
 static void gpuprof__report_warnings(gpuprof__buf *b) {
@@ -9530,7 +9913,7 @@ static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "mem_unknown_free", "mem_tracked_twice", "mem_over_cap", "before_init", "kernel_capture"
 };
 
-static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) {
+static void gpuprof__json_stats_q(gpuprof__buf *b, const gpuprof_stats *st, const char *unit, const double *q) {
     static const double qs[] = { 0.5, 0.9, 0.95, 0.99 };
     static const char *const qn[] = { "p50", "p90", "p95", "p99" };
     int i;
@@ -9544,11 +9927,13 @@ static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const 
     gpuprof__buf_num(b, gpuprof_stats_min(st));
     for (i = 0; i < 4; i++) {
         gpuprof__buf_printf(b, ",\"%s%s\":", qn[i], unit);
-        gpuprof__buf_num(b, gpuprof_stats_quantile(st, qs[i]));
+        gpuprof__buf_num(b, q ? q[i] : gpuprof_stats_quantile(st, qs[i]));
     }
     gpuprof__buf_printf(b, ",\"max%s\":", unit);
     gpuprof__buf_num(b, gpuprof_stats_max(st));
 }
+/* The statistics with quantiles from the histogram. */
+static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) { gpuprof__json_stats_q(b, st, unit, NULL); }
 
 static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double profiled) {
     gpuprof__buf_s(b, "{\"name\":");
@@ -9746,6 +10131,35 @@ static void gpuprof__json_phases(gpuprof__buf *b, const gpuprof__snap *s, const 
     }
 }
 
+/* The kinds of step set apart (docs/summary.md "step_kinds"). */
+static void gpuprof__json_kinds(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    int k, i, n = 0;
+    for (k = 0; v->snap && k < (int)v->snap->nkinds; k++) {
+        const gpuprof__kind *kd = &v->snap->kinds[k];
+        double mean = kd->dur / (double)kd->steps;
+        if (!v->apart[k]) continue;
+        gpuprof__buf_s(b, n++ ? ",{\"ranges\":[" : "{\"ranges\":[");
+        for (i = 0; i < v->kv[k].nwith; i++) {
+            if (i) gpuprof__buf_s(b, ",");
+            gpuprof__buf_json_str(b, gpuprof__name_text(v->kv[k].with[i]->name_id));
+        }
+        gpuprof__buf_printf(b, "],\"count\":%llu,\"steps\":[", (unsigned long long)kd->steps);
+        for (i = 0; i < (int)kd->steps && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)kd->first[i]);
+        gpuprof__buf_s(b, "],\"mean_step_ns\":");
+        gpuprof__buf_num(b, mean);
+        gpuprof__buf_s(b, ",\"times_typical\":");
+        gpuprof__buf_num(b, v->step_ns > 0 ? mean / v->step_ns : GPUPROF__NAN);
+        gpuprof__buf_s(b, ",\"extra\":[");
+        for (i = 0; i < 3 && v->kv[k].extra[i]; i++) {
+            gpuprof__json_named(b, i, v->kv[k].extra[i]->name_id);
+            gpuprof__buf_s(b, ",\"ns\":");
+            gpuprof__buf_num(b, v->kv[k].extra_ns[i]);
+            gpuprof__buf_s(b, "}");
+        }
+        gpuprof__buf_s(b, "]}");
+    }
+}
+
 /* What the verdict sets apart from the step's phases: other threads'
    ranges, outlier steps and where their extra time went, time outside
    the steps. */
@@ -9773,7 +10187,9 @@ static void gpuprof__json_apart(gpuprof__buf *b, const gpuprof__verdict_t *v) {
         gpuprof__buf_num(b, v->extra_ns[i]);
         gpuprof__buf_s(b, "}");
     }
-    gpuprof__buf_s(b, "]},\"outside_steps\":[");
+    gpuprof__buf_s(b, "]},\"step_kinds\":[");
+    gpuprof__json_kinds(b, v);
+    gpuprof__buf_s(b, "],\"outside_steps\":[");
     for (i = 0; i < v->noutside; i++) {
         gpuprof__json_named(b, i, v->outside[i]->name_id);
         gpuprof__buf_s(b, ",\"before_first_step_ns\":");
@@ -10010,7 +10426,10 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
         gpuprof__buf_s(b, "{\"name\":");
         gpuprof__buf_s(b, gpuprof__g.names[r->name_id].json);
         gpuprof__buf_s(b, ",");
-        gpuprof__json_stats(b, &r->stats, "");
+        gpuprof__json_stats_q(b, &r->stats, "", r->q_over ? r->q : NULL);
+        gpuprof__buf_s(b, ",\"quantiles_of\":");
+        if (r->q_over) gpuprof__buf_printf(b, "%llu", (unsigned long long)r->q_over);
+        else gpuprof__buf_s(b, "null");
         gpuprof__buf_printf(b, ",\"rejected\":%llu,\"excluded\":%llu,\"last\":", (unsigned long long)r->stats.rejected,
                             (unsigned long long)r->excluded);
         gpuprof__buf_num(b, r->last);
@@ -10218,6 +10637,7 @@ void gpuprof_reset(void) {
             gpuprof__std(&n->bytes, 0.0);
             gpuprof__std(&n->win_first, 0.0);
             gpuprof__std(&n->win_last, 0.0);
+            n->win_count = 0;
             GPUPROF__ST(&n->mem_delta, (int64_t)0);
             GPUPROF__ST(&n->dev_delta, (int64_t)0);
             GPUPROF__ST(&n->mem_calls, (uint64_t)0);

@@ -245,11 +245,13 @@ static void scenario_setup_teardown(void) {
     cJSON_Delete(j);
 }
 
-/* llm.c's layout: 60 training steps of 6 us, and every 20th also runs a
-   validation (20 us) and sampling (160 us): those steps are outliers, listed
-   apart with where their extra time went, and the verdict is on the others. */
-static void scenario_outlier_steps(void) {
-    cJSON *j, *o, *x;
+/* llm.c's layout: 60 training steps of 6 us; every 10th also runs a
+   validation (20 us), every 20th sampling too (160 us). The steps with an
+   evaluation are kinds of their own, whatever their length, each on a line
+   that says what it adds, averaged over the steps of that kind; the verdict
+   is on the others. */
+static void scenario_step_kinds(void) {
+    cJSON *j, *k, *x;
     char *text;
     int i;
     session_begin(NULL);
@@ -257,28 +259,122 @@ static void scenario_outlier_steps(void) {
         { PROF_RANGE("data"); vnow += 1000; }
         { PROF_RANGE("forward"); vnow += 2000; }
         { PROF_RANGE("backward"); vnow += 3000; }
-        if (i % 20 == 0) {
-            { PROF_RANGE("val"); vnow += 20000; }
-            { PROF_RANGE("sample"); vnow += 160000; }
-        }
+        if (i % 10 == 0) { PROF_RANGE("val"); vnow += 20000; }
+        if (i % 20 == 0) { PROF_RANGE("sample"); vnow += 160000; }
         PROF_STEP();
     }
-    j = session_end("outliers.json");
-    o = cJSON_GetObjectItem(verdict(j), "outlier_steps");
-    CHECK_EQ_U(jnum(o, "count"), 3, "outliers: the 3 steps with an evaluation (20, 40, 60) are outlier steps");
-    x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "steps"), 0);
-    CHECK(x && x->valuedouble == 20, "outliers: the first is step 20");
-    CHECK(jnum(o, "times_median") > 30 && jnum(o, "times_median") < 31, "outliers: 31x the median step (186 us against 6 us)");
-    x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "extra"), 0);
-    CHECK(x && strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "sample") == 0, "outliers: the extra time is mostly in sample");
-    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "outliers: the verdict, on the typical steps, names backward, not sample");
-    CHECK(jnum(verdict(j), "step_ns") > 6000 && jnum(verdict(j), "step_ns") < 6020, "outliers: the typical step is 6 us");
-    CHECK(shares_at_most_one(j), "outliers: no share over 100%");
-    text = check_slurp("outliers.json.report.txt");
-    CHECK(text && strstr(text, "outlier steps: 3 (steps 20, 40, 60): ") && strstr(text, "the extra time is in \"sample\" (160 us per outlier step) and \"val\" (20.0 us per outlier step)"),
-          "outliers: one line says which steps, how long, and where the extra time went");
+    j = session_end("kinds.json");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(verdict(j), "outlier_steps"), "count"), 0, "kinds: no step is an outlier by its time alone");
+    k = cJSON_GetArrayItem(cJSON_GetObjectItem(verdict(j), "step_kinds"), 0);
+    CHECK(k && cJSON_GetArraySize(cJSON_GetObjectItem(k, "ranges")) == 1 &&
+          strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(k, "ranges"), 0)->valuestring, "val") == 0, "kinds: the first kind runs val");
+    CHECK_EQ_U(jnum(k, "count"), 3, "kinds: steps 10, 30, 50 run val alone");
+    x = k ? cJSON_GetArrayItem(cJSON_GetObjectItem(k, "steps"), 2) : NULL;
+    CHECK(x && x->valuedouble == 50, "kinds: the third step of that kind is step 50");
+    x = k ? cJSON_GetArrayItem(cJSON_GetObjectItem(k, "extra"), 0) : NULL;
+    CHECK(x && jnum(x, "ns") >= 20000 && jnum(x, "ns") < 20010, "kinds: val adds its 20 us to each of its steps");
+    k = cJSON_GetArrayItem(cJSON_GetObjectItem(verdict(j), "step_kinds"), 1);
+    CHECK(k && cJSON_GetArraySize(cJSON_GetObjectItem(k, "ranges")) == 2, "kinds: the second kind runs val and sample");
+    CHECK_EQ_U(jnum(k, "count"), 3, "kinds: steps 20, 40, 60 run both");
+    x = k ? cJSON_GetArrayItem(cJSON_GetObjectItem(k, "extra"), 0) : NULL;
+    CHECK(x && strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "sample") == 0 && jnum(x, "ns") >= 160000 && jnum(x, "ns") < 160010,
+          "kinds: sample adds 160 us per step that ran it (not averaged over steps without it)");
+    CHECK(strcmp(bottleneck_name(j), "backward") == 0, "kinds: the verdict, on the typical steps, names backward, not sample");
+    CHECK(jnum(verdict(j), "step_ns") > 6000 && jnum(verdict(j), "step_ns") < 6020, "kinds: the typical step is 6 us");
+    CHECK(phase_named(j, "val") == NULL && phase_named(j, "sample") == NULL, "kinds: val and sample are no phases of the typical step");
+    CHECK(shares_at_most_one(j), "kinds: no share over 100%");
+    text = check_slurp("kinds.json.report.txt");
+    CHECK(text && strstr(text, "   steps with \"val\": 3 (steps 10, 30, 50), 26.0 us each, 4.3x the typical step: +20.0 us in \"val\"\n"),
+          "kinds: one line for the steps with val");
+    CHECK(text && strstr(text, "   steps with \"val\" and \"sample\": 3 (steps 20, 40, 60), 186 us each, 31.0x the typical step: +160 us in \"sample\", +20.0 us in \"val\"\n"),
+          "kinds: one line for the steps with val and sample");
+    CHECK(text && strstr(text, "   the figures above are of the other 54 steps, the typical ones\n"), "kinds: the verdict is on the other 54 steps");
     free(text);
     cJSON_Delete(j);
+}
+
+/* A kind is decided by what a step runs, never by its length: validation
+   steps right at 3x the median (some above, some below) are all of one
+   kind, run after run; a stall in a typical step (no other range) is still
+   an outlier by its time, and its extra time is where it was. */
+static void scenario_kinds_stable(void) {
+    cJSON *j, *k, *o, *x;
+    int i;
+    session_begin(NULL);
+    for (i = 0; i <= 60; i++) {
+        { PROF_RANGE("data"); vnow += 1000; }
+        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("backward"); vnow += i == 33 ? 103000 : 3000; }
+        if (i % 10 == 0) { PROF_RANGE("val"); vnow += (i / 10) % 2 ? 11900 : 12100; }   /* steps of 2.98x and 3.02x */
+        PROF_STEP();
+    }
+    j = session_end("kinds_stable.json");
+    k = cJSON_GetArrayItem(cJSON_GetObjectItem(verdict(j), "step_kinds"), 0);
+    CHECK_EQ_U(jnum(k, "count"), 6, "stable: all 6 validation steps are one kind, below and above 3x the median alike");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(verdict(j), "step_kinds")) == 1, "stable: one kind set apart");
+    o = cJSON_GetObjectItem(verdict(j), "outlier_steps");
+    CHECK_EQ_U(jnum(o, "count"), 1, "stable: the stall is an outlier by its time");
+    x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "steps"), 0);
+    CHECK(x && x->valuedouble == 33, "stable: the outlier is step 33");
+    x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "extra"), 0);
+    CHECK(x && strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "backward") == 0 && jnum(x, "ns") >= 100000 && jnum(x, "ns") < 100010,
+          "stable: the stall's extra 100 us is in backward");
+    CHECK(jnum(phase_named(j, "backward"), "cpu_ns") >= 3000 && jnum(phase_named(j, "backward"), "cpu_ns") < 3005,
+          "stable: backward in a typical step is 3 us, the stall apart");
+    cJSON_Delete(j);
+}
+
+/* Ten phases, and every 20th step also samples: none of the sampling
+   steps' time stays in the typical figures, however many ranges they run
+   (each phase exactly 1 us per typical step; shares add up to at most 100%). */
+static void scenario_exact_typical(void) {
+    static const char *const names[10] = { "p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9" };
+    cJSON *j, *p;
+    double sum = 0;
+    int i, n, exact = 1;
+    session_begin(NULL);
+    for (i = 0; i <= 60; i++) {
+        for (n = 0; n < 10; n++) { PROF_RANGE_DYN(names[n]); vnow += 1000; }
+        if (i % 20 == 0) { PROF_RANGE("sample"); vnow += 100000; }
+        PROF_STEP();
+    }
+    j = session_end("exact.json");
+    for (n = 0; n < 10; n++) {
+        p = phase_named(j, names[n]);
+        if (!p || jnum(p, "cpu_ns") < 1000 || jnum(p, "cpu_ns") > 1004) exact = 0;
+    }
+    CHECK(exact, "exact: each of the 10 phases is 1 us per typical step (before: the 3 smallest kept some of the sampling steps' time)");
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(verdict(j), "cpu_share_by_class")) sum += p->valuedouble;
+    CHECK(sum <= 1.0 + 1e-9, "exact: the CPU shares by class add up to at most 100%");
+    CHECK(shares_at_most_one(j), "exact: no share over 100%");
+    cJSON_Delete(j);
+}
+
+/* Gradient accumulation, GPUPROF_STEP per micro-batch: an optimizer step
+   every 4th step is a quarter of the steps, part of the typical step (its
+   cost shared by all); every 10th is rare, a kind of its own. */
+static void scenario_accumulation(void) {
+    cJSON *j, *p;
+    int i, every;
+    for (every = 4; every <= 10; every += 6) {
+        session_begin(NULL);
+        for (i = 0; i <= 80; i++) {
+            { PROF_RANGE("forward"); vnow += 2000; }
+            { PROF_RANGE("backward"); vnow += 3000; }
+            if (i % every == every - 1) { PROF_RANGE("optimizer"); vnow += 8000; }
+            PROF_STEP();
+        }
+        j = session_end(every == 4 ? "accum4.json" : "accum10.json");
+        p = phase_named(j, "optimizer");
+        if (every == 4) {
+            CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(verdict(j), "step_kinds")) == 0, "accumulation, every 4th: no kind set apart");
+            CHECK(p && jnum(p, "cpu_ns") >= 2000 && jnum(p, "cpu_ns") < 2005, "accumulation, every 4th: the optimizer is 8 us / 4 per step");
+        } else {
+            CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(verdict(j), "step_kinds")) == 1, "accumulation, every 10th: the optimizer steps are a kind");
+            CHECK(p == NULL, "accumulation, every 10th: the optimizer is no phase of the typical step");
+        }
+        cJSON_Delete(j);
+    }
 }
 
 /* llm.c-like, all at once: GPUPROF_STEP at the top of each iteration, two
@@ -303,8 +399,8 @@ static void scenario_llmc_like(void) {
     CHECK(strcmp(bottleneck_name(j), "backward") == 0, "llm.c-like: the bottleneck is backward");
     CHECK(phase_named(j, "matmul_forward.tile") == NULL && summary_find(verdict(j), "other_threads", "matmul_forward.tile"),
           "llm.c-like: the workers' tiles are listed beside the step, not as a phase");
-    o = cJSON_GetObjectItem(verdict(j), "outlier_steps");
-    CHECK_EQ_U(jnum(o, "count"), 2, "llm.c-like: the two steps with an evaluation inside the windows are outliers");
+    o = cJSON_GetArrayItem(cJSON_GetObjectItem(verdict(j), "step_kinds"), 0);
+    CHECK_EQ_U(jnum(o, "count"), 2, "llm.c-like: the two steps with an evaluation inside the windows are a kind of their own");
     CHECK(jnum(verdict(j), "step_ns") > 5500 && jnum(verdict(j), "step_ns") < 5520, "llm.c-like: the typical step is 5.5 us");
     CHECK(shares_at_most_one(j), "llm.c-like: no share over 100%");
     cJSON_Delete(j);
@@ -355,7 +451,10 @@ int main(void) {
     scenario_nested_work();
     scenario_warmup_boundary();
     scenario_setup_teardown();
-    scenario_outlier_steps();
+    scenario_step_kinds();
+    scenario_kinds_stable();
+    scenario_exact_typical();
+    scenario_accumulation();
     scenario_llmc_like();
     scenario_collectives();
     return check_done("test_verdict");

@@ -1,0 +1,57 @@
+/* train_evals.c -- the shape of a real trainer's loop (llm.c's train_gpt2.c):
+   41 training steps of data / forward / zero_grad / backward / update, a
+   validation pass every 10 steps and text sampling every 20, the losses as
+   counters. The work is plain CPU arithmetic standing in for the model; its
+   lengths are llm.c's in proportion (a validation step about 3x a training
+   step, a sampling step far longer).
+
+   Build and run (from the repository root):
+       cmake -S . -B build && cmake --build build && ./build/train_evals
+   gpuprof's report at exit shows the typical (training) step's verdict and
+   one line for each other kind of step: those with a validation, those
+   with a validation and sampling. */
+#define GPUPROF_IMPLEMENTATION
+#include "../gpuprof.h"
+
+#include <stdio.h>
+
+enum { STEPS = 41, VAL_EVERY = 10, SAMPLE_EVERY = 20 };
+
+/* Work that takes about `units` x 100 us of one core: a dependent chain the
+   compiler cannot fold or vectorise away. */
+static volatile double sink;
+static void work(int units) {
+    double x = 1.0;
+    for (long i = 0; i < (long)units * 60000; i++) x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+/* A loss that falls slowly, with a little noise (a deterministic generator). */
+static unsigned rng = 12345;
+static double noisy(double v) {
+    rng = rng * 1103515245u + 12345u;
+    return v + ((double)((rng >> 8) & 0xffff) / 65536.0 - 0.5) * 0.01;
+}
+
+int main(void) {
+    for (int step = 0; step < STEPS; step++) {
+        if (step % VAL_EVERY == 0) {                  /* a validation pass: forward over held-out batches */
+            PROF_RANGE("val");
+            work(130);
+            PROF_COUNTER("val_loss", noisy(6.26 - 0.0002 * step));
+        }
+        if (step > 0 && step % SAMPLE_EVERY == 0) {   /* text generation: one forward per new token */
+            PROF_RANGE("sample");
+            work(2000);
+        }
+        { PROF_RANGE("data");      work(1); }
+        { PROF_RANGE("forward");   work(20); }
+        { PROF_RANGE("zero_grad"); work(1); }
+        { PROF_RANGE("backward");  work(40); }
+        { PROF_RANGE("update");    work(4); }
+        PROF_COUNTER("train_loss", noisy(6.27 - 0.0005 * step));
+        PROF_STEP();
+    }
+    printf("train_evals: %d steps\n", STEPS);
+    return 0;
+}
