@@ -8048,6 +8048,7 @@ static void gpuprof__vals_collect(gpuprof__row *r, gpuprof__vals *v) {
     }
 }
 
+/* qsort's order of doubles (a counter's samples; the ranks' medians). */
 static int gpuprof__cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -10835,11 +10836,6 @@ typedef struct gpuprof__xr {
     int strag, comm_row;             /* rows; -1: none. comm_row >= nrow: gpu_rows[comm_row - nrow] */
     double excess, cost;             /* the straggler's excess in its range; what it costs the others per step */
 } gpuprof__xr;
-
-static int gpuprof__cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* The median of v[0..n) (n >= 1), sorting a copy in `scratch`. */
 static double gpuprof__median_of(const double *v, int n, double *scratch) {

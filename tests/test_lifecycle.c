@@ -293,6 +293,31 @@ static void test_stepper_waits(void) {
     printf("stepping thread off the CPU: %.0f%% when waiting for the worker, %.0f%% when computing beside it\n", 100 * waits, 100 * busy);
 }
 
+/* The stepping thread alone, sleeping 2 ms of each step in a read (I/O):
+   the report says it waited, though no other thread recorded a range. */
+static void test_stepper_waits_alone(void) {
+    gpuprof_config cfg;
+    char *text;
+    FILE *f;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.report = "off";
+    gpuprof_init(&cfg);
+    for (i = 0; i < 12; i++) {
+        { PROF_RANGE("read"); usleep(2000); }
+        { PROF_RANGE("compute"); spin_cpu_ms(0.2); }
+        PROF_STEP();
+    }
+    f = fopen("alone.report.txt", "w");
+    gpuprof_report(f);
+    fclose(f);
+    gpuprof_shutdown();
+    text = check_slurp("alone.report.txt");
+    CHECK(text && strstr(text, "   the stepping thread was off the CPU ") && strstr(text, "% of its steps: it waited (I/O, sleep, a lock or a blocking sync)"),
+          "a stepping thread that sleeps in its steps, alone: the report says it waited");
+    free(text);
+}
+
 /* 6. Sessions shut down and started again, 24 times, by the main thread
    while a pool of threads records run-time and literal names: each thread
    moves to the new session; every session's trace is whole and names only
@@ -366,6 +391,7 @@ int main(void) {
     test_fork_running();
     test_fork_idle();
     test_stepper_waits();
+    test_stepper_waits_alone();
     test_restart_under_pool();
     free(err_text);
     return check_done("test_lifecycle");

@@ -11,6 +11,7 @@ static uint64_t test_clock(void) { return ++vnow; }
 #include "json_util.h"
 #include <pthread.h>
 #include <stdlib.h>
+#include <math.h>
 
 static cJSON *verdict(cJSON *j) { return cJSON_GetObjectItem(j, "verdict"); }
 
@@ -289,6 +290,18 @@ static void scenario_step_kinds(void) {
     CHECK(text && strstr(text, "   steps with \"val\" and \"sample\": 3 (steps 20, 40, 60), 186 us each, 31.0x the typical step: +160 us in \"sample\", +20.0 us in \"val\"\n"),
           "kinds: one line for the steps with val and sample");
     CHECK(text && strstr(text, "   the figures above are of the other 54 steps, the typical ones\n"), "kinds: the verdict is on the other 54 steps");
+    /* one step count: 61 GPUPROF_STEP calls make 60 steps, in the header and the summary */
+    CHECK(text && strstr(text, "   steps: 60 counted, 0 excluded (warm-up) | step time: "), "one count: the header says 60 steps counted");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "steps"), "counted"), 60, "one count: the summary's steps.counted is 60");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "time"), "count"), 60, "one count: and 60 step times");
+    /* one remedy: the report's try line is the summary's remedy */
+    {
+        cJSON *r = cJSON_GetObjectItem(cJSON_GetObjectItem(verdict(j), "bottleneck"), "remedy");
+        char line[1024];
+        snprintf(line, sizeof line, "   try: %s\n", cJSON_IsString(r) ? r->valuestring : "(none)");
+        CHECK(text && strstr(text, line) && strstr(line, "no GPU in this run: profile that phase's host code"),
+              "one remedy: the report's try line and the summary's remedy are the same, for host code without a GPU");
+    }
     free(text);
     cJSON_Delete(j);
 }
@@ -347,6 +360,37 @@ static void scenario_exact_typical(void) {
     cJSON_ArrayForEach(p, cJSON_GetObjectItem(verdict(j), "cpu_share_by_class")) sum += p->valuedouble;
     CHECK(sum <= 1.0 + 1e-9, "exact: the CPU shares by class add up to at most 100%");
     CHECK(shares_at_most_one(j), "exact: no share over 100%");
+    cJSON_Delete(j);
+}
+
+/* A loss sampled once a step: its P50 and P95 are its real ones, not a
+   histogram bucket's edge (40 samples 6.2500, 6.2501, ... in a shuffled
+   order: median 6.25195, between the 20th and the 21st). A counter
+   sampled more often than its 65536 kept samples: its quantiles are of
+   the latest ones, and the report says so. */
+static void scenario_counter_quantiles(void) {
+    cJSON *j, *c;
+    char *text;
+    int i;
+    session_begin(NULL);
+    for (i = 0; i < 40; i++) {
+        { PROF_RANGE("train"); vnow += 1000; }
+        PROF_COUNTER("loss", 6.25 + 0.0001 * (double)((i * 7) % 40));   /* 7 is prime to 40: each value once */
+        PROF_STEP();
+    }
+    for (i = 0; i < 70000; i++) PROF_COUNTER("tokens", (double)i);
+    j = session_end("quantiles.json");
+    c = summary_find(j, "counters", "loss");
+    CHECK(c && fabs(jnum(c, "p50") - 6.25195) < 1e-9, "quantiles: the loss median is exactly 6.25195 (the mean of its two middle samples)");
+    CHECK(c && fabs(jnum(c, "p95") - (6.25 + 0.0001 * 37.05)) < 1e-9, "quantiles: its p95 is 6.253705, between its 38th and 39th samples");
+    CHECK_EQ_U(jnum(c, "quantiles_of"), 40, "quantiles: of all 40 samples");
+    c = summary_find(j, "counters", "tokens");
+    CHECK(c && jnum(c, "p50") == 4464 + 32767.5, "quantiles: a counter of 70000 samples: the median of its last 65536 (4464 .. 69999)");
+    CHECK_EQ_U(jnum(c, "quantiles_of"), 65536, "quantiles: of the last 65536");
+    text = check_slurp("quantiles.json.report.txt");
+    CHECK(text && strstr(text, "      6.252 ") && strstr(text, "(P50, P95: of the last 65536)") &&
+          strstr(text, "   P50 and P95 are exact, of all samples (where not marked otherwise)\n"), "quantiles: the report shows them and says what they are of");
+    free(text);
     cJSON_Delete(j);
 }
 
@@ -455,6 +499,7 @@ int main(void) {
     scenario_kinds_stable();
     scenario_exact_typical();
     scenario_accumulation();
+    scenario_counter_quantiles();
     scenario_llmc_like();
     scenario_collectives();
     return check_done("test_verdict");
