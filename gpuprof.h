@@ -12716,6 +12716,7 @@ static void gpuprof__shutdown_locked(void) {
     if (gpuprof__g.report && strcmp(gpuprof__g.report, "stderr") && strcmp(gpuprof__g.report, "stdout") && strcmp(gpuprof__g.report, "off"))
         gpuprof__remember_output(gpuprof__g.report);
     gpuprof__free_settings();
+    gpuprof__step_figures_clear();     /* the kinds' and outliers' tables: the node indexes are of threads freed above */
     gpuprof__warn_reset();
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__DOWN);
     pthread_mutex_unlock(&gpuprof__lock);
