@@ -10334,6 +10334,26 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
 static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
 #endif
 
+/* The summary's "counters" entries. */
+static void gpuprof__json_counters(gpuprof__buf *b, const gpuprof__snap *s) {
+    uint32_t i;
+    for (i = 0; i < s->ncounters; i++) {
+        const gpuprof__row *r = &s->counters[i];
+        gpuprof__buf_s(b, i ? ",\n " : "\n ");
+        gpuprof__buf_s(b, "{\"name\":");
+        gpuprof__buf_s(b, gpuprof__g.names[r->name_id].json);
+        gpuprof__buf_s(b, ",");
+        gpuprof__json_stats_q(b, &r->stats, "", r->q_over ? r->q : NULL);
+        gpuprof__buf_s(b, ",\"quantiles_of\":");
+        if (r->q_over) gpuprof__buf_printf(b, "%llu", (unsigned long long)r->q_over);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_printf(b, ",\"rejected\":%llu,\"excluded\":%llu,\"last\":", (unsigned long long)r->stats.rejected,
+                            (unsigned long long)r->excluded);
+        gpuprof__buf_num(b, r->last);
+        gpuprof__buf_s(b, "}");
+    }
+}
+
 /* The run's place among several processes (SPEC 10): world size, local
    rank (null when no launcher says), host, the variable the rank came
    from, elastic restarts, and the wall-clock time of the trace's zero. */
@@ -10421,21 +10441,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                             r->other ? "true" : "false");
     }
     gpuprof__buf_s(b, "],\n\"counters\":[");
-    for (i = 0; i < s->ncounters; i++) {
-        const gpuprof__row *r = &s->counters[i];
-        gpuprof__buf_s(b, i ? ",\n " : "\n ");
-        gpuprof__buf_s(b, "{\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.names[r->name_id].json);
-        gpuprof__buf_s(b, ",");
-        gpuprof__json_stats_q(b, &r->stats, "", r->q_over ? r->q : NULL);
-        gpuprof__buf_s(b, ",\"quantiles_of\":");
-        if (r->q_over) gpuprof__buf_printf(b, "%llu", (unsigned long long)r->q_over);
-        else gpuprof__buf_s(b, "null");
-        gpuprof__buf_printf(b, ",\"rejected\":%llu,\"excluded\":%llu,\"last\":", (unsigned long long)r->stats.rejected,
-                            (unsigned long long)r->excluded);
-        gpuprof__buf_num(b, r->last);
-        gpuprof__buf_s(b, "}");
-    }
+    gpuprof__json_counters(b, s);
     gpuprof__buf_s(b, "],\n");
     if (s->mem) gpuprof__json_mem(b, s->mem);
     else gpuprof__buf_s(b, "\"memory\":null,\n");
