@@ -266,6 +266,9 @@ typedef struct gpuprof_config {
                                    launcher's environment (GPUPROF_RANK overrides the rank) */
     int collector;              /* a thread of gpuprof's adds the ranges' records to their statistics, off the
                                    recording threads; 0: each thread adds its own, 4096 at a time (GPUPROF_COLLECTOR=1) */
+    double summary_every;       /* with a summary path, gpuprof's thread rewrites the summary every this many
+                                   seconds, a checkpoint a killed run leaves: 0 = 60, < 0 = at exit only
+                                   (GPUPROF_SUMMARY_EVERY, where 0 = at exit only) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -524,6 +527,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Text report, assembled           the report in order
      JSON summary                     docs/summary.md's schema
      Writing the outputs              files, gpuprof_report and write_*, flush, reset
+     Checkpoints                      the summary rewritten as the run goes
      Roofline peaks                   the device's bandwidth and FLOP/s
      Cross-rank report                ranks side by side, the straggler, merged traces
      MPI                              the MPI seam, the report at MPI_Finalize
@@ -1454,6 +1458,10 @@ static struct {
     int writer_running, writer_stop;
     pthread_t collector;                  /* adds the threads' records to the statistics */
     int collector_running, collector_stop;
+    pthread_t keeper;                     /* rewrites the summary every cfg.summary_every seconds (checkpoints) */
+    int keeper_running, keeper_stop;
+    unsigned checkpoints;                 /* checkpoints written so far (a summary says which one it is) */
+    int writing_checkpoint;               /* under gpuprof__lock: the summary being made is a checkpoint */
     int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t queue_len;                   /* blocks queued for the writer (under trace_lock) */
@@ -1612,6 +1620,23 @@ static int gpuprof__env_int(const char *var, int *out) {
         return 0;
     }
     *out = (int)x;
+    return 1;
+}
+
+/* A time in seconds, 0 to a million (fractions allowed). */
+static int gpuprof__env_seconds(const char *var, double *out) {
+    const char *v = getenv(var);
+    char *end;
+    double x;
+    if (!v || !*v) return 0;
+    errno = 0;
+    x = strtod(v, &end);
+    while (*end == ' ') end++;
+    if (errno || *end || !(x >= 0 && x <= 1e6)) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a number of seconds from 0 to 1000000; ignored", var, v);
+        return 0;
+    }
+    *out = x;
     return 1;
 }
 
@@ -10374,7 +10399,12 @@ static void gpuprof__json_ranks(gpuprof__buf *b) {
 
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     uint32_t i;
-    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":4,\"tool_version\":\"" GPUPROF_VERSION "\",\n\"run\":{\"process\":");
+    gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":4,\"tool_version\":\"" GPUPROF_VERSION "\",");
+    /* complete: written at the session's end; else a checkpoint (n) or a call of gpuprof_write_summary mid-run */
+    gpuprof__buf_printf(b, "\"complete\":%s,\"checkpoint\":", gpuprof__g.state == GPUPROF__STOPPING ? "true" : "false");
+    if (gpuprof__g.writing_checkpoint) gpuprof__buf_printf(b, "%u", gpuprof__g.checkpoints + 1);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
     gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"", gpuprof__g.pid, gpuprof__g.rank,
                         gpuprof__g.nthreads, (unsigned long long)gpuprof__wall_ns(),
@@ -10467,10 +10497,16 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
    ---------------------------------------------------------------------- */
 /* Writes the whole buffer to a path (expanded already); a one-line message
    names the path and the reason on failure. */
-static int gpuprof__write_file(const char *full, const gpuprof__buf *b, const char *what) {
-    int fd;
+static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) {
+    int fd, atomic = strcmp(what, "summary") == 0;
+    char tmp[4200];
+    const char *full = path;
     size_t off = 0;
     if (b->failed) return -1;
+    /* A summary goes to a temporary file renamed over the last: a reader
+       (or a kill) never meets half of one. */
+    if (atomic && (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) < sizeof tmp) full = tmp;
+    else atomic = 0;
     fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", full, what, strerror(errno));
@@ -10490,14 +10526,24 @@ static int gpuprof__write_file(const char *full, const gpuprof__buf *b, const ch
         gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, full, strerror(errno));
         return -1;
     }
+    if (atomic && rename(tmp, path) != 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot rename '%s' to '%s' for the %s: %s", tmp, path, what, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
     return 0;
 }
 
-static int gpuprof__make(gpuprof__buf *b, int summary) {
+enum { GPUPROF__MAKE_REPORT, GPUPROF__MAKE_SUMMARY, GPUPROF__MAKE_CHECKPOINT };
+/* The report or the summary into b. A checkpoint neither waits for the GPU
+   nor flushes CUPTI: it has what the steps harvested. */
+static int gpuprof__make(gpuprof__buf *b, int what) {
     gpuprof__snap s;
     int rc;
-    gpuprof__gpu_drain();
-    gpuprof__kc_flush(0);
+    if (what != GPUPROF__MAKE_CHECKPOINT) {
+        gpuprof__gpu_drain();
+        gpuprof__kc_flush(0);
+    }
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING && gpuprof__g.state != GPUPROF__STOPPING) {   /* shut down by another thread meanwhile */
         pthread_mutex_unlock(&gpuprof__lock);
@@ -10505,8 +10551,10 @@ static int gpuprof__make(gpuprof__buf *b, int summary) {
     }
     rc = gpuprof__collect(&s);
     if (rc == 0) {
-        if (summary) gpuprof__summary_json(b, &s);
-        else gpuprof__report_text(b, &s);
+        gpuprof__g.writing_checkpoint = what == GPUPROF__MAKE_CHECKPOINT;
+        if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, &s);
+        else gpuprof__summary_json(b, &s);
+        gpuprof__g.writing_checkpoint = 0;
         gpuprof__snap_free(&s);
     }
     pthread_mutex_unlock(&gpuprof__lock);
@@ -10525,7 +10573,7 @@ static int gpuprof__usable(const char *fn) {
 
 static int gpuprof__report_to(FILE *out) {
     gpuprof__buf b = { NULL, 0, 0, 0 };
-    int rc = gpuprof__make(&b, 0);
+    int rc = gpuprof__make(&b, GPUPROF__MAKE_REPORT);
     if (rc == 0 && (fwrite(b.p, 1, b.len, out) != b.len || fflush(out) != 0)) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the report: %s", strerror(errno));
         rc = -1;
@@ -10551,7 +10599,7 @@ int gpuprof_write_summary(const char *path) {
         gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary('%s'): that is the file the trace is written to; nothing written (give the summary its own path)", full);
         return -1;
     }
-    rc = gpuprof__make(&b, 1);
+    rc = gpuprof__make(&b, GPUPROF__MAKE_SUMMARY);
     if (rc == 0) rc = gpuprof__write_file(full, &b, "summary");
     GPUPROF_FREE(b.p);
     return rc;
@@ -10681,6 +10729,77 @@ void gpuprof_reset(void) {
     }
 #endif
     pthread_mutex_unlock(&gpuprof__lock);
+}
+
+/* ----------------------------------------------------------------------
+   Checkpoints (SPEC 15): gpuprof's own thread rewrites the summary every
+   cfg.summary_every seconds, so a run killed at any moment leaves a valid
+   summary of everything up to its last checkpoint ("complete": false).
+   ---------------------------------------------------------------------- */
+static pthread_mutex_t gpuprof__keep_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpuprof__keep_cond = PTHREAD_COND_INITIALIZER;
+
+/* One checkpoint: the summary as it stands, written atomically. The
+   recording threads' ranges never wait for it; a GPUPROF_STEP waits for
+   gpuprof__lock while the summary is made (bench/README.md, "Checkpoints"). */
+static void gpuprof__checkpoint(void) {
+    gpuprof__buf b = { NULL, 0, 0, 0 };
+    if (gpuprof__make(&b, GPUPROF__MAKE_CHECKPOINT) == 0 && gpuprof__write_file(gpuprof__g.summary_path, &b, "summary") == 0)
+        GPUPROF__ST(&gpuprof__g.checkpoints, GPUPROF__LD(&gpuprof__g.checkpoints) + 1u);
+    GPUPROF_FREE(b.p);
+}
+
+/* The keeper: sleeps until the next checkpoint is due (or it is stopped). */
+static void *gpuprof__keeper_main(void *arg) {
+    double every = gpuprof__g.cfg.summary_every;
+    uint64_t period = (uint64_t)(every * 1e9), next = gpuprof__mono_ns() + period;
+    (void)arg;
+    pthread_mutex_lock(&gpuprof__keep_mu);
+    while (!gpuprof__g.keeper_stop) {
+        uint64_t now = gpuprof__mono_ns();
+        if (now >= next) {
+            pthread_mutex_unlock(&gpuprof__keep_mu);
+            gpuprof__checkpoint();
+            pthread_mutex_lock(&gpuprof__keep_mu);
+            now = gpuprof__mono_ns();
+            while (next <= now) next += period;       /* a slow checkpoint skips the ones it overran */
+            continue;
+        }
+        {
+            struct timespec until;
+            gpuprof__timespec rt;
+            uint64_t wait = next - now;
+            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
+            until.tv_sec = rt.tv_sec + (time_t)(wait / 1000000000u);
+            until.tv_nsec = rt.tv_nsec + (long)(wait % 1000000000u);
+            if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+            pthread_cond_timedwait(&gpuprof__keep_cond, &gpuprof__keep_mu, &until);
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__keep_mu);
+    return NULL;
+}
+
+/* At a session's start, with a summary path and checkpoints asked for. */
+static void gpuprof__keeper_start(void) {
+    GPUPROF__ST(&gpuprof__g.checkpoints, 0u);
+    if (!gpuprof__g.summary_path || !(gpuprof__g.cfg.summary_every > 0)) return;
+    if (gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
+    gpuprof__g.keeper_stop = 0;
+    GPUPROF__ST(&gpuprof__g.keeper_running, pthread_create(&gpuprof__g.keeper, NULL, gpuprof__keeper_main, NULL) == 0);
+    if (!gpuprof__g.keeper_running)
+        gpuprof__warn(GPUPROF__W_IO, "cannot start the thread that writes the summary's checkpoints; the summary is written at exit only");
+}
+
+/* Not under gpuprof__lock (a checkpoint under way takes it). */
+static void gpuprof__keeper_stop(void) {
+    if (!GPUPROF__LD(&gpuprof__g.keeper_running)) return;
+    pthread_mutex_lock(&gpuprof__keep_mu);
+    gpuprof__g.keeper_stop = 1;
+    pthread_cond_signal(&gpuprof__keep_cond);
+    pthread_mutex_unlock(&gpuprof__keep_mu);
+    pthread_join(gpuprof__g.keeper, NULL);
+    GPUPROF__ST(&gpuprof__g.keeper_running, 0);
 }
 
 /* ----------------------------------------------------------------------
@@ -12212,6 +12331,7 @@ static void gpuprof__atexit(void) { gpuprof_shutdown(); }
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
 static void gpuprof__fork_prepare(void) {
+    pthread_mutex_lock(&gpuprof__keep_mu);       /* never held with the others: first */
     pthread_mutex_lock(&gpuprof__life_lock);
     pthread_mutex_lock(&gpuprof__lock);
     pthread_mutex_lock(&gpuprof__mem_mu);
@@ -12224,6 +12344,7 @@ static void gpuprof__fork_parent(void) {
     pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__life_lock);
+    pthread_mutex_unlock(&gpuprof__keep_mu);
 }
 static void gpuprof__fork_child(void) {
     int state = gpuprof__g.state;
@@ -12237,12 +12358,14 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.trace_on = 0;
     gpuprof__g.trace_mode = GPUPROF__TRACE_NONE;    /* the blocks and the file are the parent's */
     gpuprof__g.writer_running = 0;
-    gpuprof__g.collector_running = 0;               /* the parent's thread: not in this process */
+    gpuprof__g.collector_running = 0;               /* the parent's threads: not in this process */
+    gpuprof__g.keeper_running = 0;
     pthread_mutex_unlock(&gpuprof__warn_mu);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__life_lock);
+    pthread_mutex_unlock(&gpuprof__keep_mu);
 }
 
 static void gpuprof__once_init(void) {
@@ -12290,6 +12413,7 @@ static void gpuprof__config_defaults(gpuprof_config *cfg) {
     if (cfg->trace_ring_mb > 65536) cfg->trace_ring_mb = 65536;
     if (cfg->kernel_buffer_mb <= 0) cfg->kernel_buffer_mb = 64;
     if (cfg->warmup < 0) cfg->warmup = 0;
+    if (cfg->summary_every == 0) cfg->summary_every = 60;
 }
 
 /* The environment over the config (the user's last word); *off: GPUPROF_OFF. */
@@ -12321,6 +12445,7 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     if (gpuprof__env_int("GPUPROF_KERNEL_BUFFER_MB", &cfg->kernel_buffer_mb) && cfg->kernel_buffer_mb <= 0) cfg->kernel_buffer_mb = 64;
     if ((v = getenv("GPUPROF_SCHEDULE")) != NULL) cfg->schedule = v;
     if ((v = getenv("GPUPROF_HOST_RANGES")) != NULL) cfg->host_ranges = v;
+    if (gpuprof__env_seconds("GPUPROF_SUMMARY_EVERY", &cfg->summary_every) && cfg->summary_every == 0) cfg->summary_every = -1;
 }
 
 /* Output paths, expanded (%p, %r). An output that names the same file as
@@ -12526,6 +12651,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     if (!gpuprof__g.trace_path && !off) gpuprof__ring_open();
     gpuprof__mem_open();
     if (!off && cfg->collector) gpuprof__collector_start();
+    if (!off) gpuprof__keeper_start();
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;
     GPUPROF__ST(&gpuprof__g.off, off);
@@ -12615,7 +12741,7 @@ static void gpuprof__outputs_write(void) {
     const char *report = gpuprof__g.report;
     gpuprof__buf b = { NULL, 0, 0, 0 };
     if (gpuprof__g.summary_path) {
-        if (gpuprof__make(&b, 1) == 0) gpuprof__write_file(gpuprof__g.summary_path, &b, "summary");
+        if (gpuprof__make(&b, GPUPROF__MAKE_SUMMARY) == 0) gpuprof__write_file(gpuprof__g.summary_path, &b, "summary");
         GPUPROF_FREE(b.p);
         memset(&b, 0, sizeof b);
     }
@@ -12649,7 +12775,7 @@ static void gpuprof__outputs_write(void) {
     }
     if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
     else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
-    else if (gpuprof__make(&b, 0) == 0 && gpuprof__write_file(report, &b, "report") != 0) {
+    else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT) == 0 && gpuprof__write_file(report, &b, "report") != 0) {
         fprintf(stderr, "gpuprof: the report that could not go to '%s' follows here\n", report);
         if (fwrite(b.p, 1, b.len, stderr) != b.len) gpuprof__warn(GPUPROF__W_IO, "cannot write the report to stderr either: %s", strerror(errno));
         fflush(stderr);
@@ -12678,6 +12804,7 @@ static void gpuprof__shutdown_locked(void) {
     }
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__collector_stop();      /* the report drains the rings itself */
+    gpuprof__keeper_stop();         /* a checkpoint under way ends first; the summary at exit is the last word */
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__kc_drain();            /* (GPUPROF_GPU=kernels: the GPU work still running) */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */

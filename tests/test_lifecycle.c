@@ -8,6 +8,7 @@
 #include "gpuprof.h"
 #include "json_util.h"
 #include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -318,6 +319,64 @@ static void test_stepper_waits_alone(void) {
     free(text);
 }
 
+/* Checkpoints (GPUPROF_SUMMARY_EVERY): a run killed by SIGKILL after its
+   first checkpoints leaves a valid summary, "complete": false, whose counts
+   are those of the run up to that checkpoint; a run that ends writes the
+   complete one over them. */
+static void test_checkpoints(void) {
+    pid_t pid;
+    int status, n = -1, i;
+    cJSON *j, *w;
+    double steps, calls;
+    setenv("GPUPROF_SUMMARY", "ckpt.json", 1);
+    setenv("GPUPROF_SUMMARY_EVERY", "0.05", 1);
+    setenv("GPUPROF_REPORT", "off", 1);
+    pid = fork();
+    if (pid == 0) {
+        gpuprof_init(NULL);                          /* after this process's earlier sessions: explicitly */
+        for (;;) {                                   /* until killed */
+            { PROF_RANGE("work"); spin_cpu_ms(0.5); }
+            PROF_STEP();
+        }
+    }
+    for (i = 0; i < 500 && n < 3; i++) {             /* up to 5 s for three checkpoints */
+        usleep(10000);
+        if ((j = summary_load("ckpt.json")) != NULL) { n = (int)jnum(j, "checkpoint"); cJSON_Delete(j); }
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "checkpoints: the run was killed by SIGKILL");
+    CHECK(n >= 3, "checkpoints: three checkpoints written within 5 s, every 50 ms");
+    j = summary_load("ckpt.json");
+    CHECK(j && cJSON_IsFalse(cJSON_GetObjectItem(j, "complete")), "checkpoints: the killed run's summary parses and says it is not complete");
+    CHECK(j && jnum(j, "checkpoint") >= 3, "checkpoints: it is the last checkpoint written");
+    steps = j ? jnum(cJSON_GetObjectItem(j, "steps"), "counted") : 0;
+    w = j ? summary_find(j, "ranges", "work") : NULL;
+    calls = w ? jnum(w, "count") : 0;
+    CHECK(steps >= 10 && calls >= steps && calls <= steps + 2,
+          "checkpoints: its counts are the run's up to the checkpoint (a work call per step, the step's and the one begun before the first)");
+    cJSON_Delete(j);
+    /* a run that ends: the summary at exit is complete */
+    setenv("GPUPROF_SUMMARY", "ckpt_done.json", 1);
+    pid = fork();
+    if (pid == 0) {
+        gpuprof_init(NULL);
+        for (i = 0; i < 200; i++) { { PROF_RANGE("work"); spin_cpu_ms(0.5); } PROF_STEP(); }
+        gpuprof_shutdown();
+        _exit(0);
+    }
+    waitpid(pid, &status, 0);
+    j = summary_load("ckpt_done.json");
+    CHECK(j && cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")) && cJSON_IsNull(cJSON_GetObjectItem(j, "checkpoint")),
+          "checkpoints: the summary written at the end says complete, and is no checkpoint");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "steps"), "counted"), 199, "checkpoints: the complete summary has all 199 steps");
+    CHECK(access("ckpt_done.json.tmp", F_OK) != 0, "checkpoints: no temporary file is left behind");
+    cJSON_Delete(j);
+    unsetenv("GPUPROF_SUMMARY");
+    unsetenv("GPUPROF_SUMMARY_EVERY");
+    unsetenv("GPUPROF_REPORT");
+}
+
 /* 6. Sessions shut down and started again, 24 times, by the main thread
    while a pool of threads records run-time and literal names: each thread
    moves to the new session; every session's trace is whole and names only
@@ -392,6 +451,7 @@ int main(void) {
     test_fork_idle();
     test_stepper_waits();
     test_stepper_waits_alone();
+    test_checkpoints();
     test_restart_under_pool();
     free(err_text);
     return check_done("test_lifecycle");

@@ -218,6 +218,14 @@ static int check_summary(const char *path, jv *doc) {
         jfree(doc);
         return -1;
     }
+    {   /* a checkpoint (GPUPROF_SUMMARY_EVERY) of a run still going, or killed: its figures are partial */
+        const jv *c = jget(doc, "complete"), *n = jget(doc, "checkpoint");
+        char which[64] = "written by gpuprof_write_summary";
+        if (n && n->type == J_NUM) snprintf(which, sizeof which, "checkpoint %.0f", n->num);
+        if (c && c->type == J_FALSE)
+            fprintf(stderr, TOOL ": %s is partial: a summary written before the run ended (%s, the first %.1f s of the run); "
+                            "its figures cover only that\n", path, which, jnum(jget(doc, "run"), "wall_ns") / 1e9);
+    }
     return 0;
 }
 
