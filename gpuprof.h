@@ -1192,6 +1192,8 @@ enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4
 #define GPUPROF__OUTLIER_X 3.0        /* a step longer than this many median steps is an outlier */
 #define GPUPROF__KINDS 16             /* kinds of step kept (a kind: the set of the stepping thread's ranges a step ran); */
                                       /* steps of a kind beyond these count as typical */
+#define GPUPROF__SERIES 2048          /* points of the run over time (step time, phases); when full, neighbours merge */
+#define GPUPROF__SERIES_PH 16         /* the stepping thread's outermost ranges followed over time (the first met) */
 #define GPUPROF__VALS_CHUNK 1024      /* a counter's samples are kept exactly, in chunks made as needed, */
 #define GPUPROF__VALS_CHUNKS 64       /* the last 64 x 1024 (then the chunks are reused as a ring): its quantiles are exact */
 #define GPUPROF__KIND_NOISE 0.02      /* a range's extra time in a kind of step is listed from this share of the kind's extra on */
@@ -1376,7 +1378,15 @@ typedef struct gpuprof__vals {
 } gpuprof__vals;
 
 /* A stepping thread's range that ran in a step: its node's index, its time in the step. */
-typedef struct gpuprof__ran { uint32_t index; double ns; } gpuprof__ran;
+typedef struct gpuprof__ran { uint32_t index, top; double ns; } gpuprof__ran;   /* top: an outermost range */
+
+/* A point of the run over time: consecutive counted steps, merged. */
+typedef struct gpuprof__point {
+    uint64_t step;                        /* its first step */
+    uint32_t n;                           /* steps in it */
+    double min, sum, max;                 /* their lengths (ns) */
+    double ph[GPUPROF__SERIES_PH];        /* each followed range's time in them (ns) */
+} gpuprof__point;
 
 /* A step that may be an outlier: its length, its kind, and where its time went. */
 typedef struct gpuprof__outlier {
@@ -1446,6 +1456,10 @@ static struct {
     uint64_t kinds_lost;                  /* counted steps of a kind the table had no room for */
     gpuprof__ran *ran;                    /* the ranges that ran in the step ending now (scratch) */
     uint32_t nran_max;
+    gpuprof__point *series;               /* the run over time: npoints of per_point steps each (the last filling) */
+    uint32_t npoints, per_point, nph;
+    uint32_t ph_node[GPUPROF__SERIES_PH], ph_name[GPUPROF__SERIES_PH];   /* followed ranges: node index, name id */
+    const void *series_thread;            /* the stepping thread they are of */
     int steps_seen;
     uint64_t step_t0;
     gpuprof_stats step_stats;
@@ -5621,6 +5635,10 @@ static void gpuprof__step_figures_clear(void) {
     for (i = 0; i < gpuprof__g.nkinds; i++) { GPUPROF_FREE(gpuprof__g.kinds[i].set); GPUPROF_FREE(gpuprof__g.kinds[i].ns); }
     GPUPROF_FREE(gpuprof__g.ran);
     gpuprof__g.ran = NULL;
+    GPUPROF_FREE(gpuprof__g.series);
+    gpuprof__g.series = NULL;
+    gpuprof__g.npoints = gpuprof__g.nph = 0;
+    gpuprof__g.series_thread = NULL;
     gpuprof__g.nran_max = 0;
     gpuprof__g.noutl = gpuprof__g.nkinds = 0;
     gpuprof__g.kinds_lost = 0;
@@ -5645,6 +5663,7 @@ static void gpuprof__step_node(gpuprof__node *n, int first, uint32_t *nran) {
         gpuprof__g.nran_max = m;
     }
     gpuprof__g.ran[*nran].index = n->index;
+    gpuprof__g.ran[*nran].top = !n->parent || !n->parent->parent;   /* a child of the thread's root */
     gpuprof__g.ran[(*nran)++].ns = d;
 }
 
@@ -5693,6 +5712,61 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
     return (int)k;
 }
 
+/* Two neighbouring points as one. */
+static void gpuprof__point_merge(gpuprof__point *to, const gpuprof__point *a, const gpuprof__point *b) {
+    int k;
+    gpuprof__point m = *a;
+    m.n = a->n + b->n;
+    m.sum = a->sum + b->sum;
+    if (b->min < m.min) m.min = b->min;
+    if (b->max > m.max) m.max = b->max;
+    for (k = 0; k < GPUPROF__SERIES_PH; k++) m.ph[k] += b->ph[k];
+    *to = m;
+}
+
+/* The step that ends now into the run over time: into the last point, or a
+   new one; when all are used, neighbours merge and a point holds twice the
+   steps. The outermost ranges are followed, the first GPUPROF__SERIES_PH met. */
+static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, const gpuprof__ran *ran, uint32_t nran) {
+    gpuprof__point *p;
+    uint32_t i, k;
+    if (!gpuprof__g.series && !(gpuprof__g.series = (gpuprof__point *)gpuprof__zalloc(GPUPROF__SERIES * sizeof *gpuprof__g.series))) return;
+    if (gpuprof__g.series_thread != t) {            /* another stepping thread: its own series */
+        gpuprof__g.series_thread = t;
+        gpuprof__g.npoints = gpuprof__g.nph = 0;
+        gpuprof__g.per_point = 1;
+    }
+    if (!gpuprof__g.npoints || gpuprof__g.series[gpuprof__g.npoints - 1].n >= gpuprof__g.per_point) {
+        if (gpuprof__g.npoints == GPUPROF__SERIES) {
+            for (i = 0; i < GPUPROF__SERIES / 2; i++) gpuprof__point_merge(&gpuprof__g.series[i], &gpuprof__g.series[2 * i], &gpuprof__g.series[2 * i + 1]);
+            gpuprof__g.npoints = GPUPROF__SERIES / 2;
+            gpuprof__g.per_point *= 2;
+        }
+        p = &gpuprof__g.series[gpuprof__g.npoints++];
+        memset(p, 0, sizeof *p);
+        p->step = step;
+        p->min = p->max = dur;
+    }
+    p = &gpuprof__g.series[gpuprof__g.npoints - 1];
+    p->n++;
+    p->sum += dur;
+    if (dur < p->min) p->min = dur;
+    if (dur > p->max) p->max = dur;
+    for (i = 0; i < nran; i++) {
+        if (!ran[i].top) continue;
+        for (k = 0; k < gpuprof__g.nph && gpuprof__g.ph_node[k] != ran[i].index; k++) {}
+        if (k == gpuprof__g.nph) {
+            gpuprof__node *n;
+            if (k == GPUPROF__SERIES_PH) continue;
+            n = gpuprof__node_at(t, ran[i].index);
+            gpuprof__g.ph_node[k] = ran[i].index;
+            gpuprof__g.ph_name[k] = n ? n->name_id : 0;
+            gpuprof__g.nph++;
+        }
+        p->ph[k] += ran[i].ns;
+    }
+}
+
 /* Is a counted step of dur ns possibly an outlier? The first few always are
    candidates (the final median decides); later ones when far above the
    median so far (checked only past twice the mean, which is cheap). */
@@ -5719,6 +5793,7 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
     }
     if (dur < 0) return;
     kind = gpuprof__step_kind(t, gpuprof__g.ran, nran, dur, step);
+    gpuprof__series_add(t, dur, step, gpuprof__g.ran, nran);
     if (gpuprof__outlier_candidate(dur)) {
         gpuprof__outlier *o = &gpuprof__g.outl[gpuprof__g.noutl];
         gpuprof__ran *copy = (gpuprof__ran *)gpuprof__alloc((nran ? nran : 1) * sizeof *copy);
@@ -7697,6 +7772,9 @@ typedef struct gpuprof__snap {
     uint32_t nkinds;
     int typical;                            /* the kind with the most steps (-1: none) */
     unsigned char kind_rare[GPUPROF__KINDS];   /* running ranges the typical kind does not, in few steps: set apart */
+    gpuprof__point *series;                 /* a copy of the run over time */
+    uint32_t npoints, per_point, nph;
+    uint32_t ph_name[GPUPROF__SERIES_PH];
     uint32_t nthreads;
     gpuprof__memstate *mem;     /* a copy of the memory state (its table left out) */
 } gpuprof__snap;
@@ -7841,6 +7919,13 @@ static void gpuprof__outliers(gpuprof__snap *s) {
     const gpuprof_stats *st = &gpuprof__g.step_stats;
     uint32_t i;
     gpuprof__kinds_snap(s);
+    if (gpuprof__g.npoints && (s->series = (gpuprof__point *)gpuprof__alloc(gpuprof__g.npoints * sizeof *s->series)) != NULL) {
+        memcpy(s->series, gpuprof__g.series, gpuprof__g.npoints * sizeof *s->series);
+        s->npoints = gpuprof__g.npoints;
+        s->per_point = gpuprof__g.per_point;
+        s->nph = gpuprof__g.nph;
+        memcpy(s->ph_name, gpuprof__g.ph_name, sizeof s->ph_name);
+    }
     if (st->count < 5 || gpuprof__g.outl_full) return;
     s->out_median = gpuprof_stats_quantile(st, 0.5);
     for (i = 0; i < gpuprof__g.noutl; i++) {
@@ -7915,6 +8000,7 @@ static int gpuprof__flat_by_total(const void *a, const void *b) {
 
 static void gpuprof__snap_free(gpuprof__snap *s) {
     uint32_t k;
+    GPUPROF_FREE(s->series);
     for (k = 0; s->counters && k < s->ncounters; k++) GPUPROF_FREE(s->counters[k].vals);
     for (k = 0; k < s->nkinds; k++) { GPUPROF_FREE(s->kinds[k].set); GPUPROF_FREE(s->kinds[k].ns); }
     GPUPROF_FREE(s->kinds);
@@ -8866,6 +8952,65 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     GPUPROF_FREE(is_phase);
 }
 
+/* The run over time (SPEC 15): did the step time drift? The last tenth of
+   the counted steps against the first (warm-up is not counted), each as the
+   median of its points' mean step; a drift is a change of at least a tenth
+   of the step and beyond noise (three standard errors, from the points'
+   spread), with the followed range whose time changed most the same way. */
+#define GPUPROF__DRIFT_MIN 0.10
+typedef struct gpuprof__drift {
+    int judged, drifted;          /* enough points to judge; a drift beyond noise */
+    double first, last;           /* the tenths' median step (ns) */
+    int slot;                     /* the followed range with most of the change (index into the snapshot's ph_name), -1: none */
+    double slot_change;           /* its change per step (ns) */
+} gpuprof__drift;
+
+/* The median of v[0..n) (sorted in place) and its robust spread (1.4826 x
+   the median absolute deviation: the standard deviation of normal noise). */
+static double gpuprof__median_spread(double *v, uint32_t n, double *spread) {
+    double med;
+    uint32_t i;
+    qsort(v, n, sizeof *v, gpuprof__cmp_double);
+    med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    if (spread) {
+        for (i = 0; i < n; i++) v[i] = fabs(v[i] - med);
+        qsort(v, n, sizeof *v, gpuprof__cmp_double);
+        *spread = 1.4826 * (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+    }
+    return med;
+}
+
+/* The median over points [a, b) of the mean step (slot < 0) or of a followed range's time per step. */
+static double gpuprof__tenth_median(const gpuprof__snap *s, uint32_t a, uint32_t b, int slot, double *v, double *spread) {
+    uint32_t i;
+    for (i = a; i < b; i++) v[i - a] = (slot < 0 ? s->series[i].sum : s->series[i].ph[slot]) / s->series[i].n;
+    return gpuprof__median_spread(v, b - a, spread);
+}
+
+static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
+    uint64_t total = 0, got;
+    uint32_t i, a1 = 0, b1, a2, b2 = s->npoints;
+    double *v, sd1, sd2, se, best = 0;
+    int k;
+    memset(d, 0, sizeof *d);
+    d->slot = -1;
+    for (i = 0; i < s->npoints; i++) total += s->series[i].n;
+    for (b1 = 0, got = 0; b1 < s->npoints && got * 10 < total; b1++) got += s->series[b1].n;
+    for (a2 = s->npoints, got = 0; a2 > 0 && got * 10 < total; a2--) got += s->series[a2 - 1].n;
+    if (total < 20 || b1 - a1 < 3 || b2 - a2 < 3 || b1 > a2) return;       /* too few steps to judge */
+    if (!(v = (double *)gpuprof__alloc(s->npoints * sizeof *v))) return;
+    d->first = gpuprof__tenth_median(s, a1, b1, -1, v, &sd1);
+    d->last = gpuprof__tenth_median(s, a2, b2, -1, v, &sd2);
+    se = sqrt(sd1 * sd1 / (b1 - a1) + sd2 * sd2 / (b2 - a2));
+    d->judged = 1;
+    d->drifted = fabs(d->last - d->first) >= GPUPROF__DRIFT_MIN * d->first && fabs(d->last - d->first) > 3 * se;
+    for (k = 0; d->drifted && k < (int)s->nph; k++) {
+        double ch = gpuprof__tenth_median(s, a2, b2, k, v, NULL) - gpuprof__tenth_median(s, a1, b1, k, v, NULL);
+        if (d->last > d->first ? ch > best : ch < best) { best = ch; d->slot = k; d->slot_change = ch; }
+    }
+    GPUPROF_FREE(v);
+}
+
 /* ----------------------------------------------------------------------
    Text report, its parts: the header, the tables by CPU and by GPU time,
    counters, memory, the roofline, the verdict, the warnings.
@@ -9477,6 +9622,50 @@ static void gpuprof__report_gpu_line(gpuprof__buf *b) {
 #define gpuprof__report_gpu_line(b) ((void)(b))
 #endif
 
+/* The run over time in one line: the step time of up to 60 columns of
+   consecutive steps as block heights (the top tenth of columns clipped, so
+   a rare long step does not flatten the rest), then the drift, if any. */
+static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
+    static const char *const level[8] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
+                                          "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88" };   /* U+2581..U+2588 */
+    double col[60], sorted[60], lo, hi;
+    uint64_t steps = 0;
+    uint32_t w = s->npoints < 60 ? s->npoints : 60, j, i;
+    char t1[32], t2[32];
+    gpuprof__drift d;
+    for (j = 0; j < w; j++) {
+        double sum = 0, n = 0;
+        for (i = j * s->npoints / w; i < (j + 1) * s->npoints / w; i++) { sum += s->series[i].sum; n += s->series[i].n; }
+        col[j] = sorted[j] = n > 0 ? sum / n : 0;
+        steps += (uint64_t)n;
+    }
+    qsort(sorted, w, sizeof *sorted, gpuprof__cmp_double);
+    lo = sorted[0];
+    hi = sorted[w >= 10 ? (w - 1) * 9 / 10 : w - 1];
+    if (hi - lo < GPUPROF__DRIFT_MIN * sorted[w / 2]) {     /* a steady run: noise is not drawn as a change */
+        lo = sorted[w / 2] * (1 - GPUPROF__DRIFT_MIN / 2);
+        hi = sorted[w / 2] * (1 + GPUPROF__DRIFT_MIN / 2);
+    }
+    gpuprof__buf_s(b, "   over the run: ");
+    for (j = 0; j < w; j++) {
+        int k = hi > lo ? (int)((col[j] - lo) / (hi - lo) * 7.0 + 0.5) : 0;
+        gpuprof__buf_s(b, level[k < 0 ? 0 : k > 7 ? 7 : k]);
+    }
+    gpuprof__buf_printf(b, "  step time, %llu steps in %u columns (%s%s to %s%s)\n", (unsigned long long)steps, w,
+                        lo < sorted[0] ? "scale " : "", gpuprof__fmt_ns(t1, sizeof t1, lo), gpuprof__fmt_ns(t2, sizeof t2, hi), hi < sorted[w - 1] ? " or more" : "");
+    gpuprof__drift_of(s, &d);
+    if (!d.drifted) return;
+    gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * fabs(d.last - d.first) / d.first);
+    gpuprof__buf_printf(b, "   step time %s %s%% over the run: median %s in the first tenth, ", d.last > d.first ? "rose" : "fell", t1,
+                        gpuprof__fmt_ns(t2, sizeof t2, d.first));
+    gpuprof__buf_printf(b, "%s in the last", gpuprof__fmt_ns(t2, sizeof t2, d.last));
+    if (d.slot >= 0) {
+        gpuprof__buf_qname(b, "; most of it in ", s->ph_name[d.slot]);
+        gpuprof__buf_printf(b, " (%s%s)", d.slot_change > 0 ? "+" : "-", gpuprof__fmt_ns(t2, sizeof t2, fabs(d.slot_change)));
+    }
+    gpuprof__buf_s(b, "\n");
+}
+
 static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
     char t1[32], t2[32], t3[32], t4[32], rank[96] = "", device[640];
     double wall = (double)gpuprof__wall_ns();
@@ -9499,6 +9688,7 @@ static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
                                 gpuprof__fmt_ns(t3, sizeof t3, gpuprof_stats_quantile(&gpuprof__g.step_stats, 0.95)),
                                 gpuprof__fmt_ns(t4, sizeof t4, gpuprof_stats_max(&gpuprof__g.step_stats)));
         gpuprof__buf_s(b, "\n");
+        if (s->npoints >= 2) gpuprof__report_series(b, s);
     } else if (gpuprof__g.cfg.warmup > 0) {
         gpuprof__buf_printf(b, "   no GPUPROF_STEP: the first %d calls of each range are excluded (warm-up)\n", gpuprof__g.cfg.warmup);
     }
@@ -10359,6 +10549,40 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
 static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
 #endif
 
+/* steps.over_time (docs/summary.md): the points of the run over time and its drift. */
+static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
+    uint32_t i, k;
+    gpuprof__drift d;
+    gpuprof__buf_printf(b, "\n \"over_time\":{\"steps_per_point\":%u,\"ranges\":[", s->npoints ? s->per_point : 0u);
+    for (k = 0; k < s->nph; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.names[s->ph_name[k]].json);
+    gpuprof__buf_s(b, "],\"points\":[");
+    for (i = 0; i < s->npoints; i++) {
+        const gpuprof__point *p = &s->series[i];
+        gpuprof__buf_printf(b, "%s[%llu,%u,", i ? "," : "", (unsigned long long)p->step, p->n);
+        gpuprof__buf_num(b, p->min);
+        gpuprof__buf_s(b, ",");
+        gpuprof__buf_num(b, p->sum / p->n);
+        gpuprof__buf_s(b, ",");
+        gpuprof__buf_num(b, p->max);
+        for (k = 0; k < s->nph; k++) { gpuprof__buf_s(b, ","); gpuprof__buf_num(b, p->ph[k] / p->n); }
+        gpuprof__buf_s(b, "]");
+    }
+    gpuprof__buf_s(b, "],\"drift\":");
+    gpuprof__drift_of(s, &d);
+    if (!d.judged) { gpuprof__buf_s(b, "null}"); return; }
+    gpuprof__buf_printf(b, "{\"drifted\":%s,\"first_tenth_ns\":", d.drifted ? "true" : "false");
+    gpuprof__buf_num(b, d.first);
+    gpuprof__buf_s(b, ",\"last_tenth_ns\":");
+    gpuprof__buf_num(b, d.last);
+    gpuprof__buf_s(b, ",\"change\":");
+    gpuprof__buf_num(b, (d.last - d.first) / d.first);
+    gpuprof__buf_s(b, ",\"range\":");
+    gpuprof__buf_s(b, d.slot >= 0 ? gpuprof__g.names[s->ph_name[d.slot]].json : "null");
+    gpuprof__buf_s(b, ",\"range_change_ns\":");
+    gpuprof__buf_num(b, d.slot >= 0 ? d.slot_change : GPUPROF__NAN);
+    gpuprof__buf_s(b, "}}");
+}
+
 /* The summary's "counters" entries. */
 static void gpuprof__json_counters(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i;
@@ -10451,7 +10675,9 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         gpuprof__g.steps_seen ? "true" : "false", (unsigned long long)gpuprof__g.steps_counted,
                         (unsigned long long)gpuprof__g.steps_excluded, (unsigned long long)gpuprof__g.steps_off);
     gpuprof__json_stats(b, &gpuprof__g.step_stats, "_ns");
-    gpuprof__buf_s(b, "}},\n");
+    gpuprof__buf_s(b, "},");
+    gpuprof__json_series(b, s);
+    gpuprof__buf_s(b, "},\n");
     gpuprof__json_analysis(b, s);
     gpuprof__json_kernels(b);
     gpuprof__buf_s(b, "\"profiled_ns\":");

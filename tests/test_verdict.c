@@ -394,6 +394,59 @@ static void scenario_counter_quantiles(void) {
     cJSON_Delete(j);
 }
 
+/* The run over time: a loop whose data loading slows down from 1 us to
+   3 us over 400 steps drifts, and the report says so, naming "data"; a
+   steady loop (the same work, 2% of jitter) gets no such line. 5000 steps
+   fill the series past its 2048 points: neighbours merge, 4 steps a point. */
+static void scenario_drift(void) {
+    cJSON *j, *o, *d, *pts, *p;
+    char *text;
+    int i, sum = 0;
+    unsigned r = 1;
+    session_begin(NULL);
+    for (i = 0; i <= 400; i++) {
+        { PROF_RANGE("data"); vnow += 1000 + (uint64_t)(5 * i); }
+        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("backward"); vnow += 3000; }
+        PROF_STEP();
+    }
+    j = session_end("drift.json");
+    d = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "over_time"), "drift");
+    CHECK(d && cJSON_IsTrue(cJSON_GetObjectItem(d, "drifted")), "drift: a loop whose data loading slows down has drifted");
+    CHECK(d && jnum(d, "change") > 0.25 && jnum(d, "change") < 0.40, "drift: by about a third (6.1 us to 8.1 us)");
+    CHECK(d && cJSON_IsString(cJSON_GetObjectItem(d, "range")) && strcmp(cJSON_GetObjectItem(d, "range")->valuestring, "data") == 0 &&
+          jnum(d, "range_change_ns") > 1700 && jnum(d, "range_change_ns") < 2100, "drift: most of it in data (+1.8 us)");
+    text = check_slurp("drift.json.report.txt");
+    CHECK(text && strstr(text, "   over the run: ") && strstr(text, "   step time rose 29% over the run: median 6.11 us in the first tenth, 7.91 us in the last") && strstr(text, "over the run: median 6.") &&
+          strstr(text, "; most of it in \"data\" (+1.8"), "drift: the report draws the run and says where the step time went");
+    free(text);
+    cJSON_Delete(j);
+    session_begin(NULL);
+    for (i = 0; i <= 400; i++) {
+        r = r * 1103515245u + 12345u;
+        { PROF_RANGE("data"); vnow += 1000 + (r >> 16) % 120; }      /* up to 2% of the step */
+        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("backward"); vnow += 3000; }
+        PROF_STEP();
+    }
+    j = session_end("steady.json");
+    d = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "over_time"), "drift");
+    CHECK(d && cJSON_IsFalse(cJSON_GetObjectItem(d, "drifted")), "steady: a steady loop with jitter has not drifted");
+    text = check_slurp("steady.json.report.txt");
+    CHECK(text && strstr(text, "   over the run: ") && !strstr(text, "   step time rose") && !strstr(text, "   step time fell"), "steady: no drift line");
+    free(text);
+    cJSON_Delete(j);
+    session_begin(NULL);
+    for (i = 0; i <= 5000; i++) { { PROF_RANGE("work"); vnow += 1000; } PROF_STEP(); }
+    j = session_end("long.json");
+    o = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "over_time");
+    pts = cJSON_GetObjectItem(o, "points");
+    cJSON_ArrayForEach(p, pts) sum += cJSON_GetArrayItem(p, 1)->valueint;
+    CHECK_EQ_U(jnum(o, "steps_per_point"), 4, "long: 5000 steps in at most 2048 points: 4 steps a point");
+    CHECK(cJSON_GetArraySize(pts) <= 2048 && sum == 5000, "long: every step is in one point");
+    cJSON_Delete(j);
+}
+
 /* Gradient accumulation, GPUPROF_STEP per micro-batch: an optimizer step
    every 4th step is a quarter of the steps, part of the typical step (its
    cost shared by all); every 10th is rare, a kind of its own. */
@@ -500,6 +553,7 @@ int main(void) {
     scenario_exact_typical();
     scenario_accumulation();
     scenario_counter_quantiles();
+    scenario_drift();
     scenario_llmc_like();
     scenario_collectives();
     return check_done("test_verdict");
