@@ -10728,28 +10728,33 @@ static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const ch
     char tmp[4200];
     const char *full = path;
     size_t off = 0;
+    struct stat st;
     if (b->failed) return -1;
     /* A summary goes to a temporary file renamed over the last: a reader
-       (or a kill) never meets half of one. */
-    if (atomic && (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) < sizeof tmp) full = tmp;
+       (or a kill) never meets half of one. Only over a regular file or none:
+       a device, a pipe or a link is written through, as it is. */
+    if (atomic && (lstat(path, &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) &&
+        (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) < sizeof tmp) full = tmp;
     else atomic = 0;
     fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", full, what, strerror(errno));
+        gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", path, what, strerror(errno));
         return -1;
     }
     while (off < b->len) {
         ssize_t w = write(fd, b->p + off, b->len - off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)", what, full, w < 0 ? strerror(errno) : "no progress");
+            gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)", what, path, w < 0 ? strerror(errno) : "no progress");
             close(fd);
+            if (atomic) unlink(tmp);
             return -1;
         }
         off += (size_t)w;
     }
     if (close(fd) != 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, full, strerror(errno));
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(errno));
+        if (atomic) unlink(tmp);
         return -1;
     }
     if (atomic && rename(tmp, path) != 0) {
@@ -12557,8 +12562,8 @@ static void gpuprof__atexit(void) { gpuprof_shutdown(); }
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
 static void gpuprof__fork_prepare(void) {
-    pthread_mutex_lock(&gpuprof__keep_mu);       /* never held with the others: first */
     pthread_mutex_lock(&gpuprof__life_lock);
+    pthread_mutex_lock(&gpuprof__keep_mu);       /* a shutdown (under life_lock) stops the keeper: after life_lock */
     pthread_mutex_lock(&gpuprof__lock);
     pthread_mutex_lock(&gpuprof__mem_mu);
     pthread_mutex_lock(&gpuprof__trace_lock);
@@ -12569,8 +12574,8 @@ static void gpuprof__fork_parent(void) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
-    pthread_mutex_unlock(&gpuprof__life_lock);
     pthread_mutex_unlock(&gpuprof__keep_mu);
+    pthread_mutex_unlock(&gpuprof__life_lock);
 }
 static void gpuprof__fork_child(void) {
     int state = gpuprof__g.state;
@@ -12590,8 +12595,8 @@ static void gpuprof__fork_child(void) {
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__mem_mu);
     pthread_mutex_unlock(&gpuprof__lock);
-    pthread_mutex_unlock(&gpuprof__life_lock);
     pthread_mutex_unlock(&gpuprof__keep_mu);
+    pthread_mutex_unlock(&gpuprof__life_lock);
 }
 
 static void gpuprof__once_init(void) {

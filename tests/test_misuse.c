@@ -3,6 +3,7 @@
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int saved_stderr = -1;
@@ -205,6 +206,11 @@ int main(int argc, char **argv) {
     err = capture_end();
     CHECK(rc != 0 && strstr(err, "cannot write the summary to '/dev/full': No space left on device"), "full disk: named with the reason");
     free(err);
+    {   /* a summary is renamed into place only over a regular file: a device stays a device */
+        struct stat st;
+        CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode) && access("/dev/full.tmp", F_OK) != 0,
+              "full disk: /dev/full is still a device, and no temporary file was made beside it");
+    }
 
     /* the trace streamed onto a full disk, or into a missing directory */
     memset(&cfg, 0, sizeof cfg);

@@ -100,6 +100,7 @@ static void test_collector(void) {
     gpuprof__node *n;
     cfg.report = "off";
     cfg.trace_ring_mb = 0;
+    cfg.summary_every = -1;          /* no checkpoints: their thread is counted below */
 
     /* the default: no thread; each thread adds a full ring itself */
     cfg.summary_path = "selfadd.summary.json";
@@ -136,6 +137,16 @@ static void test_collector(void) {
     for (i = 0; i < 5 * GPUPROF__RECS + 3; i++) { PROF_RANGE("again"); }
     gpuprof_shutdown();
     CHECK(before < 0 || task_count() == before, "no thread of gpuprof's is left after shutdown");
+    /* a summary path with checkpoints (the default every 60 s): one thread, gone at shutdown */
+    {
+        gpuprof_config ck = cfg;
+        ck.summary_path = "checkpointed.summary.json";
+        ck.summary_every = 0;
+        gpuprof_init(&ck);
+        CHECK(before < 0 || task_count() == before + 1, "checkpoints: one thread writes them");
+        gpuprof_shutdown();
+        CHECK(before < 0 || task_count() == before, "checkpoints: their thread is gone after shutdown");
+    }
     j = summary_load("collector.summary.json");
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "reset away"), "count"), 5, "gpuprof_reset drops the records of calls that ended before it");
     CHECK(summary_find(j, "ranges", "collected") == NULL || jnum(summary_find(j, "ranges", "collected"), "count") == 0,
