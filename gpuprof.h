@@ -269,6 +269,10 @@ typedef struct gpuprof_config {
     double summary_every;       /* with a summary path, gpuprof's thread rewrites the summary every this many
                                    seconds, a checkpoint a killed run leaves: 0 = 60, < 0 = at exit only
                                    (GPUPROF_SUMMARY_EVERY, where 0 = at exit only) */
+    double capture_slow;        /* a step longer than this many times the running median step (after 10 counted
+                                   steps) has the flight recorder's window of it and the step before written to a
+                                   file of its own, by gpuprof's thread: 0 = off (GPUPROF_CAPTURE_SLOW) */
+    int capture_max;            /* at most this many such files: 0 = 5 (GPUPROF_CAPTURE_MAX) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -527,7 +531,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Text report, assembled           the report in order
      JSON summary                     docs/summary.md's schema
      Writing the outputs              files, gpuprof_report and write_*, flush, reset
-     Checkpoints                      the summary rewritten as the run goes
+     Checkpoints and captures         the summary rewritten as the run goes, slow steps' windows
      Roofline peaks                   the device's bandwidth and FLOP/s
      Cross-rank report                ranks side by side, the straggler, merged traces
      MPI                              the MPI seam, the report at MPI_Finalize
@@ -1192,6 +1196,8 @@ enum { GPUPROF__EVF_WARMUP = 1, GPUPROF__EVF_COUNTED = 2, GPUPROF__EVF_NUDGE = 4
 #define GPUPROF__OUTLIER_X 3.0        /* a step longer than this many median steps is an outlier */
 #define GPUPROF__KINDS 16             /* kinds of step kept (a kind: the set of the stepping thread's ranges a step ran); */
                                       /* steps of a kind beyond these count as typical */
+#define GPUPROF__CAPTURES 64          /* slow-step captures kept at most (GPUPROF_CAPTURE_MAX) */
+#define GPUPROF__CAPTURE_AFTER 10     /* counted steps before a step can be judged slow */
 #define GPUPROF__SERIES 2048          /* points of the run over time (step time, phases); when full, neighbours merge */
 #define GPUPROF__SERIES_PH 16         /* the stepping thread's outermost ranges followed over time (the first met) */
 #define GPUPROF__VALS_CHUNK 1024      /* a counter's samples are kept exactly, in chunks made as needed, */
@@ -1475,6 +1481,15 @@ static struct {
     pthread_t keeper;                     /* rewrites the summary every cfg.summary_every seconds (checkpoints) */
     int keeper_running, keeper_stop;
     unsigned checkpoints;                 /* checkpoints written so far (a summary says which one it is) */
+    struct gpuprof__capture {             /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
+        uint64_t step, from, to;          /* the step; its window: the step before's start to its end (ticks from the clock base) */
+        uint64_t asked;                   /* when (gpuprof__mono_ns): written 10 ms later, the step's own events recorded by then */
+        double ns, median;                /* its length, the running median step then */
+        int state;                        /* 0: to write, 1: written, -1: failed */
+        char file[256];
+    } cap[GPUPROF__CAPTURES];
+    unsigned ncap;                        /* asked (under gpuprof__lock) */
+    uint64_t step_t0_prev;                /* the start of the step before the one ending (ticks) */
     int writing_checkpoint;               /* under gpuprof__lock: the summary being made is a checkpoint */
     int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
@@ -1637,8 +1652,8 @@ static int gpuprof__env_int(const char *var, int *out) {
     return 1;
 }
 
-/* A time in seconds, 0 to a million (fractions allowed). */
-static int gpuprof__env_seconds(const char *var, double *out) {
+/* A number from 0 to a million (fractions allowed): seconds, a ratio. */
+static int gpuprof__env_number(const char *var, double *out) {
     const char *v = getenv(var);
     char *end;
     double x;
@@ -1647,7 +1662,7 @@ static int gpuprof__env_seconds(const char *var, double *out) {
     x = strtod(v, &end);
     while (*end == ' ') end++;
     if (errno || *end || !(x >= 0 && x <= 1e6)) {
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a number of seconds from 0 to 1000000; ignored", var, v);
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a number from 0 to 1000000; ignored", var, v);
         return 0;
     }
     *out = x;
@@ -5808,6 +5823,31 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
     }
 }
 
+/* A call down the file: the keeper thread writes a capture (section
+   "Checkpoints and captures", which needs the trace's sinks). */
+static void gpuprof__keeper_wake(void);
+/* Under gpuprof__lock, a counted step of dur ns ending at now: slow against
+   the running median (GPUPROF_CAPTURE_SLOW), it is captured -- its window,
+   from the start of the step before, goes to gpuprof's thread to write. */
+static void gpuprof__capture_ask(uint64_t step, uint64_t dur, uint64_t now) {
+    double k = gpuprof__g.cfg.capture_slow, median;
+    struct gpuprof__capture *c;
+    uint64_t base = GPUPROF__LD(&gpuprof__clock.base);
+    if (!(k > 0) || gpuprof__g.step_stats.count < GPUPROF__CAPTURE_AFTER || gpuprof__g.ncap >= (unsigned)gpuprof__g.cfg.capture_max) return;
+    median = gpuprof_stats_quantile(&gpuprof__g.step_stats, 0.5);
+    if (!((double)dur > k * median) || !GPUPROF__LD(&gpuprof__g.keeper_running)) return;
+    c = &gpuprof__g.cap[gpuprof__g.ncap];
+    memset(c, 0, sizeof *c);
+    c->step = step;
+    c->ns = (double)dur;
+    c->median = median;
+    c->from = gpuprof__g.step_t0_prev > base ? gpuprof__g.step_t0_prev - base : 0;
+    c->to = now - base;
+    c->asked = gpuprof__mono_ns();
+    GPUPROF__STR(&gpuprof__g.ncap, gpuprof__g.ncap + 1);
+    gpuprof__keeper_wake();
+}
+
 /* A call down the file: MPI_Init may come after gpuprof's start, and a step
    registers the MPI_Finalize hook then (section "MPI", which needs the reports). */
 #ifdef GPUPROF_MPI
@@ -5861,11 +5901,15 @@ void gpuprof__step(void) {
         gpuprof__g.stepper = t;
         gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step);
     }
-    if (counted && !first) gpuprof_stats_add(&gpuprof__g.step_stats, (double)dur);
+    if (counted && !first) {
+        gpuprof__capture_ask(step, dur, now);
+        gpuprof_stats_add(&gpuprof__g.step_stats, (double)dur);
+    }
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
     gpuprof__kc_step(step, (int64_t)gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
 #endif
+    gpuprof__g.step_t0_prev = first ? now : gpuprof__g.step_t0;
     gpuprof__g.step_t0 = now;
     gpuprof__g.step++;
     gpuprof__apply_phase();
@@ -7663,9 +7707,48 @@ static int gpuprof__trace_copy(const char *path) {
    ring, oldest first, then the events in blocks being filled; nothing leaves
    the ring meanwhile (recorders use the spare blocks), and recording goes
    on. The caller holds life_lock: one dump at a time, the only formatter. */
-static int gpuprof__ring_dump(const char *path) {
+/* A window of time for a dump: CPU events' times are in ticks from the
+   clock base, GPU and kernel capture's in ns from it. */
+typedef struct gpuprof__window { uint64_t from_t, to_t, from_ns, to_ns; } gpuprof__window;
+
+/* Does an event overlap the window? Kinds without a time there are kept. */
+static int gpuprof__in_window(const gpuprof__event *e, const gpuprof__window *w) {
+    uint64_t end;
+    switch (e->type) {
+    case GPUPROF__EV_RANGE: return e->ts <= w->to_t && e->ts + e->u.dur_ticks >= w->from_t;
+    case GPUPROF__EV_COUNTER: case GPUPROF__EV_MARK: case GPUPROF__EV_STEP: return e->ts >= w->from_t && e->ts <= w->to_t;
+    case GPUPROF__EV_GPU: case GPUPROF__EV_KERNEL: end = e->ts + e->u.dur_ns; break;
+    case GPUPROF__EV_KAPI: end = e->ts + (e->u.dur_ns & ((1ull << 40) - 1)); break;
+    default: return 1;
+    }
+    return e->ts <= w->to_ns && end >= w->from_ns;
+}
+
+/* A block's first n events that overlap the window into o, each with the
+   records it carries (WORK, FLOW, KA, KB come just before it), through tmp. */
+static void gpuprof__trace_window(gpuprof__tout *o, gpuprof__block *b, uint32_t n, const gpuprof__window *w, gpuprof__block *tmp) {
+    uint32_t i, j, aux0 = 0;
+    tmp->next = NULL;
+    tmp->owner = b->owner;
+    tmp->tid = b->tid;
+    tmp->sort_index = b->sort_index;
+    memcpy(tmp->label, b->label, sizeof tmp->label);
+    tmp->count = tmp->done = tmp->aux = 0;
+    for (i = 0; i < n; i++) {
+        if (gpuprof__trace_is_aux(b->ev[i].type)) continue;
+        if (gpuprof__in_window(&b->ev[i], w)) {
+            for (j = aux0; j <= i; j++) tmp->ev[tmp->count++] = b->ev[j];
+            tmp->aux += i - aux0;
+        }
+        aux0 = i + 1;
+    }
+    if (tmp->count) gpuprof__trace_events(o, tmp, 0, tmp->count);
+}
+
+/* The flight recorder's events (those in window w, or all when NULL) into a file. */
+static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     gpuprof__tout o;
-    gpuprof__block *b, *last;
+    gpuprof__block *b, *last, *tmp = NULL;
     uint64_t fell_out, from_ns, dropped;
     gpuprof__thread *t;
     struct gpuprof__live { gpuprof__block *b; uint32_t n; } *live = NULL;
@@ -7704,8 +7787,14 @@ static int gpuprof__ring_dump(const char *path) {
     /* The list from head to last stays as it is (blocks are only added
        after last, nothing is evicted while dumping), and so do the states
        owning the blocks (freed at shutdown, which waits on life_lock). */
-    for (; b; b = b == last ? NULL : b->next) if (!o.failed) gpuprof__trace_events(&o, b, 0, b->count);
-    for (i = 0; i < nlive && !o.failed; i++) gpuprof__trace_events(&o, live[i].b, 0, live[i].n);
+    if (w && !(tmp = (gpuprof__block *)gpuprof__alloc(sizeof *tmp))) o.failed = 1;
+    for (; b; b = b == last ? NULL : b->next)
+        if (!o.failed) { if (w) gpuprof__trace_window(&o, b, b->count, w, tmp); else gpuprof__trace_events(&o, b, 0, b->count); }
+    for (i = 0; i < nlive && !o.failed; i++) {
+        if (w) gpuprof__trace_window(&o, live[i].b, live[i].n, w, tmp);
+        else gpuprof__trace_events(&o, live[i].b, 0, live[i].n);
+    }
+    GPUPROF_FREE(tmp);
     GPUPROF_FREE(live);
     pthread_mutex_lock(&gpuprof__trace_lock);
     gpuprof__g.dumping = 0;
@@ -9666,6 +9755,20 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "\n");
 }
 
+/* The slow steps captured (GPUPROF_CAPTURE_SLOW), a line each. */
+static void gpuprof__report_captures(gpuprof__buf *b) {
+    unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
+    char t1[32], t2[32], t3[32];
+    for (i = 0; i < n; i++) {
+        const struct gpuprof__capture *c = &gpuprof__g.cap[i];
+        int state = GPUPROF__LDA(&c->state);
+        gpuprof__fmt(t2, sizeof t2, "%.1f", c->ns / c->median);
+        gpuprof__buf_printf(b, "   slow step %llu captured: %s, %sx the running median (%s) -> %s\n", (unsigned long long)c->step,
+                            gpuprof__fmt_ns(t1, sizeof t1, c->ns), t2, gpuprof__fmt_ns(t3, sizeof t3, c->median),
+                            state == 1 ? c->file : state < 0 ? "(the file could not be written)" : "(being written)");
+    }
+}
+
 static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
     char t1[32], t2[32], t3[32], t4[32], rank[96] = "", device[640];
     double wall = (double)gpuprof__wall_ns();
@@ -9689,6 +9792,7 @@ static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
                                 gpuprof__fmt_ns(t4, sizeof t4, gpuprof_stats_max(&gpuprof__g.step_stats)));
         gpuprof__buf_s(b, "\n");
         if (s->npoints >= 2) gpuprof__report_series(b, s);
+        gpuprof__report_captures(b);
     } else if (gpuprof__g.cfg.warmup > 0) {
         gpuprof__buf_printf(b, "   no GPUPROF_STEP: the first %d calls of each range are excluded (warm-up)\n", gpuprof__g.cfg.warmup);
     }
@@ -10583,6 +10687,27 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "}}");
 }
 
+/* steps.captures (docs/summary.md): the slow steps captured. */
+static void gpuprof__json_captures(gpuprof__buf *b) {
+    unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
+    gpuprof__buf_s(b, ",\n \"captures\":[");
+    for (i = 0; i < n; i++) {
+        const struct gpuprof__capture *c = &gpuprof__g.cap[i];
+        int state = GPUPROF__LDA(&c->state);
+        gpuprof__buf_printf(b, "%s{\"step\":%llu,\"ns\":", i ? "," : "", (unsigned long long)c->step);
+        gpuprof__buf_num(b, c->ns);
+        gpuprof__buf_s(b, ",\"median_ns\":");
+        gpuprof__buf_num(b, c->median);
+        gpuprof__buf_s(b, ",\"times_median\":");
+        gpuprof__buf_num(b, c->ns / c->median);
+        gpuprof__buf_s(b, ",\"file\":");
+        if (state == 1) gpuprof__buf_json_str(b, c->file);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_printf(b, ",\"written\":%s}", state == 1 ? "true" : "false");
+    }
+    gpuprof__buf_s(b, "]");
+}
+
 /* The summary's "counters" entries. */
 static void gpuprof__json_counters(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i;
@@ -10677,6 +10802,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__json_stats(b, &gpuprof__g.step_stats, "_ns");
     gpuprof__buf_s(b, "},");
     gpuprof__json_series(b, s);
+    gpuprof__json_captures(b);
     gpuprof__buf_s(b, "},\n");
     gpuprof__json_analysis(b, s);
     gpuprof__json_kernels(b);
@@ -10858,7 +10984,7 @@ static int gpuprof__write_trace_locked(const char *path) {
         gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_trace() needs a path: no trace file was configured, the flight recorder's events go to the file named");
         return -1;
     }
-    return gpuprof__ring_dump(path);
+    return gpuprof__ring_dump(path, NULL);
 }
 
 int gpuprof_write_trace(const char *path) {
@@ -10963,9 +11089,11 @@ void gpuprof_reset(void) {
 }
 
 /* ----------------------------------------------------------------------
-   Checkpoints (SPEC 15): gpuprof's own thread rewrites the summary every
-   cfg.summary_every seconds, so a run killed at any moment leaves a valid
-   summary of everything up to its last checkpoint ("complete": false).
+   Checkpoints and captures (SPEC 15), gpuprof's own thread (the keeper):
+   it rewrites the summary every cfg.summary_every seconds, so a run killed
+   at any moment leaves a valid summary of everything up to its last
+   checkpoint ("complete": false); and it writes the slow steps' windows
+   that GPUPROF_STEP asks for (gpuprof__capture_ask), off the stepping thread.
    ---------------------------------------------------------------------- */
 static pthread_mutex_t gpuprof__keep_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gpuprof__keep_cond = PTHREAD_COND_INITIALIZER;
@@ -10980,15 +11108,62 @@ static void gpuprof__checkpoint(void) {
     GPUPROF_FREE(b.p);
 }
 
-/* The keeper: sleeps until the next checkpoint is due (or it is stopped). */
+/* From the stepping thread, under gpuprof__lock: a capture waits. The
+   signal takes no lock (the keeper also looks every 50 ms while captures
+   are on, so a signal it was not waiting for is not lost for long). */
+static void gpuprof__keeper_wake(void) { pthread_cond_signal(&gpuprof__keep_cond); }
+
+/* The n-th capture's file: beside the trace (run.json -> run.slow.1.json,
+   run.pftrace -> run.slow.1.pftrace), or gpuprof.<pid>.slow.<n>.json. */
+static void gpuprof__capture_name(char *out, size_t cap, unsigned n) {
+    const char *tp = gpuprof__g.trace_path, *dot, *slash;
+    if (!tp) { snprintf(out, cap, "gpuprof.%d.slow.%u.json", gpuprof__g.pid, n); return; }
+    dot = strrchr(tp, '.');
+    slash = strrchr(tp, '/');
+    if (!dot || (slash && dot < slash)) snprintf(out, cap, "%s.slow.%u.json", tp, n);
+    else snprintf(out, cap, "%.*s.slow.%u%s", (int)(dot - tp), tp, n, dot);
+}
+
+/* The captures asked for and not written yet. A dump runs under life_lock
+   (one at a time: gpuprof_write_trace's too): the keeper tries it, and when
+   it is taken (a shutdown under way, or a write_trace) they wait for its
+   next look; a shutdown (holding it: locked = 1) writes what is left. */
+static void gpuprof__captures_write(int locked) {
+    unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
+    for (i = 0; i < n; i++) {
+        struct gpuprof__capture *c = &gpuprof__g.cap[i];
+        gpuprof__window w;
+        int rc;
+        if (GPUPROF__LD(&c->state) != 0) continue;
+        if (!locked && gpuprof__mono_ns() < c->asked + 10000000u) return;    /* the step's end is being recorded */
+        if (!locked && pthread_mutex_trylock(&gpuprof__life_lock) != 0) return;
+        gpuprof__capture_name(c->file, sizeof c->file, i + 1);
+        w.from_t = c->from;
+        w.to_t = c->to;
+        w.from_ns = gpuprof__ticks_to_ns(c->from);
+        w.to_ns = gpuprof__ticks_to_ns(c->to);
+        rc = gpuprof__ring_dump(c->file, &w);
+        if (!locked) pthread_mutex_unlock(&gpuprof__life_lock);
+        GPUPROF__STR(&c->state, rc == 0 ? 1 : -1);
+    }
+}
+
+/* The keeper: sleeps until the next checkpoint is due, a capture is asked
+   for, or it is stopped. */
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
-    uint64_t period = (uint64_t)(every * 1e9), next = gpuprof__mono_ns() + period;
+    int checkpoints = gpuprof__g.summary_path && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
+    uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
     (void)arg;
     pthread_mutex_lock(&gpuprof__keep_mu);
     while (!gpuprof__g.keeper_stop) {
-        uint64_t now = gpuprof__mono_ns();
-        if (now >= next) {
+        uint64_t now = gpuprof__mono_ns(), wait;
+        if (captures) {
+            pthread_mutex_unlock(&gpuprof__keep_mu);
+            gpuprof__captures_write(0);
+            pthread_mutex_lock(&gpuprof__keep_mu);
+        }
+        if (checkpoints && now >= next) {
             pthread_mutex_unlock(&gpuprof__keep_mu);
             gpuprof__checkpoint();
             pthread_mutex_lock(&gpuprof__keep_mu);
@@ -10996,33 +11171,46 @@ static void *gpuprof__keeper_main(void *arg) {
             while (next <= now) next += period;       /* a slow checkpoint skips the ones it overran */
             continue;
         }
+        wait = next - now;
+        if (captures && wait > 50000000u) wait = 50000000u;
         {
             struct timespec until;
             gpuprof__timespec rt;
-            uint64_t wait = next - now;
             gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
             until.tv_sec = rt.tv_sec + (time_t)(wait / 1000000000u);
             until.tv_nsec = rt.tv_nsec + (long)(wait % 1000000000u);
             if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
-            pthread_cond_timedwait(&gpuprof__keep_cond, &gpuprof__keep_mu, &until);
+            if (!gpuprof__g.keeper_stop) pthread_cond_timedwait(&gpuprof__keep_cond, &gpuprof__keep_mu, &until);
         }
     }
     pthread_mutex_unlock(&gpuprof__keep_mu);
     return NULL;
 }
 
-/* At a session's start, with a summary path and checkpoints asked for. */
+/* At a session's start (under gpuprof__lock), with checkpoints or captures
+   asked for. Captures read the flight recorder: without it (a streamed
+   trace, or GPUPROF_TRACE_RING_MB=0) they are off, and a line says so. */
 static void gpuprof__keeper_start(void) {
+    int checkpoints = gpuprof__g.summary_path && gpuprof__g.cfg.summary_every > 0;
     GPUPROF__ST(&gpuprof__g.checkpoints, 0u);
-    if (!gpuprof__g.summary_path || !(gpuprof__g.cfg.summary_every > 0)) return;
-    if (gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
+    GPUPROF__ST(&gpuprof__g.ncap, 0u);
+    if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__g.trace_mode != GPUPROF__TRACE_RING) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW reads the flight recorder, which %s: no slow step is captured",
+                      gpuprof__g.trace_path ? "is not kept while a trace streams to a file (the slow steps are in that trace)"
+                                            : "is off (GPUPROF_TRACE_RING_MB=0)");
+        gpuprof__g.cfg.capture_slow = 0;
+    }
+    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0)) return;
+    if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
     gpuprof__g.keeper_stop = 0;
     GPUPROF__ST(&gpuprof__g.keeper_running, pthread_create(&gpuprof__g.keeper, NULL, gpuprof__keeper_main, NULL) == 0);
     if (!gpuprof__g.keeper_running)
-        gpuprof__warn(GPUPROF__W_IO, "cannot start the thread that writes the summary's checkpoints; the summary is written at exit only");
+        gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints and captures; the summary is written at exit only, no slow step is captured");
 }
 
-/* Not under gpuprof__lock (a checkpoint under way takes it). */
+/* At shutdown, under life_lock and not gpuprof__lock (a checkpoint under
+   way takes it); the captures still to write are written then, before the
+   summary at exit lists them. */
 static void gpuprof__keeper_stop(void) {
     if (!GPUPROF__LD(&gpuprof__g.keeper_running)) return;
     pthread_mutex_lock(&gpuprof__keep_mu);
@@ -11031,6 +11219,7 @@ static void gpuprof__keeper_stop(void) {
     pthread_mutex_unlock(&gpuprof__keep_mu);
     pthread_join(gpuprof__g.keeper, NULL);
     GPUPROF__ST(&gpuprof__g.keeper_running, 0);
+    if (gpuprof__g.cfg.capture_slow > 0) gpuprof__captures_write(1);
 }
 
 /* ----------------------------------------------------------------------
@@ -12645,6 +12834,9 @@ static void gpuprof__config_defaults(gpuprof_config *cfg) {
     if (cfg->kernel_buffer_mb <= 0) cfg->kernel_buffer_mb = 64;
     if (cfg->warmup < 0) cfg->warmup = 0;
     if (cfg->summary_every == 0) cfg->summary_every = 60;
+    if (cfg->capture_max <= 0) cfg->capture_max = 5;
+    if (cfg->capture_max > GPUPROF__CAPTURES) cfg->capture_max = GPUPROF__CAPTURES;
+    if (!(cfg->capture_slow > 1)) cfg->capture_slow = 0;       /* a step can only be slow against the median above 1x */
 }
 
 /* The environment over the config (the user's last word); *off: GPUPROF_OFF. */
@@ -12676,7 +12868,9 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     if (gpuprof__env_int("GPUPROF_KERNEL_BUFFER_MB", &cfg->kernel_buffer_mb) && cfg->kernel_buffer_mb <= 0) cfg->kernel_buffer_mb = 64;
     if ((v = getenv("GPUPROF_SCHEDULE")) != NULL) cfg->schedule = v;
     if ((v = getenv("GPUPROF_HOST_RANGES")) != NULL) cfg->host_ranges = v;
-    if (gpuprof__env_seconds("GPUPROF_SUMMARY_EVERY", &cfg->summary_every) && cfg->summary_every == 0) cfg->summary_every = -1;
+    if (gpuprof__env_number("GPUPROF_SUMMARY_EVERY", &cfg->summary_every) && cfg->summary_every == 0) cfg->summary_every = -1;
+    gpuprof__env_number("GPUPROF_CAPTURE_SLOW", &cfg->capture_slow);
+    if (gpuprof__env_int("GPUPROF_CAPTURE_MAX", &cfg->capture_max) && cfg->capture_max == 0) cfg->capture_slow = 0;
 }
 
 /* Output paths, expanded (%p, %r). An output that names the same file as
@@ -13035,7 +13229,7 @@ static void gpuprof__shutdown_locked(void) {
     }
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__collector_stop();      /* the report drains the rings itself */
-    gpuprof__keeper_stop();         /* a checkpoint under way ends first; the summary at exit is the last word */
+    gpuprof__keeper_stop();         /* a checkpoint under way ends first, captures asked for are written */
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__kc_drain();            /* (GPUPROF_GPU=kernels: the GPU work still running) */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */

@@ -11,6 +11,7 @@ static uint64_t test_clock(void) { return ++vnow; }
 #include "json_util.h"
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <math.h>
 
 static cJSON *verdict(cJSON *j) { return cJSON_GetObjectItem(j, "verdict"); }
@@ -447,6 +448,60 @@ static void scenario_drift(void) {
     cJSON_Delete(j);
 }
 
+/* Slow-step capture (GPUPROF_CAPTURE_SLOW=5, GPUPROF_CAPTURE_MAX=3): four
+   steps stall 100 us in backward among steps of 6 us; the first three are
+   captured, each to a file of its own holding that step and the one before
+   (and little else), listed in the report and the summary; the fourth is
+   over the cap. */
+static void scenario_capture(void) {
+    cJSON *j, *caps, *c, *tr, *e;
+    char *text, file[64];
+    int i, k, ok = 1;
+    gpuprof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.capture_slow = 5;
+    cfg.capture_max = 3;
+    cfg.summary_path = "capture.json";                /* at exit: after the captures are written */
+    cfg.report = "capture.json.report.txt";
+    gpuprof_init(&cfg);
+    for (i = 0; i <= 60; i++) {
+        { PROF_RANGE("data"); vnow += 1000; }
+        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("backward"); vnow += i == 20 || i == 35 || i == 50 || i == 55 ? 103000 : 3000; }
+        PROF_STEP();
+    }
+    gpuprof_shutdown();
+    j = summary_load("capture.json");
+    caps = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "captures");
+    CHECK_EQ_U(cJSON_GetArraySize(caps), 3, "capture: three slow steps captured, the cap (GPUPROF_CAPTURE_MAX=3) honoured");
+    for (k = 0; k < 3; k++) {
+        static const int want[3] = { 20, 35, 50 };
+        int backward = 0, data = 0;
+        c = cJSON_GetArrayItem(caps, k);
+        snprintf(file, sizeof file, "gpuprof.%d.slow.%d.json", (int)getpid(), k + 1);
+        if (!c || jnum(c, "step") != want[k] || !cJSON_IsTrue(cJSON_GetObjectItem(c, "written")) ||
+            strcmp(cJSON_GetObjectItem(c, "file")->valuestring, file) != 0 || !(jnum(c, "times_median") > 17)) { ok = 0; continue; }
+        text = check_slurp(file);
+        tr = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        cJSON_ArrayForEach(e, trace_events(tr)) {
+            cJSON *name = cJSON_GetObjectItem(e, "name");
+            if (!cJSON_IsString(name)) continue;
+            if (strcmp(name->valuestring, "backward") == 0 && jnum(e, "dur") >= 103.0) backward++;
+            if (strcmp(name->valuestring, "data") == 0) data++;
+        }
+        if (!tr || backward != 1 || data < 2 || data > 3) ok = 0;
+        cJSON_Delete(tr);
+    }
+    CHECK(ok, "capture: steps 20, 35 and 50, each in its own file holding that step's 103 us backward and the step before (2-3 data ranges)");
+    text = check_slurp("capture.json.report.txt");
+    snprintf(file, sizeof file, "-> gpuprof.%d.slow.3.json\n", (int)getpid());
+    CHECK(text && strstr(text, "   slow step 20 captured: 106 us, ") && strstr(text, file) && !strstr(text, "slow step 55"),
+          "capture: the report lists each capture with its file");
+    free(text);
+    cJSON_Delete(j);
+}
+
 /* Gradient accumulation, GPUPROF_STEP per micro-batch: an optimizer step
    every 4th step is a quarter of the steps, part of the typical step (its
    cost shared by all); every 10th is rare, a kind of its own. */
@@ -554,6 +609,7 @@ int main(void) {
     scenario_accumulation();
     scenario_counter_quantiles();
     scenario_drift();
+    scenario_capture();
     scenario_llmc_like();
     scenario_collectives();
     return check_done("test_verdict");
