@@ -273,6 +273,9 @@ typedef struct gpuprof_config {
                                    steps) has the flight recorder's window of it and the step before written to a
                                    file of its own, by gpuprof's thread: 0 = off (GPUPROF_CAPTURE_SLOW) */
     int capture_max;            /* at most this many such files: 0 = 5 (GPUPROF_CAPTURE_MAX) */
+    int trace_max_mb;           /* the streamed trace is closed (a whole file) at this many MiB and goes on in
+                                   the next part, run.part2.json, ...: 0 = one file (GPUPROF_TRACE_MAX_MB) */
+    int trace_keep;             /* only the newest this many parts are kept: 0 = all (GPUPROF_TRACE_KEEP) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -1277,6 +1280,7 @@ typedef struct gpuprof__tout {
     int fd, failed;                       /* failed is published after error is set */
     int format;                           /* GPUPROF__FMT_*: the encoder that writes it */
     unsigned gen;                         /* tracks whose metadata is in this output are marked with it */
+    unsigned prev_gen;                    /* a part of a stream (GPUPROF_TRACE_MAX_MB): the part before's, else 0 */
     uint64_t off;                         /* bytes written */
     uint64_t events, flows;               /* events written; flow arrows, also their ids */
     uint64_t from_ns;                     /* a flight-recorder dump: flows from CPU ranges begun before this are left out */
@@ -1376,6 +1380,15 @@ typedef struct gpuprof__thread {
     gpuprof__rec rec[GPUPROF__RECS];      /* counted calls, oldest at rec_tail */
 } gpuprof__thread;
 
+/* A slow step to capture (GPUPROF_CAPTURE_SLOW): asked by GPUPROF_STEP, written by gpuprof's thread. */
+typedef struct gpuprof__capture {
+    uint64_t step, from, to;          /* the step; its window: the step before's start to its end (ticks from the clock base) */
+    uint64_t asked;                   /* when (gpuprof__mono_ns): written 10 ms later, the step's own events recorded by then */
+    double ns, median;                /* its length, the running median step then */
+    int state;                        /* 0: to write, 1: written, -1: failed */
+    char file[256];
+} gpuprof__capture;
+
 /* A counter's latest samples (gpuprof__vals_add): sample i is in chunk
    (i / CHUNK) % CHUNKS. The owner thread writes; a report reads. */
 typedef struct gpuprof__vals {
@@ -1473,6 +1486,9 @@ static struct {
     int trace_on, trace_mode, trace_finished;
     gpuprof__tout out;                    /* the streamed file (trace_mode STREAM) */
     unsigned out_gen;                     /* generations of outputs: metadata written per output */
+    unsigned nparts;                      /* the streamed trace's parts so far (GPUPROF_TRACE_MAX_MB; 1: one file) */
+    uint64_t parts_events;                /* events in the parts before the current one */
+    char part_path[4200];                 /* the current part's path (from the second on) */
     uint32_t pf_seqs;                     /* Perfetto sequence ids given so far */
     pthread_t writer;
     int writer_running, writer_stop;
@@ -1481,13 +1497,7 @@ static struct {
     pthread_t keeper;                     /* rewrites the summary every cfg.summary_every seconds (checkpoints) */
     int keeper_running, keeper_stop;
     unsigned checkpoints;                 /* checkpoints written so far (a summary says which one it is) */
-    struct gpuprof__capture {             /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
-        uint64_t step, from, to;          /* the step; its window: the step before's start to its end (ticks from the clock base) */
-        uint64_t asked;                   /* when (gpuprof__mono_ns): written 10 ms later, the step's own events recorded by then */
-        double ns, median;                /* its length, the running median step then */
-        int state;                        /* 0: to write, 1: written, -1: failed */
-        char file[256];
-    } cap[GPUPROF__CAPTURES];
+    gpuprof__capture cap[GPUPROF__CAPTURES];   /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
     unsigned ncap;                        /* asked (under gpuprof__lock) */
     uint64_t step_t0_prev;                /* the start of the step before the one ending (ticks) */
     int writing_checkpoint;               /* under gpuprof__lock: the summary being made is a checkpoint */
@@ -5831,7 +5841,7 @@ static void gpuprof__keeper_wake(void);
    from the start of the step before, goes to gpuprof's thread to write. */
 static void gpuprof__capture_ask(uint64_t step, uint64_t dur, uint64_t now) {
     double k = gpuprof__g.cfg.capture_slow, median;
-    struct gpuprof__capture *c;
+    gpuprof__capture *c;
     uint64_t base = GPUPROF__LD(&gpuprof__clock.base);
     if (!(k > 0) || gpuprof__g.step_stats.count < GPUPROF__CAPTURE_AFTER || gpuprof__g.ncap >= (unsigned)gpuprof__g.cfg.capture_max) return;
     median = gpuprof_stats_quantile(&gpuprof__g.step_stats, 0.5);
@@ -6185,7 +6195,8 @@ static const char *gpuprof__trace_copy_name(char *buf, size_t n, const gpuprof__
    step; returns 1 when it ends a slice, *from and *no that slice's begin
    (ns) and N. */
 static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts, uint64_t *from, uint64_t *no) {
-    int outside = (e->flags >> 8) == 0, ends = outside && t->step_gen == o->gen;
+    /* a step begun in the part before ends in this one (gpuprof__trace_rotate) */
+    int outside = (e->flags >> 8) == 0, ends = outside && (t->step_gen == o->gen || (o->prev_gen && t->step_gen == o->prev_gen));
     *from = t->step_ns;
     *no = t->step_no;
     t->step_gen = outside ? o->gen : 0;
@@ -7436,6 +7447,48 @@ static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
     }
 }
 
+/* Part n of the streamed trace: the trace's own name for the first, then
+   run.json -> run.part2.json, run.pftrace -> run.part2.pftrace. */
+static void gpuprof__part_name(char *out, size_t cap, unsigned n) {
+    const char *tp = gpuprof__g.trace_path, *dot = strrchr(tp, '.'), *slash = strrchr(tp, '/');
+    if (n <= 1) snprintf(out, cap, "%s", tp);
+    else if (!dot || (slash && dot < slash)) snprintf(out, cap, "%s.part%u", tp, n);
+    else snprintf(out, cap, "%.*s.part%u%s", (int)(dot - tp), tp, n, dot);
+}
+
+/* The formatter's turn, between blocks: the streamed trace has reached
+   GPUPROF_TRACE_MAX_MB, so this part is ended as a whole file (its closing
+   metadata) and the stream goes on in the next, which starts afresh (its
+   own metadata, its own Perfetto sequences: it opens on its own). Flows
+   from ranges begun before it are left out of it. Beyond GPUPROF_TRACE_KEEP
+   parts, the oldest is removed. */
+static void gpuprof__trace_rotate(void) {
+    gpuprof__tout *o = &gpuprof__g.out;
+    char next[4200], old[4200];
+    int fd;
+    gpuprof__part_name(next, sizeof next, gpuprof__g.nparts + 1);
+    fd = open(next, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {          /* this part goes on, past the limit */
+        gpuprof__warn(GPUPROF__W_IO, "cannot open the trace's next part '%s': %s; the trace goes on in '%s' past GPUPROF_TRACE_MAX_MB", next, strerror(errno), o->path);
+        gpuprof__g.cfg.trace_max_mb = 0;
+        return;
+    }
+    gpuprof__trace_stop(o, o->events, 0, 0, 0);
+    if (close(o->fd) != 0 && !o->failed) gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", o->path, strerror(errno));
+    GPUPROF__ST(&gpuprof__g.parts_events, gpuprof__g.parts_events + o->events);
+    GPUPROF__ST(&gpuprof__g.nparts, gpuprof__g.nparts + 1);
+    memcpy(gpuprof__g.part_path, next, sizeof next);
+    o->fd = fd;
+    o->path = gpuprof__g.part_path;
+    o->from_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
+    o->prev_gen = o->gen;
+    gpuprof__trace_start(o);
+    if (gpuprof__g.cfg.trace_keep > 0 && gpuprof__g.nparts > (unsigned)gpuprof__g.cfg.trace_keep) {
+        gpuprof__part_name(old, sizeof old, gpuprof__g.nparts - (unsigned)gpuprof__g.cfg.trace_keep);
+        if (unlink(old) != 0 && errno != ENOENT) gpuprof__warn(GPUPROF__W_IO, "cannot remove the trace's old part '%s': %s (GPUPROF_TRACE_KEEP)", old, strerror(errno));
+    }
+}
+
 /* Formats a list of handed-over blocks into the stream and frees them. */
 static void gpuprof__trace_drain(gpuprof__block *list) {
     gpuprof__block *b, *last = NULL;
@@ -7445,6 +7498,7 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
     for (b = list; b; b = b->next, k++) {
         if (gpuprof__g.out.failed) lost += b->count - b->done;
         else if (b->count > b->done) gpuprof__trace_events(&gpuprof__g.out, b, b->done, b->count);
+        if (gpuprof__g.cfg.trace_max_mb > 0 && gpuprof__g.out.off >= (uint64_t)gpuprof__g.cfg.trace_max_mb << 20) gpuprof__trace_rotate();
         last = b;
     }
     pthread_mutex_lock(&gpuprof__trace_lock);
@@ -7540,6 +7594,8 @@ static int gpuprof__trace_open(void) {
         GPUPROF__ST(&gpuprof__g.blocks_max, m < 4 ? 4u : m);   /* read unlocked by gpuprof__trace_swap */
     }
     gpuprof__trace_start(o);
+    GPUPROF__ST(&gpuprof__g.nparts, 1u);
+    GPUPROF__ST(&gpuprof__g.parts_events, (uint64_t)0);
     gpuprof__g.writer_stop = gpuprof__g.fmt_hold = gpuprof__g.writer_busy = 0;
     if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot start the trace writer thread; no trace is written to '%s'", gpuprof__g.trace_path);
@@ -8108,14 +8164,14 @@ static void gpuprof__trace_pending(gpuprof__snap *s) {
     gpuprof__thread *t;
     gpuprof__block *b;
     s->dropped_full = s->trace_buffered = 0;
-    s->trace_written = GPUPROF__LD(&gpuprof__g.out.events);
+    s->trace_written = GPUPROF__LD(&gpuprof__g.parts_events) + GPUPROF__LD(&gpuprof__g.out.events);
     for (t = gpuprof__g.threads; t; t = t->next) s->dropped_full += GPUPROF__LD(&t->dropped);
     if (gpuprof__g.trace_mode != GPUPROF__TRACE_STREAM || gpuprof__g.trace_finished) return;
     /* Written and waiting counted at one instant: while the writer waits
        (it never waits for gpuprof__lock, which the caller holds). */
     gpuprof__fmt_acquire();
     pthread_mutex_lock(&gpuprof__trace_lock);
-    s->trace_written = GPUPROF__LD(&gpuprof__g.out.events);
+    s->trace_written = GPUPROF__LD(&gpuprof__g.parts_events) + GPUPROF__LD(&gpuprof__g.out.events);
     for (b = gpuprof__g.queue_head; b; b = b->next) s->trace_buffered += b->count - GPUPROF__LD(&b->done);
     for (t = gpuprof__g.threads; t; t = t->next)
         if (t->block) s->trace_buffered += GPUPROF__LDA(&t->block->count) - GPUPROF__LD(&t->block->done);
@@ -9645,6 +9701,21 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
 
 /* What became of the trace: written, still streaming, dropped, or failed;
    or what the flight recorder holds. */
+/* The parts of the streamed trace on disk (GPUPROF_TRACE_MAX_MB): first and
+   last of those kept, and how many were written and removed. */
+static void gpuprof__report_parts(gpuprof__buf *b) {
+    unsigned n = GPUPROF__LD(&gpuprof__g.nparts), keep = gpuprof__g.cfg.trace_keep > 0 ? (unsigned)gpuprof__g.cfg.trace_keep : n, first;
+    char a[4200], z[4200];
+    if (n <= 1) return;
+    first = n > keep ? n - keep + 1 : 1;
+    gpuprof__part_name(a, sizeof a, first);
+    gpuprof__part_name(z, sizeof z, n);
+    gpuprof__buf_printf(b, "   trace parts: %u of at most %d MiB; on disk: %s", n, gpuprof__g.cfg.trace_max_mb, a);
+    if (n > first) gpuprof__buf_printf(b, "%s%s", n > first + 1 ? " ... " : ", ", z);
+    if (first > 1) gpuprof__buf_printf(b, " (the newest %u, GPUPROF_TRACE_KEEP; %u older removed)", keep, first - 1);
+    gpuprof__buf_s(b, "\n");
+}
+
 static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) {
     unsigned long long written = s->trace_written;
     int failed = GPUPROF__LDA(&gpuprof__g.out.failed);
@@ -9666,6 +9737,7 @@ static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) 
                             gpuprof__g.out.error, (unsigned long long)(s->dropped - s->dropped_full));
     else if (!s->dropped_full) gpuprof__buf_s(b, ", none dropped");
     gpuprof__buf_s(b, ")\n");
+    gpuprof__report_parts(b);
 }
 
 /* The text report, step by step: the header (run, steps, trace, GPU, the
@@ -9760,7 +9832,7 @@ static void gpuprof__report_captures(gpuprof__buf *b) {
     unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
     char t1[32], t2[32], t3[32];
     for (i = 0; i < n; i++) {
-        const struct gpuprof__capture *c = &gpuprof__g.cap[i];
+        const gpuprof__capture *c = &gpuprof__g.cap[i];
         int state = GPUPROF__LDA(&c->state);
         gpuprof__fmt(t2, sizeof t2, "%.1f", c->ns / c->median);
         gpuprof__buf_printf(b, "   slow step %llu captured: %s, %sx the running median (%s) -> %s\n", (unsigned long long)c->step,
@@ -10692,7 +10764,7 @@ static void gpuprof__json_captures(gpuprof__buf *b) {
     unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
     gpuprof__buf_s(b, ",\n \"captures\":[");
     for (i = 0; i < n; i++) {
-        const struct gpuprof__capture *c = &gpuprof__g.cap[i];
+        const gpuprof__capture *c = &gpuprof__g.cap[i];
         int state = GPUPROF__LDA(&c->state);
         gpuprof__buf_printf(b, "%s{\"step\":%llu,\"ns\":", i ? "," : "", (unsigned long long)c->step);
         gpuprof__buf_num(b, c->ns);
@@ -10837,6 +10909,18 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         (unsigned long long)GPUPROF__LD(&gpuprof__g.ring_fell_out));
     if (GPUPROF__LDA(&gpuprof__g.out.failed)) gpuprof__buf_json_str(b, gpuprof__g.out.error);
     else gpuprof__buf_s(b, "null");
+    {   /* the parts on disk (GPUPROF_TRACE_MAX_MB), oldest first; one file: [path] */
+        unsigned n = gpuprof__g.trace_path && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM ? GPUPROF__LD(&gpuprof__g.nparts) : 0, k;
+        unsigned first = gpuprof__g.cfg.trace_keep > 0 && n > (unsigned)gpuprof__g.cfg.trace_keep ? n - (unsigned)gpuprof__g.cfg.trace_keep + 1 : 1;
+        char part[4200];
+        gpuprof__buf_printf(b, ",\"parts_written\":%u,\"parts\":[", n);
+        for (k = first; n && k <= n; k++) {
+            gpuprof__part_name(part, sizeof part, k);
+            if (k > first) gpuprof__buf_s(b, ",");
+            gpuprof__buf_json_str(b, part);
+        }
+        gpuprof__buf_s(b, "]");
+    }
     gpuprof__buf_s(b, "},\n\"warnings\":{");
     for (i = 0; i < GPUPROF__W_COUNT; i++)
         gpuprof__buf_printf(b, "%s\"%s\":%llu", i ? "," : "", gpuprof__warn_key[i], (unsigned long long)GPUPROF__LD(&gpuprof__g.warn_count[i]));
@@ -10858,8 +10942,8 @@ static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const ch
     if (b->failed) return -1;
     /* A summary goes to a temporary file renamed over the last: a reader
        (or a kill) never meets half of one. Only over a regular file or none:
-       a device, a pipe or a link is written through, as it is. */
-    if (atomic && (lstat(path, &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) &&
+       a device or a pipe is written through, as it is. */
+    if (atomic && (stat(path, &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) &&
         (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) < sizeof tmp) full = tmp;
     else atomic = 0;
     fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -11131,7 +11215,7 @@ static void gpuprof__capture_name(char *out, size_t cap, unsigned n) {
 static void gpuprof__captures_write(int locked) {
     unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
     for (i = 0; i < n; i++) {
-        struct gpuprof__capture *c = &gpuprof__g.cap[i];
+        gpuprof__capture *c = &gpuprof__g.cap[i];
         gpuprof__window w;
         int rc;
         if (GPUPROF__LD(&c->state) != 0) continue;
@@ -12870,6 +12954,8 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     if ((v = getenv("GPUPROF_HOST_RANGES")) != NULL) cfg->host_ranges = v;
     if (gpuprof__env_number("GPUPROF_SUMMARY_EVERY", &cfg->summary_every) && cfg->summary_every == 0) cfg->summary_every = -1;
     gpuprof__env_number("GPUPROF_CAPTURE_SLOW", &cfg->capture_slow);
+    gpuprof__env_int("GPUPROF_TRACE_MAX_MB", &cfg->trace_max_mb);
+    gpuprof__env_int("GPUPROF_TRACE_KEEP", &cfg->trace_keep);
     if (gpuprof__env_int("GPUPROF_CAPTURE_MAX", &cfg->capture_max) && cfg->capture_max == 0) cfg->capture_slow = 0;
 }
 
