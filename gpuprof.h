@@ -1509,6 +1509,7 @@ static struct {
     /* the flight recorder (trace_mode RING): blocks in the order handed over */
     gpuprof__block *ring_head, *ring_tail;
     uint32_t ring_blocks, ring_max;
+    int keep_written;                     /* a streamed trace's written blocks stay in the ring (slow-step captures read it) */
     int dumping;                          /* a write_trace reads the ring: nothing leaves it */
     uint64_t ring_fell_out, ring_from_ns; /* events that left it; the latest hand-over among their blocks */
     char *wbuf;
@@ -7503,9 +7504,17 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
     }
     pthread_mutex_lock(&gpuprof__trace_lock);
     GPUPROF__ADD(&gpuprof__g.dropped_io, lost);
-    last->next = gpuprof__g.free_blocks;
-    gpuprof__g.free_blocks = list;
-    GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count + k);
+    if (gpuprof__g.keep_written) {         /* slow-step captures read them: the latest stay, as in the flight recorder */
+        if (gpuprof__g.ring_tail) gpuprof__g.ring_tail->next = list;
+        else gpuprof__g.ring_head = list;
+        gpuprof__g.ring_tail = last;
+        gpuprof__g.ring_blocks += k;
+        while (gpuprof__g.ring_blocks > gpuprof__g.ring_max && !gpuprof__g.dumping) gpuprof__ring_evict();
+    } else {
+        last->next = gpuprof__g.free_blocks;
+        gpuprof__g.free_blocks = list;
+        GPUPROF__ST(&gpuprof__g.free_count, gpuprof__g.free_count + k);
+    }
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
@@ -7801,15 +7810,51 @@ static void gpuprof__trace_window(gpuprof__tout *o, gpuprof__block *b, uint32_t 
     if (tmp->count) gpuprof__trace_events(o, tmp, 0, tmp->count);
 }
 
-/* The flight recorder's events (those in window w, or all when NULL) into a file. */
+/* A list of blocks, first to last, into a dump: all their events, or those in the window. */
+static void gpuprof__dump_list(gpuprof__tout *o, gpuprof__block *b, gpuprof__block *last, const gpuprof__window *w, gpuprof__block *tmp) {
+    for (; b && !o->failed; b = b == last ? NULL : b->next) {
+        if (w) gpuprof__trace_window(o, b, b->count, w, tmp);
+        else gpuprof__trace_events(o, b, 0, b->count);
+    }
+}
+
+/* The formatter's state in a thread (its fields from meta_tid up to index).
+   A dump from a streamed trace formats with a fresh state and gives the
+   stream's back after (saved[]: the threads' states, under gpuprof__lock). */
+#define GPUPROF__FMT_OFF offsetof(gpuprof__thread, meta_tid)
+#define GPUPROF__FMT_LEN (offsetof(gpuprof__thread, index) - offsetof(gpuprof__thread, meta_tid))
+static void gpuprof__fmt_swap(unsigned char *saved, uint32_t n, int restore) {
+    gpuprof__thread *t;
+    uint32_t i = 0;
+    for (t = gpuprof__g.threads; t && i < n; t = t->next) {
+        if (!restore) {
+            memcpy(saved + i * (GPUPROF__FMT_LEN + sizeof t), &t, sizeof t);
+            memcpy(saved + i * (GPUPROF__FMT_LEN + sizeof t) + sizeof t, (char *)t + GPUPROF__FMT_OFF, GPUPROF__FMT_LEN);
+            memset((char *)t + GPUPROF__FMT_OFF, 0, GPUPROF__FMT_LEN);
+            i++;
+        }
+    }
+    for (i = 0; restore && i < n; i++) {         /* threads added since are not among them; none is freed meanwhile */
+        memcpy(&t, saved + i * (GPUPROF__FMT_LEN + sizeof t), sizeof t);
+        GPUPROF_FREE(t->pf.iid);
+        GPUPROF_FREE(t->pf.other);
+        memcpy((char *)t + GPUPROF__FMT_OFF, saved + i * (GPUPROF__FMT_LEN + sizeof t) + sizeof t, GPUPROF__FMT_LEN);
+    }
+}
+
+/* The flight recorder's events (those in window w, or all when NULL) into
+   a file, under life_lock (one dump at a time). With a streamed trace (its
+   written blocks kept for slow-step captures) the writer waits meanwhile,
+   and the dump also reads the blocks queued for it. */
 static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     gpuprof__tout o;
-    gpuprof__block *b, *last, *tmp = NULL;
+    gpuprof__block *b, *last, *q = NULL, *qlast = NULL, *tmp = NULL;
     uint64_t fell_out, from_ns, dropped;
     gpuprof__thread *t;
     struct gpuprof__live { gpuprof__block *b; uint32_t n; } *live = NULL;
-    uint32_t nlive = 0, i;
-    int rc;
+    unsigned char *saved = NULL;
+    uint32_t nlive = 0, nthreads = 0, i;
+    int rc, stream = gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM;
     memset(&o, 0, sizeof o);
     o.path = path;
     o.format = gpuprof__trace_format(path);
@@ -7818,45 +7863,55 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
         return -1;
     }
     if (!gpuprof__g.wbuf && !(gpuprof__g.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF))) { close(o.fd); return -1; }
+    if (stream) gpuprof__fmt_acquire();
     /* One instant for all: the ring as it is and the events in the blocks
        being filled, each thread's formatting state cleared. */
     pthread_mutex_lock(&gpuprof__lock);
-    for (t = gpuprof__g.threads; t; t = t->next) nlive++;
-    live = (struct gpuprof__live *)gpuprof__alloc((nlive + 1) * sizeof *live);
+    for (t = gpuprof__g.threads; t; t = t->next) nthreads++;
+    live = (struct gpuprof__live *)gpuprof__alloc((nthreads + 1) * sizeof *live);
+    if (stream && !(saved = (unsigned char *)gpuprof__alloc((nthreads + 1) * (GPUPROF__FMT_LEN + sizeof t)))) o.failed = 1;
     pthread_mutex_lock(&gpuprof__trace_lock);
     gpuprof__g.dumping = 1;
     b = gpuprof__g.ring_head;
     last = gpuprof__g.ring_tail;
+    if (stream) { q = gpuprof__g.queue_head; qlast = gpuprof__g.queue_tail; }
     fell_out = gpuprof__g.ring_fell_out;
     from_ns = gpuprof__g.ring_from_ns;
     for (i = 0, t = gpuprof__g.threads; t; t = t->next) {
-        t->work_name = 0;
-        t->flow_tid = 0;
+        if (!stream) { t->work_name = 0; t->flow_tid = 0; }
         if (live && t->block && (live[i].n = GPUPROF__LDA(&t->block->count)) != 0) live[i++].b = t->block;
     }
     nlive = live ? i : 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
+    if (saved) gpuprof__fmt_swap(saved, nthreads, 0);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
     o.from_ns = from_ns;
     gpuprof__trace_start(&o);
-    /* The list from head to last stays as it is (blocks are only added
-       after last, nothing is evicted while dumping), and so do the states
-       owning the blocks (freed at shutdown, which waits on life_lock). */
+    /* The lists stay as they are (blocks are only added after their last,
+       nothing is evicted while dumping, the writer waits), and so do the
+       states owning the blocks (freed at shutdown, which waits on life_lock). */
     if (w && !(tmp = (gpuprof__block *)gpuprof__alloc(sizeof *tmp))) o.failed = 1;
-    for (; b; b = b == last ? NULL : b->next)
-        if (!o.failed) { if (w) gpuprof__trace_window(&o, b, b->count, w, tmp); else gpuprof__trace_events(&o, b, 0, b->count); }
+    gpuprof__dump_list(&o, b, last, w, tmp);
+    gpuprof__dump_list(&o, q, qlast, w, tmp);
     for (i = 0; i < nlive && !o.failed; i++) {
         if (w) gpuprof__trace_window(&o, live[i].b, live[i].n, w, tmp);
         else gpuprof__trace_events(&o, live[i].b, 0, live[i].n);
     }
     GPUPROF_FREE(tmp);
     GPUPROF_FREE(live);
+    if (saved) {
+        pthread_mutex_lock(&gpuprof__lock);
+        gpuprof__fmt_swap(saved, nthreads, 1);
+        pthread_mutex_unlock(&gpuprof__lock);
+        GPUPROF_FREE(saved);
+    }
     pthread_mutex_lock(&gpuprof__trace_lock);
     gpuprof__g.dumping = 0;
     while (gpuprof__g.ring_blocks > gpuprof__g.ring_max) gpuprof__ring_evict();
     pthread_mutex_unlock(&gpuprof__trace_lock);
     gpuprof__trace_stop(&o, o.events, dropped, fell_out, from_ns);
+    if (stream) gpuprof__fmt_release();
     rc = o.failed ? -1 : 0;
     if (close(o.fd) != 0 && !o.failed) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", path, strerror(errno));
@@ -11278,10 +11333,18 @@ static void gpuprof__keeper_start(void) {
     int checkpoints = gpuprof__g.summary_path && gpuprof__g.cfg.summary_every > 0;
     GPUPROF__ST(&gpuprof__g.checkpoints, 0u);
     GPUPROF__ST(&gpuprof__g.ncap, 0u);
-    if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__g.trace_mode != GPUPROF__TRACE_RING) {
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW reads the flight recorder, which %s: no slow step is captured",
-                      gpuprof__g.trace_path ? "is not kept while a trace streams to a file (the slow steps are in that trace)"
-                                            : "is off (GPUPROF_TRACE_RING_MB=0)");
+    gpuprof__g.keep_written = 0;
+    if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM) {
+        /* a streamed trace: its latest written blocks are kept as the flight recorder's would be
+           (GPUPROF_TRACE_RING_MB, at most half the trace's buffers) */
+        uint32_t m = (uint32_t)(((uint64_t)(gpuprof__g.cfg.trace_ring_mb > 0 ? gpuprof__g.cfg.trace_ring_mb : 32) << 20) / sizeof(gpuprof__block));
+        pthread_mutex_lock(&gpuprof__trace_lock);
+        gpuprof__g.ring_max = m < gpuprof__g.blocks_max / 2 ? m : gpuprof__g.blocks_max / 2;
+        if (gpuprof__g.ring_max < 2) gpuprof__g.ring_max = 2;
+        gpuprof__g.keep_written = 1;
+        pthread_mutex_unlock(&gpuprof__trace_lock);
+    } else if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__g.trace_mode != GPUPROF__TRACE_RING) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW reads the flight recorder, which is off (GPUPROF_TRACE_RING_MB=0): no slow step is captured");
         gpuprof__g.cfg.capture_slow = 0;
     }
     if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0)) return;

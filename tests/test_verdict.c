@@ -453,7 +453,7 @@ static void scenario_drift(void) {
    captured, each to a file of its own holding that step and the one before
    (and little else), listed in the report and the summary; the fourth is
    over the cap. */
-static void scenario_capture(void) {
+static void scenario_capture(int streamed) {
     cJSON *j, *caps, *c, *tr, *e;
     char *text, file[64];
     int i, k, ok = 1;
@@ -461,8 +461,9 @@ static void scenario_capture(void) {
     memset(&cfg, 0, sizeof cfg);
     cfg.capture_slow = 5;
     cfg.capture_max = 3;
-    cfg.summary_path = "capture.json";                /* at exit: after the captures are written */
-    cfg.report = "capture.json.report.txt";
+    cfg.summary_path = streamed ? "capture_s.json" : "capture.json";   /* at exit: after the captures are written */
+    cfg.report = streamed ? "capture_s.json.report.txt" : "capture.json.report.txt";
+    cfg.trace_path = streamed ? "stream.json" : NULL;   /* streamed: its written events are kept for the captures */
     gpuprof_init(&cfg);
     for (i = 0; i <= 60; i++) {
         { PROF_RANGE("data"); vnow += 1000; }
@@ -471,14 +472,15 @@ static void scenario_capture(void) {
         PROF_STEP();
     }
     gpuprof_shutdown();
-    j = summary_load("capture.json");
+    j = summary_load(cfg.summary_path);
     caps = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "captures");
     CHECK_EQ_U(cJSON_GetArraySize(caps), 3, "capture: three slow steps captured, the cap (GPUPROF_CAPTURE_MAX=3) honoured");
     for (k = 0; k < 3; k++) {
         static const int want[3] = { 20, 35, 50 };
         int backward = 0, data = 0;
         c = cJSON_GetArrayItem(caps, k);
-        snprintf(file, sizeof file, "gpuprof.%d.slow.%d.json", (int)getpid(), k + 1);
+        if (streamed) snprintf(file, sizeof file, "stream.slow.%d.json", k + 1);
+        else snprintf(file, sizeof file, "gpuprof.%d.slow.%d.json", (int)getpid(), k + 1);
         if (!c || jnum(c, "step") != want[k] || !cJSON_IsTrue(cJSON_GetObjectItem(c, "written")) ||
             strcmp(cJSON_GetObjectItem(c, "file")->valuestring, file) != 0 || !(jnum(c, "times_median") > 17)) { ok = 0; continue; }
         text = check_slurp(file);
@@ -493,9 +495,23 @@ static void scenario_capture(void) {
         if (!tr || backward != 1 || data < 2 || data > 3) ok = 0;
         cJSON_Delete(tr);
     }
-    CHECK(ok, "capture: steps 20, 35 and 50, each in its own file holding that step's 103 us backward and the step before (2-3 data ranges)");
-    text = check_slurp("capture.json.report.txt");
-    snprintf(file, sizeof file, "-> gpuprof.%d.slow.3.json\n", (int)getpid());
+    CHECK(ok, streamed ? "capture, streamed trace: steps 20, 35, 50 in files beside the trace, each holding its step and the one before"
+                       : "capture: steps 20, 35 and 50, each in its own file holding that step's 103 us backward and the step before (2-3 data ranges)");
+    if (streamed) {   /* the stream itself is whole: every range once, its formatting untouched by the captures */
+        int n = 0;
+        text = check_slurp("stream.json");
+        tr = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        cJSON_ArrayForEach(e, trace_events(tr)) {
+            cJSON *name = cJSON_GetObjectItem(e, "name");
+            if (cJSON_IsString(name) && strcmp(name->valuestring, "backward") == 0) n++;
+        }
+        CHECK(tr && n == 61, "capture, streamed trace: the trace parses and holds each of the 61 backward ranges once");
+        cJSON_Delete(tr);
+    }
+    text = check_slurp(cfg.report);
+    if (streamed) snprintf(file, sizeof file, "-> stream.slow.3.json\n");
+    else snprintf(file, sizeof file, "-> gpuprof.%d.slow.3.json\n", (int)getpid());
     CHECK(text && strstr(text, "   slow step 20 captured: 106 us, ") && strstr(text, file) && !strstr(text, "slow step 55"),
           "capture: the report lists each capture with its file");
     free(text);
@@ -609,7 +625,8 @@ int main(void) {
     scenario_accumulation();
     scenario_counter_quantiles();
     scenario_drift();
-    scenario_capture();
+    scenario_capture(0);
+    scenario_capture(1);
     scenario_llmc_like();
     scenario_collectives();
     return check_done("test_verdict");
