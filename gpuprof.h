@@ -98,6 +98,14 @@
                             protobuf format, ~4x smaller; any other name Chrome JSON)
        GPUPROF_TRACE_RING_MB=N  without GPUPROF_TRACE: memory for the latest events
                             (default 32; 0 = off, and then ranges record no trace events)
+       Long runs (docs/guide.md "Long runs"):
+       GPUPROF_SUMMARY_EVERY=S  with a summary path, gpuprof's thread rewrites it every S
+                            seconds (default 60; 0 = at exit only), "complete": false
+       GPUPROF_CAPTURE_SLOW=K   a step over K x the running median step is written, with
+                            the step before, to run.slow.N.json (beside the trace) or
+                            gpuprof.<pid>.slow.N.json   GPUPROF_CAPTURE_MAX=N (default 5)
+       GPUPROF_TRACE_MAX_MB=N   the streamed trace goes on in run.part2.json, ... every N MiB
+       GPUPROF_TRACE_KEEP=K     only the newest K parts are kept
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
                             (on/off settings take 1/0, yes/no, true/false, on/off)
