@@ -7604,7 +7604,7 @@ static int gpuprof__trace_open(void) {
         o->fd = -1;
         return -1;
     }
-    gpuprof__g.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF);
+    if (!gpuprof__g.wbuf) gpuprof__g.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF);   /* a dump of an earlier session may have made it */
     if (!gpuprof__g.wbuf) { close(o->fd); o->fd = -1; return -1; }
     {
         uint32_t m = (uint32_t)(((uint64_t)gpuprof__g.cfg.trace_buffer_mb << 20) / sizeof(gpuprof__block));
@@ -7704,7 +7704,12 @@ static int gpuprof__trace_finish(void) {
     pthread_cond_broadcast(&gpuprof__trace_cond);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     gpuprof__g.trace_finished = 1;
-    if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) { gpuprof__blocks_free(); return 0; }
+    if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) {
+        gpuprof__blocks_free();
+        GPUPROF_FREE(gpuprof__g.wbuf);        /* made by a dump (gpuprof_write_trace, a slow-step capture) */
+        gpuprof__g.wbuf = NULL;
+        return 0;
+    }
     if (gpuprof__g.writer_running) pthread_join(gpuprof__g.writer, NULL);
     gpuprof__g.writer_running = 0;
     /* The events in the blocks of threads still running (a thread pool that
