@@ -1509,6 +1509,7 @@ static struct {
     unsigned ncap;                        /* asked (under gpuprof__lock) */
     uint64_t step_t0_prev;                /* the start of the step before the one ending (ticks) */
     int writing_checkpoint;               /* under gpuprof__lock: the summary being made is a checkpoint */
+    const struct gpuprof__buf *series_json;   /* under gpuprof__lock: steps.over_time, formatted before (gpuprof__make) */
     int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t queue_len;                   /* blocks queued for the writer (under trace_lock) */
@@ -8378,19 +8379,40 @@ static int gpuprof__cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The k-th smallest of v[lo..hi] (0-based over v; v reordered around it):
+   quickselect, linear on average (a report made under gpuprof__lock sorts
+   nothing: 65536 samples take a fraction of a millisecond). */
+static double gpuprof__select(double *v, uint64_t lo, uint64_t hi, uint64_t k) {
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2], x;
+        uint64_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) { x = v[i]; v[i] = v[j]; v[j] = x; i++; if (j == 0) break; j--; }
+        }
+        if (k <= j && j != (uint64_t)-1) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k];
+    }
+    return v[k];
+}
+
 /* A counter row's exact quantiles from its kept samples, when they are the
    samples its statistics hold (all of them, or the latest of them). */
 static void gpuprof__vals_quantiles(gpuprof__row *r) {
     static const double qs[4] = { 0.5, 0.9, 0.95, 0.99 };
-    int i;
-    if (r->nvals && r->vals_seen == r->stats.count) {
-        qsort(r->vals, (size_t)r->nvals, sizeof *r->vals, gpuprof__cmp_double);
-        for (i = 0; i < 4; i++) {       /* between the two nearest samples, as numpy's default */
-            double pos = qs[i] * (double)(r->nvals - 1), lo = floor(pos);
+    uint64_t i, n = r->nvals;
+    int q;
+    if (n && r->vals_seen == r->stats.count) {
+        for (q = 0; q < 4; q++) {       /* between the two nearest samples, as numpy's default */
+            double pos = qs[q] * (double)(n - 1), lo = floor(pos), a, b;
             uint64_t k = (uint64_t)lo;
-            r->q[i] = k + 1 < r->nvals ? r->vals[k] + (pos - lo) * (r->vals[k + 1] - r->vals[k]) : r->vals[k];
+            a = gpuprof__select(r->vals, 0, n - 1, k);
+            for (b = a, i = k + 1; i < n; i++) if (i == k + 1 || r->vals[i] < b) b = r->vals[i];   /* the next: the least above k */
+            r->q[q] = k + 1 < n ? a + (pos - lo) * (b - a) : a;
         }
-        r->q_over = r->nvals;
+        r->q_over = n;
     }
     GPUPROF_FREE(r->vals);
     r->vals = NULL;
@@ -10797,6 +10819,7 @@ static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"captur
 static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i, k;
     gpuprof__drift d;
+    if (gpuprof__g.series_json) { gpuprof__buf_put(b, gpuprof__g.series_json->p, gpuprof__g.series_json->len); return; }
     gpuprof__buf_printf(b, "\n \"over_time\":{\"steps_per_point\":%u,\"ranges\":[", s->npoints ? s->per_point : 0u);
     for (k = 0; k < s->nph; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.names[s->ph_name[k]].json);
     gpuprof__buf_s(b, "],\"points\":[");
@@ -11044,29 +11067,54 @@ static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const ch
 }
 
 enum { GPUPROF__MAKE_REPORT, GPUPROF__MAKE_SUMMARY, GPUPROF__MAKE_CHECKPOINT };
+
+/* The summary's steps.over_time, formatted from a copy of the series taken
+   under gpuprof__lock but outside it: its thousands of numbers are most of
+   what a summary costs, and a GPUPROF_STEP waits for that lock. */
+static void gpuprof__series_pre(gpuprof__buf *out) {
+    gpuprof__snap s;
+    memset(&s, 0, sizeof s);
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.npoints && (s.series = (gpuprof__point *)gpuprof__alloc(gpuprof__g.npoints * sizeof *s.series)) != NULL) {
+        memcpy(s.series, gpuprof__g.series, gpuprof__g.npoints * sizeof *s.series);
+        s.npoints = gpuprof__g.npoints;
+        s.per_point = gpuprof__g.per_point;
+        s.nph = gpuprof__g.nph;
+        memcpy(s.ph_name, gpuprof__g.ph_name, sizeof s.ph_name);
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__json_series(out, &s);               /* the session's names are not freed while it runs */
+    GPUPROF_FREE(s.series);
+}
 /* The report or the summary into b. A checkpoint neither waits for the GPU
    nor flushes CUPTI: it has what the steps harvested. */
 static int gpuprof__make(gpuprof__buf *b, int what) {
     gpuprof__snap s;
+    gpuprof__buf series = { NULL, 0, 0, 0 };
     int rc;
     if (what != GPUPROF__MAKE_CHECKPOINT) {
         gpuprof__gpu_drain();
         gpuprof__kc_flush(0);
     }
+    if (what != GPUPROF__MAKE_REPORT) gpuprof__series_pre(&series);
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING && gpuprof__g.state != GPUPROF__STOPPING) {   /* shut down by another thread meanwhile */
         pthread_mutex_unlock(&gpuprof__lock);
+        GPUPROF_FREE(series.p);
         return -1;
     }
     rc = gpuprof__collect(&s);
     if (rc == 0) {
         gpuprof__g.writing_checkpoint = what == GPUPROF__MAKE_CHECKPOINT;
+        gpuprof__g.series_json = series.p && !series.failed ? &series : NULL;
         if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, &s);
         else gpuprof__summary_json(b, &s);
         gpuprof__g.writing_checkpoint = 0;
+        gpuprof__g.series_json = NULL;
         gpuprof__snap_free(&s);
     }
     pthread_mutex_unlock(&gpuprof__lock);
+    GPUPROF_FREE(series.p);
     return rc || b->failed ? -1 : 0;
 }
 
