@@ -1509,7 +1509,8 @@ static struct {
     unsigned ncap;                        /* asked (under gpuprof__lock) */
     uint64_t step_t0_prev;                /* the start of the step before the one ending (ticks) */
     int writing_checkpoint;               /* under gpuprof__lock: the summary being made is a checkpoint */
-    const struct gpuprof__buf *series_json;   /* under gpuprof__lock: steps.over_time, formatted before (gpuprof__make) */
+    const char *series_json;              /* under gpuprof__lock: steps.over_time, formatted before (gpuprof__make), */
+    size_t series_json_len;               /* its length */
     int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t queue_len;                   /* blocks queued for the writer (under trace_lock) */
@@ -10819,7 +10820,7 @@ static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"captur
 static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i, k;
     gpuprof__drift d;
-    if (gpuprof__g.series_json) { gpuprof__buf_put(b, gpuprof__g.series_json->p, gpuprof__g.series_json->len); return; }
+    if (gpuprof__g.series_json) { gpuprof__buf_put(b, gpuprof__g.series_json, gpuprof__g.series_json_len); return; }
     gpuprof__buf_printf(b, "\n \"over_time\":{\"steps_per_point\":%u,\"ranges\":[", s->npoints ? s->per_point : 0u);
     for (k = 0; k < s->nph; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.names[s->ph_name[k]].json);
     gpuprof__buf_s(b, "],\"points\":[");
@@ -10869,6 +10870,32 @@ static void gpuprof__json_captures(gpuprof__buf *b) {
         gpuprof__buf_printf(b, ",\"written\":%s}", state == 1 ? "true" : "false");
     }
     gpuprof__buf_s(b, "]");
+}
+
+/* The summary's "trace": the streamed file (its parts) or the flight recorder. */
+static void gpuprof__json_trace(gpuprof__buf *b, const gpuprof__snap *s) {
+    gpuprof__buf_s(b, "\"trace\":{\"path\":");
+    if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"events\":%llu,\"in_buffers\":%llu,\"dropped\":%llu,\"dropped_buffers_full\":%llu,\"flight_recorder_mb\":%d,\"fell_out\":%llu,\"error\":",
+                        (unsigned long long)s->trace_written, (unsigned long long)s->trace_buffered,
+                        (unsigned long long)s->dropped, (unsigned long long)s->dropped_full,
+                        gpuprof__g.trace_mode == GPUPROF__TRACE_RING ? gpuprof__g.cfg.trace_ring_mb : 0,
+                        (unsigned long long)GPUPROF__LD(&gpuprof__g.ring_fell_out));
+    if (GPUPROF__LDA(&gpuprof__g.out.failed)) gpuprof__buf_json_str(b, gpuprof__g.out.error);
+    else gpuprof__buf_s(b, "null");
+    {   /* the parts on disk (GPUPROF_TRACE_MAX_MB), oldest first; one file: [path] */
+        unsigned n = gpuprof__g.trace_path && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM ? GPUPROF__LD(&gpuprof__g.nparts) : 0, k;
+        unsigned first = gpuprof__g.cfg.trace_keep > 0 && n > (unsigned)gpuprof__g.cfg.trace_keep ? n - (unsigned)gpuprof__g.cfg.trace_keep + 1 : 1;
+        char part[4200];
+        gpuprof__buf_printf(b, ",\"parts_written\":%u,\"parts\":[", n);
+        for (k = first; n && k <= n; k++) {
+            gpuprof__part_name(part, sizeof part, k);
+            if (k > first) gpuprof__buf_s(b, ",");
+            gpuprof__buf_json_str(b, part);
+        }
+        gpuprof__buf_s(b, "]");
+    }
 }
 
 /* The summary's "counters" entries. */
@@ -10990,28 +11017,8 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, "],\n");
     if (s->mem) gpuprof__json_mem(b, s->mem);
     else gpuprof__buf_s(b, "\"memory\":null,\n");
-    gpuprof__buf_printf(b, "\"marks\":%llu,\n\"trace\":{\"path\":", (unsigned long long)s->marks);
-    if (gpuprof__g.trace_path) gpuprof__buf_json_str(b, gpuprof__g.trace_path);
-    else gpuprof__buf_s(b, "null");
-    gpuprof__buf_printf(b, ",\"events\":%llu,\"in_buffers\":%llu,\"dropped\":%llu,\"dropped_buffers_full\":%llu,\"flight_recorder_mb\":%d,\"fell_out\":%llu,\"error\":",
-                        (unsigned long long)s->trace_written, (unsigned long long)s->trace_buffered,
-                        (unsigned long long)s->dropped, (unsigned long long)s->dropped_full,
-                        gpuprof__g.trace_mode == GPUPROF__TRACE_RING ? gpuprof__g.cfg.trace_ring_mb : 0,
-                        (unsigned long long)GPUPROF__LD(&gpuprof__g.ring_fell_out));
-    if (GPUPROF__LDA(&gpuprof__g.out.failed)) gpuprof__buf_json_str(b, gpuprof__g.out.error);
-    else gpuprof__buf_s(b, "null");
-    {   /* the parts on disk (GPUPROF_TRACE_MAX_MB), oldest first; one file: [path] */
-        unsigned n = gpuprof__g.trace_path && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM ? GPUPROF__LD(&gpuprof__g.nparts) : 0, k;
-        unsigned first = gpuprof__g.cfg.trace_keep > 0 && n > (unsigned)gpuprof__g.cfg.trace_keep ? n - (unsigned)gpuprof__g.cfg.trace_keep + 1 : 1;
-        char part[4200];
-        gpuprof__buf_printf(b, ",\"parts_written\":%u,\"parts\":[", n);
-        for (k = first; n && k <= n; k++) {
-            gpuprof__part_name(part, sizeof part, k);
-            if (k > first) gpuprof__buf_s(b, ",");
-            gpuprof__buf_json_str(b, part);
-        }
-        gpuprof__buf_s(b, "]");
-    }
+    gpuprof__buf_printf(b, "\"marks\":%llu,\n", (unsigned long long)s->marks);
+    gpuprof__json_trace(b, s);
     gpuprof__buf_s(b, "},\n\"warnings\":{");
     for (i = 0; i < GPUPROF__W_COUNT; i++)
         gpuprof__buf_printf(b, "%s\"%s\":%llu", i ? "," : "", gpuprof__warn_key[i], (unsigned long long)GPUPROF__LD(&gpuprof__g.warn_count[i]));
@@ -11106,7 +11113,8 @@ static int gpuprof__make(gpuprof__buf *b, int what) {
     rc = gpuprof__collect(&s);
     if (rc == 0) {
         gpuprof__g.writing_checkpoint = what == GPUPROF__MAKE_CHECKPOINT;
-        gpuprof__g.series_json = series.p && !series.failed ? &series : NULL;
+        gpuprof__g.series_json = series.p && !series.failed ? series.p : NULL;
+        gpuprof__g.series_json_len = series.len;
         if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, &s);
         else gpuprof__summary_json(b, &s);
         gpuprof__g.writing_checkpoint = 0;
