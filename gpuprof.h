@@ -280,7 +280,7 @@ typedef struct gpuprof_config {
     double capture_slow;        /* a step longer than this many times the running median step (after 10 counted
                                    steps) has the flight recorder's window of it and the step before written to a
                                    file of its own, by gpuprof's thread: 0 = off (GPUPROF_CAPTURE_SLOW) */
-    int capture_max;            /* at most this many such files: 0 = 5 (GPUPROF_CAPTURE_MAX) */
+    int capture_max;            /* at most this many such files: 0 = 5, at most 64 (GPUPROF_CAPTURE_MAX) */
     int trace_max_mb;           /* the streamed trace is closed (a whole file) at this many MiB and goes on in
                                    the next part, run.part2.json, ...: 0 = one file (GPUPROF_TRACE_MAX_MB) */
     int trace_keep;             /* only the newest this many parts are kept: 0 = all (GPUPROF_TRACE_KEEP) */
@@ -1480,7 +1480,6 @@ static struct {
     int outl_full;                        /* a candidate found no room: outliers are not set apart */
     gpuprof__kind kinds[GPUPROF__KINDS];  /* the kinds of the counted steps (gpuprof__step_window) */
     uint32_t nkinds;
-    uint64_t kinds_lost;                  /* counted steps of a kind the table had no room for */
     gpuprof__ran *ran;                    /* the ranges that ran in the step ending now (scratch) */
     uint32_t nran_max;
     gpuprof__point *series;               /* the run over time: npoints of per_point steps each (the last filling) */
@@ -1508,9 +1507,6 @@ static struct {
     gpuprof__capture cap[GPUPROF__CAPTURES];   /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
     unsigned ncap;                        /* asked (under gpuprof__lock) */
     uint64_t step_t0_prev;                /* the start of the step before the one ending (ticks) */
-    int writing_checkpoint;               /* under gpuprof__lock: the summary being made is a checkpoint */
-    const char *series_json;              /* under gpuprof__lock: steps.over_time, formatted before (gpuprof__make), */
-    size_t series_json_len;               /* its length */
     int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
     gpuprof__block *queue_head, *queue_tail, *free_blocks;
     uint32_t queue_len;                   /* blocks queued for the writer (under trace_lock) */
@@ -1657,38 +1653,31 @@ static char *gpuprof__strdup(const char *s) {
    Settings: the environment (GPUPROF_*) and the schedule: which phase
    a step is in (counted, warm-up, not recorded).
    ---------------------------------------------------------------------- */
-static int gpuprof__env_int(const char *var, int *out) {
-    const char *v = getenv(var);
-    char *end;
-    long x;
-    if (!v || !*v) return 0;
-    errno = 0;
-    x = strtol(v, &end, 10);
-    while (*end == ' ') end++;
-    if (errno || *end || x < 0 || x > 1000000000L) {
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a whole number from 0 to 1000000000; ignored", var, v);
-        return 0;
-    }
-    *out = (int)x;
-    return 1;
-}
-
-/* A number from 0 to a million (fractions allowed): seconds, a ratio. */
-static int gpuprof__env_number(const char *var, double *out) {
+/* A number from 0 to max in the variable: whole (decimal digits), or with
+   fractions allowed (seconds, a ratio). Returns 1 when set and valid, 0
+   when unset or not (then a line says why). */
+static int gpuprof__env_parse(const char *var, int whole, double max, double *out) {
     const char *v = getenv(var);
     char *end;
     double x;
     if (!v || !*v) return 0;
     errno = 0;
-    x = strtod(v, &end);
+    x = whole ? (double)strtol(v, &end, 10) : strtod(v, &end);
     while (*end == ' ') end++;
-    if (errno || *end || !(x >= 0 && x <= 1e6)) {
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a number from 0 to 1000000; ignored", var, v);
+    if (errno || *end || !(x >= 0 && x <= max)) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "%s='%.64s' is not a %s from 0 to %.0f; ignored", var, v, whole ? "whole number" : "number", max);
         return 0;
     }
     *out = x;
     return 1;
 }
+static int gpuprof__env_int(const char *var, int *out) {
+    double x;
+    if (!gpuprof__env_parse(var, 1, 1e9, &x)) return 0;
+    *out = (int)x;
+    return 1;
+}
+static int gpuprof__env_number(const char *var, double *out) { return gpuprof__env_parse(var, 0, 1e6, out); }
 
 /* An on/off setting: 1/0, yes/no, true/false, on/off (any case). Returns 1
    when the variable is set to one of them, 0 when unset or not understood. */
@@ -5677,7 +5666,6 @@ static void gpuprof__step_figures_clear(void) {
     gpuprof__g.series_thread = NULL;
     gpuprof__g.nran_max = 0;
     gpuprof__g.noutl = gpuprof__g.nkinds = 0;
-    gpuprof__g.kinds_lost = 0;
     gpuprof__g.outl_full = 0;
     gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
 }
@@ -5725,7 +5713,7 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
     for (i = 0; i < n; i++) if (ran[i].index + 1 > top) top = ran[i].index + 1;
     if (k == gpuprof__g.nkinds) {
         uint32_t *set;
-        if (k == GPUPROF__KINDS || !(set = (uint32_t *)gpuprof__alloc((n ? n : 1) * sizeof *set))) { gpuprof__g.kinds_lost++; return -1; }
+        if (k == GPUPROF__KINDS || !(set = (uint32_t *)gpuprof__alloc((n ? n : 1) * sizeof *set))) return -1;   /* counted as typical */
         kd = &gpuprof__g.kinds[gpuprof__g.nkinds++];
         memset(kd, 0, sizeof *kd);
         kd->sig = sig;
@@ -5737,7 +5725,7 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
     kd = &gpuprof__g.kinds[k];
     if (top > kd->nns) {               /* node indexes grow as the thread makes nodes */
         double *ns = (double *)gpuprof__grow(kd->ns, sizeof *ns, kd->nns, top);
-        if (!ns) { gpuprof__g.kinds_lost++; return -1; }
+        if (!ns) return -1;
         kd->ns = ns;
         kd->nns = top;
     }
@@ -7458,13 +7446,25 @@ static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
     }
 }
 
+/* A file beside the trace: run.json -> run.<what><n>.json (run.pftrace ->
+   run.<what><n>.pftrace: the trace's format; no extension: .json). */
+static void gpuprof__trace_sibling(char *out, size_t cap, const char *what, unsigned n) {
+    const char *tp = gpuprof__g.trace_path, *dot = strrchr(tp, '.'), *slash = strrchr(tp, '/');
+    if (!dot || (slash && dot < slash)) snprintf(out, cap, "%s.%s%u.json", tp, what, n);
+    else snprintf(out, cap, "%.*s.%s%u%s", (int)(dot - tp), tp, what, n, dot);
+}
+
 /* Part n of the streamed trace: the trace's own name for the first, then
    run.json -> run.part2.json, run.pftrace -> run.part2.pftrace. */
 static void gpuprof__part_name(char *out, size_t cap, unsigned n) {
-    const char *tp = gpuprof__g.trace_path, *dot = strrchr(tp, '.'), *slash = strrchr(tp, '/');
-    if (n <= 1) snprintf(out, cap, "%s", tp);
-    else if (!dot || (slash && dot < slash)) snprintf(out, cap, "%s.part%u", tp, n);
-    else snprintf(out, cap, "%.*s.part%u%s", (int)(dot - tp), tp, n, dot);
+    if (n <= 1) snprintf(out, cap, "%s", gpuprof__g.trace_path);
+    else gpuprof__trace_sibling(out, cap, "part", n);
+}
+
+/* The first part still on disk, of n written (GPUPROF_TRACE_KEEP). */
+static unsigned gpuprof__part_first(unsigned n) {
+    unsigned keep = (unsigned)gpuprof__g.cfg.trace_keep;
+    return gpuprof__g.cfg.trace_keep > 0 && n > keep ? n - keep + 1 : 1;
 }
 
 /* The formatter's turn, between blocks: the streamed trace has reached
@@ -7494,8 +7494,8 @@ static void gpuprof__trace_rotate(void) {
     o->from_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
     o->prev_gen = o->gen;
     gpuprof__trace_start(o);
-    if (gpuprof__g.cfg.trace_keep > 0 && gpuprof__g.nparts > (unsigned)gpuprof__g.cfg.trace_keep) {
-        gpuprof__part_name(old, sizeof old, gpuprof__g.nparts - (unsigned)gpuprof__g.cfg.trace_keep);
+    if (gpuprof__part_first(gpuprof__g.nparts) > 1) {       /* the one that just left the newest GPUPROF_TRACE_KEEP */
+        gpuprof__part_name(old, sizeof old, gpuprof__part_first(gpuprof__g.nparts) - 1);
         if (unlink(old) != 0 && errno != ENOENT) gpuprof__warn(GPUPROF__W_IO, "cannot remove the trace's old part '%s': %s (GPUPROF_TRACE_KEEP)", old, strerror(errno));
     }
 }
@@ -7783,10 +7783,6 @@ static int gpuprof__trace_copy(const char *path) {
     return o.failed ? -1 : 0;
 }
 
-/* gpuprof_write_trace(path) with the flight recorder: the blocks on the
-   ring, oldest first, then the events in blocks being filled; nothing leaves
-   the ring meanwhile (recorders use the spare blocks), and recording goes
-   on. The caller holds life_lock: one dump at a time, the only formatter. */
 /* A window of time for a dump: CPU events' times are in ticks from the
    clock base, GPU and kernel capture's in ns from it. */
 typedef struct gpuprof__window { uint64_t from_t, to_t, from_ns, to_ns; } gpuprof__window;
@@ -7834,31 +7830,37 @@ static void gpuprof__dump_list(gpuprof__tout *o, gpuprof__block *b, gpuprof__blo
 }
 
 /* The formatter's state in a thread (its fields from meta_tid up to index).
-   A dump from a streamed trace formats with a fresh state and gives the
-   stream's back after (saved[]: the threads' states, under gpuprof__lock). */
+   A dump formats with a fresh state and gives the one it found back after
+   (a streamed trace's writer goes on with it). saved: per thread, its
+   pointer then its state; under gpuprof__lock. */
 #define GPUPROF__FMT_OFF offsetof(gpuprof__thread, meta_tid)
 #define GPUPROF__FMT_LEN (offsetof(gpuprof__thread, index) - offsetof(gpuprof__thread, meta_tid))
-static void gpuprof__fmt_swap(unsigned char *saved, uint32_t n, int restore) {
+#define GPUPROF__FMT_SAVED (sizeof(gpuprof__thread *) + GPUPROF__FMT_LEN)
+static void gpuprof__fmt_save(unsigned char *saved, uint32_t n) {
     gpuprof__thread *t;
-    uint32_t i = 0;
-    for (t = gpuprof__g.threads; t && i < n; t = t->next) {
-        if (!restore) {
-            memcpy(saved + i * (GPUPROF__FMT_LEN + sizeof t), &t, sizeof t);
-            memcpy(saved + i * (GPUPROF__FMT_LEN + sizeof t) + sizeof t, (char *)t + GPUPROF__FMT_OFF, GPUPROF__FMT_LEN);
-            memset((char *)t + GPUPROF__FMT_OFF, 0, GPUPROF__FMT_LEN);
-            i++;
-        }
+    uint32_t i;
+    for (i = 0, t = gpuprof__g.threads; t && i < n; t = t->next, i++) {
+        memcpy(saved + i * GPUPROF__FMT_SAVED, &t, sizeof t);
+        memcpy(saved + i * GPUPROF__FMT_SAVED + sizeof t, (char *)t + GPUPROF__FMT_OFF, GPUPROF__FMT_LEN);
+        memset((char *)t + GPUPROF__FMT_OFF, 0, GPUPROF__FMT_LEN);
     }
-    for (i = 0; restore && i < n; i++) {         /* threads added since are not among them; none is freed meanwhile */
-        memcpy(&t, saved + i * (GPUPROF__FMT_LEN + sizeof t), sizeof t);
-        GPUPROF_FREE(t->pf.iid);
+}
+static void gpuprof__fmt_restore(const unsigned char *saved, uint32_t n) {
+    gpuprof__thread *t;
+    uint32_t i;
+    for (i = 0; i < n; i++) {         /* threads added since are not among them; none is freed meanwhile */
+        memcpy(&t, saved + i * GPUPROF__FMT_SAVED, sizeof t);
+        GPUPROF_FREE(t->pf.iid);      /* the dump's interning tables */
         GPUPROF_FREE(t->pf.other);
-        memcpy((char *)t + GPUPROF__FMT_OFF, saved + i * (GPUPROF__FMT_LEN + sizeof t) + sizeof t, GPUPROF__FMT_LEN);
+        memcpy((char *)t + GPUPROF__FMT_OFF, saved + i * GPUPROF__FMT_SAVED + sizeof t, GPUPROF__FMT_LEN);
     }
 }
 
-/* The flight recorder's events (those in window w, or all when NULL) into
-   a file, under life_lock (one dump at a time). With a streamed trace (its
+/* gpuprof_write_trace(path) with the flight recorder, or a slow step's
+   capture (the events in window w; all when NULL): the blocks on the ring,
+   oldest first, then the events in blocks being filled; nothing leaves the
+   ring meanwhile (recorders use the spare blocks), and recording goes on.
+   The caller holds life_lock: one dump at a time. With a streamed trace (its
    written blocks kept for slow-step captures) the writer waits meanwhile,
    and the dump also reads the blocks queued for it. */
 static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
@@ -7884,7 +7886,7 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     pthread_mutex_lock(&gpuprof__lock);
     for (t = gpuprof__g.threads; t; t = t->next) nthreads++;
     live = (struct gpuprof__live *)gpuprof__alloc((nthreads + 1) * sizeof *live);
-    if (stream && !(saved = (unsigned char *)gpuprof__alloc((nthreads + 1) * (GPUPROF__FMT_LEN + sizeof t)))) o.failed = 1;
+    if (!(saved = (unsigned char *)gpuprof__alloc((nthreads + 1) * GPUPROF__FMT_SAVED))) o.failed = 1;
     pthread_mutex_lock(&gpuprof__trace_lock);
     gpuprof__g.dumping = 1;
     b = gpuprof__g.ring_head;
@@ -7892,13 +7894,11 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     if (stream) { q = gpuprof__g.queue_head; qlast = gpuprof__g.queue_tail; }
     fell_out = gpuprof__g.ring_fell_out;
     from_ns = gpuprof__g.ring_from_ns;
-    for (i = 0, t = gpuprof__g.threads; t; t = t->next) {
-        if (!stream) { t->work_name = 0; t->flow_tid = 0; }
+    for (i = 0, t = gpuprof__g.threads; t; t = t->next)
         if (live && t->block && (live[i].n = GPUPROF__LDA(&t->block->count)) != 0) live[i++].b = t->block;
-    }
     nlive = live ? i : 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
-    if (saved) gpuprof__fmt_swap(saved, nthreads, 0);
+    if (saved) gpuprof__fmt_save(saved, nthreads);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
     o.from_ns = from_ns;
@@ -7917,7 +7917,7 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     GPUPROF_FREE(live);
     if (saved) {
         pthread_mutex_lock(&gpuprof__lock);
-        gpuprof__fmt_swap(saved, nthreads, 1);
+        gpuprof__fmt_restore(saved, nthreads);
         pthread_mutex_unlock(&gpuprof__lock);
         GPUPROF_FREE(saved);
     }
@@ -7987,9 +7987,13 @@ typedef struct gpuprof__snap {
     uint32_t nkinds;
     int typical;                            /* the kind with the most steps (-1: none) */
     unsigned char kind_rare[GPUPROF__KINDS];   /* running ranges the typical kind does not, in few steps: set apart */
+    unsigned char kind_copy[GPUPROF__KINDS];   /* gpuprof__g.kinds' index -> its copy's + 1 (0: not copied, another thread's) */
     gpuprof__point *series;                 /* a copy of the run over time */
     uint32_t npoints, per_point, nph;
     uint32_t ph_name[GPUPROF__SERIES_PH];
+    unsigned checkpoint;                    /* a summary made as checkpoint n (0: not one) */
+    const char *series_json;                /* the summary's steps.over_time, formatted before (gpuprof__make), or NULL */
+    size_t series_json_len;
     uint32_t nthreads;
     gpuprof__memstate *mem;     /* a copy of the memory state (its table left out) */
 } gpuprof__snap;
@@ -8101,7 +8105,7 @@ static void gpuprof__kinds_snap(gpuprof__snap *s) {
         if (g->nset) memcpy(c->set, g->set, g->nset * sizeof *c->set);
         if (g->nns) memcpy(c->ns, g->ns, g->nns * sizeof *c->ns);
         if (s->typical < 0 || c->steps > s->kinds[s->typical].steps) s->typical = (int)s->nkinds;
-        s->nkinds++;
+        s->kind_copy[k] = (unsigned char)++s->nkinds;
     }
     if (s->typical < 0) return;
     ty = &s->kinds[s->typical];
@@ -8117,15 +8121,21 @@ static void gpuprof__kinds_snap(gpuprof__snap *s) {
     }
 }
 
+/* Under gpuprof__lock: a copy of the run over time (out of memory: none). */
+static void gpuprof__series_snap(gpuprof__snap *s) {
+    if (gpuprof__g.npoints && (s->series = (gpuprof__point *)gpuprof__alloc(gpuprof__g.npoints * sizeof *s->series)) != NULL) {
+        memcpy(s->series, gpuprof__g.series, gpuprof__g.npoints * sizeof *s->series);
+        s->npoints = gpuprof__g.npoints;
+        s->per_point = gpuprof__g.per_point;
+        s->nph = gpuprof__g.nph;
+        memcpy(s->ph_name, gpuprof__g.ph_name, sizeof s->ph_name);
+    }
+}
+
 /* Is candidate i of a kind set apart (counted there, not as an outlier)? */
 static int gpuprof__outl_rare(const gpuprof__snap *s, uint32_t i) {
     int k = gpuprof__g.outl[i].kind;
-    uint32_t j;
-    if (k < 0 || (uint32_t)k >= gpuprof__g.nkinds) return 0;
-    for (j = 0; j < s->nkinds; j++)
-        if (s->kinds[j].sig == gpuprof__g.kinds[k].sig && s->kinds[j].nset == gpuprof__g.kinds[k].nset && s->kinds[j].thread == gpuprof__g.kinds[k].thread)
-            return s->kind_rare[j];
-    return 0;
+    return k >= 0 && s->kind_copy[k] && s->kind_rare[s->kind_copy[k] - 1];
 }
 
 /* Under gpuprof__lock: the kinds of step, and which candidate steps of the
@@ -8134,13 +8144,7 @@ static void gpuprof__outliers(gpuprof__snap *s) {
     const gpuprof_stats *st = &gpuprof__g.step_stats;
     uint32_t i;
     gpuprof__kinds_snap(s);
-    if (gpuprof__g.npoints && (s->series = (gpuprof__point *)gpuprof__alloc(gpuprof__g.npoints * sizeof *s->series)) != NULL) {
-        memcpy(s->series, gpuprof__g.series, gpuprof__g.npoints * sizeof *s->series);
-        s->npoints = gpuprof__g.npoints;
-        s->per_point = gpuprof__g.per_point;
-        s->nph = gpuprof__g.nph;
-        memcpy(s->ph_name, gpuprof__g.ph_name, sizeof s->ph_name);
-    }
+    gpuprof__series_snap(s);
     if (st->count < 5 || gpuprof__g.outl_full) return;
     s->out_median = gpuprof_stats_quantile(st, 0.5);
     for (i = 0; i < gpuprof__g.noutl; i++) {
@@ -8374,7 +8378,7 @@ static void gpuprof__vals_collect(gpuprof__row *r, gpuprof__vals *v) {
     }
 }
 
-/* qsort's order of doubles (a counter's samples; the ranks' medians). */
+/* qsort's order of doubles (the run over time's medians; the ranks'). */
 static int gpuprof__cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -8433,7 +8437,6 @@ static void gpuprof__collect_counters(gpuprof__snap *s, gpuprof__collector *c, g
         gpuprof__vals_collect(&s->counters[i], (gpuprof__vals *)GPUPROF__LDA(&cn->vals));
     }
 }
-
 
 /* The flat table: rows are ~17 KiB (two histograms), so it is pointers, sorted. */
 static int gpuprof__collect_flat(gpuprof__snap *s, const gpuprof__collector *c) {
@@ -9790,23 +9793,22 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     }
 }
 
-/* What became of the trace: written, still streaming, dropped, or failed;
-   or what the flight recorder holds. */
 /* The parts of the streamed trace on disk (GPUPROF_TRACE_MAX_MB): first and
    last of those kept, and how many were written and removed. */
 static void gpuprof__report_parts(gpuprof__buf *b) {
-    unsigned n = GPUPROF__LD(&gpuprof__g.nparts), keep = gpuprof__g.cfg.trace_keep > 0 ? (unsigned)gpuprof__g.cfg.trace_keep : n, first;
+    unsigned n = GPUPROF__LD(&gpuprof__g.nparts), first = gpuprof__part_first(n);
     char a[4200], z[4200];
     if (n <= 1) return;
-    first = n > keep ? n - keep + 1 : 1;
     gpuprof__part_name(a, sizeof a, first);
     gpuprof__part_name(z, sizeof z, n);
     gpuprof__buf_printf(b, "   trace parts: %u of at most %d MiB; on disk: %s", n, gpuprof__g.cfg.trace_max_mb, a);
     if (n > first) gpuprof__buf_printf(b, "%s%s", n > first + 1 ? " ... " : ", ", z);
-    if (first > 1) gpuprof__buf_printf(b, " (the newest %u, GPUPROF_TRACE_KEEP; %u older removed)", keep, first - 1);
+    if (first > 1) gpuprof__buf_printf(b, " (the newest %u, GPUPROF_TRACE_KEEP; %u older removed)", n - first + 1, first - 1);
     gpuprof__buf_s(b, "\n");
 }
 
+/* What became of the trace: written, still streaming, dropped, or failed;
+   or what the flight recorder holds. */
 static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) {
     unsigned long long written = s->trace_written;
     int failed = GPUPROF__LDA(&gpuprof__g.out.failed);
@@ -10820,7 +10822,7 @@ static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"captur
 static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i, k;
     gpuprof__drift d;
-    if (gpuprof__g.series_json) { gpuprof__buf_put(b, gpuprof__g.series_json, gpuprof__g.series_json_len); return; }
+    if (s->series_json) { gpuprof__buf_put(b, s->series_json, s->series_json_len); return; }
     gpuprof__buf_printf(b, "\n \"over_time\":{\"steps_per_point\":%u,\"ranges\":[", s->npoints ? s->per_point : 0u);
     for (k = 0; k < s->nph; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.names[s->ph_name[k]].json);
     gpuprof__buf_s(b, "],\"points\":[");
@@ -10886,7 +10888,7 @@ static void gpuprof__json_trace(gpuprof__buf *b, const gpuprof__snap *s) {
     else gpuprof__buf_s(b, "null");
     {   /* the parts on disk (GPUPROF_TRACE_MAX_MB), oldest first; one file: [path] */
         unsigned n = gpuprof__g.trace_path && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM ? GPUPROF__LD(&gpuprof__g.nparts) : 0, k;
-        unsigned first = gpuprof__g.cfg.trace_keep > 0 && n > (unsigned)gpuprof__g.cfg.trace_keep ? n - (unsigned)gpuprof__g.cfg.trace_keep + 1 : 1;
+        unsigned first = gpuprof__part_first(n);
         char part[4200];
         gpuprof__buf_printf(b, ",\"parts_written\":%u,\"parts\":[", n);
         for (k = first; n && k <= n; k++) {
@@ -10941,7 +10943,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":4,\"tool_version\":\"" GPUPROF_VERSION "\",");
     /* complete: written at the session's end; else a checkpoint (n) or a call of gpuprof_write_summary mid-run */
     gpuprof__buf_printf(b, "\"complete\":%s,\"checkpoint\":", gpuprof__g.state == GPUPROF__STOPPING ? "true" : "false");
-    if (gpuprof__g.writing_checkpoint) gpuprof__buf_printf(b, "%u", gpuprof__g.checkpoints + 1);
+    if (s->checkpoint) gpuprof__buf_printf(b, "%u", s->checkpoint);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
@@ -11082,13 +11084,7 @@ static void gpuprof__series_pre(gpuprof__buf *out) {
     gpuprof__snap s;
     memset(&s, 0, sizeof s);
     pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.npoints && (s.series = (gpuprof__point *)gpuprof__alloc(gpuprof__g.npoints * sizeof *s.series)) != NULL) {
-        memcpy(s.series, gpuprof__g.series, gpuprof__g.npoints * sizeof *s.series);
-        s.npoints = gpuprof__g.npoints;
-        s.per_point = gpuprof__g.per_point;
-        s.nph = gpuprof__g.nph;
-        memcpy(s.ph_name, gpuprof__g.ph_name, sizeof s.ph_name);
-    }
+    gpuprof__series_snap(&s);
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__json_series(out, &s);               /* the session's names are not freed while it runs */
     GPUPROF_FREE(s.series);
@@ -11112,13 +11108,11 @@ static int gpuprof__make(gpuprof__buf *b, int what) {
     }
     rc = gpuprof__collect(&s);
     if (rc == 0) {
-        gpuprof__g.writing_checkpoint = what == GPUPROF__MAKE_CHECKPOINT;
-        gpuprof__g.series_json = series.p && !series.failed ? series.p : NULL;
-        gpuprof__g.series_json_len = series.len;
+        s.checkpoint = what == GPUPROF__MAKE_CHECKPOINT ? GPUPROF__LD(&gpuprof__g.checkpoints) + 1 : 0;
+        s.series_json = series.p && !series.failed ? series.p : NULL;
+        s.series_json_len = series.len;
         if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, &s);
         else gpuprof__summary_json(b, &s);
-        gpuprof__g.writing_checkpoint = 0;
-        gpuprof__g.series_json = NULL;
         gpuprof__snap_free(&s);
     }
     pthread_mutex_unlock(&gpuprof__lock);
@@ -11324,12 +11318,8 @@ static void gpuprof__keeper_wake(void) { pthread_cond_signal(&gpuprof__keep_cond
 /* The n-th capture's file: beside the trace (run.json -> run.slow.1.json,
    run.pftrace -> run.slow.1.pftrace), or gpuprof.<pid>.slow.<n>.json. */
 static void gpuprof__capture_name(char *out, size_t cap, unsigned n) {
-    const char *tp = gpuprof__g.trace_path, *dot, *slash;
-    if (!tp) { snprintf(out, cap, "gpuprof.%d.slow.%u.json", gpuprof__g.pid, n); return; }
-    dot = strrchr(tp, '.');
-    slash = strrchr(tp, '/');
-    if (!dot || (slash && dot < slash)) snprintf(out, cap, "%s.slow.%u.json", tp, n);
-    else snprintf(out, cap, "%.*s.slow.%u%s", (int)(dot - tp), tp, n, dot);
+    if (gpuprof__g.trace_path) gpuprof__trace_sibling(out, cap, "slow.", n);
+    else snprintf(out, cap, "gpuprof.%d.slow.%u.json", gpuprof__g.pid, n);
 }
 
 /* The captures asked for and not written yet. A dump runs under life_lock
@@ -11403,6 +11393,13 @@ static void gpuprof__keeper_start(void) {
     GPUPROF__ST(&gpuprof__g.checkpoints, 0u);
     GPUPROF__ST(&gpuprof__g.ncap, 0u);
     gpuprof__g.keep_written = 0;
+    /* the settings as the config and the environment left them */
+    if (gpuprof__g.cfg.capture_max > GPUPROF__CAPTURES) gpuprof__g.cfg.capture_max = GPUPROF__CAPTURES;
+    if (gpuprof__g.cfg.capture_slow > 0 && !(gpuprof__g.cfg.capture_slow > 1)) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW=%g: a slow step is longer than the median, so it must be above 1; no step is captured",
+                      gpuprof__g.cfg.capture_slow);
+        gpuprof__g.cfg.capture_slow = 0;
+    }
     if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM) {
         /* a streamed trace: its latest written blocks are kept as the flight recorder's would be
            (GPUPROF_TRACE_RING_MB, at most half the trace's buffers) */
@@ -13051,8 +13048,6 @@ static void gpuprof__config_defaults(gpuprof_config *cfg) {
     if (cfg->warmup < 0) cfg->warmup = 0;
     if (cfg->summary_every == 0) cfg->summary_every = 60;
     if (cfg->capture_max <= 0) cfg->capture_max = 5;
-    if (cfg->capture_max > GPUPROF__CAPTURES) cfg->capture_max = GPUPROF__CAPTURES;
-    if (!(cfg->capture_slow > 1)) cfg->capture_slow = 0;       /* a step can only be slow against the median above 1x */
 }
 
 /* The environment over the config (the user's last word); *off: GPUPROF_OFF. */

@@ -183,6 +183,19 @@ int main(int argc, char **argv) {
     CHECK_EQ_U(jnum(summary_find(j, "ranges", "work"), "count"), 3, "bad settings: defaults apply, every step recorded");
     cJSON_Delete(j); free(err);
 
+    /* slow-step capture asked of every step (K <= 1) and for more files than are kept (CAPTURE_MAX over 64) */
+    setenv("GPUPROF_CAPTURE_SLOW", "0.5", 1);
+    setenv("GPUPROF_CAPTURE_MAX", "1000", 1);
+    memset(&cfg, 0, sizeof cfg); start(&cfg);
+    for (i = 0; i < 30; i++) { PROF_RANGE("work"); PROF_STEP(); }
+    j = finish(&err);
+    unsetenv("GPUPROF_CAPTURE_SLOW");
+    unsetenv("GPUPROF_CAPTURE_MAX");
+    CHECK(strstr(err, "GPUPROF_CAPTURE_SLOW=0.5: a slow step is longer than the median, so it must be above 1; no step is captured") != NULL,
+          "GPUPROF_CAPTURE_SLOW=0.5: one line says why nothing is captured");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "captures")) == 0, "GPUPROF_CAPTURE_SLOW=0.5: no capture");
+    cJSON_Delete(j); free(err);
+
     /* output files that cannot be written */
     memset(&cfg, 0, sizeof cfg);
     cfg.trace_ring_mb = -1;             /* no flight recorder either */
