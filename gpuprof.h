@@ -841,13 +841,15 @@ static inline uint64_t gpuprof__ticks(void) {
 #if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 gpuprof__u128;     /* __extension__: no -Wpedantic warning */
 #endif
-static inline uint64_t gpuprof__ticks_to_ns(uint64_t dt) {
+static inline uint64_t gpuprof__ticks_to_ns_m(uint64_t dt, uint64_t m) {     /* m: gpuprof__clock.mult, held */
 #if defined(__SIZEOF_INT128__)
-    return (uint64_t)(((gpuprof__u128)dt * gpuprof__clock.mult) >> 32);
+    return (uint64_t)(((gpuprof__u128)dt * m) >> 32);
 #else
-    uint64_t m = gpuprof__clock.mult;
     return (dt >> 32) * m + (((dt & 0xffffffffu) * m) >> 32);
 #endif
+}
+static inline uint64_t gpuprof__ticks_to_ns(uint64_t dt) {
+    return gpuprof__ticks_to_ns_m(dt, gpuprof__clock.mult);
 }
 
 static int gpuprof__tsc_invariant(void) {
@@ -6760,8 +6762,20 @@ static char *gpuprof__pf_process(char *p, const char *end_label) {
     return gpuprof__pb_close(pk, p);
 }
 
+/* The fast path's varints (gpuprof__pf_ranges_fast): for v < 16384, the
+   bytes of v as a varint shifted left 16, plus 1 when it takes two bytes:
+   one load instead of a dozen instructions. 64 KiB, made when the first
+   Perfetto output starts. */
+static uint32_t gpuprof__pf_vtab[16384];
+static pthread_once_t gpuprof__pf_vtab_once = PTHREAD_ONCE_INIT;
+static void gpuprof__pf_vtab_make(void) {
+    uint32_t v;
+    for (v = 0; v < 16384; v++) gpuprof__pf_vtab[v] = (uint32_t)gpuprof__pb_v2(v) << 16 | (v >= 0x80);
+}
+
 static void gpuprof__pf_begin(gpuprof__tout *o) {
     char head[1024];
+    pthread_once(&gpuprof__pf_vtab_once, gpuprof__pf_vtab_make);
     gpuprof__trace_write(o, head, (size_t)(gpuprof__pf_process(head, NULL) - head));
 }
 
@@ -7326,51 +7340,95 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
 /* The common case, in straight-line code: a run of CPU ranges with nothing
    but a name already interned on the sequence, each begun at or after the
    sequence's last timestamp and ending less than 16 us after it, name ids
-   below 16383: every varint fits two bytes, every length one; 20 to 26
-   bytes a range. The sequence's state is held in locals (stores through
-   the byte pointer would otherwise make the compiler reload it). Returns
-   the first event it did not write; *pp advanced, at most to limit. */
-static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t n, char **pp, const char *limit) {
+   below 16383 and a sequence id below 16384: every varint fits two bytes,
+   every length one; 20 to 26 bytes a range. A range is four 8-byte stores,
+   each running past what it writes into what the next one overwrites:
+   - the begin's frame, its length and the timestamp's tag and delta;
+   - the sequence id and track_event { type = SLICE_BEGIN, name_iid }: the
+     same bytes for every range of a name (up to 12: two stores), made when
+     the name changes, as are the checks on the event's type and flags;
+   - the end's frame, length, timestamp;
+   - the sequence id and track_event { type = SLICE_END }: the sequence's.
+   The sequence's state is held in locals (stores through the byte pointer
+   would otherwise make the compiler reload it). Returns the first event it
+   did not write; *pp advanced, by at most 32 bytes an event written
+   (room: the caller's limit). */
+typedef struct gpuprof__pfname {
+    uint64_t b[2], a0;                    /* the begin's bytes after its timestamp; its frame without the delta */
+    uint32_t blen;                        /* how many of b's bytes are its */
+} gpuprof__pfname;
+
+/* The bytes every begin of a name repeats on the sequence, for the event e
+   (its key read already); 0: the event is not for the fast path. */
+static GPUPROF__NOINLINE int gpuprof__pf_fast_name(const gpuprof__pfseq *s, const gpuprof__event *e, gpuprof__pfname *f) {
+    uint32_t id = e->name_id + 1, idl = 1 + (id >= 0x80), hl = s->head_len, v = (uint32_t)gpuprof__pb_v2(id);
+    unsigned char bb[16] = { 0 };
+    /* type 0 (a CPU range), none of the flags the slower paths handle, its name interned */
+    if ((e->type | (e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART | GPUPROF__EVF_NUDGE))) != 0 || id > s->niid ||
+        s->iid[id - 1] != s->seq || id >= 16384)
+        return 0;
+    memcpy(bb, s->head, hl);
+    bb[hl] = 0x5a;                            /* track_event, its length */
+    bb[hl + 1] = (unsigned char)(3 + idl);
+    bb[hl + 2] = 0x48;                        /* type = SLICE_BEGIN */
+    bb[hl + 3] = 1;
+    bb[hl + 4] = 0x50;                        /* name_iid */
+    bb[hl + 5] = (unsigned char)v;
+    bb[hl + 6] = (unsigned char)(v >> 8);
+    f->blen = hl + 5 + idl;
+    memcpy(f->b, bb, 16);
+    f->a0 = 0x0a | (uint64_t)(1 + 1 + f->blen) << 8 | 0x40 << 16;
+    return 1;
+}
+
+/* The loop, for a sequence id of hl - 1 bytes (a constant where called). */
+GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t stop, char **pp, uint32_t hl) {
     char *p = *pp;
-    uint64_t last = s->last, head;
-    const uint32_t *iid = s->iid, seq = s->seq, niid = s->niid, hl = s->head_len;
-    memcpy(&head, s->head, 8);
-    for (; i < n && p < limit; i++) {
+    uint64_t last = s->last, d = 0, c0 = 0x0a | (uint64_t)(1 + 1 + hl + 4) << 8 | 0x40 << 16, m = gpuprof__clock.mult;
+    uint64_t key = ~0ull, a0 = 0, b0 = 0, b1 = 0;   /* the name's (gpuprof__pfname, in registers); no event's key: its type would be 0xffff */
+    uint32_t blen = 0;
+    memcpy(&d, s->head, hl);
+    d |= 0x0248025aull << (8 * hl);          /* the end's sequence id, track_event { type = SLICE_END } */
+    for (; i < stop; i++) {
         const gpuprof__event *e = &ev[i];
-        uint64_t ts = gpuprof__ticks_to_ns(e->ts), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks), dt, du, w;
-        uint32_t id = e->name_id + 1, dtl, dul, idl;
-        /* type 0 (a CPU range) with none of the flags the slower paths handle; a name interned; each
-           length (and the name's id) under 16384, a begin at or after the last timestamp, an end after
-           it: as unsigned numbers, earlier times are too large */
-        if ((e->type | (e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART | GPUPROF__EVF_NUDGE))) != 0 || id > niid || iid[id - 1] != seq) break;
-        dt = ts - last;
+        uint64_t k, ts, end, dt, du, v;
+        memcpy(&k, &e->name_id, 8);           /* name id, type, flags */
+        if (GPUPROF__UNLIKELY(k != key)) {
+            gpuprof__pfname f;
+            if (!gpuprof__pf_fast_name(s, e, &f)) break;
+            key = k;
+            a0 = f.a0;
+            b0 = f.b[0];
+            b1 = f.b[1];
+            blen = f.blen;
+        }
+        ts = gpuprof__ticks_to_ns_m(e->ts, m);
+        end = gpuprof__ticks_to_ns_m(e->ts + e->u.dur_ticks, m);
+        dt = ts - last;                       /* earlier times are too large, as unsigned numbers */
         du = end - ts;
-        if ((dt | du | id) >= 16384) break;
-        dtl = 1 + (dt >= 0x80);
-        dul = 1 + (du >= 0x80);
-        idl = 1 + (id >= 0x80);
-        /* begin: frame, timestamp, sequence id, track_event { type = 1, name_iid }: 8-byte stores, each
-           running past what it writes into what the next one overwrites (limit leaves room after) */
-        w = 0x0a | (uint64_t)(dtl + hl + 6 + idl) << 8 | 0x40 << 16 | gpuprof__pb_v2((uint32_t)dt) << 24;
-        gpuprof__st64(p, w);
-        p += 3 + dtl;
-        memcpy(p, &head, 8);                  /* its bytes as they are */
-        p += hl;
-        w = 0x5a | (uint64_t)(3 + idl) << 8 | 0x48 << 16 | (uint64_t)1 << 24 | (uint64_t)0x50 << 32 | gpuprof__pb_v2(id) << 40;
-        gpuprof__st64(p, w);
-        p += 5 + idl;
-        /* end: frame, timestamp, sequence id, track_event { type = 2 } */
-        w = 0x0a | (uint64_t)(1 + dul + hl + 4) << 8 | 0x40 << 16 | gpuprof__pb_v2((uint32_t)du) << 24;
-        gpuprof__st64(p, w);
-        p += 3 + dul;
-        memcpy(p, &head, 8);
-        p += hl;
-        gpuprof__st64(p, 0x0248025aull);
-        p += 4;
+        if ((dt | du) >= 16384) break;
         last = end;
+        v = gpuprof__pf_vtab[dt];
+        gpuprof__st64(p, a0 + (v << 8));
+        p += 4 + (v & 1);
+        gpuprof__st64(p, b0);
+        gpuprof__st64(p + 8, b1);
+        p += blen;
+        v = gpuprof__pf_vtab[du];
+        gpuprof__st64(p, c0 + (v << 8));
+        p += 4 + (v & 1);
+        gpuprof__st64(p, d);
+        p += hl + 4;
     }
     s->last = last;
     *pp = p;
+    return i;
+}
+
+static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t n, char **pp, const char *limit) {
+    uint32_t room = *pp < limit ? (uint32_t)((size_t)(limit - *pp) / 32) : 0, stop = room < n - i ? i + room : n;
+    if (s->head_len == 2) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 2);
+    if (s->head_len == 3) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 3);
     return i;
 }
 

@@ -120,6 +120,32 @@ static void plain(const char *path) {
     gpuprof_shutdown();
 }
 
+/* The encoder's fast path in its other shapes: sequence ids of two bytes
+   (130 dumps before: each gives the threads new sequences) and name ids of
+   two bytes (300 names), runs of one name broken by others; then one ring
+   dumped in both formats. */
+static void many_names(void) {
+    gpuprof_config cfg = {0};
+    char name[32];
+    int i, k;
+    vnow = 5000;
+    cfg.report = "off";
+    cfg.trace_ring_mb = 1;
+    cfg.max_names = 1000;
+    gpuprof_init(&cfg);
+    { PROF_RANGE("before"); vnow += 3; }
+    for (i = 0; i < 130; i++) CHECK(gpuprof_write_trace("scratch.pftrace") == 0 || i > 0, "a dump");
+    for (i = 0; i < 300; i++)
+        for (k = 0; k < 1 + i % 4; k++) {
+            snprintf(name, sizeof name, "name %d", i);
+            { PROF_RANGE_DYN(name); vnow += 20 + (unsigned)(k * 90); }
+            vnow += 1 + (unsigned)(i % 3) * 200;
+        }
+    CHECK(gpuprof_write_trace("names.pftrace") == 0 && gpuprof_write_trace("names.json") == 0, "300 names, dumped as Perfetto and as JSON");
+    gpuprof_shutdown();
+    remove("scratch.pftrace");
+}
+
 static void die_mid_run(void) {
     gpuprof_config cfg = {0};
     long i;
@@ -136,7 +162,7 @@ static void die_mid_run(void) {
 static void parity(const char *py, const char *checker) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s %s run.pftrace run.json && %s %s plain.pftrace plain.json && %s %s ring.pftrace ring.json && "
-             "%s %s killed.pftrace --cut", py, checker, py, checker, py, checker, py, checker);
+             "%s %s names.pftrace names.json && %s %s killed.pftrace --cut", py, checker, py, checker, py, checker, py, checker, py, checker);
     CHECK(system(cmd) == 0, "Perfetto's own decoder reads the .pftrace files; each holds what the JSON trace of the same run holds");
 }
 
@@ -193,6 +219,11 @@ int main(int argc, char **argv) {
         CHECK(j && j[0] == '[', "the dump named .json is a JSON trace");
         free(j);
     }
+
+    many_names();
+    f = read_frames("names.pftrace");
+    CHECK(!f.bad && !f.cut && end_counts(&f, &events, &dropped) == 0, "a dump of 300 names, on sequences numbered past 127");
+    CHECK_EQ_U(events, 751, "every range in it: 750 and the first");
 
     /* killed mid-run: whole packets, at most the last one cut short */
     if (fork() == 0) { execl(argv[0], argv[0], "--die", (char *)NULL); _exit(127); }
