@@ -6766,11 +6766,11 @@ static char *gpuprof__pf_process(char *p, const char *end_label) {
    bytes of v as a varint shifted left 16, plus 1 when it takes two bytes:
    one load instead of a dozen instructions. 64 KiB, made when the first
    Perfetto output starts. */
-static uint32_t gpuprof__pf_vtab[16384];
+static uint64_t gpuprof__pf_vtab[16384];
 static pthread_once_t gpuprof__pf_vtab_once = PTHREAD_ONCE_INIT;
 static void gpuprof__pf_vtab_make(void) {
     uint32_t v;
-    for (v = 0; v < 16384; v++) gpuprof__pf_vtab[v] = (uint32_t)gpuprof__pb_v2(v) << 16 | (v >= 0x80);
+    for (v = 0; v < 16384; v++) gpuprof__pf_vtab[v] = gpuprof__pb_v2(v) << 24 | (uint64_t)(v >= 0x80) << 8 | (uint64_t)(4 + (v >= 0x80)) << 56;
 }
 
 static void gpuprof__pf_begin(gpuprof__tout *o) {
@@ -7385,12 +7385,12 @@ static GPUPROF__NOINLINE int gpuprof__pf_fast_name(const gpuprof__pfseq *s, cons
 GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t stop, char **pp, uint32_t hl) {
     char *p = *pp;
     uint64_t last = s->last, d = 0, c0 = 0x0a | (uint64_t)(1 + 1 + hl + 4) << 8 | 0x40 << 16, m = gpuprof__clock.mult;
-    uint64_t key = ~0ull, a0 = 0, b0 = 0, b1 = 0;   /* the name's (gpuprof__pfname, in registers); no event's key: its type would be 0xffff */
-    uint32_t blen = 0;
+    uint64_t key = ~0ull, a0 = 0, b0 = 0, b1 = 0, blen = 0;   /* the name's (gpuprof__pfname, in registers); no event's key: its type would be 0xffff */
+    const uint64_t *vt = gpuprof__pf_vtab;
+    const gpuprof__event *e = ev + i, *e_stop = ev + stop;
     memcpy(&d, s->head, hl);
     d |= 0x0248025aull << (8 * hl);          /* the end's sequence id, track_event { type = SLICE_END } */
-    for (; i < stop; i++) {
-        const gpuprof__event *e = &ev[i];
+    for (; e < e_stop; e++) {
         uint64_t k, ts, end, dt, du, v;
         memcpy(&k, &e->name_id, 8);           /* name id, type, flags */
         if (GPUPROF__UNLIKELY(k != key)) {
@@ -7408,21 +7408,21 @@ GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof
         du = end - ts;
         if ((dt | du) >= 16384) break;
         last = end;
-        v = gpuprof__pf_vtab[dt];
-        gpuprof__st64(p, a0 + (v << 8));
-        p += 4 + (v & 1);
+        v = vt[dt];
+        gpuprof__st64(p, a0 + v);
+        p += v >> 56;
         gpuprof__st64(p, b0);
         gpuprof__st64(p + 8, b1);
         p += blen;
-        v = gpuprof__pf_vtab[du];
-        gpuprof__st64(p, c0 + (v << 8));
-        p += 4 + (v & 1);
+        v = vt[du];
+        gpuprof__st64(p, c0 + v);
+        p += v >> 56;
         gpuprof__st64(p, d);
         p += hl + 4;
     }
     s->last = last;
     *pp = p;
-    return i;
+    return (uint32_t)(e - ev);
 }
 
 static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t n, char **pp, const char *limit) {
