@@ -1291,6 +1291,7 @@ typedef struct gpuprof__tout {
     int format;                           /* GPUPROF__FMT_*: the encoder that writes it */
     unsigned gen;                         /* tracks whose metadata is in this output are marked with it */
     unsigned prev_gen;                    /* a part of a stream (GPUPROF_TRACE_MAX_MB): the part before's, else 0 */
+    unsigned first_gen;                   /* the generation of the stream's first part (of this output, if not a part) */
     uint64_t off;                         /* bytes written */
     char *stage;                          /* the streamed file's: encoded bytes wait here to be written in */
     uint32_t staged;                      /* large write()s (gpuprof__trace_stage): staged bytes at its start */
@@ -1364,8 +1365,13 @@ typedef struct gpuprof__thread {
     gpuprof__event karg[2];               /* the formatter's: the KA and KB records of the next kernel event */
     uint64_t step_ns, step_no;            /* the formatter's: the last step marked outside any range (ns, number), */
     unsigned step_gen, step_track;        /* in the output of this generation; its Perfetto track written in that one */
+    int calls_tid;                        /* the formatter's: the thread of the last captured CUDA call it wrote, */
+    unsigned calls_gen;                   /* into the output of this generation (its track is named there) */
     gpuprof__pfseq pf;
     uint32_t index;
+    int fmt_tid;                          /* the formatter's, kept across outputs: the thread whose block of this */
+    uint32_t fmt_index;                   /* state it encoded last, its order and name: to name that thread's */
+    char fmt_label[64];                   /* track in a part that holds none of its blocks (gpuprof__trace_named) */
     char label[64];
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
     uint64_t rec_head, rec_room;          /* the thread's: records written to rec[] (release order); rec_head == rec_room: look at rec_tail */
@@ -6225,14 +6231,29 @@ static const char *gpuprof__trace_copy_name(char *buf, size_t n, const gpuprof__
 }
 #endif
 
+#ifdef GPUPROF_CUDA
+/* The state whose block of thread tid the formatter encoded last, to name
+   that thread's track where other events land on it (captured CUDA calls,
+   written from gpuprof's own blocks) and none of its own do: a part of a
+   busy stream may hold none. NULL: no block of it was encoded yet. The
+   list is only ever added to while a session runs (release, at its head). */
+static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
+    gpuprof__thread *t;
+    for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next)
+        if (t->fmt_tid == (int)tid) return t;
+    return NULL;
+}
+#endif
+
 /* A step as the encoders see it: one marked outside any range (its depth,
    in the flags, is 0) starts the slice "ProfilerStep#N" that the next such
    step on the thread ends; one inside a range starts none. Remembers this
    step; returns 1 when it ends a slice, *from and *no that slice's begin
    (ns) and N. */
 static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts, uint64_t *from, uint64_t *no) {
-    /* a step begun in the part before ends in this one (gpuprof__trace_rotate) */
-    int outside = (e->flags >> 8) == 0, ends = outside && (t->step_gen == o->gen || (o->prev_gen && t->step_gen == o->prev_gen));
+    /* a step begun in an earlier part ends in this one (gpuprof__trace_rotate; a busy
+       part may hold none of the thread's events); generations only grow */
+    int outside = (e->flags >> 8) == 0, ends = outside && t->step_gen && t->step_gen >= o->first_gen;
     *from = t->step_ns;
     *no = t->step_no;
     t->step_gen = outside ? o->gen : 0;
@@ -6431,6 +6452,21 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
 }
 #endif
 
+#ifdef GPUPROF_CUDA
+/* The name of the thread a captured CUDA call ran on, in this output, if
+   its own events have not put it there; t: gpuprof's own, writing the call. */
+static char *gpuprof__json_calls_meta(const gpuprof__tout *o, gpuprof__thread *t, char *p, uint32_t tid) {
+    gpuprof__thread *c;
+    if (t->calls_tid == (int)tid && t->calls_gen == o->gen) return p;
+    t->calls_tid = (int)tid;
+    t->calls_gen = o->gen;
+    if (!(c = gpuprof__trace_named(tid)) || (c->meta_tid == (int)tid && c->meta_gen == o->gen)) return p;
+    c->meta_tid = (int)tid;
+    c->meta_gen = o->gen;
+    return gpuprof__trace_track_meta(p, tid, c->fmt_label, c->fmt_index);
+}
+#endif
+
 /* An event other than a CPU range: a counter, a mark, a step and, in CUDA
    builds, a GPU range, a captured CUDA call or kernel. ts and dur in ns. */
 static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
@@ -6485,7 +6521,7 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
         break;
     }
     case GPUPROF__EV_KAPI:
-        p = gpuprof__trace_kapi(p, e);
+        p = gpuprof__trace_kapi(gpuprof__json_calls_meta(o, t, p, (uint32_t)(e->u.dur_ns >> 40)), e);
         break;
     case GPUPROF__EV_KERNEL:
         p = gpuprof__trace_kernel(o, p, e, t->karg);
@@ -6841,9 +6877,12 @@ static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, c
    ranges rather than ties with them), once per output. */
 static char *gpuprof__pf_calls_track(gpuprof__tout *o, char *p, uint32_t tid) {
     char *pk, *td;
-    int i;
-    p = gpuprof__pf_thread_track(o, p, tid, NULL);
-    if ((i = gpuprof__pf_tid_slot(o, tid)) < 0 || (o->pf_tids[i] & 4)) return p;
+    int i = gpuprof__pf_tid_slot(o, tid);
+    if (i >= 0 && !(o->pf_tids[i] & 1)) {   /* the thread's own events have not named its track here */
+        const gpuprof__thread *c = gpuprof__trace_named(tid);
+        p = gpuprof__pf_thread_track(o, p, tid, c ? c->fmt_label : NULL);
+    }
+    if (i < 0 || (o->pf_tids[i] & 4)) return p;
     o->pf_tids[i] |= 4;
     pk = gpuprof__pb_open(p, 1);
     td = gpuprof__pb_open(pk, 60);
@@ -7504,6 +7543,7 @@ static int gpuprof__trace_format(const char *path) {
 /* A new file of the output's format: its counts zeroed, its start written. */
 static void gpuprof__trace_start(gpuprof__tout *o) {
     o->gen = ++gpuprof__g.out_gen;
+    if (!o->prev_gen) o->first_gen = o->gen;
     o->off = o->events = o->flows = 0;
     o->failed = 0;
     o->error[0] = 0;
@@ -7511,6 +7551,12 @@ static void gpuprof__trace_start(gpuprof__tout *o) {
 }
 
 static uint32_t gpuprof__trace_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
+    gpuprof__thread *t = b->owner;
+    if (b->tid && t->fmt_tid != b->tid) {
+        t->fmt_tid = b->tid;
+        t->fmt_index = b->sort_index;
+        memcpy(t->fmt_label, b->label, sizeof t->fmt_label);
+    }
     return gpuprof__trace_encoders[o->format].events(o, b, from, n);
 }
 

@@ -9,6 +9,10 @@
                                                  recorder's events, written to PATH at the end
        GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH=build/tests/libsimcupti.so ./build/tests/sim_demo
                                                  the kernels too, from the simulated CUPTI
+       ./build/tests/sim_demo --burst N          one step of 2100 host ranges and N kernel
+                                                 launches (with capture: a trace in parts
+                                                 whose middle parts hold none of the main
+                                                 thread's own blocks, tests/trace_parts.sh)
 
    Each step: "data" is 1.5 ms of host work (marked as such with
    host_ranges); forward launches a GEMM and 40 small softmax kernels;
@@ -31,10 +35,11 @@ int main(int argc, char **argv) {
     gpuprof_config cfg;
     static char summary[64], trace[64];
     const char *flight = NULL;
-    int s, k, every = 1;
+    int s, k, every = 1, burst = 0;
     if (argc == 3 && strcmp(argv[1], "--loss-every") == 0 && atoi(argv[2]) > 0) every = atoi(argv[2]);
     else if (argc == 3 && strcmp(argv[1], "--flight") == 0) flight = argv[2];
-    else if (argc != 1) { fprintf(stderr, "usage: %s [--loss-every N | --flight PATH]\n", argv[0]); return 2; }
+    else if (argc == 3 && strcmp(argv[1], "--burst") == 0 && atoi(argv[2]) > 0) burst = atoi(argv[2]);
+    else if (argc != 1) { fprintf(stderr, "usage: %s [--loss-every N | --flight PATH | --burst N]\n", argv[0]); return 2; }
     snprintf(summary, sizeof summary, every == 1 ? "sim_demo.summary.json" : "sim_demo_every%d.summary.json", every);
     snprintf(trace, sizeof trace, every == 1 ? "sim_demo.trace.json" : "sim_demo_every%d.trace.json", every);
     memset(&cfg, 0, sizeof cfg);
@@ -45,6 +50,13 @@ int main(int argc, char **argv) {
     cfg.report = "stdout";
     cfg.host_ranges = "data";
     gpuprof_init(&cfg);
+    if (burst) {
+        PROF_STEP();
+        for (k = 0; k < 2100; k++) { PROF_RANGE("host"); simcuda_advance(2 * US); }      /* a block of the main thread's, handed over */
+        { PROF_RANGE("launches"); for (k = 0; k < burst; k++) { simcupti_kernel(0, "tiny", 2 * US, 1, 32); simcuda_advance(3 * US); } }
+        PROF_STEP();
+        return 0;
+    }
     for (s = 0; s < (flight ? 4000 : 1000); s++) {     /* --flight: more than 1 MiB of events */
         { PROF_RANGE("data"); simcuda_advance(1500 * US); }
         {

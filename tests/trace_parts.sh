@@ -5,7 +5,11 @@
 # and every event is in exactly one part (tests/trace_parts.py), in JSON and,
 # with a Python that has Perfetto's decoder, in Perfetto's format; with
 # GPUPROF_TRACE_KEEP=3 only the newest 3 parts are left, and the summary and
-# the report name them. Writes into a fresh temporary directory, removed when all pass.
+# the report name them. Then one step whose kernel launches alone fill
+# several parts (sim_demo --burst): the parts between hold none of the main
+# thread's own events, yet name its track for the CUDA calls on it, and the
+# step begun in the first part ends in the last.
+# Writes into a fresh temporary directory, removed when all pass.
 #   usage: trace_parts.sh PYTHON BUILD_DIR SOURCE_DIR [PERFETTO_PYTHON]
 py=$1; build=$2; src=$3; pfpy=${4:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-parts-XXXXXX") && cd "$dir" || exit 1
@@ -25,6 +29,12 @@ for f in $formats; do
   $py -c "import json, sys; t = json.load(open('parts.$f.summary.json'))['trace']; n = $n + 1; \
 assert t['parts_written'] == n and t['parts'] == sys.argv[1:], t; print('$f: %d parts, named in the summary' % n)" $parts ||
     fail "$f: the summary does not name the parts"
+  GPUPROF_TRACE=burst_one.$f "$build/tests/sim_demo" --burst 40000 > burst_one.$f.out 2>&1 || fail "sim_demo --burst ($f, one file) failed"
+  GPUPROF_TRACE=burst.$f GPUPROF_TRACE_MAX_MB=2 "$build/tests/sim_demo" --burst 40000 > burst.$f.out 2>&1 || fail "sim_demo --burst ($f, in parts) failed"
+  parts="burst.$f $(i=2; while [ -e burst.part$i.$f ]; do printf 'burst.part%s.%s ' $i $f; i=$((i + 1)); done)"
+  [ -e burst.part3.$f ] || fail "$f: the burst's trace is in fewer than 3 parts: $(ls burst*)"
+  if [ $f = json ]; then $py "$src/tests/trace_parts.py" burst_one.$f $parts || fail "json: the burst's parts differ from its one file"
+  else $pfpy "$src/tests/trace_parts.py" burst_one.$f $parts || fail "pftrace: the burst's parts differ from its one file"; fi
 done
 # GPUPROF_TRACE_KEEP=3: the newest three parts stay
 GPUPROF_TRACE=keep.json GPUPROF_TRACE_MAX_MB=2 GPUPROF_TRACE_KEEP=3 GPUPROF_REPORT=keep.report.txt GPUPROF_SUMMARY=keep.summary.json \
