@@ -6798,10 +6798,12 @@ static char *gpuprof__pf_process(char *p, const char *end_label) {
     return gpuprof__pb_close(pk, p);
 }
 
-/* The fast path's varints (gpuprof__pf_ranges_fast): for v < 16384, the
-   bytes of v as a varint shifted left 16, plus 1 when it takes two bytes:
-   one load instead of a dozen instructions. 64 KiB, made when the first
-   Perfetto output starts. */
+/* The fast path's varints (gpuprof__pf_ranges_fast), for v < 16384: what
+   v adds to the word that opens a packet -- its varint's bytes at bytes 3-4,
+   1 to the frame's length at byte 1 when it takes two -- and, in the top
+   byte, which the next store overwrites, how far that packet's bytes reach
+   past it (4 or 5): one load instead of a dozen instructions. 128 KiB, made
+   when the first Perfetto output starts. */
 static uint64_t gpuprof__pf_vtab[16384];
 static pthread_once_t gpuprof__pf_vtab_once = PTHREAD_ONCE_INIT;
 static void gpuprof__pf_vtab_make(void) {
@@ -7380,12 +7382,14 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
    but a name already interned on the sequence, each begun at or after the
    sequence's last timestamp and ending less than 16 us after it, name ids
    below 16383 and a sequence id below 16384: every varint fits two bytes,
-   every length one; 20 to 26 bytes a range. A range is four 8-byte stores,
-   each running past what it writes into what the next one overwrites:
-   - the begin's frame, its length and the timestamp's tag and delta;
+   every length one; 20 to 26 bytes a range. A range is five stores, each
+   running past what it writes into what the next one overwrites:
+   - the begin's frame, its length and the timestamp's tag and delta (8
+     bytes; the delta's part from gpuprof__pf_vtab);
    - the sequence id and track_event { type = SLICE_BEGIN, name_iid }: the
-     same bytes for every range of a name (up to 12: two stores), made when
-     the name changes, as are the checks on the event's type and flags;
+     same bytes for every range of a name (up to 10: 16 bytes stored), made
+     when the event's name, type or flags change (its last 8 bytes, name id,
+     type and flags, compared as one word), as are the checks on them;
    - the end's frame, length, timestamp;
    - the sequence id and track_event { type = SLICE_END }: the sequence's.
    The sequence's state is held in locals (stores through the byte pointer
