@@ -1363,7 +1363,7 @@ typedef struct gpuprof__thread {
     uint64_t flow_ns;                     /* its CPU range's begin */
     uint32_t flow_name;                   /* and name id */
     gpuprof__event karg[2];               /* the formatter's: the KA and KB records of the next kernel event */
-    uint64_t step_ns, step_no;            /* the formatter's: the last step marked outside any range (ns, number), */
+    uint64_t step_ns;                     /* the formatter's: when the last step outside any range was marked (ns), */
     unsigned step_gen, step_track;        /* in the output of this generation; its Perfetto track written in that one */
     int calls_tid;                        /* the formatter's: the thread of the last captured CUDA call it wrote, */
     unsigned calls_gen;                   /* into the output of this generation (its track is named there) */
@@ -6246,19 +6246,21 @@ static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
 #endif
 
 /* A step as the encoders see it: one marked outside any range (its depth,
-   in the flags, is 0) starts the slice "ProfilerStep#N" that the next such
-   step on the thread ends; one inside a range starts none. Remembers this
-   step; returns 1 when it ends a slice, *from and *no that slice's begin
-   (ns) and N. */
+   in the flags, is 0) starts a slice that the next such step on the thread
+   ends; one inside a range starts none. The slice is "ProfilerStep#N"
+   (Kineto's name) with N the number of the step it is in gpuprof's report,
+   the summary and the slow-step captures: the step that the mark ending it
+   ends (the mark "step N"; the first GPUPROF_STEP ends none). Remembers
+   this step; returns 1 when it ends a slice, *from and *no that slice's
+   begin (ns) and N. */
 static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts, uint64_t *from, uint64_t *no) {
     /* a step begun in an earlier part ends in this one (gpuprof__trace_rotate; a busy
        part may hold none of the thread's events); generations only grow */
     int outside = (e->flags >> 8) == 0, ends = outside && t->step_gen && t->step_gen >= o->first_gen;
     *from = t->step_ns;
-    *no = t->step_no;
+    *no = e->u.step;
     t->step_gen = outside ? o->gen : 0;
     t->step_ns = ts;
-    t->step_no = e->u.step;
     return ends;
 }
 

@@ -124,8 +124,17 @@ def main(argv):
     for n in expect_names:
         if n not in names:
             problems.append(f"expected an event named {n!r}")
-    # the steps' slices (ProfilerStep#N, derived from the step marks) are counted apart from the ranges
-    nsteps = sum(1 for v in tracks.values() for e in v if e["name"].startswith("ProfilerStep#"))
+    # the steps' slices (ProfilerStep#N, derived from the step marks) are counted apart from the ranges;
+    # ProfilerStep#N is gpuprof's step N (the report's and the summary's): it ends at the mark "step N"
+    marks = {(e["tid"], e["name"]): round(e["ts"] * 1000) for e in events if e.get("ph") == "i" and e.get("cat") == "step"}
+    nsteps = 0
+    for (pid, tid), v in tracks.items():
+        for e in v:
+            if e["name"].startswith("ProfilerStep#"):
+                nsteps += 1
+                end = marks.get((tid, "step " + e["name"][len("ProfilerStep#"):]))
+                if end is None or abs(end - round((e["ts"] + e["dur"]) * 1000)) > 1:
+                    problems.append(f"{e['name']} does not end at the mark 'step {e['name'][len('ProfilerStep#'):]}' of its thread")
     nx = sum(len(v) for v in tracks.values()) - nsteps
     for want in expect_x:
         if nx != want:

@@ -51,7 +51,8 @@ for r, path in ((0, sys.argv[2]), (1, sys.argv[3])):
     print("rank %d: HTA temporal breakdown: GPU busy %.1f%% (gpuprof: %.1f%%), idle %.0f us of %.0f us; %d kernels, %d per iteration" %
           (r, 100 * theirs, 100 * ours, row["idle_time(us)"], row["kernel_time(us)"], len(k), per.iloc[0]))
 it = a.get_profiler_steps()
-assert list(it) == list(range(len(steps) - 1)), (it[:3], it[-3:], len(steps))
-print("HTA's iterations: %d (ProfilerStep#0 to #%d; the last, #%d, left out as HTA does)" % (len(it), it[-1], len(steps) - 1))
+# ProfilerStep#N is gpuprof's step N (the report's, the summary's): the first GPUPROF_STEP ends none
+assert list(it) == list(range(1, len(steps))), (it[:3], it[-3:], len(steps))
+print("HTA's iterations: %d (ProfilerStep#1 to #%d; the last, #%d, left out as HTA does)" % (len(it), it[-1], len(steps)))
 PY
 check_done test_hta
