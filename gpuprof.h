@@ -10063,8 +10063,9 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
     }
     gpuprof__buf_s(b, "   over the run: ");
     for (j = 0; j < w; j++) {
-        int k = hi > lo ? (int)((col[j] - lo) / (hi - lo) * 7.0 + 0.5) : 0;
-        gpuprof__buf_s(b, level[k < 0 ? 0 : k > 7 ? 7 : k]);
+        /* clamped as a double: a clipped column can be any number of times the scale */
+        double x = hi > lo ? (col[j] - lo) / (hi - lo) * 7.0 + 0.5 : 0;
+        gpuprof__buf_s(b, level[!(x > 0) ? 0 : x >= 7 ? 7 : (int)x]);
     }
     gpuprof__buf_printf(b, "  step time, %llu steps in %u columns (%s%s to %s%s)\n", (unsigned long long)steps, w,
                         lo < sorted[0] ? "scale " : "", gpuprof__fmt_ns(t1, sizeof t1, lo), gpuprof__fmt_ns(t2, sizeof t2, hi), hi < sorted[w - 1] ? " or more" : "");
@@ -11576,6 +11577,7 @@ static void gpuprof__keeper_start(void) {
     }
     if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0)) return;
     if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
+    if (checkpoints && gpuprof__g.cfg.summary_every > 1e6) gpuprof__g.cfg.summary_every = 1e6;   /* in ns, it fits 64 bits */
     gpuprof__g.keeper_stop = 0;
     GPUPROF__ST(&gpuprof__g.keeper_running, pthread_create(&gpuprof__g.keeper, NULL, gpuprof__keeper_main, NULL) == 0);
     if (!gpuprof__g.keeper_running)

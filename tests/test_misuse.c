@@ -196,6 +196,20 @@ int main(int argc, char **argv) {
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "captures")) == 0, "GPUPROF_CAPTURE_SLOW=0.5: no capture");
     cJSON_Delete(j); free(err);
 
+    /* checkpoints asked for once every 10^300 s (cfg.summary_every): held to 10^6 s (in ns, a
+       64-bit number; under UBSan the conversion was an error), the summary written at the end */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.summary_every = 1e300;
+    cfg.summary_path = "every.summary.json";
+    start(&cfg);
+    for (i = 0; i < 3; i++) { PROF_RANGE("work"); PROF_STEP(); }
+    j = finish(&err);
+    cJSON_Delete(j); free(err);
+    j = summary_load("every.summary.json");
+    CHECK(j && cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")) && jnum(summary_find(j, "ranges", "work"), "count") == 3,
+          "checkpoints every 1e300 s: none before the end; the summary at exit is complete");
+    cJSON_Delete(j);
+
     /* output files that cannot be written */
     memset(&cfg, 0, sizeof cfg);
     cfg.trace_ring_mb = -1;             /* no flight recorder either */

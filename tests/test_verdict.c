@@ -446,6 +446,17 @@ static void scenario_drift(void) {
     CHECK_EQ_U(jnum(o, "steps_per_point"), 4, "long: 5000 steps in at most 2048 points: 4 steps a point");
     CHECK(cJSON_GetArraySize(pts) <= 2048 && sum == 5000, "long: every step is in one point");
     cJSON_Delete(j);
+    /* two steps 10^9 times the others at the end (a hang, a suspended laptop): their column,
+       far above the drawing's scale, is drawn at the top (it was drawn at the bottom: the
+       height, ~10^10 levels, overflowed an int) */
+    session_begin(NULL);
+    for (i = 0; i <= 120; i++) { { PROF_RANGE("work"); vnow += i > 118 ? 1000000000000ull : 1000; } PROF_STEP(); }
+    j = session_end("hang.json");
+    text = check_slurp("hang.json.report.txt");
+    CHECK(text && strstr(text, "\xe2\x96\x85\xe2\x96\x88  step time, 120 steps in 60 columns"),
+          "hang: the column of the two long steps is drawn at the top, the steady one before it in the middle");
+    free(text);
+    cJSON_Delete(j);
 }
 
 /* Slow-step capture (GPUPROF_CAPTURE_SLOW=5, GPUPROF_CAPTURE_MAX=3): four
