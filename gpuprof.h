@@ -1336,6 +1336,13 @@ typedef struct gpuprof__rec {
 /* A thread's GPU part (CUDA builds): completed in section "GPU backend". */
 typedef struct gpuprof__gput gpuprof__gput;
 
+/* What every begin of a name repeats on a sequence (gpuprof__pf_fast_name). */
+typedef struct gpuprof__pfname {
+    uint64_t nkey;                        /* ~ the event's name id, type and flags as one word (0: none) */
+    uint64_t b[2], a0;                    /* the begin's bytes after its timestamp; its frame without the delta */
+    uint64_t blen;                        /* how many of b's bytes are its */
+} gpuprof__pfname;
+
 /* A thread's sequence in a Perfetto trace (the formatter's; section "Trace
    encoder, Perfetto protobuf"). */
 typedef struct gpuprof__pfseq {
@@ -1348,6 +1355,7 @@ typedef struct gpuprof__pfseq {
     uint32_t *iid;                        /* name id -> the sequence it was interned in */
     uint64_t *other;                      /* other names interned in this sequence (kernels, calls): a set */
     uint32_t niid, nother, cother;
+    gpuprof__pfname fast[4];              /* the fast path's, by name id modulo 4: names that take turns */
 } gpuprof__pfseq;
 
 typedef struct gpuprof__thread {
@@ -6935,6 +6943,7 @@ static char *gpuprof__pf_seq_start(gpuprof__tout *o, gpuprof__pfseq *s, char *p,
     s->last = 0;
     if (s->other) memset(s->other, 0, s->cother * sizeof *s->other);
     s->nother = 0;
+    memset(s->fast, 0, sizeof s->fast);
     s->head_len = (uint32_t)(gpuprof__pb_uint(s->head, 10, s->seq) - s->head);
     if (tid) p = gpuprof__pf_thread_track(o, p, (uint32_t)tid, label);
     pk = gpuprof__pb_open(p, 1);
@@ -7381,28 +7390,28 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
 }
 
 /* The common case, in straight-line code: a run of CPU ranges with nothing
-   but a name already interned on the sequence, each begun at or after the
-   sequence's last timestamp and ending less than 16 us after it, name ids
-   below 16383 and a sequence id below 16384: every varint fits two bytes,
-   every length one; 20 to 26 bytes a range. A range is five stores, each
-   running past what it writes into what the next one overwrites:
+   but a name already interned on the sequence, each begun less than 16 us
+   after the sequence's last timestamp and ending less than 16 us after its
+   begin, or, a parent, begun before the last timestamp and ending less than
+   16 us after it; name ids below 16383 and a sequence id below 16384: every
+   varint but a parent's absolute begin fits two bytes, every length one; 20
+   to 26 bytes a range. A range is five stores, each running past what it
+   writes into what the next one overwrites:
    - the begin's frame, its length and the timestamp's tag and delta (8
-     bytes; the delta's part from gpuprof__pf_vtab);
+     bytes; the delta's part from gpuprof__pf_vtab), or a parent's on the
+     absolute clock (gpuprof__pf_abs_head);
    - the sequence id and track_event { type = SLICE_BEGIN, name_iid }: the
      same bytes for every range of a name (up to 10: 16 bytes stored), made
-     when the event's name, type or flags change (its last 8 bytes, name id,
-     type and flags, compared as one word), as are the checks on them;
+     once per name on the sequence (gpuprof__pf_fast_name, four names kept:
+     names that take turns, a parent and its children), with the checks on
+     the event's type and flags; an event's last 8 bytes, name id, type and
+     flags, are compared with the name's as one word;
    - the end's frame, length, timestamp;
    - the sequence id and track_event { type = SLICE_END }: the sequence's.
    The sequence's state is held in locals (stores through the byte pointer
    would otherwise make the compiler reload it). Returns the first event it
    did not write; *pp advanced, by at most 32 bytes an event written
    (room: the caller's limit). */
-typedef struct gpuprof__pfname {
-    uint64_t b[2], a0;                    /* the begin's bytes after its timestamp; its frame without the delta */
-    uint32_t blen;                        /* how many of b's bytes are its */
-} gpuprof__pfname;
-
 /* The bytes every begin of a name repeats on the sequence, for the event e
    (its key read already); 0: the event is not for the fast path. */
 static GPUPROF__NOINLINE int gpuprof__pf_fast_name(const gpuprof__pfseq *s, const gpuprof__event *e, gpuprof__pfname *f) {
@@ -7426,6 +7435,20 @@ static GPUPROF__NOINLINE int gpuprof__pf_fast_name(const gpuprof__pfseq *s, cons
     return 1;
 }
 
+/* A begin's frame and timestamp on the absolute clock (timestamp_clock_id =
+   BOOTTIME, timestamp = ns since the trace's time zero), blen bytes to come
+   in the packet; at most 16 bytes. */
+static GPUPROF__NOINLINE char *gpuprof__pf_abs_head(char *p, uint64_t ts, uint64_t blen) {
+    char *q = gpuprof__pb_varint(p + 6, ts);
+    p[0] = 0x0a;
+    p[1] = (char)((q - p) - 2 + (ptrdiff_t)blen);
+    p[2] = (char)0xd0;                        /* field 58, timestamp_clock_id */
+    p[3] = 0x03;
+    p[4] = (char)GPUPROF__PF_ABS;
+    p[5] = 0x40;                              /* timestamp */
+    return q;
+}
+
 /* The loop, for a sequence id of hl - 1 bytes (a constant where called). */
 GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t stop, char **pp, uint32_t hl) {
     char *p = *pp;
@@ -7436,26 +7459,35 @@ GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof
     memcpy(&d, s->head, hl);
     d |= 0x0248025aull << (8 * hl);          /* the end's sequence id, track_event { type = SLICE_END } */
     for (; e < e_stop; e++) {
-        uint64_t k, ts, end, dt, du, v;
+        uint64_t k, ts, end, dt, du, v;   /* du: the end's delta on the incremental clock */
         memcpy(&k, &e->name_id, 8);           /* name id, type, flags */
         if (GPUPROF__UNLIKELY(k != key)) {
-            gpuprof__pfname f;
-            if (!gpuprof__pf_fast_name(s, e, &f)) break;
+            gpuprof__pfname *f = &s->fast[k & 3];
+            if (f->nkey != ~k) {
+                if (!gpuprof__pf_fast_name(s, e, f)) break;
+                f->nkey = ~k;
+            }
             key = k;
-            a0 = f.a0;
-            b0 = f.b[0];
-            b1 = f.b[1];
-            blen = f.blen;
+            a0 = f->a0;
+            b0 = f->b[0];
+            b1 = f->b[1];
+            blen = f->blen;
         }
         ts = gpuprof__ticks_to_ns_m(e->ts, m);
         end = gpuprof__ticks_to_ns_m(e->ts + e->u.dur_ticks, m);
         dt = ts - last;                       /* earlier times are too large, as unsigned numbers */
-        du = end - ts;
-        if ((dt | du) >= 16384) break;
+        du = end - ts;                        /* the end's delta, from the begin */
+        if (GPUPROF__LIKELY((dt | du) < 16384)) {
+            v = vt[dt];
+            gpuprof__st64(p, a0 + v);
+            p += v >> 56;
+        } else {
+            /* a parent, its begin before what went before it on the sequence: on the
+               absolute clock, which leaves the incremental one as it was */
+            if (ts >= last || (du = end - last) >= 16384) break;
+            p = gpuprof__pf_abs_head(p, ts, blen);
+        }
         last = end;
-        v = vt[dt];
-        gpuprof__st64(p, a0 + v);
-        p += v >> 56;
         gpuprof__st64(p, b0);
         gpuprof__st64(p + 8, b1);
         p += blen;
@@ -7471,7 +7503,7 @@ GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof
 }
 
 static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t n, char **pp, const char *limit) {
-    uint32_t room = *pp < limit ? (uint32_t)((size_t)(limit - *pp) / 32) : 0, stop = room < n - i ? i + room : n;
+    uint32_t room = *pp < limit ? (uint32_t)((size_t)(limit - *pp) / 48) : 0, stop = room < n - i ? i + room : n;
     if (s->head_len == 2) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 2);
     if (s->head_len == 3) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 3);
     return i;
