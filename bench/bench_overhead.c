@@ -137,9 +137,11 @@ static void session(const char *trace_path, int ring, int collector) {
    moved later than the last round's (the Perfetto encoder writes times as
    deltas), outside the timing; a round is timed as one, so the two reads of
    the thread's CPU clock (~0.5 us together, a syscall) are not charged to
-   each block's 2048 events. */
+   each block's 2048 events. pattern: 0 one name; 1 two names taking turns;
+   2 each odd event the parent of the one before (begun 10 ticks before it,
+   ending 20 after: a child and its parent, as ranges end). */
 #define WRITER_BLOCKS 8
-static double writer_events_per_s(long events, int to_null, int format) {
+static double writer_events_per_s(long events, int to_null, int format, int pattern) {
     gpuprof__block *b[WRITER_BLOCKS];
     gpuprof__thread *t = gpuprof__tls;
     uint64_t t0, t1;
@@ -147,6 +149,8 @@ static double writer_events_per_s(long events, int to_null, int format) {
     int saved_fd = -1;
     gpuprof_site site = { "forward", __FILE__, __LINE__, 0 };
     uint32_t id = gpuprof__site_id(&site, t->session);
+    gpuprof_site site2 = { "backward", __FILE__, __LINE__, 0 };
+    uint32_t id2 = gpuprof__site_id(&site2, t->session);
     for (int k = 0; k < WRITER_BLOCKS; k++) {
         b[k] = (gpuprof__block *)calloc(1, sizeof *b[k]);
         b[k]->owner = t;
@@ -155,7 +159,11 @@ static double writer_events_per_s(long events, int to_null, int format) {
             uint64_t j = (uint64_t)k * GPUPROF__BLOCK_EVENTS + (uint64_t)i;
             b[k]->ev[i].ts = 1000000ull + 1234ull * j;
             b[k]->ev[i].u.dur_ticks = 987 + (j & 127);      /* ranges one after another, none overlapping */
-            b[k]->ev[i].name_id = id;
+            b[k]->ev[i].name_id = pattern && (i & 1) ? id2 : id;
+            if (pattern == 2 && (i & 1)) {
+                b[k]->ev[i].ts = b[k]->ev[i - 1].ts - 10;
+                b[k]->ev[i].u.dur_ticks = b[k]->ev[i - 1].u.dur_ticks + 30;
+            }
         }
     }
     gpuprof__fmt_acquire();                       /* keep the writer thread out of the file */
@@ -433,7 +441,7 @@ int main(int argc, char **argv) {
            begin_end = { "", { 0 }, 0, 0, 0 }, dyn = { "", { 0 }, 0, 0, 0 }, off = { "", { 0 }, 0, 0, 0 },
            two_stats = { "", { 0 }, 0, 0, 0 }, two_traced = { "", { 0 }, 0, 0, 0 }, coll = { "", { 0 }, 0, 0, 0 },
            stats_col = { "", { 0 }, 0, 0, 0 };
-    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], pw_rate[RUNS], pn_rate[RUNS], ch_pf[RUNS], pf_bytes = -1, pf_events = -1, pf_dropped = -1, ch_trace[RUNS], ch_clock[RUNS], ch_over[RUNS], ch_null[RUNS], ch_write[RUNS], ch_bytes = -1, ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
+    double w_rate[RUNS], n_rate[RUNS], f_rate[RUNS], pw_rate[RUNS], pn_rate[RUNS], pn2_rate[RUNS], pnn_rate[RUNS], ch_pf[RUNS], pf_bytes = -1, pf_events = -1, pf_dropped = -1, ch_trace[RUNS], ch_clock[RUNS], ch_over[RUNS], ch_null[RUNS], ch_write[RUNS], ch_bytes = -1, ch_events = -1, ch_dropped = -1, base, rep, rep_lo, rep_hi;
     const char *trace = "/tmp/gpuprof_bench.trace.json", *pftrace = "/tmp/gpuprof_bench.pftrace", *json_path = "bench_overhead.json";
     long events = 1000000, rss_n = 10000000, proc_n = 4000000, kib_none, kib_ranges;
     char cpu[256];
@@ -472,10 +480,12 @@ int main(int argc, char **argv) {
     measure(&begin_end, loop_begin_end);
     measure(&dyn, loop_dyn);
     single_ranges(&single);
-    for (int r = 0; r < RUNS; r++) w_rate[r] = writer_events_per_s(events, 0, GPUPROF__FMT_JSON);
-    for (int r = 0; r < RUNS; r++) n_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_JSON);
-    for (int r = 0; r < RUNS; r++) pw_rate[r] = writer_events_per_s(events, 0, GPUPROF__FMT_PERFETTO);
-    for (int r = 0; r < RUNS; r++) pn_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_PERFETTO);
+    for (int r = 0; r < RUNS; r++) w_rate[r] = writer_events_per_s(events, 0, GPUPROF__FMT_JSON, 0);
+    for (int r = 0; r < RUNS; r++) n_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_JSON, 0);
+    for (int r = 0; r < RUNS; r++) pw_rate[r] = writer_events_per_s(events, 0, GPUPROF__FMT_PERFETTO, 0);
+    for (int r = 0; r < RUNS; r++) pn_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_PERFETTO, 0);
+    for (int r = 0; r < RUNS; r++) pn2_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_PERFETTO, 1);
+    for (int r = 0; r < RUNS; r++) pnn_rate[r] = writer_events_per_s(events, 1, GPUPROF__FMT_PERFETTO, 2);
     gpuprof_shutdown();
     for (int r = 0; r < RUNS; r++) f_rate[r] = fprintf_events_per_s("/tmp/gpuprof_bench.fprintf.json", events);
     remove(trace);
@@ -512,6 +522,8 @@ int main(int argc, char **argv) {
     qsort(n_rate, RUNS, sizeof *n_rate, cmp_double);
     qsort(pw_rate, RUNS, sizeof *pw_rate, cmp_double);
     qsort(pn_rate, RUNS, sizeof *pn_rate, cmp_double);
+    qsort(pn2_rate, RUNS, sizeof *pn2_rate, cmp_double);
+    qsort(pnn_rate, RUNS, sizeof *pnn_rate, cmp_double);
     qsort(ch_pf, RUNS, sizeof *ch_pf, cmp_double);
     qsort(f_rate, RUNS, sizeof *f_rate, cmp_double);
     qsort(ch_trace, RUNS, sizeof *ch_trace, cmp_double);
@@ -578,6 +590,8 @@ int main(int argc, char **argv) {
     row("Perfetto writer to /dev/null (encoding alone)", pn_rate[RUNS / 2] / 1e6, "M ev/s", pn_rate[0] / 1e6, pn_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
     row("  writer CPU per event, JSON / Perfetto (to /dev/null)", pn_rate[RUNS / 2] / n_rate[RUNS / 2], "x", NAN, NAN, NULL, NAN, ">= 4x",
         pn_rate[RUNS / 2] / n_rate[RUNS / 2] >= 4.0);
+    row("Perfetto encoding, two names taking turns", pn2_rate[RUNS / 2] / 1e6, "M ev/s", pn2_rate[0] / 1e6, pn2_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
+    row("Perfetto encoding, a child and its parent", pnn_rate[RUNS / 2] / 1e6, "M ev/s", pnn_rate[0] / 1e6, pnn_rate[RUNS - 1] / 1e6, NULL, NAN, NULL, 0);
     if (kib_none > 0 && kib_ranges > 0) {
         row("peak RSS, 10^7 empty loop iterations (baseline)", (double)kib_none / 1024.0, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
         row("peak RSS, 10^7 ranges, stats + trace", (double)kib_ranges / 1024.0, "MiB", NAN, NAN, NULL, NAN, NULL, 0);
