@@ -1290,8 +1290,7 @@ typedef struct gpuprof__tout {
     int fd, failed;                       /* failed is published after error is set */
     int format;                           /* GPUPROF__FMT_*: the encoder that writes it */
     unsigned gen;                         /* tracks whose metadata is in this output are marked with it */
-    unsigned prev_gen;                    /* a part of a stream (GPUPROF_TRACE_MAX_MB): the part before's, else 0 */
-    unsigned first_gen;                   /* the generation of the stream's first part (of this output, if not a part) */
+    unsigned first_gen;                   /* the generation of its stream's first part (GPUPROF_TRACE_MAX_MB), else its own */
     uint64_t off;                         /* bytes written */
     char *stage;                          /* the streamed file's: encoded bytes wait here to be written in */
     uint32_t staged;                      /* large write()s (gpuprof__trace_stage): staged bytes at its start */
@@ -6127,16 +6126,9 @@ static int gpuprof__same_file(const char *a, const char *b) {
 #define GPUPROF__WBUF 1048576         /* the encoders' buffer (gpuprof__g.wbuf, a stage) */
 #define GPUPROF__WSTAGE 524288        /* a stage is written once it holds this much */
 
-/* Appends n bytes to the output's file, after the bytes staged (none when
-   s is the stage itself: the encoder wrote on after them). A failed write
-   is one message; the output then writes nothing more (failed), and the
-   statistics go on. */
-static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
-    if (o->staged) {
-        size_t k = o->staged;
-        o->staged = 0;
-        if (s != o->stage) gpuprof__trace_write(o, o->stage, k);
-    }
+/* n bytes to the output's file. A failed write is one message; the output
+   then writes nothing more (failed), and the statistics go on. */
+static void gpuprof__trace_bytes(gpuprof__tout *o, const char *s, size_t n) {
     o->off += n;
     while (n && !o->failed) {
         ssize_t w = write(o->fd, s, n);
@@ -6151,6 +6143,21 @@ static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
         s += w;
         n -= (size_t)w;
     }
+}
+
+/* The bytes staged (gpuprof__trace_stage), written now. */
+static void gpuprof__trace_flush(gpuprof__tout *o) {
+    size_t k = o->staged;
+    o->staged = 0;
+    if (k) gpuprof__trace_bytes(o, o->stage, k);
+}
+
+/* Appends n bytes to the output's file, after the bytes staged (none when
+   s is the stage itself: the encoder wrote on after them). */
+static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
+    if (s == o->stage) o->staged = 0;
+    else gpuprof__trace_flush(o);
+    gpuprof__trace_bytes(o, s, n);
 }
 
 /* Where an encoder puts a block's bytes: the output's stage, after what
@@ -6170,12 +6177,6 @@ static void gpuprof__trace_stage(gpuprof__tout *o, char *buf, char *end) {
     size_t n = (size_t)(end - buf);
     if (o->stage && buf == o->stage && n < GPUPROF__WSTAGE) { o->staged = (uint32_t)n; return; }
     gpuprof__trace_write(o, buf, n);
-}
-
-static void gpuprof__trace_flush(gpuprof__tout *o) {
-    size_t k = o->staged;
-    o->staged = 0;
-    if (k) gpuprof__trace_write(o, o->stage, k);
 }
 
 /* An encoder: what starts a file; a block's events [from, n) written (WORK,
@@ -7410,7 +7411,7 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
    - the sequence id and track_event { type = SLICE_END }: the sequence's.
    The sequence's state is held in locals (stores through the byte pointer
    would otherwise make the compiler reload it). Returns the first event it
-   did not write; *pp advanced, by at most 32 bytes an event written
+   did not write; *pp advanced, by at most 48 bytes an event written
    (room: the caller's limit). */
 /* The bytes every begin of a name repeats on the sequence, for the event e
    (its key read already); 0: the event is not for the fast path. */
@@ -7580,8 +7581,7 @@ static int gpuprof__trace_format(const char *path) {
 
 /* A new file of the output's format: its counts zeroed, its start written. */
 static void gpuprof__trace_start(gpuprof__tout *o) {
-    o->gen = ++gpuprof__g.out_gen;
-    if (!o->prev_gen) o->first_gen = o->gen;
+    o->gen = o->first_gen = ++gpuprof__g.out_gen;
     o->off = o->events = o->flows = 0;
     o->failed = 0;
     o->error[0] = 0;
@@ -7670,8 +7670,11 @@ static void gpuprof__trace_rotate(void) {
     o->fd = fd;
     o->path = gpuprof__g.part_path;
     o->from_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
-    o->prev_gen = o->gen;
-    gpuprof__trace_start(o);
+    {
+        unsigned first = o->first_gen;       /* the stream's, whichever part it is in */
+        gpuprof__trace_start(o);
+        o->first_gen = first;
+    }
     if (gpuprof__part_first(gpuprof__g.nparts) > 1) {       /* the one that just left the newest GPUPROF_TRACE_KEEP */
         gpuprof__part_name(old, sizeof old, gpuprof__part_first(gpuprof__g.nparts) - 1);
         if (unlink(old) != 0 && errno != ENOENT) gpuprof__warn(GPUPROF__W_IO, "cannot remove the trace's old part '%s': %s (GPUPROF_TRACE_KEEP)", old, strerror(errno));
