@@ -1301,6 +1301,9 @@ typedef struct gpuprof__tout {
     unsigned char *pf_ctr;                /* Perfetto: name id -> its counter's track is in this output */
     uint32_t *pf_tids;                    /* Perfetto: the thread tracks in it (gpuprof__pf_tid_slot) */
     uint64_t *pf_begins;                  /* Perfetto: begins written on tracks of late events (a cache of hashes) */
+    struct gpuprof__lanes **lanes;        /* a GPU track's lanes in this output, by track (CUDA builds) */
+    unsigned char *pf_lane;               /* Perfetto: the lanes of a block's GPU slices, in order (the first pass's, for the second) */
+    uint32_t pf_nlane;                    /* the second pass's place in them */
     uint32_t pf_nctr, pf_ntids, pf_ctids;
 } gpuprof__tout;
 
@@ -3905,7 +3908,7 @@ static void gpuprof__kc_settle_now(void) {
 static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
     uint8_t *p = NULL;
     gpuprof__krec r;
-    uint32_t i;
+    uint32_t i, k;
     (void)ctx; (void)stream;
     if (!buf) return;
     if (valid && GPUPROF__LD(&gpuprof__kc.accepting) && gpuprof__kc.loaded > 0) {
@@ -3918,13 +3921,14 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
                 else if (gpuprof__kc.npending < GPUPROF__KC_PENDING) gpuprof__kc.pending[gpuprof__kc.npending++] = r;
                 else gpuprof__kc_take(&r, NULL);
             }
-            /* records that came before their launch record: matched now if it came since */
-            for (i = 0; i < gpuprof__kc.npending;) {
+            /* records that came before their launch record: matched now if it came since, in
+               the order they came (the trace's lanes are chosen in it: gpuprof__lane_of) */
+            for (i = k = 0; i < gpuprof__kc.npending; i++) {
                 gpuprof__kcorr *c = gpuprof__kc_launch(&gpuprof__kc.pending[i]);
-                if (!c) { i++; continue; }
-                gpuprof__kc_take(&gpuprof__kc.pending[i], c);
-                gpuprof__kc.pending[i] = gpuprof__kc.pending[--gpuprof__kc.npending];
+                if (c) gpuprof__kc_take(&gpuprof__kc.pending[i], c);
+                else gpuprof__kc.pending[k++] = gpuprof__kc.pending[i];
             }
+            gpuprof__kc.npending = k;
             gpuprof__kc_settle_now();
         }
         pthread_mutex_unlock(&gpuprof__kc_mu);
@@ -6254,6 +6258,155 @@ static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
 }
 #endif
 
+#ifdef GPUPROF_CUDA
+/* Lanes. GPU slices may overlap on one stream's track without nesting: a
+   graph's branches run at once on the stream it was launched into, a
+   programmatic dependent launch starts a kernel before the one before it
+   ends, two ranges' GPU spans cross. The Perfetto UI drops a JSON complete
+   event that overlaps its track's open one without nesting in it (import
+   stat slice_drop_overlapping_complete_event), and in Perfetto's format an
+   end would close the wrong begin. So each output puts every GPU slice on
+   a lane of its track: the first lane where it overlaps nothing (captured
+   work: kernels never nest) or nests with everything (GPU ranges: a child
+   inside its parent, begun later), judged against the last
+   GPUPROF__LANE_KEEP slices put there and the spans of those before them
+   (GPUPROF__LANE_RUNS runs, each covering some of them and the gaps
+   between). Lane 0 is the track itself; lane k is "GPU 0 stream 7 (k+1):
+   ...", just below it. Slices arrive in no set order (a parent after its
+   children, a buffer's kernels before or after the next buffer's), hence a
+   window, not a sorted list. */
+#define GPUPROF__LANES 16
+#define GPUPROF__LANE_KEEP 32
+#define GPUPROF__LANE_RUNS 8
+#define GPUPROF__LANE_TID(track, lane) (GPUPROF__GPU_TID0 + (uint32_t)(track) * GPUPROF__LANES + (uint32_t)(lane))
+typedef struct gpuprof__lane {
+    uint64_t ts[GPUPROF__LANE_KEEP], end[GPUPROF__LANE_KEEP];   /* the slices kept, a ring */
+    uint64_t lo[GPUPROF__LANE_RUNS], hi[GPUPROF__LANE_RUNS];   /* the runs of those no longer kept, apart, by time */
+    uint32_t n, next, runs;
+} gpuprof__lane;
+typedef struct gpuprof__lanes {
+    unsigned gen;                         /* the output generation the lanes are of (a new part starts afresh) */
+    uint32_t used, named;                 /* lanes in use; those whose track is named in this output (bits) */
+    uint32_t over;                        /* slices past the last lane (told once) */
+    gpuprof__lane lane[GPUPROF__LANES];
+} gpuprof__lanes;
+
+/* Whether [ts, end] may go on the lane: apart from each slice there (ends
+   may touch begins) or, a range, strictly inside or around it; and apart
+   from each run of those no longer kept or, a range, around it. */
+static int gpuprof__lane_fits(const gpuprof__lane *l, uint64_t ts, uint64_t end, int nests) {
+    uint32_t i;
+    for (i = 0; i < l->n; i++) {
+        uint64_t a = l->ts[i], b = l->end[i];
+        if (end <= a || ts >= b) continue;
+        if (nests && ((ts < a && end >= b) || (ts > a && end <= b))) continue;
+        return 0;
+    }
+    for (i = 0; i < l->runs; i++)
+        if (end > l->lo[i] && ts < l->hi[i] && !(nests && ts < l->lo[i] && end >= l->hi[i])) return 0;
+    return 1;
+}
+
+/* A slice no longer kept, into the runs: merged with those it overlaps;
+   past GPUPROF__LANE_RUNS, the two neighbouring runs that span the least
+   time together become one (the gap between them taken as busy): siblings
+   rather than a long slice and a short one, so that a late parent can
+   still be around its children. */
+static void gpuprof__lane_forget(gpuprof__lane *l, uint64_t a, uint64_t b) {
+    uint32_t i, k, best = 0;
+    for (i = 0; i < l->runs;) {
+        if (a < l->hi[i] && b > l->lo[i]) {          /* overlaps run i: they become one */
+            if (l->lo[i] < a) a = l->lo[i];
+            if (l->hi[i] > b) b = l->hi[i];
+            memmove(&l->lo[i], &l->lo[i + 1], (l->runs - i - 1) * sizeof l->lo[0]);
+            memmove(&l->hi[i], &l->hi[i + 1], (l->runs - i - 1) * sizeof l->hi[0]);
+            l->runs--;
+        } else i++;
+    }
+    if (l->runs == GPUPROF__LANE_RUNS) {                 /* full: the closest two become one */
+        for (k = 1; k < l->runs; k++)
+            if (l->hi[k] - l->lo[k - 1] < l->hi[best + 1] - l->lo[best]) best = k - 1;
+        l->hi[best] = l->hi[best + 1];
+        memmove(&l->lo[best + 1], &l->lo[best + 2], (l->runs - best - 2) * sizeof l->lo[0]);
+        memmove(&l->hi[best + 1], &l->hi[best + 2], (l->runs - best - 2) * sizeof l->hi[0]);
+        l->runs--;
+        if (a < l->hi[best] && b > l->lo[best]) { gpuprof__lane_forget(l, a, b); return; }
+    }
+    for (i = 0; i < l->runs && l->lo[i] < a; i++) {}
+    memmove(&l->lo[i + 1], &l->lo[i], (l->runs - i) * sizeof l->lo[0]);
+    memmove(&l->hi[i + 1], &l->hi[i], (l->runs - i) * sizeof l->hi[0]);
+    l->lo[i] = a;
+    l->hi[i] = b;
+    l->runs++;
+}
+
+/* [ts, end] onto the lane; the oldest slice kept goes into the runs. */
+static void gpuprof__lane_put(gpuprof__lane *l, uint64_t ts, uint64_t end) {
+    if (l->n == GPUPROF__LANE_KEEP) gpuprof__lane_forget(l, l->ts[l->next], l->end[l->next]);
+    else l->n++;
+    l->ts[l->next] = ts;
+    l->end[l->next] = end;
+    l->next = (l->next + 1) % GPUPROF__LANE_KEEP;
+}
+
+/* The lane of a GPU slice [ts, end] on its track in this output. Without
+   memory for lanes, lane 0 (the track, as without lanes); past the last
+   lane, the last, with one message. */
+static uint32_t gpuprof__lane_of(gpuprof__tout *o, uint32_t track, uint64_t ts, uint64_t end, int nests) {
+    gpuprof__lanes *ls;
+    uint32_t k;
+    if (!o->lanes && (o->lanes = (gpuprof__lanes **)gpuprof__alloc(GPUPROF__TRACKS * sizeof *o->lanes)) != NULL)
+        memset(o->lanes, 0, GPUPROF__TRACKS * sizeof *o->lanes);
+    if (!o->lanes) return 0;
+    if (!(ls = o->lanes[track]) && (ls = o->lanes[track] = (gpuprof__lanes *)gpuprof__alloc(sizeof *ls)) != NULL) ls->gen = 0;
+    if (!ls) return 0;
+    if (ls->gen != o->gen) memset(ls, 0, sizeof *ls), ls->gen = o->gen;
+    for (k = 0; k < ls->used && !gpuprof__lane_fits(&ls->lane[k], ts, end, nests); k++) {}
+    if (k == ls->used) {
+        if (k < GPUPROF__LANES) ls->used++;
+        else {
+            k = GPUPROF__LANES - 1;
+            if (!ls->over++)
+                gpuprof__warn(GPUPROF__W_KERNELS, "more than %d GPU slices overlap at once on the trace's track \"%s\": the viewers drop those that do not fit its last lane",
+                              GPUPROF__LANES, gpuprof__gpu.track[track].label);
+        }
+    }
+    gpuprof__lane_put(&ls->lane[k], ts, end);
+    return k;
+}
+
+/* A lane's name: its track's, with " (k+1)" after the stream ("GPU 0
+   stream 7 (2): kernels, copies (CUPTI)"). */
+static const char *gpuprof__lane_label(char *buf, size_t n, uint32_t track, uint32_t lane) {
+    const char *label = gpuprof__gpu.track[track].label, *colon = strchr(label, ':');
+    if (!lane) return label;
+    if (colon) snprintf(buf, n, "%.*s (%u)%s", (int)(colon - label), label, lane + 1, colon);
+    else snprintf(buf, n, "%s (%u)", label, lane + 1);
+    return buf;
+}
+
+/* Whether lane k of the track is to be named in this output (once). */
+static int gpuprof__lane_unnamed(gpuprof__tout *o, uint32_t track, uint32_t lane) {
+    gpuprof__lanes *ls = o->lanes ? o->lanes[track] : NULL;
+    if (!lane) {                          /* the track itself: named as without lanes */
+        if (gpuprof__gpu.track_meta[track] == o->gen) return 0;
+        gpuprof__gpu.track_meta[track] = o->gen;
+        return 1;
+    }
+    if (!ls || (ls->named & (1u << lane))) return 0;
+    ls->named |= 1u << lane;
+    return 1;
+}
+
+static void gpuprof__lanes_free(gpuprof__tout *o) {
+    uint32_t i;
+    if (!o->lanes) return;
+    for (i = 0; i < GPUPROF__TRACKS; i++) GPUPROF_FREE(o->lanes[i]);
+    GPUPROF_FREE(o->lanes);
+    o->lanes = NULL;
+}
+#endif
+
 /* A step as the encoders see it: one marked outside any range (its depth,
    in the flags, is 0) starts a slice that the next such step on the thread
    ends; one inside a range starts none. The slice is "ProfilerStep#N"
@@ -6382,11 +6535,13 @@ static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, const char *cat, con
 #endif
 
 #ifdef GPUPROF_CUDA
-/* A GPU stream track's name, once per output. */
-static char *gpuprof__trace_gpu_track(gpuprof__tout *o, char *p, uint32_t track) {
-    if (gpuprof__gpu.track_meta[track] == o->gen) return p;
-    gpuprof__gpu.track_meta[track] = o->gen;
-    return gpuprof__trace_track_meta(p, GPUPROF__GPU_TID0 + track, gpuprof__gpu.track[track].label, 100000 + track);
+/* A lane of a GPU stream's track: its name, once per output (the lanes
+   sorted below their track); returns its tid in *tid. */
+static char *gpuprof__trace_gpu_lane(gpuprof__tout *o, char *p, uint32_t track, uint32_t lane, uint32_t *tid) {
+    char label[128];
+    *tid = GPUPROF__LANE_TID(track, lane);
+    if (!gpuprof__lane_unnamed(o, track, lane)) return p;
+    return gpuprof__trace_track_meta(p, *tid, gpuprof__lane_label(label, sizeof label, track, lane), 100000 + (uint64_t)track * GPUPROF__LANES + lane);
 }
 
 /* The CUDA call that launched captured GPU work, on its CPU thread (Kineto's "cuda_runtime"). */
@@ -6419,10 +6574,10 @@ static char *gpuprof__put_dim3(char *p, uint64_t x, uint64_t y, uint64_t z) {
 static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
     uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u;
     uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts;
-    uint32_t launcher = karg[1].name_id, kern = karg[0].flags;
+    uint32_t launcher = karg[1].name_id, kern = karg[0].flags, tid;
     char name[96];
-    p = gpuprof__trace_gpu_track(o, p, track);
-    p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
+    p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 0), &tid);
+    p = gpuprof__trace_head(p, "X", tid);
     if (kind == GPUPROF__KR_KERNEL) {
         p = gpuprof__put_s(p, ",\"cat\":\"kernel\",\"name\":");
         p = gpuprof__put_s(p, kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->json : "\"(kernel)\"");
@@ -6457,7 +6612,7 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
     if (launcher && api >= o->from_ns) {
         /* never back in time: a kernel placed a little before its launch gets the arrow at the launch */
         uint64_t at = ts > api ? ts : api;
-        if (at <= ts + dur) p = gpuprof__trace_flow(o, p, "ac2g", "launch", launcher, api, GPUPROF__GPU_TID0 + track, at);
+        if (at <= ts + dur) p = gpuprof__trace_flow(o, p, "ac2g", "launch", launcher, api, tid, at);
     }
     return p;
 }
@@ -6511,11 +6666,11 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
            GPU (a parent and its first child) would not nest once rounded:
            each is shrunk by its depth in ns at both ends, far below the
            events' 0.5 us resolution. */
-        uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8;
-        p = gpuprof__trace_gpu_track(o, p, track);
+        uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8, lane_tid;
         ts += depth;
         dur = dur > 2 * depth ? dur - 2 * depth : 0;
-        p = gpuprof__trace_head(p, "X", GPUPROF__GPU_TID0 + track);
+        p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 1), &lane_tid);
+        p = gpuprof__trace_head(p, "X", lane_tid);
         p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
         if (t->work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
         else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
@@ -6526,7 +6681,7 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
                at the CPU range's begin, inside the GPU range. */
             uint64_t at = ts > t->flow_ns ? ts : t->flow_ns;
             if (t->flow_ns >= o->from_ns && at <= ts + dur)
-                p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->flow_tid, t->flow_ns, GPUPROF__GPU_TID0 + track, at);
+                p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->flow_tid, t->flow_ns, lane_tid, at);
             t->flow_tid = 0;
         }
         break;
@@ -6840,9 +6995,11 @@ static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped,
     GPUPROF_FREE(o->pf_ctr);
     GPUPROF_FREE(o->pf_tids);
     GPUPROF_FREE(o->pf_begins);
+    GPUPROF_FREE(o->pf_lane);
     o->pf_ctr = NULL;
     o->pf_tids = NULL;
     o->pf_begins = NULL;
+    o->pf_lane = NULL;
     o->pf_nctr = o->pf_ntids = o->pf_ctids = 0;
 }
 
@@ -7211,23 +7368,68 @@ static int gpuprof__pf_begun(gpuprof__tout *o, uint64_t uuid, uint64_t ts, int m
     return 0;
 }
 
+/* A late slice's begin and end in ns: a GPU range shrunk by its depth at
+   both ends (as in the JSON trace), captured work and a CUDA call as they
+   were recorded. */
+static void gpuprof__pf_late_times(const gpuprof__event *e, int type, uint64_t *ts, uint64_t *end) {
+    uint32_t depth = type == GPUPROF__EV_GPU ? (uint32_t)e->flags >> 8 : 0;
+    uint64_t dur = type == GPUPROF__EV_KAPI ? e->u.dur_ns & ((1ull << 40) - 1) : e->u.dur_ns;
+    *ts = e->ts + depth;
+    *end = *ts + (dur > 2 * depth ? dur - 2 * depth : 0);
+}
+
 /* A late slice's track (its uuid), begin and end in ns, its track's
-   descriptor written first if need be: a GPU range (shrunk by its depth at
-   both ends, as in the JSON trace) or captured work on its stream's track,
-   a CUDA call on its thread's "CUDA calls" track. */
-static char *gpuprof__pf_late_span(gpuprof__tout *o, char *p, const gpuprof__event *e, int type, uint64_t *uuid, uint64_t *ts, uint64_t *end) {
-    uint32_t depth = type == GPUPROF__EV_GPU ? (uint32_t)e->flags >> 8 : 0, gtid = GPUPROF__GPU_TID0 + ((uint32_t)e->type >> 4);
+   descriptor written first if need be: a GPU range or captured work on
+   lane `lane` of its stream's track, a CUDA call on its thread's "CUDA
+   calls" track. */
+static char *gpuprof__pf_late_span(gpuprof__tout *o, char *p, const gpuprof__event *e, int type, uint32_t lane, uint64_t *uuid, uint64_t *ts, uint64_t *end) {
+    uint32_t track = (uint32_t)e->type >> 4, gtid = GPUPROF__LANE_TID(track, lane);
+    char label[128];
+    gpuprof__pf_late_times(e, type, ts, end);
     if (type == GPUPROF__EV_KAPI) {
         uint32_t tid = (uint32_t)(e->u.dur_ns >> 40);
-        *ts = e->ts;
-        *end = e->ts + (e->u.dur_ns & ((1ull << 40) - 1));
         *uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid);
         return gpuprof__pf_calls_track(o, p, tid);
     }
-    *ts = e->ts + depth;
-    *end = *ts + (e->u.dur_ns > 2 * depth ? e->u.dur_ns - 2 * depth : 0);
     *uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
-    return gpuprof__pf_thread_track(o, p, gtid, gpuprof__gpu.track[gtid - GPUPROF__GPU_TID0].label);
+    return gpuprof__pf_thread_track(o, p, gtid, gpuprof__lane_label(label, sizeof label, track, lane));
+}
+
+/* The lane of a block's next GPU slice: the first pass chooses it
+   (gpuprof__lane_of) and keeps it for the second, which takes them in the
+   same order. No room to keep them: lane 0 in both. */
+static uint32_t gpuprof__pf_lane(gpuprof__tout *o, const gpuprof__event *e, int type, int first) {
+    uint64_t ts, end;
+    uint32_t lane;
+    if (!o->pf_lane) return 0;
+    if (!first) return o->pf_lane[o->pf_nlane++];
+    gpuprof__pf_late_times(e, type, &ts, &end);
+    lane = gpuprof__lane_of(o, (uint32_t)e->type >> 4, ts, end, type == GPUPROF__EV_GPU);
+    o->pf_lane[o->pf_nlane++] = (unsigned char)lane;
+    return lane;
+}
+
+/* A call's arrow to each piece of work it launched (a graph launch: many):
+   a flow bound as the legacy event's (bind_id, flow_direction): FLOW_OUT
+   on the call, FLOW_IN on each piece. Perfetto's reader draws an arrow
+   from the call to each FLOW_IN and keeps the flow open (flow_ids would
+   chain the pieces one to the next, terminating_flow_ids end it at the
+   first). */
+enum { GPUPROF__PF_FLOW_IN = 1, GPUPROF__PF_FLOW_OUT = 2 };
+static char *gpuprof__pf_bind(char *p, uint64_t id, int dir) {
+    char *l = gpuprof__pb_open(p, 6);
+    return gpuprof__pb_close(l, gpuprof__pb_uint(gpuprof__pb_uint(l, 8, id), 13, (uint64_t)dir));
+}
+
+/* A piece of work's end on its lane, the call's arrow ending there when
+   the piece began before the call (bind: its id; 0 none). */
+static char *gpuprof__pf_end_bound(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t track, uint64_t bind) {
+    char *pk, *te;
+    p = gpuprof__pf_head(s, p, ts, &pk);
+    te = gpuprof__pb_open(p, 11);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(te, 9, 2), 11, track);          /* type: SLICE_END */
+    if (bind) p = gpuprof__pf_bind(p, bind, GPUPROF__PF_FLOW_IN);
+    return gpuprof__pb_close(pk, gpuprof__pb_close(te, p));
 }
 
 /* The flow a GPU range ends (from the CPU range that began it: the FLOW
@@ -7257,6 +7459,7 @@ static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpu
     uint64_t flow_ns = t->flow_ns, ts, end, flow = 0, uuid;
     uint32_t flow_name = t->flow_name, i;
     gpuprof__event kb = t->karg[1];
+    o->pf_nlane = 0;
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
         int type = e->type & 15;
@@ -7266,15 +7469,17 @@ static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpu
             flow_name = e->name_id;
         } else if (type == GPUPROF__EV_KB) kb = *e;
         else if (type == GPUPROF__EV_GPU || type == GPUPROF__EV_KERNEL || type == GPUPROF__EV_KAPI) {
-            p = gpuprof__pf_late_span(o, p, e, type, &uuid, &ts, &end);
+            p = gpuprof__pf_late_span(o, p, e, type, type == GPUPROF__EV_KAPI ? 0 : gpuprof__pf_lane(o, e, type, 1), &uuid, &ts, &end);
             if (type == GPUPROF__EV_GPU) flow = gpuprof__pf_gpu_flow(o, flow_tid, flow_ns, flow_name, ts, end, &at_end);
             if (type == GPUPROF__EV_KERNEL) flow = gpuprof__pf_kernel_flow(o, e, &kb, ts, end, &at_end);
             if (end > ts + 1 && gpuprof__pf_begun(o, uuid, end, 0)) end--;
-            if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, type != GPUPROF__EV_KAPI && at_end ? flow : 0);
+            if (end > ts && type == GPUPROF__EV_KERNEL) p = gpuprof__pf_end_bound(s, p, end, uuid, at_end ? flow : 0);
+            else if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, type == GPUPROF__EV_GPU && at_end ? flow : 0);
             if (type == GPUPROF__EV_GPU) flow_tid = 0;
             if (type == GPUPROF__EV_KERNEL) memset(&kb, 0, sizeof kb);
         }
     }
+    o->pf_nlane = 0;                           /* the second pass takes the lanes from the first */
     return p;
 }
 
@@ -7286,7 +7491,7 @@ static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__threa
     const double *w;
     uint64_t ts, end, uuid, flow;
     int flow_at_end;
-    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_GPU, &uuid, &ts, &end);
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_GPU, gpuprof__pf_lane(o, e, GPUPROF__EV_GPU, 0), &uuid, &ts, &end);
     flow = gpuprof__pf_gpu_flow(o, t->flow_tid, t->flow_ns, t->flow_name, ts, end, &flow_at_end);
     t->flow_tid = 0;
     w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
@@ -7309,11 +7514,11 @@ static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, cons
     uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid, ts, end;
     const char *call = gpuprof__kc_call_name(cbid, (int)driver);
     int n = !strcmp(call, "CUDA call") ? snprintf(name, sizeof name, "CUDA call %u", cbid) : snprintf(name, sizeof name, "%s", call);
-    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KAPI, &uuid, &ts, &end);
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KAPI, 0, &uuid, &ts, &end);
     gpuprof__pf_begun(o, uuid, ts, 1);
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
-    p = gpuprof__pb_fixed64(p, 47, GPUPROF__PF_FLOW_CALL(e->name_id));
+    if (ts >= o->from_ns) p = gpuprof__pf_bind(p, GPUPROF__PF_FLOW_CALL(e->name_id), GPUPROF__PF_FLOW_OUT);  /* its work's rule (gpuprof__pf_kernel_flow) */
     p = gpuprof__pf_arg_v(gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id), GPUPROF__PA_CBID, GPUPROF__PF_UINT, cbid);
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, 0);
@@ -7335,13 +7540,13 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
         iid = GPUPROF__PF_COPY | (e->flags & 0xffu);         /* the name's flags: kind, direction, host memory */
         text = gpuprof__trace_copy_name(name, sizeof name, e);
     }
-    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KERNEL, &uuid, &ts, &end);
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KERNEL, gpuprof__pf_lane(o, e, GPUPROF__EV_KERNEL, 0), &uuid, &ts, &end);
     flow = gpuprof__pf_kernel_flow(o, e, &karg[1], ts, end, &flow_at_end);
     gpuprof__pf_begun(o, uuid, ts, 1);
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, text, strlen(text));
     p = gpuprof__pb_uint(p, 3, kind == GPUPROF__KR_KERNEL ? GPUPROF__PC_KERNEL : kind == GPUPROF__KR_MEMCPY ? GPUPROF__PC_MEMCPY : GPUPROF__PC_MEMSET);
     p = gpuprof__pb_uint(p, 11, uuid);
-    if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
+    if (flow && !flow_at_end) p = gpuprof__pf_bind(p, flow, GPUPROF__PF_FLOW_IN);
     p = gpuprof__pf_arg_v(p, GPUPROF__PA_DEVICE, GPUPROF__PF_UINT, (uint64_t)gpuprof__gpu.track[track].dev);
     p = gpuprof__pf_arg_v(p, GPUPROF__PA_STREAM, GPUPROF__PF_INT, sv >= 0x10000u ? (uint64_t)(sv - 0x10000u) : (uint64_t)(int64_t)-1);
     if (kind == GPUPROF__KR_KERNEL) {
@@ -7357,7 +7562,7 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
     }
     p = gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id);
     p = GPUPROF__PF_CLOSE(pk, te, p);
-    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, flow_at_end ? flow : 0);
+    return end > ts ? p : gpuprof__pf_end_bound(s, p, end, uuid, flow_at_end ? flow : 0);
 }
 #endif
 
@@ -7519,6 +7724,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
     uint32_t tid = (uint32_t)b->tid, i, naux = 0;
     if (s->gen != o->gen || s->tid != b->tid || !s->seq) p = gpuprof__pf_seq_start(o, s, p, b->tid, b->label);
 #ifdef GPUPROF_CUDA
+    if (!o->pf_lane) o->pf_lane = (unsigned char *)gpuprof__alloc(GPUPROF__BLOCK_EVENTS);
     p = gpuprof__pf_gpu_ends(o, s, t, b, from, n, p);      /* at most 2048 ends of ~30 bytes: room in the buffer */
 #endif
     for (i = from; i < n; i++) {
@@ -7600,6 +7806,9 @@ static uint32_t gpuprof__trace_events(gpuprof__tout *o, gpuprof__block *b, uint3
 
 static void gpuprof__trace_stop(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
     gpuprof__trace_encoders[o->format].end(o, events, dropped, fell_out, window_ns);
+#ifdef GPUPROF_CUDA
+    gpuprof__lanes_free(o);
+#endif
 }
 
 /* The events recorded so far into blocks not yet full, of every thread (the
@@ -12180,7 +12389,7 @@ typedef struct gpuprof__xr_pf {
 } gpuprof__xr_pf;
 
 enum { GPUPROF__XRP_PACKET, GPUPROF__XRP_TRACK, GPUPROF__XRP_PROCESS, GPUPROF__XRP_THREAD, GPUPROF__XRP_EVENT, GPUPROF__XRP_DEFAULTS,
-       GPUPROF__XRP_TE_DEFAULTS, GPUPROF__XRP_SNAPSHOT, GPUPROF__XRP_CLOCK };
+       GPUPROF__XRP_TE_DEFAULTS, GPUPROF__XRP_SNAPSHOT, GPUPROF__XRP_CLOCK, GPUPROF__XRP_LEGACY };
 
 /* A varint at *p, before end: 1, or 0 when it is cut or too long. */
 static int gpuprof__pb_get(const unsigned char **p, const unsigned char *end, uint64_t *v) {
@@ -12251,6 +12460,7 @@ static char *gpuprof__xr_pf_msg(const gpuprof__xr_pf *c, int kind, const unsigne
             else if ((kind == GPUPROF__XRP_TRACK && (x.f == 1 || x.f == 5)) || ((kind == GPUPROF__XRP_EVENT || kind == GPUPROF__XRP_TE_DEFAULTS) && x.f == 11))
                 x.v |= c->uuid_hi;
             else if ((kind == GPUPROF__XRP_PROCESS || kind == GPUPROF__XRP_THREAD) && x.f == 1) x.v = (uint64_t)c->pid;
+            else if (kind == GPUPROF__XRP_LEGACY && x.f == 8) x.v ^= c->flow_mix;          /* a bound flow's id */
             o = gpuprof__pb_uint(o, x.f, x.v);
             continue;
         }
@@ -12263,6 +12473,7 @@ static char *gpuprof__xr_pf_msg(const gpuprof__xr_pf *c, int kind, const unsigne
         case GPUPROF__XRP_PACKET * 100 + 11: sub = GPUPROF__XRP_EVENT; break;
         case GPUPROF__XRP_PACKET * 100 + 59: sub = GPUPROF__XRP_DEFAULTS; break;
         case GPUPROF__XRP_PACKET * 100 + 6: sub = GPUPROF__XRP_SNAPSHOT; break;
+        case GPUPROF__XRP_EVENT * 100 + 6: sub = GPUPROF__XRP_LEGACY; break;
         case GPUPROF__XRP_TRACK * 100 + 3: sub = GPUPROF__XRP_PROCESS; break;
         case GPUPROF__XRP_TRACK * 100 + 4: sub = GPUPROF__XRP_THREAD; break;
         case GPUPROF__XRP_DEFAULTS * 100 + 11: sub = GPUPROF__XRP_TE_DEFAULTS; break;

@@ -69,7 +69,8 @@ def decode(path):
     packets, cut = frames(open(path, 'rb').read())
     seqs = collections.defaultdict(Seq)
     tracks = {}                 # uuid -> descriptor
-    events = []                 # (track uuid, ts, order, type, name, category, args, flows out, flows in, counter value)
+    events = []                 # (track uuid, ts, order, type, name, category, args, flow ids, terminating flow ids,
+                                #  counter value, (bound flow id, direction) or None)
     problems = []
     for k, pk in enumerate(packets):
         s = seqs[pk.trusted_packet_sequence_id]
@@ -126,7 +127,10 @@ def decode(path):
             v = a.WhichOneof('value')
             args[an] = getattr(a, v) if v else None
         value = te.double_counter_value if te.HasField('double_counter_value') else te.counter_value
-        events.append((track, ts, k, te.type, name, cat, args, list(te.flow_ids), list(te.terminating_flow_ids), value))
+        bound = None
+        if te.HasField('legacy_event') and te.legacy_event.HasField('bind_id'):
+            bound = (te.legacy_event.bind_id, te.legacy_event.flow_direction)
+        events.append((track, ts, k, te.type, name, cat, args, list(te.flow_ids), list(te.terminating_flow_ids), value, bound))
     return tracks, events, problems, cut
 
 
@@ -163,34 +167,66 @@ def resolve(path):
             instants.append((owner(ev[0]), ev[4], ev[1]))
         elif ev[3] == TrackEvent.TYPE_COUNTER:
             counters.append((owner(ev[0])[1], ev[1], ev[9]))
-    # Flows as Perfetto's reader binds them: in time order (the file's among equal times), an id on an
-    # event opens a flow from its slice, and the next event carrying it as terminating closes it there.
-    flows, pending, where = [], {}, {}
+    slices, unfinished, slice_of = [], 0, {}           # slice_of: an event's order -> its slice's begin event
     for u, evs in by_track.items():
-        evs.sort(key=lambda e: (e[1], e[2]))
-    for ev in sorted((e for evs in by_track.values() for e in evs), key=lambda e: (e[1], e[2])):
-        for f in ev[8]:
-            if f in pending:
-                flows.append((pending.pop(f), owner(ev[0])))
-        for f in ev[7]:
-            pending[f] = owner(ev[0])
-    flows.sort()
-    slices, unfinished = [], 0
-    for u, evs in by_track.items():
-        stack = []                                    # evs: by time, the file's order among equal times
+        evs.sort(key=lambda e: (e[1], e[2]))          # by time, the file's order among equal times
+        stack = []
         for ev in evs:
             if ev[3] == TrackEvent.TYPE_SLICE_BEGIN:
                 stack.append(ev)
+                slice_of[ev[2]] = ev
                 continue
             if not stack:
                 problems.append('an end with no slice open on %s at %d ns' % (owner(u), ev[1]))
                 continue
             b = stack.pop()
+            slice_of[ev[2]] = b
             slices.append((owner(u), b[4], b[1], ev[1] - b[1]))
         unfinished += len(stack)
+    flows = resolve_flows(sorted((e for evs in by_track.values() for e in evs if e[2] in slice_of), key=lambda e: (e[1], e[2])),
+                          slice_of, owner, problems)
     threads = sorted(set(owner(u) for u, td in tracks.items() if td.HasField('thread')))
     return dict(slices=slices, instants=instants, counters=counters, flows=flows, threads=threads,
                 processes=sorted(procs.values()), problems=problems, cut=cut, unfinished=unfinished)
+
+
+def resolve_flows(events, slice_of, owner, problems):
+    """The arrows as Perfetto's reader (its FlowTracker) draws them, the events taken in time order (the file's
+    among equal times), each flow attached to the slice its begin or end event is of. An id in flow_ids opens
+    a flow from that slice, or, open already, draws an arrow to it and moves on from it; terminating_flow_ids
+    draw the arrow and close the flow; a legacy event's bind_id with FLOW_OUT opens one (an id open already is
+    an import error: flow_duplicate_id), FLOW_IN draws an arrow from where it was opened and leaves it open
+    (a launch's arrow to each kernel of a graph), FLOW_INOUT is as flow_ids. Returns (from thread, to
+    thread) pairs, sorted: from the slice that opened the flow, as the JSON trace's "s" to its "f"."""
+    flows, active = [], {}
+
+    def arrow(a, b):
+        flows.append((owner(a[0]), owner(b[0])))
+    for ev in events:
+        here = slice_of[ev[2]]
+        bound = ev[10]
+        if bound:
+            fid, direction = bound
+            if direction == TrackEvent.LegacyEvent.FLOW_OUT:
+                if fid in active:
+                    problems.append('flow %d opened twice (flow_duplicate_id, an import error)' % fid)
+                else:
+                    active[fid] = here
+            elif direction in (TrackEvent.LegacyEvent.FLOW_IN, TrackEvent.LegacyEvent.FLOW_INOUT):
+                if fid in active:
+                    arrow(active[fid], here)
+                if direction == TrackEvent.LegacyEvent.FLOW_INOUT:
+                    active[fid] = here
+            else:
+                problems.append('flow %d without a direction (flow_without_direction, an import error)' % fid)
+        for f in ev[7]:
+            if f in active:
+                arrow(active[f], here)
+            active[f] = here
+        for f in ev[8]:
+            if f in active:
+                arrow(active.pop(f), here)
+    return sorted(flows)
 
 
 def json_resolve(path):

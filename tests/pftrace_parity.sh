@@ -2,7 +2,10 @@
 # The Perfetto trace against the JSON trace of the same run, read by
 # Perfetto's own decoder (check_pftrace.py): the simulated-GPU demo (GPU
 # ranges, flows), with kernel capture (kernels, CUDA calls, launch flows),
-# with its ranges timed by their kernels, a flight-recorder dump; and the
+# with its ranges timed by their kernels, a flight-recorder dump, GPU work
+# that overlaps on one stream (sim_demo --graphs: lanes, a graph launch's
+# arrow to each of its kernels) with kernel capture and with ranges timed
+# by their kernels; and the
 # merged Perfetto trace of two ranks against the ranks' own traces.
 # sim_demo's clock is simulated: two runs are the same run.
 # Writes into a fresh temporary directory, removed when all pass.
@@ -19,8 +22,12 @@ for f in json pftrace; do
   GPUPROF_GPU=kernels GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=fromk.$f "$build/tests/sim_demo" > fromk.$f.out 2>&1 ||
     fail "sim_demo with GPUPROF_GPU=kernels ($f) failed"
   GPUPROF_TRACE_RING_MB=1 "$build/tests/sim_demo" --flight flight.$f > flight.$f.out 2>&1 || fail "sim_demo --flight ($f) failed"
+  GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=graphs.$f "$build/tests/sim_demo" --graphs > graphs.$f.out 2>&1 ||
+    fail "sim_demo --graphs with kernel capture ($f) failed"
+  GPUPROF_GPU=kernels GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=graphsk.$f "$build/tests/sim_demo" --graphs > graphsk.$f.out 2>&1 ||
+    fail "sim_demo --graphs with GPUPROF_GPU=kernels ($f) failed"
 done
-for t in sim kernels fromk flight; do
+for t in sim kernels fromk flight graphs graphsk; do
   $check $t.pftrace $t.json || fail "$t: the Perfetto and the JSON trace differ"
 done
 for r in 0 1; do

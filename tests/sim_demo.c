@@ -13,6 +13,12 @@
                                                  launches (with capture: a trace in parts
                                                  whose middle parts hold none of the main
                                                  thread's own blocks, tests/trace_parts.sh)
+       ./build/tests/sim_demo --graphs           100 steps of GPU work that overlaps on one
+                                                 stream: a CUDA graph of three branches of
+                                                 four kernels, and kernels launched with
+                                                 programmatic dependent launch, each in a
+                                                 range of its own (sim_graphs.summary.json,
+                                                 sim_graphs.trace.json; tests/viewer)
 
    Each step: "data" is 1.5 ms of host work (marked as such with
    host_ranges); forward launches a GEMM and 40 small softmax kernels;
@@ -31,17 +37,25 @@
 
 #define US 1000ull
 
+/* Two kernels, each launched to start 10 us before the work before it on the stream ends. */
+static void pdl_pair(void) {
+    simcupti_kernel_early(0, "pdl_gemm", 40 * US, 10 * US);
+    simcupti_kernel_early(0, "pdl_epilogue", 25 * US, 10 * US);
+    simcuda_advance(5 * US);
+}
+
 int main(int argc, char **argv) {
     gpuprof_config cfg;
     static char summary[64], trace[64];
     const char *flight = NULL;
-    int s, k, every = 1, burst = 0;
+    int s, k, every = 1, burst = 0, graphs = 0;
     if (argc == 3 && strcmp(argv[1], "--loss-every") == 0 && atoi(argv[2]) > 0) every = atoi(argv[2]);
     else if (argc == 3 && strcmp(argv[1], "--flight") == 0) flight = argv[2];
     else if (argc == 3 && strcmp(argv[1], "--burst") == 0 && atoi(argv[2]) > 0) burst = atoi(argv[2]);
-    else if (argc != 1) { fprintf(stderr, "usage: %s [--loss-every N | --flight PATH | --burst N]\n", argv[0]); return 2; }
-    snprintf(summary, sizeof summary, every == 1 ? "sim_demo.summary.json" : "sim_demo_every%d.summary.json", every);
-    snprintf(trace, sizeof trace, every == 1 ? "sim_demo.trace.json" : "sim_demo_every%d.trace.json", every);
+    else if (argc == 2 && strcmp(argv[1], "--graphs") == 0) graphs = 1;
+    else if (argc != 1) { fprintf(stderr, "usage: %s [--loss-every N | --flight PATH | --burst N | --graphs]\n", argv[0]); return 2; }
+    snprintf(summary, sizeof summary, graphs ? "sim_graphs.summary.json" : every == 1 ? "sim_demo.summary.json" : "sim_demo_every%d.summary.json", every);
+    snprintf(trace, sizeof trace, graphs ? "sim_graphs.trace.json" : every == 1 ? "sim_demo.trace.json" : "sim_demo_every%d.trace.json", every);
     memset(&cfg, 0, sizeof cfg);
     cfg.trace_path = flight ? NULL : trace;
     cfg.summary_path = flight ? NULL : summary;
@@ -55,6 +69,20 @@ int main(int argc, char **argv) {
         for (k = 0; k < 2100; k++) { PROF_RANGE("host"); simcuda_advance(2 * US); }      /* a block of the main thread's, handed over */
         { PROF_RANGE("launches"); for (k = 0; k < burst; k++) { simcupti_kernel(0, "tiny", 2 * US, 1, 32); simcuda_advance(3 * US); } }
         PROF_STEP();
+        return 0;
+    }
+    if (graphs) {
+        for (s = 0; s < 100; s++) {
+            { PROF_RANGE("data"); simcuda_advance(200 * US); }
+            /* a graph of three branches at once on stream 0: twelve kernels, one launch */
+            { PROF_RANGE("forward (graph)"); simcupti_graph_branches(0, 7, 3, 4, "fused_branch_kernel", 30 * US); simcuda_advance(20 * US); }
+            /* each kernel starts 10 us before the one before it ends; each range's kernels overlap the next range's */
+            { PROF_RANGE("attention"); pdl_pair(); }
+            { PROF_RANGE("mlp"); pdl_pair(); }
+            { PROF_RANGE("norm"); pdl_pair(); }
+            { PROF_RANGE("loss.item"); simcupti_sync(SIMCUPTI_SYNC_STREAM, 0); }
+            PROF_STEP();
+        }
         return 0;
     }
     for (s = 0; s < (flight ? 4000 : 1000); s++) {     /* --flight: more than 1 MiB of events */

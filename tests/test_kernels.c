@@ -674,6 +674,104 @@ static void scenario_trace(void) {
     cudaStreamDestroy(s);
 }
 
+/* GPU work that overlaps on one stream (SPEC 18) goes to lanes of its
+   track: a graph of three branches of four 30 us kernels, branch b starting
+   10 us after branch b - 1; then three 40 us kernels, the second and third
+   launched to start 10 us before the one before ends (programmatic
+   dependent launch); then a range around 40 child ranges, each timed by
+   CUDA events around a 5 us kernel (its GPU range comes after theirs, more
+   than a lane's window later). Expected: branch b on lane b; the first and
+   third PDL kernels on lane 0, the second on lane 1; no two kernels of a
+   lane overlap; the graph launch has an arrow to each of its 12 kernels;
+   the 41 GPU ranges nest on one lane. */
+static const char *lane_of(cJSON *ev, double tid) {
+    cJSON *e;
+    cJSON_ArrayForEach(e, ev)
+        if (!strcmp(jstr(e, "ph"), "M") && !strcmp(jstr(e, "name"), "thread_name") && jnum(e, "tid") == tid)
+            return jstr(cJSON_GetObjectItem(e, "args"), "name");
+    return "";
+}
+
+static void scenario_lanes(void) {
+    cudaStream_t s;
+    cJSON *tr, *ev, *e;
+    char lane0[128], lane1[128], lane2[128];
+    double last_end[3] = { 0, 0, 0 };
+    int i, on[3] = { 0, 0, 0 }, other = 0, apart = 1, launches = 0, ranges_on_one = 1;
+    double ranges_tid = -1;
+    uint32_t graph;
+    simcupti_reset();
+    simcupti_set_call_cost(2 * US);
+    session_trace = "k_lanes.json";
+    session_begin("lanes", 0);
+    session_trace = NULL;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    gpuprof_set_stream(s);
+    { PROF_RANGE("graph"); simcuda_advance(1 * US); graph = simcupti_graph_branches(s, 3, 3, 4, "branch", 30 * US); simcuda_advance(1 * US); }
+    {
+        PROF_RANGE("pdl");
+        simcupti_kernel_early(s, "pdl_first", 40 * US, 0);
+        simcupti_kernel_early(s, "pdl_second", 40 * US, 10 * US);
+        simcupti_kernel_early(s, "pdl_third", 40 * US, 10 * US);
+    }
+    {
+        PROF_RANGE("outer");
+        for (i = 0; i < 40; i++) { PROF_RANGE("inner"); simcuda_advance(1 * US); simcupti_kernel(s, "small", 5 * US, 1, 32); simcuda_advance(6 * US); }
+    }
+    simcupti_sync(SIMCUPTI_SYNC_STREAM, s);
+    session_end("lanes");
+    tr = trace_checked("k_lanes.json", "--expect-name branch", "check_trace.py: the lanes' trace is valid, slices nest on every track");
+    ev = trace_events(tr);
+    CHECK(ev != NULL, "the lanes' trace parses");
+    snprintf(lane0, sizeof lane0, "GPU 0 stream %u: kernels, copies (CUPTI)", 1u);
+    cJSON_ArrayForEach(e, ev) {
+        const char *name = jstr(e, "name"), *lane;
+        int k;
+        if (!strcmp(jstr(e, "ph"), "s") && !strcmp(jstr(e, "cat"), "ac2g")) launches++;
+        if (strcmp(jstr(e, "ph"), "X")) continue;
+        if (!strcmp(jstr(e, "cat"), "gpu")) {
+            if (ranges_tid < 0) ranges_tid = jnum(e, "tid");
+            ranges_on_one &= jnum(e, "tid") == ranges_tid;
+            continue;
+        }
+        if (strcmp(jstr(e, "cat"), "kernel")) continue;
+        lane = lane_of(ev, jnum(e, "tid"));
+        k = strstr(lane, " (3):") ? 2 : strstr(lane, " (2):") ? 1 : strchr(lane, '(') == strrchr(lane, '(') ? 0 : -1;
+        if (k < 0) { other++; continue; }
+        if (!strcmp(name, "branch") || !strcmp(name, "small")) on[k]++;
+        else if (!strcmp(name, "pdl_second") ? k != 1 : k != 0) other++;
+        apart &= jnum(e, "ts") >= last_end[k] - 1e-9;
+        last_end[k] = jnum(e, "ts") + jnum(e, "dur");
+    }
+    /* the names of the lanes, from the stream's */
+    cJSON_ArrayForEach(e, ev)
+        if (!strcmp(jstr(e, "cat"), "kernel") && !strcmp(jstr(e, "name"), "branch")) { snprintf(lane0, sizeof lane0, "%s", lane_of(ev, jnum(e, "tid"))); break; }
+    snprintf(lane1, sizeof lane1, "%.*s (2)%s", (int)(strchr(lane0, ':') - lane0), lane0, strchr(lane0, ':'));
+    snprintf(lane2, sizeof lane2, "%.*s (3)%s", (int)(strchr(lane0, ':') - lane0), lane0, strchr(lane0, ':'));
+    CHECK_EQ_U(on[0], 4 + 40, "lane 0: the first branch's 4 kernels and the 40 small ones");
+    CHECK_EQ_U(on[1], 4, "lane 1: the second branch's 4 kernels");
+    CHECK_EQ_U(on[2], 4, "lane 2: the third branch's 4 kernels");
+    CHECK_EQ_U(other, 0, "the PDL kernels: the first and third on lane 0, the second on lane 1; no fourth lane");
+    CHECK(apart, "no two kernels of a lane overlap (in the order they were written: the order they ran)");
+    CHECK_EQ_U(launches, 12 + 3 + 40, "an arrow from each launch to each of its kernels: the graph launch's to its 12");
+    CHECK(ranges_tid >= 0 && ranges_on_one, "the 41 GPU ranges (outer and its 40 children, outer written last) on one lane: they nest");
+    CHECK(graph > 0, "the graph launch has a correlation id");
+    {
+        int named[3] = { 0, 0, 0 };
+        cJSON_ArrayForEach(e, ev) {
+            const char *n;
+            if (strcmp(jstr(e, "ph"), "M") || strcmp(jstr(e, "name"), "thread_name")) continue;
+            n = jstr(cJSON_GetObjectItem(e, "args"), "name");
+            named[0] += !strcmp(n, lane0);
+            named[1] += !strcmp(n, lane1);
+            named[2] += !strcmp(n, lane2);
+        }
+        CHECK(named[0] == 1 && named[1] == 1 && named[2] == 1, "each lane named once: \"GPU 0 stream N: kernels, copies (CUPTI)\", \"... N (2): ...\", \"... N (3): ...\"");
+    }
+    cJSON_Delete(tr);
+    cudaStreamDestroy(s);
+}
+
 /* ---------------- failures, each in a process of its own ---------------- */
 static int run_case(const char *name, const char *env_name, const char *env_value) {
     pid_t pid = fork();
@@ -834,6 +932,7 @@ int main(int argc, char **argv) {
     scenario_copy_wait();
     scenario_layouts();
     scenario_trace();
+    scenario_lanes();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[128];
         int rc = run_case(cases[i].name, cases[i].env, cases[i].value ? cases[i].value : nosym_lib);

@@ -245,6 +245,40 @@ uint32_t simcupti_graph_launch(cudaStream_t s, uint32_t graph_id, int kernels, c
     return r;
 }
 
+uint32_t simcupti_graph_branches(cudaStream_t s, uint32_t graph_id, int branches, int kernels, const char *name, uint64_t dur_ns) {
+    uint64_t now, base, stagger = branches > 0 ? dur_ns / (uint64_t)branches : 0;
+    uint32_t r, d;
+    int b, i;
+    pthread_mutex_lock(&mu);
+    now = simcuda_now();
+    simcuda_advance(sim.call_cost);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, now, now + sim.call_cost, &d);
+    base = simcuda_stream_done(s);
+    for (b = 0; b < branches; b++)
+        for (i = 0; i < kernels; i++)
+            sim_kernel_record(s, name, base + (uint64_t)b * stagger + (uint64_t)i * dur_ns, dur_ns, 64, 128, r, graph_id);
+    if (branches > 0 && kernels > 0) simcuda_kernel(s, (uint64_t)(branches - 1) * stagger + (uint64_t)kernels * dur_ns);
+    pthread_mutex_unlock(&mu);
+    sim_periodic();
+    return r;
+}
+
+uint32_t simcupti_kernel_early(cudaStream_t s, const char *name, uint64_t dur_ns, uint64_t early_ns) {
+    uint64_t now, done, start;
+    uint32_t r, d;
+    pthread_mutex_lock(&mu);
+    now = simcuda_now();
+    done = simcuda_stream_done(s);
+    start = done > now + early_ns ? done - early_ns : now;
+    if (start + dur_ns > done) simcuda_kernel(s, start + dur_ns - done);
+    simcuda_advance(sim.call_cost);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, now, now + sim.call_cost, &d);
+    sim_kernel_record(s, name, start, dur_ns, 132, 256, r, 0);
+    pthread_mutex_unlock(&mu);
+    sim_periodic();
+    return r;
+}
+
 uint32_t simcupti_memcpy(cudaStream_t s, int copy_kind, int host_kind, uint64_t bytes, uint64_t dur_ns) {
     CUpti_ActivityMemcpy6 m;
     uint64_t now, start;

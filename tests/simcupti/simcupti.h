@@ -11,7 +11,9 @@
      non-empty stack of pushed ids (the innermost id), then the runtime and
      the driver API records; the GPU record carries the runtime call's id
      (copies and memsets the driver call's, as CUPTI does);
-   - a graph launch: one API record, N kernel records with its id;
+   - a graph launch: one API record, N kernel records with its id (in
+     sequence, or in branches that overlap on the stream); a programmatic
+     dependent launch: a kernel that starts before the one before it ends;
    - buffers come from the client's request callback, API records into the
      calling thread's buffer, GPU records into one device buffer; a buffer
      is complete when full, and delivered on a worker thread
@@ -63,6 +65,14 @@ uint32_t simcupti_memcpy(cudaStream_t s, int copy_kind, int host_kind, uint64_t 
 uint32_t simcupti_memset(cudaStream_t s, uint64_t bytes, uint64_t dur_ns);
 uint32_t simcupti_sync(int type, cudaStream_t s);  /* waits (simcuda's clock moves) and records the wait */
 uint32_t simcupti_graph_launch(cudaStream_t s, uint32_t graph_id, int kernels, const char *name, uint64_t dur_ns);
+/* A graph whose branches run at once: `branches` chains of `kernels` kernels,
+   all on s (as CUPTI reports a graph's work on the stream it was launched
+   into), branch b starting b * dur_ns / branches after the first, so they
+   overlap without nesting. */
+uint32_t simcupti_graph_branches(cudaStream_t s, uint32_t graph_id, int branches, int kernels, const char *name, uint64_t dur_ns);
+/* A programmatic dependent launch (cudaLaunchKernelEx): the kernel starts
+   early_ns before the work queued on s ends (not before now). */
+uint32_t simcupti_kernel_early(cudaStream_t s, const char *name, uint64_t dur_ns, uint64_t early_ns);
 
 /* A sample buffer of one record of each kind, CUDA 13 layouts; returns its valid size. */
 size_t   simcupti_sample_buffer(uint8_t *buf, size_t size);

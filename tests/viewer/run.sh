@@ -10,7 +10,11 @@
 # the demo as rank 1 of 2 under torchrun (the rank's process metadata), and
 # the four ranks' traces of tests/ranks_sim merged by gpuprof-ranks; then
 # Perfetto's format (.pftrace) of the demo, the simulated GPU, kernel capture,
-# a flight-recorder dump, merged ranks and a killed run, in the Perfetto UI.
+# a flight-recorder dump, merged ranks and a killed run, in the Perfetto UI;
+# and GPU work that overlaps on one stream (sim_demo --graphs: a graph's
+# branches, programmatic dependent launches; with kernel capture, and with
+# ranges timed by their kernels) in both formats, which the Perfetto UI must
+# show alike (every slice, the same arrows), as it must kernel capture's.
 # Writes into a fresh temporary directory, removed when all pass.
 #   usage: run.sh PYTHON BUILD_DIR SOURCE_DIR
 py=$1; build=$2; src=$3
@@ -42,8 +46,17 @@ GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE
 GPUPROF_REPORT=off GPUPROF_TRACE=ranks.%r.pftrace "$build/tests/ranks_sim" --ranks 4 --slow 3 --steps 6 > ranks.pf.out 2>&1 || fail "ranks_sim (.pftrace) failed"
 "$build/gpuprof-ranks" --trace ranks.0.pftrace ranks.1.pftrace ranks.2.pftrace ranks.3.pftrace -o merged.pftrace >> ranks.pf.out 2>&1 ||
   fail "gpuprof-ranks could not merge the ranks' Perfetto traces"
+for f in trace.json pftrace; do
+  GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=graphs.$f GPUPROF_REPORT=off "$build/tests/sim_demo" --graphs > graphs.$f.out 2>&1 ||
+    fail "sim_demo --graphs with kernel capture ($f) failed"
+  GPUPROF_GPU=kernels GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=graphsk.$f GPUPROF_REPORT=off "$build/tests/sim_demo" --graphs > graphsk.$f.out 2>&1 ||
+    fail "sim_demo --graphs with GPUPROF_GPU=kernels ($f) failed"
+done
+grep -q 'stream 7 (2): kernels' graphs.trace.json || fail "sim_demo --graphs: no second lane of the kernels' stream in the trace"
 CHECK_WORKDIR="$dir" "$build/tests/test_pftrace" --die > killed.pf.out 2>&1
 [ -s killed.pftrace ] || fail "the killed run left no Perfetto trace"
-"$py" "$src/tests/viewer/check_viewers.py" --shots shots demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json fromk.trace.json rank.1.trace.json merged.trace.json \
+"$py" "$src/tests/viewer/check_viewers.py" --shots shots --same kernels.trace.json kernels.pftrace \
+  --same graphs.trace.json graphs.pftrace --same graphsk.trace.json graphsk.pftrace \
+  graphs.trace.json graphs.pftrace graphsk.trace.json graphsk.pftrace demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json fromk.trace.json rank.1.trace.json merged.trace.json \
   demo.pftrace sim.pftrace flight.pftrace kernels.pftrace merged.pftrace killed.pftrace || fail "a viewer disagrees"
 cd / && rm -rf "$dir"
