@@ -1285,6 +1285,25 @@ typedef struct gpuprof__frame {
     int64_t mem0, dev0;       /* mem_ranges: tracked and device-used bytes at the begin (dev0 -1: none) */
 } gpuprof__frame;
 
+/* A GPU stream track's lanes in one trace output (section "Trace output,
+   the layers": gpuprof__lane_of): GPUPROF__LANES lanes, each with the last
+   GPUPROF__LANE_KEEP slices put there and the runs of those before. */
+#define GPUPROF__LANES 16
+#define GPUPROF__LANE_KEEP 32
+#define GPUPROF__LANE_RUNS 8
+typedef struct gpuprof__lane {
+    uint64_t ts[GPUPROF__LANE_KEEP], end[GPUPROF__LANE_KEEP];   /* the slices kept, a ring */
+    uint64_t lo[GPUPROF__LANE_RUNS], hi[GPUPROF__LANE_RUNS];   /* the runs of those no longer kept, apart, by time */
+    uint64_t first, last;                 /* the earliest begin and the latest end of all put there */
+    uint32_t n, next, runs;
+} gpuprof__lane;
+typedef struct gpuprof__lanes {
+    unsigned gen;                         /* the output generation the lanes are of (a new part starts afresh) */
+    uint32_t used, named;                 /* lanes in use; those whose track is named in this output (bits) */
+    uint32_t over;                        /* slices past the last lane (told once) */
+    gpuprof__lane lane[GPUPROF__LANES];
+} gpuprof__lanes;
+
 /* One trace output: the streamed file, or a file gpuprof_write_trace writes. */
 typedef struct gpuprof__tout {
     int fd, failed;                       /* failed is published after error is set */
@@ -1301,7 +1320,7 @@ typedef struct gpuprof__tout {
     unsigned char *pf_ctr;                /* Perfetto: name id -> its counter's track is in this output */
     uint32_t *pf_tids;                    /* Perfetto: the thread tracks in it (gpuprof__pf_tid_slot) */
     uint64_t *pf_begins;                  /* Perfetto: begins written on tracks of late events (a cache of hashes) */
-    struct gpuprof__lanes **lanes;        /* a GPU track's lanes in this output, by track (CUDA builds) */
+    gpuprof__lanes **lanes;               /* a GPU track's lanes in this output, by track (CUDA builds) */
     unsigned char *pf_lane;               /* Perfetto: the lanes of a block's GPU slices, in order (the first pass's, for the second) */
     uint32_t pf_nlane;                    /* the second pass's place in them */
     uint32_t pf_nctr, pf_ntids, pf_ctids;
@@ -6275,29 +6294,17 @@ static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
    ...", just below it. Slices arrive in no set order (a parent after its
    children, a buffer's kernels before or after the next buffer's), hence a
    window, not a sorted list. */
-#define GPUPROF__LANES 16
-#define GPUPROF__LANE_KEEP 32
-#define GPUPROF__LANE_RUNS 8
 #define GPUPROF__LANE_TID(track, lane) (GPUPROF__GPU_TID0 + (uint32_t)(track) * GPUPROF__LANES + (uint32_t)(lane))
-typedef struct gpuprof__lane {
-    uint64_t ts[GPUPROF__LANE_KEEP], end[GPUPROF__LANE_KEEP];   /* the slices kept, a ring */
-    uint64_t lo[GPUPROF__LANE_RUNS], hi[GPUPROF__LANE_RUNS];   /* the runs of those no longer kept, apart, by time */
-    uint32_t n, next, runs;
-} gpuprof__lane;
-typedef struct gpuprof__lanes {
-    unsigned gen;                         /* the output generation the lanes are of (a new part starts afresh) */
-    uint32_t used, named;                 /* lanes in use; those whose track is named in this output (bits) */
-    uint32_t over;                        /* slices past the last lane (told once) */
-    gpuprof__lane lane[GPUPROF__LANES];
-} gpuprof__lanes;
 
 /* Whether [ts, end] may go on the lane: apart from each slice there (ends
    may touch begins) or, a range, strictly inside or around it; and apart
    from each run of those no longer kept or, a range, around it. */
 static int gpuprof__lane_fits(const gpuprof__lane *l, uint64_t ts, uint64_t end, int nests) {
     uint32_t i;
-    for (i = 0; i < l->n; i++) {
-        uint64_t a = l->ts[i], b = l->end[i];
+    if (ts >= l->last || end <= l->first) return 1;   /* after or before all: most slices */
+    for (i = 0; i < l->n; i++) {                       /* newest first: the likeliest to overlap */
+        uint32_t k = (l->next + GPUPROF__LANE_KEEP - 1 - i) % GPUPROF__LANE_KEEP;
+        uint64_t a = l->ts[k], b = l->end[k];
         if (end <= a || ts >= b) continue;
         if (nests && ((ts < a && end >= b) || (ts > a && end <= b))) continue;
         return 0;
@@ -6307,15 +6314,20 @@ static int gpuprof__lane_fits(const gpuprof__lane *l, uint64_t ts, uint64_t end,
     return 1;
 }
 
-/* A slice no longer kept, into the runs: merged with those it overlaps;
+/* A slice no longer kept, into the runs: merged with those it overlaps or
+   touches (back-to-back work is one run);
    past GPUPROF__LANE_RUNS, the two neighbouring runs that span the least
    time together become one (the gap between them taken as busy): siblings
    rather than a long slice and a short one, so that a late parent can
    still be around its children. */
 static void gpuprof__lane_forget(gpuprof__lane *l, uint64_t a, uint64_t b) {
-    uint32_t i, k, best = 0;
+    uint32_t i, k, best = 0, r = l->runs;
+    if (r && a >= l->lo[r - 1] && a <= l->hi[r - 1]) {  /* the last run goes on (work in order): it meets no other */
+        if (b > l->hi[r - 1]) l->hi[r - 1] = b;
+        return;
+    }
     for (i = 0; i < l->runs;) {
-        if (a < l->hi[i] && b > l->lo[i]) {          /* overlaps run i: they become one */
+        if (a <= l->hi[i] && b >= l->lo[i]) {        /* meets run i: they become one */
             if (l->lo[i] < a) a = l->lo[i];
             if (l->hi[i] > b) b = l->hi[i];
             memmove(&l->lo[i], &l->lo[i + 1], (l->runs - i - 1) * sizeof l->lo[0]);
@@ -6323,14 +6335,14 @@ static void gpuprof__lane_forget(gpuprof__lane *l, uint64_t a, uint64_t b) {
             l->runs--;
         } else i++;
     }
-    if (l->runs == GPUPROF__LANE_RUNS) {                 /* full: the closest two become one */
+    if (l->runs == GPUPROF__LANE_RUNS) {                 /* full: the two spanning least together become one */
         for (k = 1; k < l->runs; k++)
             if (l->hi[k] - l->lo[k - 1] < l->hi[best + 1] - l->lo[best]) best = k - 1;
         l->hi[best] = l->hi[best + 1];
         memmove(&l->lo[best + 1], &l->lo[best + 2], (l->runs - best - 2) * sizeof l->lo[0]);
         memmove(&l->hi[best + 1], &l->hi[best + 2], (l->runs - best - 2) * sizeof l->hi[0]);
         l->runs--;
-        if (a < l->hi[best] && b > l->lo[best]) { gpuprof__lane_forget(l, a, b); return; }
+        if (a <= l->hi[best] && b >= l->lo[best]) { gpuprof__lane_forget(l, a, b); return; }
     }
     for (i = 0; i < l->runs && l->lo[i] < a; i++) {}
     memmove(&l->lo[i + 1], &l->lo[i], (l->runs - i) * sizeof l->lo[0]);
@@ -6342,6 +6354,8 @@ static void gpuprof__lane_forget(gpuprof__lane *l, uint64_t a, uint64_t b) {
 
 /* [ts, end] onto the lane; the oldest slice kept goes into the runs. */
 static void gpuprof__lane_put(gpuprof__lane *l, uint64_t ts, uint64_t end) {
+    if (!l->n || ts < l->first) l->first = ts;
+    if (!l->n || end > l->last) l->last = end;
     if (l->n == GPUPROF__LANE_KEEP) gpuprof__lane_forget(l, l->ts[l->next], l->end[l->next]);
     else l->n++;
     l->ts[l->next] = ts;
@@ -7385,6 +7399,7 @@ static void gpuprof__pf_late_times(const gpuprof__event *e, int type, uint64_t *
 static char *gpuprof__pf_late_span(gpuprof__tout *o, char *p, const gpuprof__event *e, int type, uint32_t lane, uint64_t *uuid, uint64_t *ts, uint64_t *end) {
     uint32_t track = (uint32_t)e->type >> 4, gtid = GPUPROF__LANE_TID(track, lane);
     char label[128];
+    int slot;
     gpuprof__pf_late_times(e, type, ts, end);
     if (type == GPUPROF__EV_KAPI) {
         uint32_t tid = (uint32_t)(e->u.dur_ns >> 40);
@@ -7392,6 +7407,7 @@ static char *gpuprof__pf_late_span(gpuprof__tout *o, char *p, const gpuprof__eve
         return gpuprof__pf_calls_track(o, p, tid);
     }
     *uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
+    if ((slot = gpuprof__pf_tid_slot(o, gtid)) >= 0 && (o->pf_tids[slot] & 1)) return p;   /* named already: no label to make */
     return gpuprof__pf_thread_track(o, p, gtid, gpuprof__lane_label(label, sizeof label, track, lane));
 }
 

@@ -626,17 +626,24 @@ static int trace_count(cJSON *ev, const char *ph, const char *cat) {
     return n;
 }
 
-static void scenario_trace(void) {
+/* A session streaming a trace to path, its launches costing 2 us of CPU
+   time, on a non-blocking stream of its own (returned). */
+static cudaStream_t traced_session(const char *path, const char *name, int warmup) {
     cudaStream_t s;
-    cJSON *tr, *ev, *k, *g, *a;
-    int i;
     simcupti_reset();
     simcupti_set_call_cost(2 * US);
-    session_trace = "k_trace.json";
-    session_begin("trace", 1);
+    session_trace = path;
+    session_begin(name, warmup);
     session_trace = NULL;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     gpuprof_set_stream(s);
+    return s;
+}
+
+static void scenario_trace(void) {
+    cudaStream_t s = traced_session("k_trace.json", "trace", 1);
+    cJSON *tr, *ev, *k, *g, *a;
+    int i;
     backward_host_ns = 1 * US;             /* the launch is not the whole range */
     for (i = 0; i < 3; i++) train_step(s);
     backward_host_ns = 0;
@@ -693,20 +700,13 @@ static const char *lane_of(cJSON *ev, double tid) {
 }
 
 static void scenario_lanes(void) {
-    cudaStream_t s;
+    cudaStream_t s = traced_session("k_lanes.json", "lanes", 0);
     cJSON *tr, *ev, *e;
     char lane0[128], lane1[128], lane2[128];
     double last_end[3] = { 0, 0, 0 };
     int i, on[3] = { 0, 0, 0 }, other = 0, apart = 1, launches = 0, ranges_on_one = 1;
     double ranges_tid = -1;
     uint32_t graph;
-    simcupti_reset();
-    simcupti_set_call_cost(2 * US);
-    session_trace = "k_lanes.json";
-    session_begin("lanes", 0);
-    session_trace = NULL;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    gpuprof_set_stream(s);
     { PROF_RANGE("graph"); simcuda_advance(1 * US); graph = simcupti_graph_branches(s, 3, 3, 4, "branch", 30 * US); simcuda_advance(1 * US); }
     {
         PROF_RANGE("pdl");
@@ -723,7 +723,6 @@ static void scenario_lanes(void) {
     tr = trace_checked("k_lanes.json", "--expect-name branch", "check_trace.py: the lanes' trace is valid, slices nest on every track");
     ev = trace_events(tr);
     CHECK(ev != NULL, "the lanes' trace parses");
-    snprintf(lane0, sizeof lane0, "GPU 0 stream %u: kernels, copies (CUPTI)", 1u);
     cJSON_ArrayForEach(e, ev) {
         const char *name = jstr(e, "name"), *lane;
         int k;
@@ -736,6 +735,7 @@ static void scenario_lanes(void) {
         }
         if (strcmp(jstr(e, "cat"), "kernel")) continue;
         lane = lane_of(ev, jnum(e, "tid"));
+        /* lane 0's name has one "(": "(CUPTI)" */
         k = strstr(lane, " (3):") ? 2 : strstr(lane, " (2):") ? 1 : strchr(lane, '(') == strrchr(lane, '(') ? 0 : -1;
         if (k < 0) { other++; continue; }
         if (!strcmp(name, "branch") || !strcmp(name, "small")) on[k]++;
@@ -743,7 +743,7 @@ static void scenario_lanes(void) {
         apart &= jnum(e, "ts") >= last_end[k] - 1e-9;
         last_end[k] = jnum(e, "ts") + jnum(e, "dur");
     }
-    /* the names of the lanes, from the stream's */
+    /* the lanes' names, from the stream's (its id is CUPTI's) */
     cJSON_ArrayForEach(e, ev)
         if (!strcmp(jstr(e, "cat"), "kernel") && !strcmp(jstr(e, "name"), "branch")) { snprintf(lane0, sizeof lane0, "%s", lane_of(ev, jnum(e, "tid"))); break; }
     snprintf(lane1, sizeof lane1, "%.*s (2)%s", (int)(strchr(lane0, ':') - lane0), lane0, strchr(lane0, ':'));
