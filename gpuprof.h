@@ -284,6 +284,11 @@ typedef struct gpuprof_config {
     int trace_max_mb;           /* the streamed trace is closed (a whole file) at this many MiB and goes on in
                                    the next part, run.part2.json, ...: 0 = one file (GPUPROF_TRACE_MAX_MB) */
     int trace_keep;             /* only the newest this many parts are kept: 0 = all (GPUPROF_TRACE_KEEP) */
+    double sample_hz;           /* CPU samples per second of each recording thread's CPU time, named per range in
+                                   the report and the summary: 0 = off, 1 = the default (1000 asked; the kernel's
+                                   tick may give less) (GPUPROF_SAMPLE=1|HZ) */
+    const char *sample_folded;  /* with sampling: the samples' folded stacks for flame graphs, "range;outer;...;leaf N"
+                                   a line (GPUPROF_SAMPLE_FOLDED) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -1379,6 +1384,33 @@ typedef struct gpuprof__pfseq {
     gpuprof__pfname fast[4];              /* the fast path's, by name id modulo 4: names that take turns */
 } gpuprof__pfseq;
 
+/* CPU samples (SPEC 16; section "CPU samples, part 1"): a sampled thread's
+   samples, added up by the signal handler as they come -- one slot per
+   (innermost open range, call stack), its return addresses in frames[] --
+   so that memory stays bounded over a run of hours. Preallocated when the
+   thread is first sampled; the handler writes it, a report reads it. */
+#define GPUPROF__SMP_SLOTS 4096           /* distinct (range, stack) pairs a thread keeps */
+#define GPUPROF__SMP_FRAMES 65536         /* the return addresses of their stacks, all together */
+#define GPUPROF__SMP_DEPTH 32             /* frames of a stack: the interrupted PC and 31 callers */
+typedef struct gpuprof__smp_slot {
+    uint64_t hash;                        /* 0: free; published last (release) */
+    const struct gpuprof__node *node;     /* the innermost open range (NULL: none) */
+    uint32_t at, depth;                   /* its stack: frames[at .. at + depth), the PC first */
+    uint64_t count;
+} gpuprof__smp_slot;
+typedef struct gpuprof__smp {
+    uintptr_t stack_lo, stack_hi;         /* the thread's stack: the frame walk stays inside it */
+    uint64_t cpu0_ns;                     /* the thread's CPU time when its timer started */
+    uint64_t cpu_ns;                      /* CPU time sampled so far, timers stopped since */
+    uint64_t taken, lost;                 /* samples the handler took; those it had no room to keep */
+    uint64_t gen;                         /* the thread's timer: its number + 1 (0: none) */
+    int busy;                             /* the handler is in it */
+    int tid;
+    uint32_t nframes;
+    gpuprof__smp_slot slot[GPUPROF__SMP_SLOTS];
+    uintptr_t frames[GPUPROF__SMP_FRAMES];
+} gpuprof__smp;
+
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
@@ -1420,6 +1452,8 @@ typedef struct gpuprof__thread {
     const gpuprof__name *names;           /* its session's name table (kept while threads of it run) */
     void *stream;                         /* gpuprof_set_stream(); NULL: the site's stream 0 */
     gpuprof__gput *gpu;                   /* CUDA builds: event pools and pending GPU ranges */
+    gpuprof__smp *smp;                    /* CPU samples (GPUPROF_SAMPLE): NULL when not sampled */
+    uintptr_t smp_timer;                  /* its POSIX timer (a timer_t), valid while smp->gen != 0 */
     uint64_t gpu_pushed;                  /* GPU records this thread has queued */
     uint64_t rec_tail;                    /* records added to the statistics, by the holder of rec_busy */
     uint64_t rec_seen;                    /* the collector's: rec_head at its last pass */
@@ -1493,6 +1527,7 @@ static struct {
     gpuprof_config cfg;                   /* with defaults applied; strings owned below */
     char *trace_path, *report, *summary_path, *process_name;
     char *host_ranges;                    /* comma-separated names (the verdict's CPU-bound ranges), or NULL */
+    char *sample_folded;                  /* GPUPROF_SAMPLE_FOLDED's file, or NULL */
     struct {                              /* roofline peaks (0: unknown) and where they came from */
         double flops, bw;
         int user_flops, user_bw;          /* set by the config or the environment: they apply to CPU times too */
@@ -4301,6 +4336,270 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 
 
 /* ----------------------------------------------------------------------
+   CPU samples, part 1: the sampler (SPEC 16). Each thread that records
+   ranges gets a POSIX timer on its own CPU time (timer_create on
+   CLOCK_THREAD_CPUTIME_ID, its signal sent to that thread:
+   SIGEV_THREAD_ID), made by the thread itself when it joins the session
+   and deleted when it leaves or the session ends. The signal's handler,
+   async-signal-safe (no allocation, lock, stdio; errno kept), takes the
+   interrupted PC, walks the frame pointers up the thread's stack for its
+   callers, and adds one to the slot of (the thread's innermost open range,
+   that stack). A range's own path is unchanged. The timers tick at the
+   kernel's HZ whatever rate is asked (250 Hz on a CONFIG_HZ=250 kernel):
+   the report says the rate achieved. Linux (x86-64, AArch64) with glibc,
+   in a C mode with POSIX's signals and timers; elsewhere GPUPROF_SAMPLE
+   says why there are no samples.
+   ---------------------------------------------------------------------- */
+#include <signal.h>
+#if defined(__linux__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__)) && defined(SA_SIGINFO) && \
+    defined(SIGEV_SIGNAL) && defined(CLOCK_THREAD_CPUTIME_ID) && defined(SA_RESTART) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200809L
+#define GPUPROF__SAMPLER 1
+#include <sys/ucontext.h>
+#ifndef SIGEV_THREAD_ID
+#define SIGEV_THREAD_ID 4
+#endif
+#ifdef __USE_MISC                          /* glibc names mcontext_t's fields so, else with "__" before */
+#define GPUPROF__CTX(f) f
+#else
+#define GPUPROF__CTX(f) __##f
+#endif
+/* the thread's stack (a GNU call, bound by its symbol in any C mode) */
+extern int gpuprof__getattr_np(pthread_t th, pthread_attr_t *attr) __asm__("pthread_getattr_np");
+#else
+#define GPUPROF__SAMPLER 0
+#endif
+
+#define GPUPROF__SMP_HZ 1000               /* GPUPROF_SAMPLE=1: asked per second of a thread's CPU time */
+
+static struct {
+    int on;                                /* sampling set up: joining threads start timers (atomic) */
+    int signo;                             /* the timers' signal */
+    int installed;                         /* its handler is gpuprof's (kept for the process) */
+    double hz;                             /* asked */
+    uint64_t timers;                       /* timers made so far */
+    char why[192];                         /* asked but not running: why */
+} gpuprof__smpg;
+
+#if GPUPROF__SAMPLER
+/* The interrupted PC, frame pointer and stack pointer. */
+static void gpuprof__smp_regs(const void *ucv, uintptr_t *pc, uintptr_t *fp, uintptr_t *sp) {
+    const ucontext_t *uc = (const ucontext_t *)ucv;
+#if defined(__x86_64__)
+    const greg_t *g = uc->uc_mcontext.GPUPROF__CTX(gregs);
+    *pc = (uintptr_t)g[16];                /* REG_RIP, REG_RBP, REG_RSP: the x86-64 ABI's numbering */
+    *fp = (uintptr_t)g[10];
+    *sp = (uintptr_t)g[15];
+#else
+    *pc = (uintptr_t)uc->uc_mcontext.GPUPROF__CTX(pc);
+    *fp = (uintptr_t)uc->uc_mcontext.GPUPROF__CTX(regs)[29];
+    *sp = (uintptr_t)uc->uc_mcontext.GPUPROF__CTX(sp);
+#endif
+}
+
+/* The stack of the interrupted code: its PC, then the return addresses
+   the frame-pointer chain gives, each frame checked to lie in the thread's
+   stack, above the last, 8-aligned. Code built without frame pointers
+   (gcc's default from -O1) gives the PC alone, or callers that stop early. */
+static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr_t *out) {
+    uintptr_t pc, fp, sp, lo, hi = m->stack_hi;
+    uint32_t n = 0;
+    gpuprof__smp_regs(uc, &pc, &fp, &sp);
+    out[n++] = pc;
+    lo = sp > m->stack_lo ? sp : m->stack_lo;
+    while (n < GPUPROF__SMP_DEPTH && fp >= lo && fp + 16 <= hi && !(fp & 7)) {
+        const uintptr_t *f = (const uintptr_t *)fp;
+        if (f[1] < 4096) break;            /* no code there: the chain is not a frame chain */
+        out[n++] = f[1];
+        if (f[0] <= fp) break;             /* frames go up the stack */
+        lo = fp + 16;
+        fp = f[0];
+    }
+    return n;
+}
+
+/* One sample into the thread's slots: that of (node, stack), made if new.
+   Only the thread's own handler writes them (the signal is blocked while
+   its handler runs); a slot's hash is published last. */
+static void gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const uintptr_t *st, uint32_t depth) {
+    uint64_t h = (uint64_t)(uintptr_t)node * 0x9E3779B97F4A7C15ull ^ depth;
+    uint32_t i, k, probe;
+    for (i = 0; i < depth; i++) h = (h ^ (uint64_t)st[i]) * 0xBF58476D1CE4E5B9ull;
+    h |= 1;                                /* 0: a free slot */
+    for (probe = 0, k = (uint32_t)(h >> 40) % GPUPROF__SMP_SLOTS; probe < 32; probe++, k = (k + 1) % GPUPROF__SMP_SLOTS) {
+        gpuprof__smp_slot *s = &m->slot[k];
+        if (s->hash == h && s->node == node && s->depth == depth && !memcmp(&m->frames[s->at], st, depth * sizeof *st)) {
+            GPUPROF__ST(&s->count, s->count + 1);
+            return;
+        }
+        if (s->hash) continue;
+        if (m->nframes + depth > GPUPROF__SMP_FRAMES) break;
+        memcpy(&m->frames[m->nframes], st, depth * sizeof *st);
+        s->node = node;
+        s->at = m->nframes;
+        s->depth = depth;
+        s->count = 1;
+        m->nframes += depth;
+        GPUPROF__STR(&s->hash, h);
+        return;
+    }
+    GPUPROF__ST(&m->lost, m->lost + 1);
+}
+
+static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
+    int saved = errno;
+    gpuprof__thread *t = gpuprof__tls;
+    gpuprof__smp *m;
+    (void)sig; (void)si;
+    if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smpg.on) && m->gen) {
+        uintptr_t st[GPUPROF__SMP_DEPTH];
+        uint32_t d = t->depth, n;
+        const gpuprof__node *node;
+        GPUPROF__ST(&m->busy, 1);
+        if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
+        node = d ? t->stack[d - 1].node : NULL;
+        n = gpuprof__smp_walk(m, uc, st);
+        GPUPROF__ST(&m->taken, m->taken + 1);
+        gpuprof__smp_add(m, node, st, n);
+        GPUPROF__STR(&m->busy, 0);
+    }
+    errno = saved;
+}
+
+/* A thread's CPU time in ns, read from any thread while it lives (Linux's
+   clock id of a thread: what pthread_getcpuclockid returns). */
+static uint64_t gpuprof__smp_cpu_of(int tid) {
+    gpuprof__timespec ts;
+    if (gpuprof__clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6u), &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+/* GPUPROF_SAMPLE / cfg.sample_hz at a session's start: the signal and its
+   handler, once per process; a program's own handler for that signal is
+   left alone (one line: GPUPROF_SAMPLE_SIGNAL picks another). */
+static void gpuprof__smp_setup(double hz) {
+    gpuprof__smpg.why[0] = 0;
+    gpuprof__smpg.hz = hz <= 0 ? 0 : hz <= 1 ? GPUPROF__SMP_HZ : hz;
+    if (gpuprof__smpg.hz <= 0) return;
+#if GPUPROF__SAMPLER
+    {
+        const char *v = getenv("GPUPROF_SAMPLE_SIGNAL");
+        struct sigaction sa, old;
+        int signo = SIGPROF;
+        if (v && *v) {
+            char *end;
+            long x = strtol(v + (strncmp(v, "SIGRTMIN+", 9) == 0 ? 9 : 0), &end, 10);
+            if (strncmp(v, "SIGRTMIN+", 9) == 0 && !*end && x >= 0 && x <= SIGRTMAX - SIGRTMIN) signo = SIGRTMIN + (int)x;
+            else if (!strcmp(v, "SIGPROF")) signo = SIGPROF;
+            else if (!*end && x > 0 && x <= SIGRTMAX) signo = (int)x;
+            else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE_SIGNAL='%.64s' is not a signal (a number, SIGPROF or SIGRTMIN+N); SIGPROF is used", v);
+        }
+        if (gpuprof__smpg.installed && gpuprof__smpg.signo == signo) { GPUPROF__ST(&gpuprof__smpg.on, 1); return; }
+        if (sigaction(signo, NULL, &old) != 0) {
+            snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "signal %d cannot be handled here", signo);
+        } else if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+            snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "the program handles signal %d (%s) itself: set GPUPROF_SAMPLE_SIGNAL to a free one "
+                     "(SIGRTMIN+3, say)", signo, signo == SIGPROF ? "SIGPROF" : "its own");
+        } else {
+            memset(&sa, 0, sizeof sa);
+            sa.sa_sigaction = gpuprof__smp_handler;
+            sa.sa_flags = SA_SIGINFO | SA_RESTART;
+            sigemptyset(&sa.sa_mask);
+            if (sigaction(signo, &sa, NULL) == 0) {
+                gpuprof__smpg.installed = 1;
+                gpuprof__smpg.signo = signo;
+                GPUPROF__ST(&gpuprof__smpg.on, 1);
+                return;
+            }
+            snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "sigaction(%d) failed: %s", signo, strerror(errno));
+        }
+    }
+#else
+    snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "this build has no sampler (it needs Linux on x86-64 or AArch64 with glibc, "
+             "and the file defining GPUPROF_IMPLEMENTATION built in a POSIX C mode such as -std=gnu11)");
+#endif
+    gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples: %s", gpuprof__smpg.why);
+}
+
+/* The calling thread's timer, started as it joins the session: its slots
+   made the first time (NULL when memory is short: counted, no samples). */
+static void gpuprof__smp_thread_start(gpuprof__thread *t) {
+#if GPUPROF__SAMPLER
+    gpuprof__smp *m = t->smp;
+    struct sigevent ev;
+    struct itimerspec its;
+    timer_t timer;
+    pthread_attr_t attr;
+    double period;
+    if (!GPUPROF__LD(&gpuprof__smpg.on) || (m && m->gen)) return;
+    if (!m) {
+        if (!(m = (gpuprof__smp *)gpuprof__alloc(sizeof *m))) return;
+        memset(m, 0, sizeof *m);
+        if (gpuprof__getattr_np(pthread_self(), &attr) == 0) {
+            void *addr = NULL;
+            size_t size = 0;
+            if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+                m->stack_lo = (uintptr_t)addr;
+                m->stack_hi = (uintptr_t)addr + size;
+            }
+            pthread_attr_destroy(&attr);
+        }
+        GPUPROF__STR(&t->smp, m);
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = gpuprof__smpg.signo;
+    ev._sigev_un._tid = t->tid;
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples of thread %d: timer_create failed: %s", t->tid, strerror(errno));
+        return;
+    }
+    period = 1e9 / gpuprof__smpg.hz;
+    its.it_interval.tv_sec = its.it_value.tv_sec = (time_t)((uint64_t)period / 1000000000u);
+    its.it_interval.tv_nsec = its.it_value.tv_nsec = (long)((uint64_t)period % 1000000000u);
+    m->tid = t->tid;
+    m->cpu0_ns = gpuprof__thread_cpu_ns();
+    t->smp_timer = (uintptr_t)timer;
+    GPUPROF__ST(&m->gen, ++gpuprof__smpg.timers);
+    if (timer_settime(timer, 0, &its, NULL) != 0) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples of thread %d: timer_settime failed: %s", t->tid, strerror(errno));
+        timer_delete(timer);
+        GPUPROF__ST(&m->gen, 0);
+    }
+#else
+    (void)t;
+#endif
+}
+
+/* A thread's timer deleted, its CPU time sampled added up: on the thread
+   (it leaves) or from another (the session ends, the thread still runs). */
+static void gpuprof__smp_thread_stop(gpuprof__thread *t, int own) {
+#if GPUPROF__SAMPLER
+    gpuprof__smp *m = t->smp;
+    uint64_t now;
+    if (!m || !m->gen) return;
+    timer_delete((timer_t)t->smp_timer);
+    now = own ? gpuprof__thread_cpu_ns() : gpuprof__smp_cpu_of(m->tid);
+    if (now > m->cpu0_ns) m->cpu_ns += now - m->cpu0_ns;
+    GPUPROF__ST(&m->gen, 0);
+#else
+    (void)t; (void)own;
+#endif
+}
+
+/* The session ends: every timer stopped, and no handler still in a
+   thread's slots, before anything is read for the last time or freed. */
+static void gpuprof__smp_stop_all(void) {
+    gpuprof__thread *t;
+    int spins;
+    if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
+    GPUPROF__ST(&gpuprof__smpg.on, 0);
+    for (t = gpuprof__g.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
+    for (t = gpuprof__g.threads; t; t = t->next)
+        for (spins = 0; t->smp && GPUPROF__LDA(&t->smp->busy) && spins < 100000; spins++) {}
+}
+
+/* ----------------------------------------------------------------------
    Threads joining and leaving a session: a thread's first range binds it
    to a state (starting the session if none runs), its exit hands the
    state on; states and name tables a shutdown left to running threads
@@ -4375,6 +4674,11 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
     GPUPROF_FREE(t->chunks);
     GPUPROF_FREE(t->pf.iid);
     GPUPROF_FREE(t->pf.other);
+    if (t->smp) {
+        gpuprof__smp *m = t->smp;
+        GPUPROF__STR(&t->smp, NULL);          /* a handler on this thread (its own state) sees none */
+        GPUPROF_FREE(m);
+    }
     GPUPROF_FREE(t);
 }
 
@@ -4430,6 +4734,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
         pthread_mutex_unlock(&gpuprof__lock);
         pthread_setspecific(gpuprof__tls_key, t);
         gpuprof__tls = t;
+        gpuprof__smp_thread_start(t);
         return t;
     }
     session = gpuprof__g.session;                /* allocated outside the lock, for this session's sizes */
@@ -4454,12 +4759,14 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_setspecific(gpuprof__tls_key, t);
     gpuprof__tls = t;
+    gpuprof__smp_thread_start(t);
     return t;
 }
 
 static void gpuprof__thread_exit(void *p) {
     gpuprof__thread *t = (gpuprof__thread *)p;
     if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
+    gpuprof__smp_thread_stop(t, 1);
     gpuprof__trace_handoff(t);
     pthread_mutex_lock(&gpuprof__lock);
     if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__STOPPING) {
@@ -9672,6 +9979,471 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
 }
 
 /* ----------------------------------------------------------------------
+   CPU samples, part 2: symbols, the ELF seam. At report time, never in the
+   handler: the loaded objects (dl_iterate_phdr: each one's path and load
+   bias; the main program's path is /proc/self/exe), and for those that
+   hold a sampled address their functions, read from the file's ELF .symtab
+   (static functions too) or else .dynsym. An address in no known function
+   is named module+0xOFFSET (a stripped binary, a deleted file), or 0xADDR
+   outside every object (JIT code). Inlined code counts as its caller.
+   ---------------------------------------------------------------------- */
+#if GPUPROF__SAMPLER
+#include <elf.h>
+/* dl_phdr_info's first fields, and the call, bound by its symbol (a GNU
+   extension the strict C modes hide). */
+struct gpuprof__dlinfo { uintptr_t addr; const char *name; const Elf64_Phdr *phdr; uint16_t phnum; };
+extern int gpuprof__dl_iterate_phdr(int (*cb)(struct gpuprof__dlinfo *, size_t, void *), void *data) __asm__("dl_iterate_phdr");
+#endif
+
+typedef struct gpuprof__sym { uintptr_t lo, hi; const char *name; } gpuprof__sym;
+typedef struct gpuprof__mod {
+    char path[512];
+    const char *file;                     /* the file's name, in path */
+    uintptr_t bias, lo, hi;               /* load bias; its executable segments span [lo, hi) */
+    int loaded;                           /* its symbols: 1 read, -1 none to be had, 0 not yet */
+    int main;                             /* the main program */
+    gpuprof__sym *syms;
+    uint32_t nsyms;
+    char *strs;                           /* the names, as read */
+} gpuprof__mod;
+typedef struct gpuprof__symtab { gpuprof__mod *mods; uint32_t n, cap; } gpuprof__symtab;
+
+#if GPUPROF__SAMPLER
+static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *data) {
+    gpuprof__symtab *st = (gpuprof__symtab *)data;
+    gpuprof__mod *m;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    uint16_t i;
+    (void)size;
+    for (i = 0; i < info->phnum; i++) {
+        const Elf64_Phdr *ph = &info->phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        if (info->addr + ph->p_vaddr < lo) lo = info->addr + ph->p_vaddr;
+        if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi <= lo) return 0;
+    if (st->n == st->cap) {
+        uint32_t cap = st->cap ? 2 * st->cap : 32;
+        gpuprof__mod *nm = (gpuprof__mod *)gpuprof__alloc(cap * sizeof *nm);
+        if (!nm) return 1;
+        if (st->n) memcpy(nm, st->mods, st->n * sizeof *nm);
+        GPUPROF_FREE(st->mods);
+        st->mods = nm;
+        st->cap = cap;
+    }
+    m = &st->mods[st->n++];
+    memset(m, 0, sizeof *m);
+    if (info->name && *info->name) snprintf(m->path, sizeof m->path, "%s", info->name);
+    else if (st->n == 1) {                /* the first, unnamed: the main program */
+        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+        m->path[n > 0 ? n : 0] = 0;
+        m->main = 1;
+    } else {                              /* the vDSO, which has no file */
+        snprintf(m->path, sizeof m->path, "[vdso]");
+    }
+    m->file = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+    m->bias = info->addr;
+    m->lo = lo;
+    m->hi = hi;
+    return 0;
+}
+
+static int gpuprof__sym_cmp(const void *a, const void *b) {
+    const gpuprof__sym *x = (const gpuprof__sym *)a, *y = (const gpuprof__sym *)b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* n bytes of fd at off into a new buffer (NULL: cannot). */
+static void *gpuprof__sym_read(int fd, uint64_t off, uint64_t n) {
+    char *b;
+    uint64_t got = 0;
+    if (n == 0 || n > ((uint64_t)1 << 32) || !(b = (char *)gpuprof__alloc((size_t)n + 1))) return NULL;
+    while (got < n) {
+        ssize_t r = pread(fd, b + got, (size_t)(n - got), (off_t)(off + got));
+        if (r <= 0) { GPUPROF_FREE(b); return NULL; }
+        got += (uint64_t)r;
+    }
+    b[n] = 0;
+    return b;
+}
+
+/* A module's functions from its file: .symtab, else .dynsym. */
+static void gpuprof__sym_load(gpuprof__mod *m) {
+    Elf64_Ehdr eh;
+    Elf64_Shdr *sh = NULL;
+    Elf64_Sym *sy = NULL;
+    int fd, i, pick = -1;
+    uint64_t k, n;
+    m->loaded = -1;
+    if (!m->path[0] || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0) return;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || !(sh = (Elf64_Shdr *)gpuprof__sym_read(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh))) {
+        close(fd);
+        return;
+    }
+    for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_SYMTAB) pick = i;
+    if (pick < 0) for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
+    if (pick >= 0 && sh[pick].sh_link < eh.e_shnum && sh[pick].sh_entsize == sizeof(Elf64_Sym) &&
+        (sy = (Elf64_Sym *)gpuprof__sym_read(fd, sh[pick].sh_offset, sh[pick].sh_size)) != NULL &&
+        (m->strs = (char *)gpuprof__sym_read(fd, sh[sh[pick].sh_link].sh_offset, sh[sh[pick].sh_link].sh_size)) != NULL) {
+        n = sh[pick].sh_size / sizeof *sy;
+        if ((m->syms = (gpuprof__sym *)gpuprof__alloc((size_t)n * sizeof *m->syms + 1)) != NULL) {
+            for (k = 0; k < n; k++) {
+                int type = ELF64_ST_TYPE(sy[k].st_info);
+                if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
+                    sy[k].st_name >= sh[sh[pick].sh_link].sh_size)
+                    continue;
+                m->syms[m->nsyms].lo = m->bias + sy[k].st_value;
+                m->syms[m->nsyms].hi = m->bias + sy[k].st_value + (sy[k].st_size ? sy[k].st_size : 1);
+                m->syms[m->nsyms++].name = m->strs + sy[k].st_name;
+            }
+            qsort(m->syms, m->nsyms, sizeof *m->syms, gpuprof__sym_cmp);
+            m->loaded = 1;
+        }
+    }
+    GPUPROF_FREE(sy);
+    GPUPROF_FREE(sh);
+    close(fd);
+}
+#endif
+
+/* The loaded objects, their symbols not read yet (on need: gpuprof__sym_of). */
+static void gpuprof__sym_open(gpuprof__symtab *st) {
+    memset(st, 0, sizeof *st);
+#if GPUPROF__SAMPLER
+    gpuprof__dl_iterate_phdr(gpuprof__sym_module, st);
+#endif
+}
+
+static void gpuprof__sym_close(gpuprof__symtab *st) {
+    uint32_t i;
+    for (i = 0; i < st->n; i++) {
+        GPUPROF_FREE(st->mods[i].syms);
+        GPUPROF_FREE(st->mods[i].strs);
+    }
+    GPUPROF_FREE(st->mods);
+    memset(st, 0, sizeof *st);
+}
+
+/* The function holding pc: its name in buf (module+0xOFFSET, or 0xADDR,
+   when none is known) and its module's file name in *module ("" outside
+   every object). */
+static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, char *buf, size_t n, const char **module) {
+    uint32_t i;
+    for (i = 0; i < st->n; i++) {
+        gpuprof__mod *m = &st->mods[i];
+        uint32_t a = 0, b;
+        if (pc < m->lo || pc >= m->hi) continue;
+        *module = m->file;
+#if GPUPROF__SAMPLER
+        if (!m->loaded) gpuprof__sym_load(m);
+#endif
+        for (b = m->nsyms; a < b;) {            /* the last symbol starting at or before pc */
+            uint32_t mid = a + (b - a) / 2;
+            if (m->syms[mid].lo <= pc) a = mid + 1;
+            else b = mid;
+        }
+        if (a && pc < m->syms[a - 1].hi) return m->syms[a - 1].name;
+        snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
+        return buf;
+    }
+    *module = "";
+    snprintf(buf, n, "0x%llx", (unsigned long long)pc);
+    return buf;
+}
+
+/* ----------------------------------------------------------------------
+   CPU samples, part 3: what the samples say, per range -- for the report's
+   "CPU samples per range", the verdict, the summary's `samples` and the
+   folded stacks (GPUPROF_SAMPLE_FOLDED). Every thread's slots are read as
+   they are (a sample coming meanwhile may be in or not), their addresses
+   named (part 2), and added up by range path ("forward/matmul"; "(no
+   range)" outside every range) and function.
+   ---------------------------------------------------------------------- */
+typedef struct gpuprof__smpfn { char *name; const char *module; uint64_t self, total; } gpuprof__smpfn;
+typedef struct gpuprof__smprange {
+    char *path;
+    uint64_t samples;
+    gpuprof__smpfn *fn;
+    uint32_t nfn, cfn;
+} gpuprof__smprange;
+typedef struct gpuprof__smprep {
+    uint64_t taken, lost, kept, with_callers;
+    double cpu_s;                         /* CPU time of the sampled threads while sampled */
+    gpuprof__smprange *r;
+    uint32_t nr, cr;
+    gpuprof__buf folded;                  /* "path;outer;...;leaf count" lines, when asked */
+    char exe[256];                        /* the main program's file name */
+} gpuprof__smprep;
+
+/* A range's path: its name and its ancestors', outermost first. */
+static void gpuprof__smp_path(const gpuprof__node *n, char *out, size_t cap) {
+    const gpuprof__node *chain[GPUPROF_MAX_DEPTH];
+    int d = 0;
+    size_t k = 0;
+    for (; n && n->parent && d < GPUPROF_MAX_DEPTH; n = n->parent) chain[d++] = n;
+    if (!d) { snprintf(out, cap, "(no range)"); return; }
+    out[0] = 0;
+    while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(chain[d]->name_id));
+}
+
+static gpuprof__smprange *gpuprof__smp_range(gpuprof__smprep *r, const char *path) {
+    uint32_t i;
+    for (i = 0; i < r->nr; i++) if (!strcmp(r->r[i].path, path)) return &r->r[i];
+    if (r->nr == r->cr) {
+        uint32_t c = r->cr ? 2 * r->cr : 16;
+        gpuprof__smprange *nr = (gpuprof__smprange *)gpuprof__alloc(c * sizeof *nr);
+        if (!nr) return NULL;
+        if (r->nr) memcpy(nr, r->r, r->nr * sizeof *nr);
+        GPUPROF_FREE(r->r);
+        r->r = nr;
+        r->cr = c;
+    }
+    memset(&r->r[r->nr], 0, sizeof r->r[0]);
+    if (!(r->r[r->nr].path = gpuprof__strdup(path))) return NULL;
+    return &r->r[r->nr++];
+}
+
+static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, const char *module) {
+    uint32_t i;
+    for (i = 0; i < g->nfn; i++) if (g->fn[i].module == module && !strcmp(g->fn[i].name, name)) return &g->fn[i];
+    if (g->nfn == g->cfn) {
+        uint32_t c = g->cfn ? 2 * g->cfn : 16;
+        gpuprof__smpfn *nf = (gpuprof__smpfn *)gpuprof__alloc(c * sizeof *nf);
+        if (!nf) return NULL;
+        if (g->nfn) memcpy(nf, g->fn, g->nfn * sizeof *nf);
+        GPUPROF_FREE(g->fn);
+        g->fn = nf;
+        g->cfn = c;
+    }
+    memset(&g->fn[g->nfn], 0, sizeof g->fn[0]);
+    if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
+    g->fn[g->nfn].module = module;
+    return &g->fn[g->nfn++];
+}
+
+/* gcc's clones named as the function they are of: f.constprop.0, f.isra.0, f.part.0, f.cold -> f. */
+static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
+    static const char *const sfx[] = { ".constprop.", ".isra.", ".part.", ".cold" };
+    size_t i, cut = strlen(name);
+    for (i = 0; i < 4; i++) {
+        const char *p = strstr(name, sfx[i]);
+        if (p && (size_t)(p - name) < cut) cut = (size_t)(p - name);
+    }
+    if (cut == strlen(name)) return name;
+    snprintf(buf, n, "%.*s", (int)cut, name);
+    return buf;
+}
+
+/* One slot into the tables: its range's self count for the leaf's
+   function, a total for each function its stack holds (once a stack);
+   a folded line when asked. */
+static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded) {
+    char path[512], buf[GPUPROF__SMP_DEPTH][160], base[160];
+    const char *name[GPUPROF__SMP_DEPTH], *module[GPUPROF__SMP_DEPTH];
+    gpuprof__smprange *g;
+    uint32_t i, j, depth = s->depth < GPUPROF__SMP_DEPTH ? s->depth : GPUPROF__SMP_DEPTH;
+    uint64_t count = GPUPROF__LD(&s->count);
+    gpuprof__smp_path(s->node, path, sizeof path);
+    if (!(g = gpuprof__smp_range(r, path)) || !depth) return;
+    g->samples += count;
+    r->kept += count;
+    if (depth > 1) r->with_callers += count;
+    for (i = 0; i < depth; i++)             /* a return address is after its call: named by the byte before it */
+        name[i] = gpuprof__sym_of(st, m->frames[s->at + i] - (i ? 1 : 0), buf[i], sizeof buf[i], &module[i]);
+    for (i = 0; i < depth; i++) {
+        gpuprof__smpfn *f;
+        for (j = 0; j < i && !(module[j] == module[i] && !strcmp(name[j], name[i])); j++) {}
+        if (j < i) continue;                   /* recursion: once a stack */
+        if (!(f = gpuprof__smp_fn(g, name[i], module[i]))) return;
+        f->total += count;
+        if (!i) f->self += count;
+    }
+    if (!folded) return;
+    gpuprof__buf_s(&r->folded, path);
+    for (i = depth; i-- > 0;) {
+        gpuprof__buf_s(&r->folded, ";");
+        gpuprof__buf_s(&r->folded, gpuprof__smp_base(name[i], base, sizeof base));
+    }
+    gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
+}
+
+static int gpuprof__smp_fn_cmp(const void *a, const void *b) {
+    const gpuprof__smpfn *x = (const gpuprof__smpfn *)a, *y = (const gpuprof__smpfn *)b;
+    if (x->self != y->self) return x->self < y->self ? 1 : -1;
+    if (x->total != y->total) return x->total < y->total ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+static int gpuprof__smp_range_cmp(const void *a, const void *b) {
+    const gpuprof__smprange *x = (const gpuprof__smprange *)a, *y = (const gpuprof__smprange *)b;
+    if (x->samples != y->samples) return x->samples < y->samples ? 1 : -1;
+    return strcmp(x->path, y->path);
+}
+
+/* Every thread's samples so far, by range and function, most first. 0:
+   sampling was not asked for. */
+static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
+    gpuprof__symtab st;
+    gpuprof__thread *t;
+    uint32_t i;
+    memset(r, 0, sizeof *r);
+    if (gpuprof__smpg.hz <= 0) return 0;
+    gpuprof__sym_open(&st);
+    for (i = 0; i < st.n; i++)
+        if (st.mods[i].main) snprintf(r->exe, sizeof r->exe, "%s", st.mods[i].file);
+    for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
+        const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+        if (!m) continue;
+        r->taken += GPUPROF__LD(&m->taken);
+        r->lost += GPUPROF__LD(&m->lost);
+        r->cpu_s += (double)m->cpu_ns * 1e-9;
+#if GPUPROF__SAMPLER
+        if (GPUPROF__LD(&m->gen) && m->tid == (gpuprof__tls ? gpuprof__tls->tid : 0)) r->cpu_s += (double)(gpuprof__thread_cpu_ns() - m->cpu0_ns) * 1e-9;
+        else if (GPUPROF__LD(&m->gen)) r->cpu_s += (double)(gpuprof__smp_cpu_of(m->tid) - m->cpu0_ns) * 1e-9;
+#endif
+        for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
+            if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, &st, m, &m->slot[i], folded);
+    }
+    for (i = 0; i < r->nr; i++) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
+    qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
+    /* the module names point into st: copied where the tables keep them */
+    for (i = 0; i < r->nr; i++) {
+        uint32_t k;
+        for (k = 0; k < r->r[i].nfn; k++) {
+            char *mod = gpuprof__strdup(r->r[i].fn[k].module);
+            r->r[i].fn[k].module = mod ? mod : "";
+        }
+    }
+    gpuprof__sym_close(&st);
+    return 1;
+}
+
+static void gpuprof__smp_free(gpuprof__smprep *r) {
+    uint32_t i, k;
+    for (i = 0; i < r->nr; i++) {
+        for (k = 0; k < r->r[i].nfn; k++) {
+            GPUPROF_FREE(r->r[i].fn[k].name);
+            if (*r->r[i].fn[k].module) GPUPROF_FREE((char *)r->r[i].fn[k].module);
+        }
+        GPUPROF_FREE(r->r[i].fn);
+        GPUPROF_FREE(r->r[i].path);
+    }
+    GPUPROF_FREE(r->r);
+    GPUPROF_FREE(r->folded.p);
+    memset(r, 0, sizeof *r);
+}
+
+/* The mechanism, in words. */
+static void gpuprof__smp_mechanism(char *out, size_t n) {
+    snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smpg.signo, gpuprof__smpg.signo == 27 ? " (SIGPROF)" : "");
+}
+
+/* The report's "CPU samples per range": the header line, then each range
+   with samples (most first), its top functions by self samples. */
+static void gpuprof__report_samples(gpuprof__buf *b, int rows) {
+    gpuprof__smprep r;
+    char mech[96], base[160];
+    uint32_t i, k;
+    if (gpuprof__smpg.hz <= 0) return;
+    if (!gpuprof__smp_collect(&r, 0)) return;
+    gpuprof__smp_mechanism(mech, sizeof mech);
+    gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %llu taken, %llu lost%s)\n", mech,
+                        gpuprof__smpg.hz, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0, (unsigned long long)r.taken, (unsigned long long)r.lost,
+                        r.kept && r.with_callers * 2 >= r.kept ? "; callers from frame pointers" : r.kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
+    if (gpuprof__smpg.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smpg.why);
+    for (i = 0; i < r.nr && (rows < 0 || i < (uint32_t)rows); i++) {
+        gpuprof__smprange *g = &r.r[i];
+        gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", g->path, (unsigned long long)g->samples,
+                            r.kept ? 100.0 * (double)g->samples / (double)r.kept : 0.0);
+        for (k = 0; k < g->nfn && k < 10; k++) {
+            const gpuprof__smpfn *f = &g->fn[k];
+            if (!f->self && k >= 3) break;
+            gpuprof__buf_printf(b, "  %5.1f%%  %5.1f%%  %s", 100.0 * (double)f->self / (double)g->samples, 100.0 * (double)f->total / (double)g->samples,
+                                gpuprof__smp_base(f->name, base, sizeof base));
+            if (strcmp(f->module, r.exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
+            gpuprof__buf_s(b, "\n");
+        }
+    }
+    gpuprof__smp_free(&r);
+}
+
+/* The verdict's line for a CPU-bound phase: the functions its samples
+   (its own and its nested ranges') name most, or how to have them. */
+static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase) {
+    gpuprof__smprep r;
+    gpuprof__smprange all;
+    uint64_t n = 0;
+    uint32_t i, k;
+    size_t len = strlen(phase);
+    char base[160];
+    if (gpuprof__smpg.hz <= 0) {
+        gpuprof__buf_s(b, "   GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n");
+        return;
+    }
+    if (!gpuprof__smp_collect(&r, 0)) return;
+    memset(&all, 0, sizeof all);
+    for (i = 0; i < r.nr; i++) {
+        const gpuprof__smprange *g = &r.r[i];
+        if (strncmp(g->path, phase, len) || (g->path[len] && g->path[len] != '/')) continue;
+        n += g->samples;
+        for (k = 0; k < g->nfn; k++) {
+            gpuprof__smpfn *f = gpuprof__smp_fn(&all, g->fn[k].name, g->fn[k].module);
+            if (f) { f->self += g->fn[k].self; f->total += g->fn[k].total; }
+        }
+    }
+    if (n) {
+        qsort(all.fn, all.nfn, sizeof all.fn[0], gpuprof__smp_fn_cmp);
+        gpuprof__buf_s(b, "   its code:");
+        for (k = 0; k < all.nfn && k < 3 && all.fn[k].self; k++)
+            gpuprof__buf_printf(b, "%s %s %.0f%%", k ? "," : "", gpuprof__smp_base(all.fn[k].name, base, sizeof base), 100.0 * (double)all.fn[k].self / (double)n);
+        gpuprof__buf_printf(b, " of its %llu CPU samples (CPU samples per range)\n", (unsigned long long)n);
+    } else gpuprof__buf_s(b, "   its code: no CPU samples in it (a phase shorter than a tick of the sampler's timer)\n");
+    for (k = 0; k < all.nfn; k++) GPUPROF_FREE(all.fn[k].name);
+    GPUPROF_FREE(all.fn);
+    gpuprof__smp_free(&r);
+}
+
+/* The summary's "samples" (docs/summary.md): the mechanism, the rate
+   achieved, samples taken and lost, and per range its functions by self
+   samples (the top 50). */
+static void gpuprof__summary_samples(gpuprof__buf *b) {
+    gpuprof__smprep r;
+    char mech[96];
+    uint32_t i, k;
+    if (!gpuprof__smp_collect(&r, 0)) {
+        gpuprof__buf_s(b, "\"samples\":null,\n");
+        return;
+    }
+    gpuprof__smp_mechanism(mech, sizeof mech);
+    gpuprof__buf_s(b, "\"samples\":{\"mechanism\":");
+    gpuprof__buf_json_str(b, mech);
+    gpuprof__buf_s(b, ",\"asked_hz\":");
+    gpuprof__buf_num(b, gpuprof__smpg.hz);
+    gpuprof__buf_s(b, ",\"rate_hz\":");
+    gpuprof__buf_num(b, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0);
+    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"with_callers\":%llu,\"error\":", (unsigned long long)r.taken, (unsigned long long)r.lost,
+                        (unsigned long long)r.with_callers);
+    if (gpuprof__smpg.why[0]) gpuprof__buf_json_str(b, gpuprof__smpg.why);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"by_range\":[");
+    for (i = 0; i < r.nr; i++) {
+        const gpuprof__smprange *g = &r.r[i];
+        gpuprof__buf_s(b, i ? ",\n  {\"range\":" : "\n  {\"range\":");
+        gpuprof__buf_json_str(b, g->path);
+        gpuprof__buf_printf(b, ",\"samples\":%llu,\"functions\":[", (unsigned long long)g->samples);
+        for (k = 0; k < g->nfn && k < 50; k++) {
+            gpuprof__buf_s(b, k ? ",{\"name\":" : "{\"name\":");
+            gpuprof__buf_json_str(b, g->fn[k].name);
+            gpuprof__buf_s(b, ",\"module\":");
+            gpuprof__buf_json_str(b, g->fn[k].module);
+            gpuprof__buf_printf(b, ",\"self\":%llu,\"total\":%llu}", (unsigned long long)g->fn[k].self, (unsigned long long)g->fn[k].total);
+        }
+        gpuprof__buf_s(b, "]}");
+    }
+    gpuprof__buf_s(b, "]},\n");
+    gpuprof__smp_free(&r);
+}
+/* ----------------------------------------------------------------------
    Text report, its parts: the header, the tables by CPU and by GPU time,
    counters, memory, the roofline, the verdict, the warnings.
    ---------------------------------------------------------------------- */
@@ -10208,6 +10980,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__buf_printf(b, " (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
     }
     gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
+    if (k == GPUPROF__K_CPU && name) gpuprof__verdict_samples(b, name);
     if (v->waits_for >= 0) {
         gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
         gpuprof__buf_printf(b, ": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
@@ -10806,6 +11579,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (s->ncounters) gpuprof__report_counters(b, s, L.width);
     if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
     if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
+    gpuprof__report_samples(b, L.rows);
     gpuprof__report_verdict(b, &verdict, L.width, s->has_gpu);
     gpuprof__report_warnings(b);
 }
@@ -11420,6 +12194,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__buf_s(b, "},\n");
     gpuprof__json_analysis(b, s);
     gpuprof__json_kernels(b);
+    gpuprof__summary_samples(b);
     gpuprof__buf_s(b, "\"profiled_ns\":");
     gpuprof__buf_num(b, s->profiled_ns);
     gpuprof__buf_s(b, ",\n\"ranges\":[");
@@ -13454,10 +14229,11 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.summary_path);
     GPUPROF_FREE(gpuprof__g.process_name);
     GPUPROF_FREE(gpuprof__g.host_ranges);
+    GPUPROF_FREE(gpuprof__g.sample_folded);
     GPUPROF_FREE(gpuprof__g.summary_pattern);
     GPUPROF_FREE(gpuprof__g.trace_pattern);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
-    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = gpuprof__g.trace_pattern = NULL;
+    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = gpuprof__g.trace_pattern = gpuprof__g.sample_folded = NULL;
 }
 
 /* The defaults of every setting a zeroed config leaves open. */
@@ -13509,6 +14285,8 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     gpuprof__env_int("GPUPROF_TRACE_MAX_MB", &cfg->trace_max_mb);
     gpuprof__env_int("GPUPROF_TRACE_KEEP", &cfg->trace_keep);
     if (gpuprof__env_int("GPUPROF_CAPTURE_MAX", &cfg->capture_max) && cfg->capture_max == 0) cfg->capture_slow = 0;
+    gpuprof__env_parse("GPUPROF_SAMPLE", 0, 100000, &cfg->sample_hz);
+    if ((v = getenv("GPUPROF_SAMPLE_FOLDED")) != NULL && *v) cfg->sample_folded = v;
 }
 
 /* Output paths, expanded (%p, %r). An output that names the same file as
@@ -13579,6 +14357,7 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", &gpuprof__g.trace_pattern);
     v = getenv("GPUPROF_SUMMARY");
     gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__g.summary_pattern);
+    gpuprof__g.sample_folded = off || !cfg->sample_folded || !*cfg->sample_folded ? NULL : gpuprof__output_path(cfg->sample_folded, "folded stacks", NULL);
     v = getenv("GPUPROF_REPORT");
     gpuprof__g.report_implicit = !v && !cfg->report;
     if (!v) v = cfg->report ? cfg->report : "stderr";
@@ -13715,6 +14494,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__mem_open();
     if (!off && cfg->collector) gpuprof__collector_start();
     if (!off) gpuprof__keeper_start();
+    gpuprof__smp_setup(off ? 0 : cfg->sample_hz);
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;
     GPUPROF__ST(&gpuprof__g.off, off);
@@ -13808,6 +14588,11 @@ static void gpuprof__outputs_write(void) {
         GPUPROF_FREE(b.p);
         memset(&b, 0, sizeof b);
     }
+    if (gpuprof__g.sample_folded) {
+        gpuprof__smprep r;
+        if (gpuprof__smp_collect(&r, 1)) gpuprof__write_file(gpuprof__g.sample_folded, &r.folded, "folded stacks");
+        gpuprof__smp_free(&r);
+    }
     if (strcmp(report, "off") == 0) return;
     if (gpuprof__g.report_implicit && gpuprof__g.world_size > 1) {
         /* several ranks share the job's log: one table, and where the rest are */
@@ -13868,6 +14653,7 @@ static void gpuprof__shutdown_locked(void) {
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__collector_stop();      /* the report drains the rings itself */
     gpuprof__keeper_stop();         /* a checkpoint under way ends first, captures asked for are written */
+    gpuprof__smp_stop_all();        /* the samples as they are now, no handler in them while they are read */
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__kc_drain();            /* (GPUPROF_GPU=kernels: the GPU work still running) */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */

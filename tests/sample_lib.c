@@ -1,0 +1,12 @@
+/* sample_lib.c -- TEST CODE: a function in a shared library of its own,
+   for tests/test_samples.c (CPU samples name the module of a function
+   outside the main program). */
+#include <stdint.h>
+
+uint64_t sample_lib_hash(uint64_t n);
+uint64_t sample_lib_hash(uint64_t n) {
+    volatile uint64_t h = 1469598103934665603ull;
+    uint64_t i;
+    for (i = 0; i < n; i++) h = (h ^ i) * 1099511628211ull;
+    return h;
+}
