@@ -106,6 +106,14 @@
                             gpuprof.<pid>.slow.N.json   GPUPROF_CAPTURE_MAX=N (default 5)
        GPUPROF_TRACE_MAX_MB=N   the streamed trace goes on in run.part2.json, ... every N MiB
        GPUPROF_TRACE_KEEP=K     only the newest K parts are kept
+       GPUPROF_SAMPLE=1|HZ  CPU samples of every recording thread on its own CPU time
+                            (1: 1000 Hz asked; the kernel's tick may give 250): the
+                            functions in each range, in the report ("CPU samples per
+                            range", the verdict) and the summary; callers need frame
+                            pointers (-fno-omit-frame-pointer). A signal (SIGPROF) may
+                            make a blocking call return EINTR (docs/guide.md "CPU samples")
+       GPUPROF_SAMPLE_FOLDED=path  the samples' folded stacks (flamegraph.pl, speedscope)
+       GPUPROF_SAMPLE_SIGNAL=N|SIGRTMIN+K  the sampler's signal, when the program uses SIGPROF
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
                             (on/off settings take 1/0, yes/no, true/false, on/off)
@@ -4466,10 +4474,13 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
 }
 
 /* A thread's CPU time in ns, read from any thread while it lives (Linux's
-   clock id of a thread: what pthread_getcpuclockid returns). */
+   clock id of a thread: what pthread_getcpuclockid returns), or the
+   calling thread's (tid 0): the real CPU time, whatever clock the program
+   gave gpuprof (GPUPROF_CLOCK_FN). */
 static uint64_t gpuprof__smp_cpu_of(int tid) {
     gpuprof__timespec ts;
-    if (gpuprof__clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6u), &ts) != 0) return 0;
+    clockid_t id = tid ? (clockid_t)((~(unsigned)tid << 3) | 6u) : CLOCK_THREAD_CPUTIME_ID;
+    if (gpuprof__clock_gettime(id, &ts) != 0) return 0;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 #endif
@@ -4558,7 +4569,7 @@ static void gpuprof__smp_thread_start(gpuprof__thread *t) {
     its.it_interval.tv_sec = its.it_value.tv_sec = (time_t)((uint64_t)period / 1000000000u);
     its.it_interval.tv_nsec = its.it_value.tv_nsec = (long)((uint64_t)period % 1000000000u);
     m->tid = t->tid;
-    m->cpu0_ns = gpuprof__thread_cpu_ns();
+    m->cpu0_ns = gpuprof__smp_cpu_of(0);
     t->smp_timer = (uintptr_t)timer;
     GPUPROF__ST(&m->gen, ++gpuprof__smpg.timers);
     if (timer_settime(timer, 0, &its, NULL) != 0) {
@@ -4579,7 +4590,7 @@ static void gpuprof__smp_thread_stop(gpuprof__thread *t, int own) {
     uint64_t now;
     if (!m || !m->gen) return;
     timer_delete((timer_t)t->smp_timer);
-    now = own ? gpuprof__thread_cpu_ns() : gpuprof__smp_cpu_of(m->tid);
+    now = gpuprof__smp_cpu_of(own ? 0 : m->tid);
     if (now > m->cpu0_ns) m->cpu_ns += now - m->cpu0_ns;
     GPUPROF__ST(&m->gen, 0);
 #else
@@ -10160,7 +10171,7 @@ static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, char *buf,
    named (part 2), and added up by range path ("forward/matmul"; "(no
    range)" outside every range) and function.
    ---------------------------------------------------------------------- */
-typedef struct gpuprof__smpfn { char *name; const char *module; uint64_t self, total; } gpuprof__smpfn;
+typedef struct gpuprof__smpfn { char *name, *module; uint64_t self, total; } gpuprof__smpfn;
 typedef struct gpuprof__smprange {
     char *path;
     uint64_t samples;
@@ -10206,7 +10217,7 @@ static gpuprof__smprange *gpuprof__smp_range(gpuprof__smprep *r, const char *pat
 
 static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, const char *module) {
     uint32_t i;
-    for (i = 0; i < g->nfn; i++) if (g->fn[i].module == module && !strcmp(g->fn[i].name, name)) return &g->fn[i];
+    for (i = 0; i < g->nfn; i++) if (!strcmp(g->fn[i].name, name) && !strcmp(g->fn[i].module, module)) return &g->fn[i];
     if (g->nfn == g->cfn) {
         uint32_t c = g->cfn ? 2 * g->cfn : 16;
         gpuprof__smpfn *nf = (gpuprof__smpfn *)gpuprof__alloc(c * sizeof *nf);
@@ -10218,7 +10229,7 @@ static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, c
     }
     memset(&g->fn[g->nfn], 0, sizeof g->fn[0]);
     if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
-    g->fn[g->nfn].module = module;
+    if (!(g->fn[g->nfn].module = gpuprof__strdup(module))) { GPUPROF_FREE(g->fn[g->nfn].name); return NULL; }
     return &g->fn[g->nfn++];
 }
 
@@ -10298,22 +10309,16 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         r->lost += GPUPROF__LD(&m->lost);
         r->cpu_s += (double)m->cpu_ns * 1e-9;
 #if GPUPROF__SAMPLER
-        if (GPUPROF__LD(&m->gen) && m->tid == (gpuprof__tls ? gpuprof__tls->tid : 0)) r->cpu_s += (double)(gpuprof__thread_cpu_ns() - m->cpu0_ns) * 1e-9;
-        else if (GPUPROF__LD(&m->gen)) r->cpu_s += (double)(gpuprof__smp_cpu_of(m->tid) - m->cpu0_ns) * 1e-9;
+        if (GPUPROF__LD(&m->gen)) {                  /* still sampled: its CPU time so far */
+            uint64_t now = gpuprof__smp_cpu_of(gpuprof__tls && m->tid == gpuprof__tls->tid ? 0 : m->tid);
+            if (now > m->cpu0_ns) r->cpu_s += (double)(now - m->cpu0_ns) * 1e-9;
+        }
 #endif
         for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
             if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, &st, m, &m->slot[i], folded);
     }
     for (i = 0; i < r->nr; i++) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
     qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
-    /* the module names point into st: copied where the tables keep them */
-    for (i = 0; i < r->nr; i++) {
-        uint32_t k;
-        for (k = 0; k < r->r[i].nfn; k++) {
-            char *mod = gpuprof__strdup(r->r[i].fn[k].module);
-            r->r[i].fn[k].module = mod ? mod : "";
-        }
-    }
     gpuprof__sym_close(&st);
     return 1;
 }
@@ -10323,7 +10328,7 @@ static void gpuprof__smp_free(gpuprof__smprep *r) {
     for (i = 0; i < r->nr; i++) {
         for (k = 0; k < r->r[i].nfn; k++) {
             GPUPROF_FREE(r->r[i].fn[k].name);
-            if (*r->r[i].fn[k].module) GPUPROF_FREE((char *)r->r[i].fn[k].module);
+            GPUPROF_FREE(r->r[i].fn[k].module);
         }
         GPUPROF_FREE(r->r[i].fn);
         GPUPROF_FREE(r->r[i].path);
@@ -10333,6 +10338,29 @@ static void gpuprof__smp_free(gpuprof__smprep *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* A range's functions as the report shows them: gcc's clones of a
+   function (f.constprop.0, f.part.0, f.cold) added to it, most first
+   (out: zeroed by the caller; gpuprof__smp_merged_free). */
+static void gpuprof__smp_merge(const gpuprof__smprange *g, gpuprof__smprange *out) {
+    char base[160];
+    uint32_t k;
+    for (k = 0; k < g->nfn; k++) {
+        gpuprof__smpfn *f = gpuprof__smp_fn(out, gpuprof__smp_base(g->fn[k].name, base, sizeof base), g->fn[k].module);
+        if (f) { f->self += g->fn[k].self; f->total += g->fn[k].total; }
+    }
+    out->samples += g->samples;
+    qsort(out->fn, out->nfn, sizeof out->fn[0], gpuprof__smp_fn_cmp);
+}
+static void gpuprof__smp_merged_free(gpuprof__smprange *m) {
+    uint32_t k;
+    for (k = 0; k < m->nfn; k++) {
+        GPUPROF_FREE(m->fn[k].name);
+        GPUPROF_FREE(m->fn[k].module);
+    }
+    GPUPROF_FREE(m->fn);
+    memset(m, 0, sizeof *m);
+}
+
 /* The mechanism, in words. */
 static void gpuprof__smp_mechanism(char *out, size_t n) {
     snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smpg.signo, gpuprof__smpg.signo == 27 ? " (SIGPROF)" : "");
@@ -10340,9 +10368,9 @@ static void gpuprof__smp_mechanism(char *out, size_t n) {
 
 /* The report's "CPU samples per range": the header line, then each range
    with samples (most first), its top functions by self samples. */
-static void gpuprof__report_samples(gpuprof__buf *b, int rows) {
+static void gpuprof__report_samples(gpuprof__buf *b, uint32_t rows) {
     gpuprof__smprep r;
-    char mech[96], base[160];
+    char mech[96];
     uint32_t i, k;
     if (gpuprof__smpg.hz <= 0) return;
     if (!gpuprof__smp_collect(&r, 0)) return;
@@ -10351,18 +10379,20 @@ static void gpuprof__report_samples(gpuprof__buf *b, int rows) {
                         gpuprof__smpg.hz, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0, (unsigned long long)r.taken, (unsigned long long)r.lost,
                         r.kept && r.with_callers * 2 >= r.kept ? "; callers from frame pointers" : r.kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
     if (gpuprof__smpg.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smpg.why);
-    for (i = 0; i < r.nr && (rows < 0 || i < (uint32_t)rows); i++) {
-        gpuprof__smprange *g = &r.r[i];
-        gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", g->path, (unsigned long long)g->samples,
-                            r.kept ? 100.0 * (double)g->samples / (double)r.kept : 0.0);
-        for (k = 0; k < g->nfn && k < 10; k++) {
-            const gpuprof__smpfn *f = &g->fn[k];
+    for (i = 0; i < r.nr && i < rows; i++) {
+        gpuprof__smprange g;
+        memset(&g, 0, sizeof g);
+        gpuprof__smp_merge(&r.r[i], &g);
+        gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", r.r[i].path, (unsigned long long)g.samples,
+                            r.kept ? 100.0 * (double)g.samples / (double)r.kept : 0.0);
+        for (k = 0; k < g.nfn && k < 10; k++) {
+            const gpuprof__smpfn *f = &g.fn[k];
             if (!f->self && k >= 3) break;
-            gpuprof__buf_printf(b, "  %5.1f%%  %5.1f%%  %s", 100.0 * (double)f->self / (double)g->samples, 100.0 * (double)f->total / (double)g->samples,
-                                gpuprof__smp_base(f->name, base, sizeof base));
+            gpuprof__buf_printf(b, "  %5.1f%%  %5.1f%%  %s", 100.0 * (double)f->self / (double)g.samples, 100.0 * (double)f->total / (double)g.samples, f->name);
             if (strcmp(f->module, r.exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
             gpuprof__buf_s(b, "\n");
         }
+        gpuprof__smp_merged_free(&g);
     }
     gpuprof__smp_free(&r);
 }
@@ -10372,10 +10402,9 @@ static void gpuprof__report_samples(gpuprof__buf *b, int rows) {
 static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase) {
     gpuprof__smprep r;
     gpuprof__smprange all;
-    uint64_t n = 0;
+    uint64_t n;
     uint32_t i, k;
     size_t len = strlen(phase);
-    char base[160];
     if (gpuprof__smpg.hz <= 0) {
         gpuprof__buf_s(b, "   GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n");
         return;
@@ -10385,21 +10414,16 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase) {
     for (i = 0; i < r.nr; i++) {
         const gpuprof__smprange *g = &r.r[i];
         if (strncmp(g->path, phase, len) || (g->path[len] && g->path[len] != '/')) continue;
-        n += g->samples;
-        for (k = 0; k < g->nfn; k++) {
-            gpuprof__smpfn *f = gpuprof__smp_fn(&all, g->fn[k].name, g->fn[k].module);
-            if (f) { f->self += g->fn[k].self; f->total += g->fn[k].total; }
-        }
+        gpuprof__smp_merge(g, &all);
     }
+    n = all.samples;
     if (n) {
-        qsort(all.fn, all.nfn, sizeof all.fn[0], gpuprof__smp_fn_cmp);
         gpuprof__buf_s(b, "   its code:");
         for (k = 0; k < all.nfn && k < 3 && all.fn[k].self; k++)
-            gpuprof__buf_printf(b, "%s %s %.0f%%", k ? "," : "", gpuprof__smp_base(all.fn[k].name, base, sizeof base), 100.0 * (double)all.fn[k].self / (double)n);
+            gpuprof__buf_printf(b, "%s %s %.0f%%", k ? "," : "", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
         gpuprof__buf_printf(b, " of its %llu CPU samples (CPU samples per range)\n", (unsigned long long)n);
     } else gpuprof__buf_s(b, "   its code: no CPU samples in it (a phase shorter than a tick of the sampler's timer)\n");
-    for (k = 0; k < all.nfn; k++) GPUPROF_FREE(all.fn[k].name);
-    GPUPROF_FREE(all.fn);
+    gpuprof__smp_merged_free(&all);
     gpuprof__smp_free(&r);
 }
 
@@ -14163,13 +14187,32 @@ static void gpuprof__atexit(void) { gpuprof_shutdown(); }
 
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
+#if GPUPROF__SAMPLER
+static sigset_t gpuprof__fork_mask;              /* the forking thread's, while the sampler's signal is blocked */
+#endif
+/* The sampler's signal is blocked in the forking thread around fork: a
+   signal arriving faster than a large process's copy would restart it
+   forever. */
 static void gpuprof__fork_prepare(void) {
+#if GPUPROF__SAMPLER
+    if (gpuprof__smpg.installed) {
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, gpuprof__smpg.signo);
+        pthread_sigmask(SIG_BLOCK, &block, &gpuprof__fork_mask);
+    }
+#endif
     pthread_mutex_lock(&gpuprof__life_lock);
     pthread_mutex_lock(&gpuprof__keep_mu);       /* a shutdown (under life_lock) stops the keeper: after life_lock */
     pthread_mutex_lock(&gpuprof__lock);
     pthread_mutex_lock(&gpuprof__mem_mu);
     pthread_mutex_lock(&gpuprof__trace_lock);
     pthread_mutex_lock(&gpuprof__warn_mu);
+}
+static void gpuprof__fork_unblock(void) {
+#if GPUPROF__SAMPLER
+    if (gpuprof__smpg.installed) pthread_sigmask(SIG_SETMASK, &gpuprof__fork_mask, NULL);
+#endif
 }
 static void gpuprof__fork_parent(void) {
     pthread_mutex_unlock(&gpuprof__warn_mu);
@@ -14178,6 +14221,7 @@ static void gpuprof__fork_parent(void) {
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__keep_mu);
     pthread_mutex_unlock(&gpuprof__life_lock);
+    gpuprof__fork_unblock();
 }
 static void gpuprof__fork_child(void) {
     int state = gpuprof__g.state;
@@ -14199,6 +14243,7 @@ static void gpuprof__fork_child(void) {
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__keep_mu);
     pthread_mutex_unlock(&gpuprof__life_lock);
+    gpuprof__fork_unblock();                        /* the parent's timers are not the child's: it samples none of them */
 }
 
 static void gpuprof__once_init(void) {

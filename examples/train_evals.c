@@ -13,7 +13,11 @@
 
    ./build/train_evals --drift: the data loading falls behind as the run
    goes (0.1 ms a step at first, 1.6 ms at the end), which the report's
-   line of the run over time shows, and its drift line names. */
+   line of the run over time shows, and its drift line names.
+
+   GPUPROF_SAMPLE=1 ./build/train_evals: the functions inside each phase
+   (the report's "CPU samples per range"): the phases call functions named
+   as llm.c's, each doing its share of the phase's work. */
 #define GPUPROF_IMPLEMENTATION
 #include "../gpuprof.h"
 
@@ -23,12 +27,30 @@
 enum { STEPS = 41, VAL_EVERY = 10, SAMPLE_EVERY = 20 };
 
 /* Work that takes about `units` x 100 us of one core: a dependent chain the
-   compiler cannot fold or vectorise away. */
+   compiler cannot fold or vectorise away. Inlined into each function below,
+   so that a CPU sample lands in the function doing the work. */
 static volatile double sink;
-static void work(int units) {
+static inline __attribute__((always_inline)) void work(int units, double salt) {
     double x = 1.0;
-    for (long i = 0; i < (long)units * 60000; i++) x = x * 1.0000001 + 1e-9;
+    for (long i = 0; i < (long)units * 60000; i++) x = x * 1.0000001 + salt;
     sink = x;
+}
+
+/* The model's functions (llm.c's names); units of work each (each its own
+   constant: identical functions would be folded into one). */
+#define FN(name, salt) static __attribute__((noinline)) void name(int units) { work(units, salt); }
+FN(dataloader_next_batch, 1e-9) FN(matmul_forward, 2e-9) FN(attention_forward, 3e-9) FN(gelu_forward, 4e-9) FN(zero_grads, 5e-9)
+FN(matmul_backward, 6e-9) FN(attention_backward, 7e-9) FN(gelu_backward, 8e-9) FN(adamw_update, 9e-9) FN(sample_softmax, 1.1e-8)
+
+static void forward(int units) {               /* matmul 60 %, attention 30 %, gelu 10 % */
+    matmul_forward(units * 6 / 10);
+    attention_forward(units * 3 / 10);
+    gelu_forward(units / 10);
+}
+static void backward(int units) {              /* matmul 70 %, attention 20 %, gelu 10 % */
+    matmul_backward(units * 7 / 10);
+    attention_backward(units * 2 / 10);
+    gelu_backward(units / 10);
 }
 
 /* A loss that falls slowly, with a little noise (a deterministic generator). */
@@ -43,18 +65,19 @@ int main(int argc, char **argv) {
     for (int step = 0; step < STEPS; step++) {
         if (step % VAL_EVERY == 0) {                  /* a validation pass: forward over held-out batches */
             PROF_RANGE("val");
-            work(130);
+            forward(130);
             PROF_COUNTER("val_loss", noisy(6.26 - 0.0002 * step));
         }
         if (step > 0 && step % SAMPLE_EVERY == 0) {   /* text generation: one forward per new token */
             PROF_RANGE("sample");
-            work(2000);
+            forward(1800);
+            sample_softmax(200);
         }
-        { PROF_RANGE("data");      work(drift ? 1 + 15 * step / STEPS : 1); }
-        { PROF_RANGE("forward");   work(20); }
-        { PROF_RANGE("zero_grad"); work(1); }
-        { PROF_RANGE("backward");  work(40); }
-        { PROF_RANGE("update");    work(4); }
+        { PROF_RANGE("data");      dataloader_next_batch(drift ? 1 + 15 * step / STEPS : 1); }
+        { PROF_RANGE("forward");   forward(20); }
+        { PROF_RANGE("zero_grad"); zero_grads(1); }
+        { PROF_RANGE("backward");  backward(40); }
+        { PROF_RANGE("update");    adamw_update(4); }
         PROF_COUNTER("train_loss", noisy(6.27 - 0.0005 * step));
         PROF_STEP();
     }
