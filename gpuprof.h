@@ -4571,7 +4571,7 @@ static void gpuprof__smp_thread_start(gpuprof__thread *t) {
     m->tid = t->tid;
     m->cpu0_ns = gpuprof__smp_cpu_of(0);
     t->smp_timer = (uintptr_t)timer;
-    GPUPROF__ST(&m->gen, ++gpuprof__smpg.timers);
+    GPUPROF__STR(&m->gen, GPUPROF__ADD(&gpuprof__smpg.timers, 1) + 1);   /* release: cpu0_ns and tid with it */
     if (timer_settime(timer, 0, &its, NULL) != 0) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples of thread %d: timer_settime failed: %s", t->tid, strerror(errno));
         timer_delete(timer);
@@ -4591,7 +4591,7 @@ static void gpuprof__smp_thread_stop(gpuprof__thread *t, int own) {
     if (!m || !m->gen) return;
     timer_delete((timer_t)t->smp_timer);
     now = gpuprof__smp_cpu_of(own ? 0 : m->tid);
-    if (now > m->cpu0_ns) m->cpu_ns += now - m->cpu0_ns;
+    if (now > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, GPUPROF__LD(&m->cpu_ns) + (now - m->cpu0_ns));
     GPUPROF__ST(&m->gen, 0);
 #else
     (void)t; (void)own;
@@ -10307,9 +10307,9 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         if (!m) continue;
         r->taken += GPUPROF__LD(&m->taken);
         r->lost += GPUPROF__LD(&m->lost);
-        r->cpu_s += (double)m->cpu_ns * 1e-9;
+        r->cpu_s += (double)GPUPROF__LD(&m->cpu_ns) * 1e-9;
 #if GPUPROF__SAMPLER
-        if (GPUPROF__LD(&m->gen)) {                  /* still sampled: its CPU time so far */
+        if (GPUPROF__LDA(&m->gen)) {                 /* still sampled: its CPU time so far */
             uint64_t now = gpuprof__smp_cpu_of(gpuprof__tls && m->tid == gpuprof__tls->tid ? 0 : m->tid);
             if (now > m->cpu0_ns) r->cpu_s += (double)(now - m->cpu0_ns) * 1e-9;
         }
