@@ -1400,6 +1400,7 @@ typedef struct gpuprof__pfseq {
 #define GPUPROF__SMP_SLOTS 4096           /* distinct (range, stack) pairs a thread keeps */
 #define GPUPROF__SMP_FRAMES 65536         /* the return addresses of their stacks, all together */
 #define GPUPROF__SMP_DEPTH 32             /* frames of a stack: the interrupted PC and 31 callers */
+#define GPUPROF__SMP_RING 4096            /* a thread's samples waiting for the Perfetto trace's writer */
 typedef struct gpuprof__smp_slot {
     uint64_t hash;                        /* 0: free; published last (release) */
     const struct gpuprof__node *node;     /* the innermost open range (NULL: none) */
@@ -1415,6 +1416,12 @@ typedef struct gpuprof__smp {
     int busy;                             /* the handler is in it */
     int tid;
     uint32_t nframes;
+    uint64_t ring_head, ring_tail;        /* samples for the trace: put by the handler, taken by its writer */
+    uint64_t trace_lost;                  /* samples left out of the trace: the ring was full */
+    uint32_t map_seq;                     /* the Perfetto sequence that has the samples' mapping interned */
+    uint64_t ring_ts[GPUPROF__SMP_RING];  /* a sample's time: ticks since the thread's clock base */
+    uint32_t ring_slot[GPUPROF__SMP_RING];
+    uint32_t slot_seq[GPUPROF__SMP_SLOTS];   /* the Perfetto sequence a slot's call stack is interned in */
     gpuprof__smp_slot slot[GPUPROF__SMP_SLOTS];
     uintptr_t frames[GPUPROF__SMP_FRAMES];
 } gpuprof__smp;
@@ -4383,6 +4390,9 @@ static struct {
     int on;                                /* sampling set up: joining threads start timers (atomic) */
     int signo;                             /* the timers' signal */
     int installed;                         /* its handler is gpuprof's (kept for the process) */
+    int trace;                             /* the streamed trace is Perfetto's: samples go into it too (atomic) */
+    int ncode;                             /* the loaded objects' code, as the session started (gpuprof__smp_code) */
+    uintptr_t code_lo[64], code_hi[64];
     double hz;                             /* asked */
     uint64_t timers;                       /* timers made so far */
     char why[192];                         /* asked but not running: why */
@@ -4404,15 +4414,28 @@ static void gpuprof__smp_regs(const void *ucv, uintptr_t *pc, uintptr_t *fp, uin
 #endif
 }
 
+/* Whether an address is in the code of an object loaded when the session started. */
+static int gpuprof__smp_is_code(uintptr_t a) {
+    int i;
+    for (i = 0; i < gpuprof__smpg.ncode; i++) if (a >= gpuprof__smpg.code_lo[i] && a < gpuprof__smpg.code_hi[i]) return 1;
+    return 0;
+}
+
 /* The stack of the interrupted code: its PC, then the return addresses
    the frame-pointer chain gives, each frame checked to lie in the thread's
    stack, above the last, 8-aligned. Code built without frame pointers
-   (gcc's default from -O1) gives the PC alone, or callers that stop early. */
+   (gcc's default from -O1) gives the PC alone, or callers that stop early.
+   A leaf function has no frame of its own even so (gcc 12 leaves it out
+   whatever the flags): its caller's return address is then the word at
+   the stack pointer, taken when it is code the chain does not give next. */
 static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr_t *out) {
-    uintptr_t pc, fp, sp, lo, hi = m->stack_hi;
+    uintptr_t pc, fp, sp, lo, hi = m->stack_hi, top = 0;
     uint32_t n = 0;
     gpuprof__smp_regs(uc, &pc, &fp, &sp);
     out[n++] = pc;
+    if (sp >= m->stack_lo && sp + 8 <= hi && !(sp & 7) && gpuprof__smp_is_code(top = *(const uintptr_t *)sp) &&
+        !(fp >= sp && fp + 16 <= hi && !(fp & 7) && ((const uintptr_t *)fp)[1] == top))
+        out[n++] = top;
     lo = sp > m->stack_lo ? sp : m->stack_lo;
     while (n < GPUPROF__SMP_DEPTH && fp >= lo && fp + 16 <= hi && !(fp & 7)) {
         const uintptr_t *f = (const uintptr_t *)fp;
@@ -4428,7 +4451,7 @@ static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr
 /* One sample into the thread's slots: that of (node, stack), made if new.
    Only the thread's own handler writes them (the signal is blocked while
    its handler runs); a slot's hash is published last. */
-static void gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const uintptr_t *st, uint32_t depth) {
+static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const uintptr_t *st, uint32_t depth) {
     uint64_t h = (uint64_t)(uintptr_t)node * 0x9E3779B97F4A7C15ull ^ depth;
     uint32_t i, k, probe;
     for (i = 0; i < depth; i++) h = (h ^ (uint64_t)st[i]) * 0xBF58476D1CE4E5B9ull;
@@ -4437,7 +4460,7 @@ static void gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const u
         gpuprof__smp_slot *s = &m->slot[k];
         if (s->hash == h && s->node == node && s->depth == depth && !memcmp(&m->frames[s->at], st, depth * sizeof *st)) {
             GPUPROF__ST(&s->count, s->count + 1);
-            return;
+            return (int)k;
         }
         if (s->hash) continue;
         if (m->nframes + depth > GPUPROF__SMP_FRAMES) break;
@@ -4448,9 +4471,10 @@ static void gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const u
         s->count = 1;
         m->nframes += depth;
         GPUPROF__STR(&s->hash, h);
-        return;
+        return (int)k;
     }
     GPUPROF__ST(&m->lost, m->lost + 1);
+    return -1;
 }
 
 static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
@@ -4461,13 +4485,26 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smpg.on) && m->gen) {
         uintptr_t st[GPUPROF__SMP_DEPTH];
         uint32_t d = t->depth, n;
+        int k;
         const gpuprof__node *node;
         GPUPROF__ST(&m->busy, 1);
         if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
         node = d ? t->stack[d - 1].node : NULL;
         n = gpuprof__smp_walk(m, uc, st);
         GPUPROF__ST(&m->taken, m->taken + 1);
-        gpuprof__smp_add(m, node, st, n);
+        k = gpuprof__smp_add(m, node, st, n);
+#if !defined(GPUPROF_CLOCK_FN)                /* a program's own clock may not be safe to read here */
+        if (k >= 0 && GPUPROF__LD(&gpuprof__smpg.trace)) {   /* and into the ring, for the trace */
+            uint64_t h = m->ring_head;
+            if (h - GPUPROF__LDA(&m->ring_tail) < GPUPROF__SMP_RING) {
+                m->ring_ts[h % GPUPROF__SMP_RING] = gpuprof__ticks() - t->base;
+                m->ring_slot[h % GPUPROF__SMP_RING] = (uint32_t)k;
+                GPUPROF__STR(&m->ring_head, h + 1);
+            } else GPUPROF__ST(&m->trace_lost, m->trace_lost + 1);
+        }
+#else
+        (void)k;
+#endif
         GPUPROF__STR(&m->busy, 0);
     }
     errno = saved;
@@ -4598,6 +4635,12 @@ static void gpuprof__smp_thread_stop(gpuprof__thread *t, int own) {
 #endif
 }
 
+/* Whether the thread's ring holds samples the trace has not taken. */
+static int gpuprof__smp_pending(const gpuprof__thread *t) {
+    const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+    return m && GPUPROF__LDA(&m->ring_head) != m->ring_tail;
+}
+
 /* The session ends: every timer stopped, and no handler still in a
    thread's slots, before anything is read for the last time or freed. */
 static void gpuprof__smp_stop_all(void) {
@@ -4608,6 +4651,208 @@ static void gpuprof__smp_stop_all(void) {
     for (t = gpuprof__g.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
     for (t = gpuprof__g.threads; t; t = t->next)
         for (spins = 0; t->smp && GPUPROF__LDA(&t->smp->busy) && spins < 100000; spins++) {}
+}
+
+/* ----------------------------------------------------------------------
+   CPU samples, part 2: symbols, the ELF seam. At report time (and as the
+   Perfetto trace's writer meets new stacks), never in the handler: the loaded objects (dl_iterate_phdr: each one's path and load
+   bias; the main program's path is /proc/self/exe), and for those that
+   hold a sampled address their functions, read from the file's ELF .symtab
+   (static functions too) or else .dynsym. An address in no known function
+   is named module+0xOFFSET (a stripped binary, a deleted file), or 0xADDR
+   outside every object (JIT code). Inlined code counts as its caller.
+   ---------------------------------------------------------------------- */
+#if GPUPROF__SAMPLER
+#include <elf.h>
+/* dl_phdr_info's first fields, and the call, bound by its symbol (a GNU
+   extension the strict C modes hide). */
+struct gpuprof__dlinfo { uintptr_t addr; const char *name; const Elf64_Phdr *phdr; uint16_t phnum; };
+extern int gpuprof__dl_iterate_phdr(int (*cb)(struct gpuprof__dlinfo *, size_t, void *), void *data) __asm__("dl_iterate_phdr");
+#endif
+
+typedef struct gpuprof__sym { uintptr_t lo, hi; const char *name; } gpuprof__sym;
+typedef struct gpuprof__mod {
+    char path[512];
+    const char *file;                     /* the file's name, in path */
+    uintptr_t bias, lo, hi;               /* load bias; its executable segments span [lo, hi) */
+    int loaded;                           /* its symbols: 1 read, -1 none to be had, 0 not yet */
+    int main;                             /* the main program */
+    gpuprof__sym *syms;
+    uint32_t nsyms;
+    char *strs;                           /* the names, as read */
+} gpuprof__mod;
+typedef struct gpuprof__symtab { gpuprof__mod *mods; uint32_t n, cap; } gpuprof__symtab;
+
+#if GPUPROF__SAMPLER
+static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *data) {
+    gpuprof__symtab *st = (gpuprof__symtab *)data;
+    gpuprof__mod *m;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    uint16_t i;
+    (void)size;
+    for (i = 0; i < info->phnum; i++) {
+        const Elf64_Phdr *ph = &info->phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        if (info->addr + ph->p_vaddr < lo) lo = info->addr + ph->p_vaddr;
+        if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi <= lo) return 0;
+    if (st->n == st->cap) {
+        uint32_t cap = st->cap ? 2 * st->cap : 32;
+        gpuprof__mod *nm = (gpuprof__mod *)gpuprof__alloc(cap * sizeof *nm);
+        if (!nm) return 1;
+        if (st->n) memcpy(nm, st->mods, st->n * sizeof *nm);
+        GPUPROF_FREE(st->mods);
+        st->mods = nm;
+        st->cap = cap;
+    }
+    m = &st->mods[st->n++];
+    memset(m, 0, sizeof *m);
+    if (info->name && *info->name) snprintf(m->path, sizeof m->path, "%s", info->name);
+    else if (st->n == 1) {                /* the first, unnamed: the main program */
+        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+        m->path[n > 0 ? n : 0] = 0;
+        m->main = 1;
+    } else {                              /* the vDSO, which has no file */
+        snprintf(m->path, sizeof m->path, "[vdso]");
+    }
+    m->file = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+    m->bias = info->addr;
+    m->lo = lo;
+    m->hi = hi;
+    return 0;
+}
+
+static int gpuprof__sym_cmp(const void *a, const void *b) {
+    const gpuprof__sym *x = (const gpuprof__sym *)a, *y = (const gpuprof__sym *)b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* n bytes of fd at off into a new buffer (NULL: cannot). */
+static void *gpuprof__sym_read(int fd, uint64_t off, uint64_t n) {
+    char *b;
+    uint64_t got = 0;
+    if (n == 0 || n > ((uint64_t)1 << 32) || !(b = (char *)gpuprof__alloc((size_t)n + 1))) return NULL;
+    while (got < n) {
+        ssize_t r = pread(fd, b + got, (size_t)(n - got), (off_t)(off + got));
+        if (r <= 0) { GPUPROF_FREE(b); return NULL; }
+        got += (uint64_t)r;
+    }
+    b[n] = 0;
+    return b;
+}
+
+/* A module's functions from its file: .symtab, else .dynsym. */
+static void gpuprof__sym_load(gpuprof__mod *m) {
+    Elf64_Ehdr eh;
+    Elf64_Shdr *sh = NULL;
+    Elf64_Sym *sy = NULL;
+    int fd, i, pick = -1;
+    uint64_t k, n;
+    m->loaded = -1;
+    if (!m->path[0] || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0) return;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || !(sh = (Elf64_Shdr *)gpuprof__sym_read(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh))) {
+        close(fd);
+        return;
+    }
+    for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_SYMTAB) pick = i;
+    if (pick < 0) for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
+    if (pick >= 0 && sh[pick].sh_link < eh.e_shnum && sh[pick].sh_entsize == sizeof(Elf64_Sym) &&
+        (sy = (Elf64_Sym *)gpuprof__sym_read(fd, sh[pick].sh_offset, sh[pick].sh_size)) != NULL &&
+        (m->strs = (char *)gpuprof__sym_read(fd, sh[sh[pick].sh_link].sh_offset, sh[sh[pick].sh_link].sh_size)) != NULL) {
+        n = sh[pick].sh_size / sizeof *sy;
+        if ((m->syms = (gpuprof__sym *)gpuprof__alloc((size_t)n * sizeof *m->syms + 1)) != NULL) {
+            for (k = 0; k < n; k++) {
+                int type = ELF64_ST_TYPE(sy[k].st_info);
+                if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
+                    sy[k].st_name >= sh[sh[pick].sh_link].sh_size)
+                    continue;
+                m->syms[m->nsyms].lo = m->bias + sy[k].st_value;
+                m->syms[m->nsyms].hi = m->bias + sy[k].st_value + (sy[k].st_size ? sy[k].st_size : 1);
+                m->syms[m->nsyms++].name = m->strs + sy[k].st_name;
+            }
+            qsort(m->syms, m->nsyms, sizeof *m->syms, gpuprof__sym_cmp);
+            m->loaded = 1;
+        }
+    }
+    GPUPROF_FREE(sy);
+    GPUPROF_FREE(sh);
+    close(fd);
+}
+#endif
+
+/* The loaded objects, their symbols not read yet (on need: gpuprof__sym_of). */
+static void gpuprof__sym_open(gpuprof__symtab *st) {
+    memset(st, 0, sizeof *st);
+#if GPUPROF__SAMPLER
+    gpuprof__dl_iterate_phdr(gpuprof__sym_module, st);
+#endif
+}
+
+static void gpuprof__sym_close(gpuprof__symtab *st) {
+    uint32_t i;
+    for (i = 0; i < st->n; i++) {
+        GPUPROF_FREE(st->mods[i].syms);
+        GPUPROF_FREE(st->mods[i].strs);
+    }
+    GPUPROF_FREE(st->mods);
+    memset(st, 0, sizeof *st);
+}
+
+/* The code of the objects loaded now, for the handler's check of a leaf's
+   return address (gpuprof__smp_is_code): at a session's start, where
+   sampling is on. */
+static void gpuprof__smp_code(void) {
+    gpuprof__symtab st;
+    uint32_t i;
+    gpuprof__sym_open(&st);
+    for (i = 0; i < st.n && i < 64; i++) {
+        gpuprof__smpg.code_lo[i] = st.mods[i].lo;
+        gpuprof__smpg.code_hi[i] = st.mods[i].hi;
+    }
+    gpuprof__smpg.ncode = (int)i;
+    gpuprof__sym_close(&st);
+}
+
+/* The function holding pc: its name in buf (module+0xOFFSET, or 0xADDR,
+   when none is known) and its module's file name in *module ("" outside
+   every object). */
+static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, char *buf, size_t n, const char **module) {
+    uint32_t i;
+    for (i = 0; i < st->n; i++) {
+        gpuprof__mod *m = &st->mods[i];
+        uint32_t a = 0, b;
+        if (pc < m->lo || pc >= m->hi) continue;
+        *module = m->file;
+#if GPUPROF__SAMPLER
+        if (!m->loaded) gpuprof__sym_load(m);
+#endif
+        for (b = m->nsyms; a < b;) {            /* the last symbol starting at or before pc */
+            uint32_t mid = a + (b - a) / 2;
+            if (m->syms[mid].lo <= pc) a = mid + 1;
+            else b = mid;
+        }
+        if (a && pc < m->syms[a - 1].hi) return m->syms[a - 1].name;
+        snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
+        return buf;
+    }
+    *module = "";
+    snprintf(buf, n, "0x%llx", (unsigned long long)pc);
+    return buf;
+}
+
+/* gcc's clones named as the function they are of: f.constprop.0, f.isra.0, f.part.0, f.cold -> f. */
+static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
+    static const char *const sfx[] = { ".constprop.", ".isra.", ".part.", ".cold" };
+    size_t i, cut = strlen(name);
+    for (i = 0; i < 4; i++) {
+        const char *p = strstr(name, sfx[i]);
+        if (p && (size_t)(p - name) < cut) cut = (size_t)(p - name);
+    }
+    if (cut == strlen(name)) return name;
+    snprintf(buf, n, "%.*s", (int)cut, name);
+    return buf;
 }
 
 /* ----------------------------------------------------------------------
@@ -7315,6 +7560,9 @@ static void gpuprof__pf_begin(gpuprof__tout *o) {
     gpuprof__trace_write(o, head, (size_t)(gpuprof__pf_process(head, NULL) - head));
 }
 
+/* The objects loaded, as the writer of CPU samples knows them (gpuprof__pf_samples). */
+static gpuprof__symtab gpuprof__pf_syms;      /* the writer's loaded objects, read again when an address is in none */
+
 /* The end: the process's track again, its labels saying what the file
    holds (as the JSON trace's process_labels do). */
 static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
@@ -7328,6 +7576,7 @@ static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped,
     GPUPROF_FREE(o->pf_tids);
     GPUPROF_FREE(o->pf_begins);
     GPUPROF_FREE(o->pf_lane);
+    gpuprof__sym_close(&gpuprof__pf_syms);      /* read again when a sample next needs it */
     o->pf_ctr = NULL;
     o->pf_tids = NULL;
     o->pf_begins = NULL;
@@ -8049,6 +8298,83 @@ static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event 
     return i;
 }
 
+/* CPU samples (GPUPROF_SAMPLE) in the streamed trace: each sample the
+   handler put in its thread's ring is a perf_sample packet on the thread's
+   sequence, on the absolute clock, its call stack interned there the first
+   time it comes (frames named as the report names them, outermost first;
+   one mapping for them all), so that the Perfetto UI shows the samples on
+   the thread and a flame graph of a selected area. */
+
+/* Slot k's call stack into the sequence's interned data (idata: open). */
+static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, char *p) {
+    const gpuprof__smp_slot *sl = &m->slot[k];
+    uint32_t i, depth = sl->depth < GPUPROF__SMP_DEPTH ? sl->depth : GPUPROF__SMP_DEPTH;
+    char buf[160], base[160], label[240], *e;
+    if (m->map_seq != s->seq) {               /* the one mapping, and its empty build id */
+        e = gpuprof__pb_open(p, 19);
+        p = gpuprof__pb_close(e, gpuprof__pb_uint(gpuprof__pb_uint(e, 1, 1), 2, 1));
+        e = gpuprof__pb_open(p, 16);
+        p = gpuprof__pb_close(e, gpuprof__pb_str(gpuprof__pb_uint(e, 1, 1), 2, ""));
+        m->map_seq = s->seq;
+    }
+    for (i = 0; i < depth; i++) {
+        const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, m->frames[sl->at + i] - (i ? 1 : 0), buf, sizeof buf, &module);
+        const char *exe = gpuprof__pf_syms.n && gpuprof__pf_syms.mods[0].main ? gpuprof__pf_syms.mods[0].file : "";
+        uint64_t fid = (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1;
+        name = gpuprof__smp_base(name, base, sizeof base);
+        if (*module && strcmp(module, exe)) snprintf(label, sizeof label, "%s [%s]", name, module);
+        else snprintf(label, sizeof label, "%s", name);
+        e = gpuprof__pb_open(p, 5);           /* function_names { iid, str } */
+        p = gpuprof__pb_close(e, gpuprof__pb_str(gpuprof__pb_uint(e, 1, fid), 2, label));
+        e = gpuprof__pb_open(p, 6);           /* frames { iid, function_name_id, mapping_id } */
+        p = gpuprof__pb_close(e, gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(e, 1, fid), 2, fid), 3, 1));
+    }
+    e = gpuprof__pb_open(p, 7);               /* callstacks { iid, frame_ids: the outermost first } */
+    p = gpuprof__pb_uint(e, 1, (uint64_t)k + 1);
+    for (i = depth; i-- > 0;) p = gpuprof__pb_uint(p, 2, (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1);
+    m->slot_seq[k] = s->seq;
+    return gpuprof__pb_close(e, p);
+}
+
+/* The thread's samples waiting in its ring, as packets after p (the
+   streamed trace only: the ring is taken once). */
+static char *gpuprof__pf_samples(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *buf, char *p) {
+    gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+    uint64_t tail, head;
+    uint32_t k, i;
+    if (!m || (tail = m->ring_tail) == (head = GPUPROF__LDA(&m->ring_head))) return p;
+    for (; tail != head; tail++) {
+        char *pk, *pe;
+        k = m->ring_slot[tail % GPUPROF__SMP_RING];
+        if (k >= GPUPROF__SMP_SLOTS || !GPUPROF__LDA(&m->slot[k].hash)) continue;
+        if ((size_t)(p - buf) + 16384 > GPUPROF__WBUF) {
+            gpuprof__trace_write(o, buf, (size_t)(p - buf));
+            p = buf;
+        }
+        if (m->slot_seq[k] != s->seq) {      /* a new stack: its addresses in the objects known, else the objects read again */
+            for (i = 0; i < m->slot[k].depth && i < GPUPROF__SMP_DEPTH; i++) {
+                uintptr_t pc = m->frames[m->slot[k].at + i];
+                uint32_t j;
+                for (j = 0; j < gpuprof__pf_syms.n && !(pc >= gpuprof__pf_syms.mods[j].lo && pc < gpuprof__pf_syms.mods[j].hi); j++) {}
+                if (j == gpuprof__pf_syms.n) { gpuprof__sym_close(&gpuprof__pf_syms); gpuprof__sym_open(&gpuprof__pf_syms); break; }
+            }
+        }
+        pk = gpuprof__pb_open(p, 1);
+        p = gpuprof__pb_uint(gpuprof__pb_uint(pk, 58, GPUPROF__PF_ABS), 8, gpuprof__ticks_to_ns(m->ring_ts[tail % GPUPROF__SMP_RING]));
+        p = gpuprof__pb_uint(gpuprof__pb_uint(p, 10, s->seq), 13, 2);      /* SEQ_NEEDS_INCREMENTAL_STATE: interned stacks */
+        if (m->slot_seq[k] != s->seq) {
+            char *id = gpuprof__pb_open(p, 12);
+            p = gpuprof__pb_close(id, gpuprof__pf_stack(s, m, k, id));
+        }
+        pe = gpuprof__pb_open(p, 66);         /* perf_sample { pid, tid, callstack_iid } */
+        p = gpuprof__pb_uint(gpuprof__pb_uint(pe, 2, (uint32_t)gpuprof__g.trace_pid), 3, (uint32_t)m->tid);
+        p = gpuprof__pb_close(pe, gpuprof__pb_uint(p, 4, (uint64_t)k + 1));
+        p = gpuprof__pb_close(pk, p);
+    }
+    GPUPROF__STR(&m->ring_tail, tail);
+    return p;
+}
+
 /* The encoder's events: events [from, n) of a block encoded and written;
    returns the events written. */
 static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
@@ -8091,6 +8417,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
             p = gpuprof__pf_other_event(o, s, t, p, e, type, nm, ts);
         }
     }
+    if (o == &gpuprof__g.out && GPUPROF__LD(&gpuprof__smpg.trace)) p = gpuprof__pf_samples(o, s, t, buf, p);
     gpuprof__trace_stage(o, buf, p);
     n = n > from ? n - from - naux : 0;
     GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
@@ -8159,7 +8486,7 @@ static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
         pthread_mutex_lock(&gpuprof__trace_lock);
         b = t->block;
         pthread_mutex_unlock(&gpuprof__trace_lock);
-        if (!b || (n = GPUPROF__LDA(&b->count)) <= (consume ? b->done : 0u)) continue;
+        if (!b || ((n = GPUPROF__LDA(&b->count)) <= (consume ? b->done : 0u) && !(consume && gpuprof__smp_pending(t)))) continue;
         if (!o->failed) gpuprof__trace_events(o, b, consume ? b->done : 0, n);
         else if (consume) GPUPROF__ADD(&gpuprof__g.dropped_io, (uint64_t)(n - b->done));
         if (consume) GPUPROF__ST(&b->done, n);
@@ -9990,180 +10317,6 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
 }
 
 /* ----------------------------------------------------------------------
-   CPU samples, part 2: symbols, the ELF seam. At report time, never in the
-   handler: the loaded objects (dl_iterate_phdr: each one's path and load
-   bias; the main program's path is /proc/self/exe), and for those that
-   hold a sampled address their functions, read from the file's ELF .symtab
-   (static functions too) or else .dynsym. An address in no known function
-   is named module+0xOFFSET (a stripped binary, a deleted file), or 0xADDR
-   outside every object (JIT code). Inlined code counts as its caller.
-   ---------------------------------------------------------------------- */
-#if GPUPROF__SAMPLER
-#include <elf.h>
-/* dl_phdr_info's first fields, and the call, bound by its symbol (a GNU
-   extension the strict C modes hide). */
-struct gpuprof__dlinfo { uintptr_t addr; const char *name; const Elf64_Phdr *phdr; uint16_t phnum; };
-extern int gpuprof__dl_iterate_phdr(int (*cb)(struct gpuprof__dlinfo *, size_t, void *), void *data) __asm__("dl_iterate_phdr");
-#endif
-
-typedef struct gpuprof__sym { uintptr_t lo, hi; const char *name; } gpuprof__sym;
-typedef struct gpuprof__mod {
-    char path[512];
-    const char *file;                     /* the file's name, in path */
-    uintptr_t bias, lo, hi;               /* load bias; its executable segments span [lo, hi) */
-    int loaded;                           /* its symbols: 1 read, -1 none to be had, 0 not yet */
-    int main;                             /* the main program */
-    gpuprof__sym *syms;
-    uint32_t nsyms;
-    char *strs;                           /* the names, as read */
-} gpuprof__mod;
-typedef struct gpuprof__symtab { gpuprof__mod *mods; uint32_t n, cap; } gpuprof__symtab;
-
-#if GPUPROF__SAMPLER
-static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *data) {
-    gpuprof__symtab *st = (gpuprof__symtab *)data;
-    gpuprof__mod *m;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    uint16_t i;
-    (void)size;
-    for (i = 0; i < info->phnum; i++) {
-        const Elf64_Phdr *ph = &info->phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-        if (info->addr + ph->p_vaddr < lo) lo = info->addr + ph->p_vaddr;
-        if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
-    }
-    if (hi <= lo) return 0;
-    if (st->n == st->cap) {
-        uint32_t cap = st->cap ? 2 * st->cap : 32;
-        gpuprof__mod *nm = (gpuprof__mod *)gpuprof__alloc(cap * sizeof *nm);
-        if (!nm) return 1;
-        if (st->n) memcpy(nm, st->mods, st->n * sizeof *nm);
-        GPUPROF_FREE(st->mods);
-        st->mods = nm;
-        st->cap = cap;
-    }
-    m = &st->mods[st->n++];
-    memset(m, 0, sizeof *m);
-    if (info->name && *info->name) snprintf(m->path, sizeof m->path, "%s", info->name);
-    else if (st->n == 1) {                /* the first, unnamed: the main program */
-        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
-        m->path[n > 0 ? n : 0] = 0;
-        m->main = 1;
-    } else {                              /* the vDSO, which has no file */
-        snprintf(m->path, sizeof m->path, "[vdso]");
-    }
-    m->file = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
-    m->bias = info->addr;
-    m->lo = lo;
-    m->hi = hi;
-    return 0;
-}
-
-static int gpuprof__sym_cmp(const void *a, const void *b) {
-    const gpuprof__sym *x = (const gpuprof__sym *)a, *y = (const gpuprof__sym *)b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* n bytes of fd at off into a new buffer (NULL: cannot). */
-static void *gpuprof__sym_read(int fd, uint64_t off, uint64_t n) {
-    char *b;
-    uint64_t got = 0;
-    if (n == 0 || n > ((uint64_t)1 << 32) || !(b = (char *)gpuprof__alloc((size_t)n + 1))) return NULL;
-    while (got < n) {
-        ssize_t r = pread(fd, b + got, (size_t)(n - got), (off_t)(off + got));
-        if (r <= 0) { GPUPROF_FREE(b); return NULL; }
-        got += (uint64_t)r;
-    }
-    b[n] = 0;
-    return b;
-}
-
-/* A module's functions from its file: .symtab, else .dynsym. */
-static void gpuprof__sym_load(gpuprof__mod *m) {
-    Elf64_Ehdr eh;
-    Elf64_Shdr *sh = NULL;
-    Elf64_Sym *sy = NULL;
-    int fd, i, pick = -1;
-    uint64_t k, n;
-    m->loaded = -1;
-    if (!m->path[0] || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0) return;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || !(sh = (Elf64_Shdr *)gpuprof__sym_read(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh))) {
-        close(fd);
-        return;
-    }
-    for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_SYMTAB) pick = i;
-    if (pick < 0) for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
-    if (pick >= 0 && sh[pick].sh_link < eh.e_shnum && sh[pick].sh_entsize == sizeof(Elf64_Sym) &&
-        (sy = (Elf64_Sym *)gpuprof__sym_read(fd, sh[pick].sh_offset, sh[pick].sh_size)) != NULL &&
-        (m->strs = (char *)gpuprof__sym_read(fd, sh[sh[pick].sh_link].sh_offset, sh[sh[pick].sh_link].sh_size)) != NULL) {
-        n = sh[pick].sh_size / sizeof *sy;
-        if ((m->syms = (gpuprof__sym *)gpuprof__alloc((size_t)n * sizeof *m->syms + 1)) != NULL) {
-            for (k = 0; k < n; k++) {
-                int type = ELF64_ST_TYPE(sy[k].st_info);
-                if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
-                    sy[k].st_name >= sh[sh[pick].sh_link].sh_size)
-                    continue;
-                m->syms[m->nsyms].lo = m->bias + sy[k].st_value;
-                m->syms[m->nsyms].hi = m->bias + sy[k].st_value + (sy[k].st_size ? sy[k].st_size : 1);
-                m->syms[m->nsyms++].name = m->strs + sy[k].st_name;
-            }
-            qsort(m->syms, m->nsyms, sizeof *m->syms, gpuprof__sym_cmp);
-            m->loaded = 1;
-        }
-    }
-    GPUPROF_FREE(sy);
-    GPUPROF_FREE(sh);
-    close(fd);
-}
-#endif
-
-/* The loaded objects, their symbols not read yet (on need: gpuprof__sym_of). */
-static void gpuprof__sym_open(gpuprof__symtab *st) {
-    memset(st, 0, sizeof *st);
-#if GPUPROF__SAMPLER
-    gpuprof__dl_iterate_phdr(gpuprof__sym_module, st);
-#endif
-}
-
-static void gpuprof__sym_close(gpuprof__symtab *st) {
-    uint32_t i;
-    for (i = 0; i < st->n; i++) {
-        GPUPROF_FREE(st->mods[i].syms);
-        GPUPROF_FREE(st->mods[i].strs);
-    }
-    GPUPROF_FREE(st->mods);
-    memset(st, 0, sizeof *st);
-}
-
-/* The function holding pc: its name in buf (module+0xOFFSET, or 0xADDR,
-   when none is known) and its module's file name in *module ("" outside
-   every object). */
-static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, char *buf, size_t n, const char **module) {
-    uint32_t i;
-    for (i = 0; i < st->n; i++) {
-        gpuprof__mod *m = &st->mods[i];
-        uint32_t a = 0, b;
-        if (pc < m->lo || pc >= m->hi) continue;
-        *module = m->file;
-#if GPUPROF__SAMPLER
-        if (!m->loaded) gpuprof__sym_load(m);
-#endif
-        for (b = m->nsyms; a < b;) {            /* the last symbol starting at or before pc */
-            uint32_t mid = a + (b - a) / 2;
-            if (m->syms[mid].lo <= pc) a = mid + 1;
-            else b = mid;
-        }
-        if (a && pc < m->syms[a - 1].hi) return m->syms[a - 1].name;
-        snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
-        return buf;
-    }
-    *module = "";
-    snprintf(buf, n, "0x%llx", (unsigned long long)pc);
-    return buf;
-}
-
-/* ----------------------------------------------------------------------
    CPU samples, part 3: what the samples say, per range -- for the report's
    "CPU samples per range", the verdict, the summary's `samples` and the
    folded stacks (GPUPROF_SAMPLE_FOLDED). Every thread's slots are read as
@@ -10231,19 +10384,6 @@ static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, c
     if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
     if (!(g->fn[g->nfn].module = gpuprof__strdup(module))) { GPUPROF_FREE(g->fn[g->nfn].name); return NULL; }
     return &g->fn[g->nfn++];
-}
-
-/* gcc's clones named as the function they are of: f.constprop.0, f.isra.0, f.part.0, f.cold -> f. */
-static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
-    static const char *const sfx[] = { ".constprop.", ".isra.", ".part.", ".cold" };
-    size_t i, cut = strlen(name);
-    for (i = 0; i < 4; i++) {
-        const char *p = strstr(name, sfx[i]);
-        if (p && (size_t)(p - name) < cut) cut = (size_t)(p - name);
-    }
-    if (cut == strlen(name)) return name;
-    snprintf(buf, n, "%.*s", (int)cut, name);
-    return buf;
 }
 
 /* One slot into the tables: its range's self count for the leaf's
@@ -14539,7 +14679,12 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__mem_open();
     if (!off && cfg->collector) gpuprof__collector_start();
     if (!off) gpuprof__keeper_start();
+    if (!off && cfg->sample_hz > 0) gpuprof__smp_code();      /* before any timer runs */
     gpuprof__smp_setup(off ? 0 : cfg->sample_hz);
+    /* samples into the streamed trace when it is Perfetto's (and gpuprof reads its own clock: a program's may not be safe in a signal handler) */
+#if !defined(GPUPROF_CLOCK_FN)
+    GPUPROF__ST(&gpuprof__smpg.trace, GPUPROF__LD(&gpuprof__smpg.on) && gpuprof__g.trace_path && gpuprof__g.out.format == GPUPROF__FMT_PERFETTO);
+#endif
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;
     GPUPROF__ST(&gpuprof__g.off, off);

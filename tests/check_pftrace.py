@@ -5,6 +5,7 @@ and compares it with the JSON trace of the same run.
 
 usage: check_pftrace.py TRACE.pftrace [TRACE.json] [--cut] [--names]
        check_pftrace.py MERGED.pftrace --ranks RANK.pftrace...
+       check_pftrace.py TRACE.pftrace --samples SUMMARY.json
 
 Decodes frame by frame (a cut-off last frame ends the file: a killed run,
 allowed with --cut, as are slices begun and not ended there), resolving what Perfetto's reader resolves: each
@@ -19,8 +20,12 @@ real GPU, whose times differ: only the slices' names and counts per thread,
 the instants' names and the number of flows must agree. --ranks: MERGED is gpuprof-ranks' merge of
 the ranks' traces: it must hold each rank's slices, instants, counter
 values and flows, in a process of its own named "rank R · host · pid P",
-moved by the rank's anchor (t0_realtime_ns) less the earliest. Prints the
-counts; exit 1 on a difference, 2 when the decoder is missing.
+moved by the rank's anchor (t0_realtime_ns) less the earliest. --samples:
+the trace's CPU samples (perf_sample packets, their call stacks resolved
+through the sequence's interned callstacks, frames and function names) must
+be the summary's: as many, each thread's, with the same count per leaf
+function. Prints the counts; exit 1 on a difference, 2 when the decoder is
+missing.
 """
 import collections, json, re, sys
 
@@ -58,6 +63,7 @@ def frames(raw):
 class Seq:
     def __init__(self):
         self.names, self.cats, self.args = {}, {}, {}
+        self.fnames, self.frames, self.stacks = {}, {}, {}
         self.track = None
         self.clock = None
         self.inc = {}          # incremental clock id -> (its value now, BOOTTIME at its snapshot - its value there)
@@ -69,6 +75,7 @@ def decode(path):
     packets, cut = frames(open(path, 'rb').read())
     seqs = collections.defaultdict(Seq)
     tracks = {}                 # uuid -> descriptor
+    samples = []                # CPU samples: (tid, function names of the stack, the outermost first)
     events = []                 # (track uuid, ts, order, type, name, category, args, flow ids, terminating flow ids,
                                 #  counter value, (bound flow id, direction) or None)
     problems = []
@@ -85,6 +92,12 @@ def decode(path):
                 s.cats[e.iid] = e.name
             for e in d.debug_annotation_names:
                 s.args[e.iid] = e.name
+            for e in d.function_names:
+                s.fnames[e.iid] = e.str.decode('utf-8', 'replace')
+            for e in d.frames:
+                s.frames[e.iid] = e.function_name_id
+            for e in d.callstacks:
+                s.stacks[e.iid] = list(e.frame_ids)
         if pk.HasField('trace_packet_defaults'):
             df = pk.trace_packet_defaults
             s.clock = df.timestamp_clock_id if df.HasField('timestamp_clock_id') else None
@@ -101,6 +114,13 @@ def decode(path):
             td = pk.track_descriptor
             old = tracks.get(td.uuid)
             tracks[td.uuid] = td if old is None or not old.HasField('thread') or td.thread.thread_name else old
+        if pk.HasField('perf_sample'):
+            ps = pk.perf_sample
+            stack = s.stacks.get(ps.callstack_iid)
+            if stack is None:
+                problems.append('packet %d: a sample whose call stack %d was never interned' % (k, ps.callstack_iid))
+            else:
+                samples.append((ps.tid, tuple(s.fnames.get(s.frames.get(f), '?') for f in stack)))
         if not pk.HasField('track_event'):
             continue
         if not s.cleared:
@@ -131,7 +151,30 @@ def decode(path):
         if te.HasField('legacy_event') and te.legacy_event.HasField('bind_id'):
             bound = (te.legacy_event.bind_id, te.legacy_event.flow_direction)
         events.append((track, ts, k, te.type, name, cat, args, list(te.flow_ids), list(te.terminating_flow_ids), value, bound))
+    decode.samples = samples
     return tracks, events, problems, cut
+
+
+def check_samples(path, summary, problems):
+    """The trace's CPU samples against the summary's samples."""
+    import json as _json
+    decode(path)
+    got = decode.samples
+    smp = _json.load(open(summary))['samples']
+    want = collections.Counter()
+    for r in smp['by_range']:
+        for f in r['functions']:
+            name = re.sub(r'\.(constprop|isra|part)\.\d+$|\.cold$', '', f['name'])
+            if f['self']:
+                want[name] += f['self']
+    have = collections.Counter(re.sub(r' \[.*\]$', '', st[-1]) for _, st in got if st)
+    kept = smp['taken'] - smp['lost']
+    print('%s: %d CPU samples from %d thread(s), %d distinct stacks; the summary: %d kept' % (
+        path, len(got), len(set(t for t, _ in got)), len(set(got)), kept))
+    if len(got) != kept:
+        problems.append('%d samples in the trace, %d kept in the summary' % (len(got), kept))
+    if have != want:
+        problems.append('samples per leaf function differ: trace %s, summary %s' % (sorted(have.items())[:6], sorted(want.items())[:6]))
 
 
 def resolve(path):
@@ -318,6 +361,12 @@ def check_ranks(merged, ranks, problems):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    if '--samples' in sys.argv:
+        problems = []
+        check_samples(args[0], args[1], problems)
+        for p in problems[:12]:
+            print('  FAIL ' + p)
+        return 1 if problems else 0
     if '--ranks' in sys.argv:
         problems = []
         check_ranks(args[0], args[1:], problems)

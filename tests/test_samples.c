@@ -19,9 +19,9 @@ static __thread volatile uint64_t sink;      /* each thread its own: no race */
 #define UNIT 20000000ull                   /* iterations of a part: ~20-40 ms of CPU */
 
 /* each function's own loop: its samples are its self time. It calls
-   tick() now and then, so that it is no leaf function: gcc omits the frame
-   pointer of a leaf whatever the flags, which hides the leaf's caller (perf
-   walking frame pointers shows the same). */
+   tick() now and then, so that it is no leaf function (gcc omits the frame
+   pointer of a leaf whatever the flags): its frame gives its caller. The
+   library's function is a leaf: its caller comes from the stack pointer. */
 __attribute__((noinline)) static void tick(uint64_t x) { sink = x; }
 #define SPIN(n) do { uint64_t i_, x_ = sink; for (i_ = 0; i_ < (n); i_++) { x_ = x_ * 6364136223846793005ull + i_; if (!(i_ & 0xfffff)) tick(x_); } sink = x_; } while (0)
 __attribute__((noinline)) static void tokenize(void) { SPIN(3 * UNIT); }
@@ -56,7 +56,7 @@ int main(void) {
     cJSON *sum, *smp;
     char *report, *folded;
     const char *module = NULL;
-    double tok, chk, lib, dec, main_total;
+    double tok, chk, lib, dec, main_total, leaf_caller;
     int i;
     memset(&cfg, 0, sizeof cfg);
     cfg.sample_hz = 1;
@@ -95,6 +95,7 @@ int main(void) {
     lib = fn_share(smp, "hash", "sample_lib_hash", "self", &module);
     dec = fn_share(smp, "decode", "decode", "self", NULL);
     main_total = fn_share(smp, "parse", "main", "total", NULL);
+    leaf_caller = fn_share(smp, "hash", "main", "total", NULL);
     printf("test_samples: parse: tokenize %.1f%% checksum %.1f%%; hash: sample_lib_hash %.1f%% [%s]; decode (a thread): decode %.1f%%; "
            "stacks in parse holding main %.1f%%\n", 100 * tok, 100 * chk, 100 * lib, module ? module : "?", 100 * dec, 100 * main_total);
     CHECK(fabs(tok - 0.75) <= 0.10, "parse: tokenize (a static function) takes 3/4 of its samples, within 10 points");
@@ -103,6 +104,8 @@ int main(void) {
     CHECK(module && !strcmp(module, "libsample_lib.so"), "... named with its module, libsample_lib.so");
     CHECK(dec >= 0.85, "decode, on the second thread: decode takes nearly all of its samples");
     CHECK(main_total >= 0.9, "callers from frame pointers: main is in the stacks of parse's samples");
+    CHECK(leaf_caller >= 0.9, "a leaf function without a frame of its own (the library's, built without frame pointers): "
+                              "its caller, main, is in its stacks (the return address at the stack pointer)");
     report = check_slurp("samples.report.txt");
     CHECK(report && strstr(report, "CPU samples per range (a POSIX CPU-time timer per thread, signal "), "the report has the section, with the mechanism");
     CHECK(report && strstr(report, "  [libsample_lib.so]"), "the report names the library's module");

@@ -39,8 +39,9 @@ def proto_counts(path):
     r = check_pftrace.resolve(path)
     rows = ['%s|%d|%d' % (name, ts, dur) for (_, name, ts, dur) in r['slices']] + \
            ['%s|%d|0' % (name, ts) for (_, name, ts) in r['instants']]
-    counts = {'slices': len(rows), 'counter_values': len(r['counters']), 'flows': len(r['flows']), 'rows': rows,
-              'unfinished': r['unfinished']}
+    # the Perfetto UI also makes a value of each CPU sample, on a counter track "cpu-clock" of its own (perf's timebase)
+    counts = {'slices': len(rows), 'counter_values': len(r['counters']) + len(check_pftrace.decode.samples), 'flows': len(r['flows']),
+              'rows': rows, 'unfinished': r['unfinished'], 'cpu_samples': len(check_pftrace.decode.samples)}
     notes = ['%d slices, %d instants, %d counter values, %d flows%s' % (
         len(r['slices']), len(r['instants']), len(r['counters']), len(r['flows']),
         ' (cut off inside its last packet: a killed run)' if r['cut'] else '')]
@@ -100,6 +101,7 @@ PERFETTO_JS = """async () => {
     unfinished: await n('select count(*) from slice where dur < 0'),
     counter_values: await n('select count(*) from counter'),
     flows: await n('select count(*) from flow'),
+    cpu_samples: await n('select count(*) from perf_sample'),
     rows: window.WANT_ROWS ? (await rows('select name, ts, dur from slice')).map(r => r.name + '|' + r.ts + '|' + r.dur) : undefined,
     problems: (await rows("select name, value, severity from stats where value > 0 and severity in ('error', 'data_loss')"))
         .map(r => 'import stat ' + r.name + ' = ' + r.value + ' (' + r.severity + ')'),
@@ -265,6 +267,10 @@ def main():
                                 name, sum((shown - held).values()), sorted((shown - held).elements())[:2], sorted((held - shown).elements())[:2]))
                         else:
                             print('  %s: every slice as in the file (name, ts, dur)' % name)
+                    if 'cpu_samples' in want and got.get('cpu_samples') != want['cpu_samples']:
+                        mine.append('%s shows %s CPU samples, the file holds %d' % (name, got.get('cpu_samples'), want['cpu_samples']))
+                    elif want.get('cpu_samples'):
+                        print('  %s: every CPU sample as in the file: %d' % (name, want['cpu_samples']))
                     for k in ('slices', 'counter_values', 'flows'):
                         if k in got and got[k] != want[k]:
                             mine.append('%s shows %d %s, the file holds %d' % (name, got[k], k.replace('_', ' '), want[k]))

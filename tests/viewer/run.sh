@@ -14,7 +14,8 @@
 # and GPU work that overlaps on one stream (sim_demo --graphs: a graph's
 # branches, programmatic dependent launches; with kernel capture, and with
 # ranges timed by their kernels) in both formats, which the Perfetto UI must
-# show alike (every slice, the same arrows), as it must kernel capture's.
+# show alike (every slice, the same arrows), as it must kernel capture's;
+# and train_evals's CPU samples (GPUPROF_SAMPLE=1) in a .pftrace: every one.
 # Writes into a fresh temporary directory, removed when all pass.
 #   usage: run.sh PYTHON BUILD_DIR SOURCE_DIR
 py=$1; build=$2; src=$3
@@ -53,10 +54,11 @@ for f in trace.json pftrace; do
     fail "sim_demo --graphs with GPUPROF_GPU=kernels ($f) failed"
 done
 grep -q 'stream 7 (2): kernels' graphs.trace.json || fail "sim_demo --graphs: no second lane of the kernels' stream in the trace"
+GPUPROF_SAMPLE=1 GPUPROF_TRACE=samples.pftrace GPUPROF_REPORT=off "$build/train_evals" > samples.pf.out 2>&1 || fail "train_evals with CPU samples (.pftrace) failed"
 CHECK_WORKDIR="$dir" "$build/tests/test_pftrace" --die > killed.pf.out 2>&1
 [ -s killed.pftrace ] || fail "the killed run left no Perfetto trace"
 "$py" "$src/tests/viewer/check_viewers.py" --shots shots --same kernels.trace.json kernels.pftrace \
   --same graphs.trace.json graphs.pftrace --same graphsk.trace.json graphsk.pftrace \
   graphs.trace.json graphs.pftrace graphsk.trace.json graphsk.pftrace demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json fromk.trace.json rank.1.trace.json merged.trace.json \
-  demo.pftrace sim.pftrace flight.pftrace kernels.pftrace merged.pftrace killed.pftrace || fail "a viewer disagrees"
+  demo.pftrace sim.pftrace flight.pftrace kernels.pftrace merged.pftrace killed.pftrace samples.pftrace || fail "a viewer disagrees"
 cd / && rm -rf "$dir"
