@@ -10332,7 +10332,7 @@ typedef struct gpuprof__smprange {
     uint32_t nfn, cfn;
 } gpuprof__smprange;
 typedef struct gpuprof__smprep {
-    uint64_t taken, lost, kept, with_callers;
+    uint64_t taken, lost, kept, with_callers, trace_lost;
     double cpu_s;                         /* CPU time of the sampled threads while sampled */
     gpuprof__smprange *r;
     uint32_t nr, cr;
@@ -10447,6 +10447,7 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         if (!m) continue;
         r->taken += GPUPROF__LD(&m->taken);
         r->lost += GPUPROF__LD(&m->lost);
+        r->trace_lost += GPUPROF__LD(&m->trace_lost);
         r->cpu_s += (double)GPUPROF__LD(&m->cpu_ns) * 1e-9;
 #if GPUPROF__SAMPLER
         if (GPUPROF__LDA(&m->gen)) {                 /* still sampled: its CPU time so far */
@@ -10585,8 +10586,8 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_num(b, gpuprof__smpg.hz);
     gpuprof__buf_s(b, ",\"rate_hz\":");
     gpuprof__buf_num(b, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0);
-    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"with_callers\":%llu,\"error\":", (unsigned long long)r.taken, (unsigned long long)r.lost,
-                        (unsigned long long)r.with_callers);
+    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"error\":", (unsigned long long)r.taken,
+                        (unsigned long long)r.lost, (unsigned long long)r.with_callers, (unsigned long long)r.trace_lost);
     if (gpuprof__smpg.why[0]) gpuprof__buf_json_str(b, gpuprof__smpg.why);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"by_range\":[");

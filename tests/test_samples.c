@@ -12,6 +12,8 @@
 #include "check.h"
 #include "json_util.h"
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 uint64_t sample_lib_hash(uint64_t n);
 
@@ -50,6 +52,42 @@ static double fn_share(cJSON *samples, const char *range, const char *fn, const 
     return -1;
 }
 
+/* A program with its own SIGPROF handler keeps it: one line says why there
+   are no samples, the summary's samples.error says it, the run goes on.
+   In a child process (the handler is the process's). */
+static int own_handler_seen;
+static void own_handler(int sig) { (void)sig; own_handler_seen++; }
+static int own_handler_case(void) {
+    gpuprof_config cfg;
+    struct sigaction sa, now;
+    cJSON *sum, *smp;
+    char *err;
+    int ok;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = own_handler;
+    sigaction(SIGPROF, &sa, NULL);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.sample_hz = 1;
+    cfg.summary_path = "own.summary.json";
+    cfg.report = "off";
+    fflush(stderr);
+    if (!freopen("own.stderr", "w", stderr)) return 2;
+    gpuprof_init(&cfg);
+    { PROF_RANGE("parse"); tokenize(); }
+    gpuprof_shutdown();
+    raise(SIGPROF);
+    sigaction(SIGPROF, NULL, &now);
+    err = check_slurp("own.stderr");
+    sum = summary_load("own.summary.json");
+    smp = sum ? cJSON_GetObjectItem(sum, "samples") : NULL;
+    ok = now.sa_handler == own_handler && own_handler_seen == 1 && err &&
+         strstr(err, "gpuprof: no CPU samples: the program handles signal 27 (SIGPROF) itself: set GPUPROF_SAMPLE_SIGNAL") &&
+         smp && cJSON_IsString(cJSON_GetObjectItem(smp, "error")) && jnum(smp, "taken") == 0;
+    free(err);
+    cJSON_Delete(sum);
+    return ok ? 0 : 1;
+}
+
 int main(void) {
     gpuprof_config cfg;
     pthread_t th;
@@ -58,6 +96,13 @@ int main(void) {
     const char *module = NULL;
     double tok, chk, lib, dec, main_total, leaf_caller;
     int i;
+    {
+        pid_t pid = fork();
+        int st = 0;
+        if (pid == 0) _exit(own_handler_case());
+        waitpid(pid, &st, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a program's own SIGPROF handler is kept, one gpuprof: line says so, samples.error too");
+    }
     memset(&cfg, 0, sizeof cfg);
     cfg.sample_hz = 1;
     cfg.summary_path = "samples.summary.json";
