@@ -10518,7 +10518,7 @@ static void gpuprof__report_samples(gpuprof__buf *b, uint32_t rows) {
     gpuprof__smp_mechanism(mech, sizeof mech);
     gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %llu taken, %llu lost%s)\n", mech,
                         gpuprof__smpg.hz, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0, (unsigned long long)r.taken, (unsigned long long)r.lost,
-                        r.kept && r.with_callers * 2 >= r.kept ? "; callers from frame pointers" : r.kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
+                        r.kept && r.with_callers * 2 >= r.kept ? "; with callers" : r.kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
     if (gpuprof__smpg.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smpg.why);
     for (i = 0; i < r.nr && i < rows; i++) {
         gpuprof__smprange g;
@@ -10538,19 +10538,20 @@ static void gpuprof__report_samples(gpuprof__buf *b, uint32_t rows) {
     gpuprof__smp_free(&r);
 }
 
-/* The verdict's line for a CPU-bound phase: the functions its samples
-   (its own and its nested ranges') name most, or how to have them. */
-static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase) {
+/* The verdict's "try:" for a CPU-bound phase: the functions its samples
+   (its own and its nested ranges') name most, then the remedy (or, when
+   given, the one for a phase whose functions are named); or the remedy and
+   how to have them named. */
+static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase, const char *remedy, const char *named) {
     gpuprof__smprep r;
     gpuprof__smprange all;
     uint64_t n;
     uint32_t i, k;
     size_t len = strlen(phase);
-    if (gpuprof__smpg.hz <= 0) {
-        gpuprof__buf_s(b, "   GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n");
+    if (gpuprof__smpg.hz <= 0 || !gpuprof__smp_collect(&r, 0)) {
+        gpuprof__buf_printf(b, "\n   try: %s\n   GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n", remedy);
         return;
     }
-    if (!gpuprof__smp_collect(&r, 0)) return;
     memset(&all, 0, sizeof all);
     for (i = 0; i < r.nr; i++) {
         const gpuprof__smprange *g = &r.r[i];
@@ -10558,12 +10559,13 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase) {
         gpuprof__smp_merge(g, &all);
     }
     n = all.samples;
-    if (n) {
-        gpuprof__buf_s(b, "   its code:");
-        for (k = 0; k < all.nfn && k < 3 && all.fn[k].self; k++)
-            gpuprof__buf_printf(b, "%s %s %.0f%%", k ? "," : "", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
-        gpuprof__buf_printf(b, " of its %llu CPU samples (CPU samples per range)\n", (unsigned long long)n);
-    } else gpuprof__buf_s(b, "   its code: no CPU samples in it (a phase shorter than a tick of the sampler's timer)\n");
+    if (n && all.nfn && all.fn[0].self) {
+        gpuprof__buf_printf(b, "\n   try: speed up %s, %.0f%% of its %llu CPU samples", all.fn[0].name, 100.0 * (double)all.fn[0].self / (double)n,
+                            (unsigned long long)n);
+        for (k = 1; k < all.nfn && k < 3 && all.fn[k].self; k++)
+            gpuprof__buf_printf(b, "%s %s %.0f%%", k == 1 ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
+        gpuprof__buf_printf(b, "%s CPU samples per range); %s\n", k > 1 ? ";" : " (", named ? named : remedy);
+    } else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
     gpuprof__smp_merged_free(&all);
     gpuprof__smp_free(&r);
 }
@@ -10927,8 +10929,8 @@ static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phas
 
 #define GPUPROF__OUTSIDE_REMEDY "wrap the code between the phases in ranges (GPUPROF_RANGE) to see what takes the time " \
     "(while it runs, a GPU has only the work queued before it)"
-#define GPUPROF__HOST_REMEDY "no GPU in this run: profile that phase's host code (perf, a sampling profiler), or declare its work " \
-    "with GPUPROF_RANGE_WORK and the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline"
+#define GPUPROF__HOST_WORK "declare its work with GPUPROF_RANGE_WORK and the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline"
+#define GPUPROF__HOST_REMEDY "no GPU in this run: profile that phase's host code (perf, a sampling profiler), or " GPUPROF__HOST_WORK
 /* The bottleneck: its name, class, time per step and remedy (the CPU's time outside any range is one too). */
 static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, int *k, double *ns, const char **remedy) {
     if (v->bottleneck == -2) {
@@ -11144,8 +11146,9 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__buf_qname(b, ": it waits for the GPU, whose largest phase is ", w->r->name_id);
         gpuprof__buf_printf(b, " (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
     }
-    gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
-    if (k == GPUPROF__K_CPU && name) gpuprof__verdict_samples(b, name);
+    if (k == GPUPROF__K_CPU && name)          /* its functions named: no profiler left to reach for */
+        gpuprof__verdict_samples(b, name, remedy, !(v->snap && v->snap->has_gpu) ? "or " GPUPROF__HOST_WORK : NULL);
+    else gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
     if (v->waits_for >= 0) {
         gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
         gpuprof__buf_printf(b, ": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
