@@ -4698,13 +4698,10 @@ static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *
     }
     if (hi <= lo) return 0;
     if (st->n == st->cap) {
-        uint32_t cap = st->cap ? 2 * st->cap : 32;
-        gpuprof__mod *nm = (gpuprof__mod *)gpuprof__alloc(cap * sizeof *nm);
-        if (!nm) return 1;
-        if (st->n) memcpy(nm, st->mods, st->n * sizeof *nm);
-        GPUPROF_FREE(st->mods);
-        st->mods = nm;
-        st->cap = cap;
+        void *na = gpuprof__grow(st->mods, sizeof *st->mods, st->n, st->cap ? 2 * st->cap : 16);
+        if (!na) return 1;
+        st->mods = (gpuprof__mod *)na;
+        st->cap = st->cap ? 2 * st->cap : 16;
     }
     m = &st->mods[st->n++];
     memset(m, 0, sizeof *m);
@@ -10355,13 +10352,10 @@ static gpuprof__smprange *gpuprof__smp_range(gpuprof__smprep *r, const char *pat
     uint32_t i;
     for (i = 0; i < r->nr; i++) if (!strcmp(r->r[i].path, path)) return &r->r[i];
     if (r->nr == r->cr) {
-        uint32_t c = r->cr ? 2 * r->cr : 16;
-        gpuprof__smprange *nr = (gpuprof__smprange *)gpuprof__alloc(c * sizeof *nr);
-        if (!nr) return NULL;
-        if (r->nr) memcpy(nr, r->r, r->nr * sizeof *nr);
-        GPUPROF_FREE(r->r);
-        r->r = nr;
-        r->cr = c;
+        void *na = gpuprof__grow(r->r, sizeof *r->r, r->nr, r->cr ? 2 * r->cr : 16);
+        if (!na) return NULL;
+        r->r = (gpuprof__smprange *)na;
+        r->cr = r->cr ? 2 * r->cr : 16;
     }
     memset(&r->r[r->nr], 0, sizeof r->r[0]);
     if (!(r->r[r->nr].path = gpuprof__strdup(path))) return NULL;
@@ -10372,13 +10366,10 @@ static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, c
     uint32_t i;
     for (i = 0; i < g->nfn; i++) if (!strcmp(g->fn[i].name, name) && !strcmp(g->fn[i].module, module)) return &g->fn[i];
     if (g->nfn == g->cfn) {
-        uint32_t c = g->cfn ? 2 * g->cfn : 16;
-        gpuprof__smpfn *nf = (gpuprof__smpfn *)gpuprof__alloc(c * sizeof *nf);
-        if (!nf) return NULL;
-        if (g->nfn) memcpy(nf, g->fn, g->nfn * sizeof *nf);
-        GPUPROF_FREE(g->fn);
-        g->fn = nf;
-        g->cfn = c;
+        void *na = gpuprof__grow(g->fn, sizeof *g->fn, g->nfn, g->cfn ? 2 * g->cfn : 16);
+        if (!na) return NULL;
+        g->fn = (gpuprof__smpfn *)na;
+        g->cfn = g->cfn ? 2 * g->cfn : 16;
     }
     memset(&g->fn[g->nfn], 0, sizeof g->fn[0]);
     if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
@@ -10464,16 +10455,20 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
     return 1;
 }
 
-static void gpuprof__smp_free(gpuprof__smprep *r) {
-    uint32_t i, k;
-    for (i = 0; i < r->nr; i++) {
-        for (k = 0; k < r->r[i].nfn; k++) {
-            GPUPROF_FREE(r->r[i].fn[k].name);
-            GPUPROF_FREE(r->r[i].fn[k].module);
-        }
-        GPUPROF_FREE(r->r[i].fn);
-        GPUPROF_FREE(r->r[i].path);
+static void gpuprof__smp_range_free(gpuprof__smprange *g) {
+    uint32_t k;
+    for (k = 0; k < g->nfn; k++) {
+        GPUPROF_FREE(g->fn[k].name);
+        GPUPROF_FREE(g->fn[k].module);
     }
+    GPUPROF_FREE(g->fn);
+    GPUPROF_FREE(g->path);
+    memset(g, 0, sizeof *g);
+}
+
+static void gpuprof__smp_free(gpuprof__smprep *r) {
+    uint32_t i;
+    for (i = 0; i < r->nr; i++) gpuprof__smp_range_free(&r->r[i]);
     GPUPROF_FREE(r->r);
     GPUPROF_FREE(r->folded.p);
     memset(r, 0, sizeof *r);
@@ -10481,7 +10476,7 @@ static void gpuprof__smp_free(gpuprof__smprep *r) {
 
 /* A range's functions as the report shows them: gcc's clones of a
    function (f.constprop.0, f.part.0, f.cold) added to it, most first
-   (out: zeroed by the caller; gpuprof__smp_merged_free). */
+   (out: zeroed by the caller; gpuprof__smp_range_free). */
 static void gpuprof__smp_merge(const gpuprof__smprange *g, gpuprof__smprange *out) {
     char base[160];
     uint32_t k;
@@ -10491,15 +10486,6 @@ static void gpuprof__smp_merge(const gpuprof__smprange *g, gpuprof__smprange *ou
     }
     out->samples += g->samples;
     qsort(out->fn, out->nfn, sizeof out->fn[0], gpuprof__smp_fn_cmp);
-}
-static void gpuprof__smp_merged_free(gpuprof__smprange *m) {
-    uint32_t k;
-    for (k = 0; k < m->nfn; k++) {
-        GPUPROF_FREE(m->fn[k].name);
-        GPUPROF_FREE(m->fn[k].module);
-    }
-    GPUPROF_FREE(m->fn);
-    memset(m, 0, sizeof *m);
 }
 
 /* The mechanism, in words. */
@@ -10533,7 +10519,7 @@ static void gpuprof__report_samples(gpuprof__buf *b, uint32_t rows) {
             if (strcmp(f->module, r.exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
             gpuprof__buf_s(b, "\n");
         }
-        gpuprof__smp_merged_free(&g);
+        gpuprof__smp_range_free(&g);
     }
     gpuprof__smp_free(&r);
 }
@@ -10566,7 +10552,7 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase, const c
             gpuprof__buf_printf(b, "%s %s %.0f%%", k == 1 ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
         gpuprof__buf_printf(b, "%s CPU samples per range); %s\n", k > 1 ? ";" : " (", named ? named : remedy);
     } else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
-    gpuprof__smp_merged_free(&all);
+    gpuprof__smp_range_free(&all);
     gpuprof__smp_free(&r);
 }
 
