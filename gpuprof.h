@@ -4428,6 +4428,9 @@ static int gpuprof__smp_is_code(uintptr_t a) {
    A leaf function has no frame of its own even so (gcc 12 leaves it out
    whatever the flags): its caller's return address is then the word at
    the stack pointer, taken when it is code the chain does not give next. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((no_sanitize_address))     /* it reads other frames' words, which AddressSanitizer keeps as red zones */
+#endif
 static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr_t *out) {
     uintptr_t pc, fp, sp, lo, hi = m->stack_hi, top = 0;
     uint32_t n = 0;
@@ -4769,7 +4772,7 @@ static void gpuprof__sym_load(gpuprof__mod *m) {
                 m->syms[m->nsyms].hi = m->bias + sy[k].st_value + (sy[k].st_size ? sy[k].st_size : 1);
                 m->syms[m->nsyms++].name = m->strs + sy[k].st_name;
             }
-            qsort(m->syms, m->nsyms, sizeof *m->syms, gpuprof__sym_cmp);
+            if (m->nsyms) qsort(m->syms, m->nsyms, sizeof *m->syms, gpuprof__sym_cmp);
             m->loaded = 1;
         }
     }
@@ -10449,8 +10452,9 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
             if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, &st, m, &m->slot[i], folded);
     }
-    for (i = 0; i < r->nr; i++) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
-    qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
+    for (i = 0; i < r->nr; i++)
+        if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
+    if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
     gpuprof__sym_close(&st);
     return 1;
 }
@@ -10485,7 +10489,7 @@ static void gpuprof__smp_merge(const gpuprof__smprange *g, gpuprof__smprange *ou
         if (f) { f->self += g->fn[k].self; f->total += g->fn[k].total; }
     }
     out->samples += g->samples;
-    qsort(out->fn, out->nfn, sizeof out->fn[0], gpuprof__smp_fn_cmp);
+    if (out->nfn) qsort(out->fn, out->nfn, sizeof out->fn[0], gpuprof__smp_fn_cmp);
 }
 
 /* The mechanism, in words. */
