@@ -1728,6 +1728,17 @@ static void *gpuprof__grow(void *p, size_t size, size_t n_old, size_t n_new) {
     return q;
 }
 
+/* Room for one more element in an array of n (capacity *cap, doubled from
+   16, the new room zeroed): the array, maybe moved; NULL, the old one
+   kept, when memory is short. */
+static void *gpuprof__room(void *p, size_t size, uint32_t n, uint32_t *cap) {
+    uint32_t c = *cap ? 2 * *cap : 16;
+    if (n < *cap) return p;
+    if (!(p = gpuprof__grow(p, size, n, c))) return NULL;
+    *cap = c;
+    return p;
+}
+
 static char *gpuprof__strdup(const char *s) {
     size_t n;
     char *p;
@@ -4584,8 +4595,7 @@ static void gpuprof__smp_thread_start(gpuprof__thread *t) {
     double period;
     if (!GPUPROF__LD(&gpuprof__smpg.on) || (m && m->gen)) return;
     if (!m) {
-        if (!(m = (gpuprof__smp *)gpuprof__alloc(sizeof *m))) return;
-        memset(m, 0, sizeof *m);
+        if (!(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
         if (gpuprof__getattr_np(pthread_self(), &attr) == 0) {
             void *addr = NULL;
             size_t size = 0;
@@ -4690,6 +4700,7 @@ typedef struct gpuprof__symtab { gpuprof__mod *mods; uint32_t n, cap; } gpuprof_
 static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *data) {
     gpuprof__symtab *st = (gpuprof__symtab *)data;
     gpuprof__mod *m;
+    void *na;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     uint16_t i;
     (void)size;
@@ -4700,14 +4711,9 @@ static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *
         if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
     }
     if (hi <= lo) return 0;
-    if (st->n == st->cap) {
-        void *na = gpuprof__grow(st->mods, sizeof *st->mods, st->n, st->cap ? 2 * st->cap : 16);
-        if (!na) return 1;
-        st->mods = (gpuprof__mod *)na;
-        st->cap = st->cap ? 2 * st->cap : 16;
-    }
-    m = &st->mods[st->n++];
-    memset(m, 0, sizeof *m);
+    if (!(na = gpuprof__room(st->mods, sizeof *st->mods, st->n, &st->cap))) return 1;
+    st->mods = (gpuprof__mod *)na;
+    m = &st->mods[st->n++];                   /* zeroed */
     if (info->name && *info->name) snprintf(m->path, sizeof m->path, "%s", info->name);
     else if (st->n == 1) {                /* the first, unnamed: the main program */
         ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
@@ -4815,30 +4821,40 @@ static void gpuprof__smp_code(void) {
     gpuprof__sym_close(&st);
 }
 
+/* The object whose code holds pc (NULL: none known). */
+static gpuprof__mod *gpuprof__sym_mod(const gpuprof__symtab *st, uintptr_t pc) {
+    uint32_t i;
+    for (i = 0; i < st->n; i++) if (pc >= st->mods[i].lo && pc < st->mods[i].hi) return &st->mods[i];
+    return NULL;
+}
+
+/* The main program's file name ("" when unknown). */
+static const char *gpuprof__sym_exe(const gpuprof__symtab *st) {
+    return st->n && st->mods[0].main ? st->mods[0].file : "";
+}
+
 /* The function holding pc: its name in buf (module+0xOFFSET, or 0xADDR,
    when none is known) and its module's file name in *module ("" outside
    every object). */
 static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, char *buf, size_t n, const char **module) {
-    uint32_t i;
-    for (i = 0; i < st->n; i++) {
-        gpuprof__mod *m = &st->mods[i];
-        uint32_t a = 0, b;
-        if (pc < m->lo || pc >= m->hi) continue;
-        *module = m->file;
-#if GPUPROF__SAMPLER
-        if (!m->loaded) gpuprof__sym_load(m);
-#endif
-        for (b = m->nsyms; a < b;) {            /* the last symbol starting at or before pc */
-            uint32_t mid = a + (b - a) / 2;
-            if (m->syms[mid].lo <= pc) a = mid + 1;
-            else b = mid;
-        }
-        if (a && pc < m->syms[a - 1].hi) return m->syms[a - 1].name;
-        snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
+    gpuprof__mod *m = gpuprof__sym_mod(st, pc);
+    uint32_t a = 0, b;
+    if (!m) {
+        *module = "";
+        snprintf(buf, n, "0x%llx", (unsigned long long)pc);
         return buf;
     }
-    *module = "";
-    snprintf(buf, n, "0x%llx", (unsigned long long)pc);
+    *module = m->file;
+#if GPUPROF__SAMPLER
+    if (!m->loaded) gpuprof__sym_load(m);
+#endif
+    for (b = m->nsyms; a < b;) {                /* the last symbol starting at or before pc */
+        uint32_t mid = a + (b - a) / 2;
+        if (m->syms[mid].lo <= pc) a = mid + 1;
+        else b = mid;
+    }
+    if (a && pc < m->syms[a - 1].hi) return m->syms[a - 1].name;
+    snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
     return buf;
 }
 
@@ -6932,12 +6948,12 @@ static void gpuprof__lane_put(gpuprof__lane *l, uint64_t ts, uint64_t end) {
 static uint32_t gpuprof__lane_of(gpuprof__tout *o, uint32_t track, uint64_t ts, uint64_t end, int nests) {
     gpuprof__lanes *ls;
     uint32_t k;
-    if (!o->lanes && (o->lanes = (gpuprof__lanes **)gpuprof__alloc(GPUPROF__TRACKS * sizeof *o->lanes)) != NULL)
-        memset(o->lanes, 0, GPUPROF__TRACKS * sizeof *o->lanes);
-    if (!o->lanes) return 0;
-    if (!(ls = o->lanes[track]) && (ls = o->lanes[track] = (gpuprof__lanes *)gpuprof__alloc(sizeof *ls)) != NULL) ls->gen = 0;
-    if (!ls) return 0;
-    if (ls->gen != o->gen) memset(ls, 0, sizeof *ls), ls->gen = o->gen;
+    if (!o->lanes && !(o->lanes = (gpuprof__lanes **)gpuprof__zalloc(GPUPROF__TRACKS * sizeof *o->lanes))) return 0;
+    if (!(ls = o->lanes[track]) && !(ls = o->lanes[track] = (gpuprof__lanes *)gpuprof__zalloc(sizeof *ls))) return 0;
+    if (ls->gen != o->gen) {                  /* a new part: its lanes afresh */
+        memset(ls, 0, sizeof *ls);
+        ls->gen = o->gen;
+    }
     for (k = 0; k < ls->used && !gpuprof__lane_fits(&ls->lane[k], ts, end, nests); k++) {}
     if (k == ls->used) {
         if (k < GPUPROF__LANES) ls->used++;
@@ -8319,7 +8335,7 @@ static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, c
     }
     for (i = 0; i < depth; i++) {
         const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, m->frames[sl->at + i] - (i ? 1 : 0), buf, sizeof buf, &module);
-        const char *exe = gpuprof__pf_syms.n && gpuprof__pf_syms.mods[0].main ? gpuprof__pf_syms.mods[0].file : "";
+        const char *exe = gpuprof__sym_exe(&gpuprof__pf_syms);
         uint64_t fid = (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1;
         name = gpuprof__smp_base(name, base, sizeof base);
         if (*module && strcmp(module, exe)) snprintf(label, sizeof label, "%s [%s]", name, module);
@@ -8351,14 +8367,13 @@ static char *gpuprof__pf_samples(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__t
             gpuprof__trace_write(o, buf, (size_t)(p - buf));
             p = buf;
         }
-        if (m->slot_seq[k] != s->seq) {      /* a new stack: its addresses in the objects known, else the objects read again */
-            for (i = 0; i < m->slot[k].depth && i < GPUPROF__SMP_DEPTH; i++) {
-                uintptr_t pc = m->frames[m->slot[k].at + i];
-                uint32_t j;
-                for (j = 0; j < gpuprof__pf_syms.n && !(pc >= gpuprof__pf_syms.mods[j].lo && pc < gpuprof__pf_syms.mods[j].hi); j++) {}
-                if (j == gpuprof__pf_syms.n) { gpuprof__sym_close(&gpuprof__pf_syms); gpuprof__sym_open(&gpuprof__pf_syms); break; }
-            }
-        }
+        if (m->slot_seq[k] != s->seq)         /* a new stack: its addresses in the objects known, else the objects read again */
+            for (i = 0; i < m->slot[k].depth && i < GPUPROF__SMP_DEPTH; i++)
+                if (!gpuprof__sym_mod(&gpuprof__pf_syms, m->frames[m->slot[k].at + i])) {
+                    gpuprof__sym_close(&gpuprof__pf_syms);
+                    gpuprof__sym_open(&gpuprof__pf_syms);
+                    break;
+                }
         pk = gpuprof__pb_open(p, 1);
         p = gpuprof__pb_uint(gpuprof__pb_uint(pk, 58, GPUPROF__PF_ABS), 8, gpuprof__ticks_to_ns(m->ring_ts[tail % GPUPROF__SMP_RING]));
         p = gpuprof__pb_uint(gpuprof__pb_uint(p, 10, s->seq), 13, 2);      /* SEQ_NEEDS_INCREMENTAL_STATE: interned stacks */
@@ -10353,28 +10368,20 @@ static void gpuprof__smp_path(const gpuprof__node *n, char *out, size_t cap) {
 
 static gpuprof__smprange *gpuprof__smp_range(gpuprof__smprep *r, const char *path) {
     uint32_t i;
+    void *na;
     for (i = 0; i < r->nr; i++) if (!strcmp(r->r[i].path, path)) return &r->r[i];
-    if (r->nr == r->cr) {
-        void *na = gpuprof__grow(r->r, sizeof *r->r, r->nr, r->cr ? 2 * r->cr : 16);
-        if (!na) return NULL;
-        r->r = (gpuprof__smprange *)na;
-        r->cr = r->cr ? 2 * r->cr : 16;
-    }
-    memset(&r->r[r->nr], 0, sizeof r->r[0]);
+    if (!(na = gpuprof__room(r->r, sizeof *r->r, r->nr, &r->cr))) return NULL;
+    r->r = (gpuprof__smprange *)na;
     if (!(r->r[r->nr].path = gpuprof__strdup(path))) return NULL;
     return &r->r[r->nr++];
 }
 
 static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, const char *module) {
     uint32_t i;
+    void *na;
     for (i = 0; i < g->nfn; i++) if (!strcmp(g->fn[i].name, name) && !strcmp(g->fn[i].module, module)) return &g->fn[i];
-    if (g->nfn == g->cfn) {
-        void *na = gpuprof__grow(g->fn, sizeof *g->fn, g->nfn, g->cfn ? 2 * g->cfn : 16);
-        if (!na) return NULL;
-        g->fn = (gpuprof__smpfn *)na;
-        g->cfn = g->cfn ? 2 * g->cfn : 16;
-    }
-    memset(&g->fn[g->nfn], 0, sizeof g->fn[0]);
+    if (!(na = gpuprof__room(g->fn, sizeof *g->fn, g->nfn, &g->cfn))) return NULL;
+    g->fn = (gpuprof__smpfn *)na;
     if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
     if (!(g->fn[g->nfn].module = gpuprof__strdup(module))) { GPUPROF_FREE(g->fn[g->nfn].name); return NULL; }
     return &g->fn[g->nfn++];
@@ -10434,8 +10441,7 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
     memset(r, 0, sizeof *r);
     if (gpuprof__smpg.hz <= 0) return 0;
     gpuprof__sym_open(&st);
-    for (i = 0; i < st.n; i++)
-        if (st.mods[i].main) snprintf(r->exe, sizeof r->exe, "%s", st.mods[i].file);
+    snprintf(r->exe, sizeof r->exe, "%s", gpuprof__sym_exe(&st));
     for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
         const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (!m) continue;
@@ -10494,57 +10500,58 @@ static void gpuprof__smp_merge(const gpuprof__smprange *g, gpuprof__smprange *ou
 
 /* The mechanism, in words. */
 static void gpuprof__smp_mechanism(char *out, size_t n) {
-    snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smpg.signo, gpuprof__smpg.signo == 27 ? " (SIGPROF)" : "");
+#if GPUPROF__SAMPLER
+    snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smpg.signo, gpuprof__smpg.signo == SIGPROF ? " (SIGPROF)" : "");
+#else
+    snprintf(out, n, "none in this build");
+#endif
 }
 
-/* The report's "CPU samples per range": the header line, then each range
-   with samples (most first), its top functions by self samples. */
-static void gpuprof__report_samples(gpuprof__buf *b, uint32_t rows) {
-    gpuprof__smprep r;
+/* The report's "CPU samples per range" (r: the samples collected; NULL:
+   none asked for): the header line, then each range with samples (most
+   first), its top functions by self samples. */
+static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, uint32_t rows) {
     char mech[96];
     uint32_t i, k;
-    if (gpuprof__smpg.hz <= 0) return;
-    if (!gpuprof__smp_collect(&r, 0)) return;
+    if (!r) return;
     gpuprof__smp_mechanism(mech, sizeof mech);
     gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %llu taken, %llu lost%s)\n", mech,
-                        gpuprof__smpg.hz, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0, (unsigned long long)r.taken, (unsigned long long)r.lost,
-                        r.kept && r.with_callers * 2 >= r.kept ? "; with callers" : r.kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
+                        gpuprof__smpg.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, (unsigned long long)r->taken, (unsigned long long)r->lost,
+                        r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
     if (gpuprof__smpg.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smpg.why);
-    for (i = 0; i < r.nr && i < rows; i++) {
+    for (i = 0; i < r->nr && i < rows; i++) {
         gpuprof__smprange g;
         memset(&g, 0, sizeof g);
-        gpuprof__smp_merge(&r.r[i], &g);
-        gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", r.r[i].path, (unsigned long long)g.samples,
-                            r.kept ? 100.0 * (double)g.samples / (double)r.kept : 0.0);
+        gpuprof__smp_merge(&r->r[i], &g);
+        gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", r->r[i].path, (unsigned long long)g.samples,
+                            r->kept ? 100.0 * (double)g.samples / (double)r->kept : 0.0);
         for (k = 0; k < g.nfn && k < 10; k++) {
             const gpuprof__smpfn *f = &g.fn[k];
             if (!f->self && k >= 3) break;
             gpuprof__buf_printf(b, "  %5.1f%%  %5.1f%%  %s", 100.0 * (double)f->self / (double)g.samples, 100.0 * (double)f->total / (double)g.samples, f->name);
-            if (strcmp(f->module, r.exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
+            if (strcmp(f->module, r->exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
             gpuprof__buf_s(b, "\n");
         }
         gpuprof__smp_range_free(&g);
     }
-    gpuprof__smp_free(&r);
 }
 
 /* The verdict's "try:" for a CPU-bound phase: the functions its samples
    (its own and its nested ranges') name most, then the remedy (or, when
    given, the one for a phase whose functions are named); or the remedy and
-   how to have them named. */
-static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase, const char *remedy, const char *named) {
-    gpuprof__smprep r;
+   how to have them named (r: the samples collected; NULL: none asked for). */
+static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, const char *phase, const char *remedy, const char *named) {
     gpuprof__smprange all;
     uint64_t n;
     uint32_t i, k;
     size_t len = strlen(phase);
-    if (gpuprof__smpg.hz <= 0 || !gpuprof__smp_collect(&r, 0)) {
+    if (!r) {
         gpuprof__buf_printf(b, "\n   try: %s\n   GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n", remedy);
         return;
     }
     memset(&all, 0, sizeof all);
-    for (i = 0; i < r.nr; i++) {
-        const gpuprof__smprange *g = &r.r[i];
+    for (i = 0; i < r->nr; i++) {
+        const gpuprof__smprange *g = &r->r[i];
         if (strncmp(g->path, phase, len) || (g->path[len] && g->path[len] != '/')) continue;
         gpuprof__smp_merge(g, &all);
     }
@@ -10557,7 +10564,6 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const char *phase, const c
         gpuprof__buf_printf(b, "%s CPU samples per range); %s\n", k > 1 ? ";" : " (", named ? named : remedy);
     } else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
     gpuprof__smp_range_free(&all);
-    gpuprof__smp_free(&r);
 }
 
 /* The summary's "samples" (docs/summary.md): the mechanism, the rate
@@ -11085,7 +11091,7 @@ static void gpuprof__report_outside(gpuprof__buf *b, const gpuprof__verdict_t *v
     }
 }
 
-static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width, int gpu_run) {
+static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width, int gpu_run, const gpuprof__smprep *smp) {
     char t1[32], t2[32], why[512];
     int i, k;
     double ns;
@@ -11137,7 +11143,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__buf_printf(b, " (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
     }
     if (k == GPUPROF__K_CPU && name)          /* its functions named: no profiler left to reach for */
-        gpuprof__verdict_samples(b, name, remedy, !(v->snap && v->snap->has_gpu) ? "or " GPUPROF__HOST_WORK : NULL);
+        gpuprof__verdict_samples(b, smp, name, remedy, !(v->snap && v->snap->has_gpu) ? "or " GPUPROF__HOST_WORK : NULL);
     else gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
     if (v->waits_for >= 0) {
         gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
@@ -11719,8 +11725,9 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
    ---------------------------------------------------------------------- */
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__layout L = gpuprof__report_layout(s);
-    int view = gpuprof__g.cfg.report_view;
+    int view = gpuprof__g.cfg.report_view, sampled;
     gpuprof__verdict_t verdict;
+    gpuprof__smprep smp;
     gpuprof__report_header(b, s);
     gpuprof__analyze(s, &verdict);
     gpuprof__verdict_head(b, &verdict);
@@ -11737,8 +11744,10 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (s->ncounters) gpuprof__report_counters(b, s, L.width);
     if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
     if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
-    gpuprof__report_samples(b, L.rows);
-    gpuprof__report_verdict(b, &verdict, L.width, s->has_gpu);
+    sampled = gpuprof__smp_collect(&smp, 0);   /* once: the section and the verdict both name functions */
+    gpuprof__report_samples(b, sampled ? &smp : NULL, L.rows);
+    gpuprof__report_verdict(b, &verdict, L.width, s->has_gpu, sampled ? &smp : NULL);
+    gpuprof__smp_free(&smp);
     gpuprof__report_warnings(b);
 }
 
