@@ -71,7 +71,7 @@ class Seq:
 
 
 def decode(path):
-    """What the file holds, resolved: a dict of lists."""
+    """What the file holds: (track descriptors, events, problems, cut short, CPU samples)."""
     packets, cut = frames(open(path, 'rb').read())
     seqs = collections.defaultdict(Seq)
     tracks = {}                 # uuid -> descriptor
@@ -151,15 +151,13 @@ def decode(path):
         if te.HasField('legacy_event') and te.legacy_event.HasField('bind_id'):
             bound = (te.legacy_event.bind_id, te.legacy_event.flow_direction)
         events.append((track, ts, k, te.type, name, cat, args, list(te.flow_ids), list(te.terminating_flow_ids), value, bound))
-    decode.samples = samples
-    return tracks, events, problems, cut
+    return tracks, events, problems, cut, samples
 
 
 def check_samples(path, summary, problems):
     """The trace's CPU samples against the summary's samples."""
     import json as _json
-    decode(path)
-    got = decode.samples
+    got = decode(path)[4]
     smp = _json.load(open(summary))['samples']
     want = collections.Counter()
     for r in smp['by_range']:
@@ -179,7 +177,7 @@ def check_samples(path, summary, problems):
 
 def resolve(path):
     """Slices, instants, counters, flows and names, as comparable tuples."""
-    tracks, events, problems, cut = decode(path)
+    tracks, events, problems, cut, samples = decode(path)
     procs = {}
     for u, td in tracks.items():
         if td.HasField('process'):
@@ -230,7 +228,7 @@ def resolve(path):
                           slice_of, owner, problems)
     threads = sorted(set(owner(u) for u, td in tracks.items() if td.HasField('thread')))
     return dict(slices=slices, instants=instants, counters=counters, flows=flows, threads=threads,
-                processes=sorted(procs.values()), problems=problems, cut=cut, unfinished=unfinished)
+                processes=sorted(procs.values()), problems=problems, cut=cut, unfinished=unfinished, samples=samples)
 
 
 def resolve_flows(events, slice_of, owner, problems):
@@ -330,7 +328,7 @@ def same_threads(r):
 
 def anchor(path):
     """The rank, host, pid and anchor in a rank's Perfetto trace (its process track's description)."""
-    tracks, _, _, _ = decode(path)
+    tracks = decode(path)[0]
     for td in tracks.values():
         if td.HasField('process') and 'rank=' in td.description:
             kv = dict(x.split('=', 1) for x in td.description.split('; ')[1:])

@@ -40,8 +40,8 @@ def proto_counts(path):
     rows = ['%s|%d|%d' % (name, ts, dur) for (_, name, ts, dur) in r['slices']] + \
            ['%s|%d|0' % (name, ts) for (_, name, ts) in r['instants']]
     # the Perfetto UI also makes a value of each CPU sample, on a counter track "cpu-clock" of its own (perf's timebase)
-    counts = {'slices': len(rows), 'counter_values': len(r['counters']) + len(check_pftrace.decode.samples), 'flows': len(r['flows']),
-              'rows': rows, 'unfinished': r['unfinished'], 'cpu_samples': len(check_pftrace.decode.samples)}
+    counts = {'slices': len(rows), 'counter_values': len(r['counters']) + len(r['samples']), 'flows': len(r['flows']),
+              'rows': rows, 'unfinished': r['unfinished'], 'cpu_samples': len(r['samples'])}
     notes = ['%d slices, %d instants, %d counter values, %d flows%s' % (
         len(r['slices']), len(r['instants']), len(r['counters']), len(r['flows']),
         ' (cut off inside its last packet: a killed run)' if r['cut'] else '')]
