@@ -297,6 +297,10 @@ typedef struct gpuprof_config {
                                    tick may give less) (GPUPROF_SAMPLE=1|HZ) */
     const char *sample_folded;  /* with sampling: the samples' folded stacks for flame graphs, "range;outer;...;leaf N"
                                    a line (GPUPROF_SAMPLE_FOLDED) */
+    double device_every_ms;     /* the device over the run: gpuprof's thread reads the GPU's utilization, clocks,
+                                   power, temperature and throttle reasons from NVML (the driver's library, loaded
+                                   at run time) every this many ms: 0 = 100 where NVML loads, < 0 = off
+                                   (GPUPROF_DEVICE_EVERY_MS, where 0 = off) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -1179,7 +1183,7 @@ enum {
     GPUPROF__W_DOUBLE_INIT, GPUPROF__W_BAD_NAME, GPUPROF__W_LONG_NAME, GPUPROF__W_BAD_VALUE,
     GPUPROF__W_NAMES_FULL, GPUPROF__W_PATHS_FULL, GPUPROF__W_TOO_DEEP, GPUPROF__W_NO_MEMORY,
     GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_NO_GPU, GPUPROF__W_CUDA,
-    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_BEFORE_INIT, GPUPROF__W_KERNELS, GPUPROF__W_COUNT
+    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_BEFORE_INIT, GPUPROF__W_KERNELS, GPUPROF__W_DEVICE, GPUPROF__W_COUNT
 };
 static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "END without BEGIN", "mismatched nesting", "ranges open at shutdown", "calls after shutdown",
@@ -1187,7 +1191,7 @@ static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "names over the cap", "call paths over the cap", "ranges nested too deep", "allocation failures",
     "trace events dropped", "bad settings", "output errors", "GPU unavailable", "CUDA errors",
     "frees of untracked pointers", "allocations tracked twice", "memory categories/labels over the cap",
-    "calls before anything was recorded", "kernel capture"
+    "calls before anything was recorded", "kernel capture", "device telemetry"
 };
 
 /* The session's lifecycle, one atomic word (gpuprof__g.state): NEVER or
@@ -1501,6 +1505,7 @@ typedef struct gpuprof__point {
     uint32_t n;                           /* steps in it */
     double min, sum, max;                 /* their lengths (ns) */
     double ph[GPUPROF__SERIES_PH];        /* each followed range's time in them (ns) */
+    uint64_t t0, t1;                      /* the first step's start, the last one's end (ns since the session's start) */
 } gpuprof__point;
 
 /* A step that may be an outlier: its length, its kind, and where its time went. */
@@ -1592,6 +1597,7 @@ static struct {
     int collector_running, collector_stop;
     pthread_t keeper;                     /* rewrites the summary every cfg.summary_every seconds (checkpoints) */
     int keeper_running, keeper_stop;
+    int keeper_device;                    /* it samples the device (NVML loaded; it opens it) */
     unsigned checkpoints;                 /* checkpoints written so far (a summary says which one it is) */
     gpuprof__capture cap[GPUPROF__CAPTURES];   /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
     unsigned ncap;                        /* asked (under gpuprof__lock) */
@@ -1671,7 +1677,7 @@ static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
     va_end(ap);
     if (n < 0) n = 0;
     if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-    if (kind == GPUPROF__W_IO || kind == GPUPROF__W_NO_GPU || kind == GPUPROF__W_DOUBLE_INIT) h = gpuprof__hash(line, (size_t)n);
+    if (kind == GPUPROF__W_IO || kind == GPUPROF__W_NO_GPU || kind == GPUPROF__W_DOUBLE_INIT || kind == GPUPROF__W_DEVICE) h = gpuprof__hash(line, (size_t)n);
     else h = gpuprof__hash(fmt, strlen(fmt));
     h |= 1u;                                          /* 0 marks a free slot */
     pthread_mutex_lock(&gpuprof__warn_mu);
@@ -2632,6 +2638,7 @@ static struct {
     int ndev, dev0, driver, runtime;
     int cc_major, cc_minor, sms, clock_khz, mem_khz, bus_bits;   /* dev0's, for the roofline peaks (0: unknown) */
     char name[256];
+    char bus[32];                 /* the device's PCI bus id, as NVML takes it ("": unknown) */
     char status[256];             /* why GPU timing is off, for the report */
     gpuprof__anchor anchor[GPUPROF__MAX_DEV];
     struct { void *stream; int dev, tid; char label[96]; } track[GPUPROF__TRACKS];
@@ -2680,6 +2687,7 @@ static void gpuprof__gpu_probe(int wanted) {
     GPUPROF__ST(&gpuprof__gpu.events, 0);
     gpuprof__gpu.available = 0;
     gpuprof__gpu.name[0] = 0;
+    gpuprof__gpu.bus[0] = 0;
     gpuprof__gpu.timed = gpuprof__gpu.skipped_capture = gpuprof__gpu.skipped_backlog = gpuprof__gpu.skipped_device = 0;
     gpuprof__gpu.lost = gpuprof__gpu.events_created = gpuprof__gpu.anchors = 0;
     gpuprof__gpu.anchor_uncertainty_ns = 0;
@@ -2718,6 +2726,7 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.ndev = n;
     gpuprof__gpu.dev0 = dev;
     snprintf(gpuprof__gpu.name, sizeof gpuprof__gpu.name, "%s", prop.name);
+    snprintf(gpuprof__gpu.bus, sizeof gpuprof__gpu.bus, "%08x:%02x:%02x.0", (unsigned)prop.pciDomainID, (unsigned)prop.pciBusID, (unsigned)prop.pciDeviceID);
     gpuprof__gpu.cc_major = prop.major;
     gpuprof__gpu.cc_minor = prop.minor;
     {
@@ -4872,6 +4881,724 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
 }
 
 /* ----------------------------------------------------------------------
+   The device over the run, part 1: the NVML seam and the sampler (SPEC 17)
+   NVML (the driver's libnvidia-ml.so.1, loaded with dlopen: no build-time
+   dependency, any build) is read by gpuprof's own thread (the keeper) every
+   GPUPROF_DEVICE_EVERY_MS, never by a recording thread: utilization, clocks,
+   power, temperature, the clock-event (throttle) reasons, memory used and,
+   on GPUs with GPM (Hopper on), measured SM, tensor and DRAM activity. Each
+   sample goes to the trace (counter tracks of a thread state of gpuprof's
+   own), to each counter's totals and exact value table (its quantiles), to
+   a bounded series over the run (neighbours merge when full), and to the
+   outermost range open on the stepping thread then (per phase). A call that
+   fails drops its counters with one line; a lost GPU stops the sampling.
+   ---------------------------------------------------------------------- */
+#if defined(__linux__)
+#include <dlfcn.h>
+#define GPUPROF__NVML 1
+#else
+#define GPUPROF__NVML 0
+#endif
+
+/* NVML's numbers (nvml.h): return codes, clock types, GPM. */
+enum { GPUPROF__NV_OK = 0, GPUPROF__NV_NOT_SUPPORTED = 3, GPUPROF__NV_NO_PERMISSION = 4, GPUPROF__NV_DRIVER_NOT_LOADED = 9,
+       GPUPROF__NV_LIB_NOT_FOUND = 12, GPUPROF__NV_GPU_LOST = 15 };
+enum { GPUPROF__NV_CLOCK_SM = 1, GPUPROF__NV_CLOCK_MEM = 2 };
+#define GPUPROF__GPM_METRIC_MAX 477       /* nvmlGpmMetricsGet_t's metrics[] in nvml.h 13.4 (older ones are shorter) */
+#define GPUPROF__GPM_GAP_NS 100000000ull  /* two GPM samples at least 100 ms apart, as nvml.h asks */
+typedef struct { unsigned gpu, memory; } gpuprof__nv_util;
+typedef struct { unsigned long long total, free, used; } gpuprof__nv_mem;
+typedef struct { unsigned version; int sensor; int temperature; } gpuprof__nv_temp;
+typedef struct { unsigned version, supported; } gpuprof__nv_gpm_support;
+typedef struct {
+    unsigned id;
+    int ret;
+    double value;
+    const char *short_name, *long_name, *unit;
+} gpuprof__nv_gpm_metric;
+typedef struct {
+    unsigned version, count;
+    void *sample1, *sample2;
+    gpuprof__nv_gpm_metric metric[GPUPROF__GPM_METRIC_MAX];
+} gpuprof__nv_gpm_get;
+
+/* The NVML seam: every entry point gpuprof calls, found by dlsym. The
+   driver's library and tests/simnvml export them. */
+typedef struct gpuprof__nvml_api {
+    int (*Init_v2)(void);
+    int (*Shutdown)(void);
+    const char *(*ErrorString)(int);
+    int (*DeviceGetCount_v2)(unsigned *);
+    int (*DeviceGetHandleByIndex_v2)(unsigned, void **);
+    int (*DeviceGetHandleByPciBusId_v2)(const char *, void **);
+    int (*DeviceGetIndex)(void *, unsigned *);
+    int (*DeviceGetName)(void *, char *, unsigned);
+    int (*DeviceGetUtilizationRates)(void *, gpuprof__nv_util *);
+    int (*DeviceGetClockInfo)(void *, int, unsigned *);
+    int (*DeviceGetMaxClockInfo)(void *, int, unsigned *);
+    int (*DeviceGetPowerUsage)(void *, unsigned *);
+    int (*DeviceGetEnforcedPowerLimit)(void *, unsigned *);
+    int (*DeviceGetTemperatureV)(void *, gpuprof__nv_temp *);
+    int (*DeviceGetTemperature)(void *, int, unsigned *);
+    int (*DeviceGetCurrentClocksEventReasons)(void *, unsigned long long *);
+    int (*DeviceGetCurrentClocksThrottleReasons)(void *, unsigned long long *);
+    int (*DeviceGetMemoryInfo)(void *, gpuprof__nv_mem *);
+    int (*GpmQueryDeviceSupport)(void *, gpuprof__nv_gpm_support *);
+    int (*GpmSampleAlloc)(void **);
+    int (*GpmSampleFree)(void *);
+    int (*GpmSampleGet)(void *, void *);
+    int (*GpmMetricsGet)(gpuprof__nv_gpm_get *);
+} gpuprof__nvml_api;
+static const struct { const char *name; size_t off; int optional; } gpuprof__nvml_syms[] = {
+#define GPUPROF__NVML_SYM(f, opt) { "nvml" #f, offsetof(gpuprof__nvml_api, f), opt }
+    GPUPROF__NVML_SYM(Init_v2, 0), GPUPROF__NVML_SYM(Shutdown, 0), GPUPROF__NVML_SYM(ErrorString, 1),
+    GPUPROF__NVML_SYM(DeviceGetCount_v2, 0), GPUPROF__NVML_SYM(DeviceGetHandleByIndex_v2, 0),
+    GPUPROF__NVML_SYM(DeviceGetHandleByPciBusId_v2, 1), GPUPROF__NVML_SYM(DeviceGetIndex, 1), GPUPROF__NVML_SYM(DeviceGetName, 1),
+    GPUPROF__NVML_SYM(DeviceGetUtilizationRates, 1), GPUPROF__NVML_SYM(DeviceGetClockInfo, 1), GPUPROF__NVML_SYM(DeviceGetMaxClockInfo, 1),
+    GPUPROF__NVML_SYM(DeviceGetPowerUsage, 1), GPUPROF__NVML_SYM(DeviceGetEnforcedPowerLimit, 1),
+    GPUPROF__NVML_SYM(DeviceGetTemperatureV, 1), GPUPROF__NVML_SYM(DeviceGetTemperature, 1),
+    GPUPROF__NVML_SYM(DeviceGetCurrentClocksEventReasons, 1), GPUPROF__NVML_SYM(DeviceGetCurrentClocksThrottleReasons, 1),
+    GPUPROF__NVML_SYM(DeviceGetMemoryInfo, 1), GPUPROF__NVML_SYM(GpmQueryDeviceSupport, 1), GPUPROF__NVML_SYM(GpmSampleAlloc, 1),
+    GPUPROF__NVML_SYM(GpmSampleFree, 1), GPUPROF__NVML_SYM(GpmSampleGet, 1), GPUPROF__NVML_SYM(GpmMetricsGet, 1)
+#undef GPUPROF__NVML_SYM
+};
+
+/* The counters, in the order of the report: name, unit, GPM metric id (0:
+   not GPM), utilization (per phase in the report), the call reading it. */
+enum { GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, GPUPROF__DV_SMCLK, GPUPROF__DV_MEMCLK, GPUPROF__DV_POWER, GPUPROF__DV_PLIMIT,
+       GPUPROF__DV_TEMP, GPUPROF__DV_MEMUSED, GPUPROF__DV_SMACT, GPUPROF__DV_SMOCC, GPUPROF__DV_TENSOR, GPUPROF__DV_DRAM,
+       GPUPROF__DV_FP32, GPUPROF__DV_FP16, GPUPROF__DV_PCIE_TX, GPUPROF__DV_PCIE_RX, GPUPROF__DV_NVL_RX, GPUPROF__DV_NVL_TX,
+       GPUPROF__DV_N, GPUPROF__DV_FIRST_GPM = GPUPROF__DV_SMACT };
+static const struct { const char *name, *unit, *call; unsigned gpm; int util; } gpuprof__dv_info[GPUPROF__DV_N] = {
+    { "utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 }, { "memory utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 },
+    { "SM clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 }, { "memory clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 },
+    { "power", "W", "nvmlDeviceGetPowerUsage", 0, 0 }, { "power limit", "W", "nvmlDeviceGetEnforcedPowerLimit", 0, 0 },
+    { "temperature", "C", "nvmlDeviceGetTemperatureV", 0, 0 }, { "memory used", "MiB", "nvmlDeviceGetMemoryInfo", 0, 0 },
+    { "SM activity", "%", "nvmlGpmMetricsGet", 2, 1 }, { "SM occupancy", "%", "nvmlGpmMetricsGet", 3, 1 },
+    { "tensor activity", "%", "nvmlGpmMetricsGet", 5, 1 }, { "DRAM bandwidth", "%", "nvmlGpmMetricsGet", 10, 1 },
+    { "FP32 activity", "%", "nvmlGpmMetricsGet", 12, 1 }, { "FP16 activity", "%", "nvmlGpmMetricsGet", 13, 1 },
+    { "PCIe TX", "MiB/s", "nvmlGpmMetricsGet", 20, 0 }, { "PCIe RX", "MiB/s", "nvmlGpmMetricsGet", 21, 0 },
+    { "NVLink RX", "MiB/s", "nvmlGpmMetricsGet", 60, 0 }, { "NVLink TX", "MiB/s", "nvmlGpmMetricsGet", 61, 0 }
+};
+/* The clock-event reasons (nvmlClocksEventReason*), as the report names them;
+   both thermal bits are one reason. */
+#define GPUPROF__DV_WHY 10
+static const struct { unsigned long long bits; const char *name; } gpuprof__dv_why[GPUPROF__DV_WHY] = {
+    { 0x4, "power cap" }, { 0x20 | 0x40, "thermal" }, { 0x8, "hardware slowdown" }, { 0x80, "power brake" }, { 0x200, "board limit" },
+    { 0x400, "reliability" }, { 0x10, "sync boost" }, { 0x2, "applications clocks" }, { 0x100, "display clock" }, { 0x1, "idle" }
+};
+
+#define GPUPROF__DV_VALUES 512    /* distinct values a counter keeps exactly (its quantiles); then the two closest merge */
+#define GPUPROF__DV_POINTS 512    /* points of the device over the run; when full, neighbours merge */
+#define GPUPROF__DV_PHASES 32     /* outermost ranges whose samples are kept apart (the first met) */
+
+/* A counter: its totals and its distinct values with their counts, sorted. */
+typedef struct gpuprof__dvc {
+    int on;                       /* sampled: 0 not asked, 1 on, -1 dropped (its call failed) */
+    uint32_t id;                  /* its trace counter's name id */
+    uint64_t n;
+    double sum, min, max;
+    double *val;                  /* distinct values, ascending ... */
+    uint64_t *cnt;                /* ... and how many samples had each */
+    uint32_t nval;
+} gpuprof__dvc;
+
+/* Consecutive samples merged into a point of the run over time. */
+typedef struct gpuprof__dpoint {
+    uint64_t t0, t1;              /* first and last sample (ns since the session's start) */
+    uint32_t n, nwhy;             /* samples; of them, with the reasons read */
+    uint32_t why[GPUPROF__DV_WHY];
+    uint32_t cnt[GPUPROF__DV_N];
+    double min[GPUPROF__DV_N], sum[GPUPROF__DV_N], max[GPUPROF__DV_N];
+} gpuprof__dpoint;
+
+/* The samples taken while one outermost range of the stepping thread ran. */
+typedef struct gpuprof__dphase {
+    uint32_t name_id, n;
+    uint32_t cnt[GPUPROF__DV_N];
+    double sum[GPUPROF__DV_N];
+} gpuprof__dphase;
+
+static struct {
+    /* process-wide: the library (loaded once, never unloaded) */
+    int loaded;                   /* 1 loaded, -1 could not be (why in status) */
+    void *lib;
+    gpuprof__nvml_api api;
+    char library[512];
+    /* this session's (gpuprof__dev_mu) */
+    int asked;                    /* telemetry asked for explicitly: its absence is said */
+    int on;                       /* sampling */
+    int inited;                   /* nvmlInit_v2 took (Shutdown at the end) */
+    double every_ms;
+    void *dev;
+    unsigned index;               /* NVML's index of the device */
+    char name[96], bus[32];       /* its name; the CUDA device's PCI bus id that found it ("": by index) */
+    unsigned max_sm, max_mem;     /* MHz, 0: unknown */
+    char status[320];             /* why there is no telemetry ("": there is, or it was not asked for) */
+    int why_on;                   /* clock-event reasons read: 1 event, 2 throttle (older drivers), -1 dropped */
+    int temp_v;                   /* nvmlDeviceGetTemperatureV works (else the old call) */
+    int gpm;                      /* GPM metrics read: 1 on, 0 not supported, -1 failed */
+    void *gpm_s[2];
+    int gpm_have;                 /* samples taken into gpm_s: the last is gpm_s[gpm_have & 1] */
+    uint64_t gpm_t;               /* the last GPM sample (ns since the session's start) */
+    gpuprof__nv_gpm_get *gpm_get;
+    int lost;                     /* the GPU was lost: no more samples */
+    uint64_t samples, lost_at;
+    uint64_t nwhy, why[GPUPROF__DV_WHY];
+    gpuprof__dvc c[GPUPROF__DV_N];
+    gpuprof__dpoint *pt;
+    uint32_t npt, per_pt;
+    gpuprof__dphase ph[GPUPROF__DV_PHASES];
+    uint32_t nph;
+    uint64_t outside;             /* samples taken while no outermost range ran */
+    gpuprof__thread *tracer;      /* the counters' trace events go into this state's blocks */
+} gpuprof__dev;
+static pthread_mutex_t gpuprof__dev_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *gpuprof__nvml_error(int rc) {
+    const char *s = gpuprof__dev.api.ErrorString ? gpuprof__dev.api.ErrorString(rc) : NULL;
+    return s ? s : "NVML error";
+}
+
+/* Loads libnvidia-ml.so.1 (GPUPROF_NVML_PATH: that file) and finds its entry
+   points; once per process. 0 when loaded; else -1, why in status. */
+static int gpuprof__nvml_load(void) {
+#if GPUPROF__NVML
+    const char *path = getenv("GPUPROF_NVML_PATH");
+    size_t i;
+    if (gpuprof__dev.loaded) return gpuprof__dev.loaded > 0 ? 0 : -1;
+    if (!path || !*path) path = "libnvidia-ml.so.1";
+    snprintf(gpuprof__dev.library, sizeof gpuprof__dev.library, "%s", path);
+    if ((gpuprof__dev.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+        const char *e = dlerror();
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "cannot load %.200s (%.80s)", path, e ? e : "not found");
+        gpuprof__dev.loaded = -1;
+        return -1;
+    }
+    for (i = 0; i < sizeof gpuprof__nvml_syms / sizeof gpuprof__nvml_syms[0]; i++) {
+        void *p = dlsym(gpuprof__dev.lib, gpuprof__nvml_syms[i].name);
+        if (!p && !gpuprof__nvml_syms[i].optional) {
+            snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "%.200s has no %s (not NVML, or too old a driver)", path, gpuprof__nvml_syms[i].name);
+            dlclose(gpuprof__dev.lib);
+            gpuprof__dev.lib = NULL;
+            gpuprof__dev.loaded = -1;
+            return -1;
+        }
+        memcpy((char *)&gpuprof__dev.api + gpuprof__nvml_syms[i].off, &p, sizeof p);
+    }
+    gpuprof__dev.loaded = 1;
+    return 0;
+#else
+    snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "device telemetry reads NVML, which gpuprof loads on Linux only");
+    gpuprof__dev.loaded = -1;
+    return -1;
+#endif
+}
+
+/* The device: the process's CUDA device by its PCI bus id in a CUDA build
+   (NVML numbers devices in PCI order, CUDA by speed), else
+   GPUPROF_NVML_DEVICE (default 0). 0, or -1 with why in status. */
+static int gpuprof__dev_pick(void) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    unsigned count = 0;
+    int index = 0, rc;
+    const char *v = getenv("GPUPROF_NVML_DEVICE");
+    gpuprof__dev.bus[0] = 0;
+#ifdef GPUPROF_CUDA
+    snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__gpu.bus);     /* set by the GPU probe, if it found a device */
+    if (!(v && *v) && gpuprof__dev.bus[0] && a->DeviceGetHandleByPciBusId_v2 &&
+        a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev) == GPUPROF__NV_OK) {
+        if (!a->DeviceGetIndex || a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index) != GPUPROF__NV_OK) gpuprof__dev.index = 0;
+        return 0;
+    }
+    gpuprof__dev.bus[0] = 0;
+#endif
+    if (v && *v) {
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (*end || x < 0 || x > 1024) {
+            gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_NVML_DEVICE='%.64s' is not a device index; device 0 is read", v);
+            x = 0;
+        }
+        index = (int)x;
+    }
+    if ((rc = a->DeviceGetCount_v2(&count)) != GPUPROF__NV_OK || count == 0) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML sees no GPU (%s)", rc ? gpuprof__nvml_error(rc) : "0 devices");
+        return -1;
+    }
+    if ((unsigned)index >= count) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "GPUPROF_NVML_DEVICE=%d, but NVML sees %u GPU%s (0 to %u)", index, count, count == 1 ? "" : "s", count - 1);
+        return -1;
+    }
+    if ((rc = a->DeviceGetHandleByIndex_v2((unsigned)index, &gpuprof__dev.dev)) != GPUPROF__NV_OK) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML cannot open GPU %d (%s)", index, gpuprof__nvml_error(rc));
+        return -1;
+    }
+    gpuprof__dev.index = (unsigned)index;
+    return 0;
+}
+
+/* A counter's value into its totals and its table of distinct values: when
+   the table is full, its two closest neighbours merge first (their
+   weighted mean), so the quantiles are exact while a counter takes at most
+   GPUPROF__DV_VALUES values (clocks, %, C do) and close after. */
+static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
+    uint32_t lo = 0, hi = c->nval, i, best = 0;
+    if (!c->n || x < c->min) c->min = x;
+    if (!c->n || x > c->max) c->max = x;
+    c->n++;
+    c->sum += x;
+    if (!c->val) {
+        c->val = (double *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->val);
+        c->cnt = (uint64_t *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->cnt);
+        if (!c->val || !c->cnt) { GPUPROF_FREE(c->val); GPUPROF_FREE(c->cnt); c->val = NULL; c->cnt = NULL; return; }
+    }
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->val[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
+    if (c->nval == GPUPROF__DV_VALUES) {
+        for (i = 1; i + 1 < c->nval; i++)
+            if (c->val[i + 1] - c->val[i] < c->val[best + 1] - c->val[best]) best = i;
+        c->val[best] = (c->val[best] * (double)c->cnt[best] + c->val[best + 1] * (double)c->cnt[best + 1]) / (double)(c->cnt[best] + c->cnt[best + 1]);
+        c->cnt[best] += c->cnt[best + 1];
+        memmove(c->val + best + 1, c->val + best + 2, (c->nval - best - 2) * sizeof *c->val);
+        memmove(c->cnt + best + 1, c->cnt + best + 2, (c->nval - best - 2) * sizeof *c->cnt);
+        c->nval--;
+        if (lo > best + 1) lo--;
+        if (lo > c->nval) lo = c->nval;
+        while (lo > 0 && c->val[lo - 1] >= x) lo--;
+        if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
+    }
+    memmove(c->val + lo + 1, c->val + lo, (c->nval - lo) * sizeof *c->val);
+    memmove(c->cnt + lo + 1, c->cnt + lo, (c->nval - lo) * sizeof *c->cnt);
+    c->val[lo] = x;
+    c->cnt[lo] = 1;
+    c->nval++;
+}
+
+/* The q-quantile of a counter's samples (nearest rank: a value it took). */
+static double gpuprof__dv_quantile(const gpuprof__dvc *c, double q) {
+    uint64_t rank = (uint64_t)ceil(q * (double)c->n), got = 0;
+    uint32_t i;
+    if (!c->nval) return c->n ? c->sum / (double)c->n : 0;
+    if (rank < 1) rank = 1;
+    for (i = 0; i < c->nval; i++)
+        if ((got += c->cnt[i]) >= rank) return c->val[i];
+    return c->val[c->nval - 1];
+}
+
+/* One sample into the run over time: the last point, or a new one; when
+   all are used, neighbours merge and a point holds twice the samples. */
+static void gpuprof__dv_point(uint64_t t_ns, const double *v, const int *have, unsigned long long why, int why_ok) {
+    gpuprof__dpoint *p;
+    uint32_t i;
+    int k;
+    if (!gpuprof__dev.pt) return;
+    if (!gpuprof__dev.npt || gpuprof__dev.pt[gpuprof__dev.npt - 1].n >= gpuprof__dev.per_pt) {
+        if (gpuprof__dev.npt == GPUPROF__DV_POINTS) {
+            for (i = 0; i < GPUPROF__DV_POINTS / 2; i++) {
+                gpuprof__dpoint m = gpuprof__dev.pt[2 * i];
+                const gpuprof__dpoint *b = &gpuprof__dev.pt[2 * i + 1];
+                m.t1 = b->t1;
+                m.n += b->n;
+                m.nwhy += b->nwhy;
+                for (k = 0; k < GPUPROF__DV_WHY; k++) m.why[k] += b->why[k];
+                for (k = 0; k < GPUPROF__DV_N; k++) {
+                    if (b->cnt[k] && (!m.cnt[k] || b->min[k] < m.min[k])) m.min[k] = b->min[k];
+                    if (b->cnt[k] && (!m.cnt[k] || b->max[k] > m.max[k])) m.max[k] = b->max[k];
+                    m.cnt[k] += b->cnt[k];
+                    m.sum[k] += b->sum[k];
+                }
+                gpuprof__dev.pt[i] = m;
+            }
+            gpuprof__dev.npt = GPUPROF__DV_POINTS / 2;
+            gpuprof__dev.per_pt *= 2;
+        }
+        p = &gpuprof__dev.pt[gpuprof__dev.npt++];
+        memset(p, 0, sizeof *p);
+        p->t0 = t_ns;
+    }
+    p = &gpuprof__dev.pt[gpuprof__dev.npt - 1];
+    p->t1 = t_ns;
+    p->n++;
+    if (why_ok) {
+        p->nwhy++;
+        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) p->why[k]++;
+    }
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        if (!have[k]) continue;
+        if (!p->cnt[k] || v[k] < p->min[k]) p->min[k] = v[k];
+        if (!p->cnt[k] || v[k] > p->max[k]) p->max[k] = v[k];
+        p->cnt[k]++;
+        p->sum[k] += v[k];
+    }
+}
+
+/* The outermost range open now on the stepping thread (the thread calling
+   GPUPROF_STEP, else the main thread): its name id, 0 when none is. The
+   owner writes its depth and frames with relaxed atomic stores, so this
+   read from gpuprof's thread is well defined; a range that opens or closes
+   meanwhile may be missed by one sample. */
+static uint32_t gpuprof__dv_phase_now(void) {
+    gpuprof__thread *t;
+    uint32_t id = 0;
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING) {
+        t = gpuprof__g.stepper;
+        if (!t) for (t = gpuprof__g.threads; t && t->tid != gpuprof__g.pid; t = t->next) {}
+        if (t && GPUPROF__LD(&t->depth) >= 1) {
+            gpuprof__node *n = GPUPROF__LD(&t->stack[0].node);
+            if (n) id = n->name_id;
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    return id;
+}
+
+/* The sample's values into the phase open when it was taken. */
+static void gpuprof__dv_phase_add(uint32_t id, const double *v, const int *have) {
+    gpuprof__dphase *ph = NULL;
+    uint32_t i;
+    int k;
+    if (!id) { gpuprof__dev.outside++; return; }
+    for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == id) { ph = &gpuprof__dev.ph[i]; break; }
+    if (!ph) {
+        if (gpuprof__dev.nph == GPUPROF__DV_PHASES) return;
+        ph = &gpuprof__dev.ph[gpuprof__dev.nph++];
+        memset(ph, 0, sizeof *ph);
+        ph->name_id = id;
+    }
+    ph->n++;
+    for (k = 0; k < GPUPROF__DV_N; k++) if (have[k]) { ph->cnt[k]++; ph->sum[k] += v[k]; }
+}
+
+/* A call that failed: a lost GPU stops the sampling; any other failure
+   (NOT_SUPPORTED, NO_PERMISSION, ...) drops the counters [k0, k1] that call
+   reads, with one line, and the others go on. Returns 0. */
+static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t_ns) {
+    int k;
+    char what[160] = "";
+    size_t n = 0;
+    if (rc == GPUPROF__NV_GPU_LOST) {
+        if (!gpuprof__dev.lost)
+            gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u was lost (%s: %s) %.1f s into the run: device telemetry stops there; the samples before it are kept",
+                          gpuprof__dev.index, call, gpuprof__nvml_error(rc), (double)t_ns / 1e9);
+        gpuprof__dev.lost = 1;
+        gpuprof__dev.lost_at = t_ns;
+        return 0;
+    }
+    for (k = k0; k <= k1; k++) {
+        if (k < 0) continue;
+        if (gpuprof__dev.c[k].on > 0 && n < sizeof what - 40)
+            n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", n ? ", " : "", gpuprof__dv_info[k].name);
+        gpuprof__dev.c[k].on = -1;
+    }
+    if (k0 < 0 && gpuprof__dev.why_on > 0) { snprintf(what, sizeof what, "clock-event reasons"); gpuprof__dev.why_on = -1; }
+    if (what[0])
+        gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u: %s failed (%s): its %s %s no longer sampled; the other device counters go on",
+                      gpuprof__dev.index, call, gpuprof__nvml_error(rc), what, strchr(what, ',') ? "are" : "is");
+    return 0;
+}
+
+/* Counter k's value from a call that returned rc; 1 when it has one. */
+static int gpuprof__dv_got(double *v, int *have, int k, int rc, double x, uint64_t t_ns) {
+    if (rc != GPUPROF__NV_OK) return gpuprof__dv_fail(k, k, gpuprof__dv_info[k].call, rc, t_ns);
+    v[k] = x;
+    have[k] = 1;
+    return 1;
+}
+
+/* GPM: a sample every GPUPROF__GPM_GAP_NS at most; from the second on, the
+   metrics between the last two. */
+static void gpuprof__dv_read_gpm(double *v, int *have, uint64_t t_ns) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    gpuprof__nv_gpm_get *g = gpuprof__dev.gpm_get;
+    void *prev = gpuprof__dev.gpm_s[(gpuprof__dev.gpm_have + 1) & 1], *cur = gpuprof__dev.gpm_s[gpuprof__dev.gpm_have & 1];
+    int rc, k;
+    unsigned i;
+    if (gpuprof__dev.gpm <= 0 || (gpuprof__dev.gpm_have && t_ns - gpuprof__dev.gpm_t < GPUPROF__GPM_GAP_NS)) return;
+    if ((rc = a->GpmSampleGet(gpuprof__dev.dev, cur)) != GPUPROF__NV_OK) {
+        gpuprof__dev.gpm = -1;
+        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmSampleGet", rc, t_ns);
+        return;
+    }
+    gpuprof__dev.gpm_t = t_ns;
+    if (!gpuprof__dev.gpm_have++) return;
+    memset(g, 0, offsetof(gpuprof__nv_gpm_get, metric));
+    g->version = 1;
+    g->sample1 = prev;
+    g->sample2 = cur;
+    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) {
+        if (gpuprof__dev.c[k].on <= 0) continue;
+        memset(&g->metric[g->count], 0, sizeof g->metric[0]);
+        g->metric[g->count++].id = gpuprof__dv_info[k].gpm;
+    }
+    if (!g->count) return;
+    if ((rc = a->GpmMetricsGet(g)) != GPUPROF__NV_OK) {
+        gpuprof__dev.gpm = -1;
+        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmMetricsGet", rc, t_ns);
+        return;
+    }
+    for (i = 0; i < g->count; i++)
+        for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++)
+            if (gpuprof__dv_info[k].gpm == g->metric[i].id) gpuprof__dv_got(v, have, k, g->metric[i].ret, g->metric[i].value, t_ns);
+}
+
+/* Every counter still on, read once. */
+static void gpuprof__dv_read(double *v, int *have, unsigned long long *why, int *why_ok, uint64_t t_ns) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    void *d = gpuprof__dev.dev;
+    gpuprof__dvc *c = gpuprof__dev.c;
+    unsigned x = 0;
+    int rc;
+    if (c[GPUPROF__DV_UTIL].on > 0) {
+        gpuprof__nv_util u = { 0, 0 };
+        if ((rc = a->DeviceGetUtilizationRates(d, &u)) != GPUPROF__NV_OK) gpuprof__dv_fail(GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, gpuprof__dv_info[GPUPROF__DV_UTIL].call, rc, t_ns);
+        else if (gpuprof__dv_got(v, have, GPUPROF__DV_UTIL, rc, u.gpu, t_ns)) gpuprof__dv_got(v, have, GPUPROF__DV_MEMUTIL, rc, u.memory, t_ns);
+    }
+    /* each call before its value is read: the order of a call's arguments is unspecified */
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_SMCLK].on > 0) {
+        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_SM, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_SMCLK, rc, x, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMCLK].on > 0) {
+        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_MEM, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_MEMCLK, rc, x, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_POWER].on > 0) {
+        rc = a->DeviceGetPowerUsage(d, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_POWER, rc, x / 1000.0, t_ns);      /* mW */
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_PLIMIT].on > 0) {
+        rc = a->DeviceGetEnforcedPowerLimit(d, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_PLIMIT, rc, x / 1000.0, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_TEMP].on > 0) {
+        gpuprof__nv_temp tv;
+        memset(&tv, 0, sizeof tv);
+        tv.version = (unsigned)sizeof tv | 1u << 24;      /* nvmlTemperature_v1 */
+        rc = gpuprof__dev.temp_v ? a->DeviceGetTemperatureV(d, &tv) : a->DeviceGetTemperature(d, 0, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_TEMP, rc, gpuprof__dev.temp_v ? (double)tv.temperature : (double)x, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMUSED].on > 0) {
+        gpuprof__nv_mem m = { 0, 0, 0 };
+        rc = a->DeviceGetMemoryInfo(d, &m);
+        gpuprof__dv_got(v, have, GPUPROF__DV_MEMUSED, rc, (double)m.used / 1048576.0, t_ns);
+    }
+    if (!gpuprof__dev.lost && gpuprof__dev.why_on > 0) {
+        rc = gpuprof__dev.why_on == 1 ? a->DeviceGetCurrentClocksEventReasons(d, why) : a->DeviceGetCurrentClocksThrottleReasons(d, why);
+        if (rc == GPUPROF__NV_OK) *why_ok = 1;
+        else gpuprof__dv_fail(-1, -1, gpuprof__dev.why_on == 1 ? "nvmlDeviceGetCurrentClocksEventReasons" : "nvmlDeviceGetCurrentClocksThrottleReasons", rc, t_ns);
+    }
+    if (!gpuprof__dev.lost) gpuprof__dv_read_gpm(v, have, t_ns);
+}
+
+/* One pass on gpuprof's thread (or a test's): every counter read, then into
+   the trace, the totals, the run over time and the phase open now. */
+static void gpuprof__dev_sample(void) {
+    double v[GPUPROF__DV_N];
+    int have[GPUPROF__DV_N], why_ok = 0, k, any = 0;
+    unsigned long long why = 0;
+    uint64_t ticks = gpuprof__ticks(), base = GPUPROF__LD(&gpuprof__clock.base), t_ns;
+    uint32_t phase = gpuprof__dv_phase_now();        /* before dev_mu: it takes gpuprof__lock */
+    t_ns = ticks > base ? gpuprof__ticks_to_ns(ticks - base) : 0;
+    memset(have, 0, sizeof have);
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    if (!gpuprof__dev.on || gpuprof__dev.lost) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    gpuprof__dv_read(v, have, &why, &why_ok, t_ns);
+    for (k = 0; k < GPUPROF__DV_N; k++) any |= have[k];
+    if (gpuprof__dev.lost || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    gpuprof__dev.samples++;
+    if (why_ok) {
+        gpuprof__dev.nwhy++;
+        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) gpuprof__dev.why[k]++;
+    }
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        if (!have[k]) continue;
+        gpuprof__dv_value(&gpuprof__dev.c[k], v[k]);
+        if (gpuprof__dev.tracer && GPUPROF__LD(&gpuprof__g.trace_on)) {
+            uint64_t u;
+            memcpy(&u, &v[k], sizeof u);
+            gpuprof__trace_put(gpuprof__dev.tracer, GPUPROF__EV_COUNTER, gpuprof__dev.c[k].id, 0, ticks - gpuprof__dev.tracer->base, u);
+        }
+    }
+    gpuprof__dv_point(t_ns, v, have, why, why_ok);
+    gpuprof__dv_phase_add(phase, v, have);
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
+/* The last session's samples, freed (under gpuprof__dev_mu). */
+static void gpuprof__dev_clear(void) {
+    int k;
+    for (k = 0; k < GPUPROF__DV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
+    GPUPROF_FREE(gpuprof__dev.pt);
+    GPUPROF_FREE(gpuprof__dev.gpm_get);
+    memset(gpuprof__dev.c, 0, sizeof gpuprof__dev.c);
+    memset(gpuprof__dev.ph, 0, sizeof gpuprof__dev.ph);
+    memset(gpuprof__dev.why, 0, sizeof gpuprof__dev.why);
+    gpuprof__dev.pt = NULL;
+    gpuprof__dev.gpm_get = NULL;
+    gpuprof__dev.npt = gpuprof__dev.nph = 0;
+    gpuprof__dev.per_pt = 1;
+    gpuprof__dev.samples = gpuprof__dev.nwhy = gpuprof__dev.outside = gpuprof__dev.lost_at = 0;
+    gpuprof__dev.lost = gpuprof__dev.gpm = gpuprof__dev.gpm_have = gpuprof__dev.why_on = 0;
+    gpuprof__dev.max_sm = gpuprof__dev.max_mem = 0;
+    gpuprof__dev.name[0] = gpuprof__dev.bus[0] = 0;
+    gpuprof__dev.tracer = NULL;
+}
+
+/* At a session's start (under gpuprof__lock): is device telemetry wanted
+   (cfg.device_every_ms >= 0; asked for when set, or GPUPROF_NVML_PATH is),
+   and does NVML load? 1: gpuprof's thread opens it and samples. */
+static int gpuprof__dev_want(int off) {
+    double every = gpuprof__g.cfg.device_every_ms;
+    const char *path = getenv("GPUPROF_NVML_PATH");
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    GPUPROF__ST(&gpuprof__dev.on, 0);
+    gpuprof__dev_clear();
+    gpuprof__dev.status[0] = 0;
+    gpuprof__dev.asked = every > 0 || (path && *path);
+    gpuprof__dev.every_ms = every == 0 ? 100 : every < 10 && every > 0 ? 10 : every;
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    if (off || every < 0) return 0;
+    if (gpuprof__nvml_load() != 0) {
+        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
+        return 0;
+    }
+    return 1;
+}
+
+/* What the device gives: a counter is on when its call exists; GPM where
+   the GPU supports it (Hopper on; a capability, said only when
+   GPUPROF_DEVICE_GPM=1 asked for it). */
+static void gpuprof__dev_caps(void) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    const char *want_gpm = getenv("GPUPROF_DEVICE_GPM");
+    gpuprof__nv_gpm_support sup = { 1, 0 };
+    int k, rc = -1;
+    int has[GPUPROF__DV_FIRST_GPM];
+    has[GPUPROF__DV_UTIL] = has[GPUPROF__DV_MEMUTIL] = a->DeviceGetUtilizationRates != NULL;
+    has[GPUPROF__DV_SMCLK] = has[GPUPROF__DV_MEMCLK] = a->DeviceGetClockInfo != NULL;
+    has[GPUPROF__DV_POWER] = a->DeviceGetPowerUsage != NULL;
+    has[GPUPROF__DV_PLIMIT] = a->DeviceGetEnforcedPowerLimit != NULL;
+    has[GPUPROF__DV_TEMP] = a->DeviceGetTemperatureV != NULL || a->DeviceGetTemperature != NULL;
+    has[GPUPROF__DV_MEMUSED] = a->DeviceGetMemoryInfo != NULL;
+    for (k = 0; k < GPUPROF__DV_FIRST_GPM; k++) gpuprof__dev.c[k].on = has[k];
+    gpuprof__dev.temp_v = a->DeviceGetTemperatureV != NULL;
+    gpuprof__dev.why_on = a->DeviceGetCurrentClocksEventReasons ? 1 : a->DeviceGetCurrentClocksThrottleReasons ? 2 : 0;
+    if (a->DeviceGetMaxClockInfo) {
+        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_SM, &gpuprof__dev.max_sm) != GPUPROF__NV_OK) gpuprof__dev.max_sm = 0;
+        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_MEM, &gpuprof__dev.max_mem) != GPUPROF__NV_OK) gpuprof__dev.max_mem = 0;
+    }
+    if (!a->DeviceGetName || a->DeviceGetName(gpuprof__dev.dev, gpuprof__dev.name, sizeof gpuprof__dev.name) != GPUPROF__NV_OK) gpuprof__dev.name[0] = 0;
+    gpuprof__dev.name[sizeof gpuprof__dev.name - 1] = 0;
+    if (a->GpmQueryDeviceSupport && a->GpmSampleAlloc && a->GpmSampleFree && a->GpmSampleGet && a->GpmMetricsGet &&
+        (rc = a->GpmQueryDeviceSupport(gpuprof__dev.dev, &sup)) == GPUPROF__NV_OK && sup.supported &&
+        (gpuprof__dev.gpm_get = (gpuprof__nv_gpm_get *)gpuprof__zalloc(sizeof *gpuprof__dev.gpm_get)) != NULL &&
+        a->GpmSampleAlloc(&gpuprof__dev.gpm_s[0]) == GPUPROF__NV_OK) {
+        if (a->GpmSampleAlloc(&gpuprof__dev.gpm_s[1]) == GPUPROF__NV_OK) gpuprof__dev.gpm = 1;
+        else { a->GpmSampleFree(gpuprof__dev.gpm_s[0]); gpuprof__dev.gpm_s[0] = NULL; }
+    }
+    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) gpuprof__dev.c[k].on = gpuprof__dev.gpm > 0;
+    if (gpuprof__dev.gpm <= 0 && want_gpm && !strcmp(want_gpm, "1"))
+        gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u gives no GPM metrics (%s): SM, tensor and DRAM activity are not sampled (GPM needs Hopper or later and a recent driver)",
+                      gpuprof__dev.index, !a->GpmQueryDeviceSupport ? "this NVML has no GPM calls" : rc != GPUPROF__NV_OK && rc != -1 ? gpuprof__nvml_error(rc) : "not supported on this GPU");
+}
+
+/* On gpuprof's thread, before its first sample: NVML initialised, the
+   device picked, its counters named for the trace, a thread state of
+   gpuprof's own for their events. Failure: one line if telemetry was asked
+   for, and no sampling. */
+static void gpuprof__dev_open(void) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    gpuprof__thread *tr;
+    int rc, k;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    if ((rc = a->Init_v2()) != GPUPROF__NV_OK) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "nvmlInit failed (%s)%s", gpuprof__nvml_error(rc),
+                 rc == GPUPROF__NV_DRIVER_NOT_LOADED ? ": no NVIDIA driver is loaded" : "");
+    } else {
+        gpuprof__dev.inited = 1;
+        if (gpuprof__dev_pick() == 0) gpuprof__dev_caps();
+        else { a->Shutdown(); gpuprof__dev.inited = 0; }
+    }
+    if (!gpuprof__dev.inited) {
+        pthread_mutex_unlock(&gpuprof__dev_mu);
+        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
+        return;
+    }
+    gpuprof__dev.pt = (gpuprof__dpoint *)gpuprof__alloc(GPUPROF__DV_POINTS * sizeof *gpuprof__dev.pt);
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    for (k = 0; k < GPUPROF__DV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
+        char name[96];
+        snprintf(name, sizeof name, "GPU %u %s (%s)", gpuprof__dev.index, gpuprof__dv_info[k].name, gpuprof__dv_info[k].unit);
+        if (gpuprof__dev.c[k].on > 0) gpuprof__dev.c[k].id = gpuprof__intern(name);
+    }
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "device telemetry", gpuprof__g.max_ids, 1)) != NULL) {
+        tr->exited = 2;
+        tr->session = gpuprof__g.session;
+        tr->base = gpuprof__clock.base;
+        tr->names = gpuprof__g.names;
+        tr->index = UINT32_MAX;
+        tr->next = gpuprof__g.threads;
+        GPUPROF__STR(&gpuprof__g.threads, tr);      /* release: see gpuprof__collector_main */
+        gpuprof__dev.tracer = tr;
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    GPUPROF__STR(&gpuprof__dev.on, 1);
+}
+
+/* At shutdown, once gpuprof's thread has stopped and the outputs are
+   written: NVML let go of, the samples freed. */
+static void gpuprof__dev_close(void) {
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    GPUPROF__ST(&gpuprof__dev.on, 0);
+    if (gpuprof__dev.gpm_s[0]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[0]);
+    if (gpuprof__dev.gpm_s[1]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[1]);
+    gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;
+    if (gpuprof__dev.inited) gpuprof__dev.api.Shutdown();
+    gpuprof__dev.inited = 0;
+    gpuprof__dev_clear();
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
+/* A GPU-bound phase's class from GPM (SPEC 17): over the samples taken
+   while it ran, the mean DRAM bandwidth utilization against the highest
+   mean compute activity (tensor, FP32, FP16). 1 memory-bound, 2
+   compute-bound, 0 not measured (no GPM, under 2 samples of both, or both
+   under GPUPROF__DV_CLASS_MIN %: neither bounds it). */
+#define GPUPROF__DV_CLASS_MIN 20.0
+static int gpuprof__dv_class(uint32_t name_id, double *dram, double *comp) {   /* under gpuprof__dev_mu */
+    static const int act[3] = { GPUPROF__DV_TENSOR, GPUPROF__DV_FP32, GPUPROF__DV_FP16 };
+    double m = -1, c = -1;
+    uint32_t i;
+    int k, cls = 0;
+    for (i = 0; i < gpuprof__dev.nph; i++) {
+        const gpuprof__dphase *p = &gpuprof__dev.ph[i];
+        if (p->name_id != name_id) continue;
+        if (p->cnt[GPUPROF__DV_DRAM] >= 2) m = p->sum[GPUPROF__DV_DRAM] / p->cnt[GPUPROF__DV_DRAM];
+        for (k = 0; k < 3; k++)
+            if (p->cnt[act[k]] >= 2 && p->sum[act[k]] / p->cnt[act[k]] > c) c = p->sum[act[k]] / p->cnt[act[k]];
+    }
+    if (m >= 0 && c >= 0 && (m >= GPUPROF__DV_CLASS_MIN || c >= GPUPROF__DV_CLASS_MIN)) cls = m >= c ? 1 : 2;
+    if (dram) *dram = m;
+    if (comp) *comp = c;
+    return cls;
+}
+static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
+    int cls;
+    if (!GPUPROF__LD(&gpuprof__dev.samples)) return 0;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    cls = gpuprof__dv_class(name_id, dram, comp);
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    return cls;
+}
+
+/* ----------------------------------------------------------------------
    Threads joining and leaving a session: a thread's first range binds it
    to a state (starting the session if none runs), its exit hands the
    state on; states and name tables a shutdown left to running threads
@@ -4998,7 +5725,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     for (t = tid == (int)getpid() ? NULL : gpuprof__g.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
     if (t) {
         t->exited = 0;
-        t->depth = 0;
+        GPUPROF__ST(&t->depth, 0u);
         t->stream = NULL;
         t->tid = tid;
         memcpy(t->label, label, sizeof label);
@@ -5944,19 +6671,19 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, uns
     d = t->depth;
     if (GPUPROF__UNLIKELY(d >= GPUPROF_MAX_DEPTH)) {
         gpuprof__warn(GPUPROF__W_TOO_DEEP, "ranges nested deeper than %d are counted but not timed (raise GPUPROF_MAX_DEPTH)", GPUPROF_MAX_DEPTH);
-        t->depth = d + 1;
+        GPUPROF__ST(&t->depth, d + 1);
         return (int)d + 1;
     }
     parent = d ? t->stack[d - 1].node : &t->root;
     n = t->by_name[id];
     if (GPUPROF__UNLIKELY(!n || n->parent != parent)) n = gpuprof__child(t, parent, id);
     f = &t->stack[d];
-    f->node = n;
+    GPUPROF__ST(&f->node, n);
     f->child_ns = 0;
     f->flags = flags;
     f->flops = flops;
     f->bytes = bytes;
-    t->depth = d + 1;
+    GPUPROF__ST(&t->depth, d + 1);
     if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.mem_ranges))) gpuprof__mem_range_begin(f);
     gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
     GPUPROF__NVTX_PUSH(f, id);
@@ -5992,10 +6719,10 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
                           GPUPROF__LD(&gpuprof__g.mem_ranges)))
         return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
     f = &t->stack[d];
-    f->node = n;
+    GPUPROF__ST(&f->node, n);   /* relaxed atomic stores (plain ones): gpuprof__dv_phase_now reads them */
     f->child_ns = 0;
     f->flags = flags;
-    t->depth = d + 1;
+    GPUPROF__ST(&t->depth, d + 1);
     gpuprof__gpu_begin(t, f, NULL, site->stream0);
     GPUPROF__NVTX_PUSH(f, (uint32_t)v);
     GPUPROF__KC_PUSH(t, f, d);
@@ -6072,7 +6799,7 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
     int evflags = 0, decision = 0, flow;
     GPUPROF__KC_POP(f);
     GPUPROF__NVTX_POP(f);
-    t->depth = d - 1;
+    GPUPROF__ST(&t->depth, d - 1);
     if (d > 1) t->stack[d - 2].child_ns += dt;
     if (GPUPROF__UNLIKELY(GPUPROF__LD(&gpuprof__g.excluding))) decision = gpuprof__exclude(n, (double)dt, self, t->stack[0].t0);
     gpuprof__gpu_end(t, f, d, decision, t1);        /* the GPU part follows the same decision */
@@ -6104,7 +6831,7 @@ static const char *gpuprof__frame_name(gpuprof__thread *t, uint32_t d) {
 
 static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, uint64_t t1) {
     uint32_t d = t ? t->depth : 0;
-    if (d > GPUPROF_MAX_DEPTH && (token == 0 || (uint32_t)token == d)) { t->depth = d - 1; return; }   /* untimed deep frame */
+    if (d > GPUPROF_MAX_DEPTH && (token == 0 || (uint32_t)token == d)) { GPUPROF__ST(&t->depth, d - 1); return; }   /* untimed deep frame */
     if (!t || d == 0) {
         if (token == 0 && GPUPROF__LD(&gpuprof__g.state) == GPUPROF__RUNNING && GPUPROF__LD(&gpuprof__g.live))
             gpuprof__warn(GPUPROF__W_END_WITHOUT_BEGIN, "GPUPROF_END() with no open range is ignored (check that each GPUPROF_BEGIN has one END)");
@@ -6123,7 +6850,7 @@ static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, u
     gpuprof__warn(GPUPROF__W_MISMATCHED, "the scoped range \"%s\" ended while \"%s\" (opened inside it with GPUPROF_BEGIN) was still open; both are closed here",
                   gpuprof__frame_name(t, (uint32_t)token), gpuprof__frame_name(t, d));
     while (t->depth >= (uint32_t)token) {
-        if (t->depth > GPUPROF_MAX_DEPTH) t->depth--;
+        if (t->depth > GPUPROF_MAX_DEPTH) GPUPROF__ST(&t->depth, t->depth - 1);
         else gpuprof__finish(t, t->depth, t1);
     }
 }
@@ -6177,7 +6904,7 @@ void gpuprof__range_end(int token) {
         n = f->node;
         t0 = f->t0;
         dt = gpuprof__ticks_to_ns(t1 - t0);
-        t->depth = d - 1;
+        GPUPROF__ST(&t->depth, d - 1);
         if (d > 1) t->stack[d - 2].child_ns += dt;
         r = &t->rec[h & (GPUPROF__RECS - 1)];       /* the statistics, added later (gpuprof__rec_push written out) */
         r->node = n;
@@ -6364,13 +7091,14 @@ static void gpuprof__point_merge(gpuprof__point *to, const gpuprof__point *a, co
     if (b->min < m.min) m.min = b->min;
     if (b->max > m.max) m.max = b->max;
     for (k = 0; k < GPUPROF__SERIES_PH; k++) m.ph[k] += b->ph[k];
+    m.t1 = b->t1;
     *to = m;
 }
 
 /* The step that ends now into the run over time: into the last point, or a
    new one; when all are used, neighbours merge and a point holds twice the
    steps. The outermost ranges are followed, the first GPUPROF__SERIES_PH met. */
-static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, const gpuprof__ran *ran, uint32_t nran) {
+static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, uint64_t end_ns, const gpuprof__ran *ran, uint32_t nran) {
     gpuprof__point *p;
     uint32_t i, k;
     if (!gpuprof__g.series && !(gpuprof__g.series = (gpuprof__point *)gpuprof__zalloc(GPUPROF__SERIES * sizeof *gpuprof__g.series))) return;
@@ -6389,8 +7117,10 @@ static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, c
         memset(p, 0, sizeof *p);
         p->step = step;
         p->min = p->max = dur;
+        p->t0 = end_ns > (uint64_t)dur ? end_ns - (uint64_t)dur : 0;
     }
     p = &gpuprof__g.series[gpuprof__g.npoints - 1];
+    p->t1 = end_ns;
     p->n++;
     p->sum += dur;
     if (dur < p->min) p->min = dur;
@@ -6425,7 +7155,7 @@ static int gpuprof__outlier_candidate(double dur) {
    for a counted step, its kind (the ranges that ran in it) and, when it may
    be an outlier, where all its time went. dur: the counted step that ends
    now (ns), or < 0. */
-static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint64_t step) {
+static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint64_t step, uint64_t end_ns) {
     gpuprof__node *a, *b;
     uint32_t nran = 0;
     int kind;
@@ -6436,7 +7166,7 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
     }
     if (dur < 0) return;
     kind = gpuprof__step_kind(t, gpuprof__g.ran, nran, dur, step);
-    gpuprof__series_add(t, dur, step, gpuprof__g.ran, nran);
+    gpuprof__series_add(t, dur, step, end_ns, gpuprof__g.ran, nran);
     if (gpuprof__outlier_candidate(dur)) {
         gpuprof__outlier *o = &gpuprof__g.outl[gpuprof__g.noutl];
         gpuprof__ran *copy = (gpuprof__ran *)gpuprof__alloc((nran ? nran : 1) * sizeof *copy);
@@ -6527,7 +7257,7 @@ void gpuprof__step(void) {
         gpuprof__g.step_cpu0 = cpu;
 #endif
         gpuprof__g.stepper = t;
-        gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step);
+        gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)));
     }
     if (counted && !first) {
         gpuprof__capture_ask(step, dur, now);
@@ -9849,7 +10579,9 @@ static int gpuprof__klass(const gpuprof__row *r) {
     lag = (double)r->gpu_lag_ns / (double)r->gpu.count;
     wait = (double)r->gpu_wait_ns / (double)r->gpu.count;
     if (g >= GPUPROF__GPU_OVER_CPU * c || lag > GPUPROF__LAG_SHARE * (g > c ? g : c)) {
+        int m;
         if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
+        if ((m = gpuprof__dev_class(r->name_id, NULL, NULL)) != 0) return m == 1 ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;   /* measured (GPM) */
         return GPUPROF__K_GPU;
     }
     if (wait >= GPUPROF__WAIT_SHARE * c && g <= GPUPROF__SYNC_GPU_SHARE * c) return GPUPROF__K_SYNC;
@@ -10283,6 +11015,7 @@ typedef struct gpuprof__drift {
     double first, last;           /* the tenths' median step (ns) */
     int slot;                     /* the followed range with most of the change (index into the snapshot's ph_name), -1: none */
     double slot_change;           /* its change per step (ns) */
+    uint64_t t[4];                /* the first tenth's start and end, the last tenth's (ns since the session's start) */
 } gpuprof__drift;
 
 /* The median of v[0..n) (sorted in place) and its robust spread (1.4826 x
@@ -10323,6 +11056,10 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
     d->last = gpuprof__tenth_median(s, a2, b2, -1, v, &sd2);
     se = sqrt(sd1 * sd1 / (b1 - a1) + sd2 * sd2 / (b2 - a2));
     d->judged = 1;
+    d->t[0] = s->series[a1].t0;
+    d->t[1] = s->series[b1 - 1].t1;
+    d->t[2] = s->series[a2].t0;
+    d->t[3] = s->series[b2 - 1].t1;
     d->drifted = fabs(d->last - d->first) >= GPUPROF__DRIFT_MIN * d->first && fabs(d->last - d->first) > 3 * se;
     for (k = 0; d->drifted && k < (int)s->nph; k++) {
         double ch = gpuprof__tenth_median(s, a2, b2, k, v, NULL) - gpuprof__tenth_median(s, a1, b1, k, v, NULL);
@@ -10606,6 +11343,309 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_s(b, "]},\n");
     gpuprof__smp_free(&r);
 }
+/* ----------------------------------------------------------------------
+   The device over the run, part 2: the report's section, the summary's
+   device_over_time, and the device's part in a drift (SPEC 17)
+   ---------------------------------------------------------------------- */
+static int gpuprof__dv_whole(int k) {
+    const char *u = gpuprof__dv_info[k].unit;
+    return !strcmp(u, "MHz") || !strcmp(u, "MiB") || !strcmp(u, "MiB/s") || !strcmp(u, "C");
+}
+
+/* A value as the report shows it: whole MHz, MiB, C; tenths of %, W. */
+static const char *gpuprof__dv_fmt(char *out, size_t cap, int k, double v) {
+    gpuprof__fmt(out, cap, gpuprof__dv_whole(k) ? "%.0f" : "%.1f", v);
+    return out;
+}
+
+/* The mean of counter k over the points whose middle is in [a, b] (ns);
+   the share of those samples under each clock-event reason. 0: none. */
+static uint64_t gpuprof__dv_window(int k, uint64_t a, uint64_t b, double *mean, double *why_share) {
+    uint64_t n = 0, nwhy = 0, why[GPUPROF__DV_WHY];
+    double sum = 0;
+    uint32_t i;
+    int r;
+    memset(why, 0, sizeof why);
+    for (i = 0; i < gpuprof__dev.npt; i++) {
+        const gpuprof__dpoint *p = &gpuprof__dev.pt[i];
+        uint64_t mid = p->t0 + (p->t1 - p->t0) / 2;
+        if (mid < a || mid > b) continue;
+        n += p->cnt[k];
+        sum += p->sum[k];
+        nwhy += p->nwhy;
+        for (r = 0; r < GPUPROF__DV_WHY; r++) why[r] += p->why[r];
+    }
+    *mean = n ? sum / (double)n : 0;
+    for (r = 0; why_share && r < GPUPROF__DV_WHY; r++) why_share[r] = nwhy ? (double)why[r] / (double)nwhy : 0;
+    return n;
+}
+
+/* The device's part in a drift of the step time: the SM clock moved the
+   other way by GPUPROF__DV_CLOCK_MOVE or more between the first and the
+   last tenth (their windows on the clock), with the reason that held the
+   clocks back most in the last tenth. Writes "" when it did not. */
+#define GPUPROF__DV_CLOCK_MOVE 0.02
+static void gpuprof__dev_drift_cause(char *out, size_t cap, const gpuprof__drift *d) {
+    double c1, c2, share[GPUPROF__DV_WHY], best = 0;
+    int r, top = -1;
+    char t1[32], t2[32], t3[32];
+    out[0] = 0;
+    if (!d->drifted || !GPUPROF__LD(&gpuprof__dev.samples)) return;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    if (gpuprof__dev.c[GPUPROF__DV_SMCLK].n && gpuprof__dv_window(GPUPROF__DV_SMCLK, d->t[0], d->t[1], &c1, NULL) &&
+        gpuprof__dv_window(GPUPROF__DV_SMCLK, d->t[2], d->t[3], &c2, share) &&
+        fabs(c2 - c1) >= GPUPROF__DV_CLOCK_MOVE * c1 && (c2 < c1) == (d->last > d->first)) {
+        for (r = 0; r < GPUPROF__DV_WHY; r++)
+            if (share[r] > best && strcmp(gpuprof__dv_why[r].name, "idle")) { best = share[r]; top = r; }
+        gpuprof__fmt(t1, sizeof t1, "%.0f", c1);
+        gpuprof__fmt(t2, sizeof t2, "%.0f", c2);
+        gpuprof__fmt(t3, sizeof t3, "%.0f", 100 * best);
+        snprintf(out, cap, "SM clock %s from %s to %s MHz%s%s%s%s", c2 < c1 ? "fell" : "rose", t1, t2, top >= 0 ? "; " : "",
+                 top >= 0 ? gpuprof__dv_why[top].name : "", top >= 0 ? " " : "", top >= 0 ? t3 : "");
+        if (top >= 0) snprintf(out + strlen(out), cap - strlen(out), "%% of the last tenth");
+    }
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
+/* The mean time of a call of outermost range name_id of the stepping
+   thread (ns), or -1 when it has no counted call. */
+static double gpuprof__dv_call_ns(const gpuprof__snap *s, uint32_t name_id) {
+    uint32_t i;
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        if (r->depth == 0 && !r->other && r->name_id == name_id && r->stats.count) return r->stats.sum / (double)r->stats.count;
+    }
+    return -1;
+}
+
+/* A phase's samples tell its utilization when its mean call spans at least
+   two intervals (SPEC 17): a shorter one's samples fall at random in it. */
+static int gpuprof__dv_phase_long(const gpuprof__snap *s, const gpuprof__dphase *p) {
+    return p->n && gpuprof__dv_call_ns(s, p->name_id) >= 2e6 * gpuprof__dev.every_ms;
+}
+
+/* Counter k over the run in w columns (the points' means, min to max). */
+static void gpuprof__dv_spark(gpuprof__buf *b, int k, uint32_t w) {
+    static const char *const level[8] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
+                                          "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88" };   /* U+2581..U+2588 */
+    const gpuprof__dvc *c = &gpuprof__dev.c[k];
+    uint32_t j, i, np = gpuprof__dev.npt;
+    int last = 0;
+    if (np < w) w = np;
+    for (j = 0; j < w; j++) {
+        double sum = 0, n = 0, x;
+        for (i = j * np / w; i < (j + 1) * np / w; i++) { sum += gpuprof__dev.pt[i].sum[k]; n += gpuprof__dev.pt[i].cnt[k]; }
+        if (n > 0) {
+            x = c->max > c->min ? (sum / n - c->min) / (c->max - c->min) * 7.0 + 0.5 : 0;
+            last = !(x > 0) ? 0 : x >= 7 ? 7 : (int)x;
+        }
+        gpuprof__buf_s(b, level[last]);             /* a column without this counter's samples (GPM's slower pace) repeats the last */
+    }
+}
+
+/* The section's head: the device, the samples, what was not sampled. */
+static void gpuprof__dv_report_head(gpuprof__buf *b) {
+    char t1[32];
+    int k, first = 1;
+    gpuprof__buf_printf(b, "\nDevice over the run: GPU %u", gpuprof__dev.index);
+    if (gpuprof__dev.name[0]) gpuprof__buf_printf(b, ", %s", gpuprof__dev.name);
+    if (gpuprof__dev.bus[0]) gpuprof__buf_printf(b, " (the CUDA device, bus %s)", gpuprof__dev.bus);
+    gpuprof__fmt(t1, sizeof t1, "%g", gpuprof__dev.every_ms);
+    gpuprof__buf_printf(b, ", NVML: %llu samples every %s ms", (unsigned long long)gpuprof__dev.samples, t1);
+    gpuprof__buf_s(b, gpuprof__dev.gpm > 0 ? ", GPM metrics on\n" : gpuprof__dev.gpm < 0 ? ", GPM metrics failed\n" : ", no GPM (before Hopper)\n");
+    if (gpuprof__dev.lost) {
+        gpuprof__fmt(t1, sizeof t1, "%.1f", (double)gpuprof__dev.lost_at / 1e9);
+        gpuprof__buf_printf(b, "   the GPU was lost %s s into the run: no samples after it\n", t1);
+    }
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        if (gpuprof__dev.c[k].on >= 0) continue;
+        gpuprof__buf_printf(b, "%s%s", first ? "   not sampled (its call failed): " : ", ", gpuprof__dv_info[k].name);
+        first = 0;
+    }
+    if (!first) gpuprof__buf_s(b, "\n");
+}
+
+/* One row a counter: mean, p5, p95, the run in 40 columns, min to max. */
+static void gpuprof__dv_report_counters(gpuprof__buf *b) {
+    char t[4][32], label[48];
+    int k;
+    gpuprof__buf_s(b, "   counter                      mean       p5      p95  over the run (min to max)\n");
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        const gpuprof__dvc *c = &gpuprof__dev.c[k];
+        if (!c->n) continue;
+        snprintf(label, sizeof label, "%s (%s)", gpuprof__dv_info[k].name, gpuprof__dv_info[k].unit);
+        gpuprof__buf_printf(b, "   %-24s %8s %8s %8s  ", label, gpuprof__dv_fmt(t[0], sizeof t[0], k, c->sum / (double)c->n),
+                            gpuprof__dv_fmt(t[1], sizeof t[1], k, gpuprof__dv_quantile(c, 0.05)), gpuprof__dv_fmt(t[2], sizeof t[2], k, gpuprof__dv_quantile(c, 0.95)));
+        gpuprof__dv_spark(b, k, 40);
+        gpuprof__buf_printf(b, " (%s to %s", gpuprof__dv_fmt(t[0], sizeof t[0], k, c->min), gpuprof__dv_fmt(t[3], sizeof t[3], k, c->max));
+        if (k == GPUPROF__DV_SMCLK && gpuprof__dev.max_sm) gpuprof__buf_printf(b, "; the GPU's max %u", gpuprof__dev.max_sm);
+        if (k == GPUPROF__DV_MEMCLK && gpuprof__dev.max_mem) gpuprof__buf_printf(b, "; the GPU's max %u", gpuprof__dev.max_mem);
+        gpuprof__buf_s(b, ")\n");
+    }
+}
+
+/* The share of the samples under each clock-event reason. */
+static void gpuprof__dv_report_why(gpuprof__buf *b) {
+    char t1[32];
+    int r, any = 0;
+    if (!gpuprof__dev.nwhy) return;
+    gpuprof__buf_s(b, "   clocks held back:");
+    for (r = 0; r < GPUPROF__DV_WHY; r++) {
+        if (!gpuprof__dev.why[r]) continue;
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * (double)gpuprof__dev.why[r] / (double)gpuprof__dev.nwhy);
+        gpuprof__buf_printf(b, "%s %s %s%%", any ? "," : "", gpuprof__dv_why[r].name, t1);
+        any = 1;
+    }
+    gpuprof__buf_printf(b, any ? " of the samples\n" : " never, in %llu samples\n", (unsigned long long)gpuprof__dev.nwhy);
+}
+
+/* The samples taken while outermost range name_id ran (NULL: none). */
+static const gpuprof__dphase *gpuprof__dv_phase_of(uint32_t name_id) {
+    uint32_t i;
+    for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == name_id && gpuprof__dev.ph[i].n) return &gpuprof__dev.ph[i];
+    return NULL;
+}
+
+/* One phase's line: its utilization counters' means over its samples, and
+   the class GPM gives the GPU's work in it. */
+static void gpuprof__dv_report_phase(gpuprof__buf *b, const gpuprof__dphase *p) {
+    char t1[32], t2[32];
+    int k, first = 1, cls;
+    double dram, comp;
+    gpuprof__buf_qname(b, "     ", p->name_id);
+    gpuprof__buf_printf(b, ", %u samples:", p->n);
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        if (!gpuprof__dv_info[k].util || !p->cnt[k]) continue;
+        gpuprof__buf_printf(b, "%s %s %s%%", first ? "" : ",", gpuprof__dv_info[k].name, gpuprof__dv_fmt(t1, sizeof t1, k, p->sum[k] / p->cnt[k]));
+        first = 0;
+    }
+    gpuprof__buf_s(b, "\n");
+    if ((cls = gpuprof__dv_class(p->name_id, &dram, &comp)) != 0) {
+        gpuprof__fmt(t1, sizeof t1, "%.0f", dram);
+        gpuprof__fmt(t2, sizeof t2, "%.0f", comp);
+        gpuprof__buf_printf(b, "       the GPU's work in it reads %s (measured, GPM): DRAM bandwidth %s%% of peak, compute activity %s%%\n",
+                            cls == 1 ? "memory-bound" : "compute-bound", t1, t2);
+    }
+}
+
+/* Per outermost range of the stepping thread (the report's phases): its
+   line, or, for one whose calls are too short to hold samples of their
+   own, its name in the closing line. */
+static void gpuprof__dv_report_phases(gpuprof__buf *b, const gpuprof__snap *s) {
+    char t1[32], t2[32];
+    uint32_t i;
+    int shown = 0, short_ones = 0;
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        const gpuprof__dphase *p = gpuprof__dv_phase_of(r->name_id);
+        if (r->depth || r->other || !r->stats.count || !p || !gpuprof__dv_phase_long(s, p)) continue;
+        if (!shown++) gpuprof__buf_s(b, "   by phase (outermost ranges; the means over the samples taken while each ran):\n");
+        gpuprof__dv_report_phase(b, p);
+    }
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        double call;
+        if (r->depth || r->other || !r->stats.count) continue;
+        if ((call = r->stats.sum / (double)r->stats.count) >= 2e6 * gpuprof__dev.every_ms) continue;
+        gpuprof__fmt(t1, sizeof t1, "%g", gpuprof__dev.every_ms * 2);
+        if (!short_ones++) gpuprof__buf_printf(b, "   phases too short for their own utilization (a call under 2 x the interval, %s ms):", t1);
+        gpuprof__buf_qname(b, short_ones > 1 ? ", " : " ", r->name_id);
+        gpuprof__buf_printf(b, " (%s a call)", gpuprof__fmt_ns(t2, sizeof t2, call));
+    }
+    if (short_ones) gpuprof__buf_s(b, "\n");
+}
+
+/* The report's "Device over the run" (SPEC 17). */
+static void gpuprof__report_device(gpuprof__buf *b, const gpuprof__snap *s) {
+    if (!GPUPROF__LD(&gpuprof__dev.samples)) return;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__dv_report_head(b);
+    gpuprof__dv_report_counters(b);
+    gpuprof__dv_report_why(b);
+    gpuprof__dv_report_phases(b, s);
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
+/* The summary's device_over_time (docs/summary.md), or null. */
+static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
+    uint32_t i;
+    int k, r, first = 1;
+    gpuprof__buf_s(b, "\"device_over_time\":");
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    if (!gpuprof__dev.samples) {
+        pthread_mutex_unlock(&gpuprof__dev_mu);
+        gpuprof__buf_s(b, "null,\n");
+        return;
+    }
+    gpuprof__buf_s(b, "{\"every_ms\":");
+    gpuprof__buf_num(b, gpuprof__dev.every_ms);
+    gpuprof__buf_printf(b, ",\"device\":{\"index\":%u,\"name\":", gpuprof__dev.index);
+    gpuprof__buf_json_str(b, gpuprof__dev.name);
+    gpuprof__buf_s(b, ",\"pci_bus_id\":");
+    gpuprof__buf_json_str(b, gpuprof__dev.bus);
+    gpuprof__buf_printf(b, ",\"sm_clock_max_mhz\":%u,\"memory_clock_max_mhz\":%u,\"gpm\":%s,\"lost_at_ns\":", gpuprof__dev.max_sm, gpuprof__dev.max_mem,
+                        gpuprof__dev.gpm > 0 ? "true" : "false");
+    gpuprof__buf_num(b, gpuprof__dev.lost ? (double)gpuprof__dev.lost_at : GPUPROF__NAN);
+    gpuprof__buf_printf(b, "},\"samples\":%llu,\"steps_per_point\":%u,\n \"counters\":[", (unsigned long long)gpuprof__dev.samples, gpuprof__dev.per_pt);
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        const gpuprof__dvc *c = &gpuprof__dev.c[k];
+        if (!c->n) continue;
+        gpuprof__buf_s(b, first ? "\n  {\"name\":" : ",\n  {\"name\":");
+        first = 0;
+        gpuprof__buf_json_str(b, gpuprof__dv_info[k].name);
+        gpuprof__buf_printf(b, ",\"unit\":\"%s\",\"samples\":%llu,\"dropped\":%s,\"mean\":", gpuprof__dv_info[k].unit, (unsigned long long)c->n,
+                            c->on < 0 ? "true" : "false");
+        gpuprof__buf_num(b, c->sum / (double)c->n);
+        gpuprof__buf_s(b, ",\"min\":"); gpuprof__buf_num(b, c->min);
+        gpuprof__buf_s(b, ",\"max\":"); gpuprof__buf_num(b, c->max);
+        gpuprof__buf_s(b, ",\"p5\":"); gpuprof__buf_num(b, gpuprof__dv_quantile(c, 0.05));
+        gpuprof__buf_s(b, ",\"p95\":"); gpuprof__buf_num(b, gpuprof__dv_quantile(c, 0.95));
+        gpuprof__buf_s(b, ",\"points\":[");
+        for (i = 0, r = 0; i < gpuprof__dev.npt; i++) {
+            const gpuprof__dpoint *p = &gpuprof__dev.pt[i];
+            if (!p->cnt[k]) continue;
+            gpuprof__buf_printf(b, "%s[%llu,", r++ ? "," : "", (unsigned long long)p->t0);
+            gpuprof__buf_num(b, p->min[k]); gpuprof__buf_s(b, ",");
+            gpuprof__buf_num(b, p->sum[k] / p->cnt[k]); gpuprof__buf_s(b, ",");
+            gpuprof__buf_num(b, p->max[k]); gpuprof__buf_s(b, "]");
+        }
+        gpuprof__buf_s(b, "]}");
+    }
+    gpuprof__buf_s(b, "],\n \"throttle\":[");
+    for (r = 0, first = 1; r < GPUPROF__DV_WHY && gpuprof__dev.nwhy; r++) {
+        gpuprof__buf_printf(b, "%s{\"reason\":\"%s\",\"share\":", first ? "" : ",", gpuprof__dv_why[r].name);
+        gpuprof__buf_num(b, (double)gpuprof__dev.why[r] / (double)gpuprof__dev.nwhy);
+        gpuprof__buf_s(b, "}");
+        first = 0;
+    }
+    gpuprof__buf_s(b, "],\n \"by_phase\":[");
+    for (i = 0, first = 1; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        const gpuprof__dphase *p = gpuprof__dv_phase_of(r->name_id);
+        int any = 0;
+        if (r->depth || r->other || !r->stats.count || !p || !gpuprof__dv_phase_long(s, p)) continue;
+        gpuprof__buf_printf(b, "%s{\"range\":%s,\"samples\":%u,\"counters\":{", first ? "" : ",", gpuprof__g.names[p->name_id].json, p->n);
+        first = 0;
+        for (k = 0; k < GPUPROF__DV_N; k++) {
+            if (!p->cnt[k]) continue;
+            gpuprof__buf_s(b, any++ ? "," : "");
+            gpuprof__buf_json_str(b, gpuprof__dv_info[k].name);
+            gpuprof__buf_s(b, ":");
+            gpuprof__buf_num(b, p->sum[k] / p->cnt[k]);
+        }
+        gpuprof__buf_s(b, "}}");
+    }
+    gpuprof__buf_s(b, "],\"too_short\":[");
+    for (i = 0, first = 1; i < s->ntree; i++) {
+        const gpuprof__row *r = &s->tree[i];
+        if (r->depth || r->other || !r->stats.count || r->stats.sum / (double)r->stats.count >= 2e6 * gpuprof__dev.every_ms) continue;
+        gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__g.names[r->name_id].json);
+        first = 0;
+    }
+    gpuprof__buf_printf(b, "],\"outside_ranges\":%llu},\n", (unsigned long long)gpuprof__dev.outside);
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
 /* ----------------------------------------------------------------------
    Text report, its parts: the header, the tables by CPU and by GPU time,
    counters, memory, the roofline, the verdict, the warnings.
@@ -11243,7 +12283,7 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
     double col[60], sorted[60], lo, hi;
     uint64_t steps = 0;
     uint32_t w = s->npoints < 60 ? s->npoints : 60, j, i;
-    char t1[32], t2[32];
+    char t1[32], t2[32], cause[200];
     gpuprof__drift d;
     for (j = 0; j < w; j++) {
         double sum = 0, n = 0;
@@ -11276,6 +12316,8 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_qname(b, "; most of it in ", s->ph_name[d.slot]);
         gpuprof__buf_printf(b, " (%s%s)", d.slot_change > 0 ? "+" : "-", gpuprof__fmt_ns(t2, sizeof t2, fabs(d.slot_change)));
     }
+    gpuprof__dev_drift_cause(cause, sizeof cause, &d);
+    if (cause[0]) gpuprof__buf_printf(b, "; %s", cause);
     gpuprof__buf_s(b, "\n");
 }
 
@@ -11744,6 +12786,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (s->ncounters) gpuprof__report_counters(b, s, L.width);
     if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
     if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
+    gpuprof__report_device(b, s);
     sampled = gpuprof__smp_collect(&smp, 0);   /* once: the section and the verdict both name functions */
     gpuprof__report_samples(b, sampled ? &smp : NULL, L.rows);
     gpuprof__report_verdict(b, &verdict, L.width, s->has_gpu, sampled ? &smp : NULL);
@@ -11758,7 +12801,8 @@ static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "end_without_begin", "mismatched_nesting", "open_at_shutdown", "after_shutdown", "double_init",
     "bad_name", "long_name", "bad_counter_value", "names_over_cap", "paths_over_cap", "too_deep",
     "out_of_memory", "trace_dropped", "bad_setting", "output_error", "gpu_unavailable", "cuda_error",
-    "mem_unknown_free", "mem_tracked_twice", "mem_over_cap", "before_init", "kernel_capture"
+    "mem_unknown_free", "mem_tracked_twice", "mem_over_cap", "before_init", "kernel_capture",
+    "device_telemetry"
 };
 
 static void gpuprof__json_stats_q(gpuprof__buf *b, const gpuprof_stats *st, const char *unit, const double *q) {
@@ -12185,6 +13229,7 @@ static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"captur
 static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i, k;
     gpuprof__drift d;
+    char cause[200];
     if (s->series_json) { gpuprof__buf_put(b, s->series_json, s->series_json_len); return; }
     gpuprof__buf_printf(b, "\n \"over_time\":{\"steps_per_point\":%u,\"ranges\":[", s->npoints ? s->per_point : 0u);
     for (k = 0; k < s->nph; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.names[s->ph_name[k]].json);
@@ -12213,6 +13258,10 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, d.slot >= 0 ? gpuprof__g.names[s->ph_name[d.slot]].json : "null");
     gpuprof__buf_s(b, ",\"range_change_ns\":");
     gpuprof__buf_num(b, d.slot >= 0 ? d.slot_change : GPUPROF__NAN);
+    gpuprof__dev_drift_cause(cause, sizeof cause, &d);
+    gpuprof__buf_s(b, ",\"device_cause\":");
+    if (cause[0]) gpuprof__buf_json_str(b, cause);
+    else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, "}}");
 }
 
@@ -12362,6 +13411,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__json_analysis(b, s);
     gpuprof__json_kernels(b);
     gpuprof__summary_samples(b);
+    gpuprof__json_device(b, s);
     gpuprof__buf_s(b, "\"profiled_ns\":");
     gpuprof__buf_num(b, s->profiled_ns);
     gpuprof__buf_s(b, ",\n\"ranges\":[");
@@ -12714,9 +13764,15 @@ static void gpuprof__captures_write(int locked) {
    for, or it is stopped. */
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
-    int checkpoints = gpuprof__g.summary_path && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
+    int checkpoints = gpuprof__g.summary_path && every > 0, captures = gpuprof__g.cfg.capture_slow > 0, device = gpuprof__g.keeper_device;
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
+    uint64_t dperiod = (uint64_t)(gpuprof__dev.every_ms * 1e6), dnext = UINT64_MAX / 2;
     (void)arg;
+    if (device) {                                   /* NVML's init takes a while: here, not in the program's first range */
+        gpuprof__dev_open();
+        device = GPUPROF__LDA(&gpuprof__dev.on);
+        dnext = gpuprof__mono_ns() + dperiod;
+    }
     pthread_mutex_lock(&gpuprof__keep_mu);
     while (!gpuprof__g.keeper_stop) {
         uint64_t now = gpuprof__mono_ns(), wait;
@@ -12724,6 +13780,13 @@ static void *gpuprof__keeper_main(void *arg) {
             pthread_mutex_unlock(&gpuprof__keep_mu);
             gpuprof__captures_write(0);
             pthread_mutex_lock(&gpuprof__keep_mu);
+        }
+        if (device && now >= dnext) {
+            pthread_mutex_unlock(&gpuprof__keep_mu);
+            gpuprof__dev_sample();
+            pthread_mutex_lock(&gpuprof__keep_mu);
+            now = gpuprof__mono_ns();
+            while (dnext <= now) dnext += dperiod;    /* a late pass is not made up for */
         }
         if (checkpoints && now >= next) {
             pthread_mutex_unlock(&gpuprof__keep_mu);
@@ -12733,7 +13796,8 @@ static void *gpuprof__keeper_main(void *arg) {
             while (next <= now) next += period;       /* a slow checkpoint skips the ones it overran */
             continue;
         }
-        wait = next - now;
+        wait = (dnext < next ? dnext : next) - now;
+        if (device && dnext <= now) wait = 0;
         if (captures && wait > 50000000u) wait = 50000000u;
         {
             struct timespec until;
@@ -12777,13 +13841,14 @@ static void gpuprof__keeper_start(void) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW reads the flight recorder, which is off (GPUPROF_TRACE_RING_MB=0): no slow step is captured");
         gpuprof__g.cfg.capture_slow = 0;
     }
-    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0)) return;
+    gpuprof__g.keeper_device = gpuprof__dev_want(0);
+    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0) && !gpuprof__g.keeper_device) return;
     if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
     if (checkpoints && gpuprof__g.cfg.summary_every > 1e6) gpuprof__g.cfg.summary_every = 1e6;   /* in ns, it fits 64 bits */
     gpuprof__g.keeper_stop = 0;
     GPUPROF__ST(&gpuprof__g.keeper_running, pthread_create(&gpuprof__g.keeper, NULL, gpuprof__keeper_main, NULL) == 0);
     if (!gpuprof__g.keeper_running)
-        gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints and captures; the summary is written at exit only, no slow step is captured");
+        gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints, captures and device telemetry; the summary is written at exit only, no slow step is captured, the device is not sampled");
 }
 
 /* At shutdown, under life_lock and not gpuprof__lock (a checkpoint under
@@ -14475,6 +15540,7 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     if (gpuprof__env_int("GPUPROF_CAPTURE_MAX", &cfg->capture_max) && cfg->capture_max == 0) cfg->capture_slow = 0;
     gpuprof__env_parse("GPUPROF_SAMPLE", 0, 100000, &cfg->sample_hz);
     if ((v = getenv("GPUPROF_SAMPLE_FOLDED")) != NULL && *v) cfg->sample_folded = v;
+    if (gpuprof__env_parse("GPUPROF_DEVICE_EVERY_MS", 0, 3600000, &cfg->device_every_ms) && cfg->device_every_ms == 0) cfg->device_every_ms = -1;
 }
 
 /* Output paths, expanded (%p, %r). An output that names the same file as
@@ -14855,6 +15921,7 @@ static void gpuprof__shutdown_locked(void) {
     gpuprof__mpi_keep();            /* this rank's table for the gather at MPI_Finalize */
 #endif
     gpuprof__outputs_write();
+    gpuprof__dev_close();           /* NVML let go of: the outputs have the device's samples */
 #ifdef GPUPROF_CUDA
     gpuprof__kc_close();
 #endif

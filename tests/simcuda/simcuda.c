@@ -280,6 +280,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     prop->major = 9;
     prop->minor = 0;
     prop->totalGlobalMem = (size_t)80 << 30;
+    prop->pciBusID = 0x3c + device;    /* tests/simnvml: NVML device 1 (3B + 1) of two */
     LEAVE(cudaSuccess);
 }
 cudaError_t cudaDriverGetVersion(int *v) { LOCK(); *v = sim.mode == SIMCUDA_NO_DRIVER ? 0 : 13000; UNLOCK(); return cudaSuccess; }
