@@ -2726,7 +2726,7 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.ndev = n;
     gpuprof__gpu.dev0 = dev;
     snprintf(gpuprof__gpu.name, sizeof gpuprof__gpu.name, "%s", prop.name);
-    snprintf(gpuprof__gpu.bus, sizeof gpuprof__gpu.bus, "%08x:%02x:%02x.0", (unsigned)prop.pciDomainID, (unsigned)prop.pciBusID, (unsigned)prop.pciDeviceID);
+    snprintf(gpuprof__gpu.bus, sizeof gpuprof__gpu.bus, "%08X:%02X:%02X.0", (unsigned)prop.pciDomainID, (unsigned)prop.pciBusID, (unsigned)prop.pciDeviceID);
     gpuprof__gpu.cc_major = prop.major;
     gpuprof__gpu.cc_minor = prop.minor;
     {
@@ -5071,7 +5071,9 @@ static int gpuprof__nvml_load(void) {
     snprintf(gpuprof__dev.library, sizeof gpuprof__dev.library, "%s", path);
     if ((gpuprof__dev.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
         const char *e = dlerror();
-        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "cannot load %.200s (%.80s)", path, e ? e : "not found");
+        size_t n = strlen(path);
+        if (e && !strncmp(e, path, n) && e[n] == ':' && e[n + 1] == ' ') e += n + 2;     /* dlerror names the file too */
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "cannot load %.200s (%.100s)", path, e ? e : "not found");
         gpuprof__dev.loaded = -1;
         return -1;
     }

@@ -16,6 +16,8 @@ static uint64_t test_clock(void) { return __atomic_add_fetch(&vnow, 1, __ATOMIC_
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <dlfcn.h>
+#include <sys/wait.h>
 
 #define MS 1000000ull
 static const char *lib;
@@ -26,6 +28,8 @@ static void vsleep(uint64_t ns) { __atomic_add_fetch(&vnow, ns, __ATOMIC_RELAXED
    hour apart): the test samples. Waits for gpuprof's thread to open NVML. */
 static int session(const char *summary, const char *trace) {
     int i;
+    remove(summary);                  /* else a later session of this process writes beside it (SPEC 8) */
+    remove("report.txt");
     setenv("GPUPROF_NVML_PATH", lib, 1);
     setenv("GPUPROF_DEVICE_EVERY_MS", "3600000", 1);
     setenv("GPUPROF_SUMMARY", summary, 1);
@@ -135,9 +139,173 @@ static void scenario_power_cap(void) {
     free(report);
 }
 
+
+/* Counts the lines gpuprof printed (stderr sent to `path`) that hold `what`. */
+static int lines_with(const char *path, const char *what) {
+    char *text = check_slurp(path), *p;
+    int n = 0;
+    for (p = text; p && (p = strstr(p, what)) != NULL; p += strlen(what)) n++;
+    free(text);
+    return n;
+}
+
+/* A call that fails drops its counter, one line; a lost GPU stops the
+   sampling, one line; the samples before are kept. */
+static void scenario_faults(void) {
+    cJSON *j, *dev;
+    unsigned long reads;
+    int saved, i;
+    simnvml_reset();
+    simnvml_fail("nvmlDeviceGetPowerUsage", 3);      /* NOT_SUPPORTED */
+    saved = check_stderr_to("faults.err");
+    CHECK(session("faults.json", NULL), "faults: NVML opens");
+    for (i = 0; i < 5; i++) { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+    simnvml_set_lost(1);
+    for (i = 0; i < 3; i++) { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+    reads = simnvml_calls("nvmlDeviceGetUtilizationRates");
+    gpuprof__dev_sample();
+    CHECK_EQ_U(simnvml_calls("nvmlDeviceGetUtilizationRates"), reads, "faults: no NVML call after the GPU was lost");
+    simnvml_set_lost(0);
+    gpuprof_shutdown();
+    check_stderr_back(saved);
+    CHECK_EQ_U(lines_with("faults.err", "gpuprof: GPU 0: nvmlDeviceGetPowerUsage failed (Not Supported): its power is no longer sampled; the other device counters go on\n"), 1,
+               "faults: one line for the power call");
+    CHECK_EQ_U(lines_with("faults.err", "gpuprof: GPU 0 was lost (nvmlDeviceGetUtilizationRates: GPU is lost) 1.8 s into the run: device telemetry stops there; the samples before it are kept\n"), 1,
+               "faults: one line for the lost GPU");
+    CHECK_EQ_U(lines_with("faults.err", "gpuprof:"), 2, "faults: nothing else said");
+    j = summary_load("faults.json");
+    dev = cJSON_GetObjectItem(j, "device_over_time");
+    CHECK_EQ_U(jnum(dev, "samples"), 5, "faults: the 5 samples before the loss");
+    CHECK(counter(dev, "power") == NULL, "faults: no power counter");
+    CHECK_EQ_U(jnum(counter(dev, "SM clock"), "samples"), 5, "faults: the others went on");
+    CHECK(jnum(cJSON_GetObjectItem(dev, "device"), "lost_at_ns") > 1.79e9, "faults: when the GPU was lost");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(j, "warnings"), "device_telemetry"), 2, "faults: counted under device_telemetry");
+    cJSON_Delete(j);
+    {
+        char *report = check_slurp("report.txt");
+        CHECK(report && strstr(report, "   the GPU was lost 1.8 s into the run: no samples after it\n"), "faults: the report says the GPU was lost");
+        CHECK(report && strstr(report, "   not sampled (its call failed): power\n"), "faults: the report names the counter dropped");
+        free(report);
+    }
+}
+
+/* A GPU without GPM: its counters are not there, and nothing is said
+   unless GPUPROF_DEVICE_GPM=1 asked for them. */
+static void scenario_no_gpm(void) {
+    cJSON *j, *dev;
+    int saved, ask;
+    for (ask = 0; ask < 2; ask++) {
+        simnvml_reset();
+        simnvml_set_gpm(0);
+        if (ask) setenv("GPUPROF_DEVICE_GPM", "1", 1);
+        saved = check_stderr_to("nogpm.err");
+        CHECK(session("nogpm.json", NULL), "no GPM: NVML opens");
+        { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); vsleep(300 * MS); gpuprof__dev_sample(); }
+        gpuprof_shutdown();
+        check_stderr_back(saved);
+        unsetenv("GPUPROF_DEVICE_GPM");
+        CHECK_EQ_U(lines_with("nogpm.err", "gpuprof:"), ask, ask ? "no GPM, asked for: one line" : "no GPM: nothing said");
+        if (ask) CHECK_EQ_U(lines_with("nogpm.err", "gpuprof: GPU 0 gives no GPM metrics (not supported on this GPU): SM, tensor and DRAM activity are not sampled"), 1,
+                            "no GPM, asked for: the line");
+        j = summary_load("nogpm.json");
+        dev = cJSON_GetObjectItem(j, "device_over_time");
+        CHECK(counter(dev, "DRAM bandwidth") == NULL && counter(dev, "utilization") != NULL, "no GPM: NVML's counters, not GPM's");
+        CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(dev, "device"), "gpm")), "no GPM: device.gpm false");
+        CHECK_EQ_U(simnvml_calls("nvmlGpmSampleGet"), 0, "no GPM: no GPM sample taken");
+        cJSON_Delete(j);
+    }
+}
+
+/* GPUPROF_DEVICE_EVERY_MS=0: off, not one NVML call. */
+static void scenario_off(void) {
+    cJSON *j;
+    simnvml_reset();
+    setenv("GPUPROF_NVML_PATH", lib, 1);
+    setenv("GPUPROF_DEVICE_EVERY_MS", "0", 1);
+    setenv("GPUPROF_SUMMARY", "off.json", 1);
+    gpuprof_init(NULL);
+    { PROF_RANGE("work"); vsleep(300 * MS); }
+    gpuprof_shutdown();
+    CHECK_EQ_U(simnvml_calls("nvmlInit_v2"), 0, "off: NVML is not initialised");
+    j = summary_load("off.json");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "device_over_time")), "off: device_over_time is null");
+    cJSON_Delete(j);
+}
+
+/* gpuprof's thread samples on the real clock, as in a run: the counters'
+   tracks in both trace formats, the same values. */
+static void scenario_live(int argc, char **argv) {
+    cJSON *j, *dev;
+    char cmd[4096];
+    int i;
+    simnvml_reset();
+    setenv("GPUPROF_NVML_PATH", lib, 1);
+    setenv("GPUPROF_DEVICE_EVERY_MS", "20", 1);
+    setenv("GPUPROF_SUMMARY", "live.json", 1);
+    unsetenv("GPUPROF_TRACE");
+    gpuprof_init(NULL);
+    for (i = 0; i < 30; i++) { PROF_RANGE("step"); vsleep(10 * MS); usleep(10000); PROF_STEP(); }
+    CHECK(gpuprof_write_trace("live.trace.json") == 0, "live: the JSON trace written");
+    CHECK(gpuprof_write_trace("live.pftrace") == 0, "live: the Perfetto trace written");
+    gpuprof_shutdown();
+    j = summary_load("live.json");
+    dev = cJSON_GetObjectItem(j, "device_over_time");
+    CHECK(jnum(dev, "samples") >= 5 && jnum(dev, "samples") <= 40, "live: about one sample per 20 ms of a 0.3 s run");
+    printf("live: %g samples in 30 steps of 10 ms\n", jnum(dev, "samples"));
+    CHECK_EQ_U(jnum(dev, "every_ms"), 20, "live: the interval asked");
+    cJSON_Delete(j);
+    if (argc >= 4) {
+        snprintf(cmd, sizeof cmd, "%s %s live.trace.json --expect-name 'GPU 0 SM clock (MHz)' --expect-name 'GPU 0 utilization (%%)' --expect-name 'GPU 0 power (W)'",
+                 argv[2], argv[3]);
+        CHECK(system(cmd) == 0, "live: the JSON trace is valid and has the device's counter tracks");
+    }
+    if (argc >= 6) {
+        snprintf(cmd, sizeof cmd, "%s %s live.pftrace live.trace.json", argv[4], argv[5]);
+        CHECK(system(cmd) == 0, "live: the Perfetto trace has the same counter values as the JSON one");
+    }
+}
+
+/* No NVML (a machine without the driver): said only when asked for. A
+   process of its own: NVML is loaded, or not, once per process. */
+static void scenario_absent(void) {
+    int asked;
+    for (asked = 0; asked < 2; asked++) {
+        pid_t pid;
+        int status = 0;
+        void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (!asked && (h || (h = dlopen("libnvidia-ml.so.1", RTLD_NOW)) != NULL)) {
+            printf("absent: this machine has libnvidia-ml.so.1; the silent case is not checked\n");
+            continue;
+        }
+        fflush(NULL);
+        if ((pid = fork()) == 0) {
+            int saved = check_stderr_to(asked ? "absent1.err" : "absent0.err");
+            if (asked) setenv("GPUPROF_NVML_PATH", "/nonexistent/libnvidia-ml.so.1", 1);
+            else unsetenv("GPUPROF_NVML_PATH");
+            unsetenv("GPUPROF_DEVICE_EVERY_MS");
+            setenv("GPUPROF_REPORT", "off", 1);
+            unsetenv("GPUPROF_SUMMARY");
+            { PROF_RANGE("work"); }
+            gpuprof_shutdown();
+            check_stderr_back(saved);
+            _exit(0);
+        }
+        waitpid(pid, &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "absent: the run goes on");
+        if (asked)
+            CHECK_EQ_U(lines_with("absent1.err", "gpuprof: device telemetry is off: cannot load /nonexistent/libnvidia-ml.so.1 ("), 1, "absent, asked for: one line");
+        else CHECK_EQ_U(lines_with("absent0.err", "gpuprof:"), 0, "absent, not asked for: nothing said");
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: test_device LIBSIMNVML [PYTHON CHECK_TRACE]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: test_device LIBSIMNVML [PYTHON CHECK_TRACE [VIEWER_PYTHON CHECK_PFTRACE]]\n"); return 2; }
     lib = argv[1];
+    scenario_absent();
     scenario_power_cap();
+    scenario_faults();
+    scenario_no_gpm();
+    scenario_off();
+    scenario_live(argc, argv);
     return check_done("test_device");
 }
