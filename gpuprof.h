@@ -5033,6 +5033,7 @@ static struct {
     void *dev;
     unsigned index;               /* NVML's index of the device */
     char name[96], bus[32];       /* its name; the CUDA device's PCI bus id that found it ("": by index) */
+    char how[48];                 /* how it was picked: "the CUDA device", "GPUPROF_NVML_DEVICE", "the local rank", "the first" */
     unsigned max_sm, max_mem;     /* MHz, 0: unknown */
     char status[320];             /* why there is no telemetry ("": there is, or it was not asked for) */
     int why_on;                   /* clock-event reasons read: 1 event, 2 throttle (older drivers), -1 dropped */
@@ -5099,7 +5100,8 @@ static int gpuprof__nvml_load(void) {
 
 /* The device: the process's CUDA device by its PCI bus id in a CUDA build
    (NVML numbers devices in PCI order, CUDA by speed), else
-   GPUPROF_NVML_DEVICE (default 0). 0, or -1 with why in status. */
+   GPUPROF_NVML_DEVICE, else the launcher's local rank (a GPU per rank, in
+   order), else 0. 0, or -1 with why in status. */
 static int gpuprof__dev_pick(void) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     unsigned count = 0;
@@ -5110,23 +5112,29 @@ static int gpuprof__dev_pick(void) {
     snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__gpu.bus);     /* set by the GPU probe, if it found a device */
     if (!(v && *v) && gpuprof__dev.bus[0] && a->DeviceGetHandleByPciBusId_v2 &&
         a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev) == GPUPROF__NV_OK) {
+        snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the CUDA device");
         if (!a->DeviceGetIndex || a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index) != GPUPROF__NV_OK) gpuprof__dev.index = 0;
         return 0;
     }
     gpuprof__dev.bus[0] = 0;
 #endif
+    snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the first");
     if (v && *v) {
         char *end;
         long x = strtol(v, &end, 10);
         if (*end || x < 0 || x > 1024) {
             gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_NVML_DEVICE='%.64s' is not a device index; device 0 is read", v);
             x = 0;
-        }
+        } else snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "GPUPROF_NVML_DEVICE");
         index = (int)x;
     }
     if ((rc = a->DeviceGetCount_v2(&count)) != GPUPROF__NV_OK || count == 0) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML sees no GPU (%s)", rc ? gpuprof__nvml_error(rc) : "0 devices");
         return -1;
+    }
+    if (!(v && *v) && gpuprof__g.local_rank >= 0 && (unsigned)gpuprof__g.local_rank < count) {
+        index = gpuprof__g.local_rank;            /* a launcher's rank on this node: one GPU a rank, in order */
+        snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the local rank");
     }
     if ((unsigned)index >= count) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "GPUPROF_NVML_DEVICE=%d, but NVML sees %u GPU%s (0 to %u)", index, count, count == 1 ? "" : "s", count - 1);
@@ -5448,7 +5456,7 @@ static void gpuprof__dev_clear(void) {
     gpuprof__dev.samples = gpuprof__dev.nwhy = gpuprof__dev.outside = gpuprof__dev.lost_at = 0;
     gpuprof__dev.lost = gpuprof__dev.gpm = gpuprof__dev.gpm_have = gpuprof__dev.why_on = 0;
     gpuprof__dev.max_sm = gpuprof__dev.max_mem = 0;
-    gpuprof__dev.name[0] = gpuprof__dev.bus[0] = 0;
+    gpuprof__dev.name[0] = gpuprof__dev.bus[0] = gpuprof__dev.how[0] = 0;
     gpuprof__dev.tracer = NULL;
 }
 
@@ -11452,6 +11460,7 @@ static void gpuprof__dv_report_head(gpuprof__buf *b) {
     gpuprof__buf_printf(b, "\nDevice over the run: GPU %u", gpuprof__dev.index);
     if (gpuprof__dev.name[0]) gpuprof__buf_printf(b, ", %s", gpuprof__dev.name);
     if (gpuprof__dev.bus[0]) gpuprof__buf_printf(b, " (the CUDA device, bus %s)", gpuprof__dev.bus);
+    else if (strcmp(gpuprof__dev.how, "the first")) gpuprof__buf_printf(b, " (%s)", gpuprof__dev.how);
     gpuprof__fmt(t1, sizeof t1, "%g", gpuprof__dev.every_ms);
     gpuprof__buf_printf(b, ", NVML: %llu samples every %s ms", (unsigned long long)gpuprof__dev.samples, t1);
     gpuprof__buf_s(b, gpuprof__dev.gpm > 0 ? ", GPM metrics on\n" : gpuprof__dev.gpm < 0 ? ", GPM metrics failed\n" : ", no GPM (before Hopper)\n");
@@ -11585,6 +11594,8 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_json_str(b, gpuprof__dev.name);
     gpuprof__buf_s(b, ",\"pci_bus_id\":");
     gpuprof__buf_json_str(b, gpuprof__dev.bus);
+    gpuprof__buf_s(b, ",\"picked_by\":");
+    gpuprof__buf_json_str(b, gpuprof__dev.how);
     gpuprof__buf_printf(b, ",\"sm_clock_max_mhz\":%u,\"memory_clock_max_mhz\":%u,\"gpm\":%s,\"lost_at_ns\":", gpuprof__dev.max_sm, gpuprof__dev.max_mem,
                         gpuprof__dev.gpm > 0 ? "true" : "false");
     gpuprof__buf_num(b, gpuprof__dev.lost ? (double)gpuprof__dev.lost_at : GPUPROF__NAN);
@@ -14006,6 +14017,9 @@ typedef struct gpuprof__xr_run {     /* one rank */
     const char *path;                /* where its figures came from (messages) */
     uint32_t nranges;
     gpuprof__xr_range *ranges;
+    double dev_clock;                /* its GPU's mean SM clock over the run (MHz; 0: no device telemetry) */
+    double dev_held;                 /* the share of its GPU's samples under dev_why */
+    const char *dev_why;             /* the reason that held its clocks back most (power cap, thermal, ...), or NULL */
 } gpuprof__xr_run;
 
 typedef struct gpuprof__xr_row {
@@ -14025,6 +14039,9 @@ typedef struct gpuprof__xr {
     double step_med;                 /* the median over the ranks of their median steps; NaN */
     int strag, comm_row;             /* rows; -1: none. comm_row >= nrow: gpu_rows[comm_row - nrow] */
     double excess, cost;             /* the straggler's excess in its range; what it costs the others per step */
+    int ndev;                        /* ranks with device telemetry (SPEC 17) */
+    double dev_med;                  /* the median of their mean SM clocks */
+    int throttled;                   /* the run whose GPU throttles (index in runs), -1: none */
 } gpuprof__xr;
 
 /* The median of v[0..n) (n >= 1), sorting a copy in `scratch`. */
@@ -14175,6 +14192,30 @@ static void gpuprof__xr_free(gpuprof__xr *x) {
 
 /* The analysis of nrun >= 1 runs (sorted by rank here; ranks distinct).
    0, or -1 when out of memory. */
+/* A rank whose GPU throttles (SPEC 17): its mean SM clock at least
+   GPUPROF__XR_CLOCK_LOW below the ranks' median, or its clocks held back in
+   at least GPUPROF__XR_HELD of its samples while the median rank's are not
+   (under a twentieth); the lowest clock first. */
+#define GPUPROF__XR_CLOCK_LOW 0.03
+#define GPUPROF__XR_HELD 0.25
+static void gpuprof__xr_device(gpuprof__xr *x, double *scratch) {
+    double held_med;
+    int i, n = 0;
+    x->throttled = -1;
+    for (i = 0; i < x->nrun; i++) if (x->runs[i].dev_clock > 0) scratch[x->nrun + n++] = x->runs[i].dev_clock;
+    x->ndev = n;
+    if (n < 2) return;
+    x->dev_med = gpuprof__median_of(scratch + x->nrun, n, scratch);
+    for (i = 0, n = 0; i < x->nrun; i++) if (x->runs[i].dev_clock > 0) scratch[x->nrun + n++] = x->runs[i].dev_held;
+    held_med = gpuprof__median_of(scratch + x->nrun, n, scratch);
+    for (i = 0; i < x->nrun; i++) {
+        const gpuprof__xr_run *r = &x->runs[i];
+        if (!(r->dev_clock > 0)) continue;
+        if (r->dev_clock > (1 - GPUPROF__XR_CLOCK_LOW) * x->dev_med && !(r->dev_held >= GPUPROF__XR_HELD && held_med < 0.05)) continue;
+        if (x->throttled < 0 || r->dev_clock < x->runs[x->throttled].dev_clock) x->throttled = i;
+    }
+}
+
 static int gpuprof__xr_analyse(gpuprof__xr *x, gpuprof__xr_run *runs, int nrun) {
     double *scratch = (double *)gpuprof__alloc(2 * (size_t)nrun * sizeof *scratch);
     int i, n = 0;
@@ -14199,6 +14240,7 @@ static int gpuprof__xr_analyse(gpuprof__xr *x, gpuprof__xr_run *runs, int nrun) 
         return -1;
     }
     gpuprof__xr_straggler(x, scratch);
+    gpuprof__xr_device(x, scratch);
     GPUPROF_FREE(scratch);
     return 0;
 }
@@ -14252,6 +14294,34 @@ static void gpuprof__xr_table(gpuprof__buf *b, const gpuprof__xr *x, const gpupr
 }
 
 /* The report as text: the table, the GPU table, the straggler line. */
+/* Each rank's GPU over the run, and the rank whose GPU throttles. */
+static void gpuprof__xr_device_text(gpuprof__buf *b, const gpuprof__xr *x) {
+    char t1[32], t2[32];
+    int i;
+    if (!x->ndev) return;
+    gpuprof__buf_s(b, "GPU over the run (NVML): mean SM clock; clocks held back\n");
+    for (i = 0; i < x->nrun; i++) {
+        const gpuprof__xr_run *r = &x->runs[i];
+        if (!(r->dev_clock > 0)) continue;
+        gpuprof__fmt(t1, sizeof t1, "%.0f", r->dev_clock);
+        gpuprof__fmt(t2, sizeof t2, "%.0f", 100 * r->dev_held);
+        gpuprof__buf_printf(b, "  rank %-4d %6s MHz   ", r->rank, t1);
+        if (r->dev_why && r->dev_held > 0) gpuprof__buf_printf(b, "%s %s%% of its samples\n", r->dev_why, t2);
+        else gpuprof__buf_s(b, "never\n");
+    }
+    if (x->throttled >= 0) {
+        const gpuprof__xr_run *r = &x->runs[x->throttled];
+        gpuprof__fmt(t1, sizeof t1, "%.0f", r->dev_clock);
+        gpuprof__fmt(t2, sizeof t2, "%.0f", x->dev_med);
+        gpuprof__buf_printf(b, "throttled GPU: rank %d -- SM clock %s MHz vs median %s MHz", r->rank, t1, t2);
+        if (r->dev_why && r->dev_held > 0) {
+            gpuprof__fmt(t1, sizeof t1, "%.0f", 100 * r->dev_held);
+            gpuprof__buf_printf(b, ", %s %s%% of its samples", r->dev_why, t1);
+        }
+        gpuprof__buf_s(b, " (its work runs slower: check its cooling and power, nvidia-smi -q -d PERFORMANCE)\n");
+    }
+}
+
 static void gpuprof__xr_text(gpuprof__buf *b, const gpuprof__xr *x) {
     char b1[32], b2[32], b3[32], b4[32], t[32];
     int width = gpuprof__xr_width(x);
@@ -14267,6 +14337,7 @@ static void gpuprof__xr_text(gpuprof__buf *b, const gpuprof__xr *x) {
                                   : "GPU self time per counted step (CUDA events):\n");
         gpuprof__xr_table(b, x, x->gpu_rows, x->ngpu, width);
     }
+    gpuprof__xr_device_text(b, x);
     if (x->strag < 0) {
         gpuprof__buf_s(b, "no straggler: no rank is both late in a range and waits least (the differences above are noise)\n");
         return;
@@ -14311,6 +14382,28 @@ static void gpuprof__xr_json_rows(gpuprof__buf *b, const char *key, const gpupro
     gpuprof__buf_s(b, "]");
 }
 
+/* ",\"devices\":[...],\"throttled_rank\":R|null" (SPEC 17), where ranks have device telemetry. */
+static void gpuprof__xr_device_json(gpuprof__buf *b, const gpuprof__xr *x) {
+    int i, first = 1;
+    gpuprof__buf_s(b, ",\n\"devices\":[");
+    for (i = 0; i < x->nrun; i++) {
+        const gpuprof__xr_run *r = &x->runs[i];
+        if (!(r->dev_clock > 0)) continue;
+        gpuprof__buf_printf(b, "%s{\"rank\":%d,\"sm_clock_mean_mhz\":", first ? "" : ",", r->rank);
+        gpuprof__buf_num(b, floor(r->dev_clock * 10 + 0.5) / 10);
+        gpuprof__buf_s(b, ",\"held_back_by\":");
+        if (r->dev_why && r->dev_held > 0) gpuprof__buf_json_str(b, r->dev_why);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_s(b, ",\"held_back_share\":");
+        gpuprof__buf_num(b, floor(r->dev_held * 1e4 + 0.5) / 1e4);
+        gpuprof__buf_s(b, "}");
+        first = 0;
+    }
+    gpuprof__buf_s(b, "],\"throttled_rank\":");
+    if (x->throttled >= 0) gpuprof__buf_printf(b, "%d", x->runs[x->throttled].rank);
+    else gpuprof__buf_s(b, "null");
+}
+
 /* The report as JSON (SPEC 10's fields); `extra` (or NULL) goes in before
    the closing brace: ",\"key\":value...". */
 static void gpuprof__xr_json(gpuprof__buf *b, const gpuprof__xr *x, const char *extra) {
@@ -14337,6 +14430,7 @@ static void gpuprof__xr_json(gpuprof__buf *b, const gpuprof__xr *x, const char *
         gpuprof__buf_num(b, x->step_med == x->step_med && x->step_med > 0 ? floor(x->cost / x->step_med * 1e4 + 0.5) / 1e4 : GPUPROF__NAN);
         gpuprof__buf_s(b, "}");
     }
+    gpuprof__xr_device_json(b, x);
     if (extra) gpuprof__buf_s(b, extra);
     gpuprof__buf_s(b, "}\n");
 }

@@ -42,6 +42,22 @@ GPUPROF_SUMMARY=even.%r.json "$sim" --ranks 4 > even.log 2>&1; code "the balance
 "$tool" even.0.json even.1.json even.2.json even.3.json > even.out; code "gpuprof-ranks on the balanced job" 0 $?
 cat even.out
 expect "balanced: no straggler" even.out "^no straggler"
+# each rank samples its own GPU (SPEC 17; the simulated NVML's four, by the
+# local rank): rank 2's is under its power cap, and the report says so
+if [ -n "${SIMNVML:-}" ]; then
+  rm -f dev.*.json
+  GPUPROF_NVML_PATH="$SIMNVML" GPUPROF_DEVICE_EVERY_MS=20 SIMNVML_DEVICES=4 SIMNVML_THROTTLE_DEVICE=2 GPUPROF_SUMMARY=dev.%r.json \
+    "$sim" --ranks 4 --steps 30 > dev.log 2>&1; code "the job with a throttling GPU runs" 0 $?
+  expect "rank 2 reads GPU 2 (its local rank)" dev.2.json '"device":{"index":2,.*"picked_by":"the local rank"'
+  "$tool" dev.0.json dev.1.json dev.2.json dev.3.json > dev.out; code "gpuprof-ranks on it" 0 $?
+  cat dev.out
+  expect "each rank's GPU" dev.out "^  rank 0      1980 MHz   never"
+  expect "rank 2's GPU held back" dev.out "^  rank 2      1755 MHz   power cap 100% of its samples"
+  expect "the throttled GPU named" dev.out "^throttled GPU: rank 2 -- SM clock 1755 MHz vs median 1980 MHz, power cap 100% of its samples"
+  "$tool" --json dev.0.json dev.1.json dev.2.json dev.3.json > dev.json.out; code "--json" 0 $?
+  expect "--json: the throttled rank" dev.json.out '"throttled_rank":2'
+  "$tool" slow.0.json slow.1.json slow.2.json slow.3.json | grep -q "GPU over the run" && bad "no device telemetry: no GPU lines" || ok
+fi
 # the merged trace: a process per rank, on one timeline (the all-reduce ends together)
 rm -f t.*.json merged.json
 GPUPROF_REPORT=off GPUPROF_TRACE=t.%r.json "$sim" --ranks 4 --slow 3 --steps 6 > traces.log 2>&1; code "the job writes each rank's trace" 0 $?

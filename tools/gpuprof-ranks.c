@@ -59,6 +59,24 @@ typedef struct rankrun {
     const char *path;
 } rankrun;
 
+/* Its GPU over the run (SPEC 17): the mean SM clock, and the reason that
+   held the clocks back most (idle, a GPU with no work, is not one). */
+static void device_of(const jv *dev, gpuprof__xr_run *x) {
+    const jv *cs = jget(dev, "counters"), *th = jget(dev, "throttle");
+    size_t i;
+    for (i = 0; cs && cs->type == J_ARR && i < cs->n; i++) {
+        const jv *nm = jget(&cs->kids[i], "name");
+        if (nm && nm->type == J_STR && !strcmp(nm->str, "SM clock") && jnum(&cs->kids[i], "mean") > 0) x->dev_clock = jnum(&cs->kids[i], "mean");
+    }
+    for (i = 0; th && th->type == J_ARR && i < th->n; i++) {
+        const jv *nm = jget(&th->kids[i], "reason");
+        double share = jnum(&th->kids[i], "share");
+        if (!nm || nm->type != J_STR || !strcmp(nm->str, "idle") || !(share > x->dev_held)) continue;
+        x->dev_held = share;
+        x->dev_why = nm->str;
+    }
+}
+
 /* A summary's figures as the analysis takes them (names point into doc). */
 static int run_of(const rankrun *k, gpuprof__xr_run *x) {
     const jv *run = jget(&k->doc, "run"), *st = jget(&k->doc, "steps"), *ranges = jget(&k->doc, "ranges"), *kernels = jget(&k->doc, "kernels");
@@ -82,6 +100,7 @@ static int run_of(const rankrun *k, gpuprof__xr_run *x) {
         o->gpu_p50_ns = jnum(kr, "p50_ns");
         x->nranges++;
     }
+    device_of(jget(&k->doc, "device_over_time"), x);
     for (i = 0; ranges && ranges->type == J_ARR && i < ranges->n; i++) {
         const jv *r = &ranges->kids[i], *nm = jget(r, "name"), *g = jget(r, "gpu");
         gpuprof__xr_range *o = &x->ranges[x->nranges];

@@ -29,13 +29,13 @@ typedef struct {
 #define MAX_COUNT 64
 static struct {
     pthread_mutex_t mu;
-    int ready, inits, devices, gpm, lost, scenario, after;
+    int ready, inits, devices, gpm, lost, scenario, after, throttle_dev;
     unsigned long util_reads;
     double v[SIMNVML_NVALUES];
     struct { char fn[64]; int rc; } fail[MAX_FAIL];
     struct { char fn[64]; unsigned long n; } count[MAX_COUNT];
     int samples_out;                  /* GPM samples allocated, not freed */
-} sim = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 1, 1, 0, 0, 10, 0, { 0 }, { { "", 0 } }, { { "", 0 } }, 0 };
+} sim = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 1, 1, 0, 0, 10, -1, 0, { 0 }, { { "", 0 } }, { { "", 0 } }, 0 };
 static int devs[16];                  /* handles: pointers to these */
 
 enum { STEADY, POWERCAP, THROTTLE, NOGPM, LOST };
@@ -77,6 +77,7 @@ static void ready(void) {
     steady();
     if ((v = getenv("SIMNVML_DEVICES")) != NULL && atoi(v) > 0 && atoi(v) <= 16) sim.devices = atoi(v);
     if ((v = getenv("SIMNVML_AFTER")) != NULL && atoi(v) >= 0) sim.after = atoi(v);
+    if ((v = getenv("SIMNVML_THROTTLE_DEVICE")) != NULL && atoi(v) >= 0) sim.throttle_dev = atoi(v);
     v = getenv("SIMNVML_SCENARIO");
     sim.scenario = !v ? STEADY : !strcmp(v, "powercap") ? POWERCAP : !strcmp(v, "throttle") ? THROTTLE : !strcmp(v, "nogpm") ? NOGPM :
                    !strcmp(v, "lost") ? LOST : STEADY;
@@ -105,6 +106,17 @@ static int enter(const char *fn) {
 #define LEAVE(rc) do { pthread_mutex_unlock(&sim.mu); return (rc); } while (0)
 #define DEV(h) ((int *)(h) >= devs && (int *)(h) < devs + sim.devices)
 
+/* Under mu: what device h reads; the device SIMNVML_THROTTLE_DEVICE names is under its power cap. */
+static double val(void *h, int what) {
+    if ((int *)h - devs == sim.throttle_dev) {
+        if (what == SIMNVML_SMCLK) return 1755;
+        if (what == SIMNVML_POWER_MW) return 700000;
+        if (what == SIMNVML_REASONS) return 0x4;
+        if (what == SIMNVML_TEMP) return 83;
+    }
+    return sim.v[what];
+}
+
 EXPORT void simnvml_reset(void) {
     pthread_mutex_lock(&sim.mu);
     ready();
@@ -116,6 +128,7 @@ EXPORT void simnvml_reset(void) {
     sim.devices = 1;
     sim.scenario = STEADY;
     sim.util_reads = 0;
+    sim.throttle_dev = -1;
     pthread_mutex_unlock(&sim.mu);
 }
 EXPORT void simnvml_set(int what, double value) {
@@ -183,7 +196,7 @@ EXPORT int nvmlDeviceGetUtilizationRates(void *h, util_t *u) {
 EXPORT int nvmlDeviceGetClockInfo(void *h, int type, unsigned *mhz) {
     ENTER("nvmlDeviceGetClockInfo");
     if (!DEV(h) || type < 0 || type > 3) LEAVE(INVALID_ARGUMENT);
-    *mhz = (unsigned)sim.v[type == 2 ? SIMNVML_MEMCLK : SIMNVML_SMCLK];
+    *mhz = (unsigned)val(h, type == 2 ? SIMNVML_MEMCLK : SIMNVML_SMCLK);
     LEAVE(OK);
 }
 EXPORT int nvmlDeviceGetMaxClockInfo(void *h, int type, unsigned *mhz) {
@@ -192,18 +205,18 @@ EXPORT int nvmlDeviceGetMaxClockInfo(void *h, int type, unsigned *mhz) {
     *mhz = type == 2 ? 2619u : 1980u;
     LEAVE(OK);
 }
-EXPORT int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { ENTER("nvmlDeviceGetPowerUsage"); if (!DEV(h)) LEAVE(INVALID_ARGUMENT); *mw = (unsigned)sim.v[SIMNVML_POWER_MW]; LEAVE(OK); }
+EXPORT int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { ENTER("nvmlDeviceGetPowerUsage"); if (!DEV(h)) LEAVE(INVALID_ARGUMENT); *mw = (unsigned)val(h, SIMNVML_POWER_MW); LEAVE(OK); }
 EXPORT int nvmlDeviceGetEnforcedPowerLimit(void *h, unsigned *mw) { ENTER("nvmlDeviceGetEnforcedPowerLimit"); if (!DEV(h)) LEAVE(INVALID_ARGUMENT); *mw = (unsigned)sim.v[SIMNVML_LIMIT_MW]; LEAVE(OK); }
 EXPORT int nvmlDeviceGetTemperatureV(void *h, temp_t *t) {
     ENTER("nvmlDeviceGetTemperatureV");
     if (!DEV(h) || t->version != ((unsigned)sizeof *t | 1u << 24) || t->sensor != 0) LEAVE(INVALID_ARGUMENT);
-    t->temperature = (int)sim.v[SIMNVML_TEMP];
+    t->temperature = (int)val(h, SIMNVML_TEMP);
     LEAVE(OK);
 }
 EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *h, unsigned long long *r) {
     ENTER("nvmlDeviceGetCurrentClocksEventReasons");
     if (!DEV(h)) LEAVE(INVALID_ARGUMENT);
-    *r = (unsigned long long)sim.v[SIMNVML_REASONS];
+    *r = (unsigned long long)val(h, SIMNVML_REASONS);
     LEAVE(OK);
 }
 EXPORT int nvmlDeviceGetMemoryInfo(void *h, mem_t *m) {

@@ -16,6 +16,8 @@
                              throttle: as powercap from the start
                              nogpm: no GPM (an Ampere); lost: the GPU is lost at
                              the SIMNVML_AFTER-th read
+     SIMNVML_THROTTLE_DEVICE=I   GPU I alone is under its power cap (1755 MHz,
+                             700 W, reason "power cap"): the rank that reads it throttles
      SIMNVML_NO_POWER=1      nvmlDeviceGetPowerUsage returns NOT_SUPPORTED
 
    Every call is counted; any call can be made to fail. */
