@@ -298,9 +298,40 @@ static void scenario_absent(void) {
     }
 }
 
+#ifdef GPUPROF_CUDA
+/* A CUDA build reads the process's CUDA device, found by its PCI bus id
+   (NVML numbers GPUs in PCI order, CUDA fastest first): simulated CUDA
+   device 0 is on bus 3C, NVML's GPU 1 of two. GPUPROF_NVML_DEVICE overrides. */
+static void scenario_bus(void) {
+    cJSON *j, *d;
+    int pick;
+    for (pick = 0; pick < 2; pick++) {
+        simnvml_reset();
+        simnvml_set_devices(2);
+        if (pick) setenv("GPUPROF_NVML_DEVICE", "0", 1);
+        CHECK(session("bus.json", NULL), "bus id: NVML opens");
+        { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+        gpuprof_shutdown();
+        unsetenv("GPUPROF_NVML_DEVICE");
+        j = summary_load("bus.json");
+        d = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "device_over_time"), "device");
+        CHECK_EQ_U(jnum(d, "index"), pick ? 0 : 1, pick ? "bus id: GPUPROF_NVML_DEVICE=0 reads GPU 0" : "bus id: the CUDA device is NVML's GPU 1");
+        CHECK(cJSON_IsString(cJSON_GetObjectItem(d, "pci_bus_id")) &&
+              !strcmp(cJSON_GetObjectItem(d, "pci_bus_id")->valuestring, pick ? "" : "00000000:3C:00.0"), "bus id: the bus id it was found by");
+        CHECK(!strcmp(cJSON_GetObjectItem(d, "picked_by")->valuestring, pick ? "GPUPROF_NVML_DEVICE" : "the CUDA device"), "bus id: how it was picked");
+        cJSON_Delete(j);
+    }
+}
+#endif
+
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: test_device LIBSIMNVML [PYTHON CHECK_TRACE [VIEWER_PYTHON CHECK_PFTRACE]]\n"); return 2; }
     lib = argv[1];
+#ifdef GPUPROF_CUDA
+    (void)argc;
+    scenario_bus();
+    return check_done("test_device_cuda");
+#endif
     scenario_absent();
     scenario_power_cap();
     scenario_faults();
