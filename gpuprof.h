@@ -11480,10 +11480,11 @@ static void gpuprof__dv_report_head(gpuprof__buf *b) {
 static void gpuprof__dv_report_counters(gpuprof__buf *b) {
     char t[4][32], label[48];
     int k;
+    int zeros = 0;
     gpuprof__buf_s(b, "   counter                      mean       p5      p95  over the run (min to max)\n");
     for (k = 0; k < GPUPROF__DV_N; k++) {
         const gpuprof__dvc *c = &gpuprof__dev.c[k];
-        if (!c->n) continue;
+        if (!c->n || (c->min == 0 && c->max == 0)) continue;        /* all zero: one line below */
         snprintf(label, sizeof label, "%s (%s)", gpuprof__dv_info[k].name, gpuprof__dv_info[k].unit);
         gpuprof__buf_printf(b, "   %-24s %8s %8s %8s  ", label, gpuprof__dv_fmt(t[0], sizeof t[0], k, c->sum / (double)c->n),
                             gpuprof__dv_fmt(t[1], sizeof t[1], k, gpuprof__dv_quantile(c, 0.05)), gpuprof__dv_fmt(t[2], sizeof t[2], k, gpuprof__dv_quantile(c, 0.95)));
@@ -11493,6 +11494,11 @@ static void gpuprof__dv_report_counters(gpuprof__buf *b) {
         if (k == GPUPROF__DV_MEMCLK && gpuprof__dev.max_mem) gpuprof__buf_printf(b, "; the GPU's max %u", gpuprof__dev.max_mem);
         gpuprof__buf_s(b, ")\n");
     }
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        if (!gpuprof__dev.c[k].n || gpuprof__dev.c[k].min != 0 || gpuprof__dev.c[k].max != 0) continue;
+        gpuprof__buf_printf(b, "%s%s", zeros++ ? ", " : "   zero throughout: ", gpuprof__dv_info[k].name);
+    }
+    if (zeros) gpuprof__buf_s(b, "\n");
 }
 
 /* The share of the samples under each clock-event reason. */
@@ -11633,10 +11639,10 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     }
     gpuprof__buf_s(b, "],\n \"by_phase\":[");
     for (i = 0, first = 1; i < s->ntree; i++) {
-        const gpuprof__row *r = &s->tree[i];
-        const gpuprof__dphase *p = gpuprof__dv_phase_of(r->name_id);
+        const gpuprof__row *row = &s->tree[i];
+        const gpuprof__dphase *p = gpuprof__dv_phase_of(row->name_id);
         int any = 0;
-        if (r->depth || r->other || !r->stats.count || !p || !gpuprof__dv_phase_long(s, p)) continue;
+        if (row->depth || row->other || !row->stats.count || !p || !gpuprof__dv_phase_long(s, p)) continue;
         gpuprof__buf_printf(b, "%s{\"range\":%s,\"samples\":%u,\"counters\":{", first ? "" : ",", gpuprof__g.names[p->name_id].json, p->n);
         first = 0;
         for (k = 0; k < GPUPROF__DV_N; k++) {
@@ -11650,9 +11656,9 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     }
     gpuprof__buf_s(b, "],\"too_short\":[");
     for (i = 0, first = 1; i < s->ntree; i++) {
-        const gpuprof__row *r = &s->tree[i];
-        if (r->depth || r->other || !r->stats.count || r->stats.sum / (double)r->stats.count >= 2e6 * gpuprof__dev.every_ms) continue;
-        gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__g.names[r->name_id].json);
+        const gpuprof__row *row = &s->tree[i];
+        if (row->depth || row->other || !row->stats.count || row->stats.sum / (double)row->stats.count >= 2e6 * gpuprof__dev.every_ms) continue;
+        gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__g.names[row->name_id].json);
         first = 0;
     }
     gpuprof__buf_printf(b, "],\"outside_ranges\":%llu},\n", (unsigned long long)gpuprof__dev.outside);
