@@ -3067,6 +3067,11 @@ static void gpuprof__gpustat_add(gpuprof__gpustat *g, int decision, uint64_t dur
     } else GPUPROF__ST(&g->excluded, g->excluded + 1);
 }
 
+/* A call down the file: an outermost range's GPU window gets the device's
+   samples taken in it (section "The device over the run, part 1", which
+   needs the trace buffers and thread states defined after this section). */
+static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b);
+
 /* One finished record: statistics, self time, step busy time, trace. */
 static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpuprof__gpurec *r) {
     gpuprof__gput *g = owner->gpu;
@@ -3099,6 +3104,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     gpuprof__gpustat_add(gpuprof__gpustat_of(r->node), r->decision, dur, self, lag, wait);
     GPUPROF__ADD(&gpuprof__gpu.timed, 1);
     if (r->depth == 0) gpuprof__gpu_busy(r->step, placed, start_ns, end_ns, dur);
+    if (r->depth == 0 && placed) gpuprof__dev_gpu_window(r->node->name_id, start_ns, end_ns);
     if (me && placed && GPUPROF__LD(&gpuprof__g.trace_on)) {
         int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
@@ -5012,6 +5018,14 @@ typedef struct gpuprof__dpoint {
     double min[GPUPROF__DV_N], sum[GPUPROF__DV_N], max[GPUPROF__DV_N];
 } gpuprof__dpoint;
 
+/* A sample kept for the GPU windows that come after it. */
+#define GPUPROF__DV_RECENT 256    /* 25.6 s at 100 ms: a GPU window harvested later than that misses its samples */
+typedef struct gpuprof__dsample {
+    uint64_t t;                   /* ns since the session's start */
+    uint32_t have;                /* bit k: counter k has a value */
+    float v[GPUPROF__DV_N];
+} gpuprof__dsample;
+
 /* The samples taken while one outermost range of the stepping thread ran. */
 typedef struct gpuprof__dphase {
     uint32_t name_id, n;
@@ -5049,8 +5063,12 @@ static struct {
     gpuprof__dvc c[GPUPROF__DV_N];
     gpuprof__dpoint *pt;
     uint32_t npt, per_pt;
-    gpuprof__dphase ph[GPUPROF__DV_PHASES];
+    gpuprof__dphase ph[GPUPROF__DV_PHASES];   /* by the phase's CPU windows (open on the stepping thread at the sample) */
     uint32_t nph;
+    gpuprof__dphase gph[GPUPROF__DV_PHASES];  /* by its GPU windows (CUDA builds: an outermost range's GPU part, when harvested) */
+    uint32_t ngph;
+    gpuprof__dsample *recent;     /* the latest GPUPROF__DV_RECENT samples, for the GPU windows harvested after them */
+    uint64_t nrecent;
     uint64_t outside;             /* samples taken while no outermost range ran */
     gpuprof__thread *tracer;      /* the counters' trace events go into this state's blocks */
 } gpuprof__dev;
@@ -5268,22 +5286,45 @@ static uint32_t gpuprof__dv_phase_now(void) {
     return id;
 }
 
-/* The sample's values into the phase open when it was taken. */
-static void gpuprof__dv_phase_add(uint32_t id, const double *v, const int *have) {
+/* A sample's values into phase id's entry of a table (ph or gph); id 0
+   (no range open) counts as outside. */
+static void gpuprof__dv_phase_add(gpuprof__dphase *tab, uint32_t *n, uint32_t id, const double *v, const int *have) {
     gpuprof__dphase *ph = NULL;
     uint32_t i;
     int k;
     if (!id) { gpuprof__dev.outside++; return; }
-    for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == id) { ph = &gpuprof__dev.ph[i]; break; }
+    for (i = 0; i < *n; i++) if (tab[i].name_id == id) { ph = &tab[i]; break; }
     if (!ph) {
-        if (gpuprof__dev.nph == GPUPROF__DV_PHASES) return;
-        ph = &gpuprof__dev.ph[gpuprof__dev.nph++];
+        if (*n == GPUPROF__DV_PHASES) return;
+        ph = &tab[(*n)++];
         memset(ph, 0, sizeof *ph);
         ph->name_id = id;
     }
     ph->n++;
     for (k = 0; k < GPUPROF__DV_N; k++) if (have[k]) { ph->cnt[k]++; ph->sum[k] += v[k]; }
 }
+
+#ifdef GPUPROF_CUDA
+/* An outermost range's GPU part, harvested (section "GPU backend", CUDA
+   builds): the samples taken in [a, b] (ns) go to its GPU-window entry. A
+   GPU-bound phase runs on the GPU later than its CPU range: these are the
+   samples of its own work. */
+static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
+    uint64_t i, n;
+    if (!GPUPROF__LD(&gpuprof__dev.on) || b <= a) return;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    n = gpuprof__dev.nrecent;
+    for (i = n > GPUPROF__DV_RECENT ? n - GPUPROF__DV_RECENT : 0; gpuprof__dev.recent && i < n; i++) {
+        const gpuprof__dsample *r = &gpuprof__dev.recent[i % GPUPROF__DV_RECENT];
+        double v[GPUPROF__DV_N];
+        int have[GPUPROF__DV_N], k;
+        if ((int64_t)r->t < a || (int64_t)r->t > b) continue;
+        for (k = 0; k < GPUPROF__DV_N; k++) { v[k] = r->v[k]; have[k] = (r->have >> k) & 1u; }
+        gpuprof__dv_phase_add(gpuprof__dev.gph, &gpuprof__dev.ngph, name_id, v, have);
+    }
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+#endif
 
 /* A call that failed: a lost GPU stops the sampling; any other failure
    (NOT_SUPPORTED, NO_PERMISSION, ...) drops the counters [k0, k1] that call
@@ -5436,7 +5477,13 @@ static void gpuprof__dev_sample(void) {
         }
     }
     gpuprof__dv_point(t_ns, v, have, why, why_ok);
-    gpuprof__dv_phase_add(phase, v, have);
+    gpuprof__dv_phase_add(gpuprof__dev.ph, &gpuprof__dev.nph, phase, v, have);
+    if (gpuprof__dev.recent) {
+        gpuprof__dsample *r = &gpuprof__dev.recent[gpuprof__dev.nrecent++ % GPUPROF__DV_RECENT];
+        r->t = t_ns;
+        r->have = 0;
+        for (k = 0; k < GPUPROF__DV_N; k++) { r->v[k] = (float)v[k]; if (have[k]) r->have |= 1u << k; }
+    }
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
 
@@ -5446,6 +5493,11 @@ static void gpuprof__dev_clear(void) {
     for (k = 0; k < GPUPROF__DV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
     GPUPROF_FREE(gpuprof__dev.pt);
     GPUPROF_FREE(gpuprof__dev.gpm_get);
+    GPUPROF_FREE(gpuprof__dev.recent);
+    gpuprof__dev.recent = NULL;
+    gpuprof__dev.nrecent = 0;
+    memset(gpuprof__dev.gph, 0, sizeof gpuprof__dev.gph);
+    gpuprof__dev.ngph = 0;
     memset(gpuprof__dev.c, 0, sizeof gpuprof__dev.c);
     memset(gpuprof__dev.ph, 0, sizeof gpuprof__dev.ph);
     memset(gpuprof__dev.why, 0, sizeof gpuprof__dev.why);
@@ -5541,6 +5593,9 @@ static void gpuprof__dev_open(void) {
         return;
     }
     gpuprof__dev.pt = (gpuprof__dpoint *)gpuprof__alloc(GPUPROF__DV_POINTS * sizeof *gpuprof__dev.pt);
+#ifdef GPUPROF_CUDA
+    gpuprof__dev.recent = (gpuprof__dsample *)gpuprof__alloc(GPUPROF__DV_RECENT * sizeof *gpuprof__dev.recent);
+#endif
     pthread_mutex_unlock(&gpuprof__dev_mu);
     for (k = 0; k < GPUPROF__DV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
         char name[96];
@@ -5582,24 +5637,28 @@ static void gpuprof__dev_close(void) {
    compute-bound, 0 not measured (no GPM, under 2 samples of both, or both
    under GPUPROF__DV_CLASS_MIN %: neither bounds it). */
 #define GPUPROF__DV_CLASS_MIN 20.0
+/* The samples taken while outermost range name_id ran (NULL: none): in its
+   GPU windows where it has a GPU part, else in its CPU windows. */
+static const gpuprof__dphase *gpuprof__dv_phase_of(uint32_t name_id) {
+    uint32_t i;
+    for (i = 0; i < gpuprof__dev.ngph; i++) if (gpuprof__dev.gph[i].name_id == name_id && gpuprof__dev.gph[i].n) return &gpuprof__dev.gph[i];
+    for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == name_id && gpuprof__dev.ph[i].n) return &gpuprof__dev.ph[i];
+    return NULL;
+}
+
 static int gpuprof__dv_class(uint32_t name_id, double *dram, double *comp) {   /* under gpuprof__dev_mu */
     static const int act[3] = { GPUPROF__DV_TENSOR, GPUPROF__DV_FP32, GPUPROF__DV_FP16 };
+    const gpuprof__dphase *p = gpuprof__dv_phase_of(name_id);
     double m = -1, c = -1;
-    uint32_t i;
     int k, cls = 0;
-    for (i = 0; i < gpuprof__dev.nph; i++) {
-        const gpuprof__dphase *p = &gpuprof__dev.ph[i];
-        if (p->name_id != name_id) continue;
-        if (p->cnt[GPUPROF__DV_DRAM] >= 2) m = p->sum[GPUPROF__DV_DRAM] / p->cnt[GPUPROF__DV_DRAM];
-        for (k = 0; k < 3; k++)
-            if (p->cnt[act[k]] >= 2 && p->sum[act[k]] / p->cnt[act[k]] > c) c = p->sum[act[k]] / p->cnt[act[k]];
-    }
+    if (p && p->cnt[GPUPROF__DV_DRAM] >= 2) m = p->sum[GPUPROF__DV_DRAM] / p->cnt[GPUPROF__DV_DRAM];
+    for (k = 0; p && k < 3; k++)
+        if (p->cnt[act[k]] >= 2 && p->sum[act[k]] / p->cnt[act[k]] > c) c = p->sum[act[k]] / p->cnt[act[k]];
     if (m >= 0 && c >= 0 && (m >= GPUPROF__DV_CLASS_MIN || c >= GPUPROF__DV_CLASS_MIN)) cls = m >= c ? 1 : 2;
     if (dram) *dram = m;
     if (comp) *comp = c;
     return cls;
-}
-static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
+}static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
     int cls;
     if (!GPUPROF__LD(&gpuprof__dev.samples)) return 0;
     pthread_mutex_lock(&gpuprof__dev_mu);
@@ -11417,13 +11476,23 @@ static void gpuprof__dev_drift_cause(char *out, size_t cap, const gpuprof__drift
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
 
+/* A phase's mean call (ns): on the CPU, or on the GPU where that is longer
+   (its samples are then those of its GPU windows). */
+static double gpuprof__dv_row_call_ns(const gpuprof__row *r) {
+    double c = r->stats.sum / (double)r->stats.count;
+#ifdef GPUPROF_CUDA
+    if (r->gpu.count && r->gpu.sum / (double)r->gpu.count > c) c = r->gpu.sum / (double)r->gpu.count;
+#endif
+    return c;
+}
+
 /* The mean time of a call of outermost range name_id of the stepping
    thread (ns), or -1 when it has no counted call. */
 static double gpuprof__dv_call_ns(const gpuprof__snap *s, uint32_t name_id) {
     uint32_t i;
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
-        if (r->depth == 0 && !r->other && r->name_id == name_id && r->stats.count) return r->stats.sum / (double)r->stats.count;
+        if (r->depth == 0 && !r->other && r->name_id == name_id && r->stats.count) return gpuprof__dv_row_call_ns(r);
     }
     return -1;
 }
@@ -11516,12 +11585,6 @@ static void gpuprof__dv_report_why(gpuprof__buf *b) {
     gpuprof__buf_printf(b, any ? " of the samples\n" : " never, in %llu samples\n", (unsigned long long)gpuprof__dev.nwhy);
 }
 
-/* The samples taken while outermost range name_id ran (NULL: none). */
-static const gpuprof__dphase *gpuprof__dv_phase_of(uint32_t name_id) {
-    uint32_t i;
-    for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == name_id && gpuprof__dev.ph[i].n) return &gpuprof__dev.ph[i];
-    return NULL;
-}
 
 /* One phase's line: its utilization counters' means over its samples, and
    the class GPM gives the GPU's work in it. */
@@ -11530,7 +11593,7 @@ static void gpuprof__dv_report_phase(gpuprof__buf *b, const gpuprof__dphase *p) 
     int k, first = 1, cls;
     double dram, comp;
     gpuprof__buf_qname(b, "     ", p->name_id);
-    gpuprof__buf_printf(b, ", %u samples:", p->n);
+    gpuprof__buf_printf(b, ", %u samples%s:", p->n, p >= gpuprof__dev.gph && p < gpuprof__dev.gph + GPUPROF__DV_PHASES ? " in its GPU windows" : "");
     for (k = 0; k < GPUPROF__DV_N; k++) {
         if (!gpuprof__dv_info[k].util || !p->cnt[k]) continue;
         gpuprof__buf_printf(b, "%s %s %s%%", first ? "" : ",", gpuprof__dv_info[k].name, gpuprof__dv_fmt(t1, sizeof t1, k, p->sum[k] / p->cnt[k]));
@@ -11563,7 +11626,7 @@ static void gpuprof__dv_report_phases(gpuprof__buf *b, const gpuprof__snap *s) {
         const gpuprof__row *r = &s->tree[i];
         double call;
         if (r->depth || r->other || !r->stats.count) continue;
-        if ((call = r->stats.sum / (double)r->stats.count) >= 2e6 * gpuprof__dev.every_ms) continue;
+        if ((call = gpuprof__dv_row_call_ns(r)) >= 2e6 * gpuprof__dev.every_ms) continue;
         gpuprof__fmt(t1, sizeof t1, "%g", gpuprof__dev.every_ms * 2);
         if (!short_ones++) gpuprof__buf_printf(b, "   phases too short for their own utilization (a call under 2 x the interval, %s ms):", t1);
         gpuprof__buf_qname(b, short_ones > 1 ? ", " : " ", r->name_id);
@@ -11657,7 +11720,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "],\"too_short\":[");
     for (i = 0, first = 1; i < s->ntree; i++) {
         const gpuprof__row *row = &s->tree[i];
-        if (row->depth || row->other || !row->stats.count || row->stats.sum / (double)row->stats.count >= 2e6 * gpuprof__dev.every_ms) continue;
+        if (row->depth || row->other || !row->stats.count || gpuprof__dv_row_call_ns(row) >= 2e6 * gpuprof__dev.every_ms) continue;
         gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__g.names[row->name_id].json);
         first = 0;
     }

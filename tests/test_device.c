@@ -7,9 +7,16 @@
    Usage: test_device LIBSIMNVML [PYTHON CHECK_TRACE] */
 #define GPUPROF_IMPLEMENTATION
 #include <stdint.h>
+#ifdef GPUPROF_CUDA
+#include "simcuda/simcuda.h"         /* the simulated GPU's clock is the host's: GPU windows are known */
+#define GPUPROF_CLOCK_FN() simcuda_now()
+static void vsleep(uint64_t ns) { simcuda_advance(ns); }
+#else
 static uint64_t vnow = 1000000;       /* one clock for every thread: only the test's thread takes samples on it */
 static uint64_t test_clock(void) { return __atomic_add_fetch(&vnow, 1, __ATOMIC_RELAXED); }
 #define GPUPROF_CLOCK_FN() test_clock()
+static void vsleep(uint64_t ns) { __atomic_add_fetch(&vnow, ns, __ATOMIC_RELAXED); }
+#endif
 #include "gpuprof.h"
 #include "json_util.h"
 #include "simnvml/simnvml.h"
@@ -21,8 +28,6 @@ static uint64_t test_clock(void) { return __atomic_add_fetch(&vnow, 1, __ATOMIC_
 
 #define MS 1000000ull
 static const char *lib;
-
-static void vsleep(uint64_t ns) { __atomic_add_fetch(&vnow, ns, __ATOMIC_RELAXED); }
 
 /* A session with the simulated NVML, gpuprof's thread never sampling (an
    hour apart): the test samples. Waits for gpuprof's thread to open NVML. */
@@ -299,6 +304,55 @@ static void scenario_absent(void) {
 }
 
 #ifdef GPUPROF_CUDA
+/* A GPU-bound phase runs on the GPU after its CPU range: its samples are
+   those taken in its GPU windows. Each step queues 400 ms of "forward" on
+   the GPU (its CPU range closes at once), then waits in "wait", where a
+   sample is taken 200 ms in (utilization 97%, the GPU in forward's
+   kernel); one more after the step, outside every window (20%). */
+static void scenario_gpu_windows(void) {
+    cJSON *j, *dev, *ph, *c;
+    char *report;
+    int i;
+    simnvml_reset();
+    simnvml_set(SIMNVML_DRAM, 85);        /* GPM: the GPU's work reads memory-bound */
+    simnvml_set(SIMNVML_TENSOR, 10);
+    CHECK(session("windows.json", NULL), "GPU windows: NVML opens");
+    for (i = 0; i < 10; i++) {
+        PROF_STEP();
+        { PROF_RANGE("forward"); simcuda_kernel(0, 400 * MS); }
+        {
+            PROF_RANGE("wait");
+            vsleep(200 * MS);
+            simnvml_set(SIMNVML_UTIL, 97);
+            gpuprof__dev_sample();
+            cudaDeviceSynchronize();
+        }
+        vsleep(150 * MS);
+        simnvml_set(SIMNVML_UTIL, 20);
+        gpuprof__dev_sample();
+        vsleep(1 * MS);                   /* not at the instant the next forward begins */
+    }
+    PROF_STEP();
+    gpuprof_shutdown();
+    j = summary_load("windows.json");
+    dev = cJSON_GetObjectItem(j, "device_over_time");
+    CHECK_EQ_U(jnum(dev, "samples"), 20, "GPU windows: 20 samples");
+    ph = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(dev, "by_phase")) if (!strcmp(cJSON_GetObjectItem(c, "range")->valuestring, "forward")) ph = c;
+    CHECK(ph != NULL, "GPU windows: forward (400 ms a call on the GPU) has its own utilization");
+    CHECK_EQ_U(jnum(ph, "samples"), 10, "GPU windows: forward's samples are those in its GPU windows");
+    CHECK_EQ_U(jnum(cJSON_GetObjectItem(ph, "counters"), "utilization"), 97, "GPU windows: forward's utilization");
+    c = cJSON_GetObjectItem(cJSON_GetObjectItem(summary_find(j, "ranges", "forward"), "gpu"), "verdict");
+    CHECK(cJSON_IsString(c) && !strcmp(c->valuestring, "memory-bound"), "GPU windows: GPM classes the GPU-bound forward memory-bound (no work declared)");
+    cJSON_Delete(j);
+    report = check_slurp("report.txt");
+    CHECK(report && strstr(report, "     \"forward\", 10 samples in its GPU windows: utilization 97.0%"), "GPU windows: the report's line");
+    CHECK(report && strstr(report, "       the GPU's work in it reads memory-bound (measured, GPM): DRAM bandwidth 85% of peak, compute activity 10%\n"),
+          "GPU windows: the class, measured");
+    if (report && strstr(report, "by phase")) printf("%.*s", (int)(strstr(strstr(report, "by phase"), "\n\n") - strstr(report, "by phase")), strstr(report, "by phase"));
+    free(report);
+}
+
 /* A CUDA build reads the process's CUDA device, found by its PCI bus id
    (NVML numbers GPUs in PCI order, CUDA fastest first): simulated CUDA
    device 0 is on bus 3C, NVML's GPU 1 of two. GPUPROF_NVML_DEVICE overrides. */
@@ -330,6 +384,7 @@ int main(int argc, char **argv) {
 #ifdef GPUPROF_CUDA
     (void)argc;
     scenario_bus();
+    scenario_gpu_windows();
     return check_done("test_device_cuda");
 #endif
     scenario_absent();

@@ -11,6 +11,11 @@
 #                       decoded by tests/check_pftrace.py (Perfetto's own protos) and
 #                       matched with the JSON run's slices by name and count
 #   bench_gpu_real      what a range costs with GPU timing and kernel capture
+#   nvml_vs_smi         the device over the run (SPEC 17) during the CUDA demo, each
+#                       counter's mean against nvidia-smi --query-gpu read at the same time
+#   gpm_classes         a copy kernel and an FMA loop, no work declared: GPM must class
+#                       them memory-bound and compute-bound (H100 and later)
+#   bench_device        one NVML sampling pass, the driver's library (bench_device --real)
 # usage: sh tests/device/run.sh [BUILD_DIR]      (default: build-device)
 # Needs cmake, the CUDA toolkit (nvcc on PATH or in /usr/local/cuda/bin) and
 # python3; the two tests also need cJSON (libcjson-dev), and are reported as
@@ -44,7 +49,7 @@ else say "   no nvidia-smi: no NVIDIA driver here; every check shows the no-GPU 
 say "   nvcc: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo 'not found')"
 
 cmake -S "$root" -B "$b" -DCMAKE_BUILD_TYPE=Release > "$run/configure.log" 2>&1 || { say "FAIL  configure (log: $run/configure.log)"; exit 1; }
-targets="train_mlp_cuda bench_gpu_real"
+targets="train_mlp_cuda bench_gpu_real gpm_classes bench_device"
 grep -q 'the tests need cJSON' "$run/configure.log" || targets="$targets test_cuda_real test_cuda_kernels"
 if ! cmake --build "$b" -j --target $targets > "$run/build.log" 2>&1; then
   say "FAIL  build of $targets (log: $run/build.log)"; tail -n 20 "$run/build.log"; exit 1
@@ -83,6 +88,62 @@ if python3 -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' 2>/dev/
 else say "SKIP  train_mlp_cuda_pftrace (no perfetto/protobuf for python3: sh tests/viewer/setup.sh)"; skipped=$((skipped + 1)); fi
 check bench_gpu_real "$run/bench" env LD_LIBRARY_PATH="$cudalib" "$b/bench_gpu_real"
 
+# The device over the run against nvidia-smi (the same NVML counters, read
+# by another process every 100 ms during the same run): means agree.
+nvml_vs_smi() {
+  command -v nvidia-smi >/dev/null 2>&1 || { echo "no nvidia-smi: nothing to compare"; return 0; }
+  nvidia-smi --query-gpu=index,utilization.gpu,clocks.sm,power.draw,temperature.gpu --format=csv,noheader,nounits -lms 100 > smi.csv 2>&1 &
+  smi=$!
+  GPUPROF_DEVICE_EVERY_MS=100 GPUPROF_SUMMARY=nvml.json "$b/train_mlp_cuda" > demo.out 2>&1; rc=$?
+  kill $smi 2>/dev/null; wait $smi 2>/dev/null
+  sed -n '/^Device over the run/,/^$/p' demo.out
+  [ $rc = 0 ] || { cat demo.out; return 1; }
+  python3 - nvml.json smi.csv <<'PY'
+import json, sys
+dev = json.load(open(sys.argv[1]))["device_over_time"]
+assert dev, "no device_over_time in the summary"
+idx = dev["device"]["index"]
+rows = [l.split(",") for l in open(sys.argv[2]) if l.count(",") == 4]
+rows = [[float(x) for x in r] for r in rows if r[0].strip() == str(idx) and "N/A" not in ",".join(r)]
+assert len(rows) >= 5, "nvidia-smi gave %d rows" % len(rows)
+ours = {c["name"]: c for c in dev["counters"]}
+def mean(k): return sum(r[k] for r in rows) / len(rows)
+tol = {"utilization": (1, 15.0, "points"), "SM clock": (2, 0.05, "rel"), "power": (3, 0.15, "rel"), "temperature": (4, 3.0, "C")}
+bad = 0
+for name, (k, t, how) in tol.items():
+    if name not in ours: print("%-12s not sampled by gpuprof" % name); continue
+    a, b = ours[name]["mean"], mean(k)
+    ok = abs(a - b) <= (t * b if how == "rel" else t)
+    bad += not ok
+    print("%-12s gpuprof %8.1f  nvidia-smi %8.1f  %s" % (name, a, b, "ok" if ok else "DIFFERS"))
+print("%d gpuprof samples, %d nvidia-smi rows" % (dev["samples"], len(rows)))
+sys.exit(1 if bad else 0)
+PY
+}
+check nvml_vs_smi "$run/nvml" nvml_vs_smi
+# GPM's classes: the copy reads memory-bound, the FMA loop compute-bound.
+gpm() {
+  GPUPROF_DEVICE_EVERY_MS=100 GPUPROF_DEVICE_GPM=1 GPUPROF_SUMMARY=gpm_classes.json "$b/gpm_classes" > gpm.out 2>&1; rc=$?
+  sed -n '/^Device over the run/,/^$/p;/^Verdict/,/^$/p' gpm.out
+  [ $rc = 0 ] || { cat gpm.out; return 1; }
+  grep -q 'no CUDA GPU here' gpm.out && return 0
+  python3 - gpm_classes.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+dev = j["device_over_time"]
+if not dev["device"]["gpm"]: print("no GPM on this GPU (before Hopper): nothing to class"); sys.exit(0)
+ph = {p["range"]: p["counters"] for p in dev["by_phase"]}
+cls = {p["name"]: p["class"] for p in j["verdict"]["phases"]}
+for r in ("copy", "fma"):
+    c = ph.get(r, {})
+    print("%-5s DRAM %5.1f%%  SM %5.1f%%  tensor %5.1f%%  FP32 %5.1f%%  class %s" % (r, c.get("DRAM bandwidth", -1), c.get("SM activity", -1),
+          c.get("tensor activity", -1), c.get("FP32 activity", -1), cls.get(r)))
+assert cls.get("copy") == "memory-bound" and cls.get("fma") == "compute-bound", cls
+PY
+}
+check gpm_classes "$run/gpm" gpm
+check bench_device "$run/bench_device" "$b/bench_device" --real
+
 say ""
 say "== figures"
 for d in demo demo_kernels demo_gpu_kernels; do
@@ -91,6 +152,12 @@ for d in demo demo_kernels demo_gpu_kernels; do
 done
 say "-- train_mlp_cuda (Perfetto trace)"
 grep -E 'slices|FAIL|^   trace:|gpuprof: ' "$run/train_mlp_cuda_pftrace.log" 2>/dev/null | head -n 8 | tee -a "$summary"
+say "-- the device over the run against nvidia-smi"
+grep -E 'gpuprof|nvidia-smi|DIFFERS|ok$' "$run/nvml_vs_smi.log" 2>/dev/null | head -n 8 | tee -a "$summary"
+say "-- GPM's classes"
+grep -E '^(copy|fma) |no GPM' "$run/gpm_classes.log" 2>/dev/null | head -n 4 | tee -a "$summary"
+say "-- bench_device --real"
+grep -E 'pass|device:' "$run/bench_device.log" 2>/dev/null | head -n 6 | tee -a "$summary"
 say "-- bench_gpu_real"
 sed -n '/^bench_gpu_real/,$p' "$run/bench_gpu_real.log" | head -n 20 | tee -a "$summary"
 
