@@ -133,7 +133,7 @@ j = json.load(open(sys.argv[1]))
 dev = j["device_over_time"]
 if not dev["device"]["gpm"]: print("no GPM on this GPU (before Hopper): nothing to class"); sys.exit(0)
 ph = {p["range"]: p["counters"] for p in dev["by_phase"]}
-cls = {p["name"]: p["class"] for p in j["verdict"]["phases"]}
+cls = {r["name"]: (r.get("gpu") or {}).get("verdict") for r in j["ranges"]}
 for r in ("copy", "fma"):
     c = ph.get(r, {})
     print("%-5s DRAM %5.1f%%  SM %5.1f%%  tensor %5.1f%%  FP32 %5.1f%%  class %s" % (r, c.get("DRAM bandwidth", -1), c.get("SM activity", -1),
