@@ -114,6 +114,16 @@
                             make a blocking call return EINTR (docs/guide.md "CPU samples")
        GPUPROF_SAMPLE_FOLDED=path  the samples' folded stacks (flamegraph.pl, speedscope)
        GPUPROF_SAMPLE_SIGNAL=N|SIGRTMIN+K  the sampler's signal, when the program uses SIGPROF
+       The device over the run (docs/guide.md "The device over the run (NVML)"):
+       GPUPROF_DEVICE_EVERY_MS=N  gpuprof's thread reads the GPU's utilization, SM and
+                            memory clocks, power, temperature, throttle reasons, memory
+                            and (Hopper on) GPM's SM, tensor and DRAM activity from NVML
+                            every N ms (default 100 where libnvidia-ml.so.1 loads; 0 =
+                            off): counter tracks, "Device over the run" in the report,
+                            device_over_time in the summary, the drift's cause
+       GPUPROF_NVML_PATH=path  the NVML library to load   GPUPROF_NVML_DEVICE=i  NVML's GPU i
+                            (default: the CUDA device by PCI bus id, else the local rank)
+       GPUPROF_DEVICE_GPM=1  say so when the GPU has no GPM metrics
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
                             (on/off settings take 1/0, yes/no, true/false, on/off)
@@ -527,9 +537,10 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #endif /* GPUPROF_H */
 
 /* ======================================================================
-   Implementation, in sections; each uses only those above it, except two
+   Implementation, in sections; each uses only those above it, except a few
    calls down the file, each with its comment: a thread's first range starts
-   the session ("Lifecycle"), and a step registers the MPI_Finalize hook.
+   the session ("Lifecycle"), and a step registers the MPI_Finalize hook and
+   wakes gpuprof's thread for a capture.
      Number formatting                numbers in text and JSON, whatever the C locale
      Platform clock                   ticks (TSC or CLOCK_MONOTONIC), their rate, ns
      Statistics accumulator           count, sums, min/max, a histogram for quantiles
@@ -539,9 +550,12 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Name registry                    a small id per distinct name, its JSON string
      Per-thread state                 a thread's call tree of nodes
      Trace buffers                    recording: per-thread blocks of events
+     The device over the run, part 1  the NVML seam, gpuprof's thread sampling the GPU
      Kernel capture, part 1           the CUPTI seam, the capture's state
      GPU backend                      CUDA events per range, harvested without a sync
      Kernel capture, part 2           CUPTI's records into tables, ranges' GPU spans
+     CPU samples, part 1              the timer and the handler: stacks per open range
+     CPU samples, part 2              symbols: ELF .symtab/.dynsym of the loaded objects
      Threads joining and leaving      a thread's state bound, handed on, freed
      Memory                           tracked allocations, snapshots, range deltas
      Ranges                           begin and end (the hot path), counters, marks
@@ -554,6 +568,8 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Report collection                every thread's nodes into flat and tree tables
      Text report, its cells           widths, names, times
      Analysis                         phases, their classes, the bottleneck
+     CPU samples, part 3              the samples per range, for the report and the summary
+     The device over the run, part 2  its report section, device_over_time, a drift's cause
      Text report, its parts           header, tables, memory, roofline, verdict
      Kernel capture in the report     kernels, transfers, synchronizations
      Text report, assembled           the report in order
@@ -1538,6 +1554,7 @@ static struct {
     unsigned live;                        /* == session while recording, else 0: the hot path's one check */
     int user_enabled, forked_child, off;
     int cuda_started, cuda_forked;        /* CUDA builds: this process called CUDA; it was forked after its parent did */
+    char gpu_bus[32];                     /* CUDA builds: the device's PCI bus id as NVML takes it, from the GPU probe ("": none) */
     int nvtx_on;                          /* NVTX builds: ranges also pushed to NVTX */
     int excluding;                        /* warm-up or schedule may exclude: ranges take the slow check */
     int mem_ranges;                       /* per-range memory deltas: every range takes the slow begin */
@@ -2291,6 +2308,787 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
 
 
 /* ----------------------------------------------------------------------
+   The device over the run, part 1: the NVML seam and the sampler (SPEC 17)
+   NVML (the driver's libnvidia-ml.so.1, loaded with dlopen: no build-time
+   dependency, any build) is read by gpuprof's own thread (the keeper) every
+   GPUPROF_DEVICE_EVERY_MS, never by a recording thread: utilization, clocks,
+   power, temperature, the clock-event (throttle) reasons, memory used and,
+   on GPUs with GPM (Hopper on), measured SM, tensor and DRAM activity. Each
+   sample goes to the trace (counter tracks of a thread state of gpuprof's
+   own), to each counter's totals and exact value table (its quantiles), to
+   a bounded series over the run (neighbours merge when full), and to the
+   outermost range open on the stepping thread then (per phase). A call that
+   fails drops its counters with one line; a lost GPU stops the sampling.
+   ---------------------------------------------------------------------- */
+#if defined(__linux__)
+#include <dlfcn.h>
+#define GPUPROF__NVML 1
+#else
+#define GPUPROF__NVML 0
+#endif
+
+/* NVML's numbers (nvml.h): return codes, clock types, GPM. */
+enum { GPUPROF__NV_OK = 0, GPUPROF__NV_NOT_SUPPORTED = 3, GPUPROF__NV_NO_PERMISSION = 4, GPUPROF__NV_DRIVER_NOT_LOADED = 9,
+       GPUPROF__NV_LIB_NOT_FOUND = 12, GPUPROF__NV_GPU_LOST = 15 };
+enum { GPUPROF__NV_CLOCK_SM = 1, GPUPROF__NV_CLOCK_MEM = 2 };
+#define GPUPROF__GPM_METRIC_MAX 477       /* nvmlGpmMetricsGet_t's metrics[] in nvml.h 13.4 (older ones are shorter) */
+#define GPUPROF__GPM_GAP_NS 100000000ull  /* two GPM samples at least 100 ms apart, as nvml.h asks */
+typedef struct { unsigned gpu, memory; } gpuprof__nv_util;
+typedef struct { unsigned long long total, free, used; } gpuprof__nv_mem;
+typedef struct { unsigned version; int sensor; int temperature; } gpuprof__nv_temp;
+typedef struct { unsigned version, supported; } gpuprof__nv_gpm_support;
+typedef struct {
+    unsigned id;
+    int ret;
+    double value;
+    const char *short_name, *long_name, *unit;
+} gpuprof__nv_gpm_metric;
+typedef struct {
+    unsigned version, count;
+    void *sample1, *sample2;
+    gpuprof__nv_gpm_metric metric[GPUPROF__GPM_METRIC_MAX];
+} gpuprof__nv_gpm_get;
+
+/* The NVML seam: every entry point gpuprof calls, found by dlsym. The
+   driver's library and tests/simnvml export them. */
+typedef struct gpuprof__nvml_api {
+    int (*Init_v2)(void);
+    int (*Shutdown)(void);
+    const char *(*ErrorString)(int);
+    int (*DeviceGetCount_v2)(unsigned *);
+    int (*DeviceGetHandleByIndex_v2)(unsigned, void **);
+    int (*DeviceGetHandleByPciBusId_v2)(const char *, void **);
+    int (*DeviceGetIndex)(void *, unsigned *);
+    int (*DeviceGetName)(void *, char *, unsigned);
+    int (*DeviceGetUtilizationRates)(void *, gpuprof__nv_util *);
+    int (*DeviceGetClockInfo)(void *, int, unsigned *);
+    int (*DeviceGetMaxClockInfo)(void *, int, unsigned *);
+    int (*DeviceGetPowerUsage)(void *, unsigned *);
+    int (*DeviceGetEnforcedPowerLimit)(void *, unsigned *);
+    int (*DeviceGetTemperatureV)(void *, gpuprof__nv_temp *);
+    int (*DeviceGetTemperature)(void *, int, unsigned *);
+    int (*DeviceGetCurrentClocksEventReasons)(void *, unsigned long long *);
+    int (*DeviceGetCurrentClocksThrottleReasons)(void *, unsigned long long *);
+    int (*DeviceGetMemoryInfo)(void *, gpuprof__nv_mem *);
+    int (*GpmQueryDeviceSupport)(void *, gpuprof__nv_gpm_support *);
+    int (*GpmSampleAlloc)(void **);
+    int (*GpmSampleFree)(void *);
+    int (*GpmSampleGet)(void *, void *);
+    int (*GpmMetricsGet)(gpuprof__nv_gpm_get *);
+} gpuprof__nvml_api;
+static const struct { const char *name; size_t off; int optional; } gpuprof__nvml_syms[] = {
+#define GPUPROF__NVML_SYM(f, opt) { "nvml" #f, offsetof(gpuprof__nvml_api, f), opt }
+    GPUPROF__NVML_SYM(Init_v2, 0), GPUPROF__NVML_SYM(Shutdown, 0), GPUPROF__NVML_SYM(ErrorString, 1),
+    GPUPROF__NVML_SYM(DeviceGetCount_v2, 0), GPUPROF__NVML_SYM(DeviceGetHandleByIndex_v2, 0),
+    GPUPROF__NVML_SYM(DeviceGetHandleByPciBusId_v2, 1), GPUPROF__NVML_SYM(DeviceGetIndex, 1), GPUPROF__NVML_SYM(DeviceGetName, 1),
+    GPUPROF__NVML_SYM(DeviceGetUtilizationRates, 1), GPUPROF__NVML_SYM(DeviceGetClockInfo, 1), GPUPROF__NVML_SYM(DeviceGetMaxClockInfo, 1),
+    GPUPROF__NVML_SYM(DeviceGetPowerUsage, 1), GPUPROF__NVML_SYM(DeviceGetEnforcedPowerLimit, 1),
+    GPUPROF__NVML_SYM(DeviceGetTemperatureV, 1), GPUPROF__NVML_SYM(DeviceGetTemperature, 1),
+    GPUPROF__NVML_SYM(DeviceGetCurrentClocksEventReasons, 1), GPUPROF__NVML_SYM(DeviceGetCurrentClocksThrottleReasons, 1),
+    GPUPROF__NVML_SYM(DeviceGetMemoryInfo, 1), GPUPROF__NVML_SYM(GpmQueryDeviceSupport, 1), GPUPROF__NVML_SYM(GpmSampleAlloc, 1),
+    GPUPROF__NVML_SYM(GpmSampleFree, 1), GPUPROF__NVML_SYM(GpmSampleGet, 1), GPUPROF__NVML_SYM(GpmMetricsGet, 1)
+#undef GPUPROF__NVML_SYM
+};
+
+/* The counters, in the order of the report: name, unit, GPM metric id (0:
+   not GPM), utilization (per phase in the report), the call reading it. */
+enum { GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, GPUPROF__DV_SMCLK, GPUPROF__DV_MEMCLK, GPUPROF__DV_POWER, GPUPROF__DV_PLIMIT,
+       GPUPROF__DV_TEMP, GPUPROF__DV_MEMUSED, GPUPROF__DV_SMACT, GPUPROF__DV_SMOCC, GPUPROF__DV_TENSOR, GPUPROF__DV_DRAM,
+       GPUPROF__DV_FP32, GPUPROF__DV_FP16, GPUPROF__DV_PCIE_TX, GPUPROF__DV_PCIE_RX, GPUPROF__DV_NVL_RX, GPUPROF__DV_NVL_TX,
+       GPUPROF__DV_N, GPUPROF__DV_FIRST_GPM = GPUPROF__DV_SMACT };
+static const struct { const char *name, *unit, *call; unsigned gpm; int util; } gpuprof__dv_info[GPUPROF__DV_N] = {
+    { "utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 }, { "memory utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 },
+    { "SM clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 }, { "memory clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 },
+    { "power", "W", "nvmlDeviceGetPowerUsage", 0, 0 }, { "power limit", "W", "nvmlDeviceGetEnforcedPowerLimit", 0, 0 },
+    { "temperature", "C", "nvmlDeviceGetTemperatureV", 0, 0 }, { "memory used", "MiB", "nvmlDeviceGetMemoryInfo", 0, 0 },
+    { "SM activity", "%", "nvmlGpmMetricsGet", 2, 1 }, { "SM occupancy", "%", "nvmlGpmMetricsGet", 3, 1 },
+    { "tensor activity", "%", "nvmlGpmMetricsGet", 5, 1 }, { "DRAM bandwidth", "%", "nvmlGpmMetricsGet", 10, 1 },
+    { "FP32 activity", "%", "nvmlGpmMetricsGet", 12, 1 }, { "FP16 activity", "%", "nvmlGpmMetricsGet", 13, 1 },
+    { "PCIe TX", "MiB/s", "nvmlGpmMetricsGet", 20, 0 }, { "PCIe RX", "MiB/s", "nvmlGpmMetricsGet", 21, 0 },
+    { "NVLink RX", "MiB/s", "nvmlGpmMetricsGet", 60, 0 }, { "NVLink TX", "MiB/s", "nvmlGpmMetricsGet", 61, 0 }
+};
+/* The clock-event reasons (nvmlClocksEventReason*), as the report names them;
+   both thermal bits are one reason. */
+#define GPUPROF__DV_WHY 10
+static const struct { unsigned long long bits; const char *name; } gpuprof__dv_why[GPUPROF__DV_WHY] = {
+    { 0x4, "power cap" }, { 0x20 | 0x40, "thermal" }, { 0x8, "hardware slowdown" }, { 0x80, "power brake" }, { 0x200, "board limit" },
+    { 0x400, "reliability" }, { 0x10, "sync boost" }, { 0x2, "applications clocks" }, { 0x100, "display clock" }, { 0x1, "idle" }
+};
+
+#define GPUPROF__DV_VALUES 512    /* distinct values a counter keeps exactly (its quantiles); then the two closest merge */
+#define GPUPROF__DV_POINTS 512    /* points of the device over the run; when full, neighbours merge */
+#define GPUPROF__DV_PHASES 32     /* outermost ranges whose samples are kept apart (the first met) */
+
+/* A counter: its totals and its distinct values with their counts, sorted. */
+typedef struct gpuprof__dvc {
+    int on;                       /* sampled: 0 not asked, 1 on, -1 dropped (its call failed) */
+    uint32_t id;                  /* its trace counter's name id */
+    uint64_t n;
+    double sum, min, max;
+    double *val;                  /* distinct values, ascending ... */
+    uint64_t *cnt;                /* ... and how many samples had each */
+    uint32_t nval;
+} gpuprof__dvc;
+
+/* Consecutive samples merged into a point of the run over time. */
+typedef struct gpuprof__dpoint {
+    uint64_t t0, t1;              /* first and last sample (ns since the session's start) */
+    uint32_t n, nwhy;             /* samples; of them, with the reasons read */
+    uint32_t why[GPUPROF__DV_WHY];
+    uint32_t cnt[GPUPROF__DV_N];
+    double min[GPUPROF__DV_N], sum[GPUPROF__DV_N], max[GPUPROF__DV_N];
+} gpuprof__dpoint;
+
+/* A sample kept for the GPU windows that come after it. */
+#define GPUPROF__DV_RECENT 256    /* 25.6 s at 100 ms: a GPU window harvested later than that misses its samples */
+typedef struct gpuprof__dsample {
+    uint64_t t;                   /* ns since the session's start */
+    uint32_t have;                /* bit k: counter k has a value */
+    float v[GPUPROF__DV_N];
+} gpuprof__dsample;
+
+/* The samples taken while one outermost range of the stepping thread ran. */
+typedef struct gpuprof__dphase {
+    uint32_t name_id, n;
+    uint32_t cnt[GPUPROF__DV_N];
+    double sum[GPUPROF__DV_N];
+} gpuprof__dphase;
+
+static struct {
+    /* process-wide: the library (loaded once, never unloaded) */
+    int loaded;                   /* 1 loaded, -1 could not be (why in status) */
+    void *lib;
+    gpuprof__nvml_api api;
+    char library[512];
+    /* this session's (gpuprof__dev_mu) */
+    int asked;                    /* telemetry asked for explicitly: its absence is said */
+    int on;                       /* sampling */
+    int inited;                   /* nvmlInit_v2 took (Shutdown at the end) */
+    double every_ms;
+    void *dev;
+    unsigned index;               /* NVML's index of the device */
+    char name[96], bus[32];       /* its name; the CUDA device's PCI bus id that found it ("": by index) */
+    char how[48];                 /* how it was picked: "the CUDA device", "GPUPROF_NVML_DEVICE", "the local rank", "the first" */
+    unsigned max_sm, max_mem;     /* MHz, 0: unknown */
+    char status[320];             /* why there is no telemetry ("": there is, or it was not asked for) */
+    int why_on;                   /* clock-event reasons read: 1 event, 2 throttle (older drivers), -1 dropped */
+    int temp_v;                   /* nvmlDeviceGetTemperatureV works (else the old call) */
+    int gpm;                      /* GPM metrics read: 1 on, 0 not supported, -1 failed */
+    void *gpm_s[2];
+    int gpm_have;                 /* samples taken into gpm_s: the last is gpm_s[gpm_have & 1] */
+    uint64_t gpm_t;               /* the last GPM sample (ns since the session's start) */
+    gpuprof__nv_gpm_get *gpm_get;
+    int lost;                     /* the GPU was lost: no more samples */
+    uint64_t samples, lost_at;
+    uint64_t nwhy, why[GPUPROF__DV_WHY];
+    gpuprof__dvc c[GPUPROF__DV_N];
+    gpuprof__dpoint *pt;
+    uint32_t npt, per_pt;
+    gpuprof__dphase ph[GPUPROF__DV_PHASES];   /* by the phase's CPU windows (open on the stepping thread at the sample) */
+    uint32_t nph;
+    gpuprof__dphase gph[GPUPROF__DV_PHASES];  /* by its GPU windows (CUDA builds: an outermost range's GPU part, when harvested) */
+    uint32_t ngph;
+    gpuprof__dsample *recent;     /* the latest GPUPROF__DV_RECENT samples, for the GPU windows harvested after them */
+    uint64_t nrecent;
+    uint64_t outside;             /* samples taken while no outermost range ran */
+    gpuprof__thread *tracer;      /* the counters' trace events go into this state's blocks */
+} gpuprof__dev;
+static pthread_mutex_t gpuprof__dev_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *gpuprof__nvml_error(int rc) {
+    const char *s = gpuprof__dev.api.ErrorString ? gpuprof__dev.api.ErrorString(rc) : NULL;
+    return s ? s : "NVML error";
+}
+
+/* Loads libnvidia-ml.so.1 (GPUPROF_NVML_PATH: that file) and finds its entry
+   points; once per process. 0 when loaded; else -1, why in status. */
+static int gpuprof__nvml_load(void) {
+#if GPUPROF__NVML
+    const char *path = getenv("GPUPROF_NVML_PATH");
+    size_t i;
+    if (gpuprof__dev.loaded) return gpuprof__dev.loaded > 0 ? 0 : -1;
+    if (!path || !*path) path = "libnvidia-ml.so.1";
+    snprintf(gpuprof__dev.library, sizeof gpuprof__dev.library, "%s", path);
+    if ((gpuprof__dev.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+        const char *e = dlerror();
+        size_t n = strlen(path);
+        if (e && !strncmp(e, path, n) && e[n] == ':' && e[n + 1] == ' ') e += n + 2;     /* dlerror names the file too */
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "cannot load %.200s (%.100s)", path, e ? e : "not found");
+        gpuprof__dev.loaded = -1;
+        return -1;
+    }
+    for (i = 0; i < sizeof gpuprof__nvml_syms / sizeof gpuprof__nvml_syms[0]; i++) {
+        void *p = dlsym(gpuprof__dev.lib, gpuprof__nvml_syms[i].name);
+        if (!p && !gpuprof__nvml_syms[i].optional) {
+            snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "%.200s has no %s (not NVML, or too old a driver)", path, gpuprof__nvml_syms[i].name);
+            dlclose(gpuprof__dev.lib);
+            gpuprof__dev.lib = NULL;
+            gpuprof__dev.loaded = -1;
+            return -1;
+        }
+        memcpy((char *)&gpuprof__dev.api + gpuprof__nvml_syms[i].off, &p, sizeof p);
+    }
+    gpuprof__dev.loaded = 1;
+    return 0;
+#else
+    snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "device telemetry reads NVML, which gpuprof loads on Linux only");
+    gpuprof__dev.loaded = -1;
+    return -1;
+#endif
+}
+
+/* The device: the process's CUDA device by its PCI bus id in a CUDA build
+   (NVML numbers devices in PCI order, CUDA by speed), else
+   GPUPROF_NVML_DEVICE, else the launcher's local rank (a GPU per rank, in
+   order), else 0. 0, or -1 with why in status. */
+static int gpuprof__dev_pick(void) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    unsigned count = 0;
+    int index = 0, rc;
+    const char *v = getenv("GPUPROF_NVML_DEVICE");
+    gpuprof__dev.bus[0] = 0;
+#ifdef GPUPROF_CUDA
+    snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__g.gpu_bus);     /* set by the GPU probe, if it found a device */
+    if (!(v && *v) && gpuprof__dev.bus[0] && a->DeviceGetHandleByPciBusId_v2 &&
+        a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev) == GPUPROF__NV_OK) {
+        snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the CUDA device");
+        if (!a->DeviceGetIndex || a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index) != GPUPROF__NV_OK) gpuprof__dev.index = 0;
+        return 0;
+    }
+    gpuprof__dev.bus[0] = 0;
+#endif
+    snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the first");
+    if (v && *v) {
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (*end || x < 0 || x > 1024) {
+            gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_NVML_DEVICE='%.64s' is not a device index; device 0 is read", v);
+            x = 0;
+        } else snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "GPUPROF_NVML_DEVICE");
+        index = (int)x;
+    }
+    if ((rc = a->DeviceGetCount_v2(&count)) != GPUPROF__NV_OK || count == 0) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML sees no GPU (%s)", rc ? gpuprof__nvml_error(rc) : "0 devices");
+        return -1;
+    }
+    if (!(v && *v) && gpuprof__g.local_rank >= 0 && (unsigned)gpuprof__g.local_rank < count) {
+        index = gpuprof__g.local_rank;            /* a launcher's rank on this node: one GPU a rank, in order */
+        snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the local rank");
+    }
+    if ((unsigned)index >= count) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "GPUPROF_NVML_DEVICE=%d, but NVML sees %u GPU%s (0 to %u)", index, count, count == 1 ? "" : "s", count - 1);
+        return -1;
+    }
+    if ((rc = a->DeviceGetHandleByIndex_v2((unsigned)index, &gpuprof__dev.dev)) != GPUPROF__NV_OK) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML cannot open GPU %d (%s)", index, gpuprof__nvml_error(rc));
+        return -1;
+    }
+    gpuprof__dev.index = (unsigned)index;
+    return 0;
+}
+
+/* A counter's value into its totals and its table of distinct values: when
+   the table is full, its two closest neighbours merge first (their
+   weighted mean), so the quantiles are exact while a counter takes at most
+   GPUPROF__DV_VALUES values (clocks, %, C do) and close after. */
+static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
+    uint32_t lo = 0, hi = c->nval, i, best = 0;
+    if (!c->n || x < c->min) c->min = x;
+    if (!c->n || x > c->max) c->max = x;
+    c->n++;
+    c->sum += x;
+    if (!c->val) {
+        c->val = (double *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->val);
+        c->cnt = (uint64_t *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->cnt);
+        if (!c->val || !c->cnt) { GPUPROF_FREE(c->val); GPUPROF_FREE(c->cnt); c->val = NULL; c->cnt = NULL; return; }
+    }
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->val[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
+    if (c->nval == GPUPROF__DV_VALUES) {
+        for (i = 1; i + 1 < c->nval; i++)
+            if (c->val[i + 1] - c->val[i] < c->val[best + 1] - c->val[best]) best = i;
+        c->val[best] = (c->val[best] * (double)c->cnt[best] + c->val[best + 1] * (double)c->cnt[best + 1]) / (double)(c->cnt[best] + c->cnt[best + 1]);
+        c->cnt[best] += c->cnt[best + 1];
+        memmove(c->val + best + 1, c->val + best + 2, (c->nval - best - 2) * sizeof *c->val);
+        memmove(c->cnt + best + 1, c->cnt + best + 2, (c->nval - best - 2) * sizeof *c->cnt);
+        c->nval--;
+        if (lo > best + 1) lo--;
+        if (lo > c->nval) lo = c->nval;
+        while (lo > 0 && c->val[lo - 1] >= x) lo--;
+        if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
+    }
+    memmove(c->val + lo + 1, c->val + lo, (c->nval - lo) * sizeof *c->val);
+    memmove(c->cnt + lo + 1, c->cnt + lo, (c->nval - lo) * sizeof *c->cnt);
+    c->val[lo] = x;
+    c->cnt[lo] = 1;
+    c->nval++;
+}
+
+/* The q-quantile of a counter's samples (nearest rank: a value it took). */
+static double gpuprof__dv_quantile(const gpuprof__dvc *c, double q) {
+    uint64_t rank = (uint64_t)ceil(q * (double)c->n), got = 0;
+    uint32_t i;
+    if (!c->nval) return c->n ? c->sum / (double)c->n : 0;
+    if (rank < 1) rank = 1;
+    for (i = 0; i < c->nval; i++)
+        if ((got += c->cnt[i]) >= rank) return c->val[i];
+    return c->val[c->nval - 1];
+}
+
+/* One sample into the run over time: the last point, or a new one; when
+   all are used, neighbours merge and a point holds twice the samples. */
+static void gpuprof__dv_point(uint64_t t_ns, const double *v, const int *have, unsigned long long why, int why_ok) {
+    gpuprof__dpoint *p;
+    uint32_t i;
+    int k;
+    if (!gpuprof__dev.pt) return;
+    if (!gpuprof__dev.npt || gpuprof__dev.pt[gpuprof__dev.npt - 1].n >= gpuprof__dev.per_pt) {
+        if (gpuprof__dev.npt == GPUPROF__DV_POINTS) {
+            for (i = 0; i < GPUPROF__DV_POINTS / 2; i++) {
+                gpuprof__dpoint m = gpuprof__dev.pt[2 * i];
+                const gpuprof__dpoint *b = &gpuprof__dev.pt[2 * i + 1];
+                m.t1 = b->t1;
+                m.n += b->n;
+                m.nwhy += b->nwhy;
+                for (k = 0; k < GPUPROF__DV_WHY; k++) m.why[k] += b->why[k];
+                for (k = 0; k < GPUPROF__DV_N; k++) {
+                    if (b->cnt[k] && (!m.cnt[k] || b->min[k] < m.min[k])) m.min[k] = b->min[k];
+                    if (b->cnt[k] && (!m.cnt[k] || b->max[k] > m.max[k])) m.max[k] = b->max[k];
+                    m.cnt[k] += b->cnt[k];
+                    m.sum[k] += b->sum[k];
+                }
+                gpuprof__dev.pt[i] = m;
+            }
+            gpuprof__dev.npt = GPUPROF__DV_POINTS / 2;
+            gpuprof__dev.per_pt *= 2;
+        }
+        p = &gpuprof__dev.pt[gpuprof__dev.npt++];
+        memset(p, 0, sizeof *p);
+        p->t0 = t_ns;
+    }
+    p = &gpuprof__dev.pt[gpuprof__dev.npt - 1];
+    p->t1 = t_ns;
+    p->n++;
+    if (why_ok) {
+        p->nwhy++;
+        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) p->why[k]++;
+    }
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        if (!have[k]) continue;
+        if (!p->cnt[k] || v[k] < p->min[k]) p->min[k] = v[k];
+        if (!p->cnt[k] || v[k] > p->max[k]) p->max[k] = v[k];
+        p->cnt[k]++;
+        p->sum[k] += v[k];
+    }
+}
+
+/* The outermost range open now on the stepping thread (the thread calling
+   GPUPROF_STEP, else the main thread): its name id, 0 when none is. The
+   owner writes its depth and frames with relaxed atomic stores, so this
+   read from gpuprof's thread is well defined; a range that opens or closes
+   meanwhile may be missed by one sample. */
+static uint32_t gpuprof__dv_phase_now(void) {
+    gpuprof__thread *t;
+    uint32_t id = 0;
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING) {
+        t = gpuprof__g.stepper;
+        if (!t) for (t = gpuprof__g.threads; t && t->tid != gpuprof__g.pid; t = t->next) {}
+        if (t && GPUPROF__LD(&t->depth) >= 1) {
+            gpuprof__node *n = GPUPROF__LD(&t->stack[0].node);
+            if (n) id = n->name_id;
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    return id;
+}
+
+/* A sample's values into phase id's entry of a table (ph or gph); id 0
+   (no range open) counts as outside. */
+static void gpuprof__dv_phase_add(gpuprof__dphase *tab, uint32_t *n, uint32_t id, const double *v, const int *have) {
+    gpuprof__dphase *ph = NULL;
+    uint32_t i;
+    int k;
+    if (!id) { gpuprof__dev.outside++; return; }
+    for (i = 0; i < *n; i++) if (tab[i].name_id == id) { ph = &tab[i]; break; }
+    if (!ph) {
+        if (*n == GPUPROF__DV_PHASES) return;
+        ph = &tab[(*n)++];
+        memset(ph, 0, sizeof *ph);
+        ph->name_id = id;
+    }
+    ph->n++;
+    for (k = 0; k < GPUPROF__DV_N; k++) if (have[k]) { ph->cnt[k]++; ph->sum[k] += v[k]; }
+}
+
+#ifdef GPUPROF_CUDA
+/* An outermost range's GPU part, harvested (section "GPU backend", CUDA
+   builds): the samples taken in [a, b] (ns) go to its GPU-window entry. A
+   GPU-bound phase runs on the GPU later than its CPU range: these are the
+   samples of its own work. */
+static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
+    uint64_t i, n;
+    if (!GPUPROF__LD(&gpuprof__dev.on) || b <= a) return;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    n = gpuprof__dev.nrecent;
+    for (i = n > GPUPROF__DV_RECENT ? n - GPUPROF__DV_RECENT : 0; gpuprof__dev.recent && i < n; i++) {
+        const gpuprof__dsample *r = &gpuprof__dev.recent[i % GPUPROF__DV_RECENT];
+        double v[GPUPROF__DV_N];
+        int have[GPUPROF__DV_N], k;
+        if ((int64_t)r->t < a || (int64_t)r->t > b) continue;
+        for (k = 0; k < GPUPROF__DV_N; k++) { v[k] = r->v[k]; have[k] = (r->have >> k) & 1u; }
+        gpuprof__dv_phase_add(gpuprof__dev.gph, &gpuprof__dev.ngph, name_id, v, have);
+    }
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+#endif
+
+/* A call that failed: a lost GPU stops the sampling; any other failure
+   (NOT_SUPPORTED, NO_PERMISSION, ...) drops the counters [k0, k1] that call
+   reads, with one line, and the others go on. Returns 0. */
+static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t_ns) {
+    int k;
+    char what[160] = "";
+    size_t n = 0;
+    if (rc == GPUPROF__NV_GPU_LOST) {
+        if (!gpuprof__dev.lost)
+            gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u was lost (%s: %s) %.1f s into the run: device telemetry stops there; the samples before it are kept",
+                          gpuprof__dev.index, call, gpuprof__nvml_error(rc), (double)t_ns / 1e9);
+        gpuprof__dev.lost = 1;
+        gpuprof__dev.lost_at = t_ns;
+        return 0;
+    }
+    for (k = k0; k <= k1; k++) {
+        if (k < 0) continue;
+        if (gpuprof__dev.c[k].on > 0 && n < sizeof what - 40)
+            n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", n ? ", " : "", gpuprof__dv_info[k].name);
+        gpuprof__dev.c[k].on = -1;
+    }
+    if (k0 < 0 && gpuprof__dev.why_on > 0) { snprintf(what, sizeof what, "clock-event reasons"); gpuprof__dev.why_on = -1; }
+    if (what[0])
+        gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u: %s failed (%s): its %s %s no longer sampled; the other device counters go on",
+                      gpuprof__dev.index, call, gpuprof__nvml_error(rc), what, strchr(what, ',') ? "are" : "is");
+    return 0;
+}
+
+/* Counter k's value from a call that returned rc; 1 when it has one. */
+static int gpuprof__dv_got(double *v, int *have, int k, int rc, double x, uint64_t t_ns) {
+    if (rc != GPUPROF__NV_OK) return gpuprof__dv_fail(k, k, gpuprof__dv_info[k].call, rc, t_ns);
+    v[k] = x;
+    have[k] = 1;
+    return 1;
+}
+
+/* GPM: a sample every GPUPROF__GPM_GAP_NS at most; from the second on, the
+   metrics between the last two. */
+static void gpuprof__dv_read_gpm(double *v, int *have, uint64_t t_ns) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    gpuprof__nv_gpm_get *g = gpuprof__dev.gpm_get;
+    void *prev = gpuprof__dev.gpm_s[(gpuprof__dev.gpm_have + 1) & 1], *cur = gpuprof__dev.gpm_s[gpuprof__dev.gpm_have & 1];
+    int rc, k;
+    unsigned i;
+    if (gpuprof__dev.gpm <= 0 || (gpuprof__dev.gpm_have && t_ns - gpuprof__dev.gpm_t < GPUPROF__GPM_GAP_NS)) return;
+    if ((rc = a->GpmSampleGet(gpuprof__dev.dev, cur)) != GPUPROF__NV_OK) {
+        gpuprof__dev.gpm = -1;
+        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmSampleGet", rc, t_ns);
+        return;
+    }
+    gpuprof__dev.gpm_t = t_ns;
+    if (!gpuprof__dev.gpm_have++) return;
+    memset(g, 0, offsetof(gpuprof__nv_gpm_get, metric));
+    g->version = 1;
+    g->sample1 = prev;
+    g->sample2 = cur;
+    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) {
+        if (gpuprof__dev.c[k].on <= 0) continue;
+        memset(&g->metric[g->count], 0, sizeof g->metric[0]);
+        g->metric[g->count++].id = gpuprof__dv_info[k].gpm;
+    }
+    if (!g->count) return;
+    if ((rc = a->GpmMetricsGet(g)) != GPUPROF__NV_OK) {
+        gpuprof__dev.gpm = -1;
+        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmMetricsGet", rc, t_ns);
+        return;
+    }
+    for (i = 0; i < g->count; i++)
+        for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++)
+            if (gpuprof__dv_info[k].gpm == g->metric[i].id) gpuprof__dv_got(v, have, k, g->metric[i].ret, g->metric[i].value, t_ns);
+}
+
+/* Every counter still on, read once. */
+static void gpuprof__dv_read(double *v, int *have, unsigned long long *why, int *why_ok, uint64_t t_ns) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    void *d = gpuprof__dev.dev;
+    gpuprof__dvc *c = gpuprof__dev.c;
+    unsigned x = 0;
+    int rc;
+    if (c[GPUPROF__DV_UTIL].on > 0) {
+        gpuprof__nv_util u = { 0, 0 };
+        if ((rc = a->DeviceGetUtilizationRates(d, &u)) != GPUPROF__NV_OK) gpuprof__dv_fail(GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, gpuprof__dv_info[GPUPROF__DV_UTIL].call, rc, t_ns);
+        else if (gpuprof__dv_got(v, have, GPUPROF__DV_UTIL, rc, u.gpu, t_ns)) gpuprof__dv_got(v, have, GPUPROF__DV_MEMUTIL, rc, u.memory, t_ns);
+    }
+    /* each call before its value is read: the order of a call's arguments is unspecified */
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_SMCLK].on > 0) {
+        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_SM, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_SMCLK, rc, x, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMCLK].on > 0) {
+        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_MEM, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_MEMCLK, rc, x, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_POWER].on > 0) {
+        rc = a->DeviceGetPowerUsage(d, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_POWER, rc, x / 1000.0, t_ns);      /* mW */
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_PLIMIT].on > 0) {
+        rc = a->DeviceGetEnforcedPowerLimit(d, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_PLIMIT, rc, x / 1000.0, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_TEMP].on > 0) {
+        gpuprof__nv_temp tv;
+        memset(&tv, 0, sizeof tv);
+        tv.version = (unsigned)sizeof tv | 1u << 24;      /* nvmlTemperature_v1 */
+        rc = gpuprof__dev.temp_v ? a->DeviceGetTemperatureV(d, &tv) : a->DeviceGetTemperature(d, 0, &x);
+        gpuprof__dv_got(v, have, GPUPROF__DV_TEMP, rc, gpuprof__dev.temp_v ? (double)tv.temperature : (double)x, t_ns);
+    }
+    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMUSED].on > 0) {
+        gpuprof__nv_mem m = { 0, 0, 0 };
+        rc = a->DeviceGetMemoryInfo(d, &m);
+        gpuprof__dv_got(v, have, GPUPROF__DV_MEMUSED, rc, (double)m.used / 1048576.0, t_ns);
+    }
+    if (!gpuprof__dev.lost && gpuprof__dev.why_on > 0) {
+        rc = gpuprof__dev.why_on == 1 ? a->DeviceGetCurrentClocksEventReasons(d, why) : a->DeviceGetCurrentClocksThrottleReasons(d, why);
+        if (rc == GPUPROF__NV_OK) *why_ok = 1;
+        else gpuprof__dv_fail(-1, -1, gpuprof__dev.why_on == 1 ? "nvmlDeviceGetCurrentClocksEventReasons" : "nvmlDeviceGetCurrentClocksThrottleReasons", rc, t_ns);
+    }
+    if (!gpuprof__dev.lost) gpuprof__dv_read_gpm(v, have, t_ns);
+}
+
+/* One pass on gpuprof's thread (or a test's): every counter read, then into
+   the trace, the totals, the run over time and the phase open now. */
+static void gpuprof__dev_sample(void) {
+    double v[GPUPROF__DV_N];
+    int have[GPUPROF__DV_N], why_ok = 0, k, any = 0;
+    unsigned long long why = 0;
+    uint64_t ticks = gpuprof__ticks(), base = GPUPROF__LD(&gpuprof__clock.base), t_ns;
+    uint32_t phase = gpuprof__dv_phase_now();        /* before dev_mu: it takes gpuprof__lock */
+    t_ns = ticks > base ? gpuprof__ticks_to_ns(ticks - base) : 0;
+    memset(have, 0, sizeof have);
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    if (!gpuprof__dev.on || gpuprof__dev.lost) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    gpuprof__dv_read(v, have, &why, &why_ok, t_ns);
+    for (k = 0; k < GPUPROF__DV_N; k++) any |= have[k];
+    if (gpuprof__dev.lost || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    gpuprof__dev.samples++;
+    if (why_ok) {
+        gpuprof__dev.nwhy++;
+        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) gpuprof__dev.why[k]++;
+    }
+    for (k = 0; k < GPUPROF__DV_N; k++) {
+        if (!have[k]) continue;
+        gpuprof__dv_value(&gpuprof__dev.c[k], v[k]);
+        if (gpuprof__dev.tracer && GPUPROF__LD(&gpuprof__g.trace_on)) {
+            uint64_t u;
+            memcpy(&u, &v[k], sizeof u);
+            gpuprof__trace_put(gpuprof__dev.tracer, GPUPROF__EV_COUNTER, gpuprof__dev.c[k].id, 0, ticks - gpuprof__dev.tracer->base, u);
+        }
+    }
+    gpuprof__dv_point(t_ns, v, have, why, why_ok);
+    gpuprof__dv_phase_add(gpuprof__dev.ph, &gpuprof__dev.nph, phase, v, have);
+    if (gpuprof__dev.recent) {
+        gpuprof__dsample *r = &gpuprof__dev.recent[gpuprof__dev.nrecent++ % GPUPROF__DV_RECENT];
+        r->t = t_ns;
+        r->have = 0;
+        for (k = 0; k < GPUPROF__DV_N; k++) { r->v[k] = (float)v[k]; if (have[k]) r->have |= 1u << k; }
+    }
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
+/* The last session's samples, freed (under gpuprof__dev_mu). */
+static void gpuprof__dev_clear(void) {
+    int k;
+    for (k = 0; k < GPUPROF__DV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
+    GPUPROF_FREE(gpuprof__dev.pt);
+    GPUPROF_FREE(gpuprof__dev.gpm_get);
+    GPUPROF_FREE(gpuprof__dev.recent);
+    gpuprof__dev.recent = NULL;
+    gpuprof__dev.nrecent = 0;
+    memset(gpuprof__dev.gph, 0, sizeof gpuprof__dev.gph);
+    gpuprof__dev.ngph = 0;
+    memset(gpuprof__dev.c, 0, sizeof gpuprof__dev.c);
+    memset(gpuprof__dev.ph, 0, sizeof gpuprof__dev.ph);
+    memset(gpuprof__dev.why, 0, sizeof gpuprof__dev.why);
+    gpuprof__dev.pt = NULL;
+    gpuprof__dev.gpm_get = NULL;
+    gpuprof__dev.npt = gpuprof__dev.nph = 0;
+    gpuprof__dev.per_pt = 1;
+    gpuprof__dev.samples = gpuprof__dev.nwhy = gpuprof__dev.outside = gpuprof__dev.lost_at = 0;
+    gpuprof__dev.lost = gpuprof__dev.gpm = gpuprof__dev.gpm_have = gpuprof__dev.why_on = 0;
+    gpuprof__dev.max_sm = gpuprof__dev.max_mem = 0;
+    gpuprof__dev.name[0] = gpuprof__dev.bus[0] = gpuprof__dev.how[0] = 0;
+    gpuprof__dev.tracer = NULL;
+}
+
+/* At a session's start (under gpuprof__lock): is device telemetry wanted
+   (cfg.device_every_ms >= 0; asked for when set, or GPUPROF_NVML_PATH is),
+   and does NVML load? 1: gpuprof's thread opens it and samples. */
+static int gpuprof__dev_want(int off) {
+    double every = gpuprof__g.cfg.device_every_ms;
+    const char *path = getenv("GPUPROF_NVML_PATH");
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    GPUPROF__ST(&gpuprof__dev.on, 0);
+    gpuprof__dev_clear();
+    gpuprof__dev.status[0] = 0;
+    gpuprof__dev.asked = every > 0 || (path && *path);
+    gpuprof__dev.every_ms = every == 0 ? 100 : every < 10 && every > 0 ? 10 : every;
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    if (off || every < 0) return 0;
+    if (gpuprof__nvml_load() != 0) {
+        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
+        return 0;
+    }
+    return 1;
+}
+
+/* What the device gives: a counter is on when its call exists; GPM where
+   the GPU supports it (Hopper on; a capability, said only when
+   GPUPROF_DEVICE_GPM=1 asked for it). */
+static void gpuprof__dev_caps(void) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    const char *want_gpm = getenv("GPUPROF_DEVICE_GPM");
+    gpuprof__nv_gpm_support sup = { 1, 0 };
+    int k, rc = -1;
+    int has[GPUPROF__DV_FIRST_GPM];
+    has[GPUPROF__DV_UTIL] = has[GPUPROF__DV_MEMUTIL] = a->DeviceGetUtilizationRates != NULL;
+    has[GPUPROF__DV_SMCLK] = has[GPUPROF__DV_MEMCLK] = a->DeviceGetClockInfo != NULL;
+    has[GPUPROF__DV_POWER] = a->DeviceGetPowerUsage != NULL;
+    has[GPUPROF__DV_PLIMIT] = a->DeviceGetEnforcedPowerLimit != NULL;
+    has[GPUPROF__DV_TEMP] = a->DeviceGetTemperatureV != NULL || a->DeviceGetTemperature != NULL;
+    has[GPUPROF__DV_MEMUSED] = a->DeviceGetMemoryInfo != NULL;
+    for (k = 0; k < GPUPROF__DV_FIRST_GPM; k++) gpuprof__dev.c[k].on = has[k];
+    gpuprof__dev.temp_v = a->DeviceGetTemperatureV != NULL;
+    gpuprof__dev.why_on = a->DeviceGetCurrentClocksEventReasons ? 1 : a->DeviceGetCurrentClocksThrottleReasons ? 2 : 0;
+    if (a->DeviceGetMaxClockInfo) {
+        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_SM, &gpuprof__dev.max_sm) != GPUPROF__NV_OK) gpuprof__dev.max_sm = 0;
+        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_MEM, &gpuprof__dev.max_mem) != GPUPROF__NV_OK) gpuprof__dev.max_mem = 0;
+    }
+    if (!a->DeviceGetName || a->DeviceGetName(gpuprof__dev.dev, gpuprof__dev.name, sizeof gpuprof__dev.name) != GPUPROF__NV_OK) gpuprof__dev.name[0] = 0;
+    gpuprof__dev.name[sizeof gpuprof__dev.name - 1] = 0;
+    if (a->GpmQueryDeviceSupport && a->GpmSampleAlloc && a->GpmSampleFree && a->GpmSampleGet && a->GpmMetricsGet &&
+        (rc = a->GpmQueryDeviceSupport(gpuprof__dev.dev, &sup)) == GPUPROF__NV_OK && sup.supported &&
+        (gpuprof__dev.gpm_get = (gpuprof__nv_gpm_get *)gpuprof__zalloc(sizeof *gpuprof__dev.gpm_get)) != NULL &&
+        a->GpmSampleAlloc(&gpuprof__dev.gpm_s[0]) == GPUPROF__NV_OK) {
+        if (a->GpmSampleAlloc(&gpuprof__dev.gpm_s[1]) == GPUPROF__NV_OK) gpuprof__dev.gpm = 1;
+        else { a->GpmSampleFree(gpuprof__dev.gpm_s[0]); gpuprof__dev.gpm_s[0] = NULL; }
+    }
+    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) gpuprof__dev.c[k].on = gpuprof__dev.gpm > 0;
+    if (gpuprof__dev.gpm <= 0 && want_gpm && !strcmp(want_gpm, "1"))
+        gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u gives no GPM metrics (%s): SM, tensor and DRAM activity are not sampled (GPM needs Hopper or later and a recent driver)",
+                      gpuprof__dev.index, !a->GpmQueryDeviceSupport ? "this NVML has no GPM calls" : rc != GPUPROF__NV_OK && rc != -1 ? gpuprof__nvml_error(rc) : "not supported on this GPU");
+}
+
+/* On gpuprof's thread, before its first sample: NVML initialised, the
+   device picked, its counters named for the trace, a thread state of
+   gpuprof's own for their events. Failure: one line if telemetry was asked
+   for, and no sampling. */
+static void gpuprof__dev_open(void) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    gpuprof__thread *tr;
+    int rc, k;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    if ((rc = a->Init_v2()) != GPUPROF__NV_OK) {
+        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "nvmlInit failed (%s)%s", gpuprof__nvml_error(rc),
+                 rc == GPUPROF__NV_DRIVER_NOT_LOADED ? ": no NVIDIA driver is loaded" : "");
+    } else {
+        gpuprof__dev.inited = 1;
+        if (gpuprof__dev_pick() == 0) gpuprof__dev_caps();
+        else { a->Shutdown(); gpuprof__dev.inited = 0; }
+    }
+    if (!gpuprof__dev.inited) {
+        pthread_mutex_unlock(&gpuprof__dev_mu);
+        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
+        return;
+    }
+    gpuprof__dev.pt = (gpuprof__dpoint *)gpuprof__alloc(GPUPROF__DV_POINTS * sizeof *gpuprof__dev.pt);
+#ifdef GPUPROF_CUDA
+    gpuprof__dev.recent = (gpuprof__dsample *)gpuprof__alloc(GPUPROF__DV_RECENT * sizeof *gpuprof__dev.recent);
+#endif
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    for (k = 0; k < GPUPROF__DV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
+        char name[96];
+        snprintf(name, sizeof name, "GPU %u %s (%s)", gpuprof__dev.index, gpuprof__dv_info[k].name, gpuprof__dv_info[k].unit);
+        if (gpuprof__dev.c[k].on > 0) gpuprof__dev.c[k].id = gpuprof__intern(name);
+    }
+    pthread_mutex_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "device telemetry", gpuprof__g.max_ids, 1)) != NULL) {
+        tr->exited = 2;
+        tr->session = gpuprof__g.session;
+        tr->base = gpuprof__clock.base;
+        tr->names = gpuprof__g.names;
+        tr->index = UINT32_MAX;
+        tr->next = gpuprof__g.threads;
+        GPUPROF__STR(&gpuprof__g.threads, tr);      /* release: see gpuprof__collector_main */
+        gpuprof__dev.tracer = tr;
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    GPUPROF__STR(&gpuprof__dev.on, 1);
+}
+
+/* At shutdown, once gpuprof's thread has stopped and the outputs are
+   written: NVML let go of, the samples freed. */
+static void gpuprof__dev_close(void) {
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    GPUPROF__ST(&gpuprof__dev.on, 0);
+    if (gpuprof__dev.gpm_s[0]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[0]);
+    if (gpuprof__dev.gpm_s[1]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[1]);
+    gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;
+    if (gpuprof__dev.inited) gpuprof__dev.api.Shutdown();
+    gpuprof__dev.inited = 0;
+    gpuprof__dev_clear();
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
+/* A GPU-bound phase's class from GPM (SPEC 17): over the samples taken
+   while it ran, the mean DRAM bandwidth utilization against the highest
+   mean compute activity (tensor, FP32, FP16). 1 memory-bound, 2
+   compute-bound, 0 not measured (no GPM, under 2 samples of both, or both
+   under GPUPROF__DV_CLASS_MIN %: neither bounds it). */
+#define GPUPROF__DV_CLASS_MIN 20.0
+/* The samples taken while outermost range name_id ran (NULL: none): in its
+   GPU windows where it has a GPU part, else in its CPU windows. */
+static const gpuprof__dphase *gpuprof__dv_phase_of(uint32_t name_id) {
+    uint32_t i;
+    for (i = 0; i < gpuprof__dev.ngph; i++) if (gpuprof__dev.gph[i].name_id == name_id && gpuprof__dev.gph[i].n) return &gpuprof__dev.gph[i];
+    for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == name_id && gpuprof__dev.ph[i].n) return &gpuprof__dev.ph[i];
+    return NULL;
+}
+
+static int gpuprof__dv_class(uint32_t name_id, double *dram, double *comp) {   /* under gpuprof__dev_mu */
+    static const int act[3] = { GPUPROF__DV_TENSOR, GPUPROF__DV_FP32, GPUPROF__DV_FP16 };
+    const gpuprof__dphase *p = gpuprof__dv_phase_of(name_id);
+    double m = -1, c = -1;
+    int k, cls = 0;
+    if (p && p->cnt[GPUPROF__DV_DRAM] >= 2) m = p->sum[GPUPROF__DV_DRAM] / p->cnt[GPUPROF__DV_DRAM];
+    for (k = 0; p && k < 3; k++)
+        if (p->cnt[act[k]] >= 2 && p->sum[act[k]] / p->cnt[act[k]] > c) c = p->sum[act[k]] / p->cnt[act[k]];
+    if (m >= 0 && c >= 0 && (m >= GPUPROF__DV_CLASS_MIN || c >= GPUPROF__DV_CLASS_MIN)) cls = m >= c ? 1 : 2;
+    if (dram) *dram = m;
+    if (comp) *comp = c;
+    return cls;
+}static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
+    int cls;
+    if (!GPUPROF__LD(&gpuprof__dev.samples)) return 0;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    cls = gpuprof__dv_class(name_id, dram, comp);
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    return cls;
+}
+
+/* ----------------------------------------------------------------------
    Kernel capture, part 1: the CUPTI seam and the capture's state (CUDA
    builds, opt-in: GPUPROF_KERNELS=1; SPEC 13)
    What ran on the GPU inside each range -- kernels, copies, memsets,
@@ -2638,7 +3436,6 @@ static struct {
     int ndev, dev0, driver, runtime;
     int cc_major, cc_minor, sms, clock_khz, mem_khz, bus_bits;   /* dev0's, for the roofline peaks (0: unknown) */
     char name[256];
-    char bus[32];                 /* the device's PCI bus id, as NVML takes it ("": unknown) */
     char status[256];             /* why GPU timing is off, for the report */
     gpuprof__anchor anchor[GPUPROF__MAX_DEV];
     struct { void *stream; int dev, tid; char label[96]; } track[GPUPROF__TRACKS];
@@ -2687,7 +3484,7 @@ static void gpuprof__gpu_probe(int wanted) {
     GPUPROF__ST(&gpuprof__gpu.events, 0);
     gpuprof__gpu.available = 0;
     gpuprof__gpu.name[0] = 0;
-    gpuprof__gpu.bus[0] = 0;
+    gpuprof__g.gpu_bus[0] = 0;
     gpuprof__gpu.timed = gpuprof__gpu.skipped_capture = gpuprof__gpu.skipped_backlog = gpuprof__gpu.skipped_device = 0;
     gpuprof__gpu.lost = gpuprof__gpu.events_created = gpuprof__gpu.anchors = 0;
     gpuprof__gpu.anchor_uncertainty_ns = 0;
@@ -2726,7 +3523,7 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.ndev = n;
     gpuprof__gpu.dev0 = dev;
     snprintf(gpuprof__gpu.name, sizeof gpuprof__gpu.name, "%s", prop.name);
-    snprintf(gpuprof__gpu.bus, sizeof gpuprof__gpu.bus, "%08X:%02X:%02X.0", (unsigned)prop.pciDomainID, (unsigned)prop.pciBusID, (unsigned)prop.pciDeviceID);
+    snprintf(gpuprof__g.gpu_bus, sizeof gpuprof__g.gpu_bus, "%08X:%02X:%02X.0", (unsigned)prop.pciDomainID, (unsigned)prop.pciBusID, (unsigned)prop.pciDeviceID);
     gpuprof__gpu.cc_major = prop.major;
     gpuprof__gpu.cc_minor = prop.minor;
     {
@@ -3066,11 +3863,6 @@ static void gpuprof__gpustat_add(gpuprof__gpustat *g, int decision, uint64_t dur
         GPUPROF__ST(&g->pre_self_ns, g->pre_self_ns + self);
     } else GPUPROF__ST(&g->excluded, g->excluded + 1);
 }
-
-/* A call down the file: an outermost range's GPU window gets the device's
-   samples taken in it (section "The device over the run, part 1", which
-   needs the trace buffers and thread states defined after this section). */
-static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b);
 
 /* One finished record: statistics, self time, step busy time, trace. */
 static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpuprof__gpurec *r) {
@@ -4884,787 +5676,6 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
     if (cut == strlen(name)) return name;
     snprintf(buf, n, "%.*s", (int)cut, name);
     return buf;
-}
-
-/* ----------------------------------------------------------------------
-   The device over the run, part 1: the NVML seam and the sampler (SPEC 17)
-   NVML (the driver's libnvidia-ml.so.1, loaded with dlopen: no build-time
-   dependency, any build) is read by gpuprof's own thread (the keeper) every
-   GPUPROF_DEVICE_EVERY_MS, never by a recording thread: utilization, clocks,
-   power, temperature, the clock-event (throttle) reasons, memory used and,
-   on GPUs with GPM (Hopper on), measured SM, tensor and DRAM activity. Each
-   sample goes to the trace (counter tracks of a thread state of gpuprof's
-   own), to each counter's totals and exact value table (its quantiles), to
-   a bounded series over the run (neighbours merge when full), and to the
-   outermost range open on the stepping thread then (per phase). A call that
-   fails drops its counters with one line; a lost GPU stops the sampling.
-   ---------------------------------------------------------------------- */
-#if defined(__linux__)
-#include <dlfcn.h>
-#define GPUPROF__NVML 1
-#else
-#define GPUPROF__NVML 0
-#endif
-
-/* NVML's numbers (nvml.h): return codes, clock types, GPM. */
-enum { GPUPROF__NV_OK = 0, GPUPROF__NV_NOT_SUPPORTED = 3, GPUPROF__NV_NO_PERMISSION = 4, GPUPROF__NV_DRIVER_NOT_LOADED = 9,
-       GPUPROF__NV_LIB_NOT_FOUND = 12, GPUPROF__NV_GPU_LOST = 15 };
-enum { GPUPROF__NV_CLOCK_SM = 1, GPUPROF__NV_CLOCK_MEM = 2 };
-#define GPUPROF__GPM_METRIC_MAX 477       /* nvmlGpmMetricsGet_t's metrics[] in nvml.h 13.4 (older ones are shorter) */
-#define GPUPROF__GPM_GAP_NS 100000000ull  /* two GPM samples at least 100 ms apart, as nvml.h asks */
-typedef struct { unsigned gpu, memory; } gpuprof__nv_util;
-typedef struct { unsigned long long total, free, used; } gpuprof__nv_mem;
-typedef struct { unsigned version; int sensor; int temperature; } gpuprof__nv_temp;
-typedef struct { unsigned version, supported; } gpuprof__nv_gpm_support;
-typedef struct {
-    unsigned id;
-    int ret;
-    double value;
-    const char *short_name, *long_name, *unit;
-} gpuprof__nv_gpm_metric;
-typedef struct {
-    unsigned version, count;
-    void *sample1, *sample2;
-    gpuprof__nv_gpm_metric metric[GPUPROF__GPM_METRIC_MAX];
-} gpuprof__nv_gpm_get;
-
-/* The NVML seam: every entry point gpuprof calls, found by dlsym. The
-   driver's library and tests/simnvml export them. */
-typedef struct gpuprof__nvml_api {
-    int (*Init_v2)(void);
-    int (*Shutdown)(void);
-    const char *(*ErrorString)(int);
-    int (*DeviceGetCount_v2)(unsigned *);
-    int (*DeviceGetHandleByIndex_v2)(unsigned, void **);
-    int (*DeviceGetHandleByPciBusId_v2)(const char *, void **);
-    int (*DeviceGetIndex)(void *, unsigned *);
-    int (*DeviceGetName)(void *, char *, unsigned);
-    int (*DeviceGetUtilizationRates)(void *, gpuprof__nv_util *);
-    int (*DeviceGetClockInfo)(void *, int, unsigned *);
-    int (*DeviceGetMaxClockInfo)(void *, int, unsigned *);
-    int (*DeviceGetPowerUsage)(void *, unsigned *);
-    int (*DeviceGetEnforcedPowerLimit)(void *, unsigned *);
-    int (*DeviceGetTemperatureV)(void *, gpuprof__nv_temp *);
-    int (*DeviceGetTemperature)(void *, int, unsigned *);
-    int (*DeviceGetCurrentClocksEventReasons)(void *, unsigned long long *);
-    int (*DeviceGetCurrentClocksThrottleReasons)(void *, unsigned long long *);
-    int (*DeviceGetMemoryInfo)(void *, gpuprof__nv_mem *);
-    int (*GpmQueryDeviceSupport)(void *, gpuprof__nv_gpm_support *);
-    int (*GpmSampleAlloc)(void **);
-    int (*GpmSampleFree)(void *);
-    int (*GpmSampleGet)(void *, void *);
-    int (*GpmMetricsGet)(gpuprof__nv_gpm_get *);
-} gpuprof__nvml_api;
-static const struct { const char *name; size_t off; int optional; } gpuprof__nvml_syms[] = {
-#define GPUPROF__NVML_SYM(f, opt) { "nvml" #f, offsetof(gpuprof__nvml_api, f), opt }
-    GPUPROF__NVML_SYM(Init_v2, 0), GPUPROF__NVML_SYM(Shutdown, 0), GPUPROF__NVML_SYM(ErrorString, 1),
-    GPUPROF__NVML_SYM(DeviceGetCount_v2, 0), GPUPROF__NVML_SYM(DeviceGetHandleByIndex_v2, 0),
-    GPUPROF__NVML_SYM(DeviceGetHandleByPciBusId_v2, 1), GPUPROF__NVML_SYM(DeviceGetIndex, 1), GPUPROF__NVML_SYM(DeviceGetName, 1),
-    GPUPROF__NVML_SYM(DeviceGetUtilizationRates, 1), GPUPROF__NVML_SYM(DeviceGetClockInfo, 1), GPUPROF__NVML_SYM(DeviceGetMaxClockInfo, 1),
-    GPUPROF__NVML_SYM(DeviceGetPowerUsage, 1), GPUPROF__NVML_SYM(DeviceGetEnforcedPowerLimit, 1),
-    GPUPROF__NVML_SYM(DeviceGetTemperatureV, 1), GPUPROF__NVML_SYM(DeviceGetTemperature, 1),
-    GPUPROF__NVML_SYM(DeviceGetCurrentClocksEventReasons, 1), GPUPROF__NVML_SYM(DeviceGetCurrentClocksThrottleReasons, 1),
-    GPUPROF__NVML_SYM(DeviceGetMemoryInfo, 1), GPUPROF__NVML_SYM(GpmQueryDeviceSupport, 1), GPUPROF__NVML_SYM(GpmSampleAlloc, 1),
-    GPUPROF__NVML_SYM(GpmSampleFree, 1), GPUPROF__NVML_SYM(GpmSampleGet, 1), GPUPROF__NVML_SYM(GpmMetricsGet, 1)
-#undef GPUPROF__NVML_SYM
-};
-
-/* The counters, in the order of the report: name, unit, GPM metric id (0:
-   not GPM), utilization (per phase in the report), the call reading it. */
-enum { GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, GPUPROF__DV_SMCLK, GPUPROF__DV_MEMCLK, GPUPROF__DV_POWER, GPUPROF__DV_PLIMIT,
-       GPUPROF__DV_TEMP, GPUPROF__DV_MEMUSED, GPUPROF__DV_SMACT, GPUPROF__DV_SMOCC, GPUPROF__DV_TENSOR, GPUPROF__DV_DRAM,
-       GPUPROF__DV_FP32, GPUPROF__DV_FP16, GPUPROF__DV_PCIE_TX, GPUPROF__DV_PCIE_RX, GPUPROF__DV_NVL_RX, GPUPROF__DV_NVL_TX,
-       GPUPROF__DV_N, GPUPROF__DV_FIRST_GPM = GPUPROF__DV_SMACT };
-static const struct { const char *name, *unit, *call; unsigned gpm; int util; } gpuprof__dv_info[GPUPROF__DV_N] = {
-    { "utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 }, { "memory utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 },
-    { "SM clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 }, { "memory clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 },
-    { "power", "W", "nvmlDeviceGetPowerUsage", 0, 0 }, { "power limit", "W", "nvmlDeviceGetEnforcedPowerLimit", 0, 0 },
-    { "temperature", "C", "nvmlDeviceGetTemperatureV", 0, 0 }, { "memory used", "MiB", "nvmlDeviceGetMemoryInfo", 0, 0 },
-    { "SM activity", "%", "nvmlGpmMetricsGet", 2, 1 }, { "SM occupancy", "%", "nvmlGpmMetricsGet", 3, 1 },
-    { "tensor activity", "%", "nvmlGpmMetricsGet", 5, 1 }, { "DRAM bandwidth", "%", "nvmlGpmMetricsGet", 10, 1 },
-    { "FP32 activity", "%", "nvmlGpmMetricsGet", 12, 1 }, { "FP16 activity", "%", "nvmlGpmMetricsGet", 13, 1 },
-    { "PCIe TX", "MiB/s", "nvmlGpmMetricsGet", 20, 0 }, { "PCIe RX", "MiB/s", "nvmlGpmMetricsGet", 21, 0 },
-    { "NVLink RX", "MiB/s", "nvmlGpmMetricsGet", 60, 0 }, { "NVLink TX", "MiB/s", "nvmlGpmMetricsGet", 61, 0 }
-};
-/* The clock-event reasons (nvmlClocksEventReason*), as the report names them;
-   both thermal bits are one reason. */
-#define GPUPROF__DV_WHY 10
-static const struct { unsigned long long bits; const char *name; } gpuprof__dv_why[GPUPROF__DV_WHY] = {
-    { 0x4, "power cap" }, { 0x20 | 0x40, "thermal" }, { 0x8, "hardware slowdown" }, { 0x80, "power brake" }, { 0x200, "board limit" },
-    { 0x400, "reliability" }, { 0x10, "sync boost" }, { 0x2, "applications clocks" }, { 0x100, "display clock" }, { 0x1, "idle" }
-};
-
-#define GPUPROF__DV_VALUES 512    /* distinct values a counter keeps exactly (its quantiles); then the two closest merge */
-#define GPUPROF__DV_POINTS 512    /* points of the device over the run; when full, neighbours merge */
-#define GPUPROF__DV_PHASES 32     /* outermost ranges whose samples are kept apart (the first met) */
-
-/* A counter: its totals and its distinct values with their counts, sorted. */
-typedef struct gpuprof__dvc {
-    int on;                       /* sampled: 0 not asked, 1 on, -1 dropped (its call failed) */
-    uint32_t id;                  /* its trace counter's name id */
-    uint64_t n;
-    double sum, min, max;
-    double *val;                  /* distinct values, ascending ... */
-    uint64_t *cnt;                /* ... and how many samples had each */
-    uint32_t nval;
-} gpuprof__dvc;
-
-/* Consecutive samples merged into a point of the run over time. */
-typedef struct gpuprof__dpoint {
-    uint64_t t0, t1;              /* first and last sample (ns since the session's start) */
-    uint32_t n, nwhy;             /* samples; of them, with the reasons read */
-    uint32_t why[GPUPROF__DV_WHY];
-    uint32_t cnt[GPUPROF__DV_N];
-    double min[GPUPROF__DV_N], sum[GPUPROF__DV_N], max[GPUPROF__DV_N];
-} gpuprof__dpoint;
-
-/* A sample kept for the GPU windows that come after it. */
-#define GPUPROF__DV_RECENT 256    /* 25.6 s at 100 ms: a GPU window harvested later than that misses its samples */
-typedef struct gpuprof__dsample {
-    uint64_t t;                   /* ns since the session's start */
-    uint32_t have;                /* bit k: counter k has a value */
-    float v[GPUPROF__DV_N];
-} gpuprof__dsample;
-
-/* The samples taken while one outermost range of the stepping thread ran. */
-typedef struct gpuprof__dphase {
-    uint32_t name_id, n;
-    uint32_t cnt[GPUPROF__DV_N];
-    double sum[GPUPROF__DV_N];
-} gpuprof__dphase;
-
-static struct {
-    /* process-wide: the library (loaded once, never unloaded) */
-    int loaded;                   /* 1 loaded, -1 could not be (why in status) */
-    void *lib;
-    gpuprof__nvml_api api;
-    char library[512];
-    /* this session's (gpuprof__dev_mu) */
-    int asked;                    /* telemetry asked for explicitly: its absence is said */
-    int on;                       /* sampling */
-    int inited;                   /* nvmlInit_v2 took (Shutdown at the end) */
-    double every_ms;
-    void *dev;
-    unsigned index;               /* NVML's index of the device */
-    char name[96], bus[32];       /* its name; the CUDA device's PCI bus id that found it ("": by index) */
-    char how[48];                 /* how it was picked: "the CUDA device", "GPUPROF_NVML_DEVICE", "the local rank", "the first" */
-    unsigned max_sm, max_mem;     /* MHz, 0: unknown */
-    char status[320];             /* why there is no telemetry ("": there is, or it was not asked for) */
-    int why_on;                   /* clock-event reasons read: 1 event, 2 throttle (older drivers), -1 dropped */
-    int temp_v;                   /* nvmlDeviceGetTemperatureV works (else the old call) */
-    int gpm;                      /* GPM metrics read: 1 on, 0 not supported, -1 failed */
-    void *gpm_s[2];
-    int gpm_have;                 /* samples taken into gpm_s: the last is gpm_s[gpm_have & 1] */
-    uint64_t gpm_t;               /* the last GPM sample (ns since the session's start) */
-    gpuprof__nv_gpm_get *gpm_get;
-    int lost;                     /* the GPU was lost: no more samples */
-    uint64_t samples, lost_at;
-    uint64_t nwhy, why[GPUPROF__DV_WHY];
-    gpuprof__dvc c[GPUPROF__DV_N];
-    gpuprof__dpoint *pt;
-    uint32_t npt, per_pt;
-    gpuprof__dphase ph[GPUPROF__DV_PHASES];   /* by the phase's CPU windows (open on the stepping thread at the sample) */
-    uint32_t nph;
-    gpuprof__dphase gph[GPUPROF__DV_PHASES];  /* by its GPU windows (CUDA builds: an outermost range's GPU part, when harvested) */
-    uint32_t ngph;
-    gpuprof__dsample *recent;     /* the latest GPUPROF__DV_RECENT samples, for the GPU windows harvested after them */
-    uint64_t nrecent;
-    uint64_t outside;             /* samples taken while no outermost range ran */
-    gpuprof__thread *tracer;      /* the counters' trace events go into this state's blocks */
-} gpuprof__dev;
-static pthread_mutex_t gpuprof__dev_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static const char *gpuprof__nvml_error(int rc) {
-    const char *s = gpuprof__dev.api.ErrorString ? gpuprof__dev.api.ErrorString(rc) : NULL;
-    return s ? s : "NVML error";
-}
-
-/* Loads libnvidia-ml.so.1 (GPUPROF_NVML_PATH: that file) and finds its entry
-   points; once per process. 0 when loaded; else -1, why in status. */
-static int gpuprof__nvml_load(void) {
-#if GPUPROF__NVML
-    const char *path = getenv("GPUPROF_NVML_PATH");
-    size_t i;
-    if (gpuprof__dev.loaded) return gpuprof__dev.loaded > 0 ? 0 : -1;
-    if (!path || !*path) path = "libnvidia-ml.so.1";
-    snprintf(gpuprof__dev.library, sizeof gpuprof__dev.library, "%s", path);
-    if ((gpuprof__dev.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-        const char *e = dlerror();
-        size_t n = strlen(path);
-        if (e && !strncmp(e, path, n) && e[n] == ':' && e[n + 1] == ' ') e += n + 2;     /* dlerror names the file too */
-        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "cannot load %.200s (%.100s)", path, e ? e : "not found");
-        gpuprof__dev.loaded = -1;
-        return -1;
-    }
-    for (i = 0; i < sizeof gpuprof__nvml_syms / sizeof gpuprof__nvml_syms[0]; i++) {
-        void *p = dlsym(gpuprof__dev.lib, gpuprof__nvml_syms[i].name);
-        if (!p && !gpuprof__nvml_syms[i].optional) {
-            snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "%.200s has no %s (not NVML, or too old a driver)", path, gpuprof__nvml_syms[i].name);
-            dlclose(gpuprof__dev.lib);
-            gpuprof__dev.lib = NULL;
-            gpuprof__dev.loaded = -1;
-            return -1;
-        }
-        memcpy((char *)&gpuprof__dev.api + gpuprof__nvml_syms[i].off, &p, sizeof p);
-    }
-    gpuprof__dev.loaded = 1;
-    return 0;
-#else
-    snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "device telemetry reads NVML, which gpuprof loads on Linux only");
-    gpuprof__dev.loaded = -1;
-    return -1;
-#endif
-}
-
-/* The device: the process's CUDA device by its PCI bus id in a CUDA build
-   (NVML numbers devices in PCI order, CUDA by speed), else
-   GPUPROF_NVML_DEVICE, else the launcher's local rank (a GPU per rank, in
-   order), else 0. 0, or -1 with why in status. */
-static int gpuprof__dev_pick(void) {
-    const gpuprof__nvml_api *a = &gpuprof__dev.api;
-    unsigned count = 0;
-    int index = 0, rc;
-    const char *v = getenv("GPUPROF_NVML_DEVICE");
-    gpuprof__dev.bus[0] = 0;
-#ifdef GPUPROF_CUDA
-    snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__gpu.bus);     /* set by the GPU probe, if it found a device */
-    if (!(v && *v) && gpuprof__dev.bus[0] && a->DeviceGetHandleByPciBusId_v2 &&
-        a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev) == GPUPROF__NV_OK) {
-        snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the CUDA device");
-        if (!a->DeviceGetIndex || a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index) != GPUPROF__NV_OK) gpuprof__dev.index = 0;
-        return 0;
-    }
-    gpuprof__dev.bus[0] = 0;
-#endif
-    snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the first");
-    if (v && *v) {
-        char *end;
-        long x = strtol(v, &end, 10);
-        if (*end || x < 0 || x > 1024) {
-            gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_NVML_DEVICE='%.64s' is not a device index; device 0 is read", v);
-            x = 0;
-        } else snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "GPUPROF_NVML_DEVICE");
-        index = (int)x;
-    }
-    if ((rc = a->DeviceGetCount_v2(&count)) != GPUPROF__NV_OK || count == 0) {
-        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML sees no GPU (%s)", rc ? gpuprof__nvml_error(rc) : "0 devices");
-        return -1;
-    }
-    if (!(v && *v) && gpuprof__g.local_rank >= 0 && (unsigned)gpuprof__g.local_rank < count) {
-        index = gpuprof__g.local_rank;            /* a launcher's rank on this node: one GPU a rank, in order */
-        snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the local rank");
-    }
-    if ((unsigned)index >= count) {
-        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "GPUPROF_NVML_DEVICE=%d, but NVML sees %u GPU%s (0 to %u)", index, count, count == 1 ? "" : "s", count - 1);
-        return -1;
-    }
-    if ((rc = a->DeviceGetHandleByIndex_v2((unsigned)index, &gpuprof__dev.dev)) != GPUPROF__NV_OK) {
-        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML cannot open GPU %d (%s)", index, gpuprof__nvml_error(rc));
-        return -1;
-    }
-    gpuprof__dev.index = (unsigned)index;
-    return 0;
-}
-
-/* A counter's value into its totals and its table of distinct values: when
-   the table is full, its two closest neighbours merge first (their
-   weighted mean), so the quantiles are exact while a counter takes at most
-   GPUPROF__DV_VALUES values (clocks, %, C do) and close after. */
-static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
-    uint32_t lo = 0, hi = c->nval, i, best = 0;
-    if (!c->n || x < c->min) c->min = x;
-    if (!c->n || x > c->max) c->max = x;
-    c->n++;
-    c->sum += x;
-    if (!c->val) {
-        c->val = (double *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->val);
-        c->cnt = (uint64_t *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->cnt);
-        if (!c->val || !c->cnt) { GPUPROF_FREE(c->val); GPUPROF_FREE(c->cnt); c->val = NULL; c->cnt = NULL; return; }
-    }
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (c->val[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
-    if (c->nval == GPUPROF__DV_VALUES) {
-        for (i = 1; i + 1 < c->nval; i++)
-            if (c->val[i + 1] - c->val[i] < c->val[best + 1] - c->val[best]) best = i;
-        c->val[best] = (c->val[best] * (double)c->cnt[best] + c->val[best + 1] * (double)c->cnt[best + 1]) / (double)(c->cnt[best] + c->cnt[best + 1]);
-        c->cnt[best] += c->cnt[best + 1];
-        memmove(c->val + best + 1, c->val + best + 2, (c->nval - best - 2) * sizeof *c->val);
-        memmove(c->cnt + best + 1, c->cnt + best + 2, (c->nval - best - 2) * sizeof *c->cnt);
-        c->nval--;
-        if (lo > best + 1) lo--;
-        if (lo > c->nval) lo = c->nval;
-        while (lo > 0 && c->val[lo - 1] >= x) lo--;
-        if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
-    }
-    memmove(c->val + lo + 1, c->val + lo, (c->nval - lo) * sizeof *c->val);
-    memmove(c->cnt + lo + 1, c->cnt + lo, (c->nval - lo) * sizeof *c->cnt);
-    c->val[lo] = x;
-    c->cnt[lo] = 1;
-    c->nval++;
-}
-
-/* The q-quantile of a counter's samples (nearest rank: a value it took). */
-static double gpuprof__dv_quantile(const gpuprof__dvc *c, double q) {
-    uint64_t rank = (uint64_t)ceil(q * (double)c->n), got = 0;
-    uint32_t i;
-    if (!c->nval) return c->n ? c->sum / (double)c->n : 0;
-    if (rank < 1) rank = 1;
-    for (i = 0; i < c->nval; i++)
-        if ((got += c->cnt[i]) >= rank) return c->val[i];
-    return c->val[c->nval - 1];
-}
-
-/* One sample into the run over time: the last point, or a new one; when
-   all are used, neighbours merge and a point holds twice the samples. */
-static void gpuprof__dv_point(uint64_t t_ns, const double *v, const int *have, unsigned long long why, int why_ok) {
-    gpuprof__dpoint *p;
-    uint32_t i;
-    int k;
-    if (!gpuprof__dev.pt) return;
-    if (!gpuprof__dev.npt || gpuprof__dev.pt[gpuprof__dev.npt - 1].n >= gpuprof__dev.per_pt) {
-        if (gpuprof__dev.npt == GPUPROF__DV_POINTS) {
-            for (i = 0; i < GPUPROF__DV_POINTS / 2; i++) {
-                gpuprof__dpoint m = gpuprof__dev.pt[2 * i];
-                const gpuprof__dpoint *b = &gpuprof__dev.pt[2 * i + 1];
-                m.t1 = b->t1;
-                m.n += b->n;
-                m.nwhy += b->nwhy;
-                for (k = 0; k < GPUPROF__DV_WHY; k++) m.why[k] += b->why[k];
-                for (k = 0; k < GPUPROF__DV_N; k++) {
-                    if (b->cnt[k] && (!m.cnt[k] || b->min[k] < m.min[k])) m.min[k] = b->min[k];
-                    if (b->cnt[k] && (!m.cnt[k] || b->max[k] > m.max[k])) m.max[k] = b->max[k];
-                    m.cnt[k] += b->cnt[k];
-                    m.sum[k] += b->sum[k];
-                }
-                gpuprof__dev.pt[i] = m;
-            }
-            gpuprof__dev.npt = GPUPROF__DV_POINTS / 2;
-            gpuprof__dev.per_pt *= 2;
-        }
-        p = &gpuprof__dev.pt[gpuprof__dev.npt++];
-        memset(p, 0, sizeof *p);
-        p->t0 = t_ns;
-    }
-    p = &gpuprof__dev.pt[gpuprof__dev.npt - 1];
-    p->t1 = t_ns;
-    p->n++;
-    if (why_ok) {
-        p->nwhy++;
-        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) p->why[k]++;
-    }
-    for (k = 0; k < GPUPROF__DV_N; k++) {
-        if (!have[k]) continue;
-        if (!p->cnt[k] || v[k] < p->min[k]) p->min[k] = v[k];
-        if (!p->cnt[k] || v[k] > p->max[k]) p->max[k] = v[k];
-        p->cnt[k]++;
-        p->sum[k] += v[k];
-    }
-}
-
-/* The outermost range open now on the stepping thread (the thread calling
-   GPUPROF_STEP, else the main thread): its name id, 0 when none is. The
-   owner writes its depth and frames with relaxed atomic stores, so this
-   read from gpuprof's thread is well defined; a range that opens or closes
-   meanwhile may be missed by one sample. */
-static uint32_t gpuprof__dv_phase_now(void) {
-    gpuprof__thread *t;
-    uint32_t id = 0;
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING) {
-        t = gpuprof__g.stepper;
-        if (!t) for (t = gpuprof__g.threads; t && t->tid != gpuprof__g.pid; t = t->next) {}
-        if (t && GPUPROF__LD(&t->depth) >= 1) {
-            gpuprof__node *n = GPUPROF__LD(&t->stack[0].node);
-            if (n) id = n->name_id;
-        }
-    }
-    pthread_mutex_unlock(&gpuprof__lock);
-    return id;
-}
-
-/* A sample's values into phase id's entry of a table (ph or gph); id 0
-   (no range open) counts as outside. */
-static void gpuprof__dv_phase_add(gpuprof__dphase *tab, uint32_t *n, uint32_t id, const double *v, const int *have) {
-    gpuprof__dphase *ph = NULL;
-    uint32_t i;
-    int k;
-    if (!id) { gpuprof__dev.outside++; return; }
-    for (i = 0; i < *n; i++) if (tab[i].name_id == id) { ph = &tab[i]; break; }
-    if (!ph) {
-        if (*n == GPUPROF__DV_PHASES) return;
-        ph = &tab[(*n)++];
-        memset(ph, 0, sizeof *ph);
-        ph->name_id = id;
-    }
-    ph->n++;
-    for (k = 0; k < GPUPROF__DV_N; k++) if (have[k]) { ph->cnt[k]++; ph->sum[k] += v[k]; }
-}
-
-#ifdef GPUPROF_CUDA
-/* An outermost range's GPU part, harvested (section "GPU backend", CUDA
-   builds): the samples taken in [a, b] (ns) go to its GPU-window entry. A
-   GPU-bound phase runs on the GPU later than its CPU range: these are the
-   samples of its own work. */
-static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
-    uint64_t i, n;
-    if (!GPUPROF__LD(&gpuprof__dev.on) || b <= a) return;
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    n = gpuprof__dev.nrecent;
-    for (i = n > GPUPROF__DV_RECENT ? n - GPUPROF__DV_RECENT : 0; gpuprof__dev.recent && i < n; i++) {
-        const gpuprof__dsample *r = &gpuprof__dev.recent[i % GPUPROF__DV_RECENT];
-        double v[GPUPROF__DV_N];
-        int have[GPUPROF__DV_N], k;
-        if ((int64_t)r->t < a || (int64_t)r->t > b) continue;
-        for (k = 0; k < GPUPROF__DV_N; k++) { v[k] = r->v[k]; have[k] = (r->have >> k) & 1u; }
-        gpuprof__dv_phase_add(gpuprof__dev.gph, &gpuprof__dev.ngph, name_id, v, have);
-    }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
-}
-#endif
-
-/* A call that failed: a lost GPU stops the sampling; any other failure
-   (NOT_SUPPORTED, NO_PERMISSION, ...) drops the counters [k0, k1] that call
-   reads, with one line, and the others go on. Returns 0. */
-static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t_ns) {
-    int k;
-    char what[160] = "";
-    size_t n = 0;
-    if (rc == GPUPROF__NV_GPU_LOST) {
-        if (!gpuprof__dev.lost)
-            gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u was lost (%s: %s) %.1f s into the run: device telemetry stops there; the samples before it are kept",
-                          gpuprof__dev.index, call, gpuprof__nvml_error(rc), (double)t_ns / 1e9);
-        gpuprof__dev.lost = 1;
-        gpuprof__dev.lost_at = t_ns;
-        return 0;
-    }
-    for (k = k0; k <= k1; k++) {
-        if (k < 0) continue;
-        if (gpuprof__dev.c[k].on > 0 && n < sizeof what - 40)
-            n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", n ? ", " : "", gpuprof__dv_info[k].name);
-        gpuprof__dev.c[k].on = -1;
-    }
-    if (k0 < 0 && gpuprof__dev.why_on > 0) { snprintf(what, sizeof what, "clock-event reasons"); gpuprof__dev.why_on = -1; }
-    if (what[0])
-        gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u: %s failed (%s): its %s %s no longer sampled; the other device counters go on",
-                      gpuprof__dev.index, call, gpuprof__nvml_error(rc), what, strchr(what, ',') ? "are" : "is");
-    return 0;
-}
-
-/* Counter k's value from a call that returned rc; 1 when it has one. */
-static int gpuprof__dv_got(double *v, int *have, int k, int rc, double x, uint64_t t_ns) {
-    if (rc != GPUPROF__NV_OK) return gpuprof__dv_fail(k, k, gpuprof__dv_info[k].call, rc, t_ns);
-    v[k] = x;
-    have[k] = 1;
-    return 1;
-}
-
-/* GPM: a sample every GPUPROF__GPM_GAP_NS at most; from the second on, the
-   metrics between the last two. */
-static void gpuprof__dv_read_gpm(double *v, int *have, uint64_t t_ns) {
-    const gpuprof__nvml_api *a = &gpuprof__dev.api;
-    gpuprof__nv_gpm_get *g = gpuprof__dev.gpm_get;
-    void *prev = gpuprof__dev.gpm_s[(gpuprof__dev.gpm_have + 1) & 1], *cur = gpuprof__dev.gpm_s[gpuprof__dev.gpm_have & 1];
-    int rc, k;
-    unsigned i;
-    if (gpuprof__dev.gpm <= 0 || (gpuprof__dev.gpm_have && t_ns - gpuprof__dev.gpm_t < GPUPROF__GPM_GAP_NS)) return;
-    if ((rc = a->GpmSampleGet(gpuprof__dev.dev, cur)) != GPUPROF__NV_OK) {
-        gpuprof__dev.gpm = -1;
-        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmSampleGet", rc, t_ns);
-        return;
-    }
-    gpuprof__dev.gpm_t = t_ns;
-    if (!gpuprof__dev.gpm_have++) return;
-    memset(g, 0, offsetof(gpuprof__nv_gpm_get, metric));
-    g->version = 1;
-    g->sample1 = prev;
-    g->sample2 = cur;
-    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) {
-        if (gpuprof__dev.c[k].on <= 0) continue;
-        memset(&g->metric[g->count], 0, sizeof g->metric[0]);
-        g->metric[g->count++].id = gpuprof__dv_info[k].gpm;
-    }
-    if (!g->count) return;
-    if ((rc = a->GpmMetricsGet(g)) != GPUPROF__NV_OK) {
-        gpuprof__dev.gpm = -1;
-        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmMetricsGet", rc, t_ns);
-        return;
-    }
-    for (i = 0; i < g->count; i++)
-        for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++)
-            if (gpuprof__dv_info[k].gpm == g->metric[i].id) gpuprof__dv_got(v, have, k, g->metric[i].ret, g->metric[i].value, t_ns);
-}
-
-/* Every counter still on, read once. */
-static void gpuprof__dv_read(double *v, int *have, unsigned long long *why, int *why_ok, uint64_t t_ns) {
-    const gpuprof__nvml_api *a = &gpuprof__dev.api;
-    void *d = gpuprof__dev.dev;
-    gpuprof__dvc *c = gpuprof__dev.c;
-    unsigned x = 0;
-    int rc;
-    if (c[GPUPROF__DV_UTIL].on > 0) {
-        gpuprof__nv_util u = { 0, 0 };
-        if ((rc = a->DeviceGetUtilizationRates(d, &u)) != GPUPROF__NV_OK) gpuprof__dv_fail(GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, gpuprof__dv_info[GPUPROF__DV_UTIL].call, rc, t_ns);
-        else if (gpuprof__dv_got(v, have, GPUPROF__DV_UTIL, rc, u.gpu, t_ns)) gpuprof__dv_got(v, have, GPUPROF__DV_MEMUTIL, rc, u.memory, t_ns);
-    }
-    /* each call before its value is read: the order of a call's arguments is unspecified */
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_SMCLK].on > 0) {
-        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_SM, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_SMCLK, rc, x, t_ns);
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMCLK].on > 0) {
-        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_MEM, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_MEMCLK, rc, x, t_ns);
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_POWER].on > 0) {
-        rc = a->DeviceGetPowerUsage(d, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_POWER, rc, x / 1000.0, t_ns);      /* mW */
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_PLIMIT].on > 0) {
-        rc = a->DeviceGetEnforcedPowerLimit(d, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_PLIMIT, rc, x / 1000.0, t_ns);
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_TEMP].on > 0) {
-        gpuprof__nv_temp tv;
-        memset(&tv, 0, sizeof tv);
-        tv.version = (unsigned)sizeof tv | 1u << 24;      /* nvmlTemperature_v1 */
-        rc = gpuprof__dev.temp_v ? a->DeviceGetTemperatureV(d, &tv) : a->DeviceGetTemperature(d, 0, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_TEMP, rc, gpuprof__dev.temp_v ? (double)tv.temperature : (double)x, t_ns);
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMUSED].on > 0) {
-        gpuprof__nv_mem m = { 0, 0, 0 };
-        rc = a->DeviceGetMemoryInfo(d, &m);
-        gpuprof__dv_got(v, have, GPUPROF__DV_MEMUSED, rc, (double)m.used / 1048576.0, t_ns);
-    }
-    if (!gpuprof__dev.lost && gpuprof__dev.why_on > 0) {
-        rc = gpuprof__dev.why_on == 1 ? a->DeviceGetCurrentClocksEventReasons(d, why) : a->DeviceGetCurrentClocksThrottleReasons(d, why);
-        if (rc == GPUPROF__NV_OK) *why_ok = 1;
-        else gpuprof__dv_fail(-1, -1, gpuprof__dev.why_on == 1 ? "nvmlDeviceGetCurrentClocksEventReasons" : "nvmlDeviceGetCurrentClocksThrottleReasons", rc, t_ns);
-    }
-    if (!gpuprof__dev.lost) gpuprof__dv_read_gpm(v, have, t_ns);
-}
-
-/* One pass on gpuprof's thread (or a test's): every counter read, then into
-   the trace, the totals, the run over time and the phase open now. */
-static void gpuprof__dev_sample(void) {
-    double v[GPUPROF__DV_N];
-    int have[GPUPROF__DV_N], why_ok = 0, k, any = 0;
-    unsigned long long why = 0;
-    uint64_t ticks = gpuprof__ticks(), base = GPUPROF__LD(&gpuprof__clock.base), t_ns;
-    uint32_t phase = gpuprof__dv_phase_now();        /* before dev_mu: it takes gpuprof__lock */
-    t_ns = ticks > base ? gpuprof__ticks_to_ns(ticks - base) : 0;
-    memset(have, 0, sizeof have);
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    if (!gpuprof__dev.on || gpuprof__dev.lost) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
-    gpuprof__dv_read(v, have, &why, &why_ok, t_ns);
-    for (k = 0; k < GPUPROF__DV_N; k++) any |= have[k];
-    if (gpuprof__dev.lost || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
-    gpuprof__dev.samples++;
-    if (why_ok) {
-        gpuprof__dev.nwhy++;
-        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) gpuprof__dev.why[k]++;
-    }
-    for (k = 0; k < GPUPROF__DV_N; k++) {
-        if (!have[k]) continue;
-        gpuprof__dv_value(&gpuprof__dev.c[k], v[k]);
-        if (gpuprof__dev.tracer && GPUPROF__LD(&gpuprof__g.trace_on)) {
-            uint64_t u;
-            memcpy(&u, &v[k], sizeof u);
-            gpuprof__trace_put(gpuprof__dev.tracer, GPUPROF__EV_COUNTER, gpuprof__dev.c[k].id, 0, ticks - gpuprof__dev.tracer->base, u);
-        }
-    }
-    gpuprof__dv_point(t_ns, v, have, why, why_ok);
-    gpuprof__dv_phase_add(gpuprof__dev.ph, &gpuprof__dev.nph, phase, v, have);
-    if (gpuprof__dev.recent) {
-        gpuprof__dsample *r = &gpuprof__dev.recent[gpuprof__dev.nrecent++ % GPUPROF__DV_RECENT];
-        r->t = t_ns;
-        r->have = 0;
-        for (k = 0; k < GPUPROF__DV_N; k++) { r->v[k] = (float)v[k]; if (have[k]) r->have |= 1u << k; }
-    }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
-}
-
-/* The last session's samples, freed (under gpuprof__dev_mu). */
-static void gpuprof__dev_clear(void) {
-    int k;
-    for (k = 0; k < GPUPROF__DV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
-    GPUPROF_FREE(gpuprof__dev.pt);
-    GPUPROF_FREE(gpuprof__dev.gpm_get);
-    GPUPROF_FREE(gpuprof__dev.recent);
-    gpuprof__dev.recent = NULL;
-    gpuprof__dev.nrecent = 0;
-    memset(gpuprof__dev.gph, 0, sizeof gpuprof__dev.gph);
-    gpuprof__dev.ngph = 0;
-    memset(gpuprof__dev.c, 0, sizeof gpuprof__dev.c);
-    memset(gpuprof__dev.ph, 0, sizeof gpuprof__dev.ph);
-    memset(gpuprof__dev.why, 0, sizeof gpuprof__dev.why);
-    gpuprof__dev.pt = NULL;
-    gpuprof__dev.gpm_get = NULL;
-    gpuprof__dev.npt = gpuprof__dev.nph = 0;
-    gpuprof__dev.per_pt = 1;
-    gpuprof__dev.samples = gpuprof__dev.nwhy = gpuprof__dev.outside = gpuprof__dev.lost_at = 0;
-    gpuprof__dev.lost = gpuprof__dev.gpm = gpuprof__dev.gpm_have = gpuprof__dev.why_on = 0;
-    gpuprof__dev.max_sm = gpuprof__dev.max_mem = 0;
-    gpuprof__dev.name[0] = gpuprof__dev.bus[0] = gpuprof__dev.how[0] = 0;
-    gpuprof__dev.tracer = NULL;
-}
-
-/* At a session's start (under gpuprof__lock): is device telemetry wanted
-   (cfg.device_every_ms >= 0; asked for when set, or GPUPROF_NVML_PATH is),
-   and does NVML load? 1: gpuprof's thread opens it and samples. */
-static int gpuprof__dev_want(int off) {
-    double every = gpuprof__g.cfg.device_every_ms;
-    const char *path = getenv("GPUPROF_NVML_PATH");
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    GPUPROF__ST(&gpuprof__dev.on, 0);
-    gpuprof__dev_clear();
-    gpuprof__dev.status[0] = 0;
-    gpuprof__dev.asked = every > 0 || (path && *path);
-    gpuprof__dev.every_ms = every == 0 ? 100 : every < 10 && every > 0 ? 10 : every;
-    pthread_mutex_unlock(&gpuprof__dev_mu);
-    if (off || every < 0) return 0;
-    if (gpuprof__nvml_load() != 0) {
-        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
-        return 0;
-    }
-    return 1;
-}
-
-/* What the device gives: a counter is on when its call exists; GPM where
-   the GPU supports it (Hopper on; a capability, said only when
-   GPUPROF_DEVICE_GPM=1 asked for it). */
-static void gpuprof__dev_caps(void) {
-    const gpuprof__nvml_api *a = &gpuprof__dev.api;
-    const char *want_gpm = getenv("GPUPROF_DEVICE_GPM");
-    gpuprof__nv_gpm_support sup = { 1, 0 };
-    int k, rc = -1;
-    int has[GPUPROF__DV_FIRST_GPM];
-    has[GPUPROF__DV_UTIL] = has[GPUPROF__DV_MEMUTIL] = a->DeviceGetUtilizationRates != NULL;
-    has[GPUPROF__DV_SMCLK] = has[GPUPROF__DV_MEMCLK] = a->DeviceGetClockInfo != NULL;
-    has[GPUPROF__DV_POWER] = a->DeviceGetPowerUsage != NULL;
-    has[GPUPROF__DV_PLIMIT] = a->DeviceGetEnforcedPowerLimit != NULL;
-    has[GPUPROF__DV_TEMP] = a->DeviceGetTemperatureV != NULL || a->DeviceGetTemperature != NULL;
-    has[GPUPROF__DV_MEMUSED] = a->DeviceGetMemoryInfo != NULL;
-    for (k = 0; k < GPUPROF__DV_FIRST_GPM; k++) gpuprof__dev.c[k].on = has[k];
-    gpuprof__dev.temp_v = a->DeviceGetTemperatureV != NULL;
-    gpuprof__dev.why_on = a->DeviceGetCurrentClocksEventReasons ? 1 : a->DeviceGetCurrentClocksThrottleReasons ? 2 : 0;
-    if (a->DeviceGetMaxClockInfo) {
-        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_SM, &gpuprof__dev.max_sm) != GPUPROF__NV_OK) gpuprof__dev.max_sm = 0;
-        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_MEM, &gpuprof__dev.max_mem) != GPUPROF__NV_OK) gpuprof__dev.max_mem = 0;
-    }
-    if (!a->DeviceGetName || a->DeviceGetName(gpuprof__dev.dev, gpuprof__dev.name, sizeof gpuprof__dev.name) != GPUPROF__NV_OK) gpuprof__dev.name[0] = 0;
-    gpuprof__dev.name[sizeof gpuprof__dev.name - 1] = 0;
-    if (a->GpmQueryDeviceSupport && a->GpmSampleAlloc && a->GpmSampleFree && a->GpmSampleGet && a->GpmMetricsGet &&
-        (rc = a->GpmQueryDeviceSupport(gpuprof__dev.dev, &sup)) == GPUPROF__NV_OK && sup.supported &&
-        (gpuprof__dev.gpm_get = (gpuprof__nv_gpm_get *)gpuprof__zalloc(sizeof *gpuprof__dev.gpm_get)) != NULL &&
-        a->GpmSampleAlloc(&gpuprof__dev.gpm_s[0]) == GPUPROF__NV_OK) {
-        if (a->GpmSampleAlloc(&gpuprof__dev.gpm_s[1]) == GPUPROF__NV_OK) gpuprof__dev.gpm = 1;
-        else { a->GpmSampleFree(gpuprof__dev.gpm_s[0]); gpuprof__dev.gpm_s[0] = NULL; }
-    }
-    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) gpuprof__dev.c[k].on = gpuprof__dev.gpm > 0;
-    if (gpuprof__dev.gpm <= 0 && want_gpm && !strcmp(want_gpm, "1"))
-        gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u gives no GPM metrics (%s): SM, tensor and DRAM activity are not sampled (GPM needs Hopper or later and a recent driver)",
-                      gpuprof__dev.index, !a->GpmQueryDeviceSupport ? "this NVML has no GPM calls" : rc != GPUPROF__NV_OK && rc != -1 ? gpuprof__nvml_error(rc) : "not supported on this GPU");
-}
-
-/* On gpuprof's thread, before its first sample: NVML initialised, the
-   device picked, its counters named for the trace, a thread state of
-   gpuprof's own for their events. Failure: one line if telemetry was asked
-   for, and no sampling. */
-static void gpuprof__dev_open(void) {
-    const gpuprof__nvml_api *a = &gpuprof__dev.api;
-    gpuprof__thread *tr;
-    int rc, k;
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    if ((rc = a->Init_v2()) != GPUPROF__NV_OK) {
-        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "nvmlInit failed (%s)%s", gpuprof__nvml_error(rc),
-                 rc == GPUPROF__NV_DRIVER_NOT_LOADED ? ": no NVIDIA driver is loaded" : "");
-    } else {
-        gpuprof__dev.inited = 1;
-        if (gpuprof__dev_pick() == 0) gpuprof__dev_caps();
-        else { a->Shutdown(); gpuprof__dev.inited = 0; }
-    }
-    if (!gpuprof__dev.inited) {
-        pthread_mutex_unlock(&gpuprof__dev_mu);
-        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
-        return;
-    }
-    gpuprof__dev.pt = (gpuprof__dpoint *)gpuprof__alloc(GPUPROF__DV_POINTS * sizeof *gpuprof__dev.pt);
-#ifdef GPUPROF_CUDA
-    gpuprof__dev.recent = (gpuprof__dsample *)gpuprof__alloc(GPUPROF__DV_RECENT * sizeof *gpuprof__dev.recent);
-#endif
-    pthread_mutex_unlock(&gpuprof__dev_mu);
-    for (k = 0; k < GPUPROF__DV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
-        char name[96];
-        snprintf(name, sizeof name, "GPU %u %s (%s)", gpuprof__dev.index, gpuprof__dv_info[k].name, gpuprof__dv_info[k].unit);
-        if (gpuprof__dev.c[k].on > 0) gpuprof__dev.c[k].id = gpuprof__intern(name);
-    }
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "device telemetry", gpuprof__g.max_ids, 1)) != NULL) {
-        tr->exited = 2;
-        tr->session = gpuprof__g.session;
-        tr->base = gpuprof__clock.base;
-        tr->names = gpuprof__g.names;
-        tr->index = UINT32_MAX;
-        tr->next = gpuprof__g.threads;
-        GPUPROF__STR(&gpuprof__g.threads, tr);      /* release: see gpuprof__collector_main */
-        gpuprof__dev.tracer = tr;
-    }
-    pthread_mutex_unlock(&gpuprof__lock);
-    GPUPROF__STR(&gpuprof__dev.on, 1);
-}
-
-/* At shutdown, once gpuprof's thread has stopped and the outputs are
-   written: NVML let go of, the samples freed. */
-static void gpuprof__dev_close(void) {
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    GPUPROF__ST(&gpuprof__dev.on, 0);
-    if (gpuprof__dev.gpm_s[0]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[0]);
-    if (gpuprof__dev.gpm_s[1]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[1]);
-    gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;
-    if (gpuprof__dev.inited) gpuprof__dev.api.Shutdown();
-    gpuprof__dev.inited = 0;
-    gpuprof__dev_clear();
-    pthread_mutex_unlock(&gpuprof__dev_mu);
-}
-
-/* A GPU-bound phase's class from GPM (SPEC 17): over the samples taken
-   while it ran, the mean DRAM bandwidth utilization against the highest
-   mean compute activity (tensor, FP32, FP16). 1 memory-bound, 2
-   compute-bound, 0 not measured (no GPM, under 2 samples of both, or both
-   under GPUPROF__DV_CLASS_MIN %: neither bounds it). */
-#define GPUPROF__DV_CLASS_MIN 20.0
-/* The samples taken while outermost range name_id ran (NULL: none): in its
-   GPU windows where it has a GPU part, else in its CPU windows. */
-static const gpuprof__dphase *gpuprof__dv_phase_of(uint32_t name_id) {
-    uint32_t i;
-    for (i = 0; i < gpuprof__dev.ngph; i++) if (gpuprof__dev.gph[i].name_id == name_id && gpuprof__dev.gph[i].n) return &gpuprof__dev.gph[i];
-    for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == name_id && gpuprof__dev.ph[i].n) return &gpuprof__dev.ph[i];
-    return NULL;
-}
-
-static int gpuprof__dv_class(uint32_t name_id, double *dram, double *comp) {   /* under gpuprof__dev_mu */
-    static const int act[3] = { GPUPROF__DV_TENSOR, GPUPROF__DV_FP32, GPUPROF__DV_FP16 };
-    const gpuprof__dphase *p = gpuprof__dv_phase_of(name_id);
-    double m = -1, c = -1;
-    int k, cls = 0;
-    if (p && p->cnt[GPUPROF__DV_DRAM] >= 2) m = p->sum[GPUPROF__DV_DRAM] / p->cnt[GPUPROF__DV_DRAM];
-    for (k = 0; p && k < 3; k++)
-        if (p->cnt[act[k]] >= 2 && p->sum[act[k]] / p->cnt[act[k]] > c) c = p->sum[act[k]] / p->cnt[act[k]];
-    if (m >= 0 && c >= 0 && (m >= GPUPROF__DV_CLASS_MIN || c >= GPUPROF__DV_CLASS_MIN)) cls = m >= c ? 1 : 2;
-    if (dram) *dram = m;
-    if (comp) *comp = c;
-    return cls;
-}static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
-    int cls;
-    if (!GPUPROF__LD(&gpuprof__dev.samples)) return 0;
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    cls = gpuprof__dv_class(name_id, dram, comp);
-    pthread_mutex_unlock(&gpuprof__dev_mu);
-    return cls;
 }
 
 /* ----------------------------------------------------------------------
