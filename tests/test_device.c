@@ -137,6 +137,10 @@ static void scenario_power_cap(void) {
     CHECK(report && strstr(report, "phases too short for their own utilization (a call under 2 x the interval, 200 ms): \"data\" (10.0 ms a call)"),
           "power cap: the short phase, said");
     CHECK(report && strstr(report, "; SM clock fell from 1980 to 1755 MHz; power cap 100% of the last tenth\n"), "power cap: the drift line names the cause");
+    if (report && strstr(report, "   step time rose")) {
+        const char *p = strstr(report, "   step time rose");
+        printf("%.*s\n", (int)(strchr(p, '\n') - p), p);
+    }
     if (report) {
         const char *p = strstr(report, "Device over the run");
         if (p) printf("%.*s", (int)(strstr(p, "\nVerdict") ? strstr(p, "\nVerdict") - p : 2000), p);
