@@ -13853,13 +13853,13 @@ static void gpuprof__captures_write(int locked) {
     }
 }
 
-/* The keeper: sleeps until the next checkpoint is due, a capture is asked
-   for, or it is stopped. */
+/* The keeper: sleeps until the next checkpoint or device sample is due, a
+   capture is asked for, or it is stopped. */
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
     int checkpoints = gpuprof__g.summary_path && every > 0, captures = gpuprof__g.cfg.capture_slow > 0, device = gpuprof__g.keeper_device;
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
-    uint64_t dperiod = (uint64_t)(gpuprof__dev.every_ms * 1e6), dnext = UINT64_MAX / 2;
+    uint64_t dperiod = device ? (uint64_t)(gpuprof__dev.every_ms * 1e6) : 0, dnext = UINT64_MAX / 2;
     (void)arg;
     if (device) {                                   /* NVML's init takes a while: here, not in the program's first range */
         gpuprof__dev_open();
