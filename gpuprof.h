@@ -2740,7 +2740,7 @@ static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
         double v[GPUPROF__DV_N];
         int have[GPUPROF__DV_N], k;
         if ((int64_t)r->t < a || (int64_t)r->t > b) continue;
-        for (k = 0; k < GPUPROF__DV_N; k++) { v[k] = r->v[k]; have[k] = (r->have >> k) & 1u; }
+        for (k = 0; k < GPUPROF__DV_N; k++) { v[k] = (double)r->v[k]; have[k] = (r->have >> k) & 1u; }
         gpuprof__dv_phase_add(gpuprof__dev.gph, &gpuprof__dev.ngph, name_id, v, have);
     }
     pthread_mutex_unlock(&gpuprof__dev_mu);
