@@ -1586,6 +1586,10 @@ static struct {
     struct gpuprof__thread *stepper;      /* the thread calling GPUPROF_STEP: its timeline is the step (under gpuprof__lock) */
     uint64_t step_cpu0;                   /* the stepping thread's CPU time at the last GPUPROF_STEP (0: none) */
     double step_cpu, step_wall;           /* counted steps measured: its CPU time in them, their length (ns) */
+    double step_runq;                     /* ... the time in them it was runnable but waited for a CPU (ns; < 0: unknown) */
+    double step_vol, step_invol;          /* ... its voluntary and involuntary context switches in them */
+    uint64_t step_rq0, step_vol0, step_invol0;   /* those counters at the last GPUPROF_STEP */
+    int runq_fd1, runq_tid;               /* the stepping thread's /proc/thread-self/schedstat: its descriptor + 1 (0: none), its tid */
     gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
     uint32_t noutl;
     int outl_full;                        /* a candidate found no room: outliers are not set apart */
@@ -7094,6 +7098,45 @@ static void gpuprof__step_figures_clear(void) {
     gpuprof__g.noutl = gpuprof__g.nkinds = 0;
     gpuprof__g.outl_full = 0;
     gpuprof__g.step_cpu = gpuprof__g.step_wall = 0;
+    gpuprof__g.step_runq = gpuprof__g.step_vol = gpuprof__g.step_invol = 0;
+    gpuprof__g.step_rq0 = gpuprof__g.step_vol0 = gpuprof__g.step_invol0 = 0;
+    if (gpuprof__g.runq_fd1 > 0) close(gpuprof__g.runq_fd1 - 1);
+    gpuprof__g.runq_fd1 = gpuprof__g.runq_tid = 0;
+}
+
+/* Why the stepping thread was off the CPU (at each GPUPROF_STEP, on it):
+   its time runnable but waiting for a CPU while another thread or process
+   had it -- preemption -- (run_delay, /proc/thread-self/schedstat, ns), and
+   its voluntary (it blocked: I/O, sleep, a lock, a blocking sync) and
+   involuntary (preempted) context switches (getrusage RUSAGE_THREAD).
+   Returns bit 1 when the time was read, bit 2 the switches. The file stays
+   open while the same thread steps: one read a step. */
+static int gpuprof__thread_waits(int tid, uint64_t *runq, uint64_t *vol, uint64_t *invol) {
+    int got = 0;
+#if defined(__linux__)
+    char buf[96];
+    long n;
+    struct rusage ru;
+    if (gpuprof__g.runq_tid != tid) {
+        if (gpuprof__g.runq_fd1 > 0) close(gpuprof__g.runq_fd1 - 1);
+        gpuprof__g.runq_fd1 = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) + 1;
+        gpuprof__g.runq_tid = tid;
+    }
+    if (gpuprof__g.runq_fd1 > 0 && lseek(gpuprof__g.runq_fd1 - 1, 0, SEEK_SET) == 0 &&
+        (n = (long)read(gpuprof__g.runq_fd1 - 1, buf, sizeof buf - 1)) > 0) {
+        unsigned long long cpu, delay;
+        buf[n] = 0;
+        if (sscanf(buf, "%llu %llu", &cpu, &delay) == 2) { *runq = delay; got |= 1; }
+    }
+    if (getrusage(1 /* RUSAGE_THREAD: Linux's, named only with _GNU_SOURCE */, &ru) == 0) {
+        *vol = (uint64_t)ru.ru_nvcsw;
+        *invol = (uint64_t)ru.ru_nivcsw;
+        got |= 2;
+    }
+#else
+    (void)tid; (void)runq; (void)vol; (void)invol;
+#endif
+    return got;
 }
 
 /* The node's time and calls in the step that ends now: kept in the scratch
@@ -7329,12 +7372,22 @@ void gpuprof__step(void) {
         /* The stepping thread's time off the CPU in a step: it was blocked
            (waiting for other threads, I/O, a blocking GPU sync). Not with a
            test clock: its steps are not on the real clock. */
-        uint64_t cpu = gpuprof__thread_cpu_ns();
+        uint64_t cpu = gpuprof__thread_cpu_ns(), rq = 0, vol = 0, invol = 0;
+        int got = gpuprof__thread_waits(t->tid, &rq, &vol, &invol);
         if (counted && !first && gpuprof__g.stepper == t && gpuprof__g.step_cpu0 && cpu >= gpuprof__g.step_cpu0) {
             gpuprof__g.step_cpu += (double)(cpu - gpuprof__g.step_cpu0);
             gpuprof__g.step_wall += (double)dur;
+            if (!(got & 1) || rq < gpuprof__g.step_rq0) gpuprof__g.step_runq = -1.0;     /* unknown from now on */
+            else if (gpuprof__g.step_runq >= 0) gpuprof__g.step_runq += (double)(rq - gpuprof__g.step_rq0);
+            if ((got & 2) && vol >= gpuprof__g.step_vol0 && invol >= gpuprof__g.step_invol0) {
+                gpuprof__g.step_vol += (double)(vol - gpuprof__g.step_vol0);
+                gpuprof__g.step_invol += (double)(invol - gpuprof__g.step_invol0);
+            }
         }
         gpuprof__g.step_cpu0 = cpu;
+        gpuprof__g.step_rq0 = rq;
+        gpuprof__g.step_vol0 = vol;
+        gpuprof__g.step_invol0 = invol;
 #endif
         gpuprof__g.stepper = t;
         gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)));
@@ -10706,6 +10759,8 @@ typedef struct gpuprof__verdict_t {
     const gpuprof__row *outside[GPUPROF__PHASES]; /* ranges with time outside the steps worth listing (a model load) */
     int noutside;
     double blocked;               /* the stepping thread's share of the steps off the CPU (< 0: not measured) */
+    double preempted;             /* of which runnable, waiting for a CPU another thread or process had (< 0: unknown) */
+    double vol, invol;            /* its voluntary and involuntary context switches per counted step */
     uint32_t nout;                /* outlier steps, left out of the figures above (see gpuprof__snap) */
     uint64_t out_steps[8];        /* the first few */
     double out_x, out_median;     /* their mean length in median steps; the median step */
@@ -10929,6 +10984,10 @@ static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v
     v->steps = v->per_step ? (double)gpuprof__g.step_stats.count : 1.0;
     v->blocked = gpuprof__g.step_wall > 0 ? 1.0 - gpuprof__g.step_cpu / gpuprof__g.step_wall : -1.0;
     if (v->blocked < 0 && gpuprof__g.step_wall > 0) v->blocked = 0;
+    v->preempted = gpuprof__g.step_wall > 0 && gpuprof__g.step_runq >= 0 ? gpuprof__g.step_runq / gpuprof__g.step_wall : -1.0;
+    if (v->blocked >= 0 && v->preempted > v->blocked) v->preempted = v->blocked;    /* two clocks read apart */
+    v->vol = v->steps > 0 ? gpuprof__g.step_vol / v->steps : 0;
+    v->invol = v->steps > 0 ? gpuprof__g.step_invol / v->steps : 0;
     for (k = 0; v->per_step && k < (int)s->nkinds; k++) {
         const gpuprof__kind *kd = &s->kinds[k];
         if (!s->kind_rare[k] || gpuprof__kind_is_syncs(s, k) || v->apart_steps + (double)kd->steps >= v->steps) continue;
@@ -12142,6 +12201,29 @@ static void gpuprof__verdict_step(gpuprof__buf *b, const gpuprof__verdict_t *v, 
     } else gpuprof__buf_printf(b, "\n   -> no GPU in this run: %s\n", gpuprof__kname[v->step_k]);
 }
 
+/* The stepping thread off the CPU: how much of it was waiting (it blocked:
+   I/O, sleep, a lock, a blocking sync) and how much preemption (runnable,
+   while another thread or process had its CPU), from its own counters. */
+static void gpuprof__report_offcpu(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    char t1[32], t2[32], t3[32], s1[32], s2[32];
+    double waited = v->preempted >= 0 ? v->blocked - v->preempted : v->blocked;
+    gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->blocked);
+    gpuprof__fmt(s1, sizeof s1, "%.0f", v->vol);
+    gpuprof__fmt(s2, sizeof s2, "%.0f", v->invol);
+    if (v->preempted < 0) {
+        gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps (%s voluntary, %s involuntary context switches a step): %s\n", t1, s1, s2,
+                            v->invol > v->vol ? "mostly preempted -- another process had its CPU (a loaded machine: the step times include it)"
+                                              : "it waited (I/O, sleep, a lock or a blocking sync) -- that wait is part of the step's time");
+        return;
+    }
+    gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * waited);
+    gpuprof__fmt(t3, sizeof t3, "%.0f", 100.0 * v->preempted);
+    gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: waiting %s%% (I/O, sleep, a lock or a blocking sync; %s voluntary switches a step), "
+                           "preempted %s%% (runnable while another thread or process had its CPU; %s involuntary switches a step) -- %s\n", t1, t2, s1, t3, s2,
+                        v->preempted > waited ? "the machine is loaded: the step times include the time others took its CPU (free or pin the CPUs)"
+                                              : "that wait is part of the step's time");
+}
+
 /* The outermost ranges of threads other than the stepping one: what they do
    per step, apart from the step's own timeline (they run beside it). */
 static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width) {
@@ -12161,10 +12243,12 @@ static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdic
         gpuprof__buf_printf(b, " %10llu\n", (unsigned long long)r->stats.count);
     }
     if (v->blocked >= 0) {
+        double waited = v->preempted >= 0 ? v->blocked - v->preempted : v->blocked;
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->blocked);
-        gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: %s\n", t1,
-                            v->blocked >= GPUPROF__BLOCKED_WAITS ? "it waited (for these threads, I/O or a blocking sync) -- what it waits for bounds the step"
-                                                                 : "it did not wait for these threads much; they run beside the step");
+        if (v->blocked >= GPUPROF__BLOCKED_WAITS && v->preempted > waited) gpuprof__report_offcpu(b, v);
+        else gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: %s\n", t1,
+                                 v->blocked >= GPUPROF__BLOCKED_WAITS ? "it waited (for these threads, I/O or a blocking sync) -- what it waits for bounds the step"
+                                                                      : "it did not wait for these threads much; they run beside the step");
     }
 }
 
@@ -12255,11 +12339,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
     if (v->nother) gpuprof__report_other_threads(b, v, width);
     if (v->noutside) gpuprof__report_outside(b, v, width);
-    if (!v->nother && v->blocked >= GPUPROF__BLOCKED_WAITS) {   /* with other threads, their table says it */
-        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->blocked);
-        gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: it waited (I/O, sleep, a lock or a blocking sync) "
-                               "-- that wait is part of the step's time\n", t1);
-    }
+    if (!v->nother && v->blocked >= GPUPROF__BLOCKED_WAITS) gpuprof__report_offcpu(b, v);   /* with other threads, their table says it */
     if (v->napart) gpuprof__report_kinds(b, v);
     if (v->nout) gpuprof__report_outliers(b, v);
     if (v->napart || v->nout) gpuprof__buf_printf(b, "   the figures above are of the other %.0f steps, the typical ones\n", v->steps);
@@ -13216,6 +13296,16 @@ static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"stepper_blocked_share\":");
     gpuprof__buf_num(b, v.blocked >= 0 ? v.blocked : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"stepper_preempted_share\":");
+    gpuprof__buf_num(b, v.blocked >= 0 && v.preempted >= 0 ? v.preempted : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"stepper_switches_per_step\":");
+    if (v.blocked >= 0) {
+        gpuprof__buf_s(b, "{\"voluntary\":");
+        gpuprof__buf_num(b, v.vol);
+        gpuprof__buf_s(b, ",\"involuntary\":");
+        gpuprof__buf_num(b, v.invol);
+        gpuprof__buf_s(b, "}");
+    } else gpuprof__buf_s(b, "null");
     gpuprof__json_apart(b, &v);
     gpuprof__buf_s(b, "],\"outside_ns\":");
     gpuprof__buf_num(b, v.per_step ? v.outside_ns : GPUPROF__NAN);

@@ -1,0 +1,94 @@
+/* The stepping thread off the CPU (issue 41): waiting -- it blocked, here in
+   sleeps -- told from preemption -- runnable while another process had its
+   CPU, here a busy child pinned to the same CPU -- from the thread's own
+   counters (run_delay in /proc/thread-self/schedstat, and the voluntary and
+   involuntary context switches of getrusage(RUSAGE_THREAD)). Real clock:
+   each step is 5 ms of sleep, or 5 ms of this thread's CPU time. */
+#define _GNU_SOURCE
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+#include "json_util.h"
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile double sink;
+
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void burn(double ms) {              /* ms of this thread's own CPU time, however long it takes */
+    double t0 = cpu_ms(), x = 1;
+    while (cpu_ms() - t0 < ms) { int i; for (i = 0; i < 1000; i++) x = x * 1.0000001 + 1e-9; }
+    sink = x;
+}
+
+/* 40 steps of "work"; hog: a busy child pinned to this thread's CPU. */
+static cJSON *run(const char *tag, int hog) {
+    char summary[64], report[64];
+    pid_t child = -1;
+    int i;
+    snprintf(summary, sizeof summary, "%s.json", tag);
+    snprintf(report, sizeof report, "%s.txt", tag);
+    if (hog) {
+        cpu_set_t one;
+        int cpu = sched_getcpu();
+        CPU_ZERO(&one);
+        CPU_SET(cpu < 0 ? 0 : cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0) return NULL;
+        if ((child = fork()) == 0) { for (;;) sink = sink * 1.0000001 + 1e-9; }
+    }
+    setenv("GPUPROF_SUMMARY", summary, 1);
+    setenv("GPUPROF_REPORT", report, 1);
+    gpuprof_init(NULL);
+    for (i = 0; i < 40; i++) {
+        PROF_STEP();
+        PROF_RANGE("work");
+        if (hog) burn(5);
+        else { struct timespec ts = { 0, 5000000 }; nanosleep(&ts, NULL); }
+    }
+    PROF_STEP();
+    gpuprof_shutdown();
+    if (child > 0) { kill(child, SIGKILL); waitpid(child, NULL, 0); }
+    return summary_load(summary);
+}
+
+int main(void) {
+    cJSON *j, *v;
+    char *text;
+    double waited, pre;
+    j = run("sleeps", 0);
+    v = cJSON_GetObjectItem(j, "verdict");
+    pre = jnum(v, "stepper_preempted_share");
+    waited = jnum(v, "stepper_blocked_share") - (pre == pre ? pre : 0);
+    printf("sleeps: off the CPU %.2f, preempted %.2f, switches %.1f voluntary / %.1f involuntary a step\n", jnum(v, "stepper_blocked_share"), pre,
+           jnum(cJSON_GetObjectItem(v, "stepper_switches_per_step"), "voluntary"), jnum(cJSON_GetObjectItem(v, "stepper_switches_per_step"), "involuntary"));
+    CHECK(waited > 0.5, "sleeps: the stepping thread was off the CPU, waiting, most of its steps");
+    CHECK(pre != pre || pre < waited, "sleeps: less preemption than waiting");
+    CHECK(jnum(cJSON_GetObjectItem(v, "stepper_switches_per_step"), "voluntary") >= 1, "sleeps: a voluntary switch (at least) a step");
+    text = check_slurp("sleeps.txt");
+    CHECK(text && strstr(text, "that wait is part of the step's time"), "sleeps: the report says it waited");
+    CHECK(text && !strstr(text, "the machine is loaded"), "sleeps: not that the machine is loaded");
+    free(text);
+    cJSON_Delete(j);
+    if (!(j = run("hog", 1))) { printf("test_waits: cannot pin to one CPU here; the preemption case is skipped\n"); return check_done("test_waits"); }
+    v = cJSON_GetObjectItem(j, "verdict");
+    pre = jnum(v, "stepper_preempted_share");
+    printf("hog: off the CPU %.2f, preempted %.2f, switches %.1f voluntary / %.1f involuntary a step\n", jnum(v, "stepper_blocked_share"), pre,
+           jnum(cJSON_GetObjectItem(v, "stepper_switches_per_step"), "voluntary"), jnum(cJSON_GetObjectItem(v, "stepper_switches_per_step"), "involuntary"));
+    CHECK(jnum(v, "stepper_blocked_share") > 0.25, "hog: the stepping thread was off the CPU a quarter of its steps or more (it shares its CPU)");
+    if (pre == pre) CHECK(pre > 0.8 * jnum(v, "stepper_blocked_share"), "hog: that time off the CPU is preemption (run_delay)");
+    CHECK(jnum(cJSON_GetObjectItem(v, "stepper_switches_per_step"), "involuntary") > jnum(cJSON_GetObjectItem(v, "stepper_switches_per_step"), "voluntary"),
+          "hog: more involuntary switches than voluntary ones");
+    text = check_slurp("hog.txt");
+    CHECK(text && (strstr(text, "the machine is loaded") || strstr(text, "mostly preempted")), "hog: the report says preempted, not waited");
+    if (text && strstr(text, "off the CPU")) { const char *p = strstr(text, "   the stepping thread"); printf("%.*s\n", (int)(strchr(p, '\n') - p), p); }
+    free(text);
+    cJSON_Delete(j);
+    return check_done("test_waits");
+}
