@@ -1500,7 +1500,9 @@ typedef struct gpuprof__thread {
 typedef struct gpuprof__capture {
     uint64_t step, from, to;          /* the step; its window: the step before's start to its end (ticks from the clock base) */
     uint64_t asked;                   /* when (gpuprof__mono_ns): written 10 ms later, the step's own events recorded by then */
-    double ns, median;                /* its length, the running median step then */
+    double ns, median;                /* its length, the running median step of its kind then */
+    int common;                       /* of the most common kind of step so far; else it ran with[] as well */
+    uint32_t with[3], nwith;          /* name ids: outermost ranges its kind runs that the most common kind does not */
     int state;                        /* 0: to write, 1: written, -1: failed */
     char file[256];
 } gpuprof__capture;
@@ -1544,6 +1546,7 @@ typedef struct gpuprof__kind {
     double dur;                   /* their total length (ns) */
     uint32_t *set;                /* the set's node indexes */
     double *ns;                   /* by node index: the time in the steps of this kind */
+    gpuprof_stats durs;           /* its steps' lengths so far (a slow step is judged against its own kind's median) */
 } gpuprof__kind;
 
 int gpuprof__paused;
@@ -7277,8 +7280,8 @@ static int gpuprof__outlier_candidate(double dur) {
    outer two levels' counted time at the first and at every GPUPROF_STEP;
    for a counted step, its kind (the ranges that ran in it) and, when it may
    be an outlier, where all its time went. dur: the counted step that ends
-   now (ns), or < 0. */
-static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint64_t step, uint64_t end_ns) {
+   now (ns), or < 0. Returns the step's kind (-1: none, or the table full). */
+static int gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint64_t step, uint64_t end_ns) {
     gpuprof__node *a, *b;
     uint32_t nran = 0;
     int kind;
@@ -7287,13 +7290,13 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
         gpuprof__step_node(a, first, &nran);
         for (b = a->first_child; b; b = b->next_sibling) gpuprof__step_node(b, first, &nran);
     }
-    if (dur < 0) return;
+    if (dur < 0) return -1;
     kind = gpuprof__step_kind(t, gpuprof__g.ran, nran, dur, step);
     gpuprof__series_add(t, dur, step, end_ns, gpuprof__g.ran, nran);
     if (gpuprof__outlier_candidate(dur)) {
         gpuprof__outlier *o = &gpuprof__g.outl[gpuprof__g.noutl];
         gpuprof__ran *copy = (gpuprof__ran *)gpuprof__alloc((nran ? nran : 1) * sizeof *copy);
-        if (!copy) { gpuprof__g.outl_full = 1; return; }    /* out of memory: no outliers set apart, as when full */
+        if (!copy) { gpuprof__g.outl_full = 1; return kind; }    /* out of memory: no outliers set apart, as when full */
         if (nran) memcpy(copy, gpuprof__g.ran, nran * sizeof *copy);
         gpuprof__g.noutl++;
         o->step = step;
@@ -7302,26 +7305,56 @@ static void gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint
         o->n = nran;
         o->ran = copy;
     }
+    return kind;
 }
 
 /* A call down the file: the keeper thread writes a capture (section
    "Checkpoints and captures", which needs the trace's sinks). */
 static void gpuprof__keeper_wake(void);
-/* Under gpuprof__lock, a counted step of dur ns ending at now: slow against
-   the running median (GPUPROF_CAPTURE_SLOW), it is captured -- its window,
-   from the start of the step before, goes to gpuprof's thread to write. */
-static void gpuprof__capture_ask(uint64_t step, uint64_t dur, uint64_t now) {
+/* Is node index ix in the kind's set? */
+static int gpuprof__kind_has(const gpuprof__kind *kd, uint32_t ix) {
+    uint32_t i;
+    for (i = 0; i < kd->nset; i++) if (kd->set[i] == ix) return 1;
+    return 0;
+}
+
+/* What sets the kind of step `kind` apart from the most common kind so far:
+   the outermost ranges it runs that that kind does not (at most 3 named). */
+static void gpuprof__capture_kind(gpuprof__thread *t, int kind, gpuprof__capture *c) {
+    const gpuprof__kind *kd = &gpuprof__g.kinds[kind], *top = kd;
+    uint32_t i;
+    for (i = 0; i < gpuprof__g.nkinds; i++)
+        if (gpuprof__g.kinds[i].thread == kd->thread && gpuprof__g.kinds[i].steps > top->steps) top = &gpuprof__g.kinds[i];
+    c->common = top == kd;
+    for (i = 0; !c->common && i < kd->nset && c->nwith < 3; i++) {
+        gpuprof__node *n = gpuprof__node_at(t, kd->set[i]);
+        if (n && n->parent == &t->root && !gpuprof__kind_has(top, kd->set[i])) c->with[c->nwith++] = n->name_id;
+    }
+}
+
+/* Under gpuprof__lock, a counted step of dur ns ending at now, of kind
+   `kind` (-1: none kept): slow against the running median of the steps of
+   its own kind (GPUPROF_CAPTURE_SLOW; a kind judged from its
+   GPUPROF__CAPTURE_AFTER-th step on, so that a validation step every N is
+   judged against validation steps, and a kind always long never takes a
+   capture), it is captured -- its window, from the start of the step
+   before, goes to gpuprof's thread to write. */
+static void gpuprof__capture_ask(gpuprof__thread *t, uint64_t step, uint64_t dur, uint64_t now, int kind) {
     double k = gpuprof__g.cfg.capture_slow, median;
+    gpuprof_stats *st = kind >= 0 ? &gpuprof__g.kinds[kind].durs : &gpuprof__g.step_stats;
     gpuprof__capture *c;
     uint64_t base = GPUPROF__LD(&gpuprof__clock.base);
-    if (!(k > 0) || gpuprof__g.step_stats.count < GPUPROF__CAPTURE_AFTER || gpuprof__g.ncap >= (unsigned)gpuprof__g.cfg.capture_max) return;
-    median = gpuprof_stats_quantile(&gpuprof__g.step_stats, 0.5);
-    if (!((double)dur > k * median) || !GPUPROF__LD(&gpuprof__g.keeper_running)) return;
+    int judged = k > 0 && st->count >= GPUPROF__CAPTURE_AFTER && gpuprof__g.ncap < (unsigned)gpuprof__g.cfg.capture_max;
+    median = judged ? gpuprof_stats_quantile(st, 0.5) : 0;
+    if (kind >= 0) gpuprof_stats_add(st, (double)dur);    /* after it is judged: against the steps before it */
+    if (!judged || !((double)dur > k * median) || !GPUPROF__LD(&gpuprof__g.keeper_running)) return;
     c = &gpuprof__g.cap[gpuprof__g.ncap];
     memset(c, 0, sizeof *c);
     c->step = step;
     c->ns = (double)dur;
     c->median = median;
+    c->common = 1;
+    if (kind >= 0 && t) gpuprof__capture_kind(t, kind, c);
     c->from = gpuprof__g.step_t0_prev > base ? gpuprof__g.step_t0_prev - base : 0;
     c->to = now - base;
     c->asked = gpuprof__mono_ns();
@@ -7337,7 +7370,7 @@ static void gpuprof__mpi_attach(void);
 void gpuprof__step(void) {
     uint64_t now = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
-    int counted, recorded, first, phase;
+    int counted, recorded, first, phase, kind = -1;
     uint64_t step, dur;
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;   /* the session is the parent's */
 #ifdef GPUPROF_MPI
@@ -7390,10 +7423,10 @@ void gpuprof__step(void) {
         gpuprof__g.step_invol0 = invol;
 #endif
         gpuprof__g.stepper = t;
-        gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)));
+        kind = gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)));
     }
     if (counted && !first) {
-        gpuprof__capture_ask(step, dur, now);
+        gpuprof__capture_ask(t && t->session == gpuprof__g.session ? t : NULL, step, dur, now, kind);
         gpuprof_stats_add(&gpuprof__g.step_stats, (double)dur);
     }
 #ifdef GPUPROF_CUDA
@@ -11006,13 +11039,6 @@ static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v
     }
 }
 
-/* Is node index ix in the kind's set? */
-static int gpuprof__kind_has(const gpuprof__kind *kd, uint32_t ix) {
-    uint32_t i;
-    for (i = 0; i < kd->nset; i++) if (kd->set[i] == ix) return 1;
-    return 0;
-}
-
 /* For each kind of step set apart: the ranges it runs that the typical
    step does not (an outer one stands for the ones inside it), and the
    phases with the most extra time per step of that kind. */
@@ -12496,13 +12522,17 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
 
 /* The slow steps captured (GPUPROF_CAPTURE_SLOW), a line each. */
 static void gpuprof__report_captures(gpuprof__buf *b) {
+    uint32_t k;
     unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
     char t1[32], t2[32], t3[32];
     for (i = 0; i < n; i++) {
         const gpuprof__capture *c = &gpuprof__g.cap[i];
         int state = GPUPROF__LDA(&c->state);
         gpuprof__fmt(t2, sizeof t2, "%.1f", c->ns / c->median);
-        gpuprof__buf_printf(b, "   slow step %llu captured: %s, %sx the running median (%s) -> %s\n", (unsigned long long)c->step,
+        gpuprof__buf_printf(b, "   slow step %llu captured", (unsigned long long)c->step);
+        if (c->common) gpuprof__buf_s(b, " (a step of the most common kind)");
+        for (k = 0; k < c->nwith; k++) gpuprof__buf_qname(b, k == 0 ? " (a step with " : k + 1 == c->nwith ? " and " : ", ", c->with[k]);
+        gpuprof__buf_printf(b, "%s: %s, %sx the running median of its kind (%s) -> %s\n", c->nwith ? ")" : "",
                             gpuprof__fmt_ns(t1, sizeof t1, c->ns), t2, gpuprof__fmt_ns(t3, sizeof t3, c->median),
                             state == 1 ? c->file : state < 0 ? "(the file could not be written)" : "(being written)");
     }
@@ -13450,6 +13480,7 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
 
 /* steps.captures (docs/summary.md): the slow steps captured. */
 static void gpuprof__json_captures(gpuprof__buf *b) {
+    uint32_t k;
     unsigned i, n = GPUPROF__LDA(&gpuprof__g.ncap);
     gpuprof__buf_s(b, ",\n \"captures\":[");
     for (i = 0; i < n; i++) {
@@ -13461,7 +13492,9 @@ static void gpuprof__json_captures(gpuprof__buf *b) {
         gpuprof__buf_num(b, c->median);
         gpuprof__buf_s(b, ",\"times_median\":");
         gpuprof__buf_num(b, c->ns / c->median);
-        gpuprof__buf_s(b, ",\"file\":");
+        gpuprof__buf_printf(b, ",\"kind\":{\"most_common\":%s,\"with\":[", c->common ? "true" : "false");
+        for (k = 0; k < c->nwith; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.names[c->with[k]].json);
+        gpuprof__buf_s(b, "]},\"file\":");
         if (state == 1) gpuprof__buf_json_str(b, c->file);
         else gpuprof__buf_s(b, "null");
         gpuprof__buf_printf(b, ",\"written\":%s}", state == 1 ? "true" : "false");

@@ -15,6 +15,11 @@
    goes (0.1 ms a step at first, 1.6 ms at the end), which the report's
    line of the run over time shows, and its drift line names.
 
+   GPUPROF_CAPTURE_SLOW=2.5 ./build/train_evals --stall 33: training step 33
+   waits 40 ms for its batch; that step is captured (its window written to a
+   trace file of its own), not the validation and sampling steps, which are
+   long every time (judged against their own kind of step).
+
    GPUPROF_SAMPLE=1 ./build/train_evals: the functions inside each phase
    (the report's "CPU samples per range"): the phases call functions named
    as llm.c's, each doing its share of the phase's work. */
@@ -22,6 +27,7 @@
 #include "../gpuprof.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { STEPS = 41, VAL_EVERY = 10, SAMPLE_EVERY = 20 };
@@ -61,7 +67,12 @@ static double noisy(double v) {
 }
 
 int main(int argc, char **argv) {
-    int drift = argc > 1 && !strcmp(argv[1], "--drift");
+    int drift = 0, stall = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--drift")) drift = 1;
+        else if (!strcmp(argv[i], "--stall") && i + 1 < argc) stall = atoi(argv[++i]);
+        else { fprintf(stderr, "usage: train_evals [--drift] [--stall STEP]\n"); return 2; }
+    }
     for (int step = 0; step < STEPS; step++) {
         if (step % VAL_EVERY == 0) {                  /* a validation pass: forward over held-out batches */
             PROF_RANGE("val");
@@ -73,7 +84,7 @@ int main(int argc, char **argv) {
             forward(1800);
             sample_softmax(200);
         }
-        { PROF_RANGE("data");      dataloader_next_batch(drift ? 1 + 15 * step / STEPS : 1); }
+        { PROF_RANGE("data");      dataloader_next_batch((drift ? 1 + 15 * step / STEPS : 1) + (step == stall ? 400 : 0)); }
         { PROF_RANGE("forward");   forward(20); }
         { PROF_RANGE("zero_grad"); zero_grads(1); }
         { PROF_RANGE("backward");  backward(40); }
