@@ -1524,6 +1524,8 @@ typedef struct gpuprof__point {
     double min, sum, max;                 /* their lengths (ns) */
     double ph[GPUPROF__SERIES_PH];        /* each followed range's time in them (ns) */
     uint64_t t0, t1;                      /* the first step's start, the last one's end (ns since the session's start) */
+    uint32_t tn;                          /* of them, typical steps (of the most common kind when they ended) ... */
+    double tsum, tph[GPUPROF__SERIES_PH]; /* ... their lengths and the followed ranges' time in them (ns): the drift's */
 } gpuprof__point;
 
 /* A step that may be an outlier: its length, its kind, and where its time went. */
@@ -7107,6 +7109,7 @@ static void gpuprof__step_figures_clear(void) {
     gpuprof__g.runq_fd1 = gpuprof__g.runq_tid = 0;
 }
 
+#if !defined(GPUPROF_CLOCK_FN)
 /* Why the stepping thread was off the CPU (at each GPUPROF_STEP, on it):
    its time runnable but waiting for a CPU while another thread or process
    had it -- preemption -- (run_delay, /proc/thread-self/schedstat, ns), and
@@ -7141,6 +7144,7 @@ static int gpuprof__thread_waits(int tid, uint64_t *runq, uint64_t *vol, uint64_
 #endif
     return got;
 }
+#endif
 
 /* The node's time and calls in the step that ends now: kept in the scratch
    list when it ran in the step (a call of it ended there). */
@@ -7208,6 +7212,16 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
     return (int)k;
 }
 
+/* Is kind k the most common kind of its thread's steps so far (ties: the
+   first met)? Its steps are the typical ones the drift compares. */
+static int gpuprof__kind_most(int k) {
+    const gpuprof__kind *kd = &gpuprof__g.kinds[k];
+    uint32_t i;
+    for (i = 0; i < gpuprof__g.nkinds; i++)
+        if (gpuprof__g.kinds[i].thread == kd->thread && (gpuprof__g.kinds[i].steps > kd->steps || (gpuprof__g.kinds[i].steps == kd->steps && (int)i < k))) return 0;
+    return 1;
+}
+
 /* Two neighbouring points as one. */
 static void gpuprof__point_merge(gpuprof__point *to, const gpuprof__point *a, const gpuprof__point *b) {
     int k;
@@ -7216,15 +7230,17 @@ static void gpuprof__point_merge(gpuprof__point *to, const gpuprof__point *a, co
     m.sum = a->sum + b->sum;
     if (b->min < m.min) m.min = b->min;
     if (b->max > m.max) m.max = b->max;
-    for (k = 0; k < GPUPROF__SERIES_PH; k++) m.ph[k] += b->ph[k];
+    for (k = 0; k < GPUPROF__SERIES_PH; k++) { m.ph[k] += b->ph[k]; m.tph[k] += b->tph[k]; }
     m.t1 = b->t1;
+    m.tn += b->tn;
+    m.tsum += b->tsum;
     *to = m;
 }
 
 /* The step that ends now into the run over time: into the last point, or a
    new one; when all are used, neighbours merge and a point holds twice the
    steps. The outermost ranges are followed, the first GPUPROF__SERIES_PH met. */
-static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, uint64_t end_ns, const gpuprof__ran *ran, uint32_t nran) {
+static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, uint64_t end_ns, const gpuprof__ran *ran, uint32_t nran, int typical) {
     gpuprof__point *p;
     uint32_t i, k;
     if (!gpuprof__g.series && !(gpuprof__g.series = (gpuprof__point *)gpuprof__zalloc(GPUPROF__SERIES * sizeof *gpuprof__g.series))) return;
@@ -7249,6 +7265,7 @@ static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, u
     p->t1 = end_ns;
     p->n++;
     p->sum += dur;
+    if (typical) { p->tn++; p->tsum += dur; }
     if (dur < p->min) p->min = dur;
     if (dur > p->max) p->max = dur;
     for (i = 0; i < nran; i++) {
@@ -7263,6 +7280,7 @@ static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, u
             gpuprof__g.nph++;
         }
         p->ph[k] += ran[i].ns;
+        if (typical) p->tph[k] += ran[i].ns;
     }
 }
 
@@ -7292,7 +7310,7 @@ static int gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint6
     }
     if (dur < 0) return -1;
     kind = gpuprof__step_kind(t, gpuprof__g.ran, nran, dur, step);
-    gpuprof__series_add(t, dur, step, end_ns, gpuprof__g.ran, nran);
+    gpuprof__series_add(t, dur, step, end_ns, gpuprof__g.ran, nran, kind < 0 || gpuprof__kind_most(kind));
     if (gpuprof__outlier_candidate(dur)) {
         gpuprof__outlier *o = &gpuprof__g.outl[gpuprof__g.noutl];
         gpuprof__ran *copy = (gpuprof__ran *)gpuprof__alloc((nran ? nran : 1) * sizeof *copy);
@@ -11169,18 +11187,24 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     GPUPROF_FREE(is_phase);
 }
 
-/* The run over time (SPEC 15): did the step time drift? The last tenth of
-   the counted steps against the first (warm-up is not counted), each as the
-   median of its points' mean step; a drift is a change of at least a tenth
-   of the step and beyond noise (three standard errors, from the points'
-   spread), with the followed range whose time changed most the same way. */
+/* The run over time (SPEC 15): did the step time drift? Only typical steps
+   (those of the most common kind when they ended: a validation or sampling
+   step every N is another kind, drawn over the run but not compared), and
+   not the first of them (a fiftieth, 2 to 10: start-up effects past the
+   warm-up). The last tenth of those steps against the first tenth after
+   them, each as the median of its points' mean step; a drift is a change of
+   at least a tenth of the step and beyond noise (three standard errors,
+   from the points' spread), with the followed range whose time changed most
+   the same way. */
 #define GPUPROF__DRIFT_MIN 0.10
+#define GPUPROF__DRIFT_SKIP 50        /* the first fiftieth of the typical steps (2 to 10) is start-up */
 typedef struct gpuprof__drift {
     int judged, drifted;          /* enough points to judge; a drift beyond noise */
     double first, last;           /* the tenths' median step (ns) */
     int slot;                     /* the followed range with most of the change (index into the snapshot's ph_name), -1: none */
     double slot_change;           /* its change per step (ns) */
     uint64_t t[4];                /* the first tenth's start and end, the last tenth's (ns since the session's start) */
+    uint64_t typical, all, skipped;   /* the steps compared from, of all the counted steps; left out as start-up */
 } gpuprof__drift;
 
 /* The median of v[0..n) (sorted in place) and its robust spread (1.4826 x
@@ -11198,39 +11222,57 @@ static double gpuprof__median_spread(double *v, uint32_t n, double *spread) {
     return med;
 }
 
-/* The median over points [a, b) of the mean step (slot < 0) or of a followed range's time per step. */
-static double gpuprof__tenth_median(const gpuprof__snap *s, uint32_t a, uint32_t b, int slot, double *v, double *spread) {
+/* The median over the points idx[a..b) of the typical steps' mean (slot < 0)
+   or of a followed range's time per typical step. */
+static double gpuprof__tenth_median(const gpuprof__snap *s, const uint32_t *idx, uint32_t a, uint32_t b, int slot, double *v, double *spread) {
     uint32_t i;
-    for (i = a; i < b; i++) v[i - a] = (slot < 0 ? s->series[i].sum : s->series[i].ph[slot]) / s->series[i].n;
+    for (i = a; i < b; i++) {
+        const gpuprof__point *p = &s->series[idx[i]];
+        v[i - a] = (slot < 0 ? p->tsum : p->tph[slot]) / p->tn;
+    }
     return gpuprof__median_spread(v, b - a, spread);
 }
 
 static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
-    uint64_t total = 0, got;
-    uint32_t i, a1 = 0, b1, a2, b2 = s->npoints;
+    uint64_t total = 0, got, span;
+    uint32_t i, n = 0, a1, b1, a2, b2;
+    uint32_t *idx;
     double *v, sd1, sd2, se, best = 0;
     int k;
     memset(d, 0, sizeof *d);
     d->slot = -1;
-    for (i = 0; i < s->npoints; i++) total += s->series[i].n;
-    for (b1 = 0, got = 0; b1 < s->npoints && got * 10 < total; b1++) got += s->series[b1].n;
-    for (a2 = s->npoints, got = 0; a2 > 0 && got * 10 < total; a2--) got += s->series[a2 - 1].n;
-    if (total < 20 || b1 - a1 < 3 || b2 - a2 < 3 || b1 > a2) return;       /* too few steps to judge */
-    if (!(v = (double *)gpuprof__alloc(s->npoints * sizeof *v))) return;
-    d->first = gpuprof__tenth_median(s, a1, b1, -1, v, &sd1);
-    d->last = gpuprof__tenth_median(s, a2, b2, -1, v, &sd2);
+    if (!s->npoints || !(idx = (uint32_t *)gpuprof__alloc(s->npoints * sizeof *idx))) return;
+    for (i = 0; i < s->npoints; i++) {
+        d->all += s->series[i].n;
+        if (s->series[i].tn) { idx[n++] = i; total += s->series[i].tn; }
+    }
+    d->typical = total;
+    d->skipped = total / GPUPROF__DRIFT_SKIP < 2 ? 2 : total / GPUPROF__DRIFT_SKIP > 10 ? 10 : total / GPUPROF__DRIFT_SKIP;
+    for (a1 = 0, got = 0; a1 < n && got < d->skipped; a1++) got += s->series[idx[a1]].tn;
+    d->skipped = got;
+    span = total > got ? (total - got) / 10 : 0;          /* a tenth of the steps compared */
+    for (b1 = a1, got = 0; b1 < n && got < span; b1++) got += s->series[idx[b1]].tn;
+    for (a2 = n, got = 0; a2 > 0 && got < span; a2--) got += s->series[idx[a2 - 1]].tn;
+    b2 = n;
+    if (total < 20 + d->skipped || b1 - a1 < 3 || b2 - a2 < 3 || b1 > a2 || !(v = (double *)gpuprof__alloc(n * sizeof *v))) {   /* too few steps to judge */
+        GPUPROF_FREE(idx);
+        return;
+    }
+    d->first = gpuprof__tenth_median(s, idx, a1, b1, -1, v, &sd1);
+    d->last = gpuprof__tenth_median(s, idx, a2, b2, -1, v, &sd2);
     se = sqrt(sd1 * sd1 / (b1 - a1) + sd2 * sd2 / (b2 - a2));
     d->judged = 1;
-    d->t[0] = s->series[a1].t0;
-    d->t[1] = s->series[b1 - 1].t1;
-    d->t[2] = s->series[a2].t0;
-    d->t[3] = s->series[b2 - 1].t1;
+    d->t[0] = s->series[idx[a1]].t0;
+    d->t[1] = s->series[idx[b1 - 1]].t1;
+    d->t[2] = s->series[idx[a2]].t0;
+    d->t[3] = s->series[idx[b2 - 1]].t1;
     d->drifted = fabs(d->last - d->first) >= GPUPROF__DRIFT_MIN * d->first && fabs(d->last - d->first) > 3 * se;
     for (k = 0; d->drifted && k < (int)s->nph; k++) {
-        double ch = gpuprof__tenth_median(s, a2, b2, k, v, NULL) - gpuprof__tenth_median(s, a1, b1, k, v, NULL);
+        double ch = gpuprof__tenth_median(s, idx, a2, b2, k, v, NULL) - gpuprof__tenth_median(s, idx, a1, b1, k, v, NULL);
         if (d->last > d->first ? ch > best : ch < best) { best = ch; d->slot = k; d->slot_change = ch; }
     }
     GPUPROF_FREE(v);
+    GPUPROF_FREE(idx);
 }
 
 /* ----------------------------------------------------------------------
@@ -12508,8 +12550,9 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__drift_of(s, &d);
     if (!d.drifted) return;
     gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * fabs(d.last - d.first) / d.first);
-    gpuprof__buf_printf(b, "   step time %s %s%% over the run: median %s in the first tenth, ", d.last > d.first ? "rose" : "fell", t1,
-                        gpuprof__fmt_ns(t2, sizeof t2, d.first));
+    gpuprof__buf_printf(b, "   step time %s %s%% over the run", d.last > d.first ? "rose" : "fell", t1);
+    if (d.typical < d.all) gpuprof__buf_printf(b, " (its typical steps: %llu of %llu)", (unsigned long long)d.typical, (unsigned long long)d.all);
+    gpuprof__buf_printf(b, ": median %s in the first tenth, ", gpuprof__fmt_ns(t2, sizeof t2, d.first));
     gpuprof__buf_printf(b, "%s in the last", gpuprof__fmt_ns(t2, sizeof t2, d.last));
     if (d.slot >= 0) {
         gpuprof__buf_qname(b, "; most of it in ", s->ph_name[d.slot]);
@@ -13461,7 +13504,8 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "],\"drift\":");
     gpuprof__drift_of(s, &d);
     if (!d.judged) { gpuprof__buf_s(b, "null}"); return; }
-    gpuprof__buf_printf(b, "{\"drifted\":%s,\"first_tenth_ns\":", d.drifted ? "true" : "false");
+    gpuprof__buf_printf(b, "{\"drifted\":%s,\"typical_steps\":%llu,\"start_steps_left_out\":%llu,\"first_tenth_ns\":", d.drifted ? "true" : "false",
+                        (unsigned long long)d.typical, (unsigned long long)d.skipped);
     gpuprof__buf_num(b, d.first);
     gpuprof__buf_s(b, ",\"last_tenth_ns\":");
     gpuprof__buf_num(b, d.last);
