@@ -6777,14 +6777,14 @@ static GPUPROF__NOINLINE int gpuprof__begin(gpuprof_site *site, uint32_t id, uns
     gpuprof__gpu_begin(t, f, stream, site ? site->stream0 : s0);
     GPUPROF__NVTX_PUSH(f, id);
     GPUPROF__KC_PUSH(t, f, d);
-    f->t0 = gpuprof__ticks();
+    GPUPROF__ST(&f->t0, gpuprof__ticks());
     return (int)d + 1;
 }
 
 #if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
 /* gpuprof__begin_fast's last step without the TSC (GPUPROF_CLOCK=monotonic, no invariant TSC). */
 static GPUPROF__NOINLINE int gpuprof__begin_stamp(gpuprof__frame *f, uint32_t d) {
-    f->t0 = gpuprof__ticks();
+    GPUPROF__ST(&f->t0, gpuprof__ticks());
     return (int)d + 1;
 }
 #endif
@@ -6818,9 +6818,9 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
 #if GPUPROF__X86 && !defined(GPUPROF_CLOCK_FN)
     /* the other clock as a tail call: no call here, so nothing to save */
     if (GPUPROF__UNLIKELY(!gpuprof__clock.use_tsc)) return gpuprof__begin_stamp(f, d);
-    f->t0 = __builtin_ia32_rdtsc();
+    GPUPROF__ST(&f->t0, __builtin_ia32_rdtsc());
 #else
-    f->t0 = gpuprof__ticks();
+    GPUPROF__ST(&f->t0, gpuprof__ticks());
 #endif
     return (int)d + 1;
 }
@@ -9942,6 +9942,8 @@ typedef struct gpuprof__row {
     double before_ns, in_ns, after_ns;   /* counted time before the first GPUPROF_STEP, between the first and the last, after the last */
     double out_ns;              /* of in_ns: in outlier steps (by time) */
     uint32_t out_runs;          /* outlier steps it ran in */
+    uint64_t open_calls;        /* mid-run: calls open now (not in stats), ... */
+    double open_ns;             /* ... and their time so far */
     double q[4];                /* counters: p50, p90, p95, p99 of the kept samples, exactly */
     uint64_t q_over;            /* ... over this many samples (0: from the histogram) */
     double *vals;               /* counters, while collecting: the kept samples of every thread */
@@ -10156,6 +10158,8 @@ static void gpuprof__outliers(gpuprof__snap *s) {
    row, so the two tables agree even while the node's thread records). */
 static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     gpuprof_stats_merge(&dst->stats, &src->stats);
+    dst->open_calls += src->open_calls;
+    dst->open_ns += src->open_ns;
     gpuprof_stats_merge(&dst->gpu, &src->gpu);
     dst->self_ns += src->self_ns;
     dst->excluded += src->excluded;
@@ -10305,6 +10309,26 @@ static int gpuprof__collect_alloc(gpuprof__snap *s, gpuprof__collector *c) {
     return 0;
 }
 
+/* Mid-run (a checkpoint, a summary or report asked for while running): the
+   ranges open now on thread t, outermost first, with their begin ticks;
+   their calls are not in the statistics yet. The owner stores its depth and
+   frames with relaxed atomic stores: a frame that opens or closes meanwhile
+   may be seen or not. At shutdown none is counted (they are warned of). */
+#define GPUPROF__OPEN_MAX 32
+static uint32_t gpuprof__open_frames(gpuprof__thread *t, const gpuprof__node **node, uint64_t *t0) {
+    uint32_t d, i, n = 0;
+    if (GPUPROF__LD(&gpuprof__g.state) != GPUPROF__RUNNING || t->exited) return 0;
+    d = GPUPROF__LD(&t->depth);
+    if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
+    for (i = 0; i < d && n < GPUPROF__OPEN_MAX; i++) {
+        const gpuprof__node *nd = GPUPROF__LD(&t->stack[i].node);
+        if (!nd) continue;
+        node[n] = nd;
+        t0[n++] = GPUPROF__LD(&t->stack[i].t0);
+    }
+    return n;
+}
+
 /* One thread's nodes into the tree (by call path) and the flat table (by name). */
 static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpuprof__thread *t) {
     uint32_t nn = t->snap_nodes, k, f;
@@ -10313,6 +10337,9 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
        (a logger, data workers, OpenMP's) are rows of their own: they are not
        phases of the step. */
     int other = gpuprof__g.stepper && t != gpuprof__g.stepper;
+    const gpuprof__node *open[GPUPROF__OPEN_MAX];
+    uint64_t open_t0[GPUPROF__OPEN_MAX], now = gpuprof__ticks();
+    uint32_t nopen = gpuprof__open_frames(t, open, open_t0), i;
     for (k = 0; k <= nn; k++) {
         gpuprof__node *n = k < nn ? gpuprof__node_at(t, k) : &t->overflow;
         /* parents come before their children; the root and the overflow
@@ -10325,6 +10352,8 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
         gpuprof__stats_clear_used(&one->kspan);
         gpuprof__row_add(one, n);
         gpuprof__row_window(one, n, t, s);
+        for (i = 0; i < nopen; i++)
+            if (open[i] == n) { one->open_calls++; one->open_ns += now > open_t0[i] ? (double)gpuprof__ticks_to_ns(now - open_t0[i]) : 0; }
         /* tree: the row of (parent row, name) */
         for (slot = (n->name_id * 2654435761u ^ parent_row * 40503u ^ (uint32_t)other) & c->mask;; slot = (slot + 1) & c->mask) {
             row = c->hash[slot];
@@ -13078,6 +13107,11 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
     gpuprof__buf_s(b, gpuprof__g.names[r->name_id].json);
     gpuprof__buf_s(b, ",");
     gpuprof__json_stats(b, &r->stats, "_ns");
+    if (r->open_calls) {                 /* mid-run: calls under way, not in the figures above */
+        gpuprof__buf_printf(b, ",\"open\":{\"calls\":%llu,\"ns\":", (unsigned long long)r->open_calls);
+        gpuprof__buf_num(b, floor(r->open_ns + 0.5));
+        gpuprof__buf_s(b, "}");
+    }
     gpuprof__buf_printf(b, ",\"self_ns\":%llu,\"excluded_calls\":%llu,\"share\":", (unsigned long long)r->self_ns,
                         (unsigned long long)r->excluded);
     gpuprof__buf_num(b, profiled > 0 ? (double)r->self_ns / profiled : 0.0);

@@ -36,12 +36,14 @@ int main(int argc, char **argv) {
     gpuprof_config cfg;
     double slower = 0;
     int fused = 0, every = 1, step, i;
+    const char *mid = NULL;
     static char workspace[1];
     if (argc < 3) return 2;
     for (i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--slower") && i + 1 < argc) slower = atof(argv[++i]);
         else if (!strcmp(argv[i], "--fused")) fused = 1;
         else if (!strcmp(argv[i], "--log-every") && i + 1 < argc) every = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--checkpoint-in-eval") && i + 1 < argc) mid = argv[++i];
         else return 2;
     }
     rng = 0x9e3779b97f4a7c15ull * (uint64_t)(atoi(argv[2]) + 1);
@@ -62,6 +64,12 @@ int main(int argc, char **argv) {
         { PROF_RANGE("backward"); work(2e6 * (1.0 + slower / 100.0)); }
         { PROF_RANGE("optimizer"); work(400e3); }
         if (every > 0 && step % every == 0) { PROF_RANGE("log"); work(100e3); }
+        if (mid && step == 150) {        /* an evaluation, the first: a summary written while it runs (a checkpoint's moment) */
+            PROF_RANGE("eval");
+            work(5e6);
+            gpuprof_write_summary(mid);
+            work(1e6);
+        }
         PROF_MEM("step");
         PROF_STEP();
     }

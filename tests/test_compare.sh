@@ -14,6 +14,8 @@ gen=$1; cmp=$2
 "$gen" fused.json 4 --fused
 "$gen" sparse.json 5 --log-every 4
 
+"$gen" evals.json 6 --checkpoint-in-eval mid.json
+
 "$cmp" base.json rerun.json > same.out; code "same code, two runs" 0 $?
 cat same.out
 expect "same code: the step time" same.out "^(step time) .*within noise"
@@ -78,4 +80,11 @@ expect "a cut file is named" err.out "cut.json is not valid JSON"
 "$cmp" --bogus base.json base.json 2> err.out; code "an unknown option" 2 $?
 expect "an unknown option is named" err.out "unknown option --bogus"
 
+# a summary written while a range was open (a checkpoint inside the first
+# evaluation): the range is there, marked open with its time so far, and
+# gpuprof-compare lists it rather than leaving it out of both its table and counts
+expect "mid-run summary: the open range, its call so far" mid.json '"name":"eval","count":0,.*"open":{"calls":1,"ns":[45][0-9]\{6\}}'
+"$cmp" mid.json evals.json > open.out; code "a mid-run summary against the whole run" 0 $?
+cat open.out
+expect "the open range is listed" open.out "^  eval  *baseline: 0 calls, 1 open ([45].[0-9]* ms so far)  ;  new: 1 calls, mean [56].[0-9]* ms"
 check_done test_compare

@@ -179,6 +179,20 @@ static const jv *find_range(const jv *ranges, const char *name) {
     return NULL;
 }
 
+/* One run's side of a range not compared: its counted calls and mean, and
+   the calls open when that summary was written (a checkpoint mid-run). */
+static void side(const char *label, const jv *r) {
+    char b[32];
+    const jv *o = jget(r, "open");
+    if (!r) { printf("  %s: absent", label); return; }
+    printf("  %s: %.0f calls", label, jnum(r, "count"));
+    if (jnum(r, "count") > 0) printf(", mean %s", fmt_ns(b, sizeof b, jnum(r, "mean_ns")));
+    if (o && jnum(o, "calls") > 0) printf(", %.0f open (%s so far)", jnum(o, "calls"), fmt_ns(b, sizeof b, jnum(o, "ns")));
+}
+
+/* Is a range open in this summary (calls under way when it was written)? */
+static int is_open(const jv *r) { return r && jnum(jget(r, "open"), "calls") > 0; }
+
 static const char *verdict_word(int v) {
     return v == V_FASTER ? "faster" : v == V_SLOWER ? "SLOWER" : v == V_SAME ? "within noise" : v == V_CALLS ? "calls per step differ*" : "n/a";
 }
@@ -330,6 +344,40 @@ int main(int argc, char **argv) {
     if (calls_changed)
         printf("* called a different number of times per step: Baseline and New are per call, Change is of its total time per step\n");
     if (o.fail_on && have_step && step.verdict == V_SLOWER && step.change > o.fail_pct) fail = 1;
+
+    /* ranges in both runs without a counted call in one of them (open when a
+       checkpoint was written), and ranges open in either: said, not dropped */
+    {
+        int open = 0;
+        for (i = 0; r1 && i < r1->n; i++) {
+            const jv *a1 = &r1->kids[i], *nm = jget(a1, "name"), *a2;
+            if (!nm || nm->type != J_STR || !(a2 = find_range(r2, nm->str))) continue;
+            if (!is_open(a1) && !is_open(a2) && jnum(a1, "count") > 0 && jnum(a2, "count") > 0) continue;
+            if (!open++) printf("\nopen or without a counted call (a summary written mid-run: calls under way are not in its figures):\n");
+            printf("  %-*s", width, nm->str);
+            side("baseline", a1);
+            side(";  new", a2);
+            printf("\n");
+        }
+        for (i = 0; r2 && i < r2->n; i++) {
+            const jv *nm = jget(&r2->kids[i], "name");
+            if (!nm || nm->type != J_STR || find_range(r1, nm->str) || !is_open(&r2->kids[i])) continue;
+            if (!open++) printf("\nopen or without a counted call (a summary written mid-run: calls under way are not in its figures):\n");
+            printf("  %-*s", width, nm->str);
+            side("baseline", NULL);
+            side(";  new", &r2->kids[i]);
+            printf("\n");
+        }
+        for (i = 0; r1 && i < r1->n; i++) {
+            const jv *nm = jget(&r1->kids[i], "name");
+            if (!nm || nm->type != J_STR || find_range(r2, nm->str) || !is_open(&r1->kids[i])) continue;
+            if (!open++) printf("\nopen or without a counted call (a summary written mid-run: calls under way are not in its figures):\n");
+            printf("  %-*s", width, nm->str);
+            side("baseline", &r1->kids[i]);
+            side(";  new", NULL);
+            printf("\n");
+        }
+    }
 
     /* ranges in one run only */
     for (i = 0; r2 && i < r2->n; i++) {
