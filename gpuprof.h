@@ -1614,6 +1614,8 @@ static struct {
     gpuprof__tout out;                    /* the streamed file (trace_mode STREAM) */
     unsigned out_gen;                     /* generations of outputs: metadata written per output */
     unsigned nparts;                      /* the streamed trace's parts so far (GPUPROF_TRACE_MAX_MB; 1: one file) */
+    double part_bpe;                      /* the most bytes per event a block of the stream took (a part ends before crossing) */
+    uint64_t part_head;                   /* the current part's bytes at its start (its opening) */
     uint64_t parts_events;                /* events in the parts before the current one */
     char part_path[4200];                 /* the current part's path (from the second on) */
     uint32_t pf_seqs;                     /* Perfetto sequence ids given so far */
@@ -9474,10 +9476,22 @@ static void gpuprof__trace_rotate(void) {
         gpuprof__trace_start(o);
         o->first_gen = first;
     }
+    gpuprof__g.part_head = o->off + o->staged;
     if (gpuprof__part_first(gpuprof__g.nparts) > 1) {       /* the one that just left the newest GPUPROF_TRACE_KEEP */
         gpuprof__part_name(old, sizeof old, gpuprof__part_first(gpuprof__g.nparts) - 1);
         if (unlink(old) != 0 && errno != ENOENT) gpuprof__warn(GPUPROF__W_IO, "cannot remove the trace's old part '%s': %s (GPUPROF_TRACE_KEEP)", old, strerror(errno));
     }
+}
+
+/* GPUPROF_TRACE_MAX_MB: would a block of nev events cross the limit, with
+   the part's closing metadata? Its size is estimated at the most bytes per
+   event a block of this stream has taken so far; a part holding nothing but
+   its opening is never ended for it. */
+#define GPUPROF__PART_FOOT 65536      /* bytes kept for a part's closing metadata */
+static int gpuprof__part_would_cross(uint64_t nev) {
+    uint64_t limit = (uint64_t)gpuprof__g.cfg.trace_max_mb << 20, now = gpuprof__g.out.off + gpuprof__g.out.staged;
+    if (gpuprof__g.cfg.trace_max_mb <= 0 || !(gpuprof__g.part_bpe > 0) || now <= gpuprof__g.part_head) return 0;
+    return (double)now + (double)nev * gpuprof__g.part_bpe + GPUPROF__PART_FOOT > (double)limit;
 }
 
 /* Formats a list of handed-over blocks into the stream and frees them. */
@@ -9488,9 +9502,17 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
     if (!list) return;
     for (b = list; b; b = b->next, k++) {
         if (gpuprof__g.out.failed) lost += b->count - b->done;
-        else if (b->count > b->done) gpuprof__trace_events(&gpuprof__g.out, b, b->done, b->count);
+        else if (b->count > b->done) {
+            uint64_t before, nev = b->count - b->done;
+            if (gpuprof__part_would_cross(nev)) gpuprof__trace_rotate();
+            before = gpuprof__g.out.off + gpuprof__g.out.staged;
+            gpuprof__trace_events(&gpuprof__g.out, b, b->done, b->count);
+            if (gpuprof__g.out.off + gpuprof__g.out.staged > before &&
+                (double)(gpuprof__g.out.off + gpuprof__g.out.staged - before) / (double)nev > gpuprof__g.part_bpe)
+                gpuprof__g.part_bpe = (double)(gpuprof__g.out.off + gpuprof__g.out.staged - before) / (double)nev;
+        }
         if (gpuprof__g.cfg.trace_max_mb > 0 && gpuprof__g.out.off + gpuprof__g.out.staged >= (uint64_t)gpuprof__g.cfg.trace_max_mb << 20)
-            gpuprof__trace_rotate();
+            gpuprof__trace_rotate();   /* a block larger than its estimate: this part ends past the limit */
         last = b;
     }
     pthread_mutex_lock(&gpuprof__trace_lock);
@@ -9604,6 +9626,8 @@ static int gpuprof__trace_open(void) {
     gpuprof__trace_start(o);
     GPUPROF__ST(&gpuprof__g.nparts, 1u);
     GPUPROF__ST(&gpuprof__g.parts_events, (uint64_t)0);
+    gpuprof__g.part_bpe = 0;
+    gpuprof__g.part_head = gpuprof__g.out.off + gpuprof__g.out.staged;
     gpuprof__g.writer_stop = gpuprof__g.fmt_hold = gpuprof__g.writer_busy = 0;
     if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot start the trace writer thread; no trace is written to '%s'", gpuprof__g.trace_path);
@@ -12480,6 +12504,8 @@ static void gpuprof__report_parts(gpuprof__buf *b) {
 static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) {
     unsigned long long written = s->trace_written;
     int failed = GPUPROF__LDA(&gpuprof__g.out.failed);
+    unsigned n = GPUPROF__LD(&gpuprof__g.nparts);
+    char name[8500], last[4200];
     if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) {
         unsigned long long out = GPUPROF__LD(&gpuprof__g.ring_fell_out);
         gpuprof__buf_printf(b, "   trace: none streamed; the flight recorder keeps the latest events (%d MiB", gpuprof__g.cfg.trace_ring_mb);
@@ -12487,8 +12513,13 @@ static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) 
         gpuprof__buf_s(b, ") for gpuprof_write_trace(path)\n");
         return;
     }
-    if (gpuprof__g.trace_finished) gpuprof__buf_printf(b, "   trace: %s (%llu events written", gpuprof__g.trace_path, written);
-    else gpuprof__buf_printf(b, "   trace: %s (streaming: %llu events written so far, %llu more recorded in buffers", gpuprof__g.trace_path,
+    if (n > 1) {                     /* in parts: those on disk, the first kept to the last (GPUPROF_TRACE_KEEP removes older ones) */
+        gpuprof__part_name(name, sizeof name, gpuprof__part_first(n));
+        gpuprof__part_name(last, sizeof last, n);
+        snprintf(name + strlen(name), sizeof name - strlen(name), " ... %s", last);
+    } else snprintf(name, sizeof name, "%s", gpuprof__g.trace_path);
+    if (gpuprof__g.trace_finished) gpuprof__buf_printf(b, "   trace: %s (%llu events written", name, written);
+    else gpuprof__buf_printf(b, "   trace: %s (streaming: %llu events written so far, %llu more recorded in buffers", name,
                              written, (unsigned long long)s->trace_buffered);
     if (s->dropped_full)
         gpuprof__buf_printf(b, "; %llu dropped, recorded faster than written: raise trace_buffer_mb, now %d",

@@ -23,6 +23,9 @@ for f in $formats; do
     fail "sim_demo ($f, in parts) failed"
   n=$(ls run.part*.$f 2>/dev/null | wc -l)
   [ "$n" -ge 2 ] || fail "$f: the trace was not split (GPUPROF_TRACE_MAX_MB=2): $(ls)"
+  for p in run.$f run.part*.$f; do      # each part at most 2 MiB on disk: it ends before the block that would cross it
+    [ "$(wc -c < $p)" -le 2097152 ] || fail "$f: $p is $(wc -c < $p) bytes, over GPUPROF_TRACE_MAX_MB=2"
+  done
   parts="run.$f $(i=2; while [ -e run.part$i.$f ]; do printf 'run.part%s.%s ' $i $f; i=$((i + 1)); done)"
   if [ $f = json ]; then $py "$src/tests/trace_parts.py" one.$f $parts || fail "json: the parts differ from the one file"
   else $pfpy "$src/tests/trace_parts.py" one.$f $parts || fail "pftrace: the parts differ from the one file"; fi
@@ -33,6 +36,9 @@ assert t['parts_written'] == n and t['parts'] == sys.argv[1:], t; print('$f: %d 
   GPUPROF_TRACE=burst.$f GPUPROF_TRACE_MAX_MB=2 "$build/tests/sim_demo" --burst 40000 > burst.$f.out 2>&1 || fail "sim_demo --burst ($f, in parts) failed"
   parts="burst.$f $(i=2; while [ -e burst.part$i.$f ]; do printf 'burst.part%s.%s ' $i $f; i=$((i + 1)); done)"
   [ -e burst.part3.$f ] || fail "$f: the burst's trace is in fewer than 3 parts: $(ls burst*)"
+  for p in burst.$f burst.part*.$f; do
+    [ "$(wc -c < $p)" -le 2097152 ] || fail "$f: $p is $(wc -c < $p) bytes, over GPUPROF_TRACE_MAX_MB=2"
+  done
   if [ $f = json ]; then $py "$src/tests/trace_parts.py" burst_one.$f $parts || fail "json: the burst's parts differ from its one file"
   else $pfpy "$src/tests/trace_parts.py" burst_one.$f $parts || fail "pftrace: the burst's parts differ from its one file"; fi
 done
@@ -46,4 +52,6 @@ assert sorted(sys.argv[1:]) == sorted(want), (sys.argv[1:], want); print('keep: 
   fail "GPUPROF_TRACE_KEEP=3: not the newest three parts left ($left)"
 grep -q "^   trace parts: [0-9]* of at most 2 MiB; on disk: keep.part[0-9]*.json ... keep.part[0-9]*.json (the newest 3, GPUPROF_TRACE_KEEP; [0-9]* older removed)" keep.report.txt ||
   fail "the report does not name the parts: $(grep 'trace' keep.report.txt)"
+grep -q "^   trace: keep.part[0-9]*.json ... keep.part[0-9]*.json ([0-9]* events written" keep.report.txt ||
+  fail "the report's trace line does not name the parts on disk (not the removed first): $(grep 'trace:' keep.report.txt)"
 cd / && rm -rf "$dir"
