@@ -101,8 +101,9 @@
        Long runs (docs/guide.md "Long runs"):
        GPUPROF_SUMMARY_EVERY=S  with a summary path, gpuprof's thread rewrites it every S
                             seconds (default 60; 0 = at exit only), "complete": false
-       GPUPROF_CAPTURE_SLOW=K   a step over K x the running median step is written, with
-                            the step before, to run.slow.N.json (beside the trace) or
+       GPUPROF_CAPTURE_SLOW=K   a step over K x the running median step of its kind (the
+                            ranges it ran) is written, with the step before, to
+                            run.slow.N.json (beside the trace) or
                             gpuprof.<pid>.slow.N.json   GPUPROF_CAPTURE_MAX=N (default 5)
        GPUPROF_TRACE_MAX_MB=N   the streamed trace goes on in run.part2.json, ... every N MiB
        GPUPROF_TRACE_KEEP=K     only the newest K parts are kept
@@ -295,9 +296,10 @@ typedef struct gpuprof_config {
     double summary_every;       /* with a summary path, gpuprof's thread rewrites the summary every this many
                                    seconds, a checkpoint a killed run leaves: 0 = 60, < 0 = at exit only
                                    (GPUPROF_SUMMARY_EVERY, where 0 = at exit only) */
-    double capture_slow;        /* a step longer than this many times the running median step (after 10 counted
-                                   steps) has the flight recorder's window of it and the step before written to a
-                                   file of its own, by gpuprof's thread: 0 = off (GPUPROF_CAPTURE_SLOW) */
+    double capture_slow;        /* a step longer than this many times the running median step of its kind (the
+                                   ranges it ran; after 10 steps of that kind) has the flight recorder's window of
+                                   it and the step before written to a file of its own, by gpuprof's thread:
+                                   0 = off (GPUPROF_CAPTURE_SLOW) */
     int capture_max;            /* at most this many such files: 0 = 5, at most 64 (GPUPROF_CAPTURE_MAX) */
     int trace_max_mb;           /* the streamed trace is closed (a whole file) at this many MiB and goes on in
                                    the next part, run.part2.json, ...: 0 = one file (GPUPROF_TRACE_MAX_MB) */
