@@ -12341,8 +12341,9 @@ static void gpuprof__report_offcpu(gpuprof__buf *b, const gpuprof__verdict_t *v)
     }
     gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * waited);
     gpuprof__fmt(t3, sizeof t3, "%.0f", 100.0 * v->preempted);
-    gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: waiting %s%% (I/O, sleep, a lock or a blocking sync; %s voluntary switches a step), "
-                           "preempted %s%% (runnable while another thread or process had its CPU; %s involuntary switches a step) -- %s\n", t1, t2, s1, t3, s2,
+    gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: waiting %s%% (I/O, sleep, a lock or a blocking sync; %s voluntary switch%s a step), "
+                           "preempted %s%% (runnable while another thread or process had its CPU; %s involuntary switch%s a step) -- %s\n", t1, t2, s1,
+                        strcmp(s1, "1") ? "es" : "", t3, s2, strcmp(s2, "1") ? "es" : "",
                         v->preempted > waited ? "the machine is loaded: the step times include the time others took its CPU (free or pin the CPUs)"
                                               : "that wait is part of the step's time");
 }

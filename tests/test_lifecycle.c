@@ -314,7 +314,8 @@ static void test_stepper_waits_alone(void) {
     fclose(f);
     gpuprof_shutdown();
     text = check_slurp("alone.report.txt");
-    CHECK(text && strstr(text, "   the stepping thread was off the CPU ") && strstr(text, "% of its steps: it waited (I/O, sleep, a lock or a blocking sync)"),
+    CHECK(text && strstr(text, "   the stepping thread was off the CPU ") && strstr(text, "% of its steps: waiting ") &&
+          strstr(text, "(I/O, sleep, a lock or a blocking sync; ") && strstr(text, " -- that wait is part of the step's time\n"),
           "a stepping thread that sleeps in its steps, alone: the report says it waited");
     free(text);
 }
