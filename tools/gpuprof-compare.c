@@ -193,6 +193,15 @@ static void side(const char *label, const jv *r) {
 /* Is a range open in this summary (calls under way when it was written)? */
 static int is_open(const jv *r) { return r && jnum(jget(r, "open"), "calls") > 0; }
 
+/* A range open or without a counted call in one of the runs: both sides. */
+static void open_line(int *n, int width, const char *name, const jv *a1, const jv *a2) {
+    if (!(*n)++) printf("\nopen or without a counted call (a summary written mid-run: calls under way are not in its figures):\n");
+    printf("  %-*s", width, name);
+    side("baseline", a1);
+    side(";  new", a2);
+    printf("\n");
+}
+
 static const char *verdict_word(int v) {
     return v == V_FASTER ? "faster" : v == V_SLOWER ? "SLOWER" : v == V_SAME ? "within noise" : v == V_CALLS ? "calls per step differ*" : "n/a";
 }
@@ -345,37 +354,20 @@ int main(int argc, char **argv) {
         printf("* called a different number of times per step: Baseline and New are per call, Change is of its total time per step\n");
     if (o.fail_on && have_step && step.verdict == V_SLOWER && step.change > o.fail_pct) fail = 1;
 
-    /* ranges in both runs without a counted call in one of them (open when a
-       checkpoint was written), and ranges open in either: said, not dropped */
+    /* ranges open, or without a counted call, in either run (a summary
+       written mid-run: a checkpoint inside the first evaluation): said, not dropped */
     {
         int open = 0;
         for (i = 0; r1 && i < r1->n; i++) {
             const jv *a1 = &r1->kids[i], *nm = jget(a1, "name"), *a2;
-            if (!nm || nm->type != J_STR || !(a2 = find_range(r2, nm->str))) continue;
-            if (!is_open(a1) && !is_open(a2) && jnum(a1, "count") > 0 && jnum(a2, "count") > 0) continue;
-            if (!open++) printf("\nopen or without a counted call (a summary written mid-run: calls under way are not in its figures):\n");
-            printf("  %-*s", width, nm->str);
-            side("baseline", a1);
-            side(";  new", a2);
-            printf("\n");
+            if (!nm || nm->type != J_STR) continue;
+            a2 = find_range(r2, nm->str);
+            if (a2 ? !is_open(a1) && !is_open(a2) && jnum(a1, "count") > 0 && jnum(a2, "count") > 0 : !is_open(a1)) continue;
+            open_line(&open, width, nm->str, a1, a2);
         }
         for (i = 0; r2 && i < r2->n; i++) {
             const jv *nm = jget(&r2->kids[i], "name");
-            if (!nm || nm->type != J_STR || find_range(r1, nm->str) || !is_open(&r2->kids[i])) continue;
-            if (!open++) printf("\nopen or without a counted call (a summary written mid-run: calls under way are not in its figures):\n");
-            printf("  %-*s", width, nm->str);
-            side("baseline", NULL);
-            side(";  new", &r2->kids[i]);
-            printf("\n");
-        }
-        for (i = 0; r1 && i < r1->n; i++) {
-            const jv *nm = jget(&r1->kids[i], "name");
-            if (!nm || nm->type != J_STR || find_range(r2, nm->str) || !is_open(&r1->kids[i])) continue;
-            if (!open++) printf("\nopen or without a counted call (a summary written mid-run: calls under way are not in its figures):\n");
-            printf("  %-*s", width, nm->str);
-            side("baseline", &r1->kids[i]);
-            side(";  new", NULL);
-            printf("\n");
+            if (nm && nm->type == J_STR && !find_range(r1, nm->str) && is_open(&r2->kids[i])) open_line(&open, width, nm->str, NULL, &r2->kids[i]);
         }
     }
 
