@@ -2604,8 +2604,19 @@ static int gpuprof__dev_pick(void) {
    the table is full, its two closest neighbours merge first (their
    weighted mean), so the quantiles are exact while a counter takes at most
    GPUPROF__DV_VALUES values (clocks, %, C do) and close after. */
+/* Where x is, or goes, in a counter's ascending values. */
+static uint32_t gpuprof__dv_find(const gpuprof__dvc *c, double x) {
+    uint32_t lo = 0, hi = c->nval;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->val[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
-    uint32_t lo = 0, hi = c->nval, i, best = 0;
+    uint32_t at, i, best = 0;
     if (!c->n || x < c->min) c->min = x;
     if (!c->n || x > c->max) c->max = x;
     c->n++;
@@ -2615,13 +2626,9 @@ static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
         c->cnt = (uint64_t *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->cnt);
         if (!c->val || !c->cnt) { GPUPROF_FREE(c->val); GPUPROF_FREE(c->cnt); c->val = NULL; c->cnt = NULL; return; }
     }
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (c->val[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
-    if (c->nval == GPUPROF__DV_VALUES) {
+    at = gpuprof__dv_find(c, x);
+    if (at < c->nval && c->val[at] == x) { c->cnt[at]++; return; }
+    if (c->nval == GPUPROF__DV_VALUES) {            /* a new value in a full table: the two closest merge first */
         for (i = 1; i + 1 < c->nval; i++)
             if (c->val[i + 1] - c->val[i] < c->val[best + 1] - c->val[best]) best = i;
         c->val[best] = (c->val[best] * (double)c->cnt[best] + c->val[best + 1] * (double)c->cnt[best + 1]) / (double)(c->cnt[best] + c->cnt[best + 1]);
@@ -2629,15 +2636,13 @@ static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
         memmove(c->val + best + 1, c->val + best + 2, (c->nval - best - 2) * sizeof *c->val);
         memmove(c->cnt + best + 1, c->cnt + best + 2, (c->nval - best - 2) * sizeof *c->cnt);
         c->nval--;
-        if (lo > best + 1) lo--;
-        if (lo > c->nval) lo = c->nval;
-        while (lo > 0 && c->val[lo - 1] >= x) lo--;
-        if (lo < c->nval && c->val[lo] == x) { c->cnt[lo]++; return; }
+        at = gpuprof__dv_find(c, x);
+        if (at < c->nval && c->val[at] == x) { c->cnt[at]++; return; }
     }
-    memmove(c->val + lo + 1, c->val + lo, (c->nval - lo) * sizeof *c->val);
-    memmove(c->cnt + lo + 1, c->cnt + lo, (c->nval - lo) * sizeof *c->cnt);
-    c->val[lo] = x;
-    c->cnt[lo] = 1;
+    memmove(c->val + at + 1, c->val + at, (c->nval - at) * sizeof *c->val);
+    memmove(c->cnt + at + 1, c->cnt + at, (c->nval - at) * sizeof *c->cnt);
+    c->val[at] = x;
+    c->cnt[at] = 1;
     c->nval++;
 }
 
@@ -7216,14 +7221,14 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
     return (int)k;
 }
 
-/* Is kind k the most common kind of its thread's steps so far (ties: the
-   first met)? Its steps are the typical ones the drift compares. */
-static int gpuprof__kind_most(int k) {
-    const gpuprof__kind *kd = &gpuprof__g.kinds[k];
+/* The most common kind of thread's steps so far (ties: the first met), -1
+   when it has none. Its steps are the typical ones the drift compares. */
+static int gpuprof__kind_top(const void *thread) {
     uint32_t i;
+    int top = -1;
     for (i = 0; i < gpuprof__g.nkinds; i++)
-        if (gpuprof__g.kinds[i].thread == kd->thread && (gpuprof__g.kinds[i].steps > kd->steps || (gpuprof__g.kinds[i].steps == kd->steps && (int)i < k))) return 0;
-    return 1;
+        if (gpuprof__g.kinds[i].thread == thread && (top < 0 || gpuprof__g.kinds[i].steps > gpuprof__g.kinds[top].steps)) top = (int)i;
+    return top;
 }
 
 /* Two neighbouring points as one. */
@@ -7314,7 +7319,7 @@ static int gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint6
     }
     if (dur < 0) return -1;
     kind = gpuprof__step_kind(t, gpuprof__g.ran, nran, dur, step);
-    gpuprof__series_add(t, dur, step, end_ns, gpuprof__g.ran, nran, kind < 0 || gpuprof__kind_most(kind));
+    gpuprof__series_add(t, dur, step, end_ns, gpuprof__g.ran, nran, kind < 0 || gpuprof__kind_top(t) == kind);
     if (gpuprof__outlier_candidate(dur)) {
         gpuprof__outlier *o = &gpuprof__g.outl[gpuprof__g.noutl];
         gpuprof__ran *copy = (gpuprof__ran *)gpuprof__alloc((nran ? nran : 1) * sizeof *copy);
@@ -7343,10 +7348,8 @@ static int gpuprof__kind_has(const gpuprof__kind *kd, uint32_t ix) {
 /* What sets the kind of step `kind` apart from the most common kind so far:
    the outermost ranges it runs that that kind does not (at most 3 named). */
 static void gpuprof__capture_kind(gpuprof__thread *t, int kind, gpuprof__capture *c) {
-    const gpuprof__kind *kd = &gpuprof__g.kinds[kind], *top = kd;
+    const gpuprof__kind *kd = &gpuprof__g.kinds[kind], *top = &gpuprof__g.kinds[gpuprof__kind_top(kd->thread)];
     uint32_t i;
-    for (i = 0; i < gpuprof__g.nkinds; i++)
-        if (gpuprof__g.kinds[i].thread == kd->thread && gpuprof__g.kinds[i].steps > top->steps) top = &gpuprof__g.kinds[i];
     c->common = top == kd;
     for (i = 0; !c->common && i < kd->nset && c->nwith < 3; i++) {
         gpuprof__node *n = gpuprof__node_at(t, kd->set[i]);
@@ -11662,9 +11665,8 @@ static void gpuprof__dev_drift_cause(char *out, size_t cap, const gpuprof__drift
         gpuprof__fmt(t1, sizeof t1, "%.0f", c1);
         gpuprof__fmt(t2, sizeof t2, "%.0f", c2);
         gpuprof__fmt(t3, sizeof t3, "%.0f", 100 * best);
-        snprintf(out, cap, "SM clock %s from %s to %s MHz%s%s%s%s", c2 < c1 ? "fell" : "rose", t1, t2, top >= 0 ? "; " : "",
-                 top >= 0 ? gpuprof__dv_why[top].name : "", top >= 0 ? " " : "", top >= 0 ? t3 : "");
-        if (top >= 0) snprintf(out + strlen(out), cap - strlen(out), "%% of the last tenth");
+        if (top < 0) snprintf(out, cap, "SM clock %s from %s to %s MHz", c2 < c1 ? "fell" : "rose", t1, t2);
+        else snprintf(out, cap, "SM clock %s from %s to %s MHz; %s %s%% of the last tenth", c2 < c1 ? "fell" : "rose", t1, t2, gpuprof__dv_why[top].name, t3);
     }
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
@@ -11673,28 +11675,15 @@ static void gpuprof__dev_drift_cause(char *out, size_t cap, const gpuprof__drift
    (its samples are then those of its GPU windows). */
 static double gpuprof__dv_row_call_ns(const gpuprof__row *r) {
     double c = r->stats.sum / (double)r->stats.count;
-#ifdef GPUPROF_CUDA
-    if (r->gpu.count && r->gpu.sum / (double)r->gpu.count > c) c = r->gpu.sum / (double)r->gpu.count;
-#endif
-    return c;
+    return r->gpu.count && r->gpu.sum / (double)r->gpu.count > c ? r->gpu.sum / (double)r->gpu.count : c;
 }
 
-/* The mean time of a call of outermost range name_id of the stepping
-   thread (ns), or -1 when it has no counted call. */
-static double gpuprof__dv_call_ns(const gpuprof__snap *s, uint32_t name_id) {
-    uint32_t i;
-    for (i = 0; i < s->ntree; i++) {
-        const gpuprof__row *r = &s->tree[i];
-        if (r->depth == 0 && !r->other && r->name_id == name_id && r->stats.count) return gpuprof__dv_row_call_ns(r);
-    }
-    return -1;
-}
+/* An outermost range of the stepping thread with counted calls (a phase);
+   one whose mean call is under two intervals is too short for samples of
+   its own (they fall at random in it). */
+static int gpuprof__dv_is_phase(const gpuprof__row *r) { return !r->depth && !r->other && r->stats.count; }
+static int gpuprof__dv_short(const gpuprof__row *r) { return gpuprof__dv_row_call_ns(r) < 2e6 * gpuprof__dev.every_ms; }
 
-/* A phase's samples tell its utilization when its mean call spans at least
-   two intervals (SPEC 17): a shorter one's samples fall at random in it. */
-static int gpuprof__dv_phase_long(const gpuprof__snap *s, const gpuprof__dphase *p) {
-    return p->n && gpuprof__dv_call_ns(s, p->name_id) >= 2e6 * gpuprof__dev.every_ms;
-}
 
 /* Counter k over the run in w columns (the points' means, min to max). */
 static void gpuprof__dv_spark(gpuprof__buf *b, int k, uint32_t w) {
@@ -11811,15 +11800,15 @@ static void gpuprof__dv_report_phases(gpuprof__buf *b, const gpuprof__snap *s) {
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
         const gpuprof__dphase *p = gpuprof__dv_phase_of(r->name_id);
-        if (r->depth || r->other || !r->stats.count || !p || !gpuprof__dv_phase_long(s, p)) continue;
+        if (!gpuprof__dv_is_phase(r) || !p || gpuprof__dv_short(r)) continue;
         if (!shown++) gpuprof__buf_s(b, "   by phase (outermost ranges; the means over the samples taken while each ran):\n");
         gpuprof__dv_report_phase(b, p);
     }
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
         double call;
-        if (r->depth || r->other || !r->stats.count) continue;
-        if ((call = gpuprof__dv_row_call_ns(r)) >= 2e6 * gpuprof__dev.every_ms) continue;
+        if (!gpuprof__dv_is_phase(r) || !gpuprof__dv_short(r)) continue;
+        call = gpuprof__dv_row_call_ns(r);
         gpuprof__fmt(t1, sizeof t1, "%g", gpuprof__dev.every_ms * 2);
         if (!short_ones++) gpuprof__buf_printf(b, "   phases too short for their own utilization (a call under 2 x the interval, %s ms):", t1);
         gpuprof__buf_qname(b, short_ones > 1 ? ", " : " ", r->name_id);
@@ -11898,7 +11887,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
         const gpuprof__row *row = &s->tree[i];
         const gpuprof__dphase *p = gpuprof__dv_phase_of(row->name_id);
         int any = 0;
-        if (row->depth || row->other || !row->stats.count || !p || !gpuprof__dv_phase_long(s, p)) continue;
+        if (!gpuprof__dv_is_phase(row) || !p || gpuprof__dv_short(row)) continue;
         gpuprof__buf_printf(b, "%s{\"range\":%s,\"samples\":%u,\"counters\":{", first ? "" : ",", gpuprof__g.names[p->name_id].json, p->n);
         first = 0;
         for (k = 0; k < GPUPROF__DV_N; k++) {
@@ -11913,7 +11902,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "],\"too_short\":[");
     for (i = 0, first = 1; i < s->ntree; i++) {
         const gpuprof__row *row = &s->tree[i];
-        if (row->depth || row->other || !row->stats.count || gpuprof__dv_row_call_ns(row) >= 2e6 * gpuprof__dev.every_ms) continue;
+        if (!gpuprof__dv_is_phase(row) || !gpuprof__dv_short(row)) continue;
         gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__g.names[row->name_id].json);
         first = 0;
     }
@@ -14125,7 +14114,6 @@ static void *gpuprof__keeper_main(void *arg) {
             continue;
         }
         wait = (dnext < next ? dnext : next) - now;
-        if (device && dnext <= now) wait = 0;
         if (captures && wait > 50000000u) wait = 50000000u;
         {
             struct timespec until;
