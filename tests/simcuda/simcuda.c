@@ -30,6 +30,7 @@ struct CUstream_st {
     int capturing, capture_mode, invalidated;
     pthread_t capture_thread;
     struct CUstream_st *next;     /* all streams, for the legacy rules */
+    uint64_t serial;              /* 1, 2, ... in creation order, never reused (0: a legacy stream) */
 };
 
 struct CUevent_st {
@@ -181,6 +182,11 @@ uint64_t simcuda_calls(const char *fn) {
     return n;
 }
 
+/* Streams are numbered as created, across resets: a stream created where a
+   destroyed one was (the same address) is still a new stream, as CUDA's
+   stream ids are. */
+static uint64_t sim_serials;
+
 /* The stream object behind a handle (NULL = legacy unless per-thread). */
 static struct CUstream_st *sim_stream(cudaStream_t s) {
     if (s == NULL || s == cudaStreamLegacy) return &sim.legacy[sim_device];
@@ -188,6 +194,7 @@ static struct CUstream_st *sim_stream(cudaStream_t s) {
         if (!sim_ptds[sim_device]) {
             struct CUstream_st *n = (struct CUstream_st *)calloc(1, sizeof *n);
             n->device = sim_device;
+            n->serial = ++sim_serials;
             n->next = sim.streams;
             sim.streams = n;
             sim_ptds[sim_device] = n;
@@ -221,6 +228,14 @@ void simcuda_kernel(cudaStream_t s, uint64_t dur_ns) {
     st = sim_stream(s);
     if (!st->capturing) st->ready = sim_start_time(st) + dur_ns;
     UNLOCK();
+}
+
+uint64_t simcuda_stream_serial(cudaStream_t s) {
+    uint64_t n;
+    LOCK();
+    n = sim_stream(s)->serial;
+    UNLOCK();
+    return n;
 }
 
 uint64_t simcuda_stream_done(cudaStream_t s) {
@@ -335,6 +350,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags) {
     ENTER("cudaStreamCreateWithFlags");
     n = (struct CUstream_st *)calloc(1, sizeof *n);
     n->device = sim_device;
+    n->serial = ++sim_serials;
     n->nonblocking = (flags & cudaStreamNonBlocking) != 0;
     n->next = sim.streams;
     sim.streams = n;

@@ -43,6 +43,7 @@ void     simcuda_set_devices(int n);                 /* visible devices (1..4), 
 uint64_t simcuda_now(void);                          /* the virtual clock (ns) */
 void     simcuda_advance(uint64_t ns);               /* host work: the clock moves on */
 void     simcuda_kernel(cudaStream_t s, uint64_t dur_ns);   /* queue work of dur_ns on s */
+uint64_t simcuda_stream_serial(cudaStream_t s);      /* 1, 2, ... as created, never reused; 0: a legacy default stream */
 uint64_t simcuda_stream_done(cudaStream_t s);        /* when s will have finished its queued work */
 void     simcuda_set_drift(double ppm, int64_t offset_ns);  /* GPU clock = offset + t * (1 + ppm/1e6) */
 void     simcuda_set_resolution(uint64_t ns);        /* rounding of event timestamps (0: exact) */

@@ -52,7 +52,7 @@ static struct {
     uint64_t call_cost;           /* virtual ns a launching or waiting call takes on the CPU */
     struct { const char *fn; uint64_t calls, fail_at; int fail_with, fail_always; } fn[SIM_MAX_FN];
     int nfn;
-    void *streams[64];
+    uint64_t streams[64];         /* by id - 7: the stream's serial + 1 (simcuda_stream_serial), 0: free */
     char *names[256];
     int nnames;
 } sim;
@@ -99,9 +99,10 @@ static uint64_t sim_ts(uint64_t t) {
 
 static uint32_t sim_stream_id(cudaStream_t s) {
     int i;
-    for (i = 0; i < 64 && sim.streams[i] && sim.streams[i] != (void *)s; i++) {}
+    uint64_t key = simcuda_stream_serial(s) + 1;      /* not the handle: a new stream may get a destroyed one's address */
+    for (i = 0; i < 64 && sim.streams[i] && sim.streams[i] != key; i++) {}
     if (i == 64) return 63;
-    sim.streams[i] = (void *)s;
+    sim.streams[i] = key;
     return (uint32_t)i + 7;
 }
 
