@@ -313,6 +313,9 @@ typedef struct gpuprof_config {
                                    power, temperature and throttle reasons from NVML (the driver's library, loaded
                                    at run time) every this many ms: 0 = 100 where NVML loads, < 0 = off
                                    (GPUPROF_DEVICE_EVERY_MS, where 0 = off) */
+    const char *metrics;        /* live metrics: Prometheus's text format written here (atomically) at every
+                                   checkpoint and at exit, for node_exporter's textfile collector; NULL: none
+                                   (GPUPROF_METRICS; checkpoints every summary_every seconds) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -576,6 +579,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Kernel capture in the report     kernels, transfers, synchronizations
      Text report, assembled           the report in order
      JSON summary                     docs/summary.md's schema
+     Live metrics                     the summary's figures in Prometheus's text format
      Writing the outputs              files, gpuprof_report and write_*, flush, reset
      Checkpoints and captures         the summary rewritten as the run goes, slow steps' windows
      Roofline peaks                   the device's bandwidth and FLOP/s
@@ -1572,6 +1576,7 @@ static struct {
     char *trace_path, *report, *summary_path, *process_name;
     char *host_ranges;                    /* comma-separated names (the verdict's CPU-bound ranges), or NULL */
     char *sample_folded;                  /* GPUPROF_SAMPLE_FOLDED's file, or NULL */
+    char *metrics_path;                   /* GPUPROF_METRICS's file, or NULL */
     struct {                              /* roofline peaks (0: unknown) and where they came from */
         double flops, bw;
         int user_flops, user_bw;          /* set by the config or the environment: they apply to CPU times too */
@@ -13721,7 +13726,12 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         gpuprof__g.steps_seen ? "true" : "false", (unsigned long long)gpuprof__g.steps_counted,
                         (unsigned long long)gpuprof__g.steps_excluded, (unsigned long long)gpuprof__g.steps_off);
     gpuprof__json_stats(b, &gpuprof__g.step_stats, "_ns");
-    gpuprof__buf_s(b, "},");
+    gpuprof__buf_s(b, "},\"typical_time\":");       /* the steps of the most common kind (the live metrics' step_seconds) */
+    if (s->typical >= 0) {
+        gpuprof__buf_s(b, "{");
+        gpuprof__json_stats(b, &s->kinds[s->typical].durs, "_ns");
+        gpuprof__buf_s(b, "},");
+    } else gpuprof__buf_s(b, "null,");
     gpuprof__json_series(b, s);
     gpuprof__json_captures(b);
     gpuprof__buf_s(b, "},\n");
@@ -13756,6 +13766,281 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     for (i = 0; i < GPUPROF__W_COUNT; i++)
         gpuprof__buf_printf(b, "%s\"%s\":%llu", i ? "," : "", gpuprof__warn_key[i], (unsigned long long)GPUPROF__LD(&gpuprof__g.warn_count[i]));
     gpuprof__buf_s(b, "}\n}\n");
+}
+
+/* ----------------------------------------------------------------------
+   Live metrics (SPEC 19): the summary's figures in Prometheus's text
+   format (0.0.4), for node_exporter's textfile collector, made from the
+   same snapshot as the summary at each checkpoint and at exit. Base units:
+   seconds, bytes, hertz, watts, celsius, ratios 0-1. Every series carries
+   rank and job.
+   ---------------------------------------------------------------------- */
+
+/* Text as a label value takes it: backslash, quote and newline escaped,
+   bytes that are not UTF-8 as U+FFFD (one such byte and the scrape would
+   drop the whole file). */
+static void gpuprof__prom_str(gpuprof__buf *b, const char *s) {
+    char tmp[256];
+    size_t n = 0, i = 0, len = s ? strlen(s) : 0, k;
+    uint32_t cp;
+    while (i < len) {
+        if (n + 8 >= sizeof tmp) { gpuprof__buf_put(b, tmp, n); n = 0; }
+        if (s[i] == '\\' || s[i] == '"') { tmp[n++] = '\\'; tmp[n++] = s[i++]; }
+        else if (s[i] == '\n') { tmp[n++] = '\\'; tmp[n++] = 'n'; i++; }
+        else if ((k = gpuprof__utf8(s + i, len - i, &cp)) != 0) { memcpy(tmp + n, s + i, k); n += k; i += k; }
+        else { memcpy(tmp + n, "\xef\xbf\xbd", 3); n += 3; i++; }
+    }
+    gpuprof__buf_put(b, tmp, n);
+}
+
+/* A sample's value: integers exactly, others to 15 digits (a Unix time to
+   the microsecond), NaN and Inf as the format spells them. */
+static void gpuprof__prom_val(gpuprof__buf *b, double v) {
+    char tmp[40];
+    if (v != v) { gpuprof__buf_s(b, "NaN"); return; }
+    if (v - v != 0.0) { gpuprof__buf_s(b, v > 0 ? "+Inf" : "-Inf"); return; }
+    if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    else gpuprof__fmt(tmp, sizeof tmp, "%.15g", v);
+    gpuprof__buf_s(b, tmp);
+}
+
+/* A family's # HELP and # TYPE lines. */
+static void gpuprof__prom_family(gpuprof__buf *b, const char *name, const char *type, const char *help) {
+    gpuprof__buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One sample: name{rank="..",job=".."[,key="val"]} value. `base` holds the
+   rank and job labels, escaped already. */
+static void gpuprof__prom_at(gpuprof__buf *b, const char *name, const char *base, const char *key, const char *val, double v) {
+    gpuprof__buf_s(b, name);
+    gpuprof__buf_s(b, "{");
+    gpuprof__buf_s(b, base);
+    if (key) {
+        gpuprof__buf_printf(b, ",%s=\"", key);
+        gpuprof__prom_str(b, val);
+        gpuprof__buf_s(b, "\"");
+    }
+    gpuprof__buf_s(b, "} ");
+    gpuprof__prom_val(b, v);
+    gpuprof__buf_s(b, "\n");
+}
+
+/* The job label: GPUPROF_JOB, the scheduler's job id, the elastic run's id,
+   else the process name. */
+static const char *gpuprof__prom_job(void) {
+    static const char *const vars[] = { "GPUPROF_JOB", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID" };
+    size_t i;
+    for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return v;
+    }
+    return gpuprof__g.process_name;
+}
+
+/* A tree row's path, outermost first, joined by '/' (the CPU samples'
+   by_range names them so). */
+static void gpuprof__prom_path(char *out, size_t n, const gpuprof__snap *s, uint32_t row) {
+    uint32_t chain[GPUPROF_MAX_DEPTH + 1], depth = 0, i;
+    size_t o = 0;
+    int32_t r = (int32_t)row;
+    while (r >= 0 && depth <= GPUPROF_MAX_DEPTH) { chain[depth++] = (uint32_t)r; r = s->tree[r].parent; }
+    out[0] = 0;
+    for (i = depth; i-- > 0 && o + 1 < n;)
+        o += (size_t)snprintf(out + o, n - o, "%s%s", i + 1 < depth ? "/" : "", gpuprof__g.names[s->tree[chain[i]].name_id].text);
+}
+
+typedef struct gpuprof__prom_range { char *path; double ns, calls, gpu_ns; int gpu; } gpuprof__prom_range;
+
+static int gpuprof__prom_range_cmp(const void *a, const void *b) {
+    return strcmp(((const gpuprof__prom_range *)a)->path, ((const gpuprof__prom_range *)b)->path);
+}
+
+/* The ranges' totals by path: the tree's rows, those of one path on several
+   threads added up (a label set names one series). */
+static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
+    static const char *const fam[3][2] = {
+        { "gpuprof_range_seconds_total", "Time inside the range, its nested ranges included, over its counted calls (seconds)." },
+        { "gpuprof_range_calls_total", "Counted calls of the range (warm-up and excluded steps left out)." },
+        { "gpuprof_range_gpu_seconds_total", "GPU time of the range's counted calls (seconds): CUDA events, or its kernels' span (GPUPROF_GPU=kernels)." } };
+    gpuprof__prom_range *r = s->ntree ? (gpuprof__prom_range *)gpuprof__zalloc(s->ntree * sizeof *r) : NULL;
+    char path[4096];
+    uint32_t i, n = 0, k;
+    int f, any_gpu = 0;
+    if (s->ntree && !r) { b->failed = 1; return; }
+    for (i = 0; i < s->ntree; i++) {
+        const gpuprof__row *t = &s->tree[i];
+        if (!t->stats.count && !t->gpu.count) continue;
+        gpuprof__prom_path(path, sizeof path, s, i);
+        if (!(r[n].path = gpuprof__strdup(path))) { b->failed = 1; break; }
+        r[n].ns = t->stats.sum;
+        r[n].calls = (double)t->stats.count;
+        r[n].gpu_ns = t->gpu.sum;
+        r[n].gpu = t->gpu.count > 0;
+        any_gpu |= r[n].gpu;
+        n++;
+    }
+    qsort(r, n, sizeof *r, gpuprof__prom_range_cmp);
+    for (i = 0, k = 0; i < n; i++) {           /* one entry per path */
+        if (k && strcmp(r[k - 1].path, r[i].path) == 0) {
+            r[k - 1].ns += r[i].ns; r[k - 1].calls += r[i].calls; r[k - 1].gpu_ns += r[i].gpu_ns; r[k - 1].gpu |= r[i].gpu;
+            GPUPROF_FREE(r[i].path);
+        } else r[k++] = r[i];
+    }
+    for (f = 0; f < 3 && k; f++) {
+        if (f == 2 && !any_gpu) break;
+        gpuprof__prom_family(b, fam[f][0], "counter", fam[f][1]);
+        for (i = 0; i < k; i++)
+            if (f < 2 || r[i].gpu) gpuprof__prom_at(b, fam[f][0], base, "range", r[i].path, f == 0 ? r[i].ns / 1e9 : f == 1 ? r[i].calls : r[i].gpu_ns / 1e9);
+    }
+    for (i = 0; i < k; i++) GPUPROF_FREE(r[i].path);
+    GPUPROF_FREE(r);
+}
+
+/* The device's gauges (SPEC 17 telemetry): each counter's mean over the
+   last point of the device over the run (device_over_time's last point),
+   in base units. */
+static void gpuprof__prom_device(gpuprof__buf *b, const char *base) {
+    /* by counter (gpuprof__dv_info's order): the metric's name and the factor from the report's unit */
+    static const struct { const char *name; double f; } m[GPUPROF__DV_N] = {
+        { "utilization_ratio", 0.01 }, { "memory_utilization_ratio", 0.01 }, { "sm_clock_hertz", 1e6 }, { "memory_clock_hertz", 1e6 },
+        { "power_watts", 1 }, { "power_limit_watts", 1 }, { "temperature_celsius", 1 }, { "memory_used_bytes", 1048576.0 },
+        { "sm_activity_ratio", 0.01 }, { "sm_occupancy_ratio", 0.01 }, { "tensor_activity_ratio", 0.01 }, { "dram_bandwidth_ratio", 0.01 },
+        { "fp32_activity_ratio", 0.01 }, { "fp16_activity_ratio", 0.01 }, { "pcie_tx_bytes_per_second", 1048576.0 },
+        { "pcie_rx_bytes_per_second", 1048576.0 }, { "nvlink_rx_bytes_per_second", 1048576.0 }, { "nvlink_tx_bytes_per_second", 1048576.0 } };
+    char name[96], help[160], gpu[16];
+    int k;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    snprintf(gpu, sizeof gpu, "%u", gpuprof__dev.index);
+    for (k = 0; k < GPUPROF__DV_N && gpuprof__dev.samples; k++) {
+        uint32_t i = gpuprof__dev.npt;
+        while (i > 0 && !gpuprof__dev.pt[i - 1].cnt[k]) i--;
+        if (!i) continue;
+        snprintf(name, sizeof name, "gpuprof_device_%s", m[k].name);
+        snprintf(help, sizeof help, "The GPU's %s (NVML), the mean of the latest point of the device over the run.", gpuprof__dv_info[k].name);
+        gpuprof__prom_family(b, name, "gauge", help);
+        gpuprof__prom_at(b, name, base, "gpu", gpu, gpuprof__dev.pt[i - 1].sum[k] / gpuprof__dev.pt[i - 1].cnt[k] * m[k].f);
+    }
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+}
+
+/* gpuprof_info, the steps, the phases' shares (the verdict's), counters,
+   memory (with GPUPROF_MEM snapshots), drops, and whether the run ended. */
+static void gpuprof__prom_run(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
+    static const double qs[3] = { 0.5, 0.9, 0.99 };
+    static const char *const qn[3] = { "0.5", "0.9", "0.99" };
+    const gpuprof_stats *ty = s->typical >= 0 ? &s->kinds[s->typical].durs : NULL;
+    gpuprof__verdict_t v;
+    char ws[16];
+    int i;
+    snprintf(ws, sizeof ws, "%d", gpuprof__g.world_size > 0 ? gpuprof__g.world_size : 1);
+    gpuprof__prom_family(b, "gpuprof_info", "gauge", "The profiled process: gpuprof's version, the process, its host, the job's world size.");
+    gpuprof__buf_printf(b, "gpuprof_info{%s,version=\"" GPUPROF_VERSION "\",process=\"", base);
+    gpuprof__prom_str(b, gpuprof__g.process_name);
+    gpuprof__buf_s(b, "\",host=\"");
+    gpuprof__prom_str(b, gpuprof__g.host);
+    gpuprof__buf_printf(b, "\",world_size=\"%s\"} 1\n", ws);
+    gpuprof__prom_family(b, "gpuprof_steps_total", "counter", "Counted steps (GPUPROF_STEP, warm-up and excluded steps left out).");
+    gpuprof__prom_at(b, "gpuprof_steps_total", base, NULL, NULL, (double)gpuprof__g.steps_counted);
+    gpuprof__prom_family(b, "gpuprof_step_seconds", "summary", "Step time of the typical steps (the most common kind: the same ranges ran), seconds.");
+    for (i = 0; i < 3; i++) gpuprof__prom_at(b, "gpuprof_step_seconds", base, "quantile", qn[i], ty && ty->count ? gpuprof_stats_quantile(ty, qs[i]) / 1e9 : GPUPROF__NAN);
+    gpuprof__prom_at(b, "gpuprof_step_seconds_sum", base, NULL, NULL, ty ? ty->sum / 1e9 : 0.0);
+    gpuprof__prom_at(b, "gpuprof_step_seconds_count", base, NULL, NULL, ty ? (double)ty->count : 0.0);
+    gpuprof__prom_ranges(b, s, base);
+    gpuprof__analyze(s, &v);
+    if (v.nph) gpuprof__prom_family(b, "gpuprof_phase_share", "gauge", "The verdict's share of the step held by each phase (an outermost range), 0-1.");
+    for (i = 0; i < v.nph; i++)
+        gpuprof__prom_at(b, "gpuprof_phase_share", base, "range", gpuprof__g.names[v.ph[i].r->name_id].text, v.step_ns > 0 ? v.ph[i].t / v.step_ns : GPUPROF__NAN);
+    if (s->ncounters) gpuprof__prom_family(b, "gpuprof_value_last", "gauge", "The last value of each GPUPROF_COUNTER.");
+    for (i = 0; i < (int)s->ncounters; i++) gpuprof__prom_at(b, "gpuprof_value_last", base, "name", gpuprof__g.names[s->counters[i].name_id].text, s->counters[i].last);
+    if (s->mem) {
+        const gpuprof__memfig *last = &s->mem->prev;
+        gpuprof__prom_family(b, "gpuprof_memory_bytes", "gauge", "Memory at the latest GPUPROF_MEM snapshot: tracked bytes live, the device's used bytes, the host's RSS.");
+        gpuprof__prom_at(b, "gpuprof_memory_bytes", base, "kind", "tracked", (double)s->mem->live);
+        if (s->mem->snapshots && last->dev_ok) gpuprof__prom_at(b, "gpuprof_memory_bytes", base, "kind", "device_used", (double)last->dev_used);
+        if (s->mem->snapshots && last->host_ok) gpuprof__prom_at(b, "gpuprof_memory_bytes", base, "kind", "host_rss", (double)last->rss);
+    }
+    gpuprof__prom_family(b, "gpuprof_trace_dropped_events_total", "counter", "Trace events dropped (the writer fell behind, or the trace stopped).");
+    gpuprof__prom_at(b, "gpuprof_trace_dropped_events_total", base, NULL, NULL, (double)s->dropped);
+    gpuprof__prom_device(b, base);
+    gpuprof__prom_family(b, "gpuprof_run_complete", "gauge", "1 once the run has ended and these are its final figures; 0 at a checkpoint.");
+    gpuprof__prom_at(b, "gpuprof_run_complete", base, NULL, NULL, gpuprof__g.state == GPUPROF__STOPPING ? 1.0 : 0.0);
+}
+
+/* The whole file (docs/guide.md "Live metrics"). */
+static void gpuprof__metrics_text(gpuprof__buf *b, const gpuprof__snap *s) {
+    gpuprof__buf base = { NULL, 0, 0, 0 };
+    gpuprof__timespec rt;
+    gpuprof__buf_printf(&base, "rank=\"%d\",job=\"", gpuprof__g.rank > 0 ? gpuprof__g.rank : 0);
+    gpuprof__prom_str(&base, gpuprof__prom_job());
+    gpuprof__buf_s(&base, "\"");
+    if (base.failed) { b->failed = 1; return; }
+    gpuprof__prom_run(b, s, base.p);
+    gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
+    gpuprof__prom_family(b, "gpuprof_last_update_timestamp_seconds", "gauge", "When gpuprof wrote this file (Unix time, seconds).");
+    gpuprof__prom_at(b, "gpuprof_last_update_timestamp_seconds", base.p, NULL, NULL, (double)rt.tv_sec + (double)rt.tv_nsec / 1e9);
+    GPUPROF_FREE(base.p);
+}
+
+/* Which file gpuprof last renamed into the metrics path: another inode
+   there later means another writer. */
+static struct { int written; dev_t dev; ino_t ino; } gpuprof__metrics_file;
+
+/* The temporary file beside the metrics path, created anew: O_EXCL and
+   O_NOFOLLOW, as its directory is often shared (never through a link
+   someone planted); one left by a killed run of the same pid is replaced. */
+static int gpuprof__metrics_tmp(const char *path, char *tmp, size_t n) {
+    int fd, tries;
+    if ((size_t)snprintf(tmp, n, "%s.%d.tmp", path, gpuprof__g.pid) >= n) { errno = ENAMETOOLONG; return -1; }
+    for (tries = 0; tries < 2; tries++) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST || unlink(tmp) != 0) break;
+    }
+    if (fd >= 0) (void)fchmod(fd, 0644);    /* node_exporter reads it as another user, whatever the umask */
+    return fd;
+}
+
+/* The metrics file, atomically: written to the temporary file, renamed
+   over the target when that is a regular file or absent; a device or a
+   pipe is written through; a link or a directory is refused. One line per
+   failure; the run goes on. */
+static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
+    char tmp[4200];
+    struct stat st;
+    size_t off = 0;
+    int fd, have = lstat(path, &st) == 0, through = have && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+    if (b->failed) return -1;
+    if (have && !through && !S_ISREG(st.st_mode)) {
+        gpuprof__warn(GPUPROF__W_IO, "the metrics path '%s' is %s, not a file; no metrics are written (name a file, *.prom)", path,
+                      S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "special");
+        return -1;
+    }
+    if (have && !through && gpuprof__metrics_file.written && (st.st_dev != gpuprof__metrics_file.dev || st.st_ino != gpuprof__metrics_file.ino))
+        gpuprof__warn(GPUPROF__W_IO, "'%s' was replaced by another process since gpuprof wrote it: two processes write one metrics file and each overwrites the other's series (put %%r or %%p in GPUPROF_METRICS)", path);
+    fd = through ? open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : gpuprof__metrics_tmp(path, tmp, sizeof tmp);
+    if (fd < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot create '%s' for the metrics: %s (check that the directory exists and this process may write there)",
+                      through ? path : tmp, strerror(errno));
+        return -1;
+    }
+    while (off < b->len) {
+        ssize_t w = write(fd, b->p + off, b->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            gpuprof__warn(GPUPROF__W_IO, "cannot write the metrics to '%s': %s (check free space); the last complete file stays", path, w < 0 ? strerror(errno) : "no progress");
+            close(fd);
+            if (!through) unlink(tmp);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    if (!through && fstat(fd, &st) == 0) { gpuprof__metrics_file.dev = st.st_dev; gpuprof__metrics_file.ino = st.st_ino; }
+    if (close(fd) != 0 || (!through && rename(tmp, path) != 0)) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the metrics to '%s': %s", path, strerror(errno));
+        if (!through) unlink(tmp);
+        return -1;
+    }
+    gpuprof__metrics_file.written = !through;
+    return 0;
 }
 
 /* ----------------------------------------------------------------------
@@ -13820,9 +14105,10 @@ static void gpuprof__series_pre(gpuprof__buf *out) {
     gpuprof__json_series(out, &s);               /* the session's names are not freed while it runs */
     GPUPROF_FREE(s.series);
 }
-/* The report or the summary into b. A checkpoint neither waits for the GPU
+/* The report or the summary into b; with metrics (not NULL), also the live
+   metrics, from the same snapshot. A checkpoint neither waits for the GPU
    nor flushes CUPTI: it has what the steps harvested. */
-static int gpuprof__make(gpuprof__buf *b, int what) {
+static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
     gpuprof__snap s;
     gpuprof__buf series = { NULL, 0, 0, 0 };
     int rc;
@@ -13844,6 +14130,7 @@ static int gpuprof__make(gpuprof__buf *b, int what) {
         s.series_json_len = series.len;
         if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, &s);
         else gpuprof__summary_json(b, &s);
+        if (metrics) gpuprof__metrics_text(metrics, &s);
         gpuprof__snap_free(&s);
     }
     pthread_mutex_unlock(&gpuprof__lock);
@@ -13863,7 +14150,7 @@ static int gpuprof__usable(const char *fn) {
 
 static int gpuprof__report_to(FILE *out) {
     gpuprof__buf b = { NULL, 0, 0, 0 };
-    int rc = gpuprof__make(&b, GPUPROF__MAKE_REPORT);
+    int rc = gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL);
     if (rc == 0 && (fwrite(b.p, 1, b.len, out) != b.len || fflush(out) != 0)) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the report: %s", strerror(errno));
         rc = -1;
@@ -13889,7 +14176,7 @@ int gpuprof_write_summary(const char *path) {
         gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary('%s'): that is the file the trace is written to; nothing written (give the summary its own path)", full);
         return -1;
     }
-    rc = gpuprof__make(&b, GPUPROF__MAKE_SUMMARY);
+    rc = gpuprof__make(&b, GPUPROF__MAKE_SUMMARY, NULL);
     if (rc == 0) rc = gpuprof__write_file(full, &b, "summary");
     GPUPROF_FREE(b.p);
     return rc;
@@ -14031,14 +14318,24 @@ void gpuprof_reset(void) {
 static pthread_mutex_t gpuprof__keep_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gpuprof__keep_cond = PTHREAD_COND_INITIALIZER;
 
-/* One checkpoint: the summary as it stands, written atomically. The
-   recording threads' ranges never wait for it; a GPUPROF_STEP waits for
-   gpuprof__lock while the summary is made (bench/README.md, "Checkpoints"). */
-static void gpuprof__checkpoint(void) {
-    gpuprof__buf b = { NULL, 0, 0, 0 };
-    if (gpuprof__make(&b, GPUPROF__MAKE_CHECKPOINT) == 0 && gpuprof__write_file(gpuprof__g.summary_path, &b, "summary") == 0)
-        GPUPROF__ST(&gpuprof__g.checkpoints, GPUPROF__LD(&gpuprof__g.checkpoints) + 1u);
+/* The summary and the live metrics as they stand (at exit: final),
+   written atomically, each where asked for; 0 when every one asked for
+   was written. */
+static int gpuprof__summary_and_metrics(int what) {
+    gpuprof__buf b = { NULL, 0, 0, 0 }, m = { NULL, 0, 0, 0 };
+    int rc = gpuprof__make(&b, what, gpuprof__g.metrics_path ? &m : NULL);
+    if (rc == 0 && gpuprof__g.summary_path && gpuprof__write_file(gpuprof__g.summary_path, &b, "summary") != 0) rc = 1;
+    if (rc >= 0 && gpuprof__g.metrics_path && gpuprof__metrics_write(gpuprof__g.metrics_path, &m) != 0) rc = 1;
     GPUPROF_FREE(b.p);
+    GPUPROF_FREE(m.p);
+    return rc;
+}
+
+/* One checkpoint. The recording threads' ranges never wait for it; a
+   GPUPROF_STEP waits for gpuprof__lock while the summary is made
+   (bench/README.md, "Checkpoints"). */
+static void gpuprof__checkpoint(void) {
+    if (gpuprof__summary_and_metrics(GPUPROF__MAKE_CHECKPOINT) == 0) GPUPROF__ST(&gpuprof__g.checkpoints, GPUPROF__LD(&gpuprof__g.checkpoints) + 1u);
 }
 
 /* From the stepping thread, under gpuprof__lock: a capture waits. The
@@ -14081,7 +14378,7 @@ static void gpuprof__captures_write(int locked) {
    capture is asked for, or it is stopped. */
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
-    int checkpoints = gpuprof__g.summary_path && every > 0, captures = gpuprof__g.cfg.capture_slow > 0, device = gpuprof__g.keeper_device;
+    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0, device = gpuprof__g.keeper_device;
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
     uint64_t dperiod = device ? (uint64_t)(gpuprof__dev.every_ms * 1e6) : 0, dnext = UINT64_MAX / 2;
     (void)arg;
@@ -14133,8 +14430,9 @@ static void *gpuprof__keeper_main(void *arg) {
    asked for. Captures read the flight recorder: without it (a streamed
    trace, or GPUPROF_TRACE_RING_MB=0) they are off, and a line says so. */
 static void gpuprof__keeper_start(void) {
-    int checkpoints = gpuprof__g.summary_path && gpuprof__g.cfg.summary_every > 0;
+    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && gpuprof__g.cfg.summary_every > 0;
     GPUPROF__ST(&gpuprof__g.checkpoints, 0u);
+    memset(&gpuprof__metrics_file, 0, sizeof gpuprof__metrics_file);
     GPUPROF__ST(&gpuprof__g.ncap, 0u);
     gpuprof__g.keep_written = 0;
     /* the settings as the config and the environment left them */
@@ -15882,10 +16180,11 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.process_name);
     GPUPROF_FREE(gpuprof__g.host_ranges);
     GPUPROF_FREE(gpuprof__g.sample_folded);
+    GPUPROF_FREE(gpuprof__g.metrics_path);
     GPUPROF_FREE(gpuprof__g.summary_pattern);
     GPUPROF_FREE(gpuprof__g.trace_pattern);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
-    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = gpuprof__g.trace_pattern = gpuprof__g.sample_folded = NULL;
+    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = gpuprof__g.trace_pattern = gpuprof__g.sample_folded = gpuprof__g.metrics_path = NULL;
 }
 
 /* The defaults of every setting a zeroed config leaves open. */
@@ -15939,6 +16238,7 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     if (gpuprof__env_int("GPUPROF_CAPTURE_MAX", &cfg->capture_max) && cfg->capture_max == 0) cfg->capture_slow = 0;
     gpuprof__env_parse("GPUPROF_SAMPLE", 0, 100000, &cfg->sample_hz);
     if ((v = getenv("GPUPROF_SAMPLE_FOLDED")) != NULL && *v) cfg->sample_folded = v;
+    if ((v = getenv("GPUPROF_METRICS")) != NULL) cfg->metrics = v;
     if (gpuprof__env_parse("GPUPROF_DEVICE_EVERY_MS", 0, 3600000, &cfg->device_every_ms) && cfg->device_every_ms == 0) cfg->device_every_ms = -1;
 }
 
@@ -16011,6 +16311,14 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     v = getenv("GPUPROF_SUMMARY");
     gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__g.summary_pattern);
     gpuprof__g.sample_folded = off || !cfg->sample_folded || !*cfg->sample_folded ? NULL : gpuprof__output_path(cfg->sample_folded, "folded stacks", NULL);
+    gpuprof__g.metrics_path = off ? NULL : gpuprof__output_path(cfg->metrics, "metrics", NULL);
+    if (gpuprof__g.metrics_path && ((gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.metrics_path, gpuprof__g.trace_path)) ||
+                                    (gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.metrics_path, gpuprof__g.summary_path)))) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the metrics name the same file as the %s ('%s'); no metrics are written (give them their own path, *.prom)",
+                      gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.metrics_path, gpuprof__g.trace_path) ? "trace" : "summary", gpuprof__g.metrics_path);
+        GPUPROF_FREE(gpuprof__g.metrics_path);
+        gpuprof__g.metrics_path = NULL;
+    }
     v = getenv("GPUPROF_REPORT");
     gpuprof__g.report_implicit = !v && !cfg->report;
     if (!v) v = cfg->report ? cfg->report : "stderr";
@@ -16189,7 +16497,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__g.cfg = cfg;
     gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made in names_open */
     gpuprof__g.cfg.schedule = gpuprof__g.cfg.host_ranges = NULL;   /* kept as parsed below, */
-    gpuprof__g.cfg.trace_path = gpuprof__g.cfg.summary_path = gpuprof__g.cfg.report = gpuprof__g.cfg.process_name = NULL;   /* and as copied */
+    gpuprof__g.cfg.trace_path = gpuprof__g.cfg.summary_path = gpuprof__g.cfg.report = gpuprof__g.cfg.process_name = gpuprof__g.cfg.metrics = NULL;   /* and as copied */
     gpuprof__g.sched_on = 0;
     if (cfg.schedule && *cfg.schedule && gpuprof__parse_schedule(cfg.schedule) != 0)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "schedule '%.100s' is not of the form wait=W,warmup=U,active=A,repeat=R (active >= 1); recording every step", cfg.schedule);
@@ -16241,11 +16549,7 @@ static void gpuprof__names_free(void) {
 static void gpuprof__outputs_write(void) {
     const char *report = gpuprof__g.report;
     gpuprof__buf b = { NULL, 0, 0, 0 };
-    if (gpuprof__g.summary_path) {
-        if (gpuprof__make(&b, GPUPROF__MAKE_SUMMARY) == 0) gpuprof__write_file(gpuprof__g.summary_path, &b, "summary");
-        GPUPROF_FREE(b.p);
-        memset(&b, 0, sizeof b);
-    }
+    if (gpuprof__g.summary_path || gpuprof__g.metrics_path) (void)gpuprof__summary_and_metrics(GPUPROF__MAKE_SUMMARY);
     if (gpuprof__g.sample_folded) {
         gpuprof__smprep r;
         if (gpuprof__smp_collect(&r, 1)) gpuprof__write_file(gpuprof__g.sample_folded, &r.folded, "folded stacks");
@@ -16281,7 +16585,7 @@ static void gpuprof__outputs_write(void) {
     }
     if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
     else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
-    else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT) == 0 && gpuprof__write_file(report, &b, "report") != 0) {
+    else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL) == 0 && gpuprof__write_file(report, &b, "report") != 0) {
         fprintf(stderr, "gpuprof: the report that could not go to '%s' follows here\n", report);
         if (fwrite(b.p, 1, b.len, stderr) != b.len) gpuprof__warn(GPUPROF__W_IO, "cannot write the report to stderr either: %s", strerror(errno));
         fflush(stderr);
