@@ -99,8 +99,9 @@
        GPUPROF_TRACE_RING_MB=N  without GPUPROF_TRACE: memory for the latest events
                             (default 32; 0 = off, and then ranges record no trace events)
        Long runs (docs/guide.md "Long runs"):
-       GPUPROF_SUMMARY_EVERY=S  with a summary path, gpuprof's thread rewrites it every S
-                            seconds (default 60; 0 = at exit only), "complete": false
+       GPUPROF_SUMMARY_EVERY=S  with a summary path (or live metrics), gpuprof's thread
+                            rewrites it every S seconds (default 60; 0 = at exit only),
+                            "complete": false
        GPUPROF_CAPTURE_SLOW=K   a step over K x the running median step of its kind (the
                             ranges it ran) is written, with the step before, to
                             run.slow.N.json (beside the trace) or
@@ -125,6 +126,14 @@
        GPUPROF_NVML_PATH=path  the NVML library to load   GPUPROF_NVML_DEVICE=i  NVML's GPU i
                             (default: the CUDA device by PCI bus id, else the local rank)
        GPUPROF_DEVICE_GPM=1  say so when the GPU has no GPM metrics
+       Live metrics (docs/guide.md "Live metrics (Prometheus)"):
+       GPUPROF_METRICS=path  Prometheus's text format for node_exporter's textfile
+                            collector (path.prom, %r: a file per rank), rewritten
+                            atomically at every checkpoint (GPUPROF_SUMMARY_EVERY, 60 s)
+                            and at exit: steps, step time, ranges, phase shares,
+                            counters, memory, the device's gauges; labels rank, job
+       GPUPROF_JOB=name     the job label (else SLURM_JOB_ID, TORCHELASTIC_RUN_ID, the
+                            process name)
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
        GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
                             (on/off settings take 1/0, yes/no, true/false, on/off)
@@ -293,7 +302,7 @@ typedef struct gpuprof_config {
                                    launcher's environment (GPUPROF_RANK overrides the rank) */
     int collector;              /* a thread of gpuprof's adds the ranges' records to their statistics, off the
                                    recording threads; 0: each thread adds its own, 4096 at a time (GPUPROF_COLLECTOR=1) */
-    double summary_every;       /* with a summary path, gpuprof's thread rewrites the summary every this many
+    double summary_every;       /* with a summary path or metrics, gpuprof's thread rewrites the summary every this many
                                    seconds, a checkpoint a killed run leaves: 0 = 60, < 0 = at exit only
                                    (GPUPROF_SUMMARY_EVERY, where 0 = at exit only) */
     double capture_slow;        /* a step longer than this many times the running median step of its kind (the
@@ -14026,7 +14035,8 @@ static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
         ssize_t w = write(fd, b->p + off, b->len - off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            gpuprof__warn(GPUPROF__W_IO, "cannot write the metrics to '%s': %s (check free space); the last complete file stays", path, w < 0 ? strerror(errno) : "no progress");
+            gpuprof__warn(GPUPROF__W_IO, "cannot write the metrics to '%s': %s (check free space)%s", path, w < 0 ? strerror(errno) : "no progress",
+                          through ? "" : "; the last complete file stays");
             close(fd);
             if (!through) unlink(tmp);
             return -1;

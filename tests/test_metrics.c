@@ -19,6 +19,8 @@ static void vsleep(uint64_t ns) { __atomic_add_fetch(&vnow, ns, __ATOMIC_RELAXED
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -252,6 +254,37 @@ static void scenario_faults(void) {
           "a full disk: one line with the reason");
     CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode), "... /dev/full is still a device (written through, not replaced)");
     free(err);
+    /* the disk fills after a checkpoint (a file size limit stands in for it):
+       the write fails, the last complete file stays, no temporary file is left */
+    {
+        pid_t pid;
+        int status;
+        remove("fsize.prom");
+        if ((pid = fork()) == 0) {
+            struct rlimit rl = { 200, 200 };
+            char *before, *after, tmpname[64];
+            int saved, i, ok;
+            signal(SIGXFSZ, SIG_IGN);
+            setenv("GPUPROF_METRICS", "fsize.prom", 1);
+            gpuprof_init(NULL);
+            for (i = 0; i < 3; i++) { PROF_RANGE("work"); vsleep(MS); }
+            gpuprof__checkpoint();
+            before = check_slurp("fsize.prom");
+            setrlimit(RLIMIT_FSIZE, &rl);
+            saved = check_stderr_to("fsize.err");
+            gpuprof__checkpoint();
+            check_stderr_back(saved);
+            after = check_slurp("fsize.prom");
+            err = check_slurp("fsize.err");
+            snprintf(tmpname, sizeof tmpname, "fsize.prom.%d.tmp", (int)getpid());
+            ok = before && after && !strcmp(before, after) && strlen(before) > 200 && access(tmpname, F_OK) != 0 && err &&
+                 count_lines(err, "gpuprof:") == 1 && strstr(err, "gpuprof: cannot write the metrics to 'fsize.prom': File too large (check free space); the last complete file stays");
+            if (!ok) fprintf(stderr, "fsize: it printed:\n%s", err ? err : "(nothing)");
+            _exit(ok ? 0 : 1);
+        }
+        CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the disk fills after a checkpoint: one line, the last complete file stays as it was, no temporary file left");
+    }
     /* a link where the file should be: refused, its target untouched */
     f = fopen("victim.txt", "w");
     if (f) { fputs("precious\n", f); fclose(f); }
