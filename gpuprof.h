@@ -839,6 +839,25 @@ extern int gpuprof__nanosleep(const gpuprof__timespec *req, gpuprof__timespec *r
 #elif !defined(O_CLOEXEC)
 #define O_CLOEXEC 0
 #endif
+/* O_NOFOLLOW and fchmod, for the live metrics' file, which the strict modes hide too. */
+#if !defined(O_NOFOLLOW) && defined(__linux__) && defined(__x86_64__)
+#define O_NOFOLLOW 0400000
+#elif !defined(O_NOFOLLOW) && defined(__linux__) && defined(__aarch64__)
+#define O_NOFOLLOW 0100000
+#elif !defined(O_NOFOLLOW)
+#error "gpuprof.h: the implementation needs O_NOFOLLOW, which this file's C mode hides: build the file that defines GPUPROF_IMPLEMENTATION with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
+#endif
+#if defined(__GLIBC__) && !defined(__USE_XOPEN2K) && !defined(__USE_XOPEN_EXTENDED)
+extern int gpuprof__fchmod(int fd, unsigned mode) __asm__("fchmod");
+#if __GLIBC__ > 2 || __GLIBC_MINOR__ >= 33                /* lstat is a symbol of its own from glibc 2.33 */
+extern int gpuprof__lstat(const char *path, struct stat *st) __asm__("lstat");
+#else
+#error "gpuprof.h: the implementation needs lstat, which this file's C mode hides: build the file that defines GPUPROF_IMPLEMENTATION with -D_POSIX_C_SOURCE=200809L (or -std=gnu11)"
+#endif
+#else
+#define gpuprof__fchmod fchmod
+#define gpuprof__lstat lstat
+#endif
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #define GPUPROF__X86 1
@@ -13992,7 +14011,7 @@ static void gpuprof__metrics_text(gpuprof__buf *b, const gpuprof__snap *s) {
 
 /* Which file gpuprof last renamed into the metrics path: another inode
    there later means another writer. */
-static struct { int written; dev_t dev; ino_t ino; } gpuprof__metrics_file;
+static struct { int written; uint64_t dev, ino; } gpuprof__metrics_file;
 
 /* The temporary file beside the metrics path, created anew: O_EXCL and
    O_NOFOLLOW, as its directory is often shared (never through a link
@@ -14004,7 +14023,7 @@ static int gpuprof__metrics_tmp(const char *path, char *tmp, size_t n) {
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0 || errno != EEXIST || unlink(tmp) != 0) break;
     }
-    if (fd >= 0) (void)fchmod(fd, 0644);    /* node_exporter reads it as another user, whatever the umask */
+    if (fd >= 0) (void)gpuprof__fchmod(fd, 0644);    /* node_exporter reads it as another user, whatever the umask */
     return fd;
 }
 
@@ -14016,14 +14035,15 @@ static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
     char tmp[4200];
     struct stat st;
     size_t off = 0;
-    int fd, have = lstat(path, &st) == 0, through = have && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+    int fd, have = gpuprof__lstat(path, &st) == 0, through = have && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
     if (b->failed) return -1;
     if (have && !through && !S_ISREG(st.st_mode)) {
         gpuprof__warn(GPUPROF__W_IO, "the metrics path '%s' is %s, not a file; no metrics are written (name a file, *.prom)", path,
                       S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "special");
         return -1;
     }
-    if (have && !through && gpuprof__metrics_file.written && (st.st_dev != gpuprof__metrics_file.dev || st.st_ino != gpuprof__metrics_file.ino))
+    if (have && !through && gpuprof__metrics_file.written &&
+        ((uint64_t)st.st_dev != gpuprof__metrics_file.dev || (uint64_t)st.st_ino != gpuprof__metrics_file.ino))
         gpuprof__warn(GPUPROF__W_IO, "'%s' was replaced by another process since gpuprof wrote it: two processes write one metrics file and each overwrites the other's series (put %%r or %%p in GPUPROF_METRICS)", path);
     fd = through ? open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : gpuprof__metrics_tmp(path, tmp, sizeof tmp);
     if (fd < 0) {
@@ -14043,7 +14063,7 @@ static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
         }
         off += (size_t)w;
     }
-    if (!through && fstat(fd, &st) == 0) { gpuprof__metrics_file.dev = st.st_dev; gpuprof__metrics_file.ino = st.st_ino; }
+    if (!through && fstat(fd, &st) == 0) { gpuprof__metrics_file.dev = (uint64_t)st.st_dev; gpuprof__metrics_file.ino = (uint64_t)st.st_ino; }
     if (close(fd) != 0 || (!through && rename(tmp, path) != 0)) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the metrics to '%s': %s", path, strerror(errno));
         if (!through) unlink(tmp);
