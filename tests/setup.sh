@@ -6,7 +6,8 @@
 #   libcjson-dev, python3        the tests read gpuprof's JSON with them
 #   libstb-dev                   stb_sprintf, the formatting gpuprof prefers
 #   clang, libclang-rt-14-dev    the fuzz targets' corpus replay
-# Optional extras stay optional (README: MPI, the viewers, HTA).
+# Optional extras stay optional (docs/guide.md "Building and testing this
+# repository": MPI, the viewers, HTA, Prometheus).
 # usage: sh tests/setup.sh        (as root, or with sudo; apt-get only)
 set -e
 

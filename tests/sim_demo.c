@@ -25,7 +25,7 @@
    backward one 3.6 ms memory-bound kernel; the optimizer an element-wise
    update; "loss.item" copies the loss to the host, which waits for all of
    it. --loss-every N reads the loss only every Nth step: the one change the
-   README's walk-through makes. The work is launched through the simulated
+   guide's tour makes. The work is launched through the simulated
    CUPTI (simcupti/), which writes the records CUPTI would when kernel
    capture is on, and only queues the work when it is not. */
 #define _GNU_SOURCE
