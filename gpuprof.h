@@ -13907,7 +13907,7 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
         any_gpu |= r[n].gpu;
         n++;
     }
-    qsort(r, n, sizeof *r, gpuprof__prom_range_cmp);
+    if (n) qsort(r, n, sizeof *r, gpuprof__prom_range_cmp);
     for (i = 0, k = 0; i < n; i++) {           /* one entry per path */
         if (k && strcmp(r[k - 1].path, r[i].path) == 0) {
             r[k - 1].ns += r[i].ns; r[k - 1].calls += r[i].calls; r[k - 1].gpu_ns += r[i].gpu_ns; r[k - 1].gpu |= r[i].gpu;

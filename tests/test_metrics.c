@@ -241,6 +241,12 @@ static void scenario_labels(void) {
           "else the process name; rank 0 without ranks");
     check_promtool("l.prom", "promtool check metrics: a run without steps, no finding");
     free(m);
+    gpuprof_init(NULL);                               /* a session with no range at all */
+    gpuprof_shutdown();
+    m = check_slurp("l.prom");
+    CHECK(m && strstr(m, "gpuprof_run_complete{rank=\"0\",job=\"") && !strstr(m, "gpuprof_range_calls_total"), "a session without a range: a whole file, no range series");
+    check_promtool("l.prom", "promtool check metrics: a session without a range, no finding");
+    free(m);
 }
 
 /* A session writing metrics to `path`, its stderr kept; returns what it printed. */
