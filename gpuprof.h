@@ -7669,6 +7669,66 @@ static int gpuprof__same_file(const char *a, const char *b) {
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* A temporary file beside path (path.PID.tmp), created anew: O_EXCL and
+   O_NOFOLLOW, as an output's directory may be shared (never through a link
+   someone planted); one a killed run of the same pid left is replaced. */
+static int gpuprof__tmp_create(const char *path, char *tmp, size_t n) {
+    int fd = -1, tries;
+    if ((size_t)snprintf(tmp, n, "%s.%d.tmp", path, gpuprof__g.pid) >= n) { errno = ENAMETOOLONG; return -1; }
+    for (tries = 0; tries < 2; tries++) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST || unlink(tmp) != 0) break;
+    }
+    return fd;
+}
+
+/* Writes the whole buffer to a path (expanded already); a one-line message
+   names the path and the reason on failure. A summary and the live metrics
+   go to a temporary file (gpuprof__tmp_create) renamed over the last: a
+   reader, or a kill, never meets half of one. Only over a regular file or
+   none: a device or a pipe is written through, as it is. made (not NULL):
+   the file is read by another user (node_exporter), so 0644 whatever the
+   umask, and *made is the file written. */
+static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const char *what, struct stat *made) {
+    int fd, had = 0, atomic = strcmp(what, "summary") == 0 || strcmp(what, "metrics") == 0;
+    char tmp[4200];
+    size_t off = 0;
+    struct stat st;
+    if (b->failed) return -1;
+    if (atomic) atomic = stat(path, &st) == 0 ? (had = S_ISREG(st.st_mode)) : errno == ENOENT;
+    fd = atomic ? gpuprof__tmp_create(path, tmp, sizeof tmp) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", path, what, strerror(errno));
+        return -1;
+    }
+    if (made) (void)gpuprof__fchmod(fd, 0644);
+    while (off < b->len) {
+        ssize_t w = write(fd, b->p + off, b->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, w < 0 ? strerror(errno) : "no progress",
+                          atomic && had ? "; the last complete file stays" : "");
+            close(fd);
+            if (atomic) unlink(tmp);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    if (made && fstat(fd, made) != 0) memset(made, 0, sizeof *made);
+    if (close(fd) != 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(errno));
+        if (atomic) unlink(tmp);
+        return -1;
+    }
+    if (atomic && rename(tmp, path) != 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot rename '%s' to '%s' for the %s: %s", tmp, path, what, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) { return gpuprof__write_file_as(path, b, what, NULL); }
+
 /* ----------------------------------------------------------------------
    Trace output, the layers: recording (section "Trace buffers") fills each
    thread's blocks with fixed-size events; an encoder turns a block's events
@@ -14013,63 +14073,25 @@ static void gpuprof__metrics_text(gpuprof__buf *b, const gpuprof__snap *s) {
    there later means another writer. */
 static struct { int written; uint64_t dev, ino; } gpuprof__metrics_file;
 
-/* The temporary file beside the metrics path, created anew: O_EXCL and
-   O_NOFOLLOW, as its directory is often shared (never through a link
-   someone planted); one left by a killed run of the same pid is replaced. */
-static int gpuprof__metrics_tmp(const char *path, char *tmp, size_t n) {
-    int fd, tries;
-    if ((size_t)snprintf(tmp, n, "%s.%d.tmp", path, gpuprof__g.pid) >= n) { errno = ENAMETOOLONG; return -1; }
-    for (tries = 0; tries < 2; tries++) {
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0 || errno != EEXIST || unlink(tmp) != 0) break;
-    }
-    if (fd >= 0) (void)gpuprof__fchmod(fd, 0644);    /* node_exporter reads it as another user, whatever the umask */
-    return fd;
-}
-
-/* The metrics file, atomically: written to the temporary file, renamed
-   over the target when that is a regular file or absent; a device or a
-   pipe is written through; a link or a directory is refused. One line per
-   failure; the run goes on. */
+/* The metrics file, atomically (gpuprof__write_file_as); a link or a
+   directory at the path is refused, and another process replacing the
+   file between two writes is said once. The run goes on either way. */
 static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
-    char tmp[4200];
     struct stat st;
-    size_t off = 0;
-    int fd, have = gpuprof__lstat(path, &st) == 0, through = have && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
-    if (b->failed) return -1;
-    if (have && !through && !S_ISREG(st.st_mode)) {
-        gpuprof__warn(GPUPROF__W_IO, "the metrics path '%s' is %s, not a file; no metrics are written (name a file, *.prom)", path,
-                      S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "special");
-        return -1;
-    }
-    if (have && !through && gpuprof__metrics_file.written &&
-        ((uint64_t)st.st_dev != gpuprof__metrics_file.dev || (uint64_t)st.st_ino != gpuprof__metrics_file.ino))
-        gpuprof__warn(GPUPROF__W_IO, "'%s' was replaced by another process since gpuprof wrote it: two processes write one metrics file and each overwrites the other's series (put %%r or %%p in GPUPROF_METRICS)", path);
-    fd = through ? open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : gpuprof__metrics_tmp(path, tmp, sizeof tmp);
-    if (fd < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot create '%s' for the metrics: %s (check that the directory exists and this process may write there)",
-                      through ? path : tmp, strerror(errno));
-        return -1;
-    }
-    while (off < b->len) {
-        ssize_t w = write(fd, b->p + off, b->len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            gpuprof__warn(GPUPROF__W_IO, "cannot write the metrics to '%s': %s (check free space)%s", path, w < 0 ? strerror(errno) : "no progress",
-                          through ? "" : "; the last complete file stays");
-            close(fd);
-            if (!through) unlink(tmp);
+    if (gpuprof__lstat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+            gpuprof__warn(GPUPROF__W_IO, "the metrics path '%s' is %s, not a file; no metrics are written (name a file, *.prom)", path,
+                          S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "special");
             return -1;
         }
-        off += (size_t)w;
+        if (S_ISREG(st.st_mode) && gpuprof__metrics_file.written &&
+            ((uint64_t)st.st_dev != gpuprof__metrics_file.dev || (uint64_t)st.st_ino != gpuprof__metrics_file.ino))
+            gpuprof__warn(GPUPROF__W_IO, "'%s' was replaced by another process since gpuprof wrote it: two processes write one metrics file and each overwrites the other's series (put %%r or %%p in GPUPROF_METRICS)", path);
     }
-    if (!through && fstat(fd, &st) == 0) { gpuprof__metrics_file.dev = (uint64_t)st.st_dev; gpuprof__metrics_file.ino = (uint64_t)st.st_ino; }
-    if (close(fd) != 0 || (!through && rename(tmp, path) != 0)) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot write the metrics to '%s': %s", path, strerror(errno));
-        if (!through) unlink(tmp);
-        return -1;
-    }
-    gpuprof__metrics_file.written = !through;
+    if (gpuprof__write_file_as(path, b, "metrics", &st) != 0) return -1;
+    gpuprof__metrics_file.written = S_ISREG(st.st_mode);
+    gpuprof__metrics_file.dev = (uint64_t)st.st_dev;
+    gpuprof__metrics_file.ino = (uint64_t)st.st_ino;
     return 0;
 }
 
@@ -14077,50 +14099,6 @@ static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
    Writing the outputs: files, the report, the summary, the trace on
    demand, gpuprof_flush and gpuprof_reset
    ---------------------------------------------------------------------- */
-/* Writes the whole buffer to a path (expanded already); a one-line message
-   names the path and the reason on failure. */
-static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) {
-    int fd, atomic = strcmp(what, "summary") == 0;
-    char tmp[4200];
-    const char *full = path;
-    size_t off = 0;
-    struct stat st;
-    if (b->failed) return -1;
-    /* A summary goes to a temporary file renamed over the last: a reader
-       (or a kill) never meets half of one. Only over a regular file or none:
-       a device or a pipe is written through, as it is. */
-    if (atomic && (stat(path, &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT) &&
-        (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) < sizeof tmp) full = tmp;
-    else atomic = 0;
-    fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", path, what, strerror(errno));
-        return -1;
-    }
-    while (off < b->len) {
-        ssize_t w = write(fd, b->p + off, b->len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)", what, path, w < 0 ? strerror(errno) : "no progress");
-            close(fd);
-            if (atomic) unlink(tmp);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    if (close(fd) != 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(errno));
-        if (atomic) unlink(tmp);
-        return -1;
-    }
-    if (atomic && rename(tmp, path) != 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot rename '%s' to '%s' for the %s: %s", tmp, path, what, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 enum { GPUPROF__MAKE_REPORT, GPUPROF__MAKE_SUMMARY, GPUPROF__MAKE_CHECKPOINT };
 
 /* The summary's steps.over_time, formatted from a copy of the series taken
@@ -14353,12 +14331,12 @@ static pthread_cond_t gpuprof__keep_cond = PTHREAD_COND_INITIALIZER;
    was written. */
 static int gpuprof__summary_and_metrics(int what) {
     gpuprof__buf b = { NULL, 0, 0, 0 }, m = { NULL, 0, 0, 0 };
-    int rc = gpuprof__make(&b, what, gpuprof__g.metrics_path ? &m : NULL);
-    if (rc == 0 && gpuprof__g.summary_path && gpuprof__write_file(gpuprof__g.summary_path, &b, "summary") != 0) rc = 1;
-    if (rc >= 0 && gpuprof__g.metrics_path && gpuprof__metrics_write(gpuprof__g.metrics_path, &m) != 0) rc = 1;
+    int made = gpuprof__make(&b, what, gpuprof__g.metrics_path ? &m : NULL) == 0, ok = made;
+    if (made && gpuprof__g.summary_path && gpuprof__write_file(gpuprof__g.summary_path, &b, "summary") != 0) ok = 0;
+    if (made && gpuprof__g.metrics_path && gpuprof__metrics_write(gpuprof__g.metrics_path, &m) != 0) ok = 0;   /* each tried */
     GPUPROF_FREE(b.p);
     GPUPROF_FREE(m.p);
-    return rc;
+    return ok ? 0 : -1;
 }
 
 /* One checkpoint. The recording threads' ranges never wait for it; a

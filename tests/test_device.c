@@ -6,17 +6,7 @@
    sample on the real clock, as in a run.
    Usage: test_device LIBSIMNVML [PYTHON CHECK_TRACE] */
 #define GPUPROF_IMPLEMENTATION
-#include <stdint.h>
-#ifdef GPUPROF_CUDA
-#include "simcuda/simcuda.h"         /* the simulated GPU's clock is the host's: GPU windows are known */
-#define GPUPROF_CLOCK_FN() simcuda_now()
-static void vsleep(uint64_t ns) { simcuda_advance(ns); }
-#else
-static uint64_t vnow = 1000000;       /* one clock for every thread: only the test's thread takes samples on it */
-static uint64_t test_clock(void) { return __atomic_add_fetch(&vnow, 1, __ATOMIC_RELAXED); }
-#define GPUPROF_CLOCK_FN() test_clock()
-static void vsleep(uint64_t ns) { __atomic_add_fetch(&vnow, ns, __ATOMIC_RELAXED); }
-#endif
+#include "vclock.h"                 /* a virtual clock: every figure known (in CUDA builds the simulated GPU's) */
 #include "gpuprof.h"
 #include "json_util.h"
 #include "simnvml/simnvml.h"

@@ -235,7 +235,9 @@ int main(int argc, char **argv) {
     free(err);
     {   /* a summary is renamed into place only over a regular file: a device stays a device */
         struct stat st;
-        CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode) && access("/dev/full.tmp", F_OK) != 0,
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "/dev/full.%d.tmp", (int)getpid());
+        CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode) && access(tmp, F_OK) != 0,
               "full disk: /dev/full is still a device, and no temporary file was made beside it");
     }
 
