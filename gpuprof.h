@@ -880,6 +880,18 @@ static uint64_t gpuprof__mono_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* Waits on cond (m held) for ns at most: pthread_cond_timedwait's deadline
+   is on the realtime clock. */
+static int gpuprof__cond_wait_ns(pthread_cond_t *cond, pthread_mutex_t *m, uint64_t ns) {
+    struct timespec until;
+    gpuprof__timespec rt;
+    gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
+    until.tv_sec = rt.tv_sec + (time_t)(ns / 1000000000u);
+    until.tv_nsec = rt.tv_nsec + (long)(ns % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    return pthread_cond_timedwait(cond, m, &until);
+}
+
 /* The hot path reads raw ticks; ticks become nanoseconds through a 32.32
    fixed-point multiplier. With the TSC that is the calibrated rate; with
    clock_gettime the ticks already are nanoseconds. */
@@ -1660,7 +1672,6 @@ static struct {
     int collector_running, collector_stop;
     pthread_t keeper;                     /* rewrites the summary every cfg.summary_every seconds (checkpoints) */
     int keeper_running, keeper_stop;
-    int keeper_device;                    /* it samples the device (NVML loaded; it opens it) */
     unsigned checkpoints;                 /* checkpoints written so far (a summary says which one it is) */
     gpuprof__capture cap[GPUPROF__CAPTURES];   /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
     unsigned ncap;                        /* asked (under gpuprof__lock) */
@@ -2474,6 +2485,7 @@ typedef struct gpuprof__dvc {
     double *val;                  /* distinct values, ascending ... */
     uint64_t *cnt;                /* ... and how many samples had each */
     uint32_t nval;
+    uint64_t impossible;          /* values dropped as outside what it can be */
 } gpuprof__dvc;
 
 /* Consecutive samples merged into a point of the run over time. */
@@ -2525,6 +2537,7 @@ static struct {
     uint64_t gpm_t;               /* the last GPM sample (ns since the session's start) */
     gpuprof__nv_gpm_get *gpm_get;
     int lost;                     /* the GPU was lost: no more samples */
+    unsigned long long mem_total; /* bytes, from the last memory read (what memory used can be) */
     uint64_t samples, lost_at;
     uint64_t nwhy, why[GPUPROF__DV_WHY];
     gpuprof__dvc c[GPUPROF__DV_N];
@@ -2541,8 +2554,79 @@ static struct {
 } gpuprof__dev;
 static pthread_mutex_t gpuprof__dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* NVML's calls run on a thread of their own, the device reader, and never
+   under a lock that anything else takes: when a GPU falls off the bus its
+   NVML calls block, and then only the telemetry may stop. Each call is
+   marked in flight (which one, since when); one in flight for
+   GPUPROF__NV_HUNG_NS is a device that stopped answering: whoever sees it
+   first (a report, a checkpoint, the exit) says so in one line, the samples
+   before it are kept, and NVML is not called again in this process. The
+   exit waits GPUPROF__NV_WAIT_NS at most for the reader, then leaves it
+   blocked where it is, with what it may still touch never freed. */
+#define GPUPROF__NV_HUNG_NS 2000000000ull
+#define GPUPROF__NV_WAIT_NS 1000000000ull
+#define GPUPROF__NV_NOT_CALLED 0x7fff0001   /* a call not made: NVML stopped answering */
+static struct {
+    pthread_t th;
+    int running;                  /* a reader was started and not yet joined or left */
+    int stop, done;               /* under gpuprof__nvr_mu: asked to end; it has ended */
+    const char *call;             /* the call in flight (atomic), NULL: none */
+    uint64_t since;               /* when it began (mono ns, atomic) */
+    uint64_t t0;                  /* the session's start on the same clock: the line says when */
+    uint64_t hung_at;             /* ns after t0 that the call began (atomic, set before hung) */
+    int hung;                     /* process-wide: NVML stopped answering (atomic; set under gpuprof__nvr_mu) */
+    int index1;                   /* the device's index + 1 once picked, 0 before (atomic) */
+} gpuprof__nvr;
+static pthread_mutex_t gpuprof__nvr_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpuprof__nvr_cond = PTHREAD_COND_INITIALIZER;
+
+/* A call about to be made, marked in flight; 0 when NVML is not to be
+   called any more. */
+static int gpuprof__nv_enter(const char *call) {
+    if (GPUPROF__LDA(&gpuprof__nvr.hung)) return 0;
+    GPUPROF__ST(&gpuprof__nvr.since, gpuprof__mono_ns());
+    GPUPROF__STR(&gpuprof__nvr.call, call);
+    return 1;
+}
+static int gpuprof__nv_left(int rc) {
+    GPUPROF__STR(&gpuprof__nvr.call, (const char *)NULL);
+    return rc;
+}
+/* Every NVML call: rc = GPUPROF__NVC("nvmlDeviceGetPowerUsage", a->DeviceGetPowerUsage(d, &x)). */
+#define GPUPROF__NVC(name, call) (gpuprof__nv_enter(name) ? gpuprof__nv_left(call) : GPUPROF__NV_NOT_CALLED)
+
+/* Whether NVML stopped answering: a call in flight for GPUPROF__NV_HUNG_NS
+   (or at all, with force: the exit waited for it), now or earlier. The
+   first to see it says so. Any thread; takes only gpuprof__nvr_mu, which no
+   NVML call is made under. */
+static int gpuprof__nv_hung(int force) {
+    const char *call;
+    uint64_t since, now;
+    int said = 0, index;
+    char gpu[16] = "the GPU";
+    if (GPUPROF__LDA(&gpuprof__nvr.hung)) return 1;
+    call = GPUPROF__LDA(&gpuprof__nvr.call);
+    since = GPUPROF__LD(&gpuprof__nvr.since);
+    now = gpuprof__mono_ns();
+    if (!force && (!call || now < since + GPUPROF__NV_HUNG_NS)) return 0;
+    if (!call) since = now;
+    pthread_mutex_lock(&gpuprof__nvr_mu);
+    if (!GPUPROF__LD(&gpuprof__nvr.hung)) {
+        GPUPROF__ST(&gpuprof__nvr.hung_at, since > gpuprof__nvr.t0 ? since - gpuprof__nvr.t0 : 0);
+        GPUPROF__STR(&gpuprof__nvr.hung, 1);
+        said = 1;
+    }
+    pthread_mutex_unlock(&gpuprof__nvr_mu);
+    if (!said) return 1;
+    if ((index = GPUPROF__LD(&gpuprof__nvr.index1)) > 0) snprintf(gpu, sizeof gpu, "GPU %d", index - 1);
+    gpuprof__warn(GPUPROF__W_DEVICE, "%s stopped answering: %s has not returned for %.1f s (a GPU that fell off the bus blocks NVML); device telemetry stops %.1f s into the run, the samples before it are kept",
+                  gpu, call ? call : "gpuprof's NVML thread", (double)(now - since) / 1e9, (double)GPUPROF__LD(&gpuprof__nvr.hung_at) / 1e9);
+    return 1;
+}
+
 static const char *gpuprof__nvml_error(int rc) {
-    const char *s = gpuprof__dev.api.ErrorString ? gpuprof__dev.api.ErrorString(rc) : NULL;
+    const char *s = rc == GPUPROF__NV_NOT_CALLED ? "not called: NVML stopped answering" :
+                    gpuprof__dev.api.ErrorString ? gpuprof__dev.api.ErrorString(rc) : NULL;
     return s ? s : "NVML error";
 }
 
@@ -2596,9 +2680,9 @@ static int gpuprof__dev_pick(void) {
 #ifdef GPUPROF_CUDA
     snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__g.gpu_bus);     /* set by the GPU probe, if it found a device */
     if (!(v && *v) && gpuprof__dev.bus[0] && a->DeviceGetHandleByPciBusId_v2 &&
-        a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev) == GPUPROF__NV_OK) {
+        GPUPROF__NVC("nvmlDeviceGetHandleByPciBusId_v2", a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev)) == GPUPROF__NV_OK) {
         snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the CUDA device");
-        if (!a->DeviceGetIndex || a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index) != GPUPROF__NV_OK) gpuprof__dev.index = 0;
+        if (!a->DeviceGetIndex || GPUPROF__NVC("nvmlDeviceGetIndex", a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index)) != GPUPROF__NV_OK) gpuprof__dev.index = 0;
         return 0;
     }
     gpuprof__dev.bus[0] = 0;
@@ -2613,7 +2697,7 @@ static int gpuprof__dev_pick(void) {
         } else snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "GPUPROF_NVML_DEVICE");
         index = (int)x;
     }
-    if ((rc = a->DeviceGetCount_v2(&count)) != GPUPROF__NV_OK || count == 0) {
+    if ((rc = GPUPROF__NVC("nvmlDeviceGetCount_v2", a->DeviceGetCount_v2(&count))) != GPUPROF__NV_OK || count == 0) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML sees no GPU (%s)", rc ? gpuprof__nvml_error(rc) : "0 devices");
         return -1;
     }
@@ -2625,7 +2709,7 @@ static int gpuprof__dev_pick(void) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "GPUPROF_NVML_DEVICE=%d, but NVML sees %u GPU%s (0 to %u)", index, count, count == 1 ? "" : "s", count - 1);
         return -1;
     }
-    if ((rc = a->DeviceGetHandleByIndex_v2((unsigned)index, &gpuprof__dev.dev)) != GPUPROF__NV_OK) {
+    if ((rc = GPUPROF__NVC("nvmlDeviceGetHandleByIndex_v2", a->DeviceGetHandleByIndex_v2((unsigned)index, &gpuprof__dev.dev))) != GPUPROF__NV_OK) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML cannot open GPU %d (%s)", index, gpuprof__nvml_error(rc));
         return -1;
     }
@@ -2800,35 +2884,68 @@ static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
 
 /* A call that failed: a lost GPU stops the sampling; any other failure
    (NOT_SUPPORTED, NO_PERMISSION, ...) drops the counters [k0, k1] that call
-   reads, with one line, and the others go on. Returns 0. */
+   reads, with one line, and the others go on; a call not made (NVML stopped
+   answering) changes nothing, gpuprof__nv_hung says it. On the reader,
+   outside gpuprof__dev_mu: the state it changes is taken under it.
+   Returns 0. */
 static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t_ns) {
-    int k;
+    int k, lost_now = 0;
     char what[160] = "";
     size_t n = 0;
+    if (rc == GPUPROF__NV_NOT_CALLED) return 0;
+    pthread_mutex_lock(&gpuprof__dev_mu);
     if (rc == GPUPROF__NV_GPU_LOST) {
-        if (!gpuprof__dev.lost)
-            gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u was lost (%s: %s) %.1f s into the run: device telemetry stops there; the samples before it are kept",
-                          gpuprof__dev.index, call, gpuprof__nvml_error(rc), (double)t_ns / 1e9);
+        lost_now = !gpuprof__dev.lost;
         gpuprof__dev.lost = 1;
         gpuprof__dev.lost_at = t_ns;
-        return 0;
+    } else {
+        for (k = k0; k <= k1; k++) {
+            if (k < 0) continue;
+            if (gpuprof__dev.c[k].on > 0 && n < sizeof what - 40)
+                n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", n ? ", " : "", gpuprof__dv_info[k].name);
+            gpuprof__dev.c[k].on = -1;
+        }
+        if (k0 < 0 && gpuprof__dev.why_on > 0) { snprintf(what, sizeof what, "clock-event reasons"); gpuprof__dev.why_on = -1; }
     }
-    for (k = k0; k <= k1; k++) {
-        if (k < 0) continue;
-        if (gpuprof__dev.c[k].on > 0 && n < sizeof what - 40)
-            n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", n ? ", " : "", gpuprof__dv_info[k].name);
-        gpuprof__dev.c[k].on = -1;
-    }
-    if (k0 < 0 && gpuprof__dev.why_on > 0) { snprintf(what, sizeof what, "clock-event reasons"); gpuprof__dev.why_on = -1; }
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    if (lost_now)
+        gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u was lost (%s: %s) %.1f s into the run: device telemetry stops there; the samples before it are kept",
+                      gpuprof__dev.index, call, gpuprof__nvml_error(rc), (double)t_ns / 1e9);
     if (what[0])
         gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u: %s failed (%s): its %s %s no longer sampled; the other device counters go on",
                       gpuprof__dev.index, call, gpuprof__nvml_error(rc), what, strchr(what, ',') ? "are" : "is");
     return 0;
 }
 
+/* What counter k can be: a value outside is the driver's or a failing
+   GPU's (utilization 250 %, 4294967 W: 0xffffffff mW, -273 C), dropped
+   with one line a counter. Memory used is also bounded by the total. */
+static int gpuprof__dv_possible(int k, double x, double *lo, double *hi) {
+    const char *u = gpuprof__dv_info[k].unit;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    *lo = 0;
+    *hi = !strcmp(u, "%") ? 100.5 : !strcmp(u, "MHz") ? 20000 : !strcmp(u, "W") ? 10000 : !strcmp(u, "C") ? 200 :
+          !strcmp(u, "MiB") ? (gpuprof__dev.mem_total > 0 ? (double)gpuprof__dev.mem_total / 1048576.0 : 1073741824.0) : 1e8;
+    if (!strcmp(u, "C")) *lo = -60;
+    if ((bits >> 52 & 0x7ff) == 0x7ff) return 0;      /* NaN or infinity, told by its bits: -ffinite-math-only keeps this test */
+    return x >= *lo && x <= *hi;
+}
+
 /* Counter k's value from a call that returned rc; 1 when it has one. */
 static int gpuprof__dv_got(double *v, int *have, int k, int rc, double x, uint64_t t_ns) {
+    double lo, hi;
     if (rc != GPUPROF__NV_OK) return gpuprof__dv_fail(k, k, gpuprof__dv_info[k].call, rc, t_ns);
+    if (!gpuprof__dv_possible(k, x, &lo, &hi)) {
+        uint64_t before;
+        pthread_mutex_lock(&gpuprof__dev_mu);
+        before = gpuprof__dev.c[k].impossible++;
+        pthread_mutex_unlock(&gpuprof__dev_mu);
+        if (!before)
+            gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u: %s gave %s %g %s, which it cannot be (%g to %g): such values are dropped, the others kept (the driver or the GPU misbehaves)",
+                          gpuprof__dev.index, gpuprof__dv_info[k].call, gpuprof__dv_info[k].name, x, gpuprof__dv_info[k].unit, lo, hi);
+        return 0;
+    }
     v[k] = x;
     have[k] = 1;
     return 1;
@@ -2843,8 +2960,11 @@ static void gpuprof__dv_read_gpm(double *v, int *have, uint64_t t_ns) {
     int rc, k;
     unsigned i;
     if (gpuprof__dev.gpm <= 0 || (gpuprof__dev.gpm_have && t_ns - gpuprof__dev.gpm_t < GPUPROF__GPM_GAP_NS)) return;
-    if ((rc = a->GpmSampleGet(gpuprof__dev.dev, cur)) != GPUPROF__NV_OK) {
+    if ((rc = GPUPROF__NVC("nvmlGpmSampleGet", a->GpmSampleGet(gpuprof__dev.dev, cur))) != GPUPROF__NV_OK) {
+        if (rc == GPUPROF__NV_NOT_CALLED) return;
+        pthread_mutex_lock(&gpuprof__dev_mu);
         gpuprof__dev.gpm = -1;
+        pthread_mutex_unlock(&gpuprof__dev_mu);
         gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmSampleGet", rc, t_ns);
         return;
     }
@@ -2860,8 +2980,11 @@ static void gpuprof__dv_read_gpm(double *v, int *have, uint64_t t_ns) {
         g->metric[g->count++].id = gpuprof__dv_info[k].gpm;
     }
     if (!g->count) return;
-    if ((rc = a->GpmMetricsGet(g)) != GPUPROF__NV_OK) {
+    if ((rc = GPUPROF__NVC("nvmlGpmMetricsGet", a->GpmMetricsGet(g))) != GPUPROF__NV_OK) {
+        if (rc == GPUPROF__NV_NOT_CALLED) return;
+        pthread_mutex_lock(&gpuprof__dev_mu);
         gpuprof__dev.gpm = -1;
+        pthread_mutex_unlock(&gpuprof__dev_mu);
         gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmMetricsGet", rc, t_ns);
         return;
     }
@@ -2870,7 +2993,15 @@ static void gpuprof__dv_read_gpm(double *v, int *have, uint64_t t_ns) {
             if (gpuprof__dv_info[k].gpm == g->metric[i].id) gpuprof__dv_got(v, have, k, g->metric[i].ret, g->metric[i].value, t_ns);
 }
 
-/* Every counter still on, read once. */
+/* A counter read by a call of one unsigned result: rc and x. */
+#define GPUPROF__DV_READ1(k, name, call, scale)                                         \
+    if (!gpuprof__dev.lost && c[k].on > 0) {                                              \
+        rc = GPUPROF__NVC(name, call);                                                    \
+        gpuprof__dv_got(v, have, k, rc, (double)x / (scale), t_ns);                       \
+    }
+
+/* Every counter still on, read once; on the reader (or a test's thread),
+   no lock held: a call may block. */
 static void gpuprof__dv_read(double *v, int *have, unsigned long long *why, int *why_ok, uint64_t t_ns) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     void *d = gpuprof__dev.dev;
@@ -2879,48 +3010,46 @@ static void gpuprof__dv_read(double *v, int *have, unsigned long long *why, int 
     int rc;
     if (c[GPUPROF__DV_UTIL].on > 0) {
         gpuprof__nv_util u = { 0, 0 };
-        if ((rc = a->DeviceGetUtilizationRates(d, &u)) != GPUPROF__NV_OK) gpuprof__dv_fail(GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, gpuprof__dv_info[GPUPROF__DV_UTIL].call, rc, t_ns);
-        else if (gpuprof__dv_got(v, have, GPUPROF__DV_UTIL, rc, u.gpu, t_ns)) gpuprof__dv_got(v, have, GPUPROF__DV_MEMUTIL, rc, u.memory, t_ns);
+        if ((rc = GPUPROF__NVC("nvmlDeviceGetUtilizationRates", a->DeviceGetUtilizationRates(d, &u))) != GPUPROF__NV_OK)
+            gpuprof__dv_fail(GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, gpuprof__dv_info[GPUPROF__DV_UTIL].call, rc, t_ns);
+        else {
+            gpuprof__dv_got(v, have, GPUPROF__DV_UTIL, rc, u.gpu, t_ns);
+            gpuprof__dv_got(v, have, GPUPROF__DV_MEMUTIL, rc, u.memory, t_ns);
+        }
     }
     /* each call before its value is read: the order of a call's arguments is unspecified */
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_SMCLK].on > 0) {
-        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_SM, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_SMCLK, rc, x, t_ns);
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMCLK].on > 0) {
-        rc = a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_MEM, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_MEMCLK, rc, x, t_ns);
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_POWER].on > 0) {
-        rc = a->DeviceGetPowerUsage(d, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_POWER, rc, x / 1000.0, t_ns);      /* mW */
-    }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_PLIMIT].on > 0) {
-        rc = a->DeviceGetEnforcedPowerLimit(d, &x);
-        gpuprof__dv_got(v, have, GPUPROF__DV_PLIMIT, rc, x / 1000.0, t_ns);
-    }
+    GPUPROF__DV_READ1(GPUPROF__DV_SMCLK, "nvmlDeviceGetClockInfo", a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_SM, &x), 1)
+    GPUPROF__DV_READ1(GPUPROF__DV_MEMCLK, "nvmlDeviceGetClockInfo", a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_MEM, &x), 1)
+    GPUPROF__DV_READ1(GPUPROF__DV_POWER, "nvmlDeviceGetPowerUsage", a->DeviceGetPowerUsage(d, &x), 1000.0)     /* mW */
+    GPUPROF__DV_READ1(GPUPROF__DV_PLIMIT, "nvmlDeviceGetEnforcedPowerLimit", a->DeviceGetEnforcedPowerLimit(d, &x), 1000.0)
     if (!gpuprof__dev.lost && c[GPUPROF__DV_TEMP].on > 0) {
         gpuprof__nv_temp tv;
         memset(&tv, 0, sizeof tv);
         tv.version = (unsigned)sizeof tv | 1u << 24;      /* nvmlTemperature_v1 */
-        rc = gpuprof__dev.temp_v ? a->DeviceGetTemperatureV(d, &tv) : a->DeviceGetTemperature(d, 0, &x);
+        rc = gpuprof__dev.temp_v ? GPUPROF__NVC("nvmlDeviceGetTemperatureV", a->DeviceGetTemperatureV(d, &tv))
+                                 : GPUPROF__NVC("nvmlDeviceGetTemperature", a->DeviceGetTemperature(d, 0, &x));
         gpuprof__dv_got(v, have, GPUPROF__DV_TEMP, rc, gpuprof__dev.temp_v ? (double)tv.temperature : (double)x, t_ns);
     }
     if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMUSED].on > 0) {
         gpuprof__nv_mem m = { 0, 0, 0 };
-        rc = a->DeviceGetMemoryInfo(d, &m);
+        rc = GPUPROF__NVC("nvmlDeviceGetMemoryInfo", a->DeviceGetMemoryInfo(d, &m));
+        if (rc == GPUPROF__NV_OK) gpuprof__dev.mem_total = m.total;
         gpuprof__dv_got(v, have, GPUPROF__DV_MEMUSED, rc, (double)m.used / 1048576.0, t_ns);
     }
     if (!gpuprof__dev.lost && gpuprof__dev.why_on > 0) {
-        rc = gpuprof__dev.why_on == 1 ? a->DeviceGetCurrentClocksEventReasons(d, why) : a->DeviceGetCurrentClocksThrottleReasons(d, why);
+        rc = gpuprof__dev.why_on == 1 ? GPUPROF__NVC("nvmlDeviceGetCurrentClocksEventReasons", a->DeviceGetCurrentClocksEventReasons(d, why))
+                                      : GPUPROF__NVC("nvmlDeviceGetCurrentClocksThrottleReasons", a->DeviceGetCurrentClocksThrottleReasons(d, why));
         if (rc == GPUPROF__NV_OK) *why_ok = 1;
         else gpuprof__dv_fail(-1, -1, gpuprof__dev.why_on == 1 ? "nvmlDeviceGetCurrentClocksEventReasons" : "nvmlDeviceGetCurrentClocksThrottleReasons", rc, t_ns);
     }
     if (!gpuprof__dev.lost) gpuprof__dv_read_gpm(v, have, t_ns);
 }
+#undef GPUPROF__DV_READ1
 
-/* One pass on gpuprof's thread (or a test's): every counter read, then into
-   the trace, the totals, the run over time and the phase open now. */
+/* One pass on the reader (or a test's thread): every counter read with no
+   lock held, then under gpuprof__dev_mu into the trace, the totals, the run
+   over time and the phase open then. A pass whose calls NVML stopped
+   answering in keeps nothing. */
 static void gpuprof__dev_sample(void) {
     double v[GPUPROF__DV_N];
     int have[GPUPROF__DV_N], why_ok = 0, k, any = 0;
@@ -2929,11 +3058,11 @@ static void gpuprof__dev_sample(void) {
     uint32_t phase = gpuprof__dv_phase_now();        /* before dev_mu: it takes gpuprof__lock */
     t_ns = ticks > base ? gpuprof__ticks_to_ns(ticks - base) : 0;
     memset(have, 0, sizeof have);
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    if (!gpuprof__dev.on || gpuprof__dev.lost) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    if (!GPUPROF__LDA(&gpuprof__dev.on) || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__nvr.hung)) return;
     gpuprof__dv_read(v, have, &why, &why_ok, t_ns);
     for (k = 0; k < GPUPROF__DV_N; k++) any |= have[k];
-    if (gpuprof__dev.lost || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    if (!gpuprof__dev.on || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__nvr.hung) || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
     gpuprof__dev.samples++;
     if (why_ok) {
         gpuprof__dev.nwhy++;
@@ -2959,12 +3088,14 @@ static void gpuprof__dev_sample(void) {
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
 
-/* The last session's samples, freed (under gpuprof__dev_mu). */
+/* The last session's samples, freed (under gpuprof__dev_mu). What a reader
+   left blocked in NVML may still write (the GPM buffer) is let go of, not
+   freed. */
 static void gpuprof__dev_clear(void) {
     int k;
     for (k = 0; k < GPUPROF__DV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
     GPUPROF_FREE(gpuprof__dev.pt);
-    GPUPROF_FREE(gpuprof__dev.gpm_get);
+    if (!GPUPROF__LDA(&gpuprof__nvr.hung)) GPUPROF_FREE(gpuprof__dev.gpm_get);
     GPUPROF_FREE(gpuprof__dev.recent);
     gpuprof__dev.recent = NULL;
     gpuprof__dev.nrecent = 0;
@@ -2975,18 +3106,20 @@ static void gpuprof__dev_clear(void) {
     memset(gpuprof__dev.why, 0, sizeof gpuprof__dev.why);
     gpuprof__dev.pt = NULL;
     gpuprof__dev.gpm_get = NULL;
+    gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;
     gpuprof__dev.npt = gpuprof__dev.nph = 0;
     gpuprof__dev.per_pt = 1;
     gpuprof__dev.samples = gpuprof__dev.nwhy = gpuprof__dev.outside = gpuprof__dev.lost_at = 0;
     gpuprof__dev.lost = gpuprof__dev.gpm = gpuprof__dev.gpm_have = gpuprof__dev.why_on = 0;
     gpuprof__dev.max_sm = gpuprof__dev.max_mem = 0;
+    gpuprof__dev.mem_total = 0;
     gpuprof__dev.name[0] = gpuprof__dev.bus[0] = gpuprof__dev.how[0] = 0;
     gpuprof__dev.tracer = NULL;
 }
 
 /* At a session's start (under gpuprof__lock): is device telemetry wanted
    (cfg.device_every_ms >= 0; asked for when set, or GPUPROF_NVML_PATH is),
-   and does NVML load? 1: gpuprof's thread opens it and samples. */
+   and does NVML load and answer? 1: the reader opens it and samples. */
 static int gpuprof__dev_want(int off) {
     double every = gpuprof__g.cfg.device_every_ms;
     const char *path = getenv("GPUPROF_NVML_PATH");
@@ -2998,6 +3131,10 @@ static int gpuprof__dev_want(int off) {
     gpuprof__dev.every_ms = every == 0 ? 100 : every < 10 && every > 0 ? 10 : every;
     pthread_mutex_unlock(&gpuprof__dev_mu);
     if (off || every < 0) return 0;
+    if (GPUPROF__LDA(&gpuprof__nvr.hung)) {
+        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: NVML stopped answering earlier in this process, and gpuprof does not call it again");
+        return 0;
+    }
     if (gpuprof__nvml_load() != 0) {
         if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
         return 0;
@@ -3005,14 +3142,30 @@ static int gpuprof__dev_want(int off) {
     return 1;
 }
 
+/* GPM where the GPU supports it (Hopper on): its two samples and the
+   metrics' buffer; 1 on, 0 not; rc: the support query's answer (-1: not
+   asked). */
+static int gpuprof__dev_gpm_open(int *rc) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    gpuprof__nv_gpm_support sup = { 1, 0 };
+    *rc = -1;
+    if (!a->GpmQueryDeviceSupport || !a->GpmSampleAlloc || !a->GpmSampleFree || !a->GpmSampleGet || !a->GpmMetricsGet) return 0;
+    if ((*rc = GPUPROF__NVC("nvmlGpmQueryDeviceSupport", a->GpmQueryDeviceSupport(gpuprof__dev.dev, &sup))) != GPUPROF__NV_OK || !sup.supported) return 0;
+    if ((gpuprof__dev.gpm_get = (gpuprof__nv_gpm_get *)gpuprof__zalloc(sizeof *gpuprof__dev.gpm_get)) == NULL) return 0;
+    if (GPUPROF__NVC("nvmlGpmSampleAlloc", a->GpmSampleAlloc(&gpuprof__dev.gpm_s[0])) != GPUPROF__NV_OK) return 0;
+    if (GPUPROF__NVC("nvmlGpmSampleAlloc", a->GpmSampleAlloc(&gpuprof__dev.gpm_s[1])) == GPUPROF__NV_OK) return 1;
+    GPUPROF__NVC("nvmlGpmSampleFree", a->GpmSampleFree(gpuprof__dev.gpm_s[0]));
+    gpuprof__dev.gpm_s[0] = NULL;
+    return 0;
+}
+
 /* What the device gives: a counter is on when its call exists; GPM where
-   the GPU supports it (Hopper on; a capability, said only when
-   GPUPROF_DEVICE_GPM=1 asked for it). */
-static void gpuprof__dev_caps(void) {
+   the GPU supports it (a capability, said only when GPUPROF_DEVICE_GPM=1
+   asked for it). 0 when it gives none of them. */
+static int gpuprof__dev_caps(void) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     const char *want_gpm = getenv("GPUPROF_DEVICE_GPM");
-    gpuprof__nv_gpm_support sup = { 1, 0 };
-    int k, rc = -1;
+    int k, rc = -1, any = 0;
     int has[GPUPROF__DV_FIRST_GPM];
     has[GPUPROF__DV_UTIL] = has[GPUPROF__DV_MEMUTIL] = a->DeviceGetUtilizationRates != NULL;
     has[GPUPROF__DV_SMCLK] = has[GPUPROF__DV_MEMCLK] = a->DeviceGetClockInfo != NULL;
@@ -3020,50 +3173,55 @@ static void gpuprof__dev_caps(void) {
     has[GPUPROF__DV_PLIMIT] = a->DeviceGetEnforcedPowerLimit != NULL;
     has[GPUPROF__DV_TEMP] = a->DeviceGetTemperatureV != NULL || a->DeviceGetTemperature != NULL;
     has[GPUPROF__DV_MEMUSED] = a->DeviceGetMemoryInfo != NULL;
-    for (k = 0; k < GPUPROF__DV_FIRST_GPM; k++) gpuprof__dev.c[k].on = has[k];
+    for (k = 0; k < GPUPROF__DV_FIRST_GPM; k++) any |= gpuprof__dev.c[k].on = has[k];
     gpuprof__dev.temp_v = a->DeviceGetTemperatureV != NULL;
     gpuprof__dev.why_on = a->DeviceGetCurrentClocksEventReasons ? 1 : a->DeviceGetCurrentClocksThrottleReasons ? 2 : 0;
     if (a->DeviceGetMaxClockInfo) {
-        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_SM, &gpuprof__dev.max_sm) != GPUPROF__NV_OK) gpuprof__dev.max_sm = 0;
-        if (a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_MEM, &gpuprof__dev.max_mem) != GPUPROF__NV_OK) gpuprof__dev.max_mem = 0;
+        if (GPUPROF__NVC("nvmlDeviceGetMaxClockInfo", a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_SM, &gpuprof__dev.max_sm)) != GPUPROF__NV_OK) gpuprof__dev.max_sm = 0;
+        if (GPUPROF__NVC("nvmlDeviceGetMaxClockInfo", a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_MEM, &gpuprof__dev.max_mem)) != GPUPROF__NV_OK) gpuprof__dev.max_mem = 0;
     }
-    if (!a->DeviceGetName || a->DeviceGetName(gpuprof__dev.dev, gpuprof__dev.name, sizeof gpuprof__dev.name) != GPUPROF__NV_OK) gpuprof__dev.name[0] = 0;
+    if (!a->DeviceGetName || GPUPROF__NVC("nvmlDeviceGetName", a->DeviceGetName(gpuprof__dev.dev, gpuprof__dev.name, sizeof gpuprof__dev.name)) != GPUPROF__NV_OK)
+        gpuprof__dev.name[0] = 0;
     gpuprof__dev.name[sizeof gpuprof__dev.name - 1] = 0;
-    if (a->GpmQueryDeviceSupport && a->GpmSampleAlloc && a->GpmSampleFree && a->GpmSampleGet && a->GpmMetricsGet &&
-        (rc = a->GpmQueryDeviceSupport(gpuprof__dev.dev, &sup)) == GPUPROF__NV_OK && sup.supported &&
-        (gpuprof__dev.gpm_get = (gpuprof__nv_gpm_get *)gpuprof__zalloc(sizeof *gpuprof__dev.gpm_get)) != NULL &&
-        a->GpmSampleAlloc(&gpuprof__dev.gpm_s[0]) == GPUPROF__NV_OK) {
-        if (a->GpmSampleAlloc(&gpuprof__dev.gpm_s[1]) == GPUPROF__NV_OK) gpuprof__dev.gpm = 1;
-        else { a->GpmSampleFree(gpuprof__dev.gpm_s[0]); gpuprof__dev.gpm_s[0] = NULL; }
-    }
+    gpuprof__dev.gpm = gpuprof__dev_gpm_open(&rc);
     for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) gpuprof__dev.c[k].on = gpuprof__dev.gpm > 0;
     if (gpuprof__dev.gpm <= 0 && want_gpm && !strcmp(want_gpm, "1"))
         gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u gives no GPM metrics (%s): SM, tensor and DRAM activity are not sampled (GPM needs Hopper or later and a recent driver)",
                       gpuprof__dev.index, !a->GpmQueryDeviceSupport ? "this NVML has no GPM calls" : rc != GPUPROF__NV_OK && rc != -1 ? gpuprof__nvml_error(rc) : "not supported on this GPU");
+    return any || gpuprof__dev.why_on || gpuprof__dev.gpm > 0;
 }
 
-/* On gpuprof's thread, before its first sample: NVML initialised, the
-   device picked, its counters named for the trace, a thread state of
-   gpuprof's own for their events. Failure: one line if telemetry was asked
-   for, and no sampling. */
+/* On the reader, before its first sample, no lock held while NVML is
+   called (its state is published by dev.on): NVML initialised, the device
+   picked, its counters named for the trace, a thread state of gpuprof's
+   own for their events. Failure: one line if telemetry was asked for, and
+   no sampling. */
 static void gpuprof__dev_open(void) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     gpuprof__thread *tr;
     int rc, k;
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    if ((rc = a->Init_v2()) != GPUPROF__NV_OK) {
+    if ((rc = GPUPROF__NVC("nvmlInit_v2", a->Init_v2())) != GPUPROF__NV_OK) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "nvmlInit failed (%s)%s", gpuprof__nvml_error(rc),
                  rc == GPUPROF__NV_DRIVER_NOT_LOADED ? ": no NVIDIA driver is loaded" : "");
     } else {
         gpuprof__dev.inited = 1;
-        if (gpuprof__dev_pick() == 0) gpuprof__dev_caps();
-        else { a->Shutdown(); gpuprof__dev.inited = 0; }
+        if (gpuprof__dev_pick() != 0) {
+            GPUPROF__NVC("nvmlShutdown", a->Shutdown());
+            gpuprof__dev.inited = 0;
+        } else if (!gpuprof__dev_caps()) {
+            snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "%.200s gives none of the counters gpuprof reads (utilization, clocks, power, temperature, memory, GPM)",
+                     gpuprof__dev.library);
+            GPUPROF__NVC("nvmlShutdown", a->Shutdown());
+            gpuprof__dev.inited = 0;
+        }
     }
     if (!gpuprof__dev.inited) {
-        pthread_mutex_unlock(&gpuprof__dev_mu);
-        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
+        if (gpuprof__dev.asked && rc != GPUPROF__NV_NOT_CALLED && !GPUPROF__LDA(&gpuprof__nvr.hung))
+            gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
         return;
     }
+    GPUPROF__ST(&gpuprof__nvr.index1, (int)gpuprof__dev.index + 1);
+    pthread_mutex_lock(&gpuprof__dev_mu);
     gpuprof__dev.pt = (gpuprof__dpoint *)gpuprof__alloc(GPUPROF__DV_POINTS * sizeof *gpuprof__dev.pt);
 #ifdef GPUPROF_CUDA
     gpuprof__dev.recent = (gpuprof__dsample *)gpuprof__alloc(GPUPROF__DV_RECENT * sizeof *gpuprof__dev.recent);
@@ -3089,16 +3247,83 @@ static void gpuprof__dev_open(void) {
     GPUPROF__STR(&gpuprof__dev.on, 1);
 }
 
-/* At shutdown, once gpuprof's thread has stopped and the outputs are
-   written: NVML let go of, the samples freed. */
+/* On the reader, as it ends: NVML let go of (GPM's samples, then
+   nvmlShutdown). The samples stay for the outputs. */
+static void gpuprof__dev_shut(void) {
+    const gpuprof__nvml_api *a = &gpuprof__dev.api;
+    int k;
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    GPUPROF__ST(&gpuprof__dev.on, 0);
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    for (k = 0; k < 2; k++)
+        if (gpuprof__dev.gpm_s[k] && GPUPROF__NVC("nvmlGpmSampleFree", a->GpmSampleFree(gpuprof__dev.gpm_s[k])) != GPUPROF__NV_NOT_CALLED) gpuprof__dev.gpm_s[k] = NULL;
+    if (gpuprof__dev.inited && GPUPROF__NVC("nvmlShutdown", a->Shutdown()) != GPUPROF__NV_NOT_CALLED) gpuprof__dev.inited = 0;
+}
+
+/* The reader: opens NVML, samples every every_ms until stopped, lets NVML
+   go. It is gpuprof's: its CPU samples and ranges are not the program's. */
+static void *gpuprof__nvr_main(void *arg) {
+    uint64_t period = (uint64_t)(gpuprof__dev.every_ms * 1e6), next;
+    (void)arg;
+    gpuprof__dev_open();                            /* NVML's init takes a while: here, not in the program's first range */
+    next = gpuprof__mono_ns() + period;
+    pthread_mutex_lock(&gpuprof__nvr_mu);
+    while (!gpuprof__nvr.stop && GPUPROF__LDA(&gpuprof__dev.on) && !GPUPROF__LDA(&gpuprof__nvr.hung)) {
+        uint64_t now = gpuprof__mono_ns();
+        if (now >= next) {
+            pthread_mutex_unlock(&gpuprof__nvr_mu);
+            gpuprof__dev_sample();
+            pthread_mutex_lock(&gpuprof__nvr_mu);
+            now = gpuprof__mono_ns();
+            while (next <= now) next += period;     /* a late pass is not made up for */
+            continue;
+        }
+        gpuprof__cond_wait_ns(&gpuprof__nvr_cond, &gpuprof__nvr_mu, next - now);
+    }
+    pthread_mutex_unlock(&gpuprof__nvr_mu);
+    gpuprof__dev_shut();
+    pthread_mutex_lock(&gpuprof__nvr_mu);
+    gpuprof__nvr.done = 1;
+    pthread_cond_broadcast(&gpuprof__nvr_cond);
+    pthread_mutex_unlock(&gpuprof__nvr_mu);
+    return NULL;
+}
+
+/* At a session's start, with telemetry wanted (gpuprof__dev_want). */
+static void gpuprof__dev_start(void) {
+    gpuprof__nvr.stop = gpuprof__nvr.done = 0;
+    gpuprof__nvr.t0 = gpuprof__mono_ns();
+    GPUPROF__ST(&gpuprof__nvr.running, pthread_create(&gpuprof__nvr.th, NULL, gpuprof__nvr_main, NULL) == 0);
+    if (!gpuprof__nvr.running) gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for device telemetry; the device is not sampled");
+}
+
+/* At shutdown, before the outputs: the reader stops. One blocked in NVML
+   is waited for GPUPROF__NV_WAIT_NS at most, then left where it is. */
+static void gpuprof__dev_stop(void) {
+    int done;
+    if (!GPUPROF__LD(&gpuprof__nvr.running)) return;
+    pthread_mutex_lock(&gpuprof__nvr_mu);
+    gpuprof__nvr.stop = 1;
+    pthread_cond_broadcast(&gpuprof__nvr_cond);
+    if (!gpuprof__nvr.done && !GPUPROF__LDA(&gpuprof__nvr.hung)) {
+        uint64_t until = gpuprof__mono_ns() + GPUPROF__NV_WAIT_NS, now;
+        while (!gpuprof__nvr.done && (now = gpuprof__mono_ns()) < until) gpuprof__cond_wait_ns(&gpuprof__nvr_cond, &gpuprof__nvr_mu, until - now);
+    }
+    done = gpuprof__nvr.done;
+    pthread_mutex_unlock(&gpuprof__nvr_mu);
+    if (done) pthread_join(gpuprof__nvr.th, NULL);
+    else {
+        gpuprof__nv_hung(1);                        /* waited for: it stopped answering, however long its call has been */
+        pthread_detach(gpuprof__nvr.th);
+    }
+    GPUPROF__ST(&gpuprof__nvr.running, 0);
+}
+
+/* At shutdown, once the reader has stopped and the outputs are written:
+   the samples freed. */
 static void gpuprof__dev_close(void) {
     pthread_mutex_lock(&gpuprof__dev_mu);
     GPUPROF__ST(&gpuprof__dev.on, 0);
-    if (gpuprof__dev.gpm_s[0]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[0]);
-    if (gpuprof__dev.gpm_s[1]) gpuprof__dev.api.GpmSampleFree(gpuprof__dev.gpm_s[1]);
-    gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;
-    if (gpuprof__dev.inited) gpuprof__dev.api.Shutdown();
-    gpuprof__dev.inited = 0;
     gpuprof__dev_clear();
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
@@ -6711,15 +6936,7 @@ static void *gpuprof__collector_main(void *arg) {
         if (sleep_ns > 4000000) sleep_ns = 4000000;
         last = now;
         pthread_mutex_lock(&gpuprof__col_mu);
-        if (!gpuprof__g.collector_stop) {
-            struct timespec until;
-            gpuprof__timespec rt;
-            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
-            until.tv_sec = rt.tv_sec + (time_t)(sleep_ns / 1000000000u);
-            until.tv_nsec = rt.tv_nsec + (long)(sleep_ns % 1000000000u);
-            if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
-            pthread_cond_timedwait(&gpuprof__col_cond, &gpuprof__col_mu, &until);
-        }
+        if (!gpuprof__g.collector_stop) gpuprof__cond_wait_ns(&gpuprof__col_cond, &gpuprof__col_mu, sleep_ns);
     }
     pthread_mutex_unlock(&gpuprof__col_mu);
     return NULL;
@@ -11811,6 +12028,9 @@ static void gpuprof__dv_report_head(gpuprof__buf *b) {
     if (gpuprof__dev.lost) {
         gpuprof__fmt(t1, sizeof t1, "%.1f", (double)gpuprof__dev.lost_at / 1e9);
         gpuprof__buf_printf(b, "   the GPU was lost %s s into the run: no samples after it\n", t1);
+    } else if (GPUPROF__LDA(&gpuprof__nvr.hung)) {
+        gpuprof__fmt(t1, sizeof t1, "%.1f", (double)GPUPROF__LD(&gpuprof__nvr.hung_at) / 1e9);
+        gpuprof__buf_printf(b, "   the GPU stopped answering %s s into the run (an NVML call never returned): no samples after it\n", t1);
     }
     for (k = 0; k < GPUPROF__DV_N; k++) {
         if (gpuprof__dev.c[k].on >= 0) continue;
@@ -11912,6 +12132,7 @@ static void gpuprof__dv_report_phases(gpuprof__buf *b, const gpuprof__snap *s) {
 
 /* The report's "Device over the run" (SPEC 17). */
 static void gpuprof__report_device(gpuprof__buf *b, const gpuprof__snap *s) {
+    gpuprof__nv_hung(0);
     if (!GPUPROF__LD(&gpuprof__dev.samples)) return;
     pthread_mutex_lock(&gpuprof__dev_mu);
     gpuprof__dv_report_head(b);
@@ -11926,6 +12147,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i;
     int k, r, first = 1;
     gpuprof__buf_s(b, "\"device_over_time\":");
+    gpuprof__nv_hung(0);
     pthread_mutex_lock(&gpuprof__dev_mu);
     if (!gpuprof__dev.samples) {
         pthread_mutex_unlock(&gpuprof__dev_mu);
@@ -11943,6 +12165,8 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_printf(b, ",\"sm_clock_max_mhz\":%u,\"memory_clock_max_mhz\":%u,\"gpm\":%s,\"lost_at_ns\":", gpuprof__dev.max_sm, gpuprof__dev.max_mem,
                         gpuprof__dev.gpm > 0 ? "true" : "false");
     gpuprof__buf_num(b, gpuprof__dev.lost ? (double)gpuprof__dev.lost_at : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"stopped_answering_at_ns\":");
+    gpuprof__buf_num(b, GPUPROF__LDA(&gpuprof__nvr.hung) ? (double)GPUPROF__LD(&gpuprof__nvr.hung_at) : GPUPROF__NAN);
     gpuprof__buf_printf(b, "},\"samples\":%llu,\"steps_per_point\":%u,\n \"counters\":[", (unsigned long long)gpuprof__dev.samples, gpuprof__dev.per_pt);
     for (k = 0; k < GPUPROF__DV_N; k++) {
         const gpuprof__dvc *c = &gpuprof__dev.c[k];
@@ -11950,8 +12174,8 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_s(b, first ? "\n  {\"name\":" : ",\n  {\"name\":");
         first = 0;
         gpuprof__buf_json_str(b, gpuprof__dv_info[k].name);
-        gpuprof__buf_printf(b, ",\"unit\":\"%s\",\"samples\":%llu,\"dropped\":%s,\"mean\":", gpuprof__dv_info[k].unit, (unsigned long long)c->n,
-                            c->on < 0 ? "true" : "false");
+        gpuprof__buf_printf(b, ",\"unit\":\"%s\",\"samples\":%llu,\"dropped\":%s,\"impossible\":%llu,\"mean\":", gpuprof__dv_info[k].unit,
+                            (unsigned long long)c->n, c->on < 0 ? "true" : "false", (unsigned long long)c->impossible);
         gpuprof__buf_num(b, c->sum / (double)c->n);
         gpuprof__buf_s(b, ",\"min\":"); gpuprof__buf_num(b, c->min);
         gpuprof__buf_s(b, ",\"max\":"); gpuprof__buf_num(b, c->max);
@@ -13997,6 +14221,7 @@ static void gpuprof__prom_device(gpuprof__buf *b, const char *base) {
         { "pcie_rx_bytes_per_second", 1048576.0 }, { "nvlink_rx_bytes_per_second", 1048576.0 }, { "nvlink_tx_bytes_per_second", 1048576.0 } };
     char name[96], help[160], gpu[16];
     int k;
+    gpuprof__nv_hung(0);
     pthread_mutex_lock(&gpuprof__dev_mu);
     snprintf(gpu, sizeof gpu, "%u", gpuprof__dev.index);
     for (k = 0; k < GPUPROF__DV_N && gpuprof__dev.samples; k++) {
@@ -14382,19 +14607,14 @@ static void gpuprof__captures_write(int locked) {
     }
 }
 
-/* The keeper: sleeps until the next checkpoint or device sample is due, a
-   capture is asked for, or it is stopped. */
+/* The keeper: sleeps until the next checkpoint is due, a capture is asked
+   for, or it is stopped. (The device has a thread of its own, the reader:
+   NVML may block.) */
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
-    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0, device = gpuprof__g.keeper_device;
+    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
-    uint64_t dperiod = device ? (uint64_t)(gpuprof__dev.every_ms * 1e6) : 0, dnext = UINT64_MAX / 2;
     (void)arg;
-    if (device) {                                   /* NVML's init takes a while: here, not in the program's first range */
-        gpuprof__dev_open();
-        device = GPUPROF__LDA(&gpuprof__dev.on);
-        dnext = gpuprof__mono_ns() + dperiod;
-    }
     pthread_mutex_lock(&gpuprof__keep_mu);
     while (!gpuprof__g.keeper_stop) {
         uint64_t now = gpuprof__mono_ns(), wait;
@@ -14402,13 +14622,6 @@ static void *gpuprof__keeper_main(void *arg) {
             pthread_mutex_unlock(&gpuprof__keep_mu);
             gpuprof__captures_write(0);
             pthread_mutex_lock(&gpuprof__keep_mu);
-        }
-        if (device && now >= dnext) {
-            pthread_mutex_unlock(&gpuprof__keep_mu);
-            gpuprof__dev_sample();
-            pthread_mutex_lock(&gpuprof__keep_mu);
-            now = gpuprof__mono_ns();
-            while (dnext <= now) dnext += dperiod;    /* a late pass is not made up for */
         }
         if (checkpoints && now >= next) {
             pthread_mutex_unlock(&gpuprof__keep_mu);
@@ -14418,17 +14631,9 @@ static void *gpuprof__keeper_main(void *arg) {
             while (next <= now) next += period;       /* a slow checkpoint skips the ones it overran */
             continue;
         }
-        wait = (dnext < next ? dnext : next) - now;
+        wait = next - now;
         if (captures && wait > 50000000u) wait = 50000000u;
-        {
-            struct timespec until;
-            gpuprof__timespec rt;
-            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
-            until.tv_sec = rt.tv_sec + (time_t)(wait / 1000000000u);
-            until.tv_nsec = rt.tv_nsec + (long)(wait % 1000000000u);
-            if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
-            if (!gpuprof__g.keeper_stop) pthread_cond_timedwait(&gpuprof__keep_cond, &gpuprof__keep_mu, &until);
-        }
+        if (!gpuprof__g.keeper_stop) gpuprof__cond_wait_ns(&gpuprof__keep_cond, &gpuprof__keep_mu, wait);
     }
     pthread_mutex_unlock(&gpuprof__keep_mu);
     return NULL;
@@ -14463,20 +14668,21 @@ static void gpuprof__keeper_start(void) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW reads the flight recorder, which is off (GPUPROF_TRACE_RING_MB=0): no slow step is captured");
         gpuprof__g.cfg.capture_slow = 0;
     }
-    gpuprof__g.keeper_device = gpuprof__dev_want(0);
-    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0) && !gpuprof__g.keeper_device) return;
+    if (gpuprof__dev_want(0)) gpuprof__dev_start();
+    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0)) return;
     if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
     if (checkpoints && gpuprof__g.cfg.summary_every > 1e6) gpuprof__g.cfg.summary_every = 1e6;   /* in ns, it fits 64 bits */
     gpuprof__g.keeper_stop = 0;
     GPUPROF__ST(&gpuprof__g.keeper_running, pthread_create(&gpuprof__g.keeper, NULL, gpuprof__keeper_main, NULL) == 0);
     if (!gpuprof__g.keeper_running)
-        gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints, captures and device telemetry; the summary is written at exit only, no slow step is captured, the device is not sampled");
+        gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints and captures; the summary is written at exit only, no slow step is captured");
 }
 
 /* At shutdown, under life_lock and not gpuprof__lock (a checkpoint under
    way takes it); the captures still to write are written then, before the
    summary at exit lists them. */
 static void gpuprof__keeper_stop(void) {
+    gpuprof__dev_stop();
     if (!GPUPROF__LD(&gpuprof__g.keeper_running)) return;
     pthread_mutex_lock(&gpuprof__keep_mu);
     gpuprof__g.keeper_stop = 1;
