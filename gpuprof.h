@@ -2575,6 +2575,7 @@ static struct {
     uint64_t t0;                  /* the session's start on the same clock: the line says when */
     uint64_t hung_at;             /* ns after t0 that the call began (atomic, set before hung) */
     int hung;                     /* process-wide: NVML stopped answering (atomic; set under gpuprof__nvr_mu) */
+    int at_shutdown;              /* ... in nvmlShutdown: the samples are whole (set before hung) */
     int index1;                   /* the device's index + 1 once picked, 0 before (atomic) */
 } gpuprof__nvr;
 static pthread_mutex_t gpuprof__nvr_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -2613,14 +2614,22 @@ static int gpuprof__nv_hung(int force) {
     pthread_mutex_lock(&gpuprof__nvr_mu);
     if (!GPUPROF__LD(&gpuprof__nvr.hung)) {
         GPUPROF__ST(&gpuprof__nvr.hung_at, since > gpuprof__nvr.t0 ? since - gpuprof__nvr.t0 : 0);
+        GPUPROF__ST(&gpuprof__nvr.at_shutdown, call && !strcmp(call, "nvmlShutdown"));
         GPUPROF__STR(&gpuprof__nvr.hung, 1);
         said = 1;
     }
     pthread_mutex_unlock(&gpuprof__nvr_mu);
     if (!said) return 1;
     if ((index = GPUPROF__LD(&gpuprof__nvr.index1)) > 0) snprintf(gpu, sizeof gpu, "GPU %d", index - 1);
-    gpuprof__warn(GPUPROF__W_DEVICE, "%s stopped answering: %s has not returned for %.1f s (a GPU that fell off the bus blocks NVML); device telemetry stops %.1f s into the run, the samples before it are kept",
-                  gpu, call ? call : "gpuprof's NVML thread", (double)(now - since) / 1e9, (double)GPUPROF__LD(&gpuprof__nvr.hung_at) / 1e9);
+    if (GPUPROF__LD(&gpuprof__nvr.at_shutdown))
+        gpuprof__warn(GPUPROF__W_DEVICE, "%s stopped answering: nvmlShutdown has not returned for %.1f s; the exit does not wait for it (the device's samples are all kept)",
+                      gpu, (double)(now - since) / 1e9);
+    else if (!index)
+        gpuprof__warn(GPUPROF__W_DEVICE, "NVML stopped answering: %s has not returned for %.1f s (a GPU that fell off the bus, or a driver that hangs, blocks NVML); device telemetry is off",
+                      call ? call : "gpuprof's NVML thread", (double)(now - since) / 1e9);
+    else
+        gpuprof__warn(GPUPROF__W_DEVICE, "%s stopped answering: %s has not returned for %.1f s (a GPU that fell off the bus blocks NVML); device telemetry stops %.1f s into the run, the samples before it are kept",
+                      gpu, call ? call : "gpuprof's NVML thread", (double)(now - since) / 1e9, (double)GPUPROF__LD(&gpuprof__nvr.hung_at) / 1e9);
     return 1;
 }
 
@@ -12028,7 +12037,7 @@ static void gpuprof__dv_report_head(gpuprof__buf *b) {
     if (gpuprof__dev.lost) {
         gpuprof__fmt(t1, sizeof t1, "%.1f", (double)gpuprof__dev.lost_at / 1e9);
         gpuprof__buf_printf(b, "   the GPU was lost %s s into the run: no samples after it\n", t1);
-    } else if (GPUPROF__LDA(&gpuprof__nvr.hung)) {
+    } else if (GPUPROF__LDA(&gpuprof__nvr.hung) && !GPUPROF__LD(&gpuprof__nvr.at_shutdown)) {
         gpuprof__fmt(t1, sizeof t1, "%.1f", (double)GPUPROF__LD(&gpuprof__nvr.hung_at) / 1e9);
         gpuprof__buf_printf(b, "   the GPU stopped answering %s s into the run (an NVML call never returned): no samples after it\n", t1);
     }
@@ -12166,7 +12175,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
                         gpuprof__dev.gpm > 0 ? "true" : "false");
     gpuprof__buf_num(b, gpuprof__dev.lost ? (double)gpuprof__dev.lost_at : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"stopped_answering_at_ns\":");
-    gpuprof__buf_num(b, GPUPROF__LDA(&gpuprof__nvr.hung) ? (double)GPUPROF__LD(&gpuprof__nvr.hung_at) : GPUPROF__NAN);
+    gpuprof__buf_num(b, GPUPROF__LDA(&gpuprof__nvr.hung) && !GPUPROF__LD(&gpuprof__nvr.at_shutdown) ? (double)GPUPROF__LD(&gpuprof__nvr.hung_at) : GPUPROF__NAN);
     gpuprof__buf_printf(b, "},\"samples\":%llu,\"steps_per_point\":%u,\n \"counters\":[", (unsigned long long)gpuprof__dev.samples, gpuprof__dev.per_pt);
     for (k = 0; k < GPUPROF__DV_N; k++) {
         const gpuprof__dvc *c = &gpuprof__dev.c[k];

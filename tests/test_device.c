@@ -188,6 +188,45 @@ static void scenario_faults(void) {
     }
 }
 
+/* Values a counter cannot be (a misbehaving driver or GPU: utilization
+   250 %, 0xffffffff mW, -273 C, more memory used than there is) are
+   dropped, one line a counter, and the good ones kept. */
+static void scenario_impossible(void) {
+    cJSON *j, *dev;
+    int saved, i;
+    simnvml_reset();
+    saved = check_stderr_to("impossible.err");
+    CHECK(session("impossible.json", NULL), "impossible values: NVML opens");
+    for (i = 0; i < 6; i++) {
+        int bad = i >= 2 && i < 5;                    /* samples 3, 4 and 5 */
+        simnvml_set(SIMNVML_UTIL, bad ? 250 : 90);
+        simnvml_set(SIMNVML_POWER_MW, bad ? 4294967295.0 : 300000);
+        simnvml_set(SIMNVML_TEMP, bad ? -273 : 55);
+        simnvml_set(SIMNVML_MEM_USED, bad ? 1.8e19 : 20.0 * 1073741824.0);
+        { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+    }
+    gpuprof_shutdown();
+    check_stderr_back(saved);
+    CHECK_EQ_U(lines_with("impossible.err", "gpuprof: GPU 0: nvmlDeviceGetUtilizationRates gave utilization 250 %, which it cannot be (0 to 100.5): such values are dropped, the others kept (the driver or the GPU misbehaves)\n"), 1,
+               "impossible values: one line for utilization 250 %");
+    CHECK_EQ_U(lines_with("impossible.err", "gpuprof: GPU 0: nvmlDeviceGetPowerUsage gave power 4.29497e+06 W"), 1, "impossible values: one line for 4294967 W");
+    CHECK_EQ_U(lines_with("impossible.err", "gpuprof: GPU 0: nvmlDeviceGetTemperatureV gave temperature -273 C"), 1, "impossible values: one line for -273 C");
+    CHECK_EQ_U(lines_with("impossible.err", "gpuprof: GPU 0: nvmlDeviceGetMemoryInfo gave memory used 1.71661e+13 MiB, which it cannot be (0 to 81920)"), 1,
+               "impossible values: one line for more memory used than the GPU has");
+    CHECK_EQ_U(lines_with("impossible.err", "gpuprof:"), 4, "impossible values: nothing else said");
+    j = summary_load("impossible.json");
+    dev = cJSON_GetObjectItem(j, "device_over_time");
+    CHECK_EQ_U(jnum(dev, "samples"), 6, "impossible values: every sample kept, with its good values");
+    CHECK_EQ_U(jnum(counter(dev, "utilization"), "samples"), 3, "impossible values: utilization has its 3 good values");
+    CHECK_EQ_U(jnum(counter(dev, "utilization"), "impossible"), 3, "impossible values: ... and counts the 3 dropped");
+    CHECK_EQ_U(jnum(counter(dev, "utilization"), "max"), 90, "impossible values: the maximum is a value the GPU can have");
+    CHECK_EQ_U(jnum(counter(dev, "power"), "max"), 300, "impossible values: power's maximum 300 W");
+    CHECK_EQ_U(jnum(counter(dev, "temperature"), "min"), 55, "impossible values: temperature's minimum 55 C");
+    CHECK_EQ_U(jnum(counter(dev, "memory used"), "max"), 20480, "impossible values: memory used's maximum 20 GiB");
+    CHECK_EQ_U(jnum(counter(dev, "SM clock"), "samples"), 6, "impossible values: the other counters untouched");
+    cJSON_Delete(j);
+}
+
 /* A GPU without GPM: its counters are not there, and nothing is said
    unless GPUPROF_DEVICE_GPM=1 asked for them. */
 static void scenario_no_gpm(void) {
@@ -384,6 +423,7 @@ int main(int argc, char **argv) {
     scenario_absent();
     scenario_power_cap();
     scenario_faults();
+    scenario_impossible();
     scenario_no_gpm();
     scenario_off();
     scenario_live(argc, argv);

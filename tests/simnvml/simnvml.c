@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3, NOT_FOUND = 6, GPU_LOST = 15 };
@@ -37,6 +38,56 @@ static struct {
     int samples_out;                  /* GPM samples allocated, not freed */
 } sim = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 1, 1, 0, 0, 10, -1, 0, { 0 }, { { "", 0 } }, { { "", 0 } }, 0 };
 static int devs[16];                  /* handles: pointers to these */
+
+/* A call that blocks, as NVML's do when a GPU falls off the bus: from its
+   from-th call on, fn takes ms (0: never returns). Outside sim.mu, so the
+   other calls go on (the test decides what they do). */
+static struct {
+    pthread_mutex_t mu;
+    int ready;
+    char fn[64];
+    unsigned long from, calls;
+    unsigned ms;
+} hang = { PTHREAD_MUTEX_INITIALIZER, 0, "", 0, 0, 0 };
+
+static void hang_setup(void) {                    /* under hang.mu: SIMNVML_HANG=fn[:from[:ms]] */
+    const char *v = getenv("SIMNVML_HANG"), *c;
+    size_t n;
+    if (hang.ready) return;
+    hang.ready = 1;
+    if (!v || !*v) return;
+    n = (c = strchr(v, ':')) ? (size_t)(c - v) : strlen(v);
+    if (n >= sizeof hang.fn) return;
+    memcpy(hang.fn, v, n);
+    hang.fn[n] = 0;
+    hang.from = c ? strtoul(c + 1, NULL, 10) : 1;
+    if (!hang.from) hang.from = 1;
+    if (c && (c = strchr(c + 1, ':')) != NULL) hang.ms = (unsigned)strtoul(c + 1, NULL, 10);
+}
+
+static void maybe_hang(const char *fn) {
+    unsigned ms = 0;
+    int block = 0;
+    pthread_mutex_lock(&hang.mu);
+    hang_setup();
+    if (hang.fn[0] && !strcmp(hang.fn, fn) && ++hang.calls >= hang.from) { block = 1; ms = hang.ms; }
+    pthread_mutex_unlock(&hang.mu);
+    if (!block) return;
+    do {
+        struct timespec ts = { ms ? (time_t)(ms / 1000) : 3600, ms ? (long)(ms % 1000) * 1000000L : 0 };
+        while (nanosleep(&ts, &ts) != 0) {}       /* a profiling signal does not end it */
+    } while (!ms);
+}
+
+EXPORT void simnvml_hang(const char *fn, unsigned long from, unsigned ms) {
+    pthread_mutex_lock(&hang.mu);
+    hang.ready = 1;
+    snprintf(hang.fn, sizeof hang.fn, "%s", fn ? fn : "");
+    hang.from = from ? from : 1;
+    hang.calls = 0;
+    hang.ms = ms;
+    pthread_mutex_unlock(&hang.mu);
+}
 
 enum { STEADY, POWERCAP, THROTTLE, NOGPM, LOST };
 
@@ -102,7 +153,7 @@ static int enter(const char *fn) {
     if (strcmp(fn, "nvmlInit_v2") && strcmp(fn, "nvmlErrorString") && strcmp(fn, "nvmlShutdown") && !sim.inits) return UNINITIALIZED;
     return OK;
 }
-#define ENTER(fn) int rc_; pthread_mutex_lock(&sim.mu); if ((rc_ = enter(fn)) != OK) { pthread_mutex_unlock(&sim.mu); return rc_; }
+#define ENTER(fn) int rc_; maybe_hang(fn); pthread_mutex_lock(&sim.mu); if ((rc_ = enter(fn)) != OK) { pthread_mutex_unlock(&sim.mu); return rc_; }
 #define LEAVE(rc) do { pthread_mutex_unlock(&sim.mu); return (rc); } while (0)
 #define DEV(h) ((int *)(h) >= devs && (int *)(h) < devs + sim.devices)
 
@@ -184,6 +235,7 @@ EXPORT int nvmlDeviceGetName(void *h, char *out, unsigned n) {
     snprintf(out, n, "Simulated H100 %d", (int)((int *)h - devs));
     LEAVE(OK);
 }
+#ifndef SIMNVML_BARE                  /* the counters */
 EXPORT int nvmlDeviceGetUtilizationRates(void *h, util_t *u) {
     ENTER("nvmlDeviceGetUtilizationRates");
     if (!DEV(h)) LEAVE(INVALID_ARGUMENT);
@@ -271,3 +323,4 @@ EXPORT int nvmlGpmMetricsGet(gpm_get_t *g) {
     }
     LEAVE(OK);
 }
+#endif

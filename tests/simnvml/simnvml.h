@@ -19,6 +19,11 @@
      SIMNVML_THROTTLE_DEVICE=I   GPU I alone is under its power cap (1755 MHz,
                              700 W, reason "power cap"): the rank that reads it throttles
      SIMNVML_NO_POWER=1      nvmlDeviceGetPowerUsage returns NOT_SUPPORTED
+     SIMNVML_HANG=FN[:K[:MS]]  from its K-th call on (default 1), FN takes MS
+                             ms (default: never returns), as NVML's calls do
+                             when a GPU falls off the bus
+   Built with -DSIMNVML_BARE (libsimnvml_bare.so) it exports NVML's set-up
+   calls only: a library that loads but gives no counter.
 
    Every call is counted; any call can be made to fail. */
 #ifndef SIMNVML_H
@@ -40,6 +45,7 @@ void          simnvml_set_gpm(int supported);          /* GPM on or off */
 void          simnvml_set_lost(int lost);              /* every call returns GPU_IS_LOST (15) */
 void          simnvml_set_devices(int n);
 unsigned long simnvml_calls(const char *fn);           /* calls of fn so far */
+void          simnvml_hang(const char *fn, unsigned long from, unsigned ms);  /* as SIMNVML_HANG */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,257 @@
+/* Nothing gpuprof does hangs or kills the program it profiles (SPEC 11,
+   issue 47): an NVML that stops answering, a metrics path that is a FIFO,
+   and so on. Each case runs this program again as a child in one of its
+   modes, with the environment of the case; the child does its own work and
+   ends with its own exit status (7). The parent checks that it ended, in
+   time, with that status, its report and summary, and one `gpuprof:` line
+   saying what was given up.
+   Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE */
+#define GPUPROF_IMPLEMENTATION
+#include "gpuprof.h"
+#include "json_util.h"
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/wait.h>
+
+#define OWN_STATUS 7
+static const char *self, *simnvml, *simnvml_bare;
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A little CPU work, so that steps take about a millisecond. */
+static volatile double sink;
+static void work_ms(double ms) {
+    double until = now_s() + ms / 1e3, x = 1;
+    while (now_s() < until) { int i; for (i = 0; i < 1000; i++) x = x * 1.0000001 + 1e-9; }
+    sink = x;
+}
+
+/* ---- the children ---- */
+
+/* Steps of 1 ms for secs seconds; returns the steps made. */
+static long steps_for(double secs) {
+    double until = now_s() + secs;
+    long n = 0;
+    while (now_s() < until) {
+        { PROF_RANGE("work"); work_ms(1); }
+        PROF_STEP();
+        n++;
+    }
+    return n;
+}
+
+static volatile int report_done;
+static double report_took;
+static void *report_thread(void *arg) {
+    double t0 = now_s();
+    FILE *f = fopen("mid.txt", "w");
+    (void)arg;
+    gpuprof_report(f ? f : stderr);
+    if (f) fclose(f);
+    report_took = now_s() - t0;
+    report_done = 1;
+    return NULL;
+}
+
+/* NVML's utilization call never returns from its 6th call on. At 2.3 s
+   (the call has been blocked for more than 2 s) another thread asks for
+   the report; the steps must go on meanwhile, and the report return. */
+static int child_nvml_hang(void) {
+    pthread_t th;
+    long before, during;
+    steps_for(2.3);
+    if (pthread_create(&th, NULL, report_thread, NULL) != 0) return 2;
+    before = steps_for(0.0);
+    during = steps_for(0.7);
+    pthread_join(th, NULL);
+    fprintf(stderr, "child: %ld steps while the report was made (%.3f s)\n", during, report_took);
+    (void)before;
+    return during > 50 && report_done && report_took < 1.0 ? OWN_STATUS : 3;
+}
+
+/* nvmlInit_v2 takes 30 s: the checkpoints' metrics are written meanwhile,
+   and the exit does not wait for it. */
+static int child_nvml_init_slow(void) {
+    struct stat st;
+    steps_for(0.6);
+    return stat("init.prom", &st) == 0 && st.st_size > 0 ? OWN_STATUS : 3;
+}
+
+static int child_plain(void) {
+    steps_for(0.3);
+    return OWN_STATUS;
+}
+
+/* ---- the parent ---- */
+
+typedef struct {
+    int rc;                           /* the child's exit status, or 128 + its signal, or -1: killed by us (it hung) */
+    double wall;                      /* seconds */
+    char *err;                        /* its stderr */
+} child_result;
+
+/* Runs this program in mode with the environment entries env (NULL-ended)
+   added, stderr into a file; kills it after limit seconds. */
+static child_result run_child(const char *mode, const char *const *env, double limit) {
+    child_result r = { -1, 0, NULL };
+    char errfile[64];
+    double t0 = now_s();
+    int status = 0, done = 0;
+    pid_t pid;
+    snprintf(errfile, sizeof errfile, "%s.stderr", mode);
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int i;
+        if (fd >= 0) { dup2(fd, 2); close(fd); }
+        for (i = 0; env && env[i]; i++) putenv((char *)env[i]);
+        execl(self, self, "child", mode, (char *)NULL);
+        _exit(127);
+    }
+    while (pid > 0 && now_s() - t0 < limit) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) { done = 1; break; }
+        usleep(20000);
+    }
+    r.wall = now_s() - t0;
+    if (!done && pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        r.rc = -1;
+    } else if (done) r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = check_slurp(errfile);
+    if (!r.err) r.err = strdup("");
+    return r;
+}
+
+/* Lines of text starting "gpuprof: " that hold needle. */
+static int lines_with(const char *text, const char *needle) {
+    int n = 0;
+    const char *p = text;
+    while (p && *p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        if (!strncmp(line, "gpuprof: ", 9) && strstr(line, needle)) n++;
+        p = e ? e + 1 : NULL;
+    }
+    return n;
+}
+
+static void show(const char *what, const child_result *r) {
+    fprintf(stderr, "%s: status %d after %.2f s\n%s", what, r->rc, r->wall, r->err);
+}
+
+static void case_nvml_hang(void) {
+    static const char *const env[] = { "GPUPROF_DEVICE_EVERY_MS=20", "SIMNVML_HANG=nvmlDeviceGetUtilizationRates:6",
+                                       "GPUPROF_SUMMARY=hang.json", "GPUPROF_REPORT=hang.txt", NULL };
+    char lib[600];
+    const char *e2[8];
+    child_result r;
+    cJSON *j, *dev, *devi;
+    char *report;
+    int i;
+    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml);
+    for (i = 0; env[i]; i++) e2[i] = env[i];
+    e2[i++] = lib;
+    e2[i] = NULL;
+    r = run_child("nvml_hang", e2, 30);
+    show("NVML that stops answering", &r);
+    CHECK(r.rc == OWN_STATUS, "an NVML call that never returns: the program ends with its own status, its steps and a report from another thread went on");
+    CHECK(r.wall < 8, "... and it ends about when its work ends (3 s), not never");
+    CHECK(lines_with(r.err, "stopped answering") == 1 && lines_with(r.err, "nvmlDeviceGetUtilizationRates has not returned") == 1,
+          "... one gpuprof: line says the GPU stopped answering, naming the call");
+    j = summary_load("hang.json");
+    dev = j ? cJSON_GetObjectItem(j, "device_over_time") : NULL;
+    devi = dev ? cJSON_GetObjectItem(dev, "device") : NULL;
+    CHECK(j && jnum(dev, "samples") == 5, "... the 5 samples before the hang are kept in the summary");
+    CHECK(devi && jnum(devi, "stopped_answering_at_ns") > 0 && jnum(devi, "stopped_answering_at_ns") < 1e9,
+          "... which says when NVML stopped answering (its 6th pass, 0.1 s in)");
+    report = check_slurp("hang.txt");
+    CHECK(report && strstr(report, "the GPU stopped answering"), "... and so does the report");
+    cJSON_Delete(j);
+    free(report);
+    free(r.err);
+}
+
+static void case_nvml_init_slow(void) {
+    static const char *const env[] = { "GPUPROF_DEVICE_EVERY_MS=20", "SIMNVML_HANG=nvmlInit_v2:1:30000", "GPUPROF_METRICS=init.prom",
+                                       "GPUPROF_SUMMARY_EVERY=0.1", NULL };
+    char lib[600];
+    const char *e2[8];
+    child_result r;
+    int i;
+    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml);
+    for (i = 0; env[i]; i++) e2[i] = env[i];
+    e2[i++] = lib;
+    e2[i] = NULL;
+    r = run_child("nvml_init_slow", e2, 40);
+    show("nvmlInit_v2 of 30 s", &r);
+    CHECK(r.rc == OWN_STATUS, "nvmlInit_v2 taking 30 s: the checkpoints' metrics file is written meanwhile, the program ends with its own status");
+    CHECK(r.wall < 4, "... 1 s after its work at most, not 30 s");
+    CHECK(lines_with(r.err, "nvmlInit_v2 has not returned") == 1 && lines_with(r.err, "device telemetry is off") == 1,
+          "... with one line naming nvmlInit_v2: telemetry is off");
+    free(r.err);
+}
+
+static void case_nvml_shutdown_slow(void) {
+    static const char *const env[] = { "GPUPROF_DEVICE_EVERY_MS=20", "SIMNVML_HANG=nvmlShutdown:1:30000", "GPUPROF_SUMMARY=shut.json", NULL };
+    char lib[600];
+    const char *e2[8];
+    child_result r;
+    cJSON *j;
+    int i;
+    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml);
+    for (i = 0; env[i]; i++) e2[i] = env[i];
+    e2[i++] = lib;
+    e2[i] = NULL;
+    r = run_child("plain", e2, 40);
+    show("nvmlShutdown of 30 s", &r);
+    CHECK(r.rc == OWN_STATUS && r.wall < 4, "nvmlShutdown taking 30 s: the program ends with its own status 1 s after its work at most");
+    CHECK(lines_with(r.err, "nvmlShutdown has not returned") == 1, "... with one line naming nvmlShutdown");
+    j = summary_load("shut.json");
+    CHECK(j && jnum(cJSON_GetObjectItem(j, "device_over_time"), "samples") >= 3, "... and the device's samples in its summary");
+    CHECK(j && cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "device_over_time"), "device"), "stopped_answering_at_ns")),
+          "... whole: they did not stop early");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
+static void case_nvml_bare(void) {
+    char lib[600];
+    const char *env[2];
+    child_result r;
+    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml_bare);
+    env[0] = lib;
+    env[1] = NULL;
+    r = run_child("plain", env, 30);
+    show("an NVML without counters", &r);
+    CHECK(r.rc == OWN_STATUS, "GPUPROF_NVML_PATH names a library with none of the counters: the program runs");
+    CHECK(lines_with(r.err, "gives none of the counters") == 1, "... and one line says there is nothing to sample");
+    free(r.err);
+}
+
+int main(int argc, char **argv) {
+    self = argv[0];
+    if (argc == 3 && !strcmp(argv[1], "child")) {
+        const char *m = argv[2];
+        return !strcmp(m, "nvml_hang") ? child_nvml_hang() : !strcmp(m, "nvml_init_slow") ? child_nvml_init_slow() :
+               !strcmp(m, "plain") ? child_plain() : 2;
+    }
+    if (argc < 3) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE\n"); return 2; }
+    simnvml = argv[1];
+    simnvml_bare = argv[2];
+    unsetenv("GPUPROF_NVML_PATH");
+    unsetenv("GPUPROF_DEVICE_EVERY_MS");
+    case_nvml_hang();
+    case_nvml_init_slow();
+    case_nvml_shutdown_slow();
+    case_nvml_bare();
+    return check_done("test_hang");
+}
