@@ -7908,37 +7908,98 @@ static int gpuprof__tmp_create(const char *path, char *tmp, size_t n) {
     return fd;
 }
 
+/* A pipe or a device at an output's path is written through, and must
+   never stop or kill the program: it is opened without blocking (a FIFO
+   that no process reads fails at once), SIGPIPE is held back in the
+   writing thread while it is written (a reader that went away is EPIPE,
+   and the signal it raised is taken back), and a pipe that stays full for
+   GPUPROF__PIPE_WAIT_MS gives up. SIGPIPE is held back where the C mode
+   declares POSIX's signals (not in a strict -std=c99 without
+   _POSIX_C_SOURCE). */
+#define GPUPROF__PIPE_WAIT_MS 1000
+#if defined(SIGPIPE) && defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
+#define GPUPROF__HOLD_SIGPIPE 1
+typedef struct { sigset_t old; int pending; } gpuprof__sigpipe_hold;
+static void gpuprof__sigpipe_block(gpuprof__sigpipe_hold *h) {
+    sigset_t pipe, pend;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &h->old);
+    h->pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+}
+static void gpuprof__sigpipe_restore(gpuprof__sigpipe_hold *h, int raised) {
+    if (raised && !h->pending) {                  /* ours: taken back before the mask lets it through */
+        sigset_t pipe;
+        struct timespec zero = { 0, 0 };
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &h->old, NULL);
+}
+#else
+#define GPUPROF__HOLD_SIGPIPE 0
+typedef struct { int pending; } gpuprof__sigpipe_hold;
+#define gpuprof__sigpipe_block(h) ((void)(h))
+#define gpuprof__sigpipe_restore(h, raised) ((void)(h), (void)(raised))
+#endif
+
+/* The buffer into fd; 0, or -1 with errno. A pipe (nonblock) that stays
+   full GPUPROF__PIPE_WAIT_MS is EAGAIN. */
+static int gpuprof__write_all(int fd, const gpuprof__buf *b, int nonblock) {
+    size_t off = 0;
+    int waited = 0;
+    while (off < b->len) {
+        ssize_t w = write(fd, b->p + off, b->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && nonblock && (errno == EAGAIN || errno == EWOULDBLOCK) && waited < GPUPROF__PIPE_WAIT_MS) {
+            gpuprof__timespec ts = { 0, 10000000L };
+            gpuprof__nanosleep(&ts, NULL);
+            waited += 10;
+            continue;
+        }
+        if (w == 0) errno = EIO;
+        if (w <= 0) return -1;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
 /* Writes the whole buffer to a path (expanded already); a one-line message
    names the path and the reason on failure. A summary and the live metrics
    go to a temporary file (gpuprof__tmp_create) renamed over the last: a
    reader, or a kill, never meets half of one. Only over a regular file or
-   none: a device or a pipe is written through, as it is. made (not NULL):
-   the file is read by another user (node_exporter), so 0644 whatever the
-   umask, and *made is the file written. */
+   none: a device or a pipe is written through, as it is (above). made (not
+   NULL): the file is read by another user (node_exporter), so 0644
+   whatever the umask, and *made is the file written. */
 static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const char *what, struct stat *made) {
-    int fd, had = 0, atomic = strcmp(what, "summary") == 0 || strcmp(what, "metrics") == 0;
+    int fd, had = 0, rc, atomic = strcmp(what, "summary") == 0 || strcmp(what, "metrics") == 0, special, err;
     char tmp[4200];
-    size_t off = 0;
     struct stat st;
+    gpuprof__sigpipe_hold hold;
     if (b->failed) return -1;
+    special = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
     if (atomic) atomic = stat(path, &st) == 0 ? (had = S_ISREG(st.st_mode)) : errno == ENOENT;
-    fd = atomic ? gpuprof__tmp_create(path, tmp, sizeof tmp) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = atomic ? gpuprof__tmp_create(path, tmp, sizeof tmp) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (special ? O_NONBLOCK : 0), 0644);
     if (fd < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", path, what, strerror(errno));
+        if (special && errno == ENXIO)
+            gpuprof__warn(GPUPROF__W_IO, "no process reads the pipe '%s': the %s goes nowhere (start its reader first, or name a file)", path, what);
+        else gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", path, what, strerror(errno));
         return -1;
     }
     if (made) (void)gpuprof__fchmod(fd, 0644);
-    while (off < b->len) {
-        ssize_t w = write(fd, b->p + off, b->len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, w < 0 ? strerror(errno) : "no progress",
-                          atomic && had ? "; the last complete file stays" : "");
-            close(fd);
-            if (atomic) unlink(tmp);
-            return -1;
-        }
-        off += (size_t)w;
+    if (special) gpuprof__sigpipe_block(&hold);
+    rc = gpuprof__write_all(fd, b, special);
+    err = errno;
+    if (special) gpuprof__sigpipe_restore(&hold, rc != 0 && err == EPIPE);
+    if (rc != 0) {
+        if (special && err == EPIPE) gpuprof__warn(GPUPROF__W_IO, "the reader of '%s' went away during a write of the %s: that write is lost, the run goes on", path, what);
+        else if (special && (err == EAGAIN || err == EWOULDBLOCK))
+            gpuprof__warn(GPUPROF__W_IO, "'%s' is a pipe that nobody empties (full for %d ms): that write of the %s is dropped, the run goes on", path, GPUPROF__PIPE_WAIT_MS, what);
+        else gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, strerror(err), atomic && had ? "; the last complete file stays" : "");
+        close(fd);
+        if (atomic) unlink(tmp);
+        return -1;
     }
     if (made && fstat(fd, made) != 0) memset(made, 0, sizeof *made);
     if (close(fd) != 0) {

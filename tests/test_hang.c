@@ -6,6 +6,7 @@
    time, with that status, its report and summary, and one `gpuprof:` line
    saying what was given up.
    Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE */
+#define _GNU_SOURCE                   /* F_SETPIPE_SZ */
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
@@ -84,6 +85,21 @@ static int child_nvml_init_slow(void) {
 
 static int child_plain(void) {
     steps_for(0.3);
+    return OWN_STATUS;
+}
+
+/* Many ranges (a metrics file of more than a pipe's 4 KiB) for secs. */
+static int child_many_ranges(double secs) {
+    double until = now_s() + secs;
+    while (now_s() < until) {
+        int i;
+        for (i = 0; i < 40; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "a_range_with_a_long_name_for_a_big_file_%02d", i);
+            { GPUPROF_RANGE_DYN(name); work_ms(0.02); }
+        }
+        PROF_STEP();
+    }
     return OWN_STATUS;
 }
 
@@ -237,12 +253,65 @@ static void case_nvml_bare(void) {
     free(r.err);
 }
 
+/* A FIFO as the metrics path, with no reader: the program does not wait
+   for one; one line. */
+static void case_fifo_no_reader(void) {
+    static const char *const env[] = { "GPUPROF_METRICS=noreader.fifo", "GPUPROF_SUMMARY_EVERY=0.05", "GPUPROF_REPORT=fifo1.txt", NULL };
+    child_result r;
+    CHECK(mkfifo("noreader.fifo", 0644) == 0, "a FIFO is made");
+    r = run_child("plain", env, 30);
+    show("a FIFO without a reader as GPUPROF_METRICS", &r);
+    CHECK(r.rc == OWN_STATUS && r.wall < 5, "a FIFO that no process reads as the metrics path: the program ends with its own status, in time");
+    CHECK(lines_with(r.err, "no process reads the pipe 'noreader.fifo': the metrics goes nowhere") == 1 && lines_with(r.err, "gpuprof:") == 1, "... with one line");
+    free(r.err);
+}
+
+/* A reader that opens the FIFO, lets a pipe of 4 KiB fill, and closes it
+   without reading, again and again: the writes meet EPIPE, and SIGPIPE
+   never reaches the program. */
+static volatile int reader_stop;
+static int reader_opens;
+static void *closing_reader(void *arg) {
+    const char *path = (const char *)arg;
+    while (!reader_stop) {
+        int fd = open(path, O_RDONLY);            /* blocks until a writer opens */
+        if (fd < 0) continue;
+        reader_opens++;
+#ifdef F_SETPIPE_SZ
+        (void)fcntl(fd, F_SETPIPE_SZ, 4096);
+#endif
+        usleep(30000);
+        close(fd);
+        usleep(60000);                            /* no reader for a while: a write meets EPIPE */
+    }
+    return NULL;
+}
+
+static void case_fifo_closing_reader(void) {
+    static const char *const env[] = { "GPUPROF_METRICS=closing.fifo", "GPUPROF_SUMMARY_EVERY=0.05", "GPUPROF_REPORT=fifo2.txt", NULL };
+    child_result r;
+    pthread_t th;
+    int fd;
+    CHECK(mkfifo("closing.fifo", 0644) == 0, "a FIFO is made");
+    reader_stop = 0;
+    pthread_create(&th, NULL, closing_reader, (void *)"closing.fifo");
+    r = run_child("many_ranges", env, 30);
+    reader_stop = 1;
+    if ((fd = open("closing.fifo", O_WRONLY | O_NONBLOCK)) >= 0) close(fd);     /* a reader blocked in open returns */
+    pthread_join(th, NULL);
+    show("a FIFO whose reader closes it as GPUPROF_METRICS", &r);
+    CHECK(r.rc == OWN_STATUS, "a reader that closes the metrics FIFO mid-write: SIGPIPE does not kill the program, it ends with its own status");
+    CHECK(reader_opens >= 5, "... the reader opened it on many checkpoints");
+    CHECK(lines_with(r.err, "the reader of 'closing.fifo' went away during a write of the metrics") == 1, "... one line says the reader went away");
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
         const char *m = argv[2];
         return !strcmp(m, "nvml_hang") ? child_nvml_hang() : !strcmp(m, "nvml_init_slow") ? child_nvml_init_slow() :
-               !strcmp(m, "plain") ? child_plain() : 2;
+               !strcmp(m, "plain") ? child_plain() : !strcmp(m, "many_ranges") ? child_many_ranges(1.5) : 2;
     }
     if (argc < 3) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE\n"); return 2; }
     simnvml = argv[1];
@@ -253,5 +322,7 @@ int main(int argc, char **argv) {
     case_nvml_init_slow();
     case_nvml_shutdown_slow();
     case_nvml_bare();
+    case_fifo_no_reader();
+    case_fifo_closing_reader();
     return check_done("test_hang");
 }
