@@ -1665,6 +1665,7 @@ static struct {
     uint64_t part_head;                   /* the current part's bytes at its start (its opening) */
     uint64_t parts_events;                /* events in the parts before the current one */
     char part_path[4200];                 /* the current part's path (from the second on) */
+    char part_next[4200];                 /* the next part's name, then the oldest's (gpuprof__trace_rotate's, under the trace's lock) */
     uint32_t pf_seqs;                     /* Perfetto sequence ids given so far */
     pthread_t writer;
     int writer_running, writer_stop;
@@ -1761,11 +1762,29 @@ static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
     }
     if (kind == GPUPROF__W_BAD_ENV) print = 1;        /* every bad setting has its line (they come once, at init) */
     pthread_mutex_unlock(&gpuprof__warn_mu);
-    if (print) {
+    if (print) {                                      /* fwrite: fprintf to an unbuffered stderr takes 8 KiB of the caller's stack (glibc) */
         line[n] = '\n';
-        fprintf(stderr, "gpuprof: %.*s", n + 1, line);
+        fwrite("gpuprof: ", 1, 9, stderr);
+        fwrite(line, 1, (size_t)n + 1, stderr);
         fflush(stderr);
     }
+}
+
+/* A line on stderr that is not a warning (counted nowhere): formatted
+   here and written with fwrite, as gpuprof__warn's lines are. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void gpuprof__say(const char *fmt, ...) {
+    char line[640];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    fwrite(line, 1, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1, stderr);
+    fflush(stderr);
 }
 
 /* At shutdown, once the outputs are written: the next session counts and
@@ -2518,6 +2537,7 @@ static struct {
     void *lib;
     gpuprof__nvml_api api;
     char library[512];
+    char load_error[320];         /* why it could not be loaded */
     /* this session's (gpuprof__dev_mu) */
     int asked;                    /* telemetry asked for explicitly: its absence is said */
     int on;                       /* sampling */
@@ -2640,7 +2660,7 @@ static const char *gpuprof__nvml_error(int rc) {
 }
 
 /* Loads libnvidia-ml.so.1 (GPUPROF_NVML_PATH: that file) and finds its entry
-   points; once per process. 0 when loaded; else -1, why in status. */
+   points; once per process. 0 when loaded; else -1, why in load_error. */
 static int gpuprof__nvml_load(void) {
 #if GPUPROF__NVML
     const char *path = getenv("GPUPROF_NVML_PATH");
@@ -2652,14 +2672,14 @@ static int gpuprof__nvml_load(void) {
         const char *e = dlerror();
         size_t n = strlen(path);
         if (e && !strncmp(e, path, n) && e[n] == ':' && e[n + 1] == ' ') e += n + 2;     /* dlerror names the file too */
-        snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "cannot load %.200s (%.100s)", path, e ? e : "not found");
+        snprintf(gpuprof__dev.load_error, sizeof gpuprof__dev.load_error, "cannot load %.200s (%.100s)", path, e ? e : "not found");
         gpuprof__dev.loaded = -1;
         return -1;
     }
     for (i = 0; i < sizeof gpuprof__nvml_syms / sizeof gpuprof__nvml_syms[0]; i++) {
         void *p = dlsym(gpuprof__dev.lib, gpuprof__nvml_syms[i].name);
         if (!p && !gpuprof__nvml_syms[i].optional) {
-            snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "%.200s has no %s (not NVML, or too old a driver)", path, gpuprof__nvml_syms[i].name);
+            snprintf(gpuprof__dev.load_error, sizeof gpuprof__dev.load_error, "%.200s has no %s (not NVML, or too old a driver)", path, gpuprof__nvml_syms[i].name);
             dlclose(gpuprof__dev.lib);
             gpuprof__dev.lib = NULL;
             gpuprof__dev.loaded = -1;
@@ -2670,7 +2690,7 @@ static int gpuprof__nvml_load(void) {
     gpuprof__dev.loaded = 1;
     return 0;
 #else
-    snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "device telemetry reads NVML, which gpuprof loads on Linux only");
+    snprintf(gpuprof__dev.load_error, sizeof gpuprof__dev.load_error, "device telemetry reads NVML, which gpuprof loads on Linux only");
     gpuprof__dev.loaded = -1;
     return -1;
 #endif
@@ -3128,7 +3148,9 @@ static void gpuprof__dev_clear(void) {
 
 /* At a session's start (under gpuprof__lock): is device telemetry wanted
    (cfg.device_every_ms >= 0; asked for when set, or GPUPROF_NVML_PATH is),
-   and does NVML load and answer? 1: the reader opens it and samples. */
+   and has NVML not stopped answering? 1: the reader loads and opens it (a
+   dlopen takes time, and 6 KiB of the stack of the thread that starts the
+   session), and samples. */
 static int gpuprof__dev_want(int off) {
     double every = gpuprof__g.cfg.device_every_ms;
     const char *path = getenv("GPUPROF_NVML_PATH");
@@ -3144,8 +3166,8 @@ static int gpuprof__dev_want(int off) {
         if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: NVML stopped answering earlier in this process, and gpuprof does not call it again");
         return 0;
     }
-    if (gpuprof__nvml_load() != 0) {
-        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
+    if (gpuprof__dev.loaded < 0) {          /* tried in an earlier session */
+        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.load_error);
         return 0;
     }
     return 1;
@@ -3274,7 +3296,9 @@ static void gpuprof__dev_shut(void) {
 static void *gpuprof__nvr_main(void *arg) {
     uint64_t period = (uint64_t)(gpuprof__dev.every_ms * 1e6), next;
     (void)arg;
-    gpuprof__dev_open();                            /* NVML's init takes a while: here, not in the program's first range */
+    if (gpuprof__nvml_load() != 0) {                /* no NVML: said only when telemetry was asked for */
+        if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.load_error);
+    } else gpuprof__dev_open();                     /* NVML's init takes a while: here, not in the program's first range */
     next = gpuprof__mono_ns() + period;
     pthread_mutex_lock(&gpuprof__nvr_mu);
     while (!gpuprof__nvr.stop && GPUPROF__LDA(&gpuprof__dev.on) && !GPUPROF__LDA(&gpuprof__nvr.hung)) {
@@ -5483,6 +5507,12 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 #endif
 /* the thread's stack (a GNU call, bound by its symbol in any C mode) */
 extern int gpuprof__getattr_np(pthread_t th, pthread_attr_t *attr) __asm__("pthread_getattr_np");
+#include <elf.h>
+/* dl_phdr_info's fields, and the call, bound by its symbol (a GNU
+   extension the strict C modes hide); adds (objects loaded so far) where
+   the size the loader passes holds it. */
+struct gpuprof__dlinfo { uintptr_t addr; const char *name; const Elf64_Phdr *phdr; uint16_t phnum; unsigned long long adds, subs; };
+extern int gpuprof__dl_iterate_phdr(int (*cb)(struct gpuprof__dlinfo *, size_t, void *), void *data) __asm__("dl_iterate_phdr");
 #else
 #define GPUPROF__SAMPLER 0
 #endif
@@ -5494,8 +5524,9 @@ static struct {
     int signo;                             /* the timers' signal */
     int installed;                         /* its handler is gpuprof's (kept for the process) */
     int trace;                             /* the streamed trace is Perfetto's: samples go into it too (atomic) */
-    int ncode;                             /* the loaded objects' code, as the session started (gpuprof__smp_code) */
-    uintptr_t code_lo[64], code_hi[64];
+    int ncode;                             /* the loaded objects' code (gpuprof__smp_code; atomic: it grows) */
+    unsigned long long code_adds;          /* the loader's count of objects added when it was last brought up to date */
+    uintptr_t code_lo[512], code_hi[512];
     double hz;                             /* asked */
     uint64_t timers;                       /* timers made so far */
     char why[192];                         /* asked but not running: why */
@@ -5517,11 +5548,51 @@ static void gpuprof__smp_regs(const void *ucv, uintptr_t *pc, uintptr_t *fp, uin
 #endif
 }
 
-/* Whether an address is in the code of an object loaded when the session started. */
+/* Whether an address is in the code of a loaded object (one unloaded
+   since keeps its entry: an address there is taken, never read). */
 static int gpuprof__smp_is_code(uintptr_t a) {
-    int i;
-    for (i = 0; i < gpuprof__smpg.ncode; i++) if (a >= gpuprof__smpg.code_lo[i] && a < gpuprof__smpg.code_hi[i]) return 1;
+    int i, n = GPUPROF__LDA(&gpuprof__smpg.ncode);
+    for (i = 0; i < n; i++) if (a >= gpuprof__smpg.code_lo[i] && a < gpuprof__smpg.code_hi[i]) return 1;
     return 0;
+}
+
+/* The loaded objects' code (their executable segments), for the handler's
+   checks of return addresses. Append-only, as a handler may read it while
+   it grows: made at a session's start, and brought up to date where a
+   thread joins when the loader has added objects since (dlpi_adds). */
+static pthread_mutex_t gpuprof__smp_code_mu = PTHREAD_MUTEX_INITIALIZER;
+static int gpuprof__smp_code_add(struct gpuprof__dlinfo *info, size_t size, void *data) {
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int i, n = gpuprof__smpg.ncode;
+    uint16_t k;
+    (void)size; (void)data;
+    for (k = 0; k < info->phnum; k++) {
+        const Elf64_Phdr *ph = &info->phdr[k];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        if (info->addr + ph->p_vaddr < lo) lo = info->addr + ph->p_vaddr;
+        if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
+    }
+    if (hi <= lo) return 0;
+    for (i = 0; i < n; i++) if (gpuprof__smpg.code_lo[i] == lo && gpuprof__smpg.code_hi[i] == hi) return 0;
+    if (n == (int)(sizeof gpuprof__smpg.code_lo / sizeof gpuprof__smpg.code_lo[0])) return 1;
+    gpuprof__smpg.code_lo[n] = lo;
+    gpuprof__smpg.code_hi[n] = hi;
+    GPUPROF__STR(&gpuprof__smpg.ncode, n + 1);          /* release: the entry before the count */
+    return 0;
+}
+static int gpuprof__smp_code_count(struct gpuprof__dlinfo *info, size_t size, void *data) {
+    *(unsigned long long *)data = size >= offsetof(struct gpuprof__dlinfo, adds) + sizeof info->adds ? info->adds : 0;
+    return 1;                                           /* the first object tells */
+}
+static void gpuprof__smp_code(void) {
+    unsigned long long adds = 0;
+    pthread_mutex_lock(&gpuprof__smp_code_mu);
+    gpuprof__dl_iterate_phdr(gpuprof__smp_code_count, &adds);
+    if (!adds || adds != gpuprof__smpg.code_adds) {
+        gpuprof__dl_iterate_phdr(gpuprof__smp_code_add, NULL);
+        gpuprof__smpg.code_adds = adds;
+    }
+    pthread_mutex_unlock(&gpuprof__smp_code_mu);
 }
 
 /* The stack of the interrupted code: its PC, then the return addresses
@@ -5545,7 +5616,7 @@ static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr
     lo = sp > m->stack_lo ? sp : m->stack_lo;
     while (n < GPUPROF__SMP_DEPTH && fp >= lo && fp + 16 <= hi && !(fp & 7)) {
         const uintptr_t *f = (const uintptr_t *)fp;
-        if (f[1] < 4096) break;            /* no code there: the chain is not a frame chain */
+        if (!gpuprof__smp_is_code(f[1])) break;   /* no loaded code there: the chain is not a frame chain (code without frame pointers) */
         out[n++] = f[1];
         if (f[0] <= fp) break;             /* frames go up the stack */
         lo = fp + 16;
@@ -5641,12 +5712,17 @@ static void gpuprof__smp_setup(double hz) {
         struct sigaction sa, old;
         int signo = SIGPROF;
         if (v && *v) {
+            /* SIGURG and SIGWINCH are ignored by default: a library that resets them to the default cannot end the program with them */
+            static const struct { const char *name; int signo; } named[] = {
+                { "SIGPROF", SIGPROF }, { "SIGURG", SIGURG }, { "SIGWINCH", SIGWINCH }, { "SIGVTALRM", SIGVTALRM }, { "SIGUSR1", SIGUSR1 }, { "SIGUSR2", SIGUSR2 } };
             char *end;
             long x = strtol(v + (strncmp(v, "SIGRTMIN+", 9) == 0 ? 9 : 0), &end, 10);
-            if (strncmp(v, "SIGRTMIN+", 9) == 0 && !*end && x >= 0 && x <= SIGRTMAX - SIGRTMIN) signo = SIGRTMIN + (int)x;
-            else if (!strcmp(v, "SIGPROF")) signo = SIGPROF;
+            size_t k;
+            for (k = 0; k < sizeof named / sizeof named[0] && strcmp(v, named[k].name); k++) {}
+            if (k < sizeof named / sizeof named[0]) signo = named[k].signo;
+            else if (strncmp(v, "SIGRTMIN+", 9) == 0 && !*end && x >= 0 && x <= SIGRTMAX - SIGRTMIN) signo = SIGRTMIN + (int)x;
             else if (!*end && x > 0 && x <= SIGRTMAX) signo = (int)x;
-            else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE_SIGNAL='%.64s' is not a signal (a number, SIGPROF or SIGRTMIN+N); SIGPROF is used", v);
+            else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE_SIGNAL='%.64s' is not a signal (a number, SIGPROF, SIGURG, SIGWINCH, SIGVTALRM, SIGUSR1, SIGUSR2 or SIGRTMIN+N); SIGPROF is used", v);
         }
         if (gpuprof__smpg.installed && gpuprof__smpg.signo == signo) { GPUPROF__ST(&gpuprof__smpg.on, 1); return; }
         if (sigaction(signo, NULL, &old) != 0) {
@@ -5676,7 +5752,10 @@ static void gpuprof__smp_setup(double hz) {
 }
 
 /* The calling thread's timer, started as it joins the session: its slots
-   made the first time (NULL when memory is short: counted, no samples). */
+   made the first time (NULL when memory is short: counted, no samples),
+   its stack's bounds taken each time (a state an exited thread left is
+   taken over by a new one, on another stack), the code map brought up to
+   date (objects loaded since). */
 static void gpuprof__smp_thread_start(gpuprof__thread *t) {
 #if GPUPROF__SAMPLER
     gpuprof__smp *m = t->smp;
@@ -5688,17 +5767,19 @@ static void gpuprof__smp_thread_start(gpuprof__thread *t) {
     if (!GPUPROF__LD(&gpuprof__smpg.on) || (m && m->gen)) return;
     if (!m) {
         if (!(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
-        if (gpuprof__getattr_np(pthread_self(), &attr) == 0) {
-            void *addr = NULL;
-            size_t size = 0;
-            if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-                m->stack_lo = (uintptr_t)addr;
-                m->stack_hi = (uintptr_t)addr + size;
-            }
-            pthread_attr_destroy(&attr);
-        }
         GPUPROF__STR(&t->smp, m);
     }
+    m->stack_lo = m->stack_hi = 0;       /* no walk until they are known (the timer starts below) */
+    if (gpuprof__getattr_np(pthread_self(), &attr) == 0) {
+        void *addr = NULL;
+        size_t size = 0;
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+            m->stack_lo = (uintptr_t)addr;
+            m->stack_hi = (uintptr_t)addr + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+    gpuprof__smp_code();
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = gpuprof__smpg.signo;
@@ -5725,16 +5806,22 @@ static void gpuprof__smp_thread_start(gpuprof__thread *t) {
 }
 
 /* A thread's timer deleted, its CPU time sampled added up: on the thread
-   (it leaves) or from another (the session ends, the thread still runs). */
+   (it leaves) or from another (the session ends, the thread still runs;
+   the program took the signal over), once (gpuprof__smp_stop_mu). */
+static pthread_mutex_t gpuprof__smp_stop_mu = PTHREAD_MUTEX_INITIALIZER;
 static void gpuprof__smp_thread_stop(gpuprof__thread *t, int own) {
 #if GPUPROF__SAMPLER
     gpuprof__smp *m = t->smp;
     uint64_t now;
-    if (!m || !m->gen) return;
-    timer_delete((timer_t)t->smp_timer);
-    now = gpuprof__smp_cpu_of(own ? 0 : m->tid);
-    if (now > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, GPUPROF__LD(&m->cpu_ns) + (now - m->cpu0_ns));
-    GPUPROF__ST(&m->gen, 0);
+    if (!m) return;
+    pthread_mutex_lock(&gpuprof__smp_stop_mu);
+    if (GPUPROF__LD(&m->gen)) {
+        timer_delete((timer_t)t->smp_timer);
+        now = gpuprof__smp_cpu_of(own ? 0 : m->tid);
+        if (now > GPUPROF__LD(&m->cpu0_ns)) GPUPROF__ST(&m->cpu_ns, GPUPROF__LD(&m->cpu_ns) + (now - GPUPROF__LD(&m->cpu0_ns)));
+        GPUPROF__ST(&m->gen, 0);
+    }
+    pthread_mutex_unlock(&gpuprof__smp_stop_mu);
 #else
     (void)t; (void)own;
 #endif
@@ -5758,6 +5845,60 @@ static void gpuprof__smp_stop_all(void) {
         for (spins = 0; t->smp && GPUPROF__LDA(&t->smp->busy) && spins < 100000; spins++) {}
 }
 
+/* The sampler's signal as the program left it: gpuprof's handler, or one
+   the program (or a library) put there since (its own handler, SIG_IGN,
+   or SIG_DFL, which a timer's next tick turns into the program's end
+   where the signal's default is to terminate, SIGPROF's is: see
+   GPUPROF_SAMPLE_SIGNAL=SIGURG). Looked at by the keeper every
+   GPUPROF__SMP_CHECK_NS and at each report: taken over, every timer stops
+   and one line says so; the samples before are kept. */
+#define GPUPROF__SMP_CHECK_NS 100000000ull
+static void gpuprof__smp_check(void) {
+#if GPUPROF__SAMPLER
+    struct sigaction cur;
+    gpuprof__thread *t;
+    const char *what;
+    int stopped = 0;
+    if (!GPUPROF__LD(&gpuprof__smpg.on) || !gpuprof__smpg.installed || sigaction(gpuprof__smpg.signo, NULL, &cur) != 0) return;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == gpuprof__smp_handler) return;
+    what = (cur.sa_flags & SA_SIGINFO) ? "installed a handler of its own for" : cur.sa_handler == SIG_DFL ? "reset to its default" :
+           cur.sa_handler == SIG_IGN ? "set to be ignored" : "installed a handler of its own for";
+    pthread_mutex_lock(&gpuprof__lock);
+    if (GPUPROF__LD(&gpuprof__smpg.on) && gpuprof__g.state == GPUPROF__RUNNING) {
+        GPUPROF__ST(&gpuprof__smpg.on, 0);
+        for (t = gpuprof__g.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
+        gpuprof__smpg.installed = 0;                  /* a later session asks again */
+        snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "the program %s signal %d after sampling began", what, gpuprof__smpg.signo);
+        stopped = 1;
+    }
+    pthread_mutex_unlock(&gpuprof__lock);
+    if (stopped)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "the program %s signal %d (%s), which gpuprof samples with: CPU sampling stopped there, the samples before it are kept "
+                      "(set GPUPROF_SAMPLE_SIGNAL to a signal the program leaves alone: SIGURG, whose default is to ignore it, or SIGRTMIN+3)",
+                      what, gpuprof__smpg.signo, gpuprof__smpg.signo == SIGPROF ? "SIGPROF" : gpuprof__smpg.signo == SIGURG ? "SIGURG" : "GPUPROF_SAMPLE_SIGNAL");
+#endif
+}
+
+/* gpuprof_reset (under gpuprof__lock): the samples so far cleared, as the
+   ranges' statistics are (relaxed stores: a thread's handler may be adding
+   one at the same moment; the worst case is one sample of the old period
+   kept in the new). Each slot's stack stays, with a count of 0. */
+static void gpuprof__smp_reset(void) {
+    gpuprof__thread *t;
+    uint32_t i;
+    for (t = gpuprof__g.threads; t; t = t->next) {
+        gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+        if (!m) continue;
+        for (i = 0; i < GPUPROF__SMP_SLOTS; i++) GPUPROF__ST(&m->slot[i].count, (uint64_t)0);
+        GPUPROF__ST(&m->taken, (uint64_t)0);
+        GPUPROF__ST(&m->lost, (uint64_t)0);
+        GPUPROF__ST(&m->cpu_ns, (uint64_t)0);
+#if GPUPROF__SAMPLER
+        if (GPUPROF__LD(&m->gen)) GPUPROF__ST(&m->cpu0_ns, gpuprof__smp_cpu_of(t == gpuprof__tls ? 0 : m->tid));
+#endif
+    }
+}
+
 /* ----------------------------------------------------------------------
    CPU samples, part 2: symbols, the ELF seam. At report time (and as the
    Perfetto trace's writer meets new stacks), never in the handler: the loaded objects (dl_iterate_phdr: each one's path and load
@@ -5767,14 +5908,6 @@ static void gpuprof__smp_stop_all(void) {
    is named module+0xOFFSET (a stripped binary, a deleted file), or 0xADDR
    outside every object (JIT code). Inlined code counts as its caller.
    ---------------------------------------------------------------------- */
-#if GPUPROF__SAMPLER
-#include <elf.h>
-/* dl_phdr_info's first fields, and the call, bound by its symbol (a GNU
-   extension the strict C modes hide). */
-struct gpuprof__dlinfo { uintptr_t addr; const char *name; const Elf64_Phdr *phdr; uint16_t phnum; };
-extern int gpuprof__dl_iterate_phdr(int (*cb)(struct gpuprof__dlinfo *, size_t, void *), void *data) __asm__("dl_iterate_phdr");
-#endif
-
 typedef struct gpuprof__sym { uintptr_t lo, hi; const char *name; } gpuprof__sym;
 typedef struct gpuprof__mod {
     char path[512];
@@ -5896,21 +6029,6 @@ static void gpuprof__sym_close(gpuprof__symtab *st) {
     }
     GPUPROF_FREE(st->mods);
     memset(st, 0, sizeof *st);
-}
-
-/* The code of the objects loaded now, for the handler's check of a leaf's
-   return address (gpuprof__smp_is_code): at a session's start, where
-   sampling is on. */
-static void gpuprof__smp_code(void) {
-    gpuprof__symtab st;
-    uint32_t i;
-    gpuprof__sym_open(&st);
-    for (i = 0; i < st.n && i < 64; i++) {
-        gpuprof__smpg.code_lo[i] = st.mods[i].lo;
-        gpuprof__smpg.code_hi[i] = st.mods[i].hi;
-    }
-    gpuprof__smpg.ncode = (int)i;
-    gpuprof__sym_close(&st);
 }
 
 /* The object whose code holds pc (NULL: none known). */
@@ -7796,18 +7914,24 @@ static char *gpuprof__put_s(char *p, const char *s) {
 /* A growable text buffer for the report and the summary. */
 typedef struct gpuprof__buf { char *p; size_t len, cap; int failed; } gpuprof__buf;
 
-static void gpuprof__buf_put(gpuprof__buf *b, const char *s, size_t n) {
-    if (b->failed) return;
+/* Room for n more bytes and the ending 0; 0 when there is. */
+static int gpuprof__buf_room(gpuprof__buf *b, size_t n) {
+    if (b->failed) return -1;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         char *np;
         while (cap < b->len + n + 1) cap *= 2;
         np = (char *)gpuprof__alloc(cap);
-        if (!np) { b->failed = 1; return; }
+        if (!np) { b->failed = 1; return -1; }
         if (b->p) { memcpy(np, b->p, b->len); GPUPROF_FREE(b->p); }
         b->p = np;
         b->cap = cap;
     }
+    return 0;
+}
+
+static void gpuprof__buf_put(gpuprof__buf *b, const char *s, size_t n) {
+    if (gpuprof__buf_room(b, n) != 0) return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = 0;
@@ -7820,14 +7944,15 @@ static void gpuprof__buf_s(gpuprof__buf *b, const char *s) { gpuprof__buf_put(b,
 __attribute__((format(printf, 2, 3)))
 #endif
 static void gpuprof__buf_printf(gpuprof__buf *b, const char *fmt, ...) {
-    char tmp[1024];
+    enum { MOST = 1024 };             /* a piece's most bytes, with its 0; formatted in place (not on the caller's stack) */
     va_list ap;
     int n;
+    if (gpuprof__buf_room(b, MOST) != 0) return;
     va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    n = vsnprintf(b->p + b->len, MOST, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    gpuprof__buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    if (n < 0) { b->p[b->len] = 0; return; }
+    b->len += (size_t)n < MOST ? (size_t)n : MOST - 1;
 }
 
 /* A JSON number: integers exactly, others with 9 significant digits; NaN
@@ -7894,6 +8019,10 @@ static int gpuprof__same_file(const char *a, const char *b) {
     if (strcmp(a, b) == 0) return 1;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+
+/* The longest output path gpuprof expands (a buffer of it is on the heap:
+   any thread may call, on a stack of 16 KiB). */
+#define GPUPROF__PATH_MAX 4096
 
 /* A temporary file beside path (path.PID.tmp), created anew: O_EXCL and
    O_NOFOLLOW, as an output's directory may be shared (never through a link
@@ -7972,15 +8101,13 @@ static int gpuprof__write_all(int fd, const gpuprof__buf *b, int nonblock) {
    none: a device or a pipe is written through, as it is (above). made (not
    NULL): the file is read by another user (node_exporter), so 0644
    whatever the umask, and *made is the file written. */
-static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const char *what, struct stat *made) {
+static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const char *what, struct stat *made, char *tmp) {
     int fd, had = 0, rc, atomic = strcmp(what, "summary") == 0 || strcmp(what, "metrics") == 0, special, err;
-    char tmp[4200];
     struct stat st;
     gpuprof__sigpipe_hold hold;
-    if (b->failed) return -1;
     special = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
     if (atomic) atomic = stat(path, &st) == 0 ? (had = S_ISREG(st.st_mode)) : errno == ENOENT;
-    fd = atomic ? gpuprof__tmp_create(path, tmp, sizeof tmp) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (special ? O_NONBLOCK : 0), 0644);
+    fd = atomic ? gpuprof__tmp_create(path, tmp, GPUPROF__PATH_MAX + 104) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (special ? O_NONBLOCK : 0), 0644);
     if (fd < 0) {
         if (special && errno == ENXIO)
             gpuprof__warn(GPUPROF__W_IO, "no process reads the pipe '%s': the %s goes nowhere (start its reader first, or name a file)", path, what);
@@ -8013,6 +8140,14 @@ static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const
         return -1;
     }
     return 0;
+}
+static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const char *what, struct stat *made) {
+    char *tmp;                        /* the temporary file's name, on the heap: the caller's stack may be 16 KiB */
+    int rc;
+    if (b->failed || (tmp = (char *)gpuprof__alloc(GPUPROF__PATH_MAX + 104)) == NULL) return -1;
+    rc = gpuprof__write_file_in(path, b, what, made, tmp);
+    GPUPROF_FREE(tmp);
+    return rc;
 }
 static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) { return gpuprof__write_file_as(path, b, what, NULL); }
 
@@ -9838,9 +9973,9 @@ static unsigned gpuprof__part_first(unsigned n) {
    parts, the oldest is removed. */
 static void gpuprof__trace_rotate(void) {
     gpuprof__tout *o = &gpuprof__g.out;
-    char next[4200], old[4200];
+    char *next = gpuprof__g.part_next, *old = gpuprof__g.part_next;     /* not on the stack: gpuprof_write_trace's caller may have 16 KiB */
     int fd;
-    gpuprof__part_name(next, sizeof next, gpuprof__g.nparts + 1);
+    gpuprof__part_name(next, sizeof gpuprof__g.part_next, gpuprof__g.nparts + 1);
     fd = open(next, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {          /* this part goes on, past the limit */
         gpuprof__warn(GPUPROF__W_IO, "cannot open the trace's next part '%s': %s; the trace goes on in '%s' past GPUPROF_TRACE_MAX_MB", next, strerror(errno), o->path);
@@ -9852,7 +9987,7 @@ static void gpuprof__trace_rotate(void) {
     if (close(o->fd) != 0 && !o->failed) gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", o->path, strerror(errno));
     GPUPROF__ST(&gpuprof__g.parts_events, gpuprof__g.parts_events + o->events);
     GPUPROF__ST(&gpuprof__g.nparts, gpuprof__g.nparts + 1);
-    memcpy(gpuprof__g.part_path, next, sizeof next);
+    memcpy(gpuprof__g.part_path, next, sizeof gpuprof__g.part_path);
     o->fd = fd;
     o->path = gpuprof__g.part_path;
     o->from_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
@@ -9863,7 +9998,7 @@ static void gpuprof__trace_rotate(void) {
     }
     gpuprof__g.part_head = o->off + o->staged;
     if (gpuprof__part_first(gpuprof__g.nparts) > 1) {       /* the one that just left the newest GPUPROF_TRACE_KEEP */
-        gpuprof__part_name(old, sizeof old, gpuprof__part_first(gpuprof__g.nparts) - 1);
+        gpuprof__part_name(old, sizeof gpuprof__g.part_next, gpuprof__part_first(gpuprof__g.nparts) - 1);
         if (unlink(old) != 0 && errno != ENOENT) gpuprof__warn(GPUPROF__W_IO, "cannot remove the trace's old part '%s': %s (GPUPROF_TRACE_KEEP)", old, strerror(errno));
     }
 }
@@ -10142,10 +10277,12 @@ static int gpuprof__trace_finish(void) {
 /* gpuprof_write_trace(path) with a streamed trace: the stream brought up to
    date, then its bytes copied to path a chunk at a time and closed there. */
 static int gpuprof__trace_copy(const char *path) {
+    enum { CHUNK = 65536 };
     gpuprof__tout o;
-    char chunk[65536];
+    char *chunk;                      /* on the heap: gpuprof_write_trace may be called on a stack of 16 KiB */
     uint64_t off = 0, end, dropped, events;
     int in;
+    if ((chunk = (char *)gpuprof__alloc(CHUNK)) == NULL) return -1;
     end = gpuprof__trace_sync(&events);
     memset(&o, 0, sizeof o);
     o.path = path;
@@ -10155,15 +10292,17 @@ static int gpuprof__trace_copy(const char *path) {
                       path, gpuprof__g.out.path, o.format == GPUPROF__FMT_PERFETTO ? "Perfetto's" : "JSON");
     if ((in = open(gpuprof__g.out.path, O_RDONLY | O_CLOEXEC)) < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; nothing is written to '%s'", gpuprof__g.out.path, strerror(errno), path);
+        GPUPROF_FREE(chunk);
         return -1;
     }
     if ((o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
         close(in);
+        GPUPROF_FREE(chunk);
         return -1;
     }
     while (off < end && !o.failed) {
-        size_t want = end - off < sizeof chunk ? (size_t)(end - off) : sizeof chunk;
+        size_t want = end - off < (uint64_t)CHUNK ? (size_t)(end - off) : (size_t)CHUNK;
         ssize_t n = read(in, chunk, want);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
@@ -10176,6 +10315,7 @@ static int gpuprof__trace_copy(const char *path) {
         off += (uint64_t)n;
     }
     close(in);
+    GPUPROF_FREE(chunk);
     pthread_mutex_lock(&gpuprof__lock);
     dropped = gpuprof__dropped();
     pthread_mutex_unlock(&gpuprof__lock);
@@ -11772,13 +11912,22 @@ static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, c
 /* One slot into the tables: its range's self count for the leaf's
    function, a total for each function its stack holds (once a stack);
    a folded line when asked. */
-static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded) {
+/* A stack's names while it is taken: on the heap, once a collection (a
+   report may be asked for on a thread of 16 KiB). */
+typedef struct gpuprof__smp_names {
     char path[512], buf[GPUPROF__SMP_DEPTH][160], base[160];
     const char *name[GPUPROF__SMP_DEPTH], *module[GPUPROF__SMP_DEPTH];
+} gpuprof__smp_names;
+static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded,
+                              gpuprof__smp_names *nm) {
+    char *path = nm->path, *base = nm->base;
+    char (*buf)[160] = nm->buf;
+    const char **name = nm->name, **module = nm->module;
     gpuprof__smprange *g;
     uint32_t i, j, depth = s->depth < GPUPROF__SMP_DEPTH ? s->depth : GPUPROF__SMP_DEPTH;
     uint64_t count = GPUPROF__LD(&s->count);
-    gpuprof__smp_path(s->node, path, sizeof path);
+    if (!count) return;                         /* cleared by gpuprof_reset */
+    gpuprof__smp_path(s->node, path, sizeof nm->path);
     if (!(g = gpuprof__smp_range(r, path)) || !depth) return;
     g->samples += count;
     r->kept += count;
@@ -11797,7 +11946,7 @@ static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpu
     gpuprof__buf_s(&r->folded, path);
     for (i = depth; i-- > 0;) {
         gpuprof__buf_s(&r->folded, ";");
-        gpuprof__buf_s(&r->folded, gpuprof__smp_base(name[i], base, sizeof base));
+        gpuprof__buf_s(&r->folded, gpuprof__smp_base(name[i], base, sizeof nm->base));
     }
     gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
 }
@@ -11819,9 +11968,10 @@ static int gpuprof__smp_range_cmp(const void *a, const void *b) {
 static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
     gpuprof__symtab st;
     gpuprof__thread *t;
+    gpuprof__smp_names *nm;
     uint32_t i;
     memset(r, 0, sizeof *r);
-    if (gpuprof__smpg.hz <= 0) return 0;
+    if (gpuprof__smpg.hz <= 0 || (nm = (gpuprof__smp_names *)gpuprof__alloc(sizeof *nm)) == NULL) return 0;
     gpuprof__sym_open(&st);
     snprintf(r->exe, sizeof r->exe, "%s", gpuprof__sym_exe(&st));
     for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
@@ -11838,12 +11988,13 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         }
 #endif
         for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
-            if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, &st, m, &m->slot[i], folded);
+            if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, &st, m, &m->slot[i], folded, nm);
     }
     for (i = 0; i < r->nr; i++)
         if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
     if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
     gpuprof__sym_close(&st);
+    GPUPROF_FREE(nm);
     return 1;
 }
 
@@ -12864,16 +13015,25 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     }
 }
 
+/* The name of the trace's k-th part, after before (a name is built on the
+   heap: the report may be asked for on a thread of 16 KiB). */
+static void gpuprof__buf_part(gpuprof__buf *b, const char *before, unsigned k) {
+    char *name = (char *)gpuprof__alloc(GPUPROF__PATH_MAX + 104);
+    gpuprof__buf_s(b, before);
+    if (!name) { b->failed = 1; return; }
+    gpuprof__part_name(name, GPUPROF__PATH_MAX + 104, k);
+    gpuprof__buf_s(b, name);
+    GPUPROF_FREE(name);
+}
+
 /* The parts of the streamed trace on disk (GPUPROF_TRACE_MAX_MB): first and
    last of those kept, and how many were written and removed. */
 static void gpuprof__report_parts(gpuprof__buf *b) {
     unsigned n = GPUPROF__LD(&gpuprof__g.nparts), first = gpuprof__part_first(n);
-    char a[4200], z[4200];
     if (n <= 1) return;
-    gpuprof__part_name(a, sizeof a, first);
-    gpuprof__part_name(z, sizeof z, n);
-    gpuprof__buf_printf(b, "   trace parts: %u of at most %d MiB; on disk: %s", n, gpuprof__g.cfg.trace_max_mb, a);
-    if (n > first) gpuprof__buf_printf(b, "%s%s", n > first + 1 ? " ... " : ", ", z);
+    gpuprof__buf_printf(b, "   trace parts: %u of at most %d MiB;", n, gpuprof__g.cfg.trace_max_mb);
+    gpuprof__buf_part(b, " on disk: ", first);
+    if (n > first) gpuprof__buf_part(b, n > first + 1 ? " ... " : ", ", n);
     if (first > 1) gpuprof__buf_printf(b, " (the newest %u, GPUPROF_TRACE_KEEP; %u older removed)", n - first + 1, first - 1);
     gpuprof__buf_s(b, "\n");
 }
@@ -12884,7 +13044,6 @@ static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) 
     unsigned long long written = s->trace_written;
     int failed = GPUPROF__LDA(&gpuprof__g.out.failed);
     unsigned n = GPUPROF__LD(&gpuprof__g.nparts);
-    char name[8500], last[4200];
     if (gpuprof__g.trace_mode == GPUPROF__TRACE_RING) {
         unsigned long long out = GPUPROF__LD(&gpuprof__g.ring_fell_out);
         gpuprof__buf_printf(b, "   trace: none streamed; the flight recorder keeps the latest events (%d MiB", gpuprof__g.cfg.trace_ring_mb);
@@ -12893,13 +13052,14 @@ static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) 
         return;
     }
     if (n > 1) {                     /* in parts: those on disk, the first kept to the last (GPUPROF_TRACE_KEEP removes older ones) */
-        gpuprof__part_name(name, sizeof name, gpuprof__part_first(n));
-        gpuprof__part_name(last, sizeof last, n);
-        snprintf(name + strlen(name), sizeof name - strlen(name), " ... %s", last);
-    } else snprintf(name, sizeof name, "%s", gpuprof__g.trace_path);
-    if (gpuprof__g.trace_finished) gpuprof__buf_printf(b, "   trace: %s (%llu events written", name, written);
-    else gpuprof__buf_printf(b, "   trace: %s (streaming: %llu events written so far, %llu more recorded in buffers", name,
-                             written, (unsigned long long)s->trace_buffered);
+        gpuprof__buf_part(b, "   trace: ", gpuprof__part_first(n));
+        gpuprof__buf_part(b, " ... ", n);
+    } else {
+        gpuprof__buf_s(b, "   trace: ");
+        gpuprof__buf_s(b, gpuprof__g.trace_path);
+    }
+    if (gpuprof__g.trace_finished) gpuprof__buf_printf(b, " (%llu events written", written);
+    else gpuprof__buf_printf(b, " (streaming: %llu events written so far, %llu more recorded in buffers", written, (unsigned long long)s->trace_buffered);
     if (s->dropped_full)
         gpuprof__buf_printf(b, "; %llu dropped, recorded faster than written: raise trace_buffer_mb, now %d",
                             (unsigned long long)s->dropped_full, gpuprof__g.cfg.trace_buffer_mb);
@@ -13453,11 +13613,18 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__layout L = gpuprof__report_layout(s);
     int view = gpuprof__g.cfg.report_view, sampled;
-    gpuprof__verdict_t verdict;
-    gpuprof__smprep smp;
+    /* the verdict and the samples on the heap (tens of KiB): the report may be asked for on a thread of 16 KiB */
+    gpuprof__verdict_t *verdict = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *verdict);
+    gpuprof__smprep *smp = (gpuprof__smprep *)gpuprof__zalloc(sizeof *smp);
+    if (!verdict || !smp) {
+        GPUPROF_FREE(verdict);
+        GPUPROF_FREE(smp);
+        b->failed = 1;
+        return;
+    }
     gpuprof__report_header(b, s);
-    gpuprof__analyze(s, &verdict);
-    gpuprof__verdict_head(b, &verdict);
+    gpuprof__analyze(s, verdict);
+    gpuprof__verdict_head(b, verdict);
     if (s->mem && (s->mem->snapshots || s->mem->allocs)) gpuprof__mem_reading(b, s->mem);
     if (s->has_gpu) {
         if (view != GPUPROF_VIEW_TREE) gpuprof__report_gpu_flat(b, s, L);
@@ -13472,11 +13639,13 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
     if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
     gpuprof__report_device(b, s);
-    sampled = gpuprof__smp_collect(&smp, 0);   /* once: the section and the verdict both name functions */
-    gpuprof__report_samples(b, sampled ? &smp : NULL, L.rows);
-    gpuprof__report_verdict(b, &verdict, L.width, s->has_gpu, sampled ? &smp : NULL);
-    gpuprof__smp_free(&smp);
+    sampled = gpuprof__smp_collect(smp, 0);    /* once: the section and the verdict both name functions */
+    gpuprof__report_samples(b, sampled ? smp : NULL, L.rows);
+    gpuprof__report_verdict(b, verdict, L.width, s->has_gpu, sampled ? smp : NULL);
+    gpuprof__smp_free(smp);
     gpuprof__report_warnings(b);
+    GPUPROF_FREE(verdict);
+    GPUPROF_FREE(smp);
 }
 
 /* ----------------------------------------------------------------------
@@ -13783,63 +13952,69 @@ static void gpuprof__json_apart(gpuprof__buf *b, const gpuprof__verdict_t *v) {
 }
 
 /* "peaks" and "verdict" (docs/summary.md). */
-static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
-    gpuprof__verdict_t v;
+static void gpuprof__json_verdict(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__verdict_t *v) {
     const char *name, *remedy;
     double ns;
     int k, first, side;
     gpuprof__json_peaks(b);
     gpuprof__buf_s(b, "},\n\"verdict\":");
-    gpuprof__analyze(s, &v);
-    if (!v.nph) { gpuprof__buf_s(b, "null,\n"); return; }
-    gpuprof__buf_printf(b, "{\"per\":\"%s\",\"step_ns\":", v.per_step ? "step" : "run");
-    gpuprof__buf_num(b, v.step_ns);
-    gpuprof__buf_printf(b, ",\"class\":\"%s\",\"bound_by\":\"%s\",\"gpu_busy_share\":", gpuprof__kname[v.step_k], v.gpu_step ? "gpu" : "cpu");
-    gpuprof__buf_num(b, s->has_gpu && v.step_ns > 0 ? v.gpu_sum / v.step_ns : GPUPROF__NAN);
+    gpuprof__analyze(s, v);
+    if (!v->nph) { gpuprof__buf_s(b, "null,\n"); return; }
+    gpuprof__buf_printf(b, "{\"per\":\"%s\",\"step_ns\":", v->per_step ? "step" : "run");
+    gpuprof__buf_num(b, v->step_ns);
+    gpuprof__buf_printf(b, ",\"class\":\"%s\",\"bound_by\":\"%s\",\"gpu_busy_share\":", gpuprof__kname[v->step_k], v->gpu_step ? "gpu" : "cpu");
+    gpuprof__buf_num(b, s->has_gpu && v->step_ns > 0 ? v->gpu_sum / v->step_ns : GPUPROF__NAN);
     for (side = 0; side < 2; side++) {
-        const double *by = side ? v.gpu_by : v.cpu_by;
+        const double *by = side ? v->gpu_by : v->cpu_by;
         gpuprof__buf_s(b, side ? ",\"gpu_share_by_class\":{" : ",\"cpu_share_by_class\":{");
         for (k = 1, first = 1; k < GPUPROF__K_COUNT; k++) {
             if (!(by[k] > 0)) continue;
             gpuprof__buf_printf(b, "%s\"%s\":", first ? "" : ",", gpuprof__kname[k]);
-            gpuprof__buf_num(b, v.step_ns > 0 ? by[k] / v.step_ns : GPUPROF__NAN);
+            gpuprof__buf_num(b, v->step_ns > 0 ? by[k] / v->step_ns : GPUPROF__NAN);
             first = 0;
         }
         gpuprof__buf_s(b, "}");
     }
-    gpuprof__json_phases(b, s, &v);
-    gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"container\":", v.more);
-    if (v.container) gpuprof__buf_s(b, gpuprof__g.names[v.container->name_id].json);
+    gpuprof__json_phases(b, s, v);
+    gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"container\":", v->more);
+    if (v->container) gpuprof__buf_s(b, gpuprof__g.names[v->container->name_id].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"stepper_blocked_share\":");
-    gpuprof__buf_num(b, v.blocked >= 0 ? v.blocked : GPUPROF__NAN);
+    gpuprof__buf_num(b, v->blocked >= 0 ? v->blocked : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"stepper_preempted_share\":");
-    gpuprof__buf_num(b, v.blocked >= 0 && v.preempted >= 0 ? v.preempted : GPUPROF__NAN);
+    gpuprof__buf_num(b, v->blocked >= 0 && v->preempted >= 0 ? v->preempted : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"stepper_switches_per_step\":");
-    if (v.blocked >= 0) {
+    if (v->blocked >= 0) {
         gpuprof__buf_s(b, "{\"voluntary\":");
-        gpuprof__buf_num(b, v.vol);
+        gpuprof__buf_num(b, v->vol);
         gpuprof__buf_s(b, ",\"involuntary\":");
-        gpuprof__buf_num(b, v.invol);
+        gpuprof__buf_num(b, v->invol);
         gpuprof__buf_s(b, "}");
     } else gpuprof__buf_s(b, "null");
-    gpuprof__json_apart(b, &v);
+    gpuprof__json_apart(b, v);
     gpuprof__buf_s(b, "],\"outside_ns\":");
-    gpuprof__buf_num(b, v.per_step ? v.outside_ns : GPUPROF__NAN);
+    gpuprof__buf_num(b, v->per_step ? v->outside_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"bottleneck\":{\"name\":");
-    gpuprof__bottleneck(&v, &name, &k, &ns, &remedy);
-    if (name) gpuprof__buf_s(b, gpuprof__g.names[v.ph[v.bottleneck].r->name_id].json);
+    gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
+    if (name) gpuprof__buf_s(b, gpuprof__g.names[v->ph[v->bottleneck].r->name_id].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_printf(b, ",\"outside_ranges\":%s,\"class\":\"%s\",\"time_ns\":", name ? "false" : "true", gpuprof__kname[k]);
     gpuprof__buf_num(b, ns);
     gpuprof__buf_s(b, ",\"share\":");
-    gpuprof__buf_num(b, v.step_ns > 0 ? ns / v.step_ns : GPUPROF__NAN);
+    gpuprof__buf_num(b, v->step_ns > 0 ? ns / v->step_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"waits_for\":");
-    if (v.waits_for >= 0) gpuprof__buf_s(b, gpuprof__g.names[v.ph[v.waits_for].r->name_id].json);
+    if (v->waits_for >= 0) gpuprof__buf_s(b, gpuprof__g.names[v->ph[v->waits_for].r->name_id].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"remedy\":");
     gpuprof__buf_json_str(b, remedy);
     gpuprof__buf_s(b, "}},\n");
+}
+
+static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
+    gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);   /* on the heap: the caller's stack may be 16 KiB */
+    if (!v) { b->failed = 1; return; }
+    gpuprof__json_verdict(b, s, v);
+    GPUPROF_FREE(v);
 }
 
 #ifdef GPUPROF_CUDA
@@ -14005,14 +14180,16 @@ static void gpuprof__json_trace(gpuprof__buf *b, const gpuprof__snap *s) {
     {   /* the parts on disk (GPUPROF_TRACE_MAX_MB), oldest first; one file: [path] */
         unsigned n = gpuprof__g.trace_path && gpuprof__g.trace_mode == GPUPROF__TRACE_STREAM ? GPUPROF__LD(&gpuprof__g.nparts) : 0, k;
         unsigned first = gpuprof__part_first(n);
-        char part[4200];
+        char *part = n ? (char *)gpuprof__alloc(GPUPROF__PATH_MAX + 104) : NULL;     /* on the heap: the caller's stack may be 16 KiB */
         gpuprof__buf_printf(b, ",\"parts_written\":%u,\"parts\":[", n);
-        for (k = first; n && k <= n; k++) {
-            gpuprof__part_name(part, sizeof part, k);
+        if (n && !part) b->failed = 1;
+        for (k = first; part && k <= n; k++) {
+            gpuprof__part_name(part, GPUPROF__PATH_MAX + 104, k);
             if (k > first) gpuprof__buf_s(b, ",");
             gpuprof__buf_json_str(b, part);
         }
         gpuprof__buf_s(b, "]");
+        GPUPROF_FREE(part);
     }
 }
 
@@ -14245,14 +14422,14 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
         { "gpuprof_range_calls_total", "Counted calls of the range (warm-up and excluded steps left out)." },
         { "gpuprof_range_gpu_seconds_total", "GPU time of the range's counted calls (seconds): CUDA events, or its kernels' span (GPUPROF_GPU=kernels)." } };
     gpuprof__prom_range *r = s->ntree ? (gpuprof__prom_range *)gpuprof__zalloc(s->ntree * sizeof *r) : NULL;
-    char path[4096];
+    char *path = s->ntree ? (char *)gpuprof__alloc(4096) : NULL;       /* on the heap: the caller's stack may be 16 KiB */
     uint32_t i, n = 0, k;
     int f, any_gpu = 0;
-    if (s->ntree && !r) { b->failed = 1; return; }
+    if (s->ntree && (!r || !path)) { GPUPROF_FREE(r); GPUPROF_FREE(path); b->failed = 1; return; }
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *t = &s->tree[i];
         if (!t->stats.count && !t->gpu.count) continue;
-        gpuprof__prom_path(path, sizeof path, s, i);
+        gpuprof__prom_path(path, 4096, s, i);
         if (!(r[n].path = gpuprof__strdup(path))) { b->failed = 1; break; }
         r[n].ns = t->stats.sum;
         r[n].calls = (double)t->stats.count;
@@ -14276,6 +14453,7 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
     }
     for (i = 0; i < k; i++) GPUPROF_FREE(r[i].path);
     GPUPROF_FREE(r);
+    GPUPROF_FREE(path);
 }
 
 /* The device's gauges (SPEC 17 telemetry): each counter's mean over the
@@ -14312,7 +14490,7 @@ static void gpuprof__prom_run(gpuprof__buf *b, const gpuprof__snap *s, const cha
     static const double qs[3] = { 0.5, 0.9, 0.99 };
     static const char *const qn[3] = { "0.5", "0.9", "0.99" };
     const gpuprof_stats *ty = s->typical >= 0 ? &s->kinds[s->typical].durs : NULL;
-    gpuprof__verdict_t v;
+    gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);    /* on the heap: the caller's stack may be 16 KiB */
     char ws[16];
     int i;
     snprintf(ws, sizeof ws, "%d", gpuprof__g.world_size > 0 ? gpuprof__g.world_size : 1);
@@ -14329,10 +14507,11 @@ static void gpuprof__prom_run(gpuprof__buf *b, const gpuprof__snap *s, const cha
     gpuprof__prom_at(b, "gpuprof_step_seconds_sum", base, NULL, NULL, ty ? ty->sum / 1e9 : 0.0);
     gpuprof__prom_at(b, "gpuprof_step_seconds_count", base, NULL, NULL, ty ? (double)ty->count : 0.0);
     gpuprof__prom_ranges(b, s, base);
-    gpuprof__analyze(s, &v);
-    if (v.nph) gpuprof__prom_family(b, "gpuprof_phase_share", "gauge", "The verdict's share of the step held by each phase (an outermost range), 0-1.");
-    for (i = 0; i < v.nph; i++)
-        gpuprof__prom_at(b, "gpuprof_phase_share", base, "range", gpuprof__g.names[v.ph[i].r->name_id].text, v.step_ns > 0 ? v.ph[i].t / v.step_ns : GPUPROF__NAN);
+    if (!v) { b->failed = 1; return; }
+    gpuprof__analyze(s, v);
+    if (v->nph) gpuprof__prom_family(b, "gpuprof_phase_share", "gauge", "The verdict's share of the step held by each phase (an outermost range), 0-1.");
+    for (i = 0; i < v->nph; i++)
+        gpuprof__prom_at(b, "gpuprof_phase_share", base, "range", gpuprof__g.names[v->ph[i].r->name_id].text, v->step_ns > 0 ? v->ph[i].t / v->step_ns : GPUPROF__NAN);
     if (s->ncounters) gpuprof__prom_family(b, "gpuprof_value_last", "gauge", "The last value of each GPUPROF_COUNTER.");
     for (i = 0; i < (int)s->ncounters; i++) gpuprof__prom_at(b, "gpuprof_value_last", base, "name", gpuprof__g.names[s->counters[i].name_id].text, s->counters[i].last);
     if (s->mem) {
@@ -14347,6 +14526,7 @@ static void gpuprof__prom_run(gpuprof__buf *b, const gpuprof__snap *s, const cha
     gpuprof__prom_device(b, base);
     gpuprof__prom_family(b, "gpuprof_run_complete", "gauge", "1 once the run has ended and these are its final figures; 0 at a checkpoint.");
     gpuprof__prom_at(b, "gpuprof_run_complete", base, NULL, NULL, gpuprof__g.state == GPUPROF__STOPPING ? 1.0 : 0.0);
+    GPUPROF_FREE(v);
 }
 
 /* The whole file (docs/guide.md "Live metrics"). */
@@ -14412,9 +14592,11 @@ static void gpuprof__series_pre(gpuprof__buf *out) {
    metrics, from the same snapshot. A checkpoint neither waits for the GPU
    nor flushes CUPTI: it has what the steps harvested. */
 static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
-    gpuprof__snap s;
+    gpuprof__snap *sp = (gpuprof__snap *)gpuprof__zalloc(sizeof *sp);     /* on the heap: a caller's stack may be 16 KiB */
     gpuprof__buf series = { NULL, 0, 0, 0 };
     int rc;
+    if (!sp) return -1;
+    gpuprof__smp_check();                /* the samples' signal still gpuprof's? */
     if (what != GPUPROF__MAKE_CHECKPOINT) {
         gpuprof__gpu_drain();
         gpuprof__kc_flush(0);
@@ -14424,20 +14606,22 @@ static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
     if (gpuprof__g.state != GPUPROF__RUNNING && gpuprof__g.state != GPUPROF__STOPPING) {   /* shut down by another thread meanwhile */
         pthread_mutex_unlock(&gpuprof__lock);
         GPUPROF_FREE(series.p);
+        GPUPROF_FREE(sp);
         return -1;
     }
-    rc = gpuprof__collect(&s);
+    rc = gpuprof__collect(sp);
     if (rc == 0) {
-        s.checkpoint = what == GPUPROF__MAKE_CHECKPOINT ? GPUPROF__LD(&gpuprof__g.checkpoints) + 1 : 0;
-        s.series_json = series.p && !series.failed ? series.p : NULL;
-        s.series_json_len = series.len;
-        if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, &s);
-        else gpuprof__summary_json(b, &s);
-        if (metrics) gpuprof__metrics_text(metrics, &s);
-        gpuprof__snap_free(&s);
+        sp->checkpoint = what == GPUPROF__MAKE_CHECKPOINT ? GPUPROF__LD(&gpuprof__g.checkpoints) + 1 : 0;
+        sp->series_json = series.p && !series.failed ? series.p : NULL;
+        sp->series_json_len = series.len;
+        if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, sp);
+        else gpuprof__summary_json(b, sp);
+        if (metrics) gpuprof__metrics_text(metrics, sp);
+        gpuprof__snap_free(sp);
     }
     pthread_mutex_unlock(&gpuprof__lock);
     GPUPROF_FREE(series.p);
+    GPUPROF_FREE(sp);
     return rc || b->failed ? -1 : 0;
 }
 
@@ -14470,26 +14654,22 @@ int gpuprof_report(FILE *out) {
 
 int gpuprof_write_summary(const char *path) {
     gpuprof__buf b = { NULL, 0, 0, 0 };
-    char full[4096];
-    int rc;
+    char *full;                       /* the paths of the public calls on the heap: the caller's stack may be 16 KiB */
+    int rc = -1;
     if (!gpuprof__usable("gpuprof_write_summary")) return -1;
     if (!path || !*path) { gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary() needs a file path"); return -1; }
-    if (gpuprof__path_expand(path, full, sizeof full) != 0) { gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary(): the path '%.64s...' is too long", path); return -1; }
-    if (gpuprof__g.trace_path && gpuprof__same_file(full, gpuprof__g.trace_path)) {
+    if ((full = (char *)gpuprof__alloc(GPUPROF__PATH_MAX)) == NULL) return -1;
+    if (gpuprof__path_expand(path, full, GPUPROF__PATH_MAX) != 0) gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary(): the path '%.64s...' is too long", path);
+    else if (gpuprof__g.trace_path && gpuprof__same_file(full, gpuprof__g.trace_path))
         gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary('%s'): that is the file the trace is written to; nothing written (give the summary its own path)", full);
-        return -1;
-    }
-    rc = gpuprof__make(&b, GPUPROF__MAKE_SUMMARY, NULL);
-    if (rc == 0) rc = gpuprof__write_file(full, &b, "summary");
+    else if ((rc = gpuprof__make(&b, GPUPROF__MAKE_SUMMARY, NULL)) == 0) rc = gpuprof__write_file(full, &b, "summary");
     GPUPROF_FREE(b.p);
+    GPUPROF_FREE(full);
     return rc;
 }
 
-
-static int gpuprof__write_trace_locked(const char *path) {
-    char full[4096];
-    if (!gpuprof__usable("gpuprof_write_trace")) return -1;
-    if (path && *path && gpuprof__path_expand(path, full, sizeof full) == 0) path = full;
+/* The trace (path expanded) of what was recorded so far. */
+static int gpuprof__write_trace_to(const char *path) {
     if (gpuprof__g.trace_mode == GPUPROF__TRACE_NONE) {
         gpuprof__warn(GPUPROF__W_IO, "no trace was recorded, so nothing is written to '%s' (set GPUPROF_TRACE=path, or leave the flight recorder on: GPUPROF_TRACE_RING_MB / gpuprof_config.trace_ring_mb not 0)",
                       path ? path : "(null)");
@@ -14508,6 +14688,17 @@ static int gpuprof__write_trace_locked(const char *path) {
         return -1;
     }
     return gpuprof__ring_dump(path, NULL);
+}
+
+static int gpuprof__write_trace_locked(const char *path) {
+    char *full;
+    int rc;
+    if (!gpuprof__usable("gpuprof_write_trace")) return -1;
+    if ((full = (char *)gpuprof__alloc(GPUPROF__PATH_MAX)) == NULL) return -1;
+    if (path && *path && gpuprof__path_expand(path, full, GPUPROF__PATH_MAX) == 0) path = full;
+    rc = gpuprof__write_trace_to(path);
+    GPUPROF_FREE(full);
+    return rc;
 }
 
 int gpuprof_write_trace(const char *path) {
@@ -14595,6 +14786,7 @@ void gpuprof_reset(void) {
         GPUPROF__ST(&t->marks, (uint64_t)0);
         GPUPROF__STR(&t->rec_busy, 0);
     }
+    gpuprof__smp_reset();
     gpuprof__mem_clear();
     gpuprof_stats_init(&gpuprof__g.step_stats);
     gpuprof__g.steps_counted = gpuprof__g.steps_excluded = gpuprof__g.steps_off = 0;
@@ -14683,6 +14875,7 @@ static void gpuprof__captures_write(int locked) {
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
     int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
+    int sampling = GPUPROF__LD(&gpuprof__smpg.on);
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
     (void)arg;
     pthread_mutex_lock(&gpuprof__keep_mu);
@@ -14701,8 +14894,15 @@ static void *gpuprof__keeper_main(void *arg) {
             while (next <= now) next += period;       /* a slow checkpoint skips the ones it overran */
             continue;
         }
+        if (sampling) {
+            pthread_mutex_unlock(&gpuprof__keep_mu);
+            gpuprof__smp_check();
+            pthread_mutex_lock(&gpuprof__keep_mu);
+            sampling = GPUPROF__LD(&gpuprof__smpg.on);
+        }
         wait = next - now;
         if (captures && wait > 50000000u) wait = 50000000u;
+        if (sampling && wait > GPUPROF__SMP_CHECK_NS) wait = GPUPROF__SMP_CHECK_NS;
         if (!gpuprof__g.keeper_stop) gpuprof__cond_wait_ns(&gpuprof__keep_cond, &gpuprof__keep_mu, wait);
     }
     pthread_mutex_unlock(&gpuprof__keep_mu);
@@ -14739,13 +14939,13 @@ static void gpuprof__keeper_start(void) {
         gpuprof__g.cfg.capture_slow = 0;
     }
     if (gpuprof__dev_want(0)) gpuprof__dev_start();
-    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0)) return;
+    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0) && !GPUPROF__LD(&gpuprof__smpg.on)) return;
     if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
     if (checkpoints && gpuprof__g.cfg.summary_every > 1e6) gpuprof__g.cfg.summary_every = 1e6;   /* in ns, it fits 64 bits */
     gpuprof__g.keeper_stop = 0;
     GPUPROF__ST(&gpuprof__g.keeper_running, pthread_create(&gpuprof__g.keeper, NULL, gpuprof__keeper_main, NULL) == 0);
     if (!gpuprof__g.keeper_running)
-        gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints and captures; the summary is written at exit only, no slow step is captured");
+        gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints, captures and the sampler's watch; the summary is written at exit only, no slow step is captured");
 }
 
 /* At shutdown, under life_lock and not gpuprof__lock (a checkpoint under
@@ -16186,7 +16386,7 @@ static void gpuprof__mpi_report(const char *all, const int64_t *len, const int64
     if (strcmp(dest, "off") != 0 && !txt.failed && txt.len) {
         if (strcmp(dest, "stdout") == 0) out = stdout;
         else if (strcmp(dest, "stderr") == 0 || (out = fopen(dest, "a")) == NULL) out = stderr;
-        if (warn.len) fprintf(stderr, "gpuprof: %s\n", warn.p);
+        if (warn.len) { fwrite("gpuprof: ", 1, 9, stderr); fwrite(warn.p, 1, warn.len, stderr); fwrite("\n", 1, 1, stderr); fflush(stderr); }
         fwrite(txt.p, 1, txt.len, out);
         fflush(out);
         if (out != stdout && out != stderr) fclose(out);
@@ -16237,7 +16437,7 @@ static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra
     if (size > 1 && me != 0) {
         gpuprof__mpi.Send(&mine, 1, MPI_INT64_T, 0, GPUPROF__TAG_HELLO, MPI_COMM_WORLD);
         if (!gpuprof__mpi_wait(0, GPUPROF__TAG_GO, 3 * timeout, &st))
-            fprintf(stderr, "gpuprof: rank %d waited %g s at MPI_Finalize for rank 0 to compare the ranks, in vain (rank 0 made no gpuprof call after MPI_Init?); "
+            gpuprof__say("gpuprof: rank %d waited %g s at MPI_Finalize for rank 0 to compare the ranks, in vain (rank 0 made no gpuprof call after MPI_Init?); "
                             "gpuprof-ranks compares the summaries\n", me, 3 * timeout);
         else {
             gpuprof__mpi.Recv(&go, 1, MPI_INT64_T, 0, GPUPROF__TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -16279,8 +16479,8 @@ static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra
                 }
             }
             if (ok) gpuprof__mpi_report(all, len, at, joined, size, off, bound, timeout);
-            else fprintf(stderr, "gpuprof: out of memory gathering the ranks' figures at MPI_Finalize; no cross-rank report (gpuprof-ranks compares the summaries)\n");
-        } else fprintf(stderr, "gpuprof: out of memory at MPI_Finalize; the ranks are not compared (gpuprof-ranks compares the summaries)\n");
+            else gpuprof__say("gpuprof: out of memory gathering the ranks' figures at MPI_Finalize; no cross-rank report (gpuprof-ranks compares the summaries)\n");
+        } else gpuprof__say("gpuprof: out of memory at MPI_Finalize; the ranks are not compared (gpuprof-ranks compares the summaries)\n");
     }
     GPUPROF_FREE(all);
     GPUPROF_FREE(len);
@@ -16566,26 +16766,33 @@ static const char *gpuprof__per_rank(const char *setting, const char *what, char
 /* The expanded path of an output setting (NULL: none); `what` names it in
    messages; *pattern (when asked) gets the setting as used, before expansion. */
 static char *gpuprof__output_path(const char *setting, const char *what, char **pattern) {
-    char path[4096], alt[4120], ranked[4096];
+    enum { N = 4096 };                /* on the heap: any thread may start the session, on a stack of 16 KiB */
+    char *mem, *path, *alt = NULL, *ranked, *out = NULL;
     const char *dot, *slash;
     unsigned k;
     if (!setting || !*setting || strcmp(setting, "off") == 0) return NULL;
+    if ((mem = (char *)gpuprof__alloc(2 * N)) == NULL) return NULL;
+    path = mem;
+    ranked = mem + N;
     setting = gpuprof__per_rank(setting, what, ranked);
     if (pattern) *pattern = gpuprof__strdup(setting);
-    if (gpuprof__path_expand(setting, path, sizeof path) != 0) {
+    if (gpuprof__path_expand(setting, path, N) != 0)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%.64s...' is too long; no %s is written", what, setting, what);
-        return NULL;
+    else if (!gpuprof__is_old_output(path)) out = gpuprof__strdup(path);
+    else {
+        dot = strrchr(path, '.');
+        slash = strrchr(path, '/');
+        if (!dot || (slash && dot < slash)) dot = path + strlen(path);
+        for (k = 2; (alt = (char *)gpuprof__alloc(N + 24)) != NULL; k++) {
+            snprintf(alt, N + 24, "%.*s.%u%s", (int)(dot - path), path, k, dot);
+            if (!gpuprof__is_old_output(alt)) break;
+            GPUPROF_FREE(alt);
+        }
+        if (alt) gpuprof__warn(GPUPROF__W_IO, "'%s' holds the %s of an earlier session of this process; this session's goes to '%s'", path, what, alt);
+        out = alt;
     }
-    if (!gpuprof__is_old_output(path)) return gpuprof__strdup(path);
-    dot = strrchr(path, '.');
-    slash = strrchr(path, '/');
-    if (!dot || (slash && dot < slash)) dot = path + strlen(path);
-    for (k = 2; ; k++) {
-        snprintf(alt, sizeof alt, "%.*s.%u%s", (int)(dot - path), path, k, dot);
-        if (!gpuprof__is_old_output(alt)) break;
-    }
-    gpuprof__warn(GPUPROF__W_IO, "'%s' holds the %s of an earlier session of this process; this session's goes to '%s'", path, what, alt);
-    return gpuprof__strdup(alt);
+    GPUPROF_FREE(mem);
+    return out;
 }
 
 static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
@@ -16738,9 +16945,11 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     if (!gpuprof__g.trace_path && !off) gpuprof__ring_open();
     gpuprof__mem_open();
     if (!off && cfg->collector) gpuprof__collector_start();
-    if (!off) gpuprof__keeper_start();
+#if GPUPROF__SAMPLER
     if (!off && cfg->sample_hz > 0) gpuprof__smp_code();      /* before any timer runs */
+#endif
     gpuprof__smp_setup(off ? 0 : cfg->sample_hz);
+    if (!off) gpuprof__keeper_start();          /* after the sampler: the keeper watches its signal */
     /* samples into the streamed trace when it is Perfetto's (and gpuprof reads its own clock: a program's may not be safe in a signal handler) */
 #if !defined(GPUPROF_CLOCK_FN)
     GPUPROF__ST(&gpuprof__smpg.trace, GPUPROF__LD(&gpuprof__smpg.on) && gpuprof__g.trace_path && gpuprof__g.out.format == GPUPROF__FMT_PERFETTO);
@@ -16855,22 +17064,22 @@ static void gpuprof__outputs_write(void) {
             glob[k] = 0;
 #ifdef GPUPROF_MPI
             if (GPUPROF__LDA(&gpuprof__mpis.attached) == 1)
-                fprintf(stderr, "gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank); MPI_Finalize compares them "
+                gpuprof__say("gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank); MPI_Finalize compares them "
                                 "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__g.world_size, gpuprof__g.summary_pattern);
             else
 #endif
-            fprintf(stderr, "gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank): gpuprof-ranks %s compares them "
+            gpuprof__say("gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank): gpuprof-ranks %s compares them "
                             "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__g.world_size, gpuprof__g.summary_pattern, glob);
         }
         else
-            fprintf(stderr, "gpuprof: rank 0 of %d printed its table; the other ranks print none (GPUPROF_REPORT=stderr prints each rank's table; GPUPROF_SUMMARY=run.%%r.json keeps each rank's figures)\n",
+            gpuprof__say("gpuprof: rank 0 of %d printed its table; the other ranks print none (GPUPROF_REPORT=stderr prints each rank's table; GPUPROF_SUMMARY=run.%%r.json keeps each rank's figures)\n",
                     gpuprof__g.world_size);
         return;
     }
     if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
     else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
     else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL) == 0 && gpuprof__write_file(report, &b, "report") != 0) {
-        fprintf(stderr, "gpuprof: the report that could not go to '%s' follows here\n", report);
+        gpuprof__say("gpuprof: the report that could not go to '%s' follows here\n", report);
         if (fwrite(b.p, 1, b.len, stderr) != b.len) gpuprof__warn(GPUPROF__W_IO, "cannot write the report to stderr either: %s", strerror(errno));
         fflush(stderr);
     }

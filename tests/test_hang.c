@@ -14,6 +14,8 @@
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
+#include <limits.h>
 
 #define OWN_STATUS 7
 static const char *self, *simnvml, *simnvml_bare;
@@ -306,12 +308,119 @@ static void case_fifo_closing_reader(void) {
     free(r.err);
 }
 
+/* ---- small stacks: every entry point on a thread of PTHREAD_STACK_MIN ---- */
+
+/* Runs fn on a thread whose stack of size bytes is painted first; returns
+   the bytes of it that were written (the deepest the stack went), -1 if
+   the thread could not start. */
+#define PAINT 0xa5
+static long stack_use(void *(*fn)(void *), void *arg, size_t size) {
+    pthread_attr_t a;
+    pthread_t th;
+    unsigned char *base = (unsigned char *)mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    size_t i;
+    long used = -1;
+    if (base == MAP_FAILED) return -1;
+    memset(base, PAINT, size);
+    pthread_attr_init(&a);
+    if (pthread_attr_setstack(&a, base, size) == 0 && pthread_create(&th, &a, fn, arg) == 0) {
+        pthread_join(th, NULL);
+        for (i = 0; i < size && base[i] == PAINT; i++) {}
+        used = (long)(size - i);
+    }
+    pthread_attr_destroy(&a);
+    munmap(base, size);
+    return used;
+}
+
+/* What a thread of the program does with gpuprof; each entry point once,
+   so its own use is measured without the program's frames (a thread's own
+   start-up is under 1 KiB). */
+static void *use_nothing(void *arg) { return arg; }
+static void *use_start(void *arg) { (void)arg; gpuprof_init(NULL); { PROF_RANGE("small"); PROF_COUNTER("c", 1.0); PROF_MARK("m"); } PROF_STEP(); return NULL; }
+static void *use_range(void *arg) { (void)arg; { PROF_RANGE("small"); { PROF_RANGE_DYN("inner"); PROF_MEM("mem"); } } PROF_STEP(); return NULL; }
+static void *use_report(void *arg) { FILE *f = fopen("small.txt", "w"); (void)arg; gpuprof_report(f); fclose(f); return NULL; }
+static void *use_summary(void *arg) { (void)arg; gpuprof_write_summary("small.json"); return NULL; }
+static void *use_trace(void *arg) { (void)arg; gpuprof_write_trace("small.trace.json"); return NULL; }
+static void *use_pftrace(void *arg) { (void)arg; gpuprof_write_trace("small.pftrace"); return NULL; }
+static void *use_flush(void *arg) { (void)arg; gpuprof_flush(); gpuprof_set_enabled(0); gpuprof_set_enabled(1); return NULL; }
+static void *use_reset(void *arg) { (void)arg; gpuprof_reset(); return NULL; }
+static void *use_shutdown(void *arg) { (void)arg; gpuprof_shutdown(); return NULL; }
+static void *use_exit(void *arg) { (void)arg; { PROF_RANGE("small"); work_ms(1); } PROF_STEP(); exit(OWN_STATUS); }
+
+/* gpuprof's own use of a thread's stack, entry point by entry point, with
+   every output on; each within what a 16 KiB stack leaves the program. */
+#define STACK_BUDGET 8192
+static void case_stack_use(void) {
+    static const struct { const char *name; void *(*fn)(void *); } use[] = {
+        { "the first range (the session starts)", use_start }, { "ranges, a counter, a memory snapshot", use_range },
+        { "gpuprof_report", use_report }, { "gpuprof_write_summary", use_summary }, { "gpuprof_write_trace (JSON)", use_trace },
+        { "gpuprof_write_trace (Perfetto)", use_pftrace }, { "gpuprof_flush, gpuprof_set_enabled", use_flush }, { "gpuprof_reset", use_reset },
+        { "gpuprof_shutdown (every output written)", use_shutdown } };
+    size_t i;
+    long base = stack_use(use_nothing, NULL, 1u << 20);    /* the thread's own: its TLS and descriptor at the stack's top */
+    setenv("GPUPROF_SUMMARY", "small.summary.json", 1);
+    setenv("GPUPROF_TRACE", "small.run.pftrace", 1);
+    setenv("GPUPROF_REPORT", "small.report.txt", 1);
+    setenv("GPUPROF_METRICS", "small.prom", 1);
+    setenv("GPUPROF_SAMPLE", "1", 1);
+    for (i = 0; i < sizeof use / sizeof use[0]; i++) {
+        long used = stack_use(use[i].fn, NULL, 1u << 20) - base;
+        char what[160];
+        fprintf(stderr, "stack: %-42s %6ld bytes\n", use[i].name, used);
+        snprintf(what, sizeof what, "%s uses under %d bytes of the calling thread's stack", use[i].name, STACK_BUDGET);
+        CHECK(used >= 0 && used < STACK_BUDGET, what);
+    }
+    fprintf(stderr, "stack: (a thread's own, not counted above)      %6ld bytes\n", base);
+    unsetenv("GPUPROF_SUMMARY");
+    unsetenv("GPUPROF_TRACE");
+    unsetenv("GPUPROF_REPORT");
+    unsetenv("GPUPROF_METRICS");
+    unsetenv("GPUPROF_SAMPLE");
+}
+
+/* The child: the session started on a thread of PTHREAD_STACK_MIN, the
+   report asked for on another, exit() from a third (the outputs are
+   written on it). */
+static void *on_small(void *(*fn)(void *)) {
+    pthread_attr_t a;
+    pthread_t th;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, PTHREAD_STACK_MIN);
+    if (pthread_create(&th, &a, fn, NULL) != 0) exit(2);
+    pthread_join(th, NULL);
+    pthread_attr_destroy(&a);
+    return NULL;
+}
+static int child_small_stacks(void) {
+    on_small(use_start);
+    on_small(use_range);
+    on_small(use_report);
+    on_small(use_summary);
+    on_small(use_exit);
+    return 3;                                     /* not reached: the last thread exits */
+}
+
+static void case_small_stacks(void) {
+    static const char *const env[] = { "GPUPROF_SUMMARY=tiny.json", "GPUPROF_TRACE=tiny.trace.json", "GPUPROF_REPORT=tiny.txt",
+                                       "GPUPROF_METRICS=tiny.prom", "GPUPROF_SAMPLE=1", NULL };
+    child_result r = run_child("small_stacks", env, 30);
+    cJSON *j;
+    show("the session on threads of PTHREAD_STACK_MIN", &r);
+    CHECK(r.rc == OWN_STATUS, "threads of PTHREAD_STACK_MIN start the session, ask for the report, and exit(): the program ends with its own status");
+    j = summary_load("tiny.json");
+    CHECK(j != NULL, "... and its summary is written");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
         const char *m = argv[2];
         return !strcmp(m, "nvml_hang") ? child_nvml_hang() : !strcmp(m, "nvml_init_slow") ? child_nvml_init_slow() :
-               !strcmp(m, "plain") ? child_plain() : !strcmp(m, "many_ranges") ? child_many_ranges(1.5) : 2;
+               !strcmp(m, "plain") ? child_plain() : !strcmp(m, "many_ranges") ? child_many_ranges(1.5) :
+               !strcmp(m, "small_stacks") ? child_small_stacks() : 2;
     }
     if (argc < 3) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE\n"); return 2; }
     simnvml = argv[1];
@@ -324,5 +433,7 @@ int main(int argc, char **argv) {
     case_nvml_bare();
     case_fifo_no_reader();
     case_fifo_closing_reader();
+    case_stack_use();
+    case_small_stacks();
     return check_done("test_hang");
 }
