@@ -105,6 +105,88 @@ static int child_many_ranges(double secs) {
     return OWN_STATUS;
 }
 
+/* ---- the sampler's children (GPUPROF_SAMPLE=1) ---- */
+
+/* CPU time of the calling thread, in seconds. */
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+__attribute__((noinline)) static void spin_cpu(double secs) {
+    double until = cpu_s() + secs, x = 1;
+    while (cpu_s() < until) { int i; for (i = 0; i < 1000; i++) x = x * 1.0000001 + 1e-9; }
+    sink = x;
+}
+__attribute__((noinline)) static void worker_leaf(void) { spin_cpu(0.06); }
+__attribute__((noinline)) static void worker_body(void) { worker_leaf(); sink += 1; }
+static void *round_worker(void *arg) { (void)arg; { PROF_RANGE("round"); worker_body(); } return NULL; }
+
+/* Rounds of fresh threads (a parallel-for that makes its threads each
+   time): each new thread takes over an exited one's state, and must be
+   walked on its own stack (its callers kept). */
+static int child_thread_rounds(void) {
+    int r, k;
+    for (r = 0; r < 6; r++) {
+        pthread_t th[2];
+        for (k = 0; k < 2; k++) pthread_create(&th[k], NULL, round_worker, NULL);
+        for (k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    }
+    return OWN_STATUS;
+}
+
+/* A thread on a stack the program made, after one whose stack the program
+   unmapped when it ended: the second takes the first's state over. */
+static int child_managed_stack(void) {
+    int k;
+    for (k = 0; k < 3; k++) {
+        size_t size = 256 * 1024;
+        void *st = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        pthread_attr_t a;
+        pthread_t th;
+        if (st == MAP_FAILED) return 2;
+        pthread_attr_init(&a);
+        pthread_attr_setstack(&a, st, size);
+        pthread_create(&th, &a, round_worker, NULL);
+        pthread_join(th, NULL);
+        pthread_attr_destroy(&a);
+        munmap(st, size);
+    }
+    return OWN_STATUS;
+}
+
+/* The program installs a SIGPROF handler of its own after its first range
+   (it has no timer of its own): gpuprof's timers must stop, and its
+   handler see few of them. */
+static volatile int own_calls;
+static void own_prof(int sig) { (void)sig; own_calls++; }
+static int child_own_handler_later(void) {
+    struct sigaction sa;
+    { PROF_RANGE("before"); spin_cpu(0.3); }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = own_prof;
+    sigaction(SIGPROF, &sa, NULL);
+    { PROF_RANGE("after"); spin_cpu(1.0); }
+    fprintf(stderr, "child: the program's own handler ran %d times\n", own_calls);
+    return own_calls < 60 ? OWN_STATUS : 3;
+}
+
+/* A library resets gpuprof's signal to its default (with SIGURG: ignored). */
+static int child_reset_default(void) {
+    { PROF_RANGE("before"); spin_cpu(0.3); }
+    signal(SIGURG, SIG_DFL);
+    { PROF_RANGE("after"); spin_cpu(0.6); }
+    return OWN_STATUS;
+}
+
+/* gpuprof_reset between two ranges: only the second's samples remain. */
+static int child_reset_samples(void) {
+    { PROF_RANGE("before"); spin_cpu(0.3); }
+    gpuprof_reset();
+    { PROF_RANGE("after"); spin_cpu(0.3); }
+    return OWN_STATUS;
+}
+
 /* ---- the parent ---- */
 
 typedef struct {
@@ -414,13 +496,85 @@ static void case_small_stacks(void) {
     free(r.err);
 }
 
+/* ---- the sampler ---- */
+
+static double range_samples(cJSON *smp, const char *range) {
+    cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(smp, "by_range"))
+        if (!strcmp(cJSON_GetObjectItem(r, "range")->valuestring, range)) return jnum(r, "samples");
+    return 0;
+}
+
+static void case_thread_rounds(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=rounds.json", "GPUPROF_REPORT=rounds.txt", NULL };
+    child_result r = run_child("thread_rounds", env, 60);
+    cJSON *j = summary_load("rounds.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    show("rounds of fresh threads, sampled", &r);
+    fprintf(stderr, "rounds: %.0f samples, %.0f with callers\n", jnum(smp, "taken"), jnum(smp, "with_callers"));
+    CHECK(r.rc == OWN_STATUS, "6 rounds of 2 fresh threads each, sampled: the program ends with its own status");
+    CHECK(jnum(smp, "taken") >= 60 && jnum(smp, "with_callers") >= 0.9 * jnum(smp, "taken"),
+          "... and every round's samples keep their callers (each new thread walked on its own stack, not an exited one's)");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
+static void case_managed_stack(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=managed.json", "GPUPROF_REPORT=managed.txt", NULL };
+    child_result r = run_child("managed_stack", env, 60);
+    cJSON *j = summary_load("managed.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    show("threads on stacks the program maps and unmaps, sampled", &r);
+    CHECK(r.rc == OWN_STATUS, "threads on stacks the program made and unmapped, one after another: no crash in the sampler, the program's own status");
+    CHECK(jnum(smp, "taken") >= 20 && jnum(smp, "with_callers") >= 0.9 * jnum(smp, "taken"), "... their samples with callers");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
+static void case_own_handler_later(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=own.json", "GPUPROF_REPORT=own.txt", NULL };
+    child_result r = run_child("own_handler_later", env, 60);
+    cJSON *j = summary_load("own.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    show("a SIGPROF handler of the program's, installed after sampling began", &r);
+    CHECK(r.rc == OWN_STATUS, "a program that installs its own SIGPROF handler mid-run: gpuprof's timers stop, its handler sees few of their signals");
+    CHECK(lines_with(r.err, "the program installed a handler of its own for signal 27 (SIGPROF), which gpuprof samples with: CPU sampling stopped there") == 1,
+          "... one line says so");
+    CHECK(range_samples(smp, "before") >= 40, "... the samples before it are kept");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
+static void case_reset_default(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SAMPLE_SIGNAL=SIGURG", "GPUPROF_SUMMARY=urg.json", "GPUPROF_REPORT=urg.txt", NULL };
+    child_result r = run_child("reset_default", env, 60);
+    cJSON *j = summary_load("urg.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    show("the sampler's signal (SIGURG) reset to its default by the program", &r);
+    CHECK(r.rc == OWN_STATUS, "GPUPROF_SAMPLE_SIGNAL=SIGURG, reset to its default by a library mid-run: the program is not killed, its own status");
+    CHECK(lines_with(r.err, "the program reset to its default signal 23 (SIGURG)") == 1, "... one line says sampling stopped");
+    CHECK(range_samples(smp, "before") >= 40, "... the samples before it are kept");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
+static void case_reset_samples(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=reset.json", "GPUPROF_REPORT=reset.txt", NULL };
+    child_result r = run_child("reset_samples", env, 60);
+    cJSON *j = summary_load("reset.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    show("gpuprof_reset between two sampled ranges", &r);
+    CHECK(r.rc == OWN_STATUS && smp, "gpuprof_reset with samples: the program runs");
+    CHECK(range_samples(smp, "before") == 0 && range_samples(smp, "after") >= 40, "gpuprof_reset clears the samples as it clears the ranges");
+    CHECK(jnum(smp, "taken") <= range_samples(smp, "after") + 2, "... and the count of samples taken");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
         const char *m = argv[2];
         return !strcmp(m, "nvml_hang") ? child_nvml_hang() : !strcmp(m, "nvml_init_slow") ? child_nvml_init_slow() :
                !strcmp(m, "plain") ? child_plain() : !strcmp(m, "many_ranges") ? child_many_ranges(1.5) :
-               !strcmp(m, "small_stacks") ? child_small_stacks() : 2;
+               !strcmp(m, "small_stacks") ? child_small_stacks() : !strcmp(m, "thread_rounds") ? child_thread_rounds() :
+               !strcmp(m, "managed_stack") ? child_managed_stack() : !strcmp(m, "own_handler_later") ? child_own_handler_later() :
+               !strcmp(m, "reset_default") ? child_reset_default() : !strcmp(m, "reset_samples") ? child_reset_samples() : 2;
     }
     if (argc < 3) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE\n"); return 2; }
     simnvml = argv[1];
@@ -435,5 +589,10 @@ int main(int argc, char **argv) {
     case_fifo_closing_reader();
     case_stack_use();
     case_small_stacks();
+    case_thread_rounds();
+    case_managed_stack();
+    case_own_handler_later();
+    case_reset_default();
+    case_reset_samples();
     return check_done("test_hang");
 }
