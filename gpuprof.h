@@ -5789,8 +5789,21 @@ static void gpuprof__smp_thread_start(gpuprof__thread *t) {
         return;
     }
     period = 1e9 / gpuprof__smpg.hz;
-    its.it_interval.tv_sec = its.it_value.tv_sec = (time_t)((uint64_t)period / 1000000000u);
-    its.it_interval.tv_nsec = its.it_value.tv_nsec = (long)((uint64_t)period % 1000000000u);
+    its.it_interval.tv_sec = (time_t)((uint64_t)period / 1000000000u);
+    its.it_interval.tv_nsec = (long)((uint64_t)period % 1000000000u);
+    /* The first expiry: a timer that started from zero would never fire in
+       a thread shorter than its period (a thread per task). The kernel looks
+       at CPU timers at its tick (100-1000 Hz): at rates of 250 Hz and more
+       the timer is due at once, so the first tick that finds the thread
+       running samples it, as likely as a tick lands in its CPU time (each
+       thread its share); at lower rates a random phase within the period. */
+    its.it_value.tv_sec = 0;
+    its.it_value.tv_nsec = 1;
+    if (gpuprof__smpg.hz < 250) {
+        uint64_t phase = 1 + (gpuprof__mono_ns() * 0x9E3779B97F4A7C15ull >> 11) % (uint64_t)period;
+        its.it_value.tv_sec = (time_t)(phase / 1000000000u);
+        its.it_value.tv_nsec = (long)(phase % 1000000000u);
+    }
     m->tid = t->tid;
     m->cpu0_ns = gpuprof__smp_cpu_of(0);
     t->smp_timer = (uintptr_t)timer;

@@ -179,6 +179,22 @@ static int child_reset_default(void) {
     return OWN_STATUS;
 }
 
+/* Threads of 300 us of CPU each, then one thread of the same CPU time in
+   all: each gets its share of the samples. */
+static void *short_task(void *arg) { (void)arg; { PROF_RANGE("short"); spin_cpu(0.0003); } return NULL; }
+static void *long_task(void *arg) { (void)arg; { PROF_RANGE("long"); spin_cpu(0.3); } return NULL; }
+static int child_short_threads(void) {
+    pthread_t th;
+    int k;
+    for (k = 0; k < 1000; k++) {
+        pthread_create(&th, NULL, short_task, NULL);
+        pthread_join(th, NULL);
+    }
+    pthread_create(&th, NULL, long_task, NULL);
+    pthread_join(th, NULL);
+    return OWN_STATUS;
+}
+
 /* gpuprof_reset between two ranges: only the second's samples remain. */
 static int child_reset_samples(void) {
     { PROF_RANGE("before"); spin_cpu(0.3); }
@@ -554,6 +570,19 @@ static void case_reset_default(void) {
     free(r.err);
 }
 
+static void case_short_threads(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=short.json", "GPUPROF_REPORT=short.txt", NULL };
+    child_result r = run_child("short_threads", env, 60);
+    cJSON *j = summary_load("short.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    double s = range_samples(smp, "short"), l = range_samples(smp, "long");
+    show("threads of 300 us each, against one thread of the same CPU", &r);
+    fprintf(stderr, "short threads: %.0f samples in 1000 threads of 300 us; one thread of 300 ms: %.0f\n", s, l);
+    CHECK(r.rc == OWN_STATUS && l >= 40, "1000 threads of 300 us, then one of 300 ms, sampled");
+    CHECK(s >= 0.5 * l && s <= 1.5 * l, "... the short-lived threads get their share of the samples (within half of the long thread's, same CPU time)");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
 static void case_reset_samples(void) {
     static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=reset.json", "GPUPROF_REPORT=reset.txt", NULL };
     child_result r = run_child("reset_samples", env, 60);
@@ -574,7 +603,8 @@ int main(int argc, char **argv) {
                !strcmp(m, "plain") ? child_plain() : !strcmp(m, "many_ranges") ? child_many_ranges(1.5) :
                !strcmp(m, "small_stacks") ? child_small_stacks() : !strcmp(m, "thread_rounds") ? child_thread_rounds() :
                !strcmp(m, "managed_stack") ? child_managed_stack() : !strcmp(m, "own_handler_later") ? child_own_handler_later() :
-               !strcmp(m, "reset_default") ? child_reset_default() : !strcmp(m, "reset_samples") ? child_reset_samples() : 2;
+               !strcmp(m, "reset_default") ? child_reset_default() : !strcmp(m, "reset_samples") ? child_reset_samples() :
+               !strcmp(m, "short_threads") ? child_short_threads() : 2;
     }
     if (argc < 3) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE\n"); return 2; }
     simnvml = argv[1];
@@ -594,5 +624,6 @@ int main(int argc, char **argv) {
     case_own_handler_later();
     case_reset_default();
     case_reset_samples();
+    case_short_threads();
     return check_done("test_hang");
 }
