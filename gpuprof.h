@@ -5527,6 +5527,8 @@ static struct {
     int ncode;                             /* the loaded objects' code (gpuprof__smp_code; atomic: it grows) */
     unsigned long long code_adds;          /* the loader's count of objects added when it was last brought up to date */
     uintptr_t code_lo[512], code_hi[512];
+    uintptr_t code_bias[512];              /* ... each object's load bias and path (NULL: the main program, the vDSO), */
+    char *code_path[512];                  /* so that one unloaded since is still named at report time */
     double hz;                             /* asked */
     uint64_t timers;                       /* timers made so far */
     char why[192];                         /* asked but not running: why */
@@ -5577,6 +5579,8 @@ static int gpuprof__smp_code_add(struct gpuprof__dlinfo *info, size_t size, void
     if (n == (int)(sizeof gpuprof__smpg.code_lo / sizeof gpuprof__smpg.code_lo[0])) return 1;
     gpuprof__smpg.code_lo[n] = lo;
     gpuprof__smpg.code_hi[n] = hi;
+    gpuprof__smpg.code_bias[n] = info->addr;
+    gpuprof__smpg.code_path[n] = info->name && *info->name ? gpuprof__strdup(info->name) : NULL;
     GPUPROF__STR(&gpuprof__smpg.ncode, n + 1);          /* release: the entry before the count */
     return 0;
 }
@@ -5592,6 +5596,17 @@ static void gpuprof__smp_code(void) {
         gpuprof__dl_iterate_phdr(gpuprof__smp_code_add, NULL);
         gpuprof__smpg.code_adds = adds;
     }
+    pthread_mutex_unlock(&gpuprof__smp_code_mu);
+}
+
+/* At shutdown, every timer stopped and no handler running: the map let go
+   of (the next session makes it afresh). */
+static void gpuprof__smp_code_clear(void) {
+    int i;
+    pthread_mutex_lock(&gpuprof__smp_code_mu);
+    for (i = 0; i < gpuprof__smpg.ncode; i++) GPUPROF_FREE(gpuprof__smpg.code_path[i]);
+    GPUPROF__ST(&gpuprof__smpg.ncode, 0);
+    gpuprof__smpg.code_adds = 0;
     pthread_mutex_unlock(&gpuprof__smp_code_mu);
 }
 
@@ -5864,7 +5879,8 @@ static void gpuprof__smp_stop_all(void) {
    where the signal's default is to terminate, SIGPROF's is: see
    GPUPROF_SAMPLE_SIGNAL=SIGURG). Looked at by the keeper every
    GPUPROF__SMP_CHECK_NS and at each report: taken over, every timer stops
-   and one line says so; the samples before are kept. */
+   and one line says so; the samples before are kept. The code map is
+   brought up to date then too. */
 #define GPUPROF__SMP_CHECK_NS 100000000ull
 static void gpuprof__smp_check(void) {
 #if GPUPROF__SAMPLER
@@ -5872,7 +5888,9 @@ static void gpuprof__smp_check(void) {
     gpuprof__thread *t;
     const char *what;
     int stopped = 0;
-    if (!GPUPROF__LD(&gpuprof__smpg.on) || !gpuprof__smpg.installed || sigaction(gpuprof__smpg.signo, NULL, &cur) != 0) return;
+    if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
+    gpuprof__smp_code();                              /* objects loaded since: their return addresses are code too */
+    if (!gpuprof__smpg.installed || sigaction(gpuprof__smpg.signo, NULL, &cur) != 0) return;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == gpuprof__smp_handler) return;
     what = (cur.sa_flags & SA_SIGINFO) ? "installed a handler of its own for" : cur.sa_handler == SIG_DFL ? "reset to its default" :
            cur.sa_handler == SIG_IGN ? "set to be ignored" : "installed a handler of its own for";
@@ -6027,10 +6045,35 @@ static void gpuprof__sym_load(gpuprof__mod *m) {
 #endif
 
 /* The loaded objects, their symbols not read yet (on need: gpuprof__sym_of). */
+/* The loaded objects, then those the code map remembers that are not
+   loaded any more (unloaded since they were sampled: read from their
+   files all the same). */
 static void gpuprof__sym_open(gpuprof__symtab *st) {
     memset(st, 0, sizeof *st);
 #if GPUPROF__SAMPLER
-    gpuprof__dl_iterate_phdr(gpuprof__sym_module, st);
+    {
+        uint32_t live, j;
+        int i;
+        gpuprof__dl_iterate_phdr(gpuprof__sym_module, st);
+        live = st->n;
+        pthread_mutex_lock(&gpuprof__smp_code_mu);
+        for (i = 0; i < gpuprof__smpg.ncode; i++) {
+            gpuprof__mod *m;
+            void *na;
+            if (!gpuprof__smpg.code_path[i]) continue;
+            for (j = 0; j < live && !(st->mods[j].lo == gpuprof__smpg.code_lo[i] && st->mods[j].hi == gpuprof__smpg.code_hi[i] &&
+                                      !strcmp(st->mods[j].path, gpuprof__smpg.code_path[i])); j++) {}
+            if (j < live || !(na = gpuprof__room(st->mods, sizeof *st->mods, st->n, &st->cap))) continue;
+            st->mods = (gpuprof__mod *)na;
+            m = &st->mods[st->n++];           /* zeroed */
+            snprintf(m->path, sizeof m->path, "%s", gpuprof__smpg.code_path[i]);
+            m->file = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+            m->bias = gpuprof__smpg.code_bias[i];
+            m->lo = gpuprof__smpg.code_lo[i];
+            m->hi = gpuprof__smpg.code_hi[i];
+        }
+        pthread_mutex_unlock(&gpuprof__smp_code_mu);
+    }
 #endif
 }
 
@@ -17130,7 +17173,10 @@ static void gpuprof__shutdown_locked(void) {
     gpuprof__mpi_keep();            /* this rank's table for the gather at MPI_Finalize */
 #endif
     gpuprof__outputs_write();
-    gpuprof__dev_close();           /* NVML let go of: the outputs have the device's samples */
+    gpuprof__dev_close();           /* the device's samples freed: the outputs have them */
+#if GPUPROF__SAMPLER
+    gpuprof__smp_code_clear();      /* (the symbols of objects unloaded meanwhile were read for the outputs) */
+#endif
 #ifdef GPUPROF_CUDA
     gpuprof__kc_close();
 #endif

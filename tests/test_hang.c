@@ -5,7 +5,7 @@
    ends with its own exit status (7). The parent checks that it ended, in
    time, with that status, its report and summary, and one `gpuprof:` line
    saying what was given up.
-   Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE */
+   Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB */
 #define _GNU_SOURCE                   /* F_SETPIPE_SZ */
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
@@ -16,9 +16,10 @@
 #include <sys/wait.h>
 #include <sys/mman.h>
 #include <limits.h>
+#include <dlfcn.h>
 
 #define OWN_STATUS 7
-static const char *self, *simnvml, *simnvml_bare;
+static const char *self, *simnvml, *simnvml_bare, *sample_lib;
 
 static double now_s(void) {
     struct timespec t;
@@ -192,6 +193,20 @@ static int child_short_threads(void) {
     }
     pthread_create(&th, NULL, long_task, NULL);
     pthread_join(th, NULL);
+    return OWN_STATUS;
+}
+
+/* A library loaded after the session began, sampled, and closed before
+   the report (SAMPLE_LIB: tests/sample_lib.c's). */
+static int child_unloaded_lib(void) {
+    const char *path = getenv("SAMPLE_LIB");
+    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    uint64_t (*hash)(uint64_t) = NULL;
+    if (!lib) return 2;
+    *(void **)&hash = dlsym(lib, "sample_lib_hash");
+    if (!hash) return 2;
+    { PROF_RANGE("lib"); sink += (double)hash(150000000ull); }
+    dlclose(lib);
     return OWN_STATUS;
 }
 
@@ -583,6 +598,27 @@ static void case_short_threads(void) {
     free(r.err);
 }
 
+static void case_unloaded_lib(void) {
+    static char lib[600];
+    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=unloaded.json", "GPUPROF_REPORT=unloaded.txt", lib, NULL };
+    child_result r;
+    cJSON *j, *smp, *rg, *top = NULL;
+    snprintf(lib, sizeof lib, "SAMPLE_LIB=%s", sample_lib);
+    r = run_child("unloaded_lib", env, 60);
+    j = summary_load("unloaded.json");
+    smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    show("a library sampled, then closed before the report", &r);
+    cJSON_ArrayForEach(rg, cJSON_GetObjectItem(smp, "by_range"))
+        if (!strcmp(cJSON_GetObjectItem(rg, "range")->valuestring, "lib")) top = cJSON_GetArrayItem(cJSON_GetObjectItem(rg, "functions"), 0);
+    fprintf(stderr, "unloaded: top function %s [%s]\n", top ? cJSON_GetObjectItem(top, "name")->valuestring : "-",
+            top ? cJSON_GetObjectItem(top, "module")->valuestring : "-");
+    CHECK(r.rc == OWN_STATUS && top && !strcmp(cJSON_GetObjectItem(top, "name")->valuestring, "sample_lib_hash") &&
+          !strcmp(cJSON_GetObjectItem(top, "module")->valuestring, "libsample_lib.so"),
+          "a library unloaded before the report: its function is still named, with its module (not an address)");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
 static void case_reset_samples(void) {
     static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=reset.json", "GPUPROF_REPORT=reset.txt", NULL };
     child_result r = run_child("reset_samples", env, 60);
@@ -604,11 +640,12 @@ int main(int argc, char **argv) {
                !strcmp(m, "small_stacks") ? child_small_stacks() : !strcmp(m, "thread_rounds") ? child_thread_rounds() :
                !strcmp(m, "managed_stack") ? child_managed_stack() : !strcmp(m, "own_handler_later") ? child_own_handler_later() :
                !strcmp(m, "reset_default") ? child_reset_default() : !strcmp(m, "reset_samples") ? child_reset_samples() :
-               !strcmp(m, "short_threads") ? child_short_threads() : 2;
+               !strcmp(m, "short_threads") ? child_short_threads() : !strcmp(m, "unloaded_lib") ? child_unloaded_lib() : 2;
     }
-    if (argc < 3) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE\n"); return 2; }
+    if (argc < 4) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB\n"); return 2; }
     simnvml = argv[1];
     simnvml_bare = argv[2];
+    sample_lib = argv[3];
     unsetenv("GPUPROF_NVML_PATH");
     unsetenv("GPUPROF_DEVICE_EVERY_MS");
     case_nvml_hang();
@@ -625,5 +662,6 @@ int main(int argc, char **argv) {
     case_reset_default();
     case_reset_samples();
     case_short_threads();
+    case_unloaded_lib();
     return check_done("test_hang");
 }
