@@ -115,9 +115,12 @@
                             pointers (-fno-omit-frame-pointer). A signal (SIGPROF) may
                             make a blocking call return EINTR (docs/guide.md "CPU samples")
        GPUPROF_SAMPLE_FOLDED=path  the samples' folded stacks (flamegraph.pl, speedscope)
-       GPUPROF_SAMPLE_SIGNAL=N|SIGRTMIN+K  the sampler's signal, when the program uses SIGPROF
+       GPUPROF_SAMPLE_SIGNAL=N|NAME|SIGRTMIN+K  the sampler's signal, when the program uses
+                            SIGPROF; SIGURG (ignored by default) where a library may reset
+                            it to its default. A signal the program takes over mid-run
+                            stops the sampling (one line)
        The device over the run (docs/guide.md "The device over the run (NVML)"):
-       GPUPROF_DEVICE_EVERY_MS=N  gpuprof's thread reads the GPU's utilization, SM and
+       GPUPROF_DEVICE_EVERY_MS=N  a thread of gpuprof's reads the GPU's utilization, SM and
                             memory clocks, power, temperature, throttle reasons, memory
                             and (Hopper on) GPM's SM, tensor and DRAM activity from NVML
                             every N ms (default 100 where libnvidia-ml.so.1 loads; 0 =
@@ -2386,7 +2389,8 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
 /* ----------------------------------------------------------------------
    The device over the run, part 1: the NVML seam and the sampler (SPEC 17)
    NVML (the driver's libnvidia-ml.so.1, loaded with dlopen: no build-time
-   dependency, any build) is read by gpuprof's own thread (the keeper) every
+   dependency, any build) is read by a thread of gpuprof's own (the reader,
+   which a call that never returns may block, and nothing else) every
    GPUPROF_DEVICE_EVERY_MS, never by a recording thread: utilization, clocks,
    power, temperature, the clock-event (throttle) reasons, memory used and,
    on GPUs with GPM (Hopper on), measured SM, tensor and DRAM activity. Each
@@ -2597,6 +2601,7 @@ static struct {
     int hung;                     /* process-wide: NVML stopped answering (atomic; set under gpuprof__nvr_mu) */
     int at_shutdown;              /* ... in nvmlShutdown: the samples are whole (set before hung) */
     int index1;                   /* the device's index + 1 once picked, 0 before (atomic) */
+    void *left;                   /* what a reader left blocked may still write: kept here, never freed */
 } gpuprof__nvr;
 static pthread_mutex_t gpuprof__nvr_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gpuprof__nvr_cond = PTHREAD_COND_INITIALIZER;
@@ -3125,6 +3130,7 @@ static void gpuprof__dev_clear(void) {
     for (k = 0; k < GPUPROF__DV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
     GPUPROF_FREE(gpuprof__dev.pt);
     if (!GPUPROF__LDA(&gpuprof__nvr.hung)) GPUPROF_FREE(gpuprof__dev.gpm_get);
+    else if (gpuprof__dev.gpm_get) gpuprof__nvr.left = gpuprof__dev.gpm_get;
     GPUPROF_FREE(gpuprof__dev.recent);
     gpuprof__dev.recent = NULL;
     gpuprof__dev.nrecent = 0;
@@ -5836,7 +5842,9 @@ static void gpuprof__smp_thread_start(gpuprof__thread *t) {
 /* A thread's timer deleted, its CPU time sampled added up: on the thread
    (it leaves) or from another (the session ends, the thread still runs;
    the program took the signal over), once (gpuprof__smp_stop_mu). */
+#if GPUPROF__SAMPLER
 static pthread_mutex_t gpuprof__smp_stop_mu = PTHREAD_MUTEX_INITIALIZER;
+#endif
 static void gpuprof__smp_thread_stop(gpuprof__thread *t, int own) {
 #if GPUPROF__SAMPLER
     gpuprof__smp *m = t->smp;
