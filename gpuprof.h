@@ -1474,6 +1474,7 @@ typedef struct gpuprof__smp_slot {
     uint64_t hash;                        /* 0: free; published last (release) */
     const struct gpuprof__node *node;     /* the innermost open range (NULL: none) */
     uint32_t at, depth;                   /* its stack: frames[at .. at + depth), the PC first */
+    uint32_t gen;                         /* the code map's size when taken: its addresses are named by the objects loaded then */
     uint64_t count;
 } gpuprof__smp_slot;
 typedef struct gpuprof__smp {
@@ -5581,7 +5582,9 @@ static int gpuprof__smp_code_add(struct gpuprof__dlinfo *info, size_t size, void
         if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
     }
     if (hi <= lo) return 0;
-    for (i = 0; i < n; i++) if (gpuprof__smpg.code_lo[i] == lo && gpuprof__smpg.code_hi[i] == hi) return 0;
+    for (i = 0; i < n; i++)                             /* known: the same object at the same place */
+        if (gpuprof__smpg.code_lo[i] == lo && gpuprof__smpg.code_hi[i] == hi &&
+            (gpuprof__smpg.code_path[i] ? info->name && !strcmp(gpuprof__smpg.code_path[i], info->name) : !(info->name && *info->name))) return 0;
     if (n == (int)(sizeof gpuprof__smpg.code_lo / sizeof gpuprof__smpg.code_lo[0])) return 1;
     gpuprof__smpg.code_lo[n] = lo;
     gpuprof__smpg.code_hi[n] = hi;
@@ -5650,13 +5653,13 @@ static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr
    Only the thread's own handler writes them (the signal is blocked while
    its handler runs); a slot's hash is published last. */
 static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const uintptr_t *st, uint32_t depth) {
-    uint64_t h = (uint64_t)(uintptr_t)node * 0x9E3779B97F4A7C15ull ^ depth;
-    uint32_t i, k, probe;
+    uint32_t i, k, probe, gen = (uint32_t)GPUPROF__LDA(&gpuprof__smpg.ncode);
+    uint64_t h = ((uint64_t)(uintptr_t)node * 0x9E3779B97F4A7C15ull ^ depth) + gen;
     for (i = 0; i < depth; i++) h = (h ^ (uint64_t)st[i]) * 0xBF58476D1CE4E5B9ull;
     h |= 1;                                /* 0: a free slot */
     for (probe = 0, k = (uint32_t)(h >> 40) % GPUPROF__SMP_SLOTS; probe < 32; probe++, k = (k + 1) % GPUPROF__SMP_SLOTS) {
         gpuprof__smp_slot *s = &m->slot[k];
-        if (s->hash == h && s->node == node && s->depth == depth && !memcmp(&m->frames[s->at], st, depth * sizeof *st)) {
+        if (s->hash == h && s->node == node && s->depth == depth && s->gen == gen && !memcmp(&m->frames[s->at], st, depth * sizeof *st)) {
             GPUPROF__ST(&s->count, s->count + 1);
             return (int)k;
         }
@@ -5666,6 +5669,7 @@ static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const ui
         s->node = node;
         s->at = m->nframes;
         s->depth = depth;
+        s->gen = gen;
         s->count = 1;
         m->nframes += depth;
         GPUPROF__STR(&s->hash, h);
@@ -5954,6 +5958,7 @@ typedef struct gpuprof__mod {
     uintptr_t bias, lo, hi;               /* load bias; its executable segments span [lo, hi) */
     int loaded;                           /* its symbols: 1 read, -1 none to be had, 0 not yet */
     int main;                             /* the main program */
+    int code_ix;                          /* its entry in the sampler's code map (-1: none, or not yet known) */
     gpuprof__sym *syms;
     uint32_t nsyms;
     char *strs;                           /* the names, as read */
@@ -5990,6 +5995,7 @@ static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *
     m->bias = info->addr;
     m->lo = lo;
     m->hi = hi;
+    m->code_ix = -1;
     return 0;
 }
 
@@ -6055,7 +6061,8 @@ static void gpuprof__sym_load(gpuprof__mod *m) {
 /* The loaded objects, their symbols not read yet (on need: gpuprof__sym_of). */
 /* The loaded objects, then those the code map remembers that are not
    loaded any more (unloaded since they were sampled: read from their
-   files all the same). */
+   files all the same); each linked to its entry in the map, which tells
+   which object an address was in when a sample was taken. */
 static void gpuprof__sym_open(gpuprof__symtab *st) {
     memset(st, 0, sizeof *st);
 #if GPUPROF__SAMPLER
@@ -6071,7 +6078,8 @@ static void gpuprof__sym_open(gpuprof__symtab *st) {
             if (!gpuprof__smpg.code_path[i]) continue;
             for (j = 0; j < live && !(st->mods[j].lo == gpuprof__smpg.code_lo[i] && st->mods[j].hi == gpuprof__smpg.code_hi[i] &&
                                       !strcmp(st->mods[j].path, gpuprof__smpg.code_path[i])); j++) {}
-            if (j < live || !(na = gpuprof__room(st->mods, sizeof *st->mods, st->n, &st->cap))) continue;
+            if (j < live) { st->mods[j].code_ix = i; continue; }
+            if (!(na = gpuprof__room(st->mods, sizeof *st->mods, st->n, &st->cap))) continue;
             st->mods = (gpuprof__mod *)na;
             m = &st->mods[st->n++];           /* zeroed */
             snprintf(m->path, sizeof m->path, "%s", gpuprof__smpg.code_path[i]);
@@ -6079,6 +6087,7 @@ static void gpuprof__sym_open(gpuprof__symtab *st) {
             m->bias = gpuprof__smpg.code_bias[i];
             m->lo = gpuprof__smpg.code_lo[i];
             m->hi = gpuprof__smpg.code_hi[i];
+            m->code_ix = i;
         }
         pthread_mutex_unlock(&gpuprof__smp_code_mu);
     }
@@ -6102,16 +6111,30 @@ static gpuprof__mod *gpuprof__sym_mod(const gpuprof__symtab *st, uintptr_t pc) {
     return NULL;
 }
 
+/* The object that held pc when a sample was taken with the code map at
+   gen entries: the latest of those entries that holds it (a library
+   unloaded since, and another loaded at its address, are told apart),
+   else the one loaded now. */
+static gpuprof__mod *gpuprof__sym_mod_at(const gpuprof__symtab *st, uintptr_t pc, uint32_t gen) {
+    gpuprof__mod *best = NULL;
+    uint32_t i;
+    for (i = 0; i < st->n; i++) {
+        gpuprof__mod *m = &st->mods[i];
+        if (pc >= m->lo && pc < m->hi && m->code_ix >= 0 && (uint32_t)m->code_ix < gen && (!best || m->code_ix > best->code_ix)) best = m;
+    }
+    return best ? best : gpuprof__sym_mod(st, pc);
+}
+
 /* The main program's file name ("" when unknown). */
 static const char *gpuprof__sym_exe(const gpuprof__symtab *st) {
     return st->n && st->mods[0].main ? st->mods[0].file : "";
 }
 
-/* The function holding pc: its name in buf (module+0xOFFSET, or 0xADDR,
-   when none is known) and its module's file name in *module ("" outside
-   every object). */
-static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, char *buf, size_t n, const char **module) {
-    gpuprof__mod *m = gpuprof__sym_mod(st, pc);
+/* The function holding pc in a sample taken with the code map at gen
+   entries: its name in buf (module+0xOFFSET, or 0xADDR, when none is
+   known) and its module's file name in *module ("" outside every object). */
+static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, uint32_t gen, char *buf, size_t n, const char **module) {
+    gpuprof__mod *m = gpuprof__sym_mod_at(st, pc, gen);
     uint32_t a = 0, b;
     if (!m) {
         *module = "";
@@ -9834,7 +9857,7 @@ static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, c
         m->map_seq = s->seq;
     }
     for (i = 0; i < depth; i++) {
-        const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, m->frames[sl->at + i] - (i ? 1 : 0), buf, sizeof buf, &module);
+        const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, m->frames[sl->at + i] - (i ? 1 : 0), sl->gen, buf, sizeof buf, &module);
         const char *exe = gpuprof__sym_exe(&gpuprof__pf_syms);
         uint64_t fid = (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1;
         name = gpuprof__smp_base(name, base, sizeof base);
@@ -11997,7 +12020,7 @@ static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpu
     r->kept += count;
     if (depth > 1) r->with_callers += count;
     for (i = 0; i < depth; i++)             /* a return address is after its call: named by the byte before it */
-        name[i] = gpuprof__sym_of(st, m->frames[s->at + i] - (i ? 1 : 0), buf[i], sizeof buf[i], &module[i]);
+        name[i] = gpuprof__sym_of(st, m->frames[s->at + i] - (i ? 1 : 0), s->gen, buf[i], sizeof buf[i], &module[i]);
     for (i = 0; i < depth; i++) {
         gpuprof__smpfn *f;
         for (j = 0; j < i && !(module[j] == module[i] && !strcmp(name[j], name[i])); j++) {}

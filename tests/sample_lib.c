@@ -3,6 +3,10 @@
    outside the main program). */
 #include <stdint.h>
 
+#ifdef SAMPLE_LIB_OTHER               /* libsample_other.so: the same code under another name (tests/test_hang.c) */
+#define sample_lib_hash sample_lib_other
+#endif
+
 uint64_t sample_lib_hash(uint64_t n);
 uint64_t sample_lib_hash(uint64_t n) {
     volatile uint64_t h = 1469598103934665603ull;

@@ -5,7 +5,7 @@
    ends with its own exit status (7). The parent checks that it ended, in
    time, with that status, its report and summary, and one `gpuprof:` line
    saying what was given up.
-   Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB */
+   Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER */
 #define _GNU_SOURCE                   /* F_SETPIPE_SZ */
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
@@ -19,7 +19,7 @@
 #include <dlfcn.h>
 
 #define OWN_STATUS 7
-static const char *self, *simnvml, *simnvml_bare, *sample_lib;
+static const char *self, *simnvml, *simnvml_bare, *sample_lib, *sample_other;
 
 static double now_s(void) {
     struct timespec t;
@@ -196,17 +196,30 @@ static int child_short_threads(void) {
     return OWN_STATUS;
 }
 
-/* A library loaded after the session began, sampled, and closed before
-   the report (SAMPLE_LIB: tests/sample_lib.c's). */
-static int child_unloaded_lib(void) {
-    const char *path = getenv("SAMPLE_LIB");
+/* A library loaded after the session began, sampled in range name, and
+   closed; 1 when done. Its load address in *at. */
+static int sample_in_lib(const char *path, const char *fn, const char *name, uintptr_t *at) {
     void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     uint64_t (*hash)(uint64_t) = NULL;
-    if (!lib) return 2;
-    *(void **)&hash = dlsym(lib, "sample_lib_hash");
-    if (!hash) return 2;
-    { PROF_RANGE("lib"); sink += (double)hash(150000000ull); }
+    Dl_info info;
+    if (!lib) return 0;
+    *(void **)&hash = dlsym(lib, fn);
+    if (!hash) return 0;
+    *at = dladdr((void *)(uintptr_t)hash, &info) ? (uintptr_t)info.dli_fbase : 0;
+    usleep(250000);                               /* a library is loaded well before its code runs: gpuprof's map has it by then */
+    { PROF_RANGE_DYN(name); sink += (double)hash(150000000ull); }
     dlclose(lib);
+    return 1;
+}
+
+/* Two libraries (SAMPLE_LIB, SAMPLE_OTHER: tests/sample_lib.c built twice,
+   its function named apart), each loaded, sampled and closed before the
+   report, the second most likely where the first was. */
+static int child_unloaded_lib(void) {
+    uintptr_t a = 0, b = 0;
+    if (!sample_in_lib(getenv("SAMPLE_LIB"), "sample_lib_hash", "lib", &a) || !sample_in_lib(getenv("SAMPLE_OTHER"), "sample_lib_other", "other", &b))
+        return 2;
+    fprintf(stderr, "child: the second library loaded %s the first\n", a == b ? "where" : "elsewhere than");
     return OWN_STATUS;
 }
 
@@ -598,23 +611,34 @@ static void case_short_threads(void) {
     free(r.err);
 }
 
+/* A range's top function and its module ("-" when none). */
+static void top_function(cJSON *smp, const char *range, const char **name, const char **module) {
+    cJSON *rg, *top = NULL;
+    cJSON_ArrayForEach(rg, cJSON_GetObjectItem(smp, "by_range"))
+        if (!strcmp(cJSON_GetObjectItem(rg, "range")->valuestring, range)) top = cJSON_GetArrayItem(cJSON_GetObjectItem(rg, "functions"), 0);
+    *name = top ? cJSON_GetObjectItem(top, "name")->valuestring : "-";
+    *module = top ? cJSON_GetObjectItem(top, "module")->valuestring : "-";
+}
+
 static void case_unloaded_lib(void) {
-    static char lib[600];
-    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=unloaded.json", "GPUPROF_REPORT=unloaded.txt", lib, NULL };
+    static char lib[600], other[600];
+    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=unloaded.json", "GPUPROF_REPORT=unloaded.txt", lib, other, NULL };
+    const char *fa, *ma, *fb, *mb;
     child_result r;
-    cJSON *j, *smp, *rg, *top = NULL;
+    cJSON *j, *smp;
     snprintf(lib, sizeof lib, "SAMPLE_LIB=%s", sample_lib);
+    snprintf(other, sizeof other, "SAMPLE_OTHER=%s", sample_other);
     r = run_child("unloaded_lib", env, 60);
     j = summary_load("unloaded.json");
     smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("a library sampled, then closed before the report", &r);
-    cJSON_ArrayForEach(rg, cJSON_GetObjectItem(smp, "by_range"))
-        if (!strcmp(cJSON_GetObjectItem(rg, "range")->valuestring, "lib")) top = cJSON_GetArrayItem(cJSON_GetObjectItem(rg, "functions"), 0);
-    fprintf(stderr, "unloaded: top function %s [%s]\n", top ? cJSON_GetObjectItem(top, "name")->valuestring : "-",
-            top ? cJSON_GetObjectItem(top, "module")->valuestring : "-");
-    CHECK(r.rc == OWN_STATUS && top && !strcmp(cJSON_GetObjectItem(top, "name")->valuestring, "sample_lib_hash") &&
-          !strcmp(cJSON_GetObjectItem(top, "module")->valuestring, "libsample_lib.so"),
+    show("two libraries sampled, each closed before the report", &r);
+    top_function(smp, "lib", &fa, &ma);
+    top_function(smp, "other", &fb, &mb);
+    fprintf(stderr, "unloaded: lib: %s [%s]; other: %s [%s]\n", fa, ma, fb, mb);
+    CHECK(r.rc == OWN_STATUS && !strcmp(fa, "sample_lib_hash") && !strcmp(ma, "libsample_lib.so"),
           "a library unloaded before the report: its function is still named, with its module (not an address)");
+    CHECK(!strcmp(fb, "sample_lib_other") && !strcmp(mb, "libsample_other.so"),
+          "... and the one loaded after it (at its address) is named apart: each sample by the objects loaded when it was taken");
     cJSON_Delete(j);
     free(r.err);
 }
@@ -642,10 +666,11 @@ int main(int argc, char **argv) {
                !strcmp(m, "reset_default") ? child_reset_default() : !strcmp(m, "reset_samples") ? child_reset_samples() :
                !strcmp(m, "short_threads") ? child_short_threads() : !strcmp(m, "unloaded_lib") ? child_unloaded_lib() : 2;
     }
-    if (argc < 4) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB\n"); return 2; }
+    if (argc < 5) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER\n"); return 2; }
     simnvml = argv[1];
     simnvml_bare = argv[2];
     sample_lib = argv[3];
+    sample_other = argv[4];
     unsetenv("GPUPROF_NVML_PATH");
     unsetenv("GPUPROF_DEVICE_EVERY_MS");
     case_nvml_hang();
