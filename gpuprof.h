@@ -5570,17 +5570,26 @@ static int gpuprof__smp_is_code(uintptr_t a) {
    it grows: made at a session's start, and brought up to date where a
    thread joins when the loader has added objects since (dlpi_adds). */
 static pthread_mutex_t gpuprof__smp_code_mu = PTHREAD_MUTEX_INITIALIZER;
-static int gpuprof__smp_code_add(struct gpuprof__dlinfo *info, size_t size, void *data) {
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    int i, n = gpuprof__smpg.ncode;
+
+/* A loaded object's executable segments: the span [lo, hi) they cover
+   (hi <= lo: none). */
+static void gpuprof__dl_code_span(const struct gpuprof__dlinfo *info, uintptr_t *lo, uintptr_t *hi) {
     uint16_t k;
-    (void)size; (void)data;
+    *lo = UINTPTR_MAX;
+    *hi = 0;
     for (k = 0; k < info->phnum; k++) {
         const Elf64_Phdr *ph = &info->phdr[k];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-        if (info->addr + ph->p_vaddr < lo) lo = info->addr + ph->p_vaddr;
-        if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
+        if (info->addr + ph->p_vaddr < *lo) *lo = info->addr + ph->p_vaddr;
+        if (info->addr + ph->p_vaddr + ph->p_memsz > *hi) *hi = info->addr + ph->p_vaddr + ph->p_memsz;
     }
+}
+
+static int gpuprof__smp_code_add(struct gpuprof__dlinfo *info, size_t size, void *data) {
+    uintptr_t lo, hi;
+    int i, n = gpuprof__smpg.ncode;
+    (void)size; (void)data;
+    gpuprof__dl_code_span(info, &lo, &hi);
     if (hi <= lo) return 0;
     for (i = 0; i < n; i++)                             /* known: the same object at the same place */
         if (gpuprof__smpg.code_lo[i] == lo && gpuprof__smpg.code_hi[i] == hi &&
@@ -5970,15 +5979,9 @@ static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *
     gpuprof__symtab *st = (gpuprof__symtab *)data;
     gpuprof__mod *m;
     void *na;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    uint16_t i;
+    uintptr_t lo, hi;
     (void)size;
-    for (i = 0; i < info->phnum; i++) {
-        const Elf64_Phdr *ph = &info->phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-        if (info->addr + ph->p_vaddr < lo) lo = info->addr + ph->p_vaddr;
-        if (info->addr + ph->p_vaddr + ph->p_memsz > hi) hi = info->addr + ph->p_vaddr + ph->p_memsz;
-    }
+    gpuprof__dl_code_span(info, &lo, &hi);
     if (hi <= lo) return 0;
     if (!(na = gpuprof__room(st->mods, sizeof *st->mods, st->n, &st->cap))) return 1;
     st->mods = (gpuprof__mod *)na;

@@ -292,20 +292,24 @@ static void show(const char *what, const child_result *r) {
     fprintf(stderr, "%s: status %d after %.2f s\n%s", what, r->rc, r->wall, r->err);
 }
 
+/* run_child with GPUPROF_NVML_PATH=lib added to env. */
+static child_result run_with_nvml(const char *mode, const char *const *env, const char *lib) {
+    char path[600];
+    const char *all[16];
+    int i;
+    snprintf(path, sizeof path, "GPUPROF_NVML_PATH=%s", lib);
+    for (i = 0; env[i] && i < 14; i++) all[i] = env[i];
+    all[i++] = path;
+    all[i] = NULL;
+    return run_child(mode, all, 40);
+}
+
 static void case_nvml_hang(void) {
     static const char *const env[] = { "GPUPROF_DEVICE_EVERY_MS=20", "SIMNVML_HANG=nvmlDeviceGetUtilizationRates:6",
                                        "GPUPROF_SUMMARY=hang.json", "GPUPROF_REPORT=hang.txt", NULL };
-    char lib[600];
-    const char *e2[8];
-    child_result r;
+    child_result r = run_with_nvml("nvml_hang", env, simnvml);
     cJSON *j, *dev, *devi;
     char *report;
-    int i;
-    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml);
-    for (i = 0; env[i]; i++) e2[i] = env[i];
-    e2[i++] = lib;
-    e2[i] = NULL;
-    r = run_child("nvml_hang", e2, 30);
     show("NVML that stops answering", &r);
     CHECK(r.rc == OWN_STATUS, "an NVML call that never returns: the program ends with its own status, its steps and a report from another thread went on");
     CHECK(r.wall < 8, "... and it ends about when its work ends (3 s), not never");
@@ -327,15 +331,7 @@ static void case_nvml_hang(void) {
 static void case_nvml_init_slow(void) {
     static const char *const env[] = { "GPUPROF_DEVICE_EVERY_MS=20", "SIMNVML_HANG=nvmlInit_v2:1:30000", "GPUPROF_METRICS=init.prom",
                                        "GPUPROF_SUMMARY_EVERY=0.1", NULL };
-    char lib[600];
-    const char *e2[8];
-    child_result r;
-    int i;
-    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml);
-    for (i = 0; env[i]; i++) e2[i] = env[i];
-    e2[i++] = lib;
-    e2[i] = NULL;
-    r = run_child("nvml_init_slow", e2, 40);
+    child_result r = run_with_nvml("nvml_init_slow", env, simnvml);
     show("nvmlInit_v2 of 30 s", &r);
     CHECK(r.rc == OWN_STATUS, "nvmlInit_v2 taking 30 s: the checkpoints' metrics file is written meanwhile, the program ends with its own status");
     CHECK(r.wall < 4, "... 1 s after its work at most, not 30 s");
@@ -346,16 +342,8 @@ static void case_nvml_init_slow(void) {
 
 static void case_nvml_shutdown_slow(void) {
     static const char *const env[] = { "GPUPROF_DEVICE_EVERY_MS=20", "SIMNVML_HANG=nvmlShutdown:1:30000", "GPUPROF_SUMMARY=shut.json", NULL };
-    char lib[600];
-    const char *e2[8];
-    child_result r;
+    child_result r = run_with_nvml("plain", env, simnvml);
     cJSON *j;
-    int i;
-    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml);
-    for (i = 0; env[i]; i++) e2[i] = env[i];
-    e2[i++] = lib;
-    e2[i] = NULL;
-    r = run_child("plain", e2, 40);
     show("nvmlShutdown of 30 s", &r);
     CHECK(r.rc == OWN_STATUS && r.wall < 4, "nvmlShutdown taking 30 s: the program ends with its own status 1 s after its work at most");
     CHECK(lines_with(r.err, "nvmlShutdown has not returned") == 1, "... with one line naming nvmlShutdown");
@@ -368,13 +356,8 @@ static void case_nvml_shutdown_slow(void) {
 }
 
 static void case_nvml_bare(void) {
-    char lib[600];
-    const char *env[2];
-    child_result r;
-    snprintf(lib, sizeof lib, "GPUPROF_NVML_PATH=%s", simnvml_bare);
-    env[0] = lib;
-    env[1] = NULL;
-    r = run_child("plain", env, 30);
+    static const char *const env[] = { NULL };
+    child_result r = run_with_nvml("plain", env, simnvml_bare);
     show("an NVML without counters", &r);
     CHECK(r.rc == OWN_STATUS, "GPUPROF_NVML_PATH names a library with none of the counters: the program runs");
     CHECK(lines_with(r.err, "gives none of the counters") == 1, "... and one line says there is nothing to sample");
