@@ -611,6 +611,21 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #include <stdlib.h>
 #include <string.h>
 
+/* NaN and the infinities, told by their bits: -ffinite-math-only (in -Ofast
+   and -ffast-math, which a program's build applies to this file too) lets
+   the compiler take x != x as false and x - x == 0 as true. NaN stands for
+   a missing figure throughout; these tell it whatever the flags. */
+static inline int gpuprof__finite(double x) {
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return (b & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
+}
+static inline int gpuprof__isnan(double x) {
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+}
+
 /* The CUDA backend: on when nvcc compiles this file or with GPUPROF_CUDA;
    NVTX comes with it unless GPUPROF_NO_NVTX. */
 #if defined(__CUDACC__) && !defined(GPUPROF_CUDA)
@@ -1083,7 +1098,7 @@ GPUPROF__INLINE void gpuprof__stats_moments(gpuprof_stats *s, double x) {
 
 void gpuprof_stats_add(gpuprof_stats *s, double x) {
     uint64_t n = GPUPROF__LD(&s->count);
-    if (GPUPROF__UNLIKELY(!(x - x == 0.0))) {     /* NaN or infinity */
+    if (GPUPROF__UNLIKELY(!gpuprof__finite(x))) { /* NaN or infinity */
         GPUPROF__ST(&s->rejected, GPUPROF__LD(&s->rejected) + 1);
         return;
     }
@@ -1222,7 +1237,7 @@ double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
     int32_t lo = GPUPROF__LD(&s->lo_key);
     double h, f, a, b, mn, mx;
     int i, first, last;
-    if (!n || q != q) return GPUPROF__NAN;
+    if (!n || gpuprof__isnan(q)) return GPUPROF__NAN;
     mn = gpuprof__ldd(&s->min);
     mx = gpuprof__ldd(&s->max);
     if (q < 0) q = 0;
@@ -2957,14 +2972,11 @@ static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t
    with one line a counter. Memory used is also bounded by the total. */
 static int gpuprof__dv_possible(int k, double x, double *lo, double *hi) {
     const char *u = gpuprof__dv_info[k].unit;
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
     *lo = 0;
     *hi = !strcmp(u, "%") ? 100.5 : !strcmp(u, "MHz") ? 20000 : !strcmp(u, "W") ? 10000 : !strcmp(u, "C") ? 200 :
           !strcmp(u, "MiB") ? (gpuprof__dev.mem_total > 0 ? (double)gpuprof__dev.mem_total / 1048576.0 : 1073741824.0) : 1e8;
     if (!strcmp(u, "C")) *lo = -60;
-    if ((bits >> 52 & 0x7ff) == 0x7ff) return 0;      /* NaN or infinity, told by its bits: -ffinite-math-only keeps this test */
-    return x >= *lo && x <= *hi;
+    return gpuprof__finite(x) && x >= *lo && x <= *hi;
 }
 
 /* Counter k's value from a call that returned rc; 1 when it has one. */
@@ -7509,9 +7521,9 @@ void gpuprof__counter(gpuprof_site *site, double value) {
         gpuprof__node_init(n, NULL, id, 0);
         GPUPROF__STR(&t->counters[id], n);
     }
-    if (!(value - value == 0.0)) {
+    if (!gpuprof__finite(value)) {
         gpuprof__warn(GPUPROF__W_BAD_VALUE, "counter \"%s\" was given %s; the sample is rejected and counted (check the value before GPUPROF_COUNTER)",
-                      gpuprof__g.names[id].text, value != value ? "NaN" : "an infinity");
+                      gpuprof__g.names[id].text, gpuprof__isnan(value) ? "NaN" : "an infinity");
         gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
         return;
     }
@@ -8049,7 +8061,7 @@ static void gpuprof__buf_printf(gpuprof__buf *b, const char *fmt, ...) {
    and infinities (not JSON) become null. */
 static void gpuprof__buf_num(gpuprof__buf *b, double v) {
     char tmp[40];
-    if (!(v - v == 0.0)) { gpuprof__buf_s(b, "null"); return; }
+    if (!gpuprof__finite(v)) { gpuprof__buf_s(b, "null"); return; }
     if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
     else gpuprof__fmt(tmp, sizeof tmp, "%.9g", v);
     gpuprof__buf_s(b, tmp);
@@ -8067,7 +8079,7 @@ static void gpuprof__buf_json_str(gpuprof__buf *b, const char *s) {
 static const char *gpuprof__fmt_ns(char *buf, size_t n, double ns) {
     static const char *const unit[] = { "ns", "us", "ms", "s" };
     int u = 0;
-    if (ns != ns) { snprintf(buf, n, "-"); return buf; }
+    if (gpuprof__isnan(ns)) { snprintf(buf, n, "-"); return buf; }
     while (u < 3 && (ns >= 999.5 || ns <= -999.5)) { ns /= 1000.0; u++; }
     if (u == 0) gpuprof__fmt(buf, n, "%.0f", ns);
     else if (ns < 0 ? ns > -9.995 : ns < 9.995) gpuprof__fmt(buf, n, "%.2f", ns);
@@ -8079,7 +8091,7 @@ static const char *gpuprof__fmt_ns(char *buf, size_t n, double ns) {
 }
 
 static const char *gpuprof__fmt_val(char *buf, size_t n, double v) {
-    if (v != v) snprintf(buf, n, "-");
+    if (gpuprof__isnan(v)) snprintf(buf, n, "-");
     else gpuprof__fmt(buf, n, "%.4g", v);
     return buf;
 }
@@ -8592,7 +8604,7 @@ static char *gpuprof__trace_track_meta(char *p, uint32_t tid, const char *label,
 
 /* A JSON number (9 significant digits), or null for NaN and infinities. */
 static char *gpuprof__put_num(char *p, double v) {
-    if (v != v || v - v != 0) return gpuprof__put_s(p, "null");
+    if (!gpuprof__finite(v)) return gpuprof__put_s(p, "null");
     return p + gpuprof__fmt(p, 40, "%.9g", v);
 }
 
@@ -12549,7 +12561,7 @@ static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
     double a = v < 0 ? -v : v;
     const char *pre = v < 0 ? "-" : sign && v > 0 ? "+" : "";
     int u = 0;
-    if (v != v) { snprintf(buf, n, "-"); return buf; }
+    if (gpuprof__isnan(v)) { snprintf(buf, n, "-"); return buf; }
     while (u < 4 && a >= 1023.5) { a /= 1024.0; u++; }
     if (u == 0) gpuprof__fmt(buf, n, "%s%.0f B", pre, a);
     else if (a < 9.995) gpuprof__fmt(buf, n, "%s%.2f %s", pre, a, unit[u]);
@@ -12803,7 +12815,7 @@ static void gpuprof__mem_range_cells(gpuprof__buf *b, const gpuprof__row *r) {
 static const char *gpuprof__fmt_si(char *buf, size_t n, double v, const char *unit) {
     static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
     int u = 0;
-    if (v != v) { snprintf(buf, n, "-"); return buf; }
+    if (gpuprof__isnan(v)) { snprintf(buf, n, "-"); return buf; }
     while (u < 6 && (v >= 999.5 || v <= -999.5)) { v /= 1000.0; u++; }
     gpuprof__fmt(buf, n, "%.3g %s%s", v, pre[u], unit);
     return buf;
@@ -14446,8 +14458,8 @@ static void gpuprof__prom_str(gpuprof__buf *b, const char *s) {
    the microsecond), NaN and Inf as the format spells them. */
 static void gpuprof__prom_val(gpuprof__buf *b, double v) {
     char tmp[40];
-    if (v != v) { gpuprof__buf_s(b, "NaN"); return; }
-    if (v - v != 0.0) { gpuprof__buf_s(b, v > 0 ? "+Inf" : "-Inf"); return; }
+    if (gpuprof__isnan(v)) { gpuprof__buf_s(b, "NaN"); return; }
+    if (!gpuprof__finite(v)) { gpuprof__buf_s(b, v > 0 ? "+Inf" : "-Inf"); return; }
     if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
     else gpuprof__fmt(tmp, sizeof tmp, "%.15g", v);
     gpuprof__buf_s(b, tmp);
@@ -15339,7 +15351,7 @@ static void gpuprof__xr_straggler(gpuprof__xr *x, double *scratch) {
                 cidx = i;
             }
         }
-        if (cidx >= 0 && (x->step_med != x->step_med || best >= 0.05 * x->step_med)) {
+        if (cidx >= 0 && (gpuprof__isnan(x->step_med) || best >= 0.05 * x->step_med)) {
             x->strag = order[k];
             x->comm_row = cidx;
             x->excess = ex;
@@ -15436,7 +15448,7 @@ static void gpuprof__xr_warnings(const gpuprof__xr *x, gpuprof__buf *b, int miss
 }
 
 static const char *gpuprof__xr_ms(char *buf, size_t n, double ns) {
-    if (ns != ns) snprintf(buf, n, "-");
+    if (gpuprof__isnan(ns)) snprintf(buf, n, "-");
     else if (ns >= 1e6) gpuprof__fmt(buf, n, "%.2f ms", ns / 1e6);
     else gpuprof__fmt(buf, n, "%.1f us", ns / 1e3);
     return buf;
