@@ -1497,6 +1497,7 @@ typedef struct gpuprof__smp {
     uint64_t cpu0_ns;                     /* the thread's CPU time when its timer started */
     uint64_t cpu_ns;                      /* CPU time sampled so far, timers stopped since */
     uint64_t taken, lost;                 /* samples the handler took; those it had no room to keep */
+    uint64_t overruns;                    /* expiries the kernel merged into one signal (si_overrun): a tick coarser than the rate, or a thread preempted */
     uint64_t gen;                         /* the thread's timer: its number + 1 (0: none) */
     int busy;                             /* the handler is in it */
     int tid;
@@ -5704,13 +5705,14 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     gpuprof__thread *t = gpuprof__tls;
     gpuprof__smp *m;
-    (void)sig; (void)si;
+    (void)sig;
     if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smpg.on) && m->gen) {
         uintptr_t st[GPUPROF__SMP_DEPTH];
         uint32_t d = t->depth, n;
         int k;
         const gpuprof__node *node;
         GPUPROF__ST(&m->busy, 1);
+        if (si && si->si_code == SI_TIMER && si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
         if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
         node = d ? t->stack[d - 1].node : NULL;
         n = gpuprof__smp_walk(m, uc, st);
@@ -5956,6 +5958,7 @@ static void gpuprof__smp_reset(void) {
         for (i = 0; i < GPUPROF__SMP_SLOTS; i++) GPUPROF__ST(&m->slot[i].count, (uint64_t)0);
         GPUPROF__ST(&m->taken, (uint64_t)0);
         GPUPROF__ST(&m->lost, (uint64_t)0);
+        GPUPROF__ST(&m->overruns, (uint64_t)0);
         GPUPROF__ST(&m->cpu_ns, (uint64_t)0);
 #if GPUPROF__SAMPLER
         if (GPUPROF__LD(&m->gen)) GPUPROF__ST(&m->cpu0_ns, gpuprof__smp_cpu_of(t == gpuprof__tls ? 0 : m->tid));
@@ -11972,6 +11975,7 @@ typedef struct gpuprof__smprange {
 } gpuprof__smprange;
 typedef struct gpuprof__smprep {
     uint64_t taken, lost, kept, with_callers, trace_lost;
+    uint64_t overruns;                     /* expiries the kernel merged into the signals taken (si_overrun) */
     double cpu_s;                         /* CPU time of the sampled threads while sampled */
     gpuprof__smprange *r;
     uint32_t nr, cr;
@@ -12081,6 +12085,7 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         if (!m) continue;
         r->taken += GPUPROF__LD(&m->taken);
         r->lost += GPUPROF__LD(&m->lost);
+        r->overruns += GPUPROF__LD(&m->overruns);
         r->trace_lost += GPUPROF__LD(&m->trace_lost);
         r->cpu_s += (double)GPUPROF__LD(&m->cpu_ns) * 1e-9;
 #if GPUPROF__SAMPLER
@@ -12219,8 +12224,8 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_num(b, gpuprof__smpg.hz);
     gpuprof__buf_s(b, ",\"rate_hz\":");
     gpuprof__buf_num(b, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0);
-    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"error\":", (unsigned long long)r.taken,
-                        (unsigned long long)r.lost, (unsigned long long)r.with_callers, (unsigned long long)r.trace_lost);
+    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"error\":", (unsigned long long)r.taken,
+                        (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers, (unsigned long long)r.trace_lost);
     if (gpuprof__smpg.why[0]) gpuprof__buf_json_str(b, gpuprof__smpg.why);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"by_range\":[");
