@@ -12201,7 +12201,7 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, 
                             (unsigned long long)n);
         for (k = 1; k < all.nfn && k < 3 && all.fn[k].self; k++)
             gpuprof__buf_printf(b, "%s %s %.0f%%", k == 1 ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
-        gpuprof__buf_printf(b, "%s CPU samples per range); %s\n", k > 1 ? ";" : " (", named ? named : remedy);
+        gpuprof__buf_printf(b, "%sCPU samples per range); %s\n", k > 1 ? "; " : " (", named ? named : remedy);
     } else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
     gpuprof__smp_range_free(&all);
 }
