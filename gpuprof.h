@@ -3155,7 +3155,7 @@ static void gpuprof__dev_clear(void) {
     memset(gpuprof__dev.why, 0, sizeof gpuprof__dev.why);
     gpuprof__dev.pt = NULL;
     gpuprof__dev.gpm_get = NULL;
-    gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;
+    if (!GPUPROF__LDA(&gpuprof__nvr.hung)) gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;   /* else NVML's, never freed */
     gpuprof__dev.npt = gpuprof__dev.nph = 0;
     gpuprof__dev.per_pt = 1;
     gpuprof__dev.samples = gpuprof__dev.nwhy = gpuprof__dev.outside = gpuprof__dev.lost_at = 0;
