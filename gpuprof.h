@@ -2613,7 +2613,7 @@ static struct {
     int stop, done;               /* under gpuprof__nvr_mu: asked to end; it has ended */
     const char *call;             /* the call in flight (atomic), NULL: none */
     uint64_t since;               /* when it began (mono ns, atomic) */
-    uint64_t t0;                  /* the session's start on the same clock: the line says when */
+    uint64_t t0;                  /* the session's start on the same clock: the line says when (atomic) */
     uint64_t hung_at;             /* ns after t0 that the call began (atomic, set before hung) */
     int hung;                     /* process-wide: NVML stopped answering (atomic; set under gpuprof__nvr_mu) */
     int at_shutdown;              /* ... in nvmlShutdown: the samples are whole (set before hung) */
@@ -2655,7 +2655,8 @@ static int gpuprof__nv_hung(int force) {
     if (!call) since = now;
     pthread_mutex_lock(&gpuprof__nvr_mu);
     if (!GPUPROF__LD(&gpuprof__nvr.hung)) {
-        GPUPROF__ST(&gpuprof__nvr.hung_at, since > gpuprof__nvr.t0 ? since - gpuprof__nvr.t0 : 0);
+        uint64_t t0 = GPUPROF__LD(&gpuprof__nvr.t0);
+        GPUPROF__ST(&gpuprof__nvr.hung_at, since > t0 ? since - t0 : 0);
         GPUPROF__ST(&gpuprof__nvr.at_shutdown, call && !strcmp(call, "nvmlShutdown"));
         GPUPROF__STR(&gpuprof__nvr.hung, 1);
         said = 1;
@@ -3345,7 +3346,7 @@ static void *gpuprof__nvr_main(void *arg) {
 /* At a session's start, with telemetry wanted (gpuprof__dev_want). */
 static void gpuprof__dev_start(void) {
     gpuprof__nvr.stop = gpuprof__nvr.done = 0;
-    gpuprof__nvr.t0 = gpuprof__mono_ns();
+    GPUPROF__ST(&gpuprof__nvr.t0, gpuprof__mono_ns());
     GPUPROF__ST(&gpuprof__nvr.running, pthread_create(&gpuprof__nvr.th, NULL, gpuprof__nvr_main, NULL) == 0);
     if (!gpuprof__nvr.running) gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for device telemetry; the device is not sampled");
 }
