@@ -6037,23 +6037,55 @@ static void *gpuprof__sym_read(int fd, uint64_t off, uint64_t n) {
     return b;
 }
 
-/* A module's functions from its file: .symtab, else .dynsym. */
-static void gpuprof__sym_load(gpuprof__mod *m) {
+/* The file where the distribution keeps a module's debug symbols, by the
+   build id of its NT_GNU_BUILD_ID note (/usr/lib/debug/.build-id/ab/cdef...
+   .debug: Debian's -dbg packages, Fedora's debuginfo); "" when there is
+   none. */
+static void gpuprof__sym_debug_file(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, char *out, size_t cap) {
+    int i;
+    out[0] = 0;
+    for (i = 0; i < eh->e_shnum && !out[0]; i++) {
+        unsigned char *note;
+        uint64_t at = 0;
+        if (sh[i].sh_type != SHT_NOTE || sh[i].sh_size > 65536 || !(note = (unsigned char *)gpuprof__sym_read(fd, sh[i].sh_offset, sh[i].sh_size))) continue;
+        while (at + 12 <= sh[i].sh_size) {
+            uint32_t nsz, dsz, type;
+            uint64_t name, desc;
+            memcpy(&nsz, note + at, 4);
+            memcpy(&dsz, note + at + 4, 4);
+            memcpy(&type, note + at + 8, 4);
+            name = at + 12;
+            desc = name + (((uint64_t)nsz + 3) & ~3ull);
+            if (desc + dsz > sh[i].sh_size) break;
+            if (type == 3 && nsz == 4 && !memcmp(note + name, "GNU", 4) && dsz >= 2 && dsz <= 64) {     /* NT_GNU_BUILD_ID */
+                size_t o = (size_t)snprintf(out, cap, "/usr/lib/debug/.build-id/%02x/", note[desc]);
+                uint32_t k;
+                for (k = 1; k < dsz && o + 3 < cap; k++) o += (size_t)snprintf(out + o, cap - o, "%02x", note[desc + k]);
+                if (o + 7 >= cap || (snprintf(out + o, cap - o, ".debug"), access(out, R_OK) != 0)) out[0] = 0;
+                break;
+            }
+            at = desc + (((uint64_t)dsz + 3) & ~3ull);
+        }
+        GPUPROF_FREE(note);
+    }
+}
+
+/* A module's functions from an ELF file's symbol table (.symtab; with
+   any, also .dynsym): 1 from .symtab, 0 from .dynsym, -1 none. debug (not
+   NULL): where there is no .symtab, the file of its debug symbols. */
+static int gpuprof__sym_table(gpuprof__mod *m, int fd, int any, char *debug, size_t cap) {
     Elf64_Ehdr eh;
     Elf64_Shdr *sh = NULL;
     Elf64_Sym *sy = NULL;
-    int fd, i, pick = -1;
+    int i, pick = -1, got = -1;
     uint64_t k, n;
-    m->loaded = -1;
-    if (!m->path[0] || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0) return;
     if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || !(sh = (Elf64_Shdr *)gpuprof__sym_read(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh))) {
-        close(fd);
-        return;
-    }
+        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || !(sh = (Elf64_Shdr *)gpuprof__sym_read(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh)))
+        return -1;
     for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_SYMTAB) pick = i;
-    if (pick < 0) for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
-    if (pick >= 0 && sh[pick].sh_link < eh.e_shnum && sh[pick].sh_entsize == sizeof(Elf64_Sym) &&
+    if (pick < 0 && debug) gpuprof__sym_debug_file(fd, &eh, sh, debug, cap);
+    if (pick < 0 && any) for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
+    if (pick >= 0 && sh[pick].sh_link < eh.e_shnum && sh[pick].sh_entsize == sizeof(Elf64_Sym) && sh[pick].sh_type != SHT_NOBITS &&
         (sy = (Elf64_Sym *)gpuprof__sym_read(fd, sh[pick].sh_offset, sh[pick].sh_size)) != NULL &&
         (m->strs = (char *)gpuprof__sym_read(fd, sh[sh[pick].sh_link].sh_offset, sh[sh[pick].sh_link].sh_size)) != NULL) {
         n = sh[pick].sh_size / sizeof *sy;
@@ -6068,17 +6100,42 @@ static void gpuprof__sym_load(gpuprof__mod *m) {
                 m->syms[m->nsyms++].name = m->strs + sy[k].st_name;
             }
             if (m->nsyms) qsort(m->syms, m->nsyms, sizeof *m->syms, gpuprof__sym_cmp);
-            m->loaded = 1;
+            got = sh[pick].sh_type == SHT_SYMTAB;
+        } else {
+            GPUPROF_FREE(m->strs);
+            m->strs = NULL;
         }
     }
     GPUPROF_FREE(sy);
     GPUPROF_FREE(sh);
+    return got;
+}
+
+/* A module's functions from its file: .symtab; else those of its debug
+   file (a stripped library whose distribution ships them: libc6-dbg); else
+   .dynsym (exported functions only). */
+static void gpuprof__sym_load(gpuprof__mod *m) {
+    char debug[160];
+    int fd, got;
+    m->loaded = -1;
+    debug[0] = 0;
+    if (!m->path[0] || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0) return;
+    got = gpuprof__sym_table(m, fd, 0, debug, sizeof debug);
+    if (got < 0 && debug[0]) {
+        int dfd = open(debug, O_RDONLY | O_CLOEXEC);
+        if (dfd >= 0) {
+            got = gpuprof__sym_table(m, dfd, 0, NULL, 0);
+            close(dfd);
+        }
+    }
+    if (got < 0) got = gpuprof__sym_table(m, fd, 1, NULL, 0);
     close(fd);
+    if (got >= 0) m->loaded = 1;
 }
 #endif
 
-/* The loaded objects, their symbols not read yet (on need: gpuprof__sym_of). */
-/* The loaded objects, then those the code map remembers that are not
+/* The loaded objects (their symbols read on need: gpuprof__sym_of), then
+   those the code map remembers that are not
    loaded any more (unloaded since they were sampled: read from their
    files all the same); each linked to its entry in the map, which tells
    which object an address was in when a sample was taken. */
