@@ -6207,8 +6207,10 @@ static const char *gpuprof__sym_exe(const gpuprof__symtab *st) {
 }
 
 /* The function holding pc in a sample taken with the code map at gen
-   entries: its name in buf (module+0xOFFSET, or 0xADDR, when none is
-   known) and its module's file name in *module ("" outside every object). */
+   entries: its name in buf ("module (no symbols)" for an object without
+   any, module+0xOFFSET where its symbols do not cover pc, 0xADDR outside
+   every object) and its module's file name in *module ("" outside every
+   object). */
 static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, uint32_t gen, char *buf, size_t n, const char **module) {
     gpuprof__mod *m = gpuprof__sym_mod_at(st, pc, gen);
     uint32_t a = 0, b;
@@ -6227,7 +6229,8 @@ static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, uint32_t g
         else b = mid;
     }
     if (a && pc < m->syms[a - 1].hi) return m->syms[a - 1].name;
-    snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
+    if (!m->nsyms) snprintf(buf, n, "%s (no symbols)", m->file);     /* one row for the object, not one an address */
+    else snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
     return buf;
 }
 
