@@ -6,7 +6,7 @@
    time, with that status, its report and summary, and one `gpuprof:` line
    saying what was given up.
    Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER */
-#define _GNU_SOURCE                   /* F_SETPIPE_SZ */
+#define _GNU_SOURCE                   /* dladdr */
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
@@ -91,14 +91,15 @@ static int child_plain(void) {
     return OWN_STATUS;
 }
 
-/* Many ranges (a metrics file of more than a pipe's 4 KiB) for secs. */
+/* Many ranges for secs: a metrics file of more than a pipe holds (64 KiB),
+   so that a reader that does not read makes the write wait. */
 static int child_many_ranges(double secs) {
     double until = now_s() + secs;
     while (now_s() < until) {
         int i;
-        for (i = 0; i < 40; i++) {
+        for (i = 0; i < 320; i++) {
             char name[64];
-            snprintf(name, sizeof name, "a_range_with_a_long_name_for_a_big_file_%02d", i);
+            snprintf(name, sizeof name, "a_range_with_a_long_name_for_a_big_file_%03d", i);
             { GPUPROF_RANGE_DYN(name); work_ms(0.02); }
         }
         PROF_STEP();
@@ -377,9 +378,9 @@ static void case_fifo_no_reader(void) {
     free(r.err);
 }
 
-/* A reader that opens the FIFO, lets a pipe of 4 KiB fill, and closes it
-   without reading, again and again: the writes meet EPIPE, and SIGPIPE
-   never reaches the program. */
+/* A reader that opens the FIFO, lets the pipe fill, and closes it without
+   reading, again and again: a write of more than the pipe holds waits, then
+   meets EPIPE, and SIGPIPE never reaches the program. */
 static volatile int reader_stop;
 static int reader_opens;
 static void *closing_reader(void *arg) {
@@ -388,9 +389,6 @@ static void *closing_reader(void *arg) {
         int fd = open(path, O_RDONLY);            /* blocks until a writer opens */
         if (fd < 0) continue;
         reader_opens++;
-#ifdef F_SETPIPE_SZ
-        (void)fcntl(fd, F_SETPIPE_SZ, 4096);
-#endif
         usleep(30000);
         close(fd);
         usleep(60000);                            /* no reader for a while: a write meets EPIPE */
