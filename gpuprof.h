@@ -8268,11 +8268,12 @@ static int gpuprof__write_all(int fd, const gpuprof__buf *b, int nonblock) {
    NULL): the file is read by another user (node_exporter), so 0644
    whatever the umask, and *made is the file written. */
 static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const char *what, struct stat *made, char *tmp) {
-    int fd, had = 0, rc, atomic = strcmp(what, "summary") == 0 || strcmp(what, "metrics") == 0, special, err;
+    int fd, had = 0, rc, atomic = strcmp(what, "summary") == 0 || strcmp(what, "metrics") == 0, special, err, exists;
     struct stat st;
     gpuprof__sigpipe_hold hold;
-    special = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-    if (atomic) atomic = stat(path, &st) == 0 ? (had = S_ISREG(st.st_mode)) : errno == ENOENT;
+    exists = stat(path, &st) == 0;
+    special = exists && !S_ISREG(st.st_mode);
+    if (atomic) atomic = exists ? (had = S_ISREG(st.st_mode)) : errno == ENOENT;
     fd = atomic ? gpuprof__tmp_create(path, tmp, GPUPROF__PATH_MAX + 104) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (special ? O_NONBLOCK : 0), 0644);
     if (fd < 0) {
         if (special && errno == ENXIO)
@@ -10227,14 +10228,9 @@ static void *gpuprof__writer_main(void *arg) {
         gpuprof__block *list, *last;
         int k;
         while ((!gpuprof__g.queue_head || gpuprof__g.fmt_hold) && !gpuprof__g.writer_stop) {
-            struct timespec until;
-            gpuprof__timespec now;
             int rc;
             if (gpuprof__g.fmt_hold) { pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock); continue; }
-            gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &now);
-            until.tv_sec = now.tv_sec + 1;
-            until.tv_nsec = now.tv_nsec;
-            rc = pthread_cond_timedwait(&gpuprof__trace_cond, &gpuprof__trace_lock, &until);
+            rc = gpuprof__cond_wait_ns(&gpuprof__trace_cond, &gpuprof__trace_lock, 1000000000u);
             if (rc == ETIMEDOUT && !gpuprof__g.queue_head && !gpuprof__g.fmt_hold && !gpuprof__g.writer_stop) {
                 gpuprof__g.writer_busy = 1;
                 pthread_mutex_unlock(&gpuprof__trace_lock);
