@@ -568,6 +568,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Per-thread state                 a thread's call tree of nodes
      Trace buffers                    recording: per-thread blocks of events
      The device over the run, part 1  the NVML seam, gpuprof's thread sampling the GPU
+     Launch figures                   occupancy, SM fill, waves; tensor cores by name
      Kernel capture, part 1           the CUPTI seam, the capture's state
      GPU backend                      CUDA events per range, harvested without a sync
      Kernel capture, part 2           CUPTI's records into tables, ranges' GPU spans
@@ -605,6 +606,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
 #define GPUPROF__IMPLEMENTED
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #define GPUPROF__NAN ((double)NAN)   /* NAN is a float: spelled as a double, -Wdouble-promotion stays quiet */
 #include <stdarg.h>
@@ -1356,6 +1358,7 @@ typedef struct gpuprof__node {
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns;   /* kernel capture: kernels launched inside this range itself (written by the collector) */
+    uint64_t kuf_ns, ktc_ns, ksimt_ns;  /* ... their time in launches that leave most SMs idle, on the tensor cores, in SIMT GEMMs */
     uint64_t copy_ns, copy_bytes, copy_pageable;   /* ... and copies (pageable: those to or from pageable host memory) */
     uint64_t sync_ns;         /* ... and the CPU time its synchronizing calls waited */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
@@ -3419,6 +3422,151 @@ static int gpuprof__dv_class(uint32_t name_id, double *dram, double *comp) {   /
 }
 
 /* ----------------------------------------------------------------------
+   Launch figures (CUDA builds; SPEC 20): what a kernel's launch shape
+   leaves of the GPU -- blocks per SM, theoretical occupancy and its
+   limiter, the share of SMs given work, waves -- from the device's limits
+   and the kernel record's grid, block, registers and shared memory. The
+   arithmetic is that of CUDA's occupancy calculator (the toolkit's
+   cuda_occupancy.h, compute capability 7.0 to 12.x), with the launch's
+   dynamic shared memory as the kernel's opt-in limit and the default
+   carveout; tests/test_kernels.c checks every figure against that header.
+   And whether a kernel runs on the tensor cores, from its name.
+   ---------------------------------------------------------------------- */
+#ifdef GPUPROF_CUDA
+/* One device's limits (cudaDeviceGetAttribute at init; 0: unknown). */
+typedef struct gpuprof__devlim {
+    int cc_major, cc_minor, sms, warp;
+    int threads_block, threads_sm, regs_block, regs_sm;
+    int smem_block, smem_sm, smem_optin, smem_reserved;   /* bytes */
+} gpuprof__devlim;
+
+enum { GPUPROF__LIM_WARPS, GPUPROF__LIM_BLOCKS, GPUPROF__LIM_REGS, GPUPROF__LIM_SMEM, GPUPROF__LIM_COUNT };
+static const char *const gpuprof__lim_name[GPUPROF__LIM_COUNT] = { "warps", "blocks", "registers", "shared_memory" };
+
+/* A launch's figures. blocks_per_sm < 0: the device's limits are unknown. */
+typedef struct gpuprof__launch {
+    int blocks_per_sm, limiter;
+    double occupancy;             /* active warps / the SM's maximum */
+    double sm_fill;               /* min(blocks, SMs) / SMs */
+    double waves;                 /* blocks / (SMs x blocks_per_sm) */
+    double est_achieved;          /* min(occupancy, blocks x warps per block / (SMs x max warps per SM)) */
+} gpuprof__launch;
+
+static int gpuprof__occ_div_up(int x, int y) { return (x + y - 1) / y; }
+
+/* Blocks an SM holds at most, by architecture. */
+static int gpuprof__occ_max_blocks(const gpuprof__devlim *d) {
+    switch (d->cc_major) {
+    case 7: return d->cc_minor == 5 ? 16 : 32;
+    case 8: return d->cc_minor == 0 ? 32 : d->cc_minor == 9 ? 24 : 16;
+    case 9: return 32;
+    case 10: return d->cc_minor == 1 ? 24 : 32;
+    case 11: return d->cc_minor == 0 ? 24 : 32;
+    case 12: return 24;
+    default: return 0;
+    }
+}
+
+/* The shared-memory carveouts an SM may be configured with, in KiB, the
+   largest last (0 ends the list); NULL: an architecture not known here. */
+static const int *gpuprof__occ_carveouts(const gpuprof__devlim *d) {
+    static const int volta[] = { 8, 16, 32, 64, 96, 0 }, turing[] = { 32, 64, 0 };
+    static const int ga100[] = { 8, 16, 32, 64, 100, 132, 164, 0 }, ga10x[] = { 8, 16, 32, 64, 100, 0 };
+    static const int hopper[] = { 8, 16, 32, 64, 100, 132, 164, 196, 228, 0 };
+    switch (d->cc_major) {
+    case 7: return d->cc_minor == 5 ? turing : volta;
+    case 8: return d->cc_minor == 0 || d->cc_minor == 7 ? ga100 : ga10x;
+    case 9: return hopper;
+    case 10: case 11: return d->cc_minor == 0 || d->cc_minor == 1 || d->cc_minor == 3 ? hopper : NULL;
+    case 12: return d->cc_minor <= 1 ? ga10x : NULL;
+    default: return NULL;
+    }
+}
+
+/* bytes rounded up to a carveout (0 stays 0 except on Turing, whose least is
+   32 KiB); -1: more than the largest, or an architecture not known here. */
+static long gpuprof__occ_carveout(const gpuprof__devlim *d, long bytes) {
+    const int *c = gpuprof__occ_carveouts(d);
+    if (!c) return -1;
+    if (bytes == 0 && c[0] != 32) return 0;
+    for (; *c; c++) if (bytes <= (long)*c * 1024) return (long)*c * 1024;
+    return -1;
+}
+
+/* Blocks per SM as shared memory allows: per block, the static and
+   dynamic bytes and the driver's reserve, in units of 128 bytes (256
+   before Ampere); per SM, the default carveout (all of it), or the
+   carveout the block needs if that is larger. */
+static int gpuprof__occ_smem_limit(const gpuprof__devlim *d, long ssmem, long dsmem) {
+    long gran = d->cc_major >= 8 ? 128 : 256, stat = ssmem + d->smem_reserved;
+    long alloc = (stat + dsmem + gran - 1) / gran * gran, per_sm = gpuprof__occ_carveout(d, d->smem_sm);
+    long per_block = (stat + dsmem > d->smem_block ? d->smem_optin : d->smem_block) + (d->cc_major >= 8 ? d->smem_reserved : 0);
+    if (per_sm < 0) return -1;
+    if (alloc > per_block) return 0;
+    if (per_sm < alloc && (per_sm = gpuprof__occ_carveout(d, alloc)) < 0) return -1;
+    return alloc > 0 ? (int)(per_sm / alloc) : INT_MAX;
+}
+
+/* Blocks per SM as registers allow: registers are given per warp in units
+   of 256, and warps to the SM's four schedulers alike. */
+static int gpuprof__occ_regs_limit(const gpuprof__devlim *d, int threads, int regs) {
+    int warps = gpuprof__occ_div_up(threads, d->warp), per_warp = gpuprof__occ_div_up(regs * d->warp, 256) * 256;
+    if (d->regs_block < per_warp * gpuprof__occ_div_up(warps, 4) * 4 || d->regs_block < per_warp * warps || regs > 256) return 0;
+    return per_warp ? d->regs_sm / 4 / per_warp * 4 / warps : INT_MAX;
+}
+
+/* The figures of `blocks` blocks of `threads` threads, `regs` registers per
+   thread and ssmem + dsmem bytes of shared memory on device d. The limiter
+   named is the first of warps, blocks, registers, shared memory that sets
+   blocks_per_sm: a tie names the one that no kernel change lifts. */
+static void gpuprof__occ_calc(const gpuprof__devlim *d, uint64_t blocks, int threads, int regs, long ssmem, long dsmem, gpuprof__launch *o) {
+    int lim[GPUPROF__LIM_COUNT], i, best = INT_MAX, max_warps = d->warp > 0 ? d->threads_sm / d->warp : 0, warps;
+    o->blocks_per_sm = -1;
+    o->limiter = GPUPROF__LIM_WARPS;
+    o->occupancy = o->sm_fill = o->waves = o->est_achieved = GPUPROF__NAN;
+    if (d->sms <= 0 || max_warps <= 0 || threads <= 0 || d->regs_sm <= 0 || d->smem_sm <= 0 || !gpuprof__occ_max_blocks(d)) return;
+    warps = gpuprof__occ_div_up(threads, d->warp);
+    lim[GPUPROF__LIM_WARPS] = threads > d->threads_block ? 0 : max_warps / warps;
+    lim[GPUPROF__LIM_BLOCKS] = gpuprof__occ_max_blocks(d);
+    lim[GPUPROF__LIM_REGS] = gpuprof__occ_regs_limit(d, threads, regs);
+    if ((lim[GPUPROF__LIM_SMEM] = gpuprof__occ_smem_limit(d, ssmem, dsmem)) < 0) return;
+    for (i = 0; i < GPUPROF__LIM_COUNT; i++) if (lim[i] < best) { best = lim[i]; o->limiter = i; }
+    o->blocks_per_sm = best;
+    o->occupancy = (double)(best * warps) / max_warps;
+    o->sm_fill = (double)(blocks < (uint64_t)d->sms ? blocks : (uint64_t)d->sms) / d->sms;
+    o->waves = best > 0 ? (double)blocks / ((double)d->sms * best) : GPUPROF__NAN;
+    o->est_achieved = (double)blocks * warps / ((double)d->sms * max_warps);
+    if (o->est_achieved > o->occupancy) o->est_achieved = o->occupancy;
+}
+
+/* Does a kernel run on the tensor cores, by its name: 1 yes, 0 a GEMM or
+   convolution that does not, -1 nothing said. The names are those of
+   cuBLAS, cuBLASLt, cuDNN and CUTLASS (docs/guide.md, "Tensor cores"):
+   xmma, hmma, imma, wmma, wgmma, tensorop, nvjet or an MMA shape (s16816,
+   h1688, i16832, s884 ...) say yes; sgemm, simt, gemv say a GEMM (or
+   GEMV) on the CUDA cores. */
+static int gpuprof__tensor_cores(const char *name) {
+    static const char *const yes[] = { "xmma", "hmma", "imma", "wmma", "wgmma", "tensorop", "tensor_op", "nvjet", NULL };
+    static const char *const no[] = { "sgemm", "simt", "gemv", NULL };
+    char low[512];
+    size_t i, n = strlen(name);
+    int k;
+    if (n >= sizeof low) n = sizeof low - 1;
+    for (i = 0; i < n; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+    low[n] = 0;
+    for (k = 0; yes[k]; k++) if (strstr(low, yes[k])) return 1;
+    /* an MMA instruction shape: s16816, h1688, i8816, bf16816 ... (a letter, then 16816 / 1688 / 8816 ...) */
+    for (i = 1; i + 4 <= n; i++)
+        if ((low[i - 1] == 's' || low[i - 1] == 'h' || low[i - 1] == 'i' || low[i - 1] == 'f') &&
+            (strncmp(low + i, "16816", 5) == 0 || strncmp(low + i, "1688", 4) == 0 || strncmp(low + i, "16832", 5) == 0 ||
+             strncmp(low + i, "8816", 4) == 0 || strncmp(low + i, "884", 3) == 0))
+            return 1;
+    for (k = 0; no[k]; k++) if (strstr(low, no[k])) return 0;
+    return -1;
+}
+#endif /* GPUPROF_CUDA */
+
+/* ----------------------------------------------------------------------
    Kernel capture, part 1: the CUPTI seam and the capture's state (CUDA
    builds, opt-in: GPUPROF_KERNELS=1; SPEC 13)
    What ran on the GPU inside each range -- kernels, copies, memsets,
@@ -3520,11 +3668,15 @@ static const uint16_t gpuprof__kc_quiet_drv[] = { 16, 119, 123, 441, 499, 500, 5
 #define GPUPROF__KC_PENDING 65536         /* GPU records waiting for their launch record */
 #define GPUPROF__KC_KERNELS 4096          /* distinct kernel names (then "(other kernels)") */
 #define GPUPROF__KC_TOP 4                 /* candidates kept for "the most common" launch shape and range */
+#define GPUPROF__KC_SHAPE 10              /* a launch shape: grid, block, registers, static and dynamic shared memory, device */
+#define GPUPROF__UNDERFILL 0.5            /* a launch that gives work to fewer than half the SMs leaves most of the GPU idle */
 #define GPUPROF__KC_SLOTS 1024            /* steps whose work is still gathered for the busy share (CUPTI
                                              hands records over every GPUPROF__KC_FLUSH_MS or when a buffer fills) */
 #define GPUPROF__KC_FLUSH_MS 500
 #define GPUPROF__KC_SHORT_NS 10000        /* "short" kernels: under 10 us */
 #define GPUPROF__KC_BUF ((size_t)2 << 20) /* one activity buffer */
+#define GPUPROF__KAPI_CBID 0x3fffu      /* a captured call's trace event: its cbid in the low bits of flags, */
+#define GPUPROF__KAPI_NOWORK 0x4000u    /* ... this bit where it launched no work, 0x8000 for a driver call */
 #define GPUPROF__KC_EPOCH 1000000000000ull   /* gpuprof's clock as CUPTI sees it starts here (never 0) */
 
 /* A launch: the range open on the launching thread (0: none), its thread, the call's CPU time. */
@@ -3544,7 +3696,7 @@ typedef struct gpuprof__krec {
     uint32_t corr, corr2;         /* corr2: a copy's runtime correlation id */
     uint32_t kind, sub;           /* sub: copy direction | host memory << 8; sync type */
     uint32_t stream, device, kernel;   /* kernel: index in the kernel table */
-    uint32_t grid[3], block[3], regs, smem;
+    uint32_t grid[3], block[3], regs, smem, dsmem;   /* smem: static + dynamic shared memory; dsmem: the dynamic part */
 } gpuprof__krec;
 
 /* "The most common" among many, in a few slots (space-saving counts: exact
@@ -3555,8 +3707,12 @@ typedef struct gpuprof__kernel {
     char *name;                   /* as CUPTI spells it (copied: CUPTI owns its string) */
     char *shown, *json;           /* demangled where possible; as a JSON string */
     uint32_t hash;
-    uint32_t shape[GPUPROF__KC_TOP][6];   /* grid and block of the candidates in `shapes` */
+    uint32_t shape[GPUPROF__KC_TOP][GPUPROF__KC_SHAPE];   /* the candidates in `shapes`: see gpuprof__kc_shape */
+    gpuprof__launch fig[GPUPROF__KC_TOP];        /* ... and their launch figures */
     gpuprof__ktop shapes, ranges; /* ranges: by name id (0: outside any range) */
+    double fill_ns, occ_ns, est_ns;   /* over launches with known figures: sums of time x sm_fill, x occupancy, x est_achieved */
+    double known_ns, idle_ns;     /* the time of those launches; of launches that leave most SMs idle (sm_fill < 1/2) */
+    int tensor;                   /* gpuprof__tensor_cores of its name: 1, 0, -1 */
     gpuprof_stats stats;          /* GPU time per call, counted steps (last: see gpuprof__kc_kernel) */
 } gpuprof__kernel;
 
@@ -3765,6 +3921,7 @@ static struct {
     int available;                /* a device was found at init */
     int ndev, dev0, driver, runtime;
     int cc_major, cc_minor, sms, clock_khz, mem_khz, bus_bits;   /* dev0's, for the roofline peaks (0: unknown) */
+    gpuprof__devlim lim[GPUPROF__MAX_DEV];   /* each device's limits, for the launch figures (SPEC 20) */
     char name[256];
     char status[256];             /* why GPU timing is off, for the report */
     gpuprof__anchor anchor[GPUPROF__MAX_DEV];
@@ -3793,6 +3950,24 @@ static void gpuprof__cuda_clear(cudaError_t e) {
     if (cudaPeekAtLastError() == e) (void)cudaGetLastError();
 }
 
+/* Device dev's limits for the launch figures (a field the runtime cannot
+   give stays 0, and the launch figures are then unknown). */
+static void gpuprof__devlim_read(int dev, gpuprof__devlim *d) {
+    static const enum cudaDeviceAttr attr[12] = {
+        cudaDevAttrComputeCapabilityMajor, cudaDevAttrComputeCapabilityMinor, cudaDevAttrMultiProcessorCount, cudaDevAttrWarpSize,
+        cudaDevAttrMaxThreadsPerBlock, cudaDevAttrMaxThreadsPerMultiProcessor, cudaDevAttrMaxRegistersPerBlock,
+        cudaDevAttrMaxRegistersPerMultiprocessor, cudaDevAttrMaxSharedMemoryPerBlock, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+        cudaDevAttrMaxSharedMemoryPerBlockOptin, cudaDevAttrReservedSharedMemoryPerBlock
+    };
+    int *out[12], k;
+    cudaError_t e;
+    out[0] = &d->cc_major; out[1] = &d->cc_minor; out[2] = &d->sms; out[3] = &d->warp;
+    out[4] = &d->threads_block; out[5] = &d->threads_sm; out[6] = &d->regs_block; out[7] = &d->regs_sm;
+    out[8] = &d->smem_block; out[9] = &d->smem_sm; out[10] = &d->smem_optin; out[11] = &d->smem_reserved;
+    for (k = 0; k < 12; k++)
+        if ((e = cudaDeviceGetAttribute(out[k], attr[k], dev)) != cudaSuccess) { *out[k] = 0; gpuprof__cuda_clear(e); }
+}
+
 static GPUPROF__NOINLINE void gpuprof__gpu_fail(cudaError_t e, const char *where) {
     if (!GPUPROF__LD(&gpuprof__gpu.on)) return;
     GPUPROF__ST(&gpuprof__gpu.on, 0);
@@ -3806,7 +3981,7 @@ static GPUPROF__NOINLINE void gpuprof__gpu_fail(cudaError_t e, const char *where
 
 /* Once per session, at init: is there a device? */
 static void gpuprof__gpu_probe(int wanted) {
-    int n = 0, dev = 0;
+    int n = 0, dev = 0, dv;
     cudaError_t e;
     struct cudaDeviceProp prop;
     uint32_t i;
@@ -3820,6 +3995,7 @@ static void gpuprof__gpu_probe(int wanted) {
     gpuprof__gpu.anchor_uncertainty_ns = 0;
     gpuprof__gpu.ntracks = 0;
     gpuprof__gpu.cc_major = gpuprof__gpu.cc_minor = gpuprof__gpu.sms = gpuprof__gpu.clock_khz = gpuprof__gpu.mem_khz = gpuprof__gpu.bus_bits = 0;
+    memset(gpuprof__gpu.lim, 0, sizeof gpuprof__gpu.lim);
     memset(gpuprof__gpu.slot, 0, sizeof gpuprof__gpu.slot);
     for (i = 0; i < GPUPROF__STEP_SLOTS; i++) gpuprof__gpu.slot[i].step = i;
     gpuprof_stats_init(&gpuprof__gpu.idle);
@@ -3865,6 +4041,7 @@ static void gpuprof__gpu_probe(int wanted) {
         for (k = 0; k < 4; k++)
             if ((e = cudaDeviceGetAttribute(out[k], attr[k], dev)) != cudaSuccess) { *out[k] = 0; gpuprof__cuda_clear(e); }
     }
+    for (dv = 0; dv < n && dv < GPUPROF__MAX_DEV; dv++) gpuprof__devlim_read(dv, &gpuprof__gpu.lim[dv]);
     gpuprof__gpu.status[0] = 0;
     gpuprof__gpu.available = 1;
     GPUPROF__ST(&gpuprof__gpu.on, 1);
@@ -4646,6 +4823,7 @@ static uint32_t gpuprof__kc_kernel(const char *name) {
     memset(e, 0, sizeof *e - sizeof e->stats);
     gpuprof_stats_init(&e->stats);
     e->hash = h;
+    e->tensor = gpuprof__tensor_cores(name);
     e->name = gpuprof__strdup(name);
     e->shown = gpuprof__strdup(shown);
     if ((e->json = (char *)gpuprof__alloc(m * 6 + 3)) != NULL) e->json[gpuprof__json_escape(e->json, shown, m)] = 0;
@@ -4777,6 +4955,16 @@ static int gpuprof__kc_track(uint32_t device, uint32_t stream, int ranges) {
     return (int)i;
 }
 
+/* A kernel's blocks per SM for its trace event, + 1 (0: unknown): the
+   encoders derive the Kineto figures from it, the grid and the block. */
+static int gpuprof__kc_trace_bps(const gpuprof__krec *r) {
+    gpuprof__launch f;
+    if (r->device >= GPUPROF__MAX_DEV) return 0;
+    gpuprof__occ_calc(&gpuprof__gpu.lim[r->device], (uint64_t)r->grid[0] * r->grid[1] * r->grid[2], (int)(r->block[0] * r->block[1] * r->block[2]),
+                      (int)r->regs, (long)(r->smem - r->dsmem), (long)r->dsmem, &f);
+    return f.blocks_per_sm < 0 ? 0 : f.blocks_per_sm > 1000 ? 1001 : f.blocks_per_sm + 1;
+}
+
 /* A GPU record into the trace (under kc.mu): the call that launched it on
    its CPU thread (once per call: a graph launch starts many), then the work
    on its stream's track, with its arguments. */
@@ -4789,16 +4977,54 @@ static void gpuprof__kc_trace(const gpuprof__krec *r, gpuprof__kcorr *c) {
         uint64_t d = c->api_end_ns > (int64_t)api ? (uint64_t)(c->api_end_ns - (int64_t)api) : 0;
         if (d >> 40) d = (1ull << 40) - 1;
         c->traced = 1;
-        gpuprof__trace_put(t, GPUPROF__EV_KAPI, c->corr, (int)(c->cbid & 0x7fffu) | (c->driver ? 0x8000 : 0), api, d | (uint64_t)(c->tid & 0xffffffu) << 40);
+        /* flags: the call's cbid, NOWORK where it launched nothing (a synchronization: no arrow leaves it), driver */
+        gpuprof__trace_put(t, GPUPROF__EV_KAPI, c->corr, (int)(c->cbid & GPUPROF__KAPI_CBID) | (r->kind == GPUPROF__KR_SYNC ? GPUPROF__KAPI_NOWORK : 0) |
+                           (c->driver ? 0x8000 : 0), api, d | (uint64_t)(c->tid & 0xffffffu) << 40);
     }
     if (r->kind == GPUPROF__KR_SYNC) return;
     if (r->kind == GPUPROF__KR_KERNEL)
         gpuprof__trace_aux(t, GPUPROF__EV_KA, (r->block[1] & 0x7ffu) | (r->block[2] & 0x7fu) << 11 | (r->regs & 0x3fffu) << 18,
                            r->kernel == UINT32_MAX ? 0xffff : (int)r->kernel, r->grid[0] | (uint64_t)r->grid[1] << 32, r->grid[2] | (uint64_t)r->block[0] << 32);
-    gpuprof__trace_aux(t, GPUPROF__EV_KB, launched ? c->tid : 0, 0, api, r->kind == GPUPROF__KR_KERNEL ? r->smem : r->bytes);
-    gpuprof__trace_put(t, GPUPROF__EV_KERNEL | gpuprof__kc_track(r->device, r->stream, 0) << 4, r->corr,
+    gpuprof__trace_aux(t, GPUPROF__EV_KB, launched ? c->tid : 0, r->kind == GPUPROF__KR_KERNEL ? gpuprof__kc_trace_bps(r) : 0, api,
+                       r->kind == GPUPROF__KR_KERNEL ? r->smem : r->bytes);
+    /* the work carries its call's correlation id (a copy's runtime call's, not the driver's): the id its arrow starts from */
+    gpuprof__trace_put(t, GPUPROF__EV_KERNEL | gpuprof__kc_track(r->device, r->stream, 0) << 4, launched ? c->corr : r->corr,
                        (int)(r->kind | (r->sub & 15u) << 2 | ((r->sub >> 8) & 3u) << 6), r->start > 0 ? (uint64_t)r->start : 0,
                        (uint64_t)(r->end - r->start));
+}
+
+/* A kernel launch's shape into its kernel's "most common" candidates, and
+   its launch figures into the kernel's time-weighted sums (kc.mu); returns
+   the figures. A shape: grid, block, registers per thread, static and
+   dynamic shared memory, device. */
+static const gpuprof__launch *gpuprof__kc_shape(gpuprof__kernel *k, const gpuprof__krec *r, uint64_t dur) {
+    uint32_t sh[GPUPROF__KC_SHAPE];
+    const gpuprof__launch *f;
+    int i;
+    memcpy(sh, r->grid, sizeof r->grid);
+    memcpy(sh + 3, r->block, sizeof r->block);
+    sh[6] = r->regs;
+    sh[7] = r->smem - r->dsmem;
+    sh[8] = r->dsmem;
+    sh[9] = r->device;
+    i = gpuprof__ktop_add(&k->shapes, ((uint64_t)gpuprof__hash((const char *)sh, sizeof sh) << 1) | 1u);
+    if (memcmp(k->shape[i], sh, sizeof sh) != 0 || !k->fig[i].blocks_per_sm) {
+        /* a new candidate in this slot (a slot of blocks_per_sm 0 was never computed, or cannot launch: cheap either way) */
+        static const gpuprof__devlim none = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+        memcpy(k->shape[i], sh, sizeof sh);
+        gpuprof__occ_calc(r->device < GPUPROF__MAX_DEV ? &gpuprof__gpu.lim[r->device] : &none, (uint64_t)sh[0] * sh[1] * sh[2],
+                          (int)(sh[3] * sh[4] * sh[5]), (int)sh[6], (long)sh[7], (long)sh[8], &k->fig[i]);
+    }
+    f = &k->fig[i];
+    if (f->blocks_per_sm >= 0) {
+        double d = (double)dur;
+        k->known_ns += d;
+        k->fill_ns += d * f->sm_fill;
+        k->occ_ns += d * f->occupancy;
+        k->est_ns += d * f->est_achieved;
+        if (f->sm_fill < GPUPROF__UNDERFILL) k->idle_ns += d;
+    }
+    return f;
 }
 
 /* One GPU record with its launch (NULL: launched outside any range, or its
@@ -4837,17 +5063,18 @@ static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
     switch (r->kind) {
     case GPUPROF__KR_KERNEL: {
         gpuprof__kernel *k;
-        int i;
+        const gpuprof__launch *fig;
         if (r->kernel == UINT32_MAX) return;
         k = gpuprof__kc.kern[r->kernel];
         gpuprof__stats_add_ns(&k->stats, dur);
         gpuprof__ktop_add(&k->ranges, range);
-        i = gpuprof__ktop_add(&k->shapes, ((uint64_t)gpuprof__hash((const char *)r->grid, sizeof r->grid + sizeof r->block) << 1) | 1u);
-        memcpy(k->shape[i], r->grid, sizeof r->grid);
-        memcpy(k->shape[i] + 3, r->block, sizeof r->block);
+        fig = gpuprof__kc_shape(k, r, dur);
         if (node) {
             GPUPROF__ST(&node->kernel_calls, node->kernel_calls + 1);
             GPUPROF__ST(&node->kernel_ns, node->kernel_ns + dur);
+            if (fig->sm_fill < GPUPROF__UNDERFILL) GPUPROF__ST(&node->kuf_ns, node->kuf_ns + dur);
+            if (k->tensor == 1) GPUPROF__ST(&node->ktc_ns, node->ktc_ns + dur);
+            else if (k->tensor == 0) GPUPROF__ST(&node->ksimt_ns, node->ksimt_ns + dur);
         }
         gpuprof__kc.kernels_counted++;
         if (dur < GPUPROF__KC_SHORT_NS) gpuprof__kc.short_counted++;
@@ -5066,7 +5293,8 @@ static int gpuprof__kc_read(const uint8_t *p, gpuprof__krec *r) {
         memcpy(r->grid, p + GPUPROF__KO_GRID, sizeof r->grid);
         memcpy(r->block, p + GPUPROF__KO_BLOCK, sizeof r->block);
         { uint16_t regs; memcpy(&regs, p + GPUPROF__KO_REGS, 2); r->regs = regs; }
-        r->smem = gpuprof__kc_u32(p, GPUPROF__KO_SSMEM) + gpuprof__kc_u32(p, GPUPROF__KO_DSMEM);
+        r->dsmem = gpuprof__kc_u32(p, GPUPROF__KO_DSMEM);
+        r->smem = gpuprof__kc_u32(p, GPUPROF__KO_SSMEM) + r->dsmem;
         memcpy(&name, p + GPUPROF__KO_NAME, sizeof name);
         r->kernel = gpuprof__kc_kernel(name);
         break;
@@ -5361,6 +5589,7 @@ static void gpuprof__kc_reset(void) {
         gpuprof_stats_init(&k->stats);
         memset(&k->shapes, 0, sizeof k->shapes);
         memset(&k->ranges, 0, sizeof k->ranges);
+        k->fill_ns = k->occ_ns = k->est_ns = k->known_ns = k->idle_ns = 0;
     }
     memset(gpuprof__kc.xfer, 0, sizeof gpuprof__kc.xfer);
     memset(gpuprof__kc.sync, 0, sizeof gpuprof__kc.sync);
@@ -8443,6 +8672,27 @@ static const char *gpuprof__trace_copy_name(char *buf, size_t n, const gpuprof__
     else snprintf(buf, n, "Memcpy %s", dir[d]);
     return buf;
 }
+
+/* A kernel event's occupancy arguments, from its aux events (karg) and its
+   device's limits: Kineto's "blocks per SM" (grid blocks / SMs), "warps per
+   SM" (grid warps / SMs) and "est. achieved occupancy %", and the
+   theoretical occupancy (SPEC 20). 0: the device's limits are unknown. */
+typedef struct gpuprof__kfig { double blocks_sm, warps_sm, est_pct, occ_pct; } gpuprof__kfig;
+static int gpuprof__trace_kfig(const gpuprof__event *karg, int dev, gpuprof__kfig *f) {
+    const gpuprof__devlim *d = dev >= 0 && dev < GPUPROF__MAX_DEV ? &gpuprof__gpu.lim[dev] : NULL;
+    uint64_t blocks = (karg[0].ts & 0xffffffffu) * (karg[0].ts >> 32) * (karg[0].u.dur_ns & 0xffffffffu);
+    uint64_t threads = (karg[0].u.dur_ns >> 32) * (karg[0].name_id & 0x7ffu) * ((karg[0].name_id >> 11) & 0x7fu);
+    int bps = (int)karg[1].flags - 1, max_warps;
+    double warps;
+    if (!d || bps < 0 || d->sms <= 0 || d->warp <= 0 || (max_warps = d->threads_sm / d->warp) <= 0) return 0;
+    warps = (double)((threads + (uint64_t)d->warp - 1) / (uint64_t)d->warp);
+    f->blocks_sm = (double)blocks / d->sms;
+    f->warps_sm = f->blocks_sm * warps;
+    f->occ_pct = 100.0 * bps * warps / max_warps;
+    f->est_pct = 100.0 * f->warps_sm / max_warps;
+    if (f->est_pct > f->occ_pct) f->est_pct = f->occ_pct;
+    return 1;
+}
 #endif
 
 #ifdef GPUPROF_CUDA
@@ -8742,7 +8992,7 @@ static char *gpuprof__trace_gpu_lane(gpuprof__tout *o, char *p, uint32_t track, 
 
 /* The CUDA call that launched captured GPU work, on its CPU thread (Kineto's "cuda_runtime"). */
 static char *gpuprof__trace_kapi(char *p, const gpuprof__event *e) {
-    uint32_t cbid = e->flags & 0x7fffu, driver = e->flags >> 15;
+    uint32_t cbid = e->flags & GPUPROF__KAPI_CBID, driver = e->flags >> 15;
     p = gpuprof__trace_head(p, "X", (uint32_t)(e->u.dur_ns >> 40));
     p = gpuprof__put_s(p, driver ? ",\"cat\":\"cuda_driver\",\"name\":\"" : ",\"cat\":\"cuda_runtime\",\"name\":\"");
     p = gpuprof__put_s(p, gpuprof__kc_call_name(cbid, (int)driver));
@@ -8772,6 +9022,7 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
     uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts;
     uint32_t launcher = karg[1].name_id, kern = karg[0].flags, tid;
     char name[96];
+    gpuprof__kfig kf;
     p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 0), &tid);
     p = gpuprof__trace_head(p, "X", tid);
     if (kind == GPUPROF__KR_KERNEL) {
@@ -8796,6 +9047,9 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
         p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"block\":"), karg[0].u.dur_ns >> 32, karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
         p = gpuprof__put_u64(gpuprof__put_s(p, ",\"registers per thread\":"), karg[0].name_id >> 18);
         p = gpuprof__put_u64(gpuprof__put_s(p, ",\"shared memory\":"), karg[1].u.dur_ns);
+        if (gpuprof__trace_kfig(karg, gpuprof__gpu.track[track].dev, &kf))
+            p += gpuprof__fmt(p, 160, ",\"blocks per SM\":%.6g,\"warps per SM\":%.6g,\"est. achieved occupancy %%\":%.0f,\"theoretical occupancy %%\":%.0f",
+                              kf.blocks_sm, kf.warps_sm, kf.est_pct, kf.occ_pct);
     } else {
         p = gpuprof__put_u64(gpuprof__put_s(p, ",\"bytes\":"), karg[1].u.dur_ns);
         if (kind == GPUPROF__KR_MEMCPY && dur) {
@@ -9063,10 +9317,12 @@ static const char *const gpuprof__pf_cats[] = { "gpu", "kernel", "gpu_memcpy", "
                                                  "mark", "memory", "step", "user_annotation" };
 enum { GPUPROF__PA_WARMUP = 1, GPUPROF__PA_FLOPS, GPUPROF__PA_BYTES, GPUPROF__PA_FPB, GPUPROF__PA_FPS, GPUPROF__PA_BPS,
        GPUPROF__PA_STEP, GPUPROF__PA_COUNTED, GPUPROF__PA_CORR, GPUPROF__PA_CBID, GPUPROF__PA_DEVICE, GPUPROF__PA_STREAM,
-       GPUPROF__PA_GRID, GPUPROF__PA_BLOCK, GPUPROF__PA_REGS, GPUPROF__PA_SHARED, GPUPROF__PA_BW };
+       GPUPROF__PA_GRID, GPUPROF__PA_BLOCK, GPUPROF__PA_REGS, GPUPROF__PA_SHARED, GPUPROF__PA_BW, GPUPROF__PA_BLOCKS_SM,
+       GPUPROF__PA_WARPS_SM, GPUPROF__PA_EST_OCC, GPUPROF__PA_OCC };
 static const char *const gpuprof__pf_args[] = { "warmup", "flops", "bytes", "flop_per_byte", "flop_per_s", "bytes_per_s", "step",
                                                  "counted", "correlation", "cbid", "device", "stream", "grid", "block",
-                                                 "registers per thread", "shared memory", "memory bandwidth (GB/s)" };
+                                                 "registers per thread", "shared memory", "memory bandwidth (GB/s)", "blocks per SM",
+                                                 "warps per SM", "est. achieved occupancy %", "theoretical occupancy %" };
 
 /* Protobuf's wire format, written forward into a buffer with room. */
 GPUPROF__INLINE char *gpuprof__pb_varint(char *p, uint64_t v) {
@@ -9712,7 +9968,7 @@ static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__threa
    that work (ended by the kernel, copy or memset). */
 static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e) {
     char *pk, *te, name[64];
-    uint32_t cbid = e->flags & 0x7fffu, driver = e->flags >> 15;
+    uint32_t cbid = e->flags & GPUPROF__KAPI_CBID, driver = e->flags >> 15;
     uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid, ts, end;
     const char *call = gpuprof__kc_call_name(cbid, (int)driver);
     int n = !strcmp(call, "CUDA call") ? snprintf(name, sizeof name, "CUDA call %u", cbid) : snprintf(name, sizeof name, "%s", call);
@@ -9720,7 +9976,8 @@ static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, cons
     gpuprof__pf_begun(o, uuid, ts, 1);
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
-    if (ts >= o->from_ns) p = gpuprof__pf_bind(p, GPUPROF__PF_FLOW_CALL(e->name_id), GPUPROF__PF_FLOW_OUT);  /* its work's rule (gpuprof__pf_kernel_flow) */
+    if (ts >= o->from_ns && !(e->flags & GPUPROF__KAPI_NOWORK))           /* its work's rule (gpuprof__pf_kernel_flow) */
+        p = gpuprof__pf_bind(p, GPUPROF__PF_FLOW_CALL(e->name_id), GPUPROF__PF_FLOW_OUT);
     p = gpuprof__pf_arg_v(gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id), GPUPROF__PA_CBID, GPUPROF__PF_UINT, cbid);
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, 0);
@@ -9735,6 +9992,7 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
     uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
     const char *text;
     int flow_at_end;
+    gpuprof__kfig kf;
     if (kind == GPUPROF__KR_KERNEL) {
         iid = GPUPROF__PF_KERN | kern;
         text = kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->shown : "(kernel)";
@@ -9758,6 +10016,12 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
         p = gpuprof__pf_arg_s(p, GPUPROF__PA_BLOCK, dims);
         p = gpuprof__pf_arg_v(p, GPUPROF__PA_REGS, GPUPROF__PF_UINT, karg[0].name_id >> 18);
         p = gpuprof__pf_arg_v(p, GPUPROF__PA_SHARED, GPUPROF__PF_UINT, karg[1].u.dur_ns);
+        if (gpuprof__trace_kfig(karg, gpuprof__gpu.track[track].dev, &kf)) {
+            p = gpuprof__pf_arg_d(p, GPUPROF__PA_BLOCKS_SM, kf.blocks_sm);
+            p = gpuprof__pf_arg_d(p, GPUPROF__PA_WARPS_SM, kf.warps_sm);
+            p = gpuprof__pf_arg_v(p, GPUPROF__PA_EST_OCC, GPUPROF__PF_UINT, (uint64_t)(kf.est_pct + 0.5));
+            p = gpuprof__pf_arg_v(p, GPUPROF__PA_OCC, GPUPROF__PF_UINT, (uint64_t)(kf.occ_pct + 0.5));
+        }
     } else {
         p = gpuprof__pf_arg_v(p, GPUPROF__PA_BYTES, GPUPROF__PF_UINT, karg[1].u.dur_ns);
         if (kind == GPUPROF__KR_MEMCPY && dur) p = gpuprof__pf_arg_d(p, GPUPROF__PA_BW, (double)karg[1].u.dur_ns / (double)dur);
@@ -10667,6 +10931,7 @@ typedef struct gpuprof__row {
     int64_t mem_delta, dev_delta;     /* mem_ranges: sums of the changes, over mem_calls / dev_calls */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns; /* kernel capture: kernels launched inside the range itself */
+    uint64_t kuf_ns, ktc_ns, ksimt_ns;   /* ... in launches that leave most SMs idle, on the tensor cores, in SIMT GEMMs */
     uint64_t copy_ns, copy_bytes, copy_pageable, sync_ns;
     uint64_t gpu_nowork;        /* GPUPROF_GPU=kernels: counted calls that launched nothing (no GPU time) */
     uint64_t kspan_self_ns, kspan_nowork;   /* kernel capture: the GPU time from kernels' own work, calls without any */
@@ -10746,6 +11011,9 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->dev_calls += GPUPROF__LD(&n->dev_calls);
     r->kernel_calls += GPUPROF__LD(&n->kernel_calls);
     r->kernel_ns += GPUPROF__LD(&n->kernel_ns);
+    r->kuf_ns += GPUPROF__LD(&n->kuf_ns);
+    r->ktc_ns += GPUPROF__LD(&n->ktc_ns);
+    r->ksimt_ns += GPUPROF__LD(&n->ksimt_ns);
     r->copy_ns += GPUPROF__LD(&n->copy_ns);
     r->copy_bytes += GPUPROF__LD(&n->copy_bytes);
     r->copy_pageable += GPUPROF__LD(&n->copy_pageable);
@@ -10891,6 +11159,9 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->dev_calls += src->dev_calls;
     dst->kernel_calls += src->kernel_calls;
     dst->kernel_ns += src->kernel_ns;
+    dst->kuf_ns += src->kuf_ns;
+    dst->ktc_ns += src->ktc_ns;
+    dst->ksimt_ns += src->ksimt_ns;
     dst->copy_ns += src->copy_ns;
     dst->sync_ns += src->sync_ns;
     dst->copy_bytes += src->copy_bytes;
@@ -11369,9 +11640,11 @@ static uint64_t gpuprof__wall_ns(void) {
 enum { GPUPROF__PREC_FP32, GPUPROF__PREC_TF32, GPUPROF__PREC_FP16, GPUPROF__PREC_BF16, GPUPROF__PREC_FP8, GPUPROF__PREC_FP64, GPUPROF__PREC_COUNT };
 static const char *const gpuprof__prec_name[GPUPROF__PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "fp64" };
 enum { GPUPROF__K_NONE, GPUPROF__K_CPU, GPUPROF__K_LAUNCH, GPUPROF__K_SYNC, GPUPROF__K_GPU, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE,
-       GPUPROF__K_TRANSFER, GPUPROF__K_COMM, GPUPROF__K_COUNT };   /* TRANSFER: from kernel capture's copies only; COMM: collectives */
+       GPUPROF__K_TRANSFER, GPUPROF__K_COMM, GPUPROF__K_UNDERFILL, GPUPROF__K_COUNT };
+/* TRANSFER: from kernel capture's copies only; COMM: collectives; UNDERFILL: kernel capture's launch figures (SPEC 20) */
 static const char *const gpuprof__kname[GPUPROF__K_COUNT] = {
-    NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound", "transfer-bound", "comm-bound"
+    NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound", "transfer-bound", "comm-bound",
+    "under-filled"
 };
 /* The usual remedies of each class (the closing line of the verdict). */
 static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
@@ -11387,8 +11660,13 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
     "pin the host memory (cudaHostAlloc, cudaHostRegister, pin_memory=True) and copy with cudaMemcpyAsync on a stream of its own, "
     "so copies overlap compute; copy less per step (keep data on the GPU, lower precision)",
     "a collective waits for the slowest rank: compare the ranks (gpuprof-ranks run.*.json, or GPUPROF_MPI) to find the straggler; "
-    "if they are even, overlap communication with compute (all-reduce gradient buckets during backward) or send less"
+    "if they are even, overlap communication with compute (all-reduce gradient buckets during backward) or send less",
+    "give the GPU more blocks: split the work over more of them (split-K for a long reduction, smaller tiles, one block per row "
+    "or tile), or run such kernels beside other work on another stream"
 };
+/* compute-bound where the kernels already run on the tensor cores */
+#define GPUPROF__TC_REMEDY "its GEMMs already run on the tensor cores: do fewer FLOPs (a better algorithm, no padding or recomputation), " \
+    "use a lower precision where accuracy allows (bf16 -> fp8), or fuse the element-wise work between them"
 
 /* Thresholds of the rules (docs/guide.md "Verdict"). */
 #define GPUPROF__GPU_OVER_CPU 1.5     /* GPU time >= 1.5 x CPU time: GPU-bound */
@@ -11397,6 +11675,8 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
 #define GPUPROF__SYNC_GPU_SHARE 0.5   /* ... and its GPU time is <= half its CPU time: sync-bound */
 #define GPUPROF__CHILD_SHARE 0.5      /* nested ranges of one class holding >= half a phase decide it */
 #define GPUPROF__GPU_BUSY 0.9         /* phases keep the GPU busy >= 90% of the step: the GPU bounds the step */
+#define GPUPROF__UF_SHARE (1.0 / 3)   /* kernels that leave most SMs idle hold >= a third of a GPU-bound range's kernel time: under-filled */
+#define GPUPROF__TC_SHARE 0.5         /* kernels on the tensor cores hold >= half its kernel time: no "use the tensor cores" */
 
 /* Is this name among GPUPROF_HOST_RANGES? */
 static int gpuprof__is_host(uint32_t name_id) {
@@ -11476,7 +11756,9 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
 /* The class of one range from its own figures (per counted call):
    CPU-bound   named in GPUPROF_HOST_RANGES, or no GPU time;
    GPU-bound   GPU >= 1.5 x CPU, or the GPU ends it more than 10% of max(GPU, CPU) after the CPU
-               (memory- or compute-bound when the roofline can tell);
+               (under-filled when kernels that give work to fewer than half
+               the SMs hold a third of its kernel time; else memory- or
+               compute-bound when the roofline can tell);
    sync-bound  the GPU reaches the range >= half its CPU time late and its GPU
                time is <= half its CPU time: the CPU sat in it while the GPU
                worked through what was queued before;
@@ -11504,6 +11786,8 @@ static int gpuprof__klass(const gpuprof__row *r) {
     wait = (double)r->gpu_wait_ns / (double)r->gpu.count;
     if (g >= GPUPROF__GPU_OVER_CPU * c || lag > GPUPROF__LAG_SHARE * (g > c ? g : c)) {
         int m;
+        /* its kernels leave most SMs idle: neither memory nor compute can bound them (before the roofline) */
+        if (r->kernel_ns && (double)r->kuf_ns >= GPUPROF__UF_SHARE * (double)r->kernel_ns) return GPUPROF__K_UNDERFILL;
         if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
         if ((m = gpuprof__dev_class(r->name_id, NULL, NULL)) != 0) return m == 1 ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;   /* measured (GPM) */
         return GPUPROF__K_GPU;
@@ -11518,7 +11802,7 @@ static const char *gpuprof__verdict(const gpuprof__row *r) {
     return gpuprof__kname[gpuprof__klass(r)];
 }
 
-static int gpuprof__k_gpu(int k) { return k == GPUPROF__K_GPU || k == GPUPROF__K_MEMORY || k == GPUPROF__K_COMPUTE; }
+static int gpuprof__k_gpu(int k) { return k == GPUPROF__K_GPU || k == GPUPROF__K_MEMORY || k == GPUPROF__K_COMPUTE || k == GPUPROF__K_UNDERFILL; }
 
 #define GPUPROF__PHASES 48        /* phases the verdict lists, the largest first */
 #define GPUPROF__CONTAINER_SHARE 0.9   /* a range holding this much of every step wraps the step: its children are the phases */
@@ -11530,6 +11814,8 @@ typedef struct gpuprof__phase {
     const gpuprof__row *by;       /* the nested range that decided the class (NULL: the phase itself) */
     double by_ns;                 /* ns per step of the nested ranges of that class */
     int by_gpu;                   /* by_ns is GPU time (a comm-bound phase decided by NCCL's GPU time) */
+    double kern_ns, uf_ns, tc_ns; /* kernel capture, run totals of it and its nested ranges: kernel time, of which in launches
+                                     that leave most SMs idle, on the tensor cores */
 } gpuprof__phase;
 
 typedef struct gpuprof__verdict_t {
@@ -11589,10 +11875,14 @@ typedef struct gpuprof__nested {
     double work_mem_ns, work_comp_ns;     /* CPU self time of declared work without GPU time, by its bound */
     double work_mem_best, work_comp_best;
     const gpuprof__row *work_mem_by, *work_comp_by;
+    double kern_ns, uf_ns, tc_ns;         /* kernel capture: kernel time, in launches that leave most SMs idle, on the tensor cores */
 } gpuprof__nested;
 
 static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k) {
     double c = d->stats.sum, g = (double)d->gpu_self_ns;
+    a->kern_ns += (double)d->kernel_ns;
+    a->uf_ns += (double)d->kuf_ns;
+    a->tc_ns += (double)d->ktc_ns;
     switch (k) {
     case GPUPROF__K_SYNC: a->sync_ns += (double)d->self_ns; if (c > a->sync_best) { a->sync_best = c; a->sync_by = d; } break;
     case GPUPROF__K_COMM:
@@ -11757,6 +12047,15 @@ static void gpuprof__phase_classify(gpuprof__phase *p, const gpuprof__row *r, co
         if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns * per; }
         else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns * per; }
     }
+    /* kernel capture: a GPU phase whose kernels mostly leave most SMs idle
+       is under-filled, whatever its nested ranges' roofline says */
+    p->kern_ns = (double)r->kernel_ns + a->kern_ns;
+    p->uf_ns = (double)r->kuf_ns + a->uf_ns;
+    p->tc_ns = (double)r->ktc_ns + a->tc_ns;
+    if (gpuprof__k_gpu(p->k) && p->kern_ns > 0 && p->uf_ns >= GPUPROF__UF_SHARE * p->kern_ns) {
+        p->k = GPUPROF__K_UNDERFILL;
+        p->by = NULL;
+    }
     /* kernel capture: copies launched in the phase fill at least half its CPU
        time (a cudaMemcpy from pageable memory waits for its copy) */
     if (!gpuprof__k_gpu(p->k) && r->copy_ns > 0 && (double)r->copy_ns >= GPUPROF__CHILD_SHARE * r->stats.sum) {
@@ -11874,6 +12173,46 @@ static void gpuprof__step_bound(const gpuprof__snap *s, gpuprof__verdict_t *v, c
         for (i = 0; i < (uint32_t)v->nph; i++)
             if (gpuprof__k_gpu(v->ph[i].k) && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
 }
+
+#ifdef GPUPROF_CUDA
+/* Of the kernels launched mostly inside phase ph (itself or a range nested
+   in it): the one with the most time in launches that leave most SMs idle
+   (idle = 1), or the most time of all (idle = 0); NULL: none. Kernel
+   capture's tables are read under kc.mu. */
+static const gpuprof__kernel *gpuprof__kc_phase_kernel(const gpuprof__snap *s, const gpuprof__row *ph, int idle) {
+    const gpuprof__kernel *best = NULL;
+    double most = 0;
+    uint32_t i, j;
+    if (!s || !gpuprof__kc.map) return NULL;
+    pthread_mutex_lock(&gpuprof__kc_mu);
+    for (i = 0; i < gpuprof__kc.nkern; i++) {
+        const gpuprof__kernel *k = gpuprof__kc.kern[i];
+        int r = gpuprof__ktop_best(&k->ranges);
+        double x = idle ? k->idle_ns : k->stats.sum;
+        if (r < 0 || !k->ranges.key[r] || x <= most) continue;
+        for (j = 0; j < s->ntree; j++) {
+            const gpuprof__row *d = &s->tree[j];
+            if (d->name_id != (uint32_t)k->ranges.key[r]) continue;
+            while (d && d != ph) d = d->parent >= 0 ? &s->tree[d->parent] : NULL;
+            if (d) { best = k; most = x; break; }
+        }
+    }
+    pthread_mutex_unlock(&gpuprof__kc_mu);
+    return best;
+}
+
+/* A kernel's name for a sentence: up to its parameter list, at most 48 bytes. */
+static const char *gpuprof__kc_short(char *buf, size_t n, const gpuprof__kernel *k) {
+    const char *name = k->shown, *par = strchr(name, '(');
+    size_t len = par && par > name ? (size_t)(par - name) : strlen(name);
+    if (strncmp(name, "void ", 5) == 0 && len > 5) { name += 5; len -= 5; }
+    if (len > 48) len = 48;
+    if (len >= n) len = n - 1;
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    return buf;
+}
+#endif
 
 /* The verdict from a snapshot: the step's phases, each one's class and time
    per typical step, what bounds the step and the bottleneck. */
@@ -12632,8 +12971,61 @@ static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
     return buf;
 }
 
+/* Why a phase is under-filled: the kernel that leaves most SMs idle longest
+   and its launch, or the share of such launches. */
+static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    char t1[32], kn[64];
+    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
+#ifdef GPUPROF_CUDA
+    {
+        const gpuprof__kernel *k = gpuprof__kc_phase_kernel(s, p->r, 1);
+        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
+        if (sh >= 0 && k->fig[sh].blocks_per_sm >= 0 && k->shape[sh][9] < GPUPROF__MAX_DEV) {
+            const uint32_t *x = k->shape[sh];
+            char t2[32];
+            gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * k->fig[sh].sm_fill);
+            snprintf(out, n, "%s: %llu blocks on %d SMs (%s%% of the SMs given work); %s%% of its kernel time leaves most SMs idle",
+                     gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)x[0] * x[1] * x[2], gpuprof__gpu.lim[x[9]].sms, t2, t1);
+            return;
+        }
+    }
+#else
+    (void)s; (void)kn;
+#endif
+    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
+}
+
+/* What a GPU phase's main kernel says of its occupancy, where registers or
+   shared memory limit it below half and the grid fills the SMs: "; kernel
+   runs at ...", else "". Low occupancy alone is no class (many good GEMMs
+   run at one block per SM): it is named, with its remedy, only here, and
+   not for a tensor-core kernel (a library's tiles are sized on purpose). */
+static void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    out[0] = 0;
+#ifdef GPUPROF_CUDA
+    {
+        const gpuprof__kernel *k = gpuprof__k_gpu(p->k) ? gpuprof__kc_phase_kernel(s, p->r, 0) : NULL;
+        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
+        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+        char kn[64], t1[32];
+        if (!f || k->tensor == 1 || f->blocks_per_sm < 0 || f->occupancy >= 0.5 || f->sm_fill < 1 ||
+            (f->limiter != GPUPROF__LIM_REGS && f->limiter != GPUPROF__LIM_SMEM))
+            return;
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * f->occupancy);
+        if (f->limiter == GPUPROF__LIM_REGS)
+            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u registers per thread (__launch_bounds__, -maxrregcount)",
+                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][6]);
+        else
+            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u bytes of shared memory per block (smaller tiles, fewer stages)",
+                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][7] + k->shape[sh][8]);
+    }
+#else
+    (void)n; (void)s; (void)p;
+#endif
+}
+
 /* Why a phase has its class, in a few words. */
-static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
+static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
     char t1[32], t2[32];
     const gpuprof__row *r = p->r;
     double calls = (double)r->stats.count, c = r->stats.sum / calls;
@@ -12690,6 +13082,9 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
             snprintf(out, n, "GPU time %sx the CPU time", t1);
         } else snprintf(out, n, "the GPU ends %s per call after the CPU", gpuprof__fmt_ns(t1, sizeof t1, (double)r->gpu_lag_ns / (double)r->gpu.count));
         break;
+    case GPUPROF__K_UNDERFILL:
+        gpuprof__why_underfilled(out, n, s, p);
+        break;
     case GPUPROF__K_MEMORY:
     case GPUPROF__K_COMPUTE:
         gpuprof__roofline(r, &rf);
@@ -12699,6 +13094,15 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__phase *p) {
         break;
     default: snprintf(out, n, "-");
     }
+}
+
+/* ... and what its main kernel's occupancy adds. */
+static void gpuprof__phase_why(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    char occ[320];
+    size_t k;
+    gpuprof__phase_why_class(out, n, s, p);
+    gpuprof__why_occupancy(occ, sizeof occ, s, p);
+    if (occ[0] && (k = strlen(out)) + strlen(occ) < n) memcpy(out + k, occ, strlen(occ) + 1);
 }
 
 /* "GPU 0: NVIDIA H100 ... (CUDA 13.0, driver 13.0)", or why there is no GPU time. */
@@ -12926,6 +13330,13 @@ static void gpuprof__report_roofline(gpuprof__buf *b, const gpuprof__snap *s, si
     gpuprof__buf_s(b, "   (Time/call: G = GPU time, C = CPU time)\n");
 }
 
+/* A phase's remedy: its class's, except that a compute-bound phase whose
+   kernel time is mostly on the tensor cores is not told to use them. */
+static const char *gpuprof__phase_remedy(const gpuprof__phase *p) {
+    if (p->k == GPUPROF__K_COMPUTE && p->kern_ns > 0 && p->tc_ns >= GPUPROF__TC_SHARE * p->kern_ns) return GPUPROF__TC_REMEDY;
+    return gpuprof__remedy[p->k];
+}
+
 /* The time by which a phase bounds the step: GPU time when the GPU bounds it, else CPU time. */
 static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phase *p) { return v->gpu_step ? p->gpu : p->cpu; }
 
@@ -12946,7 +13357,7 @@ static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, 
     *k = v->ph[v->bottleneck].k;
     *ns = gpuprof__bound_ns(v, &v->ph[v->bottleneck]);
     /* host code of a run without a GPU: no batch to prepare, no copy to overlap */
-    *remedy = *k == GPUPROF__K_CPU && !(v->snap && v->snap->has_gpu) ? GPUPROF__HOST_REMEDY : gpuprof__remedy[*k];
+    *remedy = *k == GPUPROF__K_CPU && !(v->snap && v->snap->has_gpu) ? GPUPROF__HOST_REMEDY : gpuprof__phase_remedy(&v->ph[v->bottleneck]);
 }
 
 /* The lead, then the bottleneck's name in quotes or, with the other lead,
@@ -13148,7 +13559,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__cell_ns(b, p->cpu);
         gpuprof__cell_ns(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
         if (!gpu_run && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
-        else gpuprof__phase_why(why, sizeof why, p);
+        else gpuprof__phase_why(why, sizeof why, v->snap, p);
         gpuprof__buf_printf(b, "  %-14s  %s\n", gpuprof__kname[p->k], why);
     }
     if (v->more) gpuprof__buf_printf(b, "... %d smaller phases\n", v->more);
@@ -13175,7 +13586,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     else gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
     if (v->waits_for >= 0) {
         gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
-        gpuprof__buf_printf(b, ": %s\n", gpuprof__remedy[v->ph[v->waits_for].k]);
+        gpuprof__buf_printf(b, ": %s\n", gpuprof__phase_remedy(&v->ph[v->waits_for]));
     }
 }
 
@@ -13638,6 +14049,51 @@ static void gpuprof__kc_report_head(gpuprof__buf *b, const gpuprof_stats *per_st
     gpuprof__buf_s(b, "\n");
 }
 
+/* A kernel's SM fill and occupancy cells ("  4%  100% warps        "):
+   its most common launch's (sh), or the time-weighted SM fill when it ran
+   with several shapes that differ in it ("~"). */
+static void gpuprof__kc_cell_launch(gpuprof__buf *b, const gpuprof__kernel *k, int sh) {
+    const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+    char t1[32], t2[48];
+    double fill;
+    if (!f || f->blocks_per_sm < 0 || k->known_ns <= 0) { gpuprof__buf_s(b, "   -  -                "); return; }
+    fill = k->fill_ns / k->known_ns;
+    gpuprof__fmt(t1, sizeof t1, fabs(fill - f->sm_fill) > 0.005 ? "~%.0f%%" : "%.0f%%", 100.0 * fill);
+    gpuprof__fmt(t2, sizeof t2, "%.0f%% %s", 100.0 * f->occupancy, f->blocks_per_sm ? gpuprof__lim_name[f->limiter] : "cannot launch");
+    gpuprof__buf_printf(b, "%4s  %-16s ", t1, t2);
+}
+
+/* The line under the kernel table: the kernels that leave most SMs idle
+   (sm_fill under 1/2, or a last partial wave on fewer than half the SMs
+   that is at least a quarter of the kernel's waves), the largest first,
+   with the launch remedy. */
+static void gpuprof__kc_report_idle(gpuprof__buf *b, gpuprof__kernel **v, uint32_t n, double total) {
+    uint32_t i, shown = 0;
+    char kn[64], t1[32];
+    for (i = 0; i < n && shown < 4; i++) {
+        const gpuprof__kernel *k = v[i];
+        int sh = gpuprof__ktop_best(&k->shapes);
+        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+        uint64_t blocks, per_wave, last;
+        int sms;
+        if (!f || f->blocks_per_sm <= 0 || k->shape[sh][9] >= GPUPROF__MAX_DEV || k->stats.sum < 0.01 * total) continue;
+        sms = gpuprof__gpu.lim[k->shape[sh][9]].sms;
+        blocks = (uint64_t)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2];
+        per_wave = (uint64_t)sms * (uint64_t)f->blocks_per_sm;
+        last = blocks % per_wave;
+        gpuprof__fmt(t1, sizeof t1, "%.1f", 100.0 * k->stats.sum / total);
+        if (f->sm_fill < GPUPROF__UNDERFILL) {
+            gpuprof__buf_printf(b, "%s%s %llu blocks on %d SMs (%s%% of GPU time)", shown ? ", " : "   leave most SMs idle: ", gpuprof__kc_short(kn, sizeof kn, k),
+                                (unsigned long long)blocks, sms, t1);
+        } else if (blocks > per_wave && last && last < (uint64_t)sms / 2 && blocks / per_wave + 1 <= 4) {
+            gpuprof__buf_printf(b, "%s%s its last of %llu waves on %llu of %d SMs (%s%% of GPU time)", shown ? ", " : "   leave most SMs idle: ",
+                                gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)(blocks / per_wave + 1), (unsigned long long)last, sms, t1);
+        } else continue;
+        shown++;
+    }
+    if (shown) gpuprof__buf_s(b, "\n      -> more blocks (split the work, split-K, smaller tiles), or other work beside them on another stream\n");
+}
+
 /* The kernels by GPU time (v: n of them, sorted; total: their GPU time). */
 static void gpuprof__kc_report_table(gpuprof__buf *b, gpuprof__kernel **v, uint32_t n, double total, uint32_t rows) {
     size_t kw = 6, width;
@@ -13645,7 +14101,8 @@ static void gpuprof__kc_report_table(gpuprof__buf *b, gpuprof__kernel **v, uint3
     if (!n) return;
     for (i = 0; i < n && i < rows; i++) { size_t w = gpuprof__width(v[i]->shown); if (w > kw) kw = w; }
     width = kw > 72 ? 72 : kw;
-    gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               Range\n");
+    gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               "
+                                                "SMs  Occupancy        Range\n");
     for (i = 0; i < n && i < rows; i++) {
         gpuprof__kernel *k = v[i];
         int sh = gpuprof__ktop_best(&k->shapes);
@@ -13662,11 +14119,13 @@ static void gpuprof__kc_report_table(gpuprof__buf *b, gpuprof__kernel **v, uint3
         if (sh >= 0) snprintf(shape, sizeof shape, "(%u,%u,%u)x(%u,%u,%u)", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
                               k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
         gpuprof__buf_printf(b, "  %-26s ", shape);
+        gpuprof__kc_cell_launch(b, k, sh);
         if (rg) gpuprof__buf_name(b, rg);
         else gpuprof__buf_s(b, "-");
         gpuprof__buf_s(b, "\n");
     }
     gpuprof__more_rows(b, n, rows);
+    gpuprof__kc_report_idle(b, v, n, total);
 }
 
 /* Per range: the kernels launched inside it (not in ranges inside it). */
@@ -14039,7 +14498,7 @@ static void gpuprof__json_phases(gpuprof__buf *b, const gpuprof__snap *s, const 
         if (p->by) gpuprof__buf_s(b, gpuprof__g.names[p->by->name_id].json);
         else gpuprof__buf_s(b, "null");
         if (!s->has_gpu && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
-        else gpuprof__phase_why(why, sizeof why, p);
+        else gpuprof__phase_why(why, sizeof why, s, p);
         gpuprof__buf_s(b, ",\"why\":");
         gpuprof__buf_json_str(b, why);
         gpuprof__buf_s(b, "}");
@@ -14188,6 +14647,34 @@ static void gpuprof__json_opt_name(gpuprof__buf *b, const char *key, const char 
     else gpuprof__buf_s(b, "null");
 }
 
+/* A kernel's "launch" (SPEC 20): the figures of its most common launch
+   shape (sh), and over all its launches the time-weighted SM fill and
+   occupancy; null where the device's limits are unknown. */
+static void gpuprof__json_launch(gpuprof__buf *b, const gpuprof__kernel *k, int sh) {
+    const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+    const uint32_t *x = sh >= 0 ? k->shape[sh] : NULL;
+    if (!f || f->blocks_per_sm < 0) { gpuprof__buf_s(b, ",\"launch\":null"); return; }
+    gpuprof__buf_printf(b, ",\"launch\":{\"blocks\":%llu,\"threads_per_block\":%llu,\"registers_per_thread\":%u,\"shared_memory_bytes\":%llu",
+                        (unsigned long long)x[0] * x[1] * x[2], (unsigned long long)x[3] * x[4] * x[5], x[6], (unsigned long long)x[7] + x[8]);
+    gpuprof__buf_printf(b, ",\"blocks_per_sm\":%d,\"occupancy\":", f->blocks_per_sm);
+    gpuprof__buf_num(b, f->occupancy);
+    gpuprof__buf_printf(b, ",\"limiter\":\"%s\",\"sm_fill\":", gpuprof__lim_name[f->limiter]);
+    gpuprof__buf_num(b, f->sm_fill);
+    gpuprof__buf_s(b, ",\"waves\":");
+    gpuprof__buf_num(b, f->waves);
+    gpuprof__buf_s(b, ",\"est_achieved_occupancy\":");
+    gpuprof__buf_num(b, f->est_achieved);
+    gpuprof__buf_s(b, ",\"time_weighted\":{\"sm_fill\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->fill_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"occupancy\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->occ_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"est_achieved_occupancy\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->est_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"most_sms_idle_share\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->idle_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, "}}");
+}
+
 /* "capture", "kernels", "transfers", "syncs" (docs/summary.md). */
 static void gpuprof__json_kernels(gpuprof__buf *b) {
     gpuprof__kernel **v;
@@ -14230,7 +14717,8 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
                                          k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
         else gpuprof__buf_s(b, ",\"grid\":null,\"block\":null");
         gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&k->ranges));
-        gpuprof__buf_s(b, "}");
+        gpuprof__json_launch(b, k, sh);
+        gpuprof__buf_s(b, k->tensor == 1 ? ",\"tensor_cores\":true}" : k->tensor == 0 ? ",\"tensor_cores\":false}" : ",\"tensor_cores\":null}");
     }
     GPUPROF_FREE(v);
     gpuprof__buf_s(b, "],\n\"transfers\":[");
@@ -14938,6 +15426,9 @@ void gpuprof_reset(void) {
             /* kernel capture's, written by the collector */
             GPUPROF__ST(&n->kernel_calls, (uint64_t)0);
             GPUPROF__ST(&n->kernel_ns, (uint64_t)0);
+            GPUPROF__ST(&n->kuf_ns, (uint64_t)0);
+            GPUPROF__ST(&n->ktc_ns, (uint64_t)0);
+            GPUPROF__ST(&n->ksimt_ns, (uint64_t)0);
             GPUPROF__ST(&n->copy_ns, (uint64_t)0);
             GPUPROF__ST(&n->copy_bytes, (uint64_t)0);
             GPUPROF__ST(&n->copy_pageable, (uint64_t)0);

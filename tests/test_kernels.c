@@ -13,6 +13,7 @@
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
+#include <cuda_occupancy.h>
 #include <sys/wait.h>
 
 #define US 1000ull
@@ -897,6 +898,263 @@ static int child_case(const char *name) {
     return check_done(name);
 }
 
+/* The launch figures (SPEC 20) against CUDA's occupancy calculator, the
+   toolkit's cuda_occupancy.h, over a grid of launch shapes on the limits of
+   four architectures: every blocks_per_sm, occupancy and limiter agrees. */
+static void occ_arch(int major, int minor, int sms, int threads_sm, int smem_sm, int optin, int reserved, gpuprof__devlim *d, cudaOccDeviceProp *p) {
+    memset(d, 0, sizeof *d);
+    memset(p, 0, sizeof *p);
+    d->cc_major = p->computeMajor = major;
+    d->cc_minor = p->computeMinor = minor;
+    d->sms = p->numSms = sms;
+    d->warp = p->warpSize = 32;
+    d->threads_block = p->maxThreadsPerBlock = 1024;
+    d->threads_sm = p->maxThreadsPerMultiprocessor = threads_sm;
+    d->regs_block = p->regsPerBlock = 65536;
+    d->regs_sm = p->regsPerMultiprocessor = 65536;
+    d->smem_block = 49152;
+    p->sharedMemPerBlock = 49152;
+    d->smem_sm = smem_sm;
+    p->sharedMemPerMultiprocessor = (size_t)smem_sm;
+    d->smem_optin = optin;
+    p->sharedMemPerBlockOptin = (size_t)optin;
+    d->smem_reserved = reserved;
+    p->reservedSharedMemPerBlock = (size_t)reserved;
+}
+
+static void scenario_occupancy(void) {
+    static const int regs[] = { 0, 16, 24, 31, 32, 40, 48, 56, 64, 72, 80, 96, 128, 168, 200, 232, 255 };
+    static const int ssmem[] = { 0, 4096, 16384, 49152 };
+    static const int dsmem[] = { 0, 1024, 8192, 20000, 49152, 65536, 100000, 135168, 166912, 200000, 232448 - 49152, 232448 };
+    static const int mask[GPUPROF__LIM_COUNT] = { OCC_LIMIT_WARPS, OCC_LIMIT_BLOCKS, OCC_LIMIT_REGISTERS, OCC_LIMIT_SHARED_MEMORY };
+    static const struct { int major, minor, sms, threads_sm, smem_sm, optin, reserved; } arch[] = {
+        { 8, 0, 108, 2048, 167936, 166912, 1024 },   /* A100 */
+        { 9, 0, 132, 2048, 233472, 232448, 1024 },   /* H100 SXM */
+        { 8, 6, 82, 1536, 102400, 101376, 1024 },    /* RTX 3090 */
+        { 7, 5, 40, 1024, 65536, 65536, 0 },         /* T4 */
+    };
+    cudaOccDeviceState state;
+    cudaOccFuncAttributes fa;
+    cudaOccResult res;
+    gpuprof__devlim d;
+    cudaOccDeviceProp p;
+    gpuprof__launch f;
+    size_t a, r, ss, ds;
+    int threads;
+    long compared = 0, bad_blocks = 0, bad_limiter = 0, bad_occ = 0, nonzero = 0;
+    char msg[256] = "";
+    memset(&state, 0, sizeof state);
+    state.cacheConfig = CACHE_PREFER_NONE;
+    state.carveoutConfig = SHAREDMEM_CARVEOUT_DEFAULT;
+    for (a = 0; a < sizeof arch / sizeof *arch; a++) {
+        occ_arch(arch[a].major, arch[a].minor, arch[a].sms, arch[a].threads_sm, arch[a].smem_sm, arch[a].optin, arch[a].reserved, &d, &p);
+        for (threads = 32; threads <= 1024; threads += threads < 256 ? 16 : 32)
+            for (r = 0; r < sizeof regs / sizeof *regs; r++)
+                for (ss = 0; ss < sizeof ssmem / sizeof *ssmem; ss++)
+                    for (ds = 0; ds < sizeof dsmem / sizeof *dsmem; ds++) {
+                        /* as cudaOccFuncAttributes is made from cudaFuncAttributes, the launch's dynamic shared memory opted in */
+                        memset(&fa, 0, sizeof fa);
+                        fa.maxThreadsPerBlock = 1024;
+                        fa.numRegs = regs[r];
+                        fa.sharedSizeBytes = (size_t)ssmem[ss];
+                        fa.partitionedGCConfig = PARTITIONED_GC_OFF;
+                        fa.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;
+                        fa.maxDynamicSharedSizeBytes = (size_t)dsmem[ds];
+                        fa.numBlockBarriers = 1;
+                        memset(&res, 0, sizeof res);
+                        if (cudaOccMaxActiveBlocksPerMultiprocessor(&res, &p, &fa, &state, threads, (size_t)dsmem[ds]) != CUDA_OCC_SUCCESS) continue;
+                        gpuprof__occ_calc(&d, 1000, threads, regs[r], ssmem[ss], dsmem[ds], &f);
+                        compared++;
+                        if (f.blocks_per_sm != res.activeBlocksPerMultiprocessor) {
+                            if (!bad_blocks++)
+                                snprintf(msg, sizeof msg, "sm_%d%d, %d threads, %d registers, %d + %d bytes: %d blocks per SM, the calculator %d", arch[a].major,
+                                         arch[a].minor, threads, regs[r], ssmem[ss], dsmem[ds], f.blocks_per_sm, res.activeBlocksPerMultiprocessor);
+                            continue;
+                        }
+                        if (!f.blocks_per_sm) continue;
+                        nonzero++;
+                        if (!(res.limitingFactors & (unsigned)mask[f.limiter])) bad_limiter++;
+                        if (f.occupancy != (double)(res.activeBlocksPerMultiprocessor * ((threads + 31) / 32)) / (arch[a].threads_sm / 32)) bad_occ++;
+                    }
+    }
+    if (msg[0]) fprintf(stderr, "first difference: %s\n", msg);
+    printf("occupancy: %ld launch shapes compared with cuda_occupancy.h (%ld that launch)\n", compared, nonzero);
+    CHECK(compared > 20000 && nonzero > 10000, "the grid of shapes covers tens of thousands of launches on sm_80, sm_90, sm_86 and sm_75");
+    CHECK_EQ_U(bad_blocks, 0, "blocks_per_sm equals cudaOccMaxActiveBlocksPerMultiprocessor's for every shape");
+    CHECK_EQ_U(bad_limiter, 0, "the limiter named is one of the calculator's limiting factors");
+    CHECK_EQ_U(bad_occ, 0, "occupancy is active warps / the SM's maximum warps");
+    /* the grid's figures, exactly (H100: 132 SMs, 64 warps per SM) */
+    occ_arch(9, 0, 132, 2048, 233472, 232448, 1024, &d, &p);
+    gpuprof__occ_calc(&d, 5, 256, 31, 0, 0, &f);
+    CHECK(f.blocks_per_sm == 8 && f.limiter == GPUPROF__LIM_WARPS && f.occupancy == 1.0, "256 threads, 31 registers: 8 blocks per SM, limited by warps (a tie with registers names warps)");
+    CHECK(f.sm_fill == 5.0 / 132 && f.waves == 5.0 / (132 * 8) && f.est_achieved == 5.0 * 8 / (132 * 64), "5 blocks: sm_fill 5/132, waves 5/1056, est. achieved 40/8448");
+    gpuprof__occ_calc(&d, 1000, 128, 168, 0, 0, &f);
+    CHECK(f.blocks_per_sm == 3 && f.limiter == GPUPROF__LIM_REGS && f.occupancy == 12.0 / 64, "168 registers: 3 blocks of 4 warps per SM, limited by registers");
+    CHECK(f.sm_fill == 1.0 && f.waves == 1000.0 / (132 * 3) && f.est_achieved == f.occupancy, "1000 blocks: every SM, 2.5 waves, achieved = theoretical");
+    gpuprof__occ_calc(&d, 264, 128, 64, 0, 200 * 1024, &f);
+    CHECK(f.blocks_per_sm == 1 && f.limiter == GPUPROF__LIM_SMEM, "200 KiB of dynamic shared memory: 1 block per SM, limited by shared memory");
+    gpuprof__occ_calc(&d, 10, 32, 16, 0, 0, &f);
+    CHECK(f.blocks_per_sm == 32 && f.limiter == GPUPROF__LIM_BLOCKS, "32 threads: 32 blocks per SM, limited by blocks");
+    d.sms = 0;
+    gpuprof__occ_calc(&d, 10, 32, 16, 0, 0, &f);
+    CHECK(f.blocks_per_sm == -1 && gpuprof__isnan(f.occupancy), "unknown device limits: no figures");
+    /* tensor cores by name */
+    CHECK(gpuprof__tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas") == 1 &&
+          gpuprof__tensor_cores("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn") == 1 &&
+          gpuprof__tensor_cores("ampere_tf32_s1688gemm_tf32_128x128_16x4_nt") == 1 && gpuprof__tensor_cores("volta_h884gemm_64x64_ldg8_nn") == 1 &&
+          gpuprof__tensor_cores("cutlass_80_tensorop_s16816gemm_f16_256x128_32x3_nn_align8") == 1 &&
+          gpuprof__tensor_cores("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT") == 1 &&
+          gpuprof__tensor_cores("ampere_int8_i16832gemm_int8_256x128_64x3_nt") == 1,
+          "cuBLAS, cuBLASLt and CUTLASS tensor-core GEMMs are named as such (xmma, s16816, s1688, h884, tensorop, nvjet, i16832)");
+    CHECK(gpuprof__tensor_cores("ampere_sgemm_128x64_nn") == 0 && gpuprof__tensor_cores("cutlass_simt_sgemm_128x128_8x2_nn_align1") == 0 &&
+          gpuprof__tensor_cores("void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false>") == 0 &&
+          gpuprof__tensor_cores("_ZN5cudnn6detail23implicit_convolve_sgemmIffLi1024ELi5ELi5ELi3ELi3ELi3ELi1ELb1ELb0ELb1EEEviiiPKT_iPS2_S4_18kernel_conv_paramsyiffiS4_S4_ii") == 0,
+          "SIMT GEMMs (sgemm, simt, gemv, cuDNN's implicit_convolve_sgemm) are not");
+    CHECK(gpuprof__tensor_cores("_Z7grad_w2PKfS0_6params") == -1 && gpuprof__tensor_cores("vectorized_elementwise_kernel") == -1,
+          "a kernel whose name says neither: unknown");
+}
+
+/* The CUDA demo's shapes (examples/train_mlp.cu: grids, 256 threads, the
+   registers ptxas gives them for sm_90) and its H100 kernel times, on the
+   simulated H100: grad_w2 runs 5 blocks on 132 SMs, and its phase is
+   under-filled with a launch remedy. */
+static void demo_kernel(cudaStream_t s, const char *name, uint64_t dur, unsigned gx, unsigned gy, unsigned regs) {
+    simcupti_shape sh;
+    memset(&sh, 0, sizeof sh);
+    sh.grid[0] = gx; sh.grid[1] = gy; sh.grid[2] = 1;
+    sh.block[0] = 256; sh.block[1] = sh.block[2] = 1;
+    sh.regs = regs;
+    simcupti_kernel_shape(s, name, dur, &sh);
+    simcuda_advance(4 * US);
+}
+
+static cJSON *kernel_named(const char *prefix) {
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(sum, "kernels")) {
+        cJSON *v = cJSON_GetObjectItem(e, "name");
+        if (cJSON_IsString(v) && strncmp(v->valuestring, prefix, strlen(prefix)) == 0) return e;
+    }
+    return NULL;
+}
+
+static cJSON *phase_named(const char *name) {
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "verdict"), "phases")) {
+        cJSON *v = cJSON_GetObjectItem(e, "name");
+        if (cJSON_IsString(v) && strcmp(v->valuestring, name) == 0) return e;
+    }
+    return NULL;
+}
+
+static void scenario_launch(void) {
+    cudaStream_t s = 0;
+    cJSON *k, *l, *ph;
+    char *text;
+    int step;
+    simcupti_reset();
+    session_begin("launch", 2);
+    for (step = 0; step < 12; step++) {
+        { PROF_RANGE("data"); demo_kernel(s, "_Z10make_batchPfS_i", 24800, 32, 1, 32); }
+        {
+            PROF_RANGE("forward");
+            { PROF_RANGE("linear1+relu"); demo_kernel(s, "_Z12linear1_reluPKf6paramsPf", 163 * US, 4, 8192, 32); }
+            { PROF_RANGE("linear2+loss"); demo_kernel(s, "_Z12linear2_lossPKf6paramsS0_PfS2_S2_", 151 * US, 32, 1, 29); }
+        }
+        {
+            PROF_RANGE("backward");
+            { PROF_RANGE("linear2.grad"); demo_kernel(s, "_Z7grad_w2PKfS0_6params", 354 * US, 5, 1, 31); }
+            { PROF_RANGE("relu.grad"); demo_kernel(s, "_Z11grad_hiddenPKfS0_6paramsPf", 34700, 4, 8192, 14); }
+            { PROF_RANGE("linear1.grad"); demo_kernel(s, "_Z7grad_w1PKfS0_6params", 398 * US, 4, 65, 31); }
+        }
+        { PROF_RANGE("optimizer"); demo_kernel(s, "_Z4adamPfPKfS_S_mfff", 2590, 265, 1, 18); }
+        { PROF_RANGE("loss.item"); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+        PROF_STEP();
+    }
+    session_end("launch");
+    k = kernel_named("grad_w2");
+    l = cJSON_GetObjectItem(k, "launch");
+    CHECK(l && cJSON_IsObject(l), "kernels[].launch is there for grad_w2");
+    CHECK(jnum(l, "blocks") == 5 && jnum(l, "threads_per_block") == 256 && jnum(l, "registers_per_thread") == 31 && jnum(l, "shared_memory_bytes") == 0,
+          "grad_w2's launch: 5 blocks of 256 threads, 31 registers, no shared memory");
+    CHECK(jnum(l, "blocks_per_sm") == 8 && jnum(l, "occupancy") == 1 && strcmp(jstr(l, "limiter"), "warps") == 0,
+          "... 8 blocks per SM, occupancy 1, limited by warps (cuda_occupancy.h's figures for sm_90)");
+    CHECK_REL(jnum(l, "sm_fill"), 5.0 / 132, 1e-8, "... sm_fill 5/132");
+    CHECK_REL(jnum(l, "waves"), 5.0 / 1056, 1e-8, "... waves 5/(132 x 8)");
+    CHECK_REL(jnum(l, "est_achieved_occupancy"), 40.0 / 8448, 1e-8, "... est. achieved occupancy 40/(132 x 64)");
+    CHECK_REL(jnum(cJSON_GetObjectItem(l, "time_weighted"), "sm_fill"), 5.0 / 132, 1e-8, "... one shape: the time-weighted sm_fill is the same");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(k, "tensor_cores")), "grad_w2's name says nothing of tensor cores: null");
+    l = cJSON_GetObjectItem(kernel_named("linear1_relu"), "launch");
+    CHECK(jnum(l, "blocks") == 32768 && jnum(l, "sm_fill") == 1 && jnum(l, "est_achieved_occupancy") == 1, "linear1_relu: 32768 blocks fill the GPU");
+    CHECK_REL(jnum(l, "waves"), 32768.0 / 1056, 1e-8, "... in 31 waves");
+    l = cJSON_GetObjectItem(kernel_named("grad_w1"), "launch");
+    CHECK(jnum(l, "blocks") == 260 && jnum(l, "sm_fill") == 1, "grad_w1: 260 blocks, every SM has work");
+    ph = phase_named("backward");
+    CHECK(strcmp(jstr(ph, "class"), "under-filled") == 0, "backward (grad_w2: 45% of its kernel time on 5 of 132 SMs) is under-filled");
+    CHECK(strstr(jstr(ph, "why"), "grad_w2: 5 blocks on 132 SMs (4% of the SMs given work); 45% of its kernel time leaves most SMs idle") != NULL,
+          "... and why names grad_w2 and its launch");
+    CHECK(strcmp(jstr(phase_named("forward"), "class"), "under-filled") == 0 && strstr(jstr(phase_named("forward"), "why"), "linear2_loss: 32 blocks on 132 SMs"),
+          "forward (linear2_loss: 32 blocks, 48% of its kernel time) is under-filled too");
+    CHECK(strcmp(jstr(phase_named("loss.item"), "class"), "sync-bound") == 0, "loss.item keeps its class");
+    text = check_slurp("k_report.txt");
+    CHECK(text && strstr(text, "bottleneck: \"backward\"") && strstr(text, "under-filled\n   try: give the GPU more blocks: split the work"),
+          "the report: backward is the bottleneck, under-filled, and the try: line is about the launch");
+    CHECK(text && !strstr(text, "use the tensor cores"), "... no tensor-core advice anywhere");
+    CHECK(text && strstr(text, "leave most SMs idle: grad_w2 5 blocks on 132 SMs"), "the line under the kernel table names grad_w2");
+    CHECK(text && strstr(text, "(5,1,1)x(256,1,1)            4%  100% warps"), "the kernel table: grad_w2 fills 4% of the SMs, occupancy 100% limited by warps");
+    free(text);
+}
+
+/* A compute-bound GEMM phase: told to use the tensor cores when its GEMM
+   is a SIMT one, not when it already runs on them; a well-filled
+   memory-bound phase beside it keeps its class. */
+static void tensor_session(const char *name, const char *gemm) {
+    cudaStream_t s = 0;
+    simcupti_shape g, u;
+    int step;
+    memset(&g, 0, sizeof g);
+    g.grid[0] = 264; g.grid[1] = g.grid[2] = 1;
+    g.block[0] = 128; g.block[1] = g.block[2] = 1;
+    g.regs = 168;
+    g.dynamic_smem = 200 * 1024;
+    memset(&u, 0, sizeof u);
+    u.grid[0] = 4096; u.grid[1] = u.grid[2] = 1;
+    u.block[0] = 256; u.block[1] = u.block[2] = 1;
+    u.regs = 18;
+    simcupti_reset();
+    session_begin(name, 2);
+    for (step = 0; step < 10; step++) {
+        /* 30 GFLOP in 1 ms: 30 TFLOP/s, 45% of the H100's 66.9 fp32 peak, at 300 FLOP/B */
+        { PROF_RANGE_WORK("matmul", 30e9, 1e8); simcupti_kernel_shape(s, gemm, 1 * MS, &g); simcuda_advance(5 * US); }
+        /* 1 GB in 500 us: 2 TB/s, at 0.01 FLOP/B */
+        { PROF_RANGE_WORK("update", 1e7, 1e9); simcupti_kernel_shape(s, "_Z6updatePfPKfm", 500 * US, &u); simcuda_advance(5 * US); }
+        { PROF_RANGE("sync"); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+        PROF_STEP();
+    }
+    session_end(name);
+}
+
+static void scenario_tensor_cores(void) {
+    char *text;
+    tensor_session("tc", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(kernel_named("sm90_xmma_gemm"), "tensor_cores")), "the xmma GEMM: tensor_cores true");
+    CHECK(strcmp(jstr(phase_named("matmul"), "class"), "compute-bound") == 0, "matmul is compute-bound (45% of peak FLOP/s)");
+    CHECK(strcmp(jstr(phase_named("update"), "class"), "memory-bound") == 0, "update (4096 blocks, 60% of peak bandwidth) stays memory-bound");
+    text = check_slurp("k_report.txt");
+    CHECK(text && strstr(text, "compute-bound\n   try: its GEMMs already run on the tensor cores: do fewer FLOPs"),
+          "a compute-bound phase on the tensor cores is not told to use them");
+    CHECK(text && !strstr(text, "use the tensor cores") && !strstr(text, "limited by its"),
+          "... nor told of its kernel's occupancy (1 block per SM is how such GEMMs run)");
+    free(text);
+    tensor_session("simt", "ampere_sgemm_128x64_nn");
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(kernel_named("ampere_sgemm"), "tensor_cores")), "the SIMT sgemm: tensor_cores false");
+    CHECK(strcmp(jstr(phase_named("matmul"), "class"), "compute-bound") == 0, "matmul is compute-bound");
+    CHECK(strstr(jstr(phase_named("matmul"), "why"), "; ampere_sgemm_128x64_nn runs at 6% occupancy, limited by its 204800 bytes of shared memory per block"),
+          "... and its main kernel's occupancy is named, with its limiter");
+    text = check_slurp("k_report.txt");
+    CHECK(text && strstr(text, "compute-bound\n   try: do fewer or cheaper FLOPs: use the tensor cores"), "a SIMT GEMM still is told to use the tensor cores");
+    free(text);
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name, *env, *value; } cases[] = {
         { "nolib", "GPUPROF_CUPTI_PATH", "/nonexistent/libcupti.so" },
@@ -933,6 +1191,9 @@ int main(int argc, char **argv) {
     scenario_layouts();
     scenario_trace();
     scenario_lanes();
+    scenario_occupancy();
+    scenario_launch();
+    scenario_tensor_cores();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[128];
         int rc = run_case(cases[i].name, cases[i].env, cases[i].value ? cases[i].value : nosym_lib);

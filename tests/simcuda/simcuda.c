@@ -608,6 +608,17 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
     else if (attr == cudaDevAttrMultiProcessorCount) *value = 132;
     else if (attr == cudaDevAttrMemoryClockRate) *value = 2619000;
     else if (attr == cudaDevAttrGlobalMemoryBusWidth) *value = 5120;
+    /* ... and its limits, for the launch figures (an H100 SXM's cudaDeviceProp) */
+    else if (attr == cudaDevAttrComputeCapabilityMajor) *value = 9;
+    else if (attr == cudaDevAttrComputeCapabilityMinor) *value = 0;
+    else if (attr == cudaDevAttrWarpSize) *value = 32;
+    else if (attr == cudaDevAttrMaxThreadsPerBlock) *value = 1024;
+    else if (attr == cudaDevAttrMaxThreadsPerMultiProcessor) *value = 2048;
+    else if (attr == cudaDevAttrMaxRegistersPerBlock || attr == cudaDevAttrMaxRegistersPerMultiprocessor) *value = 65536;
+    else if (attr == cudaDevAttrMaxSharedMemoryPerBlock) *value = 49152;
+    else if (attr == cudaDevAttrMaxSharedMemoryPerMultiprocessor) *value = 233472;
+    else if (attr == cudaDevAttrMaxSharedMemoryPerBlockOptin) *value = 232448;
+    else if (attr == cudaDevAttrReservedSharedMemoryPerBlock) *value = 1024;
     else *value = 0;
     LEAVE(cudaSuccess);
 }

@@ -187,6 +187,10 @@ static uint32_t sim_api(uint32_t rt_cbid, uint32_t drv_cbid, uint64_t t0, uint64
     return id[0];
 }
 
+/* The shape of the next kernel record (simcupti_kernel_shape), else grid
+   (gx,1,1), block (bx,1,1), 32 registers, 1 KiB of static shared memory. */
+static const simcupti_shape *next_shape;
+
 static void sim_kernel_record(cudaStream_t s, const char *name, uint64_t start, uint64_t dur, unsigned gx, unsigned bx, uint32_t corr, uint32_t graph) {
     CUpti_ActivityKernel10 k;
     int kind = sim.enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL;
@@ -206,6 +210,13 @@ static void sim_kernel_record(cudaStream_t s, const char *name, uint64_t start, 
     k.gridX = (int32_t)gx; k.gridY = 1; k.gridZ = 1;
     k.blockX = (int32_t)bx; k.blockY = 1; k.blockZ = 1;
     k.staticSharedMemory = 1024;
+    if (next_shape) {
+        k.gridX = (int32_t)next_shape->grid[0]; k.gridY = (int32_t)next_shape->grid[1]; k.gridZ = (int32_t)next_shape->grid[2];
+        k.blockX = (int32_t)next_shape->block[0]; k.blockY = (int32_t)next_shape->block[1]; k.blockZ = (int32_t)next_shape->block[2];
+        k.registersPerThread = (uint16_t)next_shape->regs;
+        k.staticSharedMemory = (int32_t)next_shape->static_smem;
+        k.dynamicSharedMemory = (int32_t)next_shape->dynamic_smem;
+    }
     k.correlationId = corr;
     k.name = sim_name(name);
     k.graphId = graph;
@@ -223,6 +234,23 @@ uint32_t simcupti_kernel(cudaStream_t s, const char *name, uint64_t dur_ns, unsi
     simcuda_advance(sim.call_cost);
     r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now + sim.call_cost, &d);
     sim_kernel_record(s, name, start, dur_ns, grid_x, block_x, r, 0);
+    pthread_mutex_unlock(&mu);
+    sim_periodic();
+    return r;
+}
+
+uint32_t simcupti_kernel_shape(cudaStream_t s, const char *name, uint64_t dur_ns, const simcupti_shape *shape) {
+    uint64_t now, start;
+    uint32_t r, d;
+    pthread_mutex_lock(&mu);
+    now = simcuda_now();
+    start = simcuda_stream_done(s);
+    simcuda_kernel(s, dur_ns);
+    simcuda_advance(sim.call_cost);
+    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now + sim.call_cost, &d);
+    next_shape = shape;
+    sim_kernel_record(s, name, start, dur_ns, 1, 1, r, 0);
+    next_shape = NULL;
     pthread_mutex_unlock(&mu);
     sim_periodic();
     return r;

@@ -61,6 +61,9 @@ uint64_t simcupti_buffers_delivered(void);
 
 /* Work, launched from the calling thread; each returns its correlation id. */
 uint32_t simcupti_kernel(cudaStream_t s, const char *name, uint64_t dur_ns, unsigned grid_x, unsigned block_x);
+/* A kernel of the given launch shape (the record's grid, block, registers per thread, shared memory). */
+typedef struct simcupti_shape { unsigned grid[3], block[3], regs, static_smem, dynamic_smem; } simcupti_shape;
+uint32_t simcupti_kernel_shape(cudaStream_t s, const char *name, uint64_t dur_ns, const simcupti_shape *shape);
 uint32_t simcupti_memcpy(cudaStream_t s, int copy_kind, int host_kind, uint64_t bytes, uint64_t dur_ns);
 uint32_t simcupti_memset(cudaStream_t s, uint64_t bytes, uint64_t dur_ns);
 uint32_t simcupti_sync(int type, cudaStream_t s);  /* waits (simcuda's clock moves) and records the wait */
