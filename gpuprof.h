@@ -187,7 +187,9 @@
    ANALYSIS (the end of the report; docs/guide.md "Verdict", "Roofline")
        per phase (outermost range) and for the step: CPU-, launch-, sync-, GPU-,
        memory-, compute-, transfer- or comm-bound (collectives: allreduce, nccl*,
-       MPI_*, GPUPROF_COMM_RANGES), the bottleneck and what to try; GPUPROF_RANGE_WORK
+       MPI_*, GPUPROF_COMM_RANGES), or under-filled (kernel capture: launches
+       that give work to fewer than half the SMs; docs/guide.md "The kernel and
+       why"), the bottleneck and what to try; GPUPROF_RANGE_WORK
        ranges get achieved FLOP/s, bytes/s and their place on the device's roofline.
        tools/gpuprof-compare BASE.json NEW.json compares two summaries.
 

@@ -239,7 +239,7 @@ def resolve_flows(events, slice_of, owner, problems):
     an import error: flow_duplicate_id), FLOW_IN draws an arrow from where it was opened and leaves it open
     (a launch's arrow to each kernel of a graph), FLOW_INOUT is as flow_ids. Returns (from thread, to
     thread) pairs, sorted: from the slice that opened the flow, as the JSON trace's "s" to its "f"."""
-    flows, active = [], {}
+    flows, active, used = [], {}, set()
 
     def arrow(a, b):
         flows.append((owner(a[0]), owner(b[0])))
@@ -256,6 +256,9 @@ def resolve_flows(events, slice_of, owner, problems):
             elif direction in (TrackEvent.LegacyEvent.FLOW_IN, TrackEvent.LegacyEvent.FLOW_INOUT):
                 if fid in active:
                     arrow(active[fid], here)
+                    used.add(fid)
+                else:
+                    problems.append('flow %d ends where no call opened it (an arrow the viewer cannot draw)' % fid)
                 if direction == TrackEvent.LegacyEvent.FLOW_INOUT:
                     active[fid] = here
             else:
@@ -267,6 +270,10 @@ def resolve_flows(events, slice_of, owner, problems):
         for f in ev[8]:
             if f in active:
                 arrow(active.pop(f), here)
+    # a call's FLOW_OUT that no work ends: an arrow to nothing (a synchronization launches no work)
+    dangling = [f for f in active if f not in used and f >= 1 << 62]
+    if dangling:
+        problems.append('%d flow(s) opened by a call that no work ends, e.g. %d' % (len(dangling), dangling[0]))
     return sorted(flows)
 
 

@@ -5,7 +5,9 @@
 # with its ranges timed by their kernels, a flight-recorder dump, GPU work
 # that overlaps on one stream (sim_demo --graphs: lanes, a graph launch's
 # arrow to each of its kernels) with kernel capture and with ranges timed
-# by their kernels; and the
+# by their kernels; the CUDA demo's shapes with copies (cudaMemcpy,
+# cudaMemcpyAsync) and synchronizations (sim_demo --mlp: every copy's arrow
+# from its call, none from a synchronization); and the
 # merged Perfetto trace of two ranks against the ranks' own traces.
 # sim_demo's clock is simulated: two runs are the same run.
 # Writes into a fresh temporary directory, removed when all pass.
@@ -26,8 +28,10 @@ for f in json pftrace; do
     fail "sim_demo --graphs with kernel capture ($f) failed"
   GPUPROF_GPU=kernels GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=graphsk.$f "$build/tests/sim_demo" --graphs > graphsk.$f.out 2>&1 ||
     fail "sim_demo --graphs with GPUPROF_GPU=kernels ($f) failed"
+  GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=mlp.$f "$build/tests/sim_demo" --mlp > mlp.$f.out 2>&1 ||
+    fail "sim_demo --mlp with kernel capture ($f) failed"
 done
-for t in sim kernels fromk flight graphs graphsk; do
+for t in sim kernels fromk flight graphs graphsk mlp; do
   $check $t.pftrace $t.json || fail "$t: the Perfetto and the JSON trace differ"
 done
 for r in 0 1; do

@@ -6,7 +6,10 @@
    the five kernels of a CUDA graph replayed in "graph" (all belonging to the
    range around cudaGraphLaunch), a copy into pageable host memory in "copy",
    a cudaStreamSynchronize in "sync" -- with demangled names, and kernel
-   times that fit inside their ranges' event-timed GPU spans. */
+   times that fit inside their ranges' event-timed GPU spans; and each
+   kernel's launch figures (SPEC 20): blocks_per_sm equal to the runtime's
+   cudaOccupancyMaxActiveBlocksPerMultiprocessor for its launch, a kernel
+   of 64 KiB of dynamic shared memory ("occupancy") among them. */
 #define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
@@ -17,6 +20,14 @@ enum { STEPS = 4, GRAPH_NODES = 5 };
 
 __global__ void tiny(float *p) { p[threadIdx.x] += 1.0f; }
 __global__ void gnode(float *p) { p[threadIdx.x] *= 0.5f; }
+__global__ void smem_heavy(float *p) {
+    extern __shared__ float buf[];
+    buf[threadIdx.x] = p[threadIdx.x];
+    __syncthreads();
+    p[threadIdx.x] = buf[(threadIdx.x + 1) % blockDim.x];
+}
+enum { HEAVY_SMEM = 64 * 1024, HEAVY_BLOCKS = 264 };
+
 
 static const char *jstr(cJSON *o, const char *key) {
     cJSON *v = o ? cJSON_GetObjectItem(o, key) : NULL;
@@ -30,6 +41,17 @@ static cJSON *find_kind(cJSON *sum, const char *array, const char *key, const ch
         if (cJSON_IsString(v) && !strcmp(v->valuestring, value)) return e;
     }
     return NULL;
+}
+
+/* kernels[].launch.blocks_per_sm of the kernel named `name` against the runtime's occupancy figure */
+static void check_occupancy(cJSON *sum, const char *name, const void *fn, int threads, size_t dsmem) {
+    cJSON *l = cJSON_GetObjectItem(summary_find(sum, "kernels", name), "launch");
+    int want = -1;
+    char what[160];
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&want, fn, threads, dsmem);
+    printf("%s: blocks_per_sm %g, cudaOccupancyMaxActiveBlocksPerMultiprocessor %d; limiter %s\n", name, jnum(l, "blocks_per_sm"), want, jstr(l, "limiter"));
+    snprintf(what, sizeof what, "%s: blocks_per_sm is the runtime's cudaOccupancyMaxActiveBlocksPerMultiprocessor", name);
+    CHECK_EQ_U(jnum(l, "blocks_per_sm"), want, what);
 }
 
 int main(void) {
@@ -56,6 +78,7 @@ int main(void) {
         cudaStreamEndCapture(s, &graph);
         cudaGraphInstantiate(&exec, graph, 0);
         cudaGraphDestroy(graph);
+        cudaFuncSetAttribute(smem_heavy, cudaFuncAttributeMaxDynamicSharedMemorySize, HEAVY_SMEM);
         cudaStreamSynchronize(s);
     }
     saved = check_stderr_to("cuda_kernels.stderr.txt");
@@ -66,6 +89,7 @@ int main(void) {
         { PROF_RANGE("graph"); if (gpu) cudaGraphLaunch(exec, s); }
         { PROF_RANGE("copy"); if (gpu) cudaMemcpyAsync(host, d, copy_bytes, cudaMemcpyDeviceToHost, s); }
         { PROF_RANGE("sync"); if (gpu) cudaStreamSynchronize(s); }
+        { PROF_RANGE("occupancy"); if (gpu) smem_heavy<<<HEAVY_BLOCKS, 256, HEAVY_SMEM, s>>>(d); }
         PROF_STEP();
     }
     gpuprof_shutdown();
@@ -117,6 +141,11 @@ int main(void) {
         CHECK(jnum(tk, "sum_ns") <= jnum(cJSON_GetObjectItem(summary_find(sum, "ranges", "launch3"), "gpu"), "sum_ns") * 1.001,
               "launch3's kernels take no longer than its event-timed GPU time");
         CHECK(report && strstr(report, "\ngnode(float*) "), "the report's kernel table names the graph's kernel");
+        check_occupancy(sum, "tiny(float*)", (const void *)tiny, 32, 0);
+        check_occupancy(sum, "gnode(float*)", (const void *)gnode, 32, 0);
+        check_occupancy(sum, "smem_heavy(float*)", (const void *)smem_heavy, 256, HEAVY_SMEM);
+        CHECK(!strcmp(jstr(cJSON_GetObjectItem(summary_find(sum, "kernels", "smem_heavy(float*)"), "launch"), "limiter"), "shared_memory"),
+              "smem_heavy's occupancy is limited by its 64 KiB of shared memory");
         free(report);
         cudaGraphExecDestroy(exec);
         cudaFree(d);

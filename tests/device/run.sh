@@ -4,7 +4,8 @@
 # README and bench/README.md quote. On a machine without a GPU each check
 # still runs and shows the fallback (one line, CPU timing on).
 #   test_cuda_real      GPU timing with the real runtime: exact figures
-#   test_cuda_kernels   kernel capture with the real libcupti
+#   test_cuda_kernels   kernel capture with the real libcupti; each kernel's blocks per SM
+#                       against cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #   train_mlp_cuda      the CUDA demo: plain, GPUPROF_KERNELS=1, GPUPROF_GPU=kernels
 #                       (each: its table, and its trace checked by tests/check_trace.py)
 #   train_mlp_cuda_pftrace  the demo with kernel capture writing a Perfetto trace,
@@ -152,6 +153,8 @@ for d in demo demo_kernels demo_gpu_kernels; do
 done
 say "-- train_mlp_cuda (Perfetto trace)"
 grep -E 'slices|FAIL|^   trace:|gpuprof: ' "$run/train_mlp_cuda_pftrace.log" 2>/dev/null | head -n 8 | tee -a "$summary"
+say "-- launch figures against cudaOccupancyMaxActiveBlocksPerMultiprocessor (test_cuda_kernels)"
+grep -E 'blocks_per_sm|FAIL' "$run/test_cuda_kernels.log" 2>/dev/null | head -n 6 | tee -a "$summary"
 say "-- the device over the run against nvidia-smi"
 grep -E 'gpuprof|nvidia-smi|DIFFERS|ok$' "$run/nvml_vs_smi.log" 2>/dev/null | head -n 8 | tee -a "$summary"
 say "-- GPM's classes"

@@ -52,13 +52,16 @@ for f in trace.json pftrace; do
     fail "sim_demo --graphs with kernel capture ($f) failed"
   GPUPROF_GPU=kernels GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=graphsk.$f GPUPROF_REPORT=off "$build/tests/sim_demo" --graphs > graphsk.$f.out 2>&1 ||
     fail "sim_demo --graphs with GPUPROF_GPU=kernels ($f) failed"
+  # copies (cudaMemcpy, cudaMemcpyAsync) and synchronizations in every step: both formats draw the same arrows
+  GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" GPUPROF_TRACE=mlp.$f GPUPROF_REPORT=off "$build/tests/sim_demo" --mlp > mlp.$f.out 2>&1 ||
+    fail "sim_demo --mlp with kernel capture ($f) failed"
 done
 grep -q 'stream 7 (2): kernels' graphs.trace.json || fail "sim_demo --graphs: no second lane of the kernels' stream in the trace"
 GPUPROF_SAMPLE=1 GPUPROF_TRACE=samples.pftrace GPUPROF_REPORT=off "$build/train_evals" > samples.pf.out 2>&1 || fail "train_evals with CPU samples (.pftrace) failed"
 CHECK_WORKDIR="$dir" "$build/tests/test_pftrace" --die > killed.pf.out 2>&1
 [ -s killed.pftrace ] || fail "the killed run left no Perfetto trace"
 "$py" "$src/tests/viewer/check_viewers.py" --shots shots --same kernels.trace.json kernels.pftrace \
-  --same graphs.trace.json graphs.pftrace --same graphsk.trace.json graphsk.pftrace \
+  --same graphs.trace.json graphs.pftrace --same graphsk.trace.json graphsk.pftrace --same mlp.trace.json mlp.pftrace \
   graphs.trace.json graphs.pftrace graphsk.trace.json graphsk.pftrace demo.trace.json sim_demo.trace.json flight.trace.json killed.trace.json kernels.trace.json fromk.trace.json rank.1.trace.json merged.trace.json \
-  demo.pftrace sim.pftrace flight.pftrace kernels.pftrace merged.pftrace killed.pftrace samples.pftrace || fail "a viewer disagrees"
+  demo.pftrace sim.pftrace flight.pftrace kernels.pftrace merged.pftrace killed.pftrace samples.pftrace mlp.trace.json mlp.pftrace || fail "a viewer disagrees"
 cd / && rm -rf "$dir"
