@@ -1873,6 +1873,15 @@ static char *gpuprof__strdup(const char *s) {
     return p;
 }
 
+/* name in ASCII lower case into low (cap bytes, cut to fit); returns its length. */
+static size_t gpuprof__lower(char *low, size_t cap, const char *name) {
+    size_t i, n = strlen(name);
+    if (n >= cap) n = cap - 1;
+    for (i = 0; i < n; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+    low[n] = 0;
+    return n;
+}
+
 /* ----------------------------------------------------------------------
    Settings: the environment (GPUPROF_*) and the schedule: which phase
    a step is in (counted, warm-up, not recorded).
@@ -3551,11 +3560,8 @@ static int gpuprof__tensor_cores(const char *name) {
     static const char *const yes[] = { "xmma", "hmma", "imma", "wmma", "wgmma", "tensorop", "tensor_op", "nvjet", NULL };
     static const char *const no[] = { "sgemm", "simt", "gemv", NULL };
     char low[512];
-    size_t i, n = strlen(name);
+    size_t i, n = gpuprof__lower(low, sizeof low, name);
     int k;
-    if (n >= sizeof low) n = sizeof low - 1;
-    for (i = 0; i < n; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
-    low[n] = 0;
     for (k = 0; yes[k]; k++) if (strstr(low, yes[k])) return 1;
     /* an MMA instruction shape: s16816, h1688, i8816, bf16816 ... (a letter, then 16816 / 1688 / 8816 ...) */
     for (i = 1; i + 4 <= n; i++)
@@ -4980,8 +4986,8 @@ static void gpuprof__kc_trace(const gpuprof__krec *r, gpuprof__kcorr *c) {
         if (d >> 40) d = (1ull << 40) - 1;
         c->traced = 1;
         /* flags: the call's cbid, NOWORK where it launched nothing (a synchronization: no arrow leaves it), driver */
-        gpuprof__trace_put(t, GPUPROF__EV_KAPI, c->corr, (int)(c->cbid & GPUPROF__KAPI_CBID) | (r->kind == GPUPROF__KR_SYNC ? GPUPROF__KAPI_NOWORK : 0) |
-                           (c->driver ? 0x8000 : 0), api, d | (uint64_t)(c->tid & 0xffffffu) << 40);
+        gpuprof__trace_put(t, GPUPROF__EV_KAPI, c->corr, (int)((c->cbid & GPUPROF__KAPI_CBID) | (r->kind == GPUPROF__KR_SYNC ? GPUPROF__KAPI_NOWORK : 0u) |
+                                                              (c->driver ? 0x8000u : 0u)), api, d | (uint64_t)(c->tid & 0xffffffu) << 40);
     }
     if (r->kind == GPUPROF__KR_SYNC) return;
     if (r->kind == GPUPROF__KR_KERNEL)
@@ -8707,6 +8713,16 @@ static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
     gpuprof__thread *t;
     for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next)
         if (t->fmt_tid == (int)tid) return t;
+    /* none yet: the first part of a trace may fill with the collector's
+       events before any block of the launching thread is encoded; its
+       state's own name and order then (set when it joined the session) */
+    for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next)
+        if (t->tid == (int)tid && t->label[0]) {
+            t->fmt_tid = t->tid;
+            t->fmt_index = t->index;
+            memcpy(t->fmt_label, t->label, sizeof t->fmt_label);
+            return t;
+        }
     return NULL;
 }
 #endif
@@ -11704,11 +11720,8 @@ static int gpuprof__is_comm(const char *name) {
                                          "reducescatter", "broadcast", "barrier", "alltoall", "all_to_all", NULL };
     const char *list = getenv("GPUPROF_COMM_RANGES");
     char low[256];
-    size_t i, n = strlen(name);
     int k;
-    if (n >= sizeof low) n = sizeof low - 1;
-    for (i = 0; i < n; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
-    low[n] = 0;
+    gpuprof__lower(low, sizeof low, name);
     if (strncmp(low, "nccl", 4) == 0 || strncmp(name, "MPI_", 4) == 0) return 1;
     for (k = 0; parts[k]; k++) if (strstr(low, parts[k])) return 1;
     while (list && *list) {

@@ -271,7 +271,7 @@ def resolve_flows(events, slice_of, owner, problems):
             if f in active:
                 arrow(active.pop(f), here)
     # a call's FLOW_OUT that no work ends: an arrow to nothing (a synchronization launches no work)
-    dangling = [f for f in active if f not in used and f >= 1 << 62]
+    dangling = [f for f in active if f not in used and f >= 1 << 63]
     if dangling:
         problems.append('%d flow(s) opened by a call that no work ends, e.g. %d' % (len(dangling), dangling[0]))
     return sorted(flows)

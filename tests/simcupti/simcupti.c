@@ -224,22 +224,8 @@ static void sim_kernel_record(cudaStream_t s, const char *name, uint64_t start, 
     sim_put(1, &k, k.kind, start + dur);
 }
 
-uint32_t simcupti_kernel(cudaStream_t s, const char *name, uint64_t dur_ns, unsigned grid_x, unsigned block_x) {
-    uint64_t now, start;
-    uint32_t r, d;
-    pthread_mutex_lock(&mu);
-    now = simcuda_now();
-    start = simcuda_stream_done(s);
-    simcuda_kernel(s, dur_ns);
-    simcuda_advance(sim.call_cost);
-    r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now + sim.call_cost, &d);
-    sim_kernel_record(s, name, start, dur_ns, grid_x, block_x, r, 0);
-    pthread_mutex_unlock(&mu);
-    sim_periodic();
-    return r;
-}
-
-uint32_t simcupti_kernel_shape(cudaStream_t s, const char *name, uint64_t dur_ns, const simcupti_shape *shape) {
+/* A cudaLaunchKernel of one kernel: grid (gx,1,1) x block (bx,1,1), or the given shape. */
+static uint32_t sim_launch(cudaStream_t s, const char *name, uint64_t dur_ns, unsigned gx, unsigned bx, const simcupti_shape *shape) {
     uint64_t now, start;
     uint32_t r, d;
     pthread_mutex_lock(&mu);
@@ -249,11 +235,19 @@ uint32_t simcupti_kernel_shape(cudaStream_t s, const char *name, uint64_t dur_ns
     simcuda_advance(sim.call_cost);
     r = sim_api(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, now, now + sim.call_cost, &d);
     next_shape = shape;
-    sim_kernel_record(s, name, start, dur_ns, 1, 1, r, 0);
+    sim_kernel_record(s, name, start, dur_ns, gx, bx, r, 0);
     next_shape = NULL;
     pthread_mutex_unlock(&mu);
     sim_periodic();
     return r;
+}
+
+uint32_t simcupti_kernel(cudaStream_t s, const char *name, uint64_t dur_ns, unsigned grid_x, unsigned block_x) {
+    return sim_launch(s, name, dur_ns, grid_x, block_x, NULL);
+}
+
+uint32_t simcupti_kernel_shape(cudaStream_t s, const char *name, uint64_t dur_ns, const simcupti_shape *shape) {
+    return sim_launch(s, name, dur_ns, 1, 1, shape);
 }
 
 uint32_t simcupti_graph_launch(cudaStream_t s, uint32_t graph_id, int kernels, const char *name, uint64_t dur_ns) {
