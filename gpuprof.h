@@ -187,9 +187,10 @@
    ANALYSIS (the end of the report; docs/guide.md "Verdict", "Roofline")
        per phase (outermost range) and for the step: CPU-, launch-, sync-, GPU-,
        memory-, compute-, transfer- or comm-bound (collectives: allreduce, nccl*,
-       MPI_*, GPUPROF_COMM_RANGES), or under-filled (kernel capture: launches
-       that give work to fewer than half the SMs; docs/guide.md "The kernel and
-       why"), the bottleneck and what to try; GPUPROF_RANGE_WORK
+       MPI_*, GPUPROF_COMM_RANGES), latency-bound (declared work under 20% of
+       its roof), or under-filled (kernel capture: launches that give work to
+       fewer than half the SMs; docs/guide.md "The kernel and why"), the
+       bottleneck and what to try; GPUPROF_RANGE_WORK
        ranges get achieved FLOP/s, bytes/s and their place on the device's roofline.
        tools/gpuprof-compare BASE.json NEW.json compares two summaries.
 
@@ -11658,11 +11659,12 @@ static uint64_t gpuprof__wall_ns(void) {
 enum { GPUPROF__PREC_FP32, GPUPROF__PREC_TF32, GPUPROF__PREC_FP16, GPUPROF__PREC_BF16, GPUPROF__PREC_FP8, GPUPROF__PREC_FP64, GPUPROF__PREC_COUNT };
 static const char *const gpuprof__prec_name[GPUPROF__PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "fp64" };
 enum { GPUPROF__K_NONE, GPUPROF__K_CPU, GPUPROF__K_LAUNCH, GPUPROF__K_SYNC, GPUPROF__K_GPU, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE,
-       GPUPROF__K_TRANSFER, GPUPROF__K_COMM, GPUPROF__K_UNDERFILL, GPUPROF__K_COUNT };
-/* TRANSFER: from kernel capture's copies only; COMM: collectives; UNDERFILL: kernel capture's launch figures (SPEC 20) */
+       GPUPROF__K_TRANSFER, GPUPROF__K_COMM, GPUPROF__K_UNDERFILL, GPUPROF__K_LATENCY, GPUPROF__K_COUNT };
+/* TRANSFER: from kernel capture's copies only; COMM: collectives; UNDERFILL: kernel capture's launch figures;
+   LATENCY: declared work far below both roofs (SPEC 20) */
 static const char *const gpuprof__kname[GPUPROF__K_COUNT] = {
     NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound", "transfer-bound", "comm-bound",
-    "under-filled"
+    "under-filled", "latency-bound"
 };
 /* The usual remedies of each class (the closing line of the verdict). */
 static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
@@ -11680,8 +11682,14 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
     "a collective waits for the slowest rank: compare the ranks (gpuprof-ranks run.*.json, or GPUPROF_MPI) to find the straggler; "
     "if they are even, overlap communication with compute (all-reduce gradient buckets during backward) or send less",
     "give the GPU more blocks: split the work over more of them (split-K for a long reduction, smaller tiles, one block per row "
-    "or tile), or run such kernels beside other work on another stream"
+    "or tile), or run such kernels beside other work on another stream",
+    "raise the parallelism and fix the access: more warps or more independent work per thread, contiguous (coalesced) loads, "
+    "reuse through shared memory or registers (tiling) -- or a tuned library (cuBLAS, cuDNN, CUTLASS) for GEMM-like work"
 };
+/* latency-bound, with no kernel capture to say whether its grids fill the SMs */
+#define GPUPROF__LATENCY_REMEDY "first see whether its kernels' grids fill the SMs (GPUPROF_KERNELS=1: an under-filled grid is the " \
+    "larger fix); then raise the parallelism and fix the access: more warps or more independent work per thread, contiguous " \
+    "(coalesced) loads, reuse through shared memory or registers (tiling) -- or a tuned library (cuBLAS, cuDNN, CUTLASS)"
 /* compute-bound where the kernels already run on the tensor cores */
 #define GPUPROF__TC_REMEDY "its GEMMs already run on the tensor cores: do fewer FLOPs (a better algorithm, no padding or recomputation), " \
     "use a lower precision where accuracy allows (bf16 -> fp8), or fuse the element-wise work between them"
@@ -11695,6 +11703,7 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
 #define GPUPROF__GPU_BUSY 0.9         /* phases keep the GPU busy >= 90% of the step: the GPU bounds the step */
 #define GPUPROF__UF_SHARE (1.0 / 3)   /* kernels that leave most SMs idle hold >= a third of a GPU-bound range's kernel time: under-filled */
 #define GPUPROF__TC_SHARE 0.5         /* kernels on the tensor cores hold >= half its kernel time: no "use the tensor cores" */
+#define GPUPROF__FAR_BELOW 0.2        /* GPU work under 20% of its bounding roof: latency-bound, neither memory- nor compute-bound */
 
 /* Is this name among GPUPROF_HOST_RANGES? */
 static int gpuprof__is_host(uint32_t name_id) {
@@ -11773,7 +11782,8 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
    GPU-bound   GPU >= 1.5 x CPU, or the GPU ends it more than 10% of max(GPU, CPU) after the CPU
                (under-filled when kernels that give work to fewer than half
                the SMs hold a third of its kernel time; else memory- or
-               compute-bound when the roofline can tell);
+               compute-bound when the roofline can tell, latency-bound when
+               its work reaches under 20% of the bounding roof);
    sync-bound  the GPU reaches the range >= half its CPU time late and its GPU
                time is <= half its CPU time: the CPU sat in it while the GPU
                worked through what was queued before;
@@ -11803,7 +11813,8 @@ static int gpuprof__klass(const gpuprof__row *r) {
         int m;
         /* its kernels leave most SMs idle: neither memory nor compute can bound them (before the roofline) */
         if (r->kernel_ns && (double)r->kuf_ns >= GPUPROF__UF_SHARE * (double)r->kernel_ns) return GPUPROF__K_UNDERFILL;
-        if (gpuprof__roofline(r, &rf) && rf.bound) return rf.bound;
+        /* far below its roof: latency, not bandwidth or FLOPs, sets the pace */
+        if (gpuprof__roofline(r, &rf) && rf.bound) return rf.frac < GPUPROF__FAR_BELOW ? GPUPROF__K_LATENCY : rf.bound;
         if ((m = gpuprof__dev_class(r->name_id, NULL, NULL)) != 0) return m == 1 ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;   /* measured (GPM) */
         return GPUPROF__K_GPU;
     }
@@ -11817,7 +11828,9 @@ static const char *gpuprof__verdict(const gpuprof__row *r) {
     return gpuprof__kname[gpuprof__klass(r)];
 }
 
-static int gpuprof__k_gpu(int k) { return k == GPUPROF__K_GPU || k == GPUPROF__K_MEMORY || k == GPUPROF__K_COMPUTE || k == GPUPROF__K_UNDERFILL; }
+static int gpuprof__k_gpu(int k) {
+    return k == GPUPROF__K_GPU || k == GPUPROF__K_MEMORY || k == GPUPROF__K_COMPUTE || k == GPUPROF__K_UNDERFILL || k == GPUPROF__K_LATENCY;
+}
 
 #define GPUPROF__PHASES 48        /* phases the verdict lists, the largest first */
 #define GPUPROF__CONTAINER_SHARE 0.9   /* a range holding this much of every step wraps the step: its children are the phases */
@@ -11882,11 +11895,11 @@ static int gpuprof__phase_cmp(const void *a, const void *b) {
    time) in a phase that reads GPU-bound. */
 /* What the nested ranges of one phase hold, by class (gpuprof__analyze). */
 typedef struct gpuprof__nested {
-    double sync_ns, host_ns, mem_ns, comp_ns;                 /* CPU self time (sync, host), GPU self time (memory, compute) */
+    double sync_ns, host_ns, mem_ns, comp_ns, lat_ns;         /* CPU self time (sync, host), GPU self time (memory, compute, latency) */
     double comm_ns, comm_gpu_ns, comm_best;                   /* collectives: CPU and GPU self time */
     const gpuprof__row *comm_by;
-    double sync_best, host_best, mem_best, comp_best;
-    const gpuprof__row *sync_by, *host_by, *mem_by, *comp_by; /* the largest of each class */
+    double sync_best, host_best, mem_best, comp_best, lat_best;
+    const gpuprof__row *sync_by, *host_by, *mem_by, *comp_by, *lat_by; /* the largest of each class */
     double work_mem_ns, work_comp_ns;     /* CPU self time of declared work without GPU time, by its bound */
     double work_mem_best, work_comp_best;
     const gpuprof__row *work_mem_by, *work_comp_by;
@@ -11915,6 +11928,10 @@ static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k
     case GPUPROF__K_COMPUTE:
         if (d->gpu.count) { a->comp_ns += g; if (g > a->comp_best) { a->comp_best = g; a->comp_by = d; } }
         else { a->work_comp_ns += (double)d->self_ns; if (c > a->work_comp_best) { a->work_comp_best = c; a->work_comp_by = d; } }
+        break;
+    case GPUPROF__K_LATENCY:
+        a->lat_ns += g;
+        if (g > a->lat_best) { a->lat_best = g; a->lat_by = d; }
         break;
     default: break;
     }
@@ -12059,8 +12076,14 @@ static void gpuprof__phase_classify(gpuprof__phase *p, const gpuprof__row *r, co
             p->by_ns = (mem ? a->work_mem_ns : a->work_comp_ns) * per;
         }
     } else if (p->k == GPUPROF__K_GPU && r->gpu.count) {
-        if (a->mem_ns > 0 && a->mem_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum && a->mem_ns >= a->comp_ns) { p->k = GPUPROF__K_MEMORY; p->by = a->mem_by; p->by_ns = a->mem_ns * per; }
-        else if (a->comp_ns > 0 && a->comp_ns >= GPUPROF__CHILD_SHARE * r->gpu.sum) { p->k = GPUPROF__K_COMPUTE; p->by = a->comp_by; p->by_ns = a->comp_ns * per; }
+        /* the nested class of the most GPU time, memory, compute or latency, where it holds half */
+        double most = a->mem_ns >= a->comp_ns ? a->mem_ns : a->comp_ns;
+        if (a->lat_ns > most) most = a->lat_ns;
+        if (most > 0 && most >= GPUPROF__CHILD_SHARE * r->gpu.sum) {
+            p->k = most == a->mem_ns ? GPUPROF__K_MEMORY : most == a->comp_ns ? GPUPROF__K_COMPUTE : GPUPROF__K_LATENCY;
+            p->by = most == a->mem_ns ? a->mem_by : most == a->comp_ns ? a->comp_by : a->lat_by;
+            p->by_ns = most * per;
+        }
     }
     /* kernel capture: a GPU phase whose kernels mostly leave most SMs idle
        is under-filled, whatever its nested ranges' roofline says */
@@ -13023,10 +13046,17 @@ static void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, 
         int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
         const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
         char kn[64], t1[32];
-        if (!f || k->tensor == 1 || f->blocks_per_sm < 0 || f->occupancy >= 0.5 || f->sm_fill < 1 ||
-            (f->limiter != GPUPROF__LIM_REGS && f->limiter != GPUPROF__LIM_SMEM))
-            return;
+        if (!f || f->blocks_per_sm < 0) return;
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * f->occupancy);
+        if (p->k == GPUPROF__K_LATENCY && !(f->occupancy < 0.5 && (f->limiter == GPUPROF__LIM_REGS || f->limiter == GPUPROF__LIM_SMEM))) {
+            /* far below the roofs: its main kernel's occupancy says whether more warps are there to hide latency */
+            snprintf(out, n, "; %s runs at %s%% occupancy (limited by %s), %llu blocks on %d SMs", gpuprof__kc_short(kn, sizeof kn, k), t1,
+                     gpuprof__lim_name[f->limiter], (unsigned long long)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2],
+                     k->shape[sh][9] < GPUPROF__MAX_DEV ? gpuprof__gpu.lim[k->shape[sh][9]].sms : 0);
+            return;
+        }
+        if (k->tensor == 1 || f->occupancy >= 0.5 || f->sm_fill < 1 || (f->limiter != GPUPROF__LIM_REGS && f->limiter != GPUPROF__LIM_SMEM))
+            return;
         if (f->limiter == GPUPROF__LIM_REGS)
             snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u registers per thread (__launch_bounds__, -maxrregcount)",
                      gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][6]);
@@ -13049,11 +13079,11 @@ static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s
     if (p->by) {
         int on_cpu = p->k == GPUPROF__K_SYNC || p->k == GPUPROF__K_CPU || (p->k == GPUPROF__K_COMM && !p->by_gpu) || !p->by->gpu.count;
         gpuprof__fmt(t1, sizeof t1, "%.0f", p->t > 0 ? 100.0 * p->by_ns / (on_cpu ? p->cpu : p->gpu) : 0.0);
-        if (p->k == GPUPROF__K_MEMORY || p->k == GPUPROF__K_COMPUTE) {
+        if (p->k == GPUPROF__K_MEMORY || p->k == GPUPROF__K_COMPUTE || p->k == GPUPROF__K_LATENCY) {
             gpuprof__roofline(p->by, &rf);
             gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * rf.frac);
             snprintf(out, n, "%s%% of its %s time in %s ranges, most in \"%s\" (%s%% of peak %s)", t1, on_cpu ? "CPU" : "GPU", gpuprof__kname[p->k],
-                     gpuprof__name_text(p->by->name_id), t2, p->k == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s");
+                     gpuprof__name_text(p->by->name_id), t2, rf.bound == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s");
         } else if (p->k == GPUPROF__K_COMM)
             snprintf(out, n, "%s%% of its %s time in collectives, most in \"%s\": waiting for the other ranks", t1, on_cpu ? "CPU" : "GPU",
                      gpuprof__name_text(p->by->name_id));
@@ -13102,10 +13132,12 @@ static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s
         break;
     case GPUPROF__K_MEMORY:
     case GPUPROF__K_COMPUTE:
+    case GPUPROF__K_LATENCY:
         gpuprof__roofline(r, &rf);
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * rf.frac);
         gpuprof__fmt(t2, sizeof t2, "%.3g", rf.ai);
-        snprintf(out, n, "%s%% of peak %s at %s FLOP/B", t1, p->k == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s", t2);
+        snprintf(out, n, "%s%% of peak %s at %s FLOP/B%s", t1, rf.bound == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s", t2,
+                 p->k == GPUPROF__K_LATENCY ? ": far below both roofs" : "");
         break;
     default: snprintf(out, n, "-");
     }
@@ -13349,6 +13381,8 @@ static void gpuprof__report_roofline(gpuprof__buf *b, const gpuprof__snap *s, si
    kernel time is mostly on the tensor cores is not told to use them. */
 static const char *gpuprof__phase_remedy(const gpuprof__phase *p) {
     if (p->k == GPUPROF__K_COMPUTE && p->kern_ns > 0 && p->tc_ns >= GPUPROF__TC_SHARE * p->kern_ns) return GPUPROF__TC_REMEDY;
+    /* latency-bound without kernel capture: its grids may not fill the SMs, which capture would tell */
+    if (p->k == GPUPROF__K_LATENCY && p->kern_ns <= 0) return GPUPROF__LATENCY_REMEDY;
     return gpuprof__remedy[p->k];
 }
 

@@ -1155,6 +1155,37 @@ static void scenario_tensor_cores(void) {
     free(text);
 }
 
+/* A GEMM that fills the SMs but reaches 9% of peak FLOP/s: latency-bound,
+   with its kernel's occupancy in Why and a remedy about parallelism and
+   access, not the tensor cores. */
+static void scenario_latency(void) {
+    cudaStream_t s = 0;
+    simcupti_shape g;
+    char *text;
+    int step;
+    memset(&g, 0, sizeof g);
+    g.grid[0] = 1024; g.grid[1] = g.grid[2] = 1;
+    g.block[0] = 256; g.block[1] = g.block[2] = 1;
+    g.regs = 40;
+    simcupti_reset();
+    session_begin("latency", 2);
+    for (step = 0; step < 10; step++) {
+        /* 30 GFLOP in 5 ms: 6 TFLOP/s, 9% of the H100's 66.9 fp32 peak, at 300 FLOP/B */
+        { PROF_RANGE_WORK("naive_gemm", 30e9, 1e8); simcupti_kernel_shape(s, "_Z10naive_gemmPKfS0_Pfi", 5 * MS, &g); simcuda_advance(5 * US); }
+        { PROF_RANGE("sync"); simcupti_sync(SIMCUPTI_SYNC_STREAM, s); }
+        PROF_STEP();
+    }
+    session_end("latency");
+    CHECK(strcmp(jstr(phase_named("naive_gemm"), "class"), "latency-bound") == 0, "a full grid at 9% of peak FLOP/s is latency-bound");
+    CHECK(strstr(jstr(phase_named("naive_gemm"), "why"),
+                 "9% of peak FLOP/s at 300 FLOP/B: far below both roofs; naive_gemm runs at 75% occupancy (limited by registers), 1024 blocks on 132 SMs") != NULL,
+          "... Why gives the figure and its kernel's occupancy");
+    text = check_slurp("k_report.txt");
+    CHECK(text && strstr(text, "latency-bound\n   try: raise the parallelism and fix the access: more warps"), "... the remedy is about parallelism and access");
+    CHECK(text && !strstr(text, "tensor cores"), "... not the tensor cores");
+    free(text);
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name, *env, *value; } cases[] = {
         { "nolib", "GPUPROF_CUPTI_PATH", "/nonexistent/libcupti.so" },
@@ -1194,6 +1225,7 @@ int main(int argc, char **argv) {
     scenario_occupancy();
     scenario_launch();
     scenario_tensor_cores();
+    scenario_latency();
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[128];
         int rc = run_case(cases[i].name, cases[i].env, cases[i].value ? cases[i].value : nosym_lib);
