@@ -1507,6 +1507,8 @@ typedef struct gpuprof__smp {
     uint64_t gen;                         /* the thread's timer: its number + 1 (0: none) */
     int busy;                             /* the handler is in it */
     int tid;
+    uintptr_t seen_sp;                    /* a thread that records no range: a stack pointer its handler saw, until the keeper
+                                             finds its stack's bounds (the walk needs them) */
     uint32_t nframes;
     uint64_t ring_head, ring_tail;        /* samples for the trace: put by the handler, taken by its writer */
     uint64_t trace_lost;                  /* samples left out of the trace: the ring was full */
@@ -2208,6 +2210,25 @@ static void gpuprof__vals_add(gpuprof__node *n, double value) {
 #if defined(__GLIBC__) && defined(__USE_GNU)
 #define GPUPROF__HAVE_GETNAME 1
 #endif
+/* gpuprof's own threads (the keeper, the trace writer, the collector, the
+   NVML reader) say so as they start: the sampler leaves them out. A ring:
+   a tid of one that ended may come back as a program's thread, and is
+   then left out until 32 more have started. */
+static int gpuprof__own_tids[32];
+static unsigned gpuprof__nown;
+static void gpuprof__thread_identity(int *tid, char *label, size_t n);
+static void gpuprof__own_thread(void) {
+    int tid;
+    char label[64];
+    gpuprof__thread_identity(&tid, label, sizeof label);
+    GPUPROF__ST(&gpuprof__own_tids[GPUPROF__ADD(&gpuprof__nown, 1u) % 32u], tid);
+}
+static int gpuprof__is_own_tid(int tid) {
+    unsigned i;
+    for (i = 0; i < 32; i++) if (GPUPROF__LD(&gpuprof__own_tids[i]) == tid) return 1;
+    return 0;
+}
+
 static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
 #if defined(SYS_gettid) && defined(GPUPROF__HAVE_SYSCALL)
     *tid = (int)syscall(SYS_gettid);
@@ -3332,6 +3353,7 @@ static void gpuprof__dev_shut(void) {
 static void *gpuprof__nvr_main(void *arg) {
     uint64_t period = (uint64_t)(gpuprof__dev.every_ms * 1e6), next;
     (void)arg;
+    gpuprof__own_thread();
     if (gpuprof__nvml_load() != 0) {                /* no NVML: said only when telemetry was asked for */
         if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.load_error);
     } else gpuprof__dev_open();                     /* NVML's init takes a while: here, not in the program's first range */
@@ -5970,6 +5992,29 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         (void)k;
 #endif
         GPUPROF__STR(&m->busy, 0);
+    } else if (si && si->si_code == SI_TIMER && (m = (gpuprof__smp *)si->si_value.sival_ptr) != NULL && GPUPROF__LD(&gpuprof__smpg.on) &&
+               GPUPROF__LD(&m->gen)) {
+        /* a thread that records no range (an OpenMP worker, a pool's): its
+           samples go to the innermost range open on the stepping thread now,
+           the phase that handed it the work; none in the trace */
+        const gpuprof__thread *s = GPUPROF__LD(&gpuprof__g.stepper);
+        uint32_t d = s ? GPUPROF__LD(&s->depth) : 0;
+        uintptr_t st[GPUPROF__SMP_DEPTH], pc, fp, sp;
+        GPUPROF__ST(&m->busy, 1);
+        if (si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
+        if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
+        if (!GPUPROF__LDA(&m->stack_hi)) {            /* its stack's bounds unknown yet: the PC alone, and the keeper is told where */
+            gpuprof__smp_regs(uc, &pc, &fp, &sp);
+            GPUPROF__ST(&m->seen_sp, sp);
+            st[0] = pc;
+            GPUPROF__ST(&m->taken, m->taken + 1);
+            (void)gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, 1);
+        } else {
+            uint32_t n = gpuprof__smp_walk(m, uc, st);
+            GPUPROF__ST(&m->taken, m->taken + 1);
+            (void)gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, n);
+        }
+        GPUPROF__STR(&m->busy, 0);
     }
     errno = saved;
 }
@@ -5986,10 +6031,172 @@ static uint64_t gpuprof__smp_cpu_of(int tid) {
 }
 #endif
 
+/* Threads that record no range (SPEC 16a): found by the keeper in
+   /proc/self/task every GPUPROF__SMP_CHECK_NS, each given a timer on its
+   CPU clock whose signal carries its slots (sigev_value), until it ends or
+   the session does; gpuprof's own threads are left out, and a thread that
+   begins recording ranges takes its own timer over (gpuprof__smpf_drop).
+   Its stack's bounds are found once a sample has seen its stack pointer
+   (the mapping of /proc/self/maps that holds it); until then a sample is
+   its PC alone. */
+#define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
+static struct {
+    gpuprof__smp *m[GPUPROF__SMP_FOREIGN];
+    uintptr_t timer[GPUPROF__SMP_FOREIGN];
+    char name[GPUPROF__SMP_FOREIGN][24];   /* /proc/self/task/TID/comm (16 bytes at most), else "thread TID" */
+    uint32_t n;                            /* entries made (release: a report reads them) */
+    uint64_t missed;                       /* threads found with the table full */
+} gpuprof__smpf;
+static pthread_mutex_t gpuprof__smpf_mu = PTHREAD_MUTEX_INITIALIZER;
+
+#if GPUPROF__SAMPLER
+#include <dirent.h>
+/* Entry i's timer deleted, its CPU time so far added up (gpuprof__smpf_mu held). */
+static void gpuprof__smpf_stop(uint32_t i) {
+    gpuprof__smp *m = gpuprof__smpf.m[i];
+    uint64_t now;
+    if (!GPUPROF__LD(&m->gen)) return;
+    timer_delete((timer_t)gpuprof__smpf.timer[i]);
+    GPUPROF__ST(&m->gen, 0);
+    now = gpuprof__smp_cpu_of(m->tid);            /* 0 once the thread is gone: its time up to the last scan stays */
+    if (now > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);
+}
+
+/* A thread that now records ranges: the timer the keeper gave it stops (it
+   starts its own). */
+static void gpuprof__smpf_drop(int tid) {
+    uint32_t i;
+    for (i = 0; i < gpuprof__smpf.n; i++)
+        if (gpuprof__smpf.m[i]->tid == tid) gpuprof__smpf_stop(i);
+}
+
+/* A timer for thread tid, its signal carrying its new slots. */
+static void gpuprof__smpf_start(int tid) {
+    gpuprof__smp *m;
+    struct sigevent ev;
+    struct itimerspec its;
+    timer_t timer;
+    char path[64];
+    FILE *f;
+    uint32_t i = gpuprof__smpf.n;
+    double period = 1e9 / gpuprof__smpg.hz;
+    if (i == GPUPROF__SMP_FOREIGN) { gpuprof__smpf.missed++; return; }
+    if (!(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
+    m->tid = tid;
+    m->cpu0_ns = gpuprof__smp_cpu_of(tid);
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = gpuprof__smpg.signo;
+    ev.sigev_value.sival_ptr = m;
+    ev._sigev_un._tid = tid;
+    if (timer_create((clockid_t)((~(unsigned)tid << 3) | 6u), &ev, &timer) != 0) { GPUPROF_FREE(m); return; }   /* it ended meanwhile */
+    gpuprof__smpf.m[i] = m;
+    gpuprof__smpf.timer[i] = (uintptr_t)timer;
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+    snprintf(gpuprof__smpf.name[i], sizeof gpuprof__smpf.name[i], "thread %d", tid);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (fgets(gpuprof__smpf.name[i], sizeof gpuprof__smpf.name[i], f)) gpuprof__smpf.name[i][strcspn(gpuprof__smpf.name[i], "\n")] = 0;
+        fclose(f);
+    }
+    GPUPROF__ST(&m->gen, GPUPROF__ADD(&gpuprof__smpg.timers, 1) + 1);
+    GPUPROF__STR(&gpuprof__smpf.n, i + 1);
+    its.it_interval.tv_sec = (time_t)((uint64_t)period / 1000000000u);
+    its.it_interval.tv_nsec = (long)((uint64_t)period % 1000000000u);
+    its.it_value.tv_sec = 0;
+    its.it_value.tv_nsec = 1;
+    if (timer_settime(timer, 0, &its, NULL) != 0) gpuprof__smpf_stop(i);
+}
+
+/* Whether thread tid is sampled already: it records ranges (its own timer), or has an entry. */
+static int gpuprof__smpf_known(int tid) {
+    gpuprof__thread *t;
+    uint32_t i;
+    for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next)
+        if (t->tid == tid && t->smp && GPUPROF__LD(&t->smp->gen)) return 1;
+    for (i = 0; i < gpuprof__smpf.n; i++)
+        if (gpuprof__smpf.m[i]->tid == tid && GPUPROF__LD(&gpuprof__smpf.m[i]->gen)) return 1;
+    return 0;
+}
+
+/* The stacks whose bounds a sample asked for: the mappings holding the
+   stack pointers seen. */
+static void gpuprof__smpf_stacks(void) {
+    char line[512];
+    FILE *f = NULL;
+    uint32_t i;
+    for (i = 0; i < gpuprof__smpf.n; i++) {
+        gpuprof__smp *m = gpuprof__smpf.m[i];
+        uintptr_t sp = GPUPROF__LD(&m->seen_sp);
+        unsigned long long lo, hi;
+        if (!sp || GPUPROF__LD(&m->stack_hi)) continue;
+        if (!f && !(f = fopen("/proc/self/maps", "r"))) return;
+        rewind(f);
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi) {
+                m->stack_lo = (uintptr_t)lo;
+                GPUPROF__STR(&m->stack_hi, (uintptr_t)hi);   /* release: the walk may read between them */
+                break;
+            }
+    }
+    if (f) fclose(f);
+}
+
+/* The keeper's look for threads that record no range: new ones get a
+   timer, ended ones lose theirs. */
+static void gpuprof__smpf_scan(void) {
+    DIR *d;
+    struct dirent *e;
+    unsigned char alive[GPUPROF__SMP_FOREIGN];
+    uint32_t i;
+    if (!(d = opendir("/proc/self/task"))) return;
+    memset(alive, 0, sizeof alive);
+    pthread_mutex_lock(&gpuprof__smpf_mu);
+    while ((e = readdir(d)) != NULL) {
+        int tid = atoi(e->d_name);
+        if (tid <= 0 || gpuprof__is_own_tid(tid)) continue;
+        for (i = 0; i < gpuprof__smpf.n && gpuprof__smpf.m[i]->tid != tid; i++) {}
+        if (i < gpuprof__smpf.n) alive[i] = 1;
+        if (!gpuprof__smpf_known(tid) && GPUPROF__LD(&gpuprof__smpg.on)) {
+            gpuprof__smpf_start(tid);
+            if (gpuprof__smpf.n) alive[gpuprof__smpf.n - 1] = 1;      /* the new entry, or the last: alive either way */
+        }
+    }
+    closedir(d);
+    for (i = 0; i < gpuprof__smpf.n; i++) {
+        gpuprof__smp *m = gpuprof__smpf.m[i];
+        uint64_t now;
+        if (!GPUPROF__LD(&m->gen)) continue;
+        if (!alive[i] && i < GPUPROF__SMP_FOREIGN) { gpuprof__smpf_stop(i); continue; }
+        if ((now = gpuprof__smp_cpu_of(m->tid)) > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);   /* its CPU time, were it to end */
+    }
+    gpuprof__smpf_stacks();
+    pthread_mutex_unlock(&gpuprof__smpf_mu);
+}
+#endif
+
+/* At a session's end, every such timer stopped; at the next one's start, the entries let go of. */
+static void gpuprof__smpf_stop_all(void) {
+#if GPUPROF__SAMPLER
+    uint32_t i;
+    pthread_mutex_lock(&gpuprof__smpf_mu);
+    for (i = 0; i < gpuprof__smpf.n; i++) gpuprof__smpf_stop(i);
+    pthread_mutex_unlock(&gpuprof__smpf_mu);
+#endif
+}
+static void gpuprof__smpf_clear(void) {
+    uint32_t i;
+    pthread_mutex_lock(&gpuprof__smpf_mu);
+    for (i = 0; i < gpuprof__smpf.n; i++) GPUPROF_FREE(gpuprof__smpf.m[i]);
+    GPUPROF__ST(&gpuprof__smpf.n, 0u);
+    gpuprof__smpf.missed = 0;
+    pthread_mutex_unlock(&gpuprof__smpf_mu);
+}
+
 /* GPUPROF_SAMPLE / cfg.sample_hz at a session's start: the signal and its
    handler, once per process; a program's own handler for that signal is
    left alone (one line: GPUPROF_SAMPLE_SIGNAL picks another). */
 static void gpuprof__smp_setup(double hz) {
+    gpuprof__smpf_clear();                 /* the last session's threads without ranges */
     gpuprof__smpg.why[0] = 0;
     gpuprof__smpg.hz = hz <= 0 ? 0 : hz <= 1 ? GPUPROF__SMP_HZ : hz;
     if (gpuprof__smpg.hz <= 0) return;
@@ -6043,7 +6250,20 @@ static void gpuprof__smp_setup(double hz) {
    its stack's bounds taken each time (a state an exited thread left is
    taken over by a new one, on another stack), the code map brought up to
    date (objects loaded since). */
+static void gpuprof__smp_thread_timer(gpuprof__thread *t);
 static void gpuprof__smp_thread_start(gpuprof__thread *t) {
+#if GPUPROF__SAMPLER
+    if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
+    /* the keeper may have given it a timer while it recorded no range: its own replaces that one */
+    pthread_mutex_lock(&gpuprof__smpf_mu);
+    gpuprof__smpf_drop(t->tid);
+    gpuprof__smp_thread_timer(t);
+    pthread_mutex_unlock(&gpuprof__smpf_mu);
+#else
+    (void)t;
+#endif
+}
+static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
 #if GPUPROF__SAMPLER
     gpuprof__smp *m = t->smp;
     struct sigevent ev;
@@ -6139,12 +6359,16 @@ static int gpuprof__smp_pending(const gpuprof__thread *t) {
    thread's slots, before anything is read for the last time or freed. */
 static void gpuprof__smp_stop_all(void) {
     gpuprof__thread *t;
+    uint32_t i;
     int spins;
     if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
     GPUPROF__ST(&gpuprof__smpg.on, 0);
     for (t = gpuprof__g.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
+    gpuprof__smpf_stop_all();
     for (t = gpuprof__g.threads; t; t = t->next)
         for (spins = 0; t->smp && GPUPROF__LDA(&t->smp->busy) && spins < 100000; spins++) {}
+    for (i = 0; i < GPUPROF__LD(&gpuprof__smpf.n); i++)
+        for (spins = 0; GPUPROF__LDA(&gpuprof__smpf.m[i]->busy) && spins < 100000; spins++) {}
 }
 
 /* The sampler's signal as the program left it: gpuprof's handler, or one
@@ -6164,6 +6388,7 @@ static void gpuprof__smp_check(void) {
     int stopped = 0;
     if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
     gpuprof__smp_code();                              /* objects loaded since: their return addresses are code too */
+    gpuprof__smpf_scan();                             /* threads that record no range */
     if (!gpuprof__smpg.installed || sigaction(gpuprof__smpg.signo, NULL, &cur) != 0) return;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == gpuprof__smp_handler) return;
     what = (cur.sa_flags & SA_SIGINFO) ? "installed a handler of its own for" : cur.sa_handler == SIG_DFL ? "reset to its default" :
@@ -6203,6 +6428,20 @@ static void gpuprof__smp_reset(void) {
         if (GPUPROF__LD(&m->gen)) GPUPROF__ST(&m->cpu0_ns, gpuprof__smp_cpu_of(t == gpuprof__tls ? 0 : m->tid));
 #endif
     }
+    pthread_mutex_lock(&gpuprof__smpf_mu);
+    for (i = 0; i < GPUPROF__LD(&gpuprof__smpf.n); i++) {
+        gpuprof__smp *m = gpuprof__smpf.m[i];
+        uint32_t k;
+        for (k = 0; k < GPUPROF__SMP_SLOTS; k++) GPUPROF__ST(&m->slot[k].count, (uint64_t)0);
+        GPUPROF__ST(&m->taken, (uint64_t)0);
+        GPUPROF__ST(&m->lost, (uint64_t)0);
+        GPUPROF__ST(&m->overruns, (uint64_t)0);
+        GPUPROF__ST(&m->cpu_ns, (uint64_t)0);
+#if GPUPROF__SAMPLER
+        if (GPUPROF__LD(&m->gen)) GPUPROF__ST(&m->cpu0_ns, gpuprof__smp_cpu_of(m->tid));
+#endif
+    }
+    pthread_mutex_unlock(&gpuprof__smpf_mu);
 }
 
 /* ----------------------------------------------------------------------
@@ -6449,6 +6688,7 @@ static const char *gpuprof__sym_exe(const gpuprof__symtab *st) {
    any, module+0xOFFSET where its symbols do not cover pc, 0xADDR outside
    every object) and its module's file name in *module ("" outside every
    object). */
+#define GPUPROF__OMP_RUNTIME "(OpenMP runtime)"
 static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, uint32_t gen, char *buf, size_t n, const char **module) {
     gpuprof__mod *m = gpuprof__sym_mod_at(st, pc, gen);
     uint32_t a = 0, b;
@@ -6458,6 +6698,11 @@ static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, uint32_t g
         return buf;
     }
     *module = m->file;
+    /* an OpenMP runtime (libgomp, LLVM's libomp, Intel's libiomp5): its
+       threads' spin-waits and barriers are one function, whatever symbols
+       it has (SPEC 16a) */
+    if (!strncmp(m->file, "libgomp.so", 10) || !strncmp(m->file, "libomp.so", 9) || !strncmp(m->file, "libiomp5.so", 11))
+        return GPUPROF__OMP_RUNTIME;
 #if GPUPROF__SAMPLER
     if (!m->loaded) gpuprof__sym_load(m);
 #endif
@@ -7449,6 +7694,7 @@ GPUPROF__INLINE void gpuprof__rec_push(gpuprof__thread *t, gpuprof__node *n, uin
 static void *gpuprof__collector_main(void *arg) {
     uint64_t last = gpuprof__mono_ns(), sleep_ns = 1000000;
     (void)arg;
+    gpuprof__own_thread();
     pthread_mutex_lock(&gpuprof__col_mu);
     while (!gpuprof__g.collector_stop) {
         uint64_t most = 0, now;
@@ -10506,6 +10752,7 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
    writing, so recorders only ever wait for a list update. */
 static void *gpuprof__writer_main(void *arg) {
     (void)arg;
+    gpuprof__own_thread();
     pthread_mutex_lock(&gpuprof__trace_lock);
     for (;;) {
         gpuprof__block *list, *last;
@@ -12410,6 +12657,7 @@ typedef struct gpuprof__smprange {
 typedef struct gpuprof__smprep {
     uint64_t taken, lost, kept, with_callers, trace_lost;
     uint64_t overruns;                     /* expiries the kernel merged into the signals taken (si_overrun) */
+    uint32_t threads, foreign;             /* threads sampled; of which record no range (their samples: the stepping thread's range) */
     double cpu_s;                         /* CPU time of the sampled threads while sampled */
     gpuprof__smprange *r;
     uint32_t nr, cr;
@@ -12491,6 +12739,17 @@ static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpu
     gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
 }
 
+/* One thread's samples into the tables, and its counts. */
+static void gpuprof__smp_take_all(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, int folded, gpuprof__smp_names *nm) {
+    uint32_t i;
+    r->taken += GPUPROF__LD(&m->taken);
+    r->lost += GPUPROF__LD(&m->lost);
+    r->overruns += GPUPROF__LD(&m->overruns);
+    r->trace_lost += GPUPROF__LD(&m->trace_lost);
+    for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
+        if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, st, m, &m->slot[i], folded, nm);
+}
+
 static int gpuprof__smp_fn_cmp(const void *a, const void *b) {
     const gpuprof__smpfn *x = (const gpuprof__smpfn *)a, *y = (const gpuprof__smpfn *)b;
     if (x->self != y->self) return x->self < y->self ? 1 : -1;
@@ -12517,10 +12776,7 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
     for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
         const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (!m) continue;
-        r->taken += GPUPROF__LD(&m->taken);
-        r->lost += GPUPROF__LD(&m->lost);
-        r->overruns += GPUPROF__LD(&m->overruns);
-        r->trace_lost += GPUPROF__LD(&m->trace_lost);
+        r->threads++;
         r->cpu_s += (double)GPUPROF__LD(&m->cpu_ns) * 1e-9;
 #if GPUPROF__SAMPLER
         if (GPUPROF__LDA(&m->gen)) {                 /* still sampled: its CPU time so far */
@@ -12528,9 +12784,24 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
             if (now > m->cpu0_ns) r->cpu_s += (double)(now - m->cpu0_ns) * 1e-9;
         }
 #endif
-        for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
-            if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, &st, m, &m->slot[i], folded, nm);
+        gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
+    /* threads that record no range: their CPU time up to the keeper's last look, or now */
+    pthread_mutex_lock(&gpuprof__smpf_mu);
+    for (i = 0; i < gpuprof__smpf.n; i++) {
+        const gpuprof__smp *m = gpuprof__smpf.m[i];
+        uint64_t cpu = GPUPROF__LD(&m->cpu_ns);
+#if GPUPROF__SAMPLER
+        uint64_t now = GPUPROF__LD(&m->gen) ? gpuprof__smp_cpu_of(m->tid) : 0;
+        if (now > m->cpu0_ns && now - m->cpu0_ns > cpu) cpu = now - m->cpu0_ns;
+#endif
+        if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
+        r->threads++;
+        r->foreign++;
+        r->cpu_s += (double)cpu * 1e-9;
+        gpuprof__smp_take_all(r, &st, m, folded, nm);
+    }
+    pthread_mutex_unlock(&gpuprof__smpf_mu);
     for (i = 0; i < r->nr; i++)
         if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
     if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
@@ -12589,8 +12860,9 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, u
     uint32_t i, k;
     if (!r) return;
     gpuprof__smp_mechanism(mech, sizeof mech);
-    gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %llu taken, %llu lost%s)\n", mech,
-                        gpuprof__smpg.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, (unsigned long long)r->taken, (unsigned long long)r->lost,
+    gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
+                           "%llu taken, %llu lost%s)\n", mech, gpuprof__smpg.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
+                        r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
                         r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
     if (gpuprof__smpg.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smpg.why);
     for (i = 0; i < r->nr && i < rows; i++) {
@@ -12614,10 +12886,13 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, u
    (its own and its nested ranges') name most, then the remedy (or, when
    given, the one for a phase whose functions are named); or the remedy and
    how to have them named (r: the samples collected; NULL: none asked for). */
+#define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
+#define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
+    "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
 static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, const char *phase, const char *remedy, const char *named) {
     gpuprof__smprange all;
-    uint64_t n;
-    uint32_t i, k;
+    uint64_t n, omp;
+    uint32_t i, k, shown;
     size_t len = strlen(phase);
     if (!r) {
         gpuprof__buf_printf(b, "\n   try: %s\n   GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n", remedy);
@@ -12630,12 +12905,24 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, 
         gpuprof__smp_merge(g, &all);
     }
     n = all.samples;
-    if (n && all.nfn && all.fn[0].self) {
-        gpuprof__buf_printf(b, "\n   try: speed up %s, %.0f%% of its %llu CPU samples", all.fn[0].name, 100.0 * (double)all.fn[0].self / (double)n,
+    /* the phase's own functions first; the OpenMP runtime (its workers waiting) after, with its own remedy */
+    for (i = 0, omp = 0; i < all.nfn; i++) if (!strcmp(all.fn[i].name, GPUPROF__OMP_RUNTIME)) omp += all.fn[i].self;
+    for (i = 0; i < all.nfn && !strcmp(all.fn[i].name, GPUPROF__OMP_RUNTIME); i++) {}
+    if (n && i < all.nfn && all.fn[i].self) {
+        gpuprof__buf_printf(b, "\n   try: speed up %s, %.0f%% of its %llu CPU samples", all.fn[i].name, 100.0 * (double)all.fn[i].self / (double)n,
                             (unsigned long long)n);
-        for (k = 1; k < all.nfn && k < 3 && all.fn[k].self; k++)
-            gpuprof__buf_printf(b, "%s %s %.0f%%", k == 1 ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
-        gpuprof__buf_printf(b, "%sCPU samples per range); %s\n", k > 1 ? "; " : " (", named ? named : remedy);
+        for (k = i + 1, shown = 0; k < all.nfn && shown < 2 && all.fn[k].self; k++) {
+            if (!strcmp(all.fn[k].name, GPUPROF__OMP_RUNTIME)) continue;
+            gpuprof__buf_printf(b, "%s %s %.0f%%", !shown ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
+            shown++;
+        }
+        gpuprof__buf_printf(b, "%sCPU samples per range); ", shown ? "; " : " (");
+        if ((double)omp >= GPUPROF__OMP_SHARE * (double)n)
+            gpuprof__buf_printf(b, "its OpenMP threads wait in the runtime for %.0f%% of its samples: " GPUPROF__OMP_REMEDY "; ", 100.0 * (double)omp / (double)n);
+        gpuprof__buf_printf(b, "%s\n", named ? named : remedy);
+    } else if (n && omp) {
+        gpuprof__buf_printf(b, "\n   try: its OpenMP threads wait in the runtime for %.0f%% of its %llu CPU samples: " GPUPROF__OMP_REMEDY "; %s\n",
+                            100.0 * (double)omp / (double)n, (unsigned long long)n, named ? named : remedy);
     } else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
     gpuprof__smp_range_free(&all);
 }
@@ -12643,6 +12930,35 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, 
 /* The summary's "samples" (docs/summary.md): the mechanism, the rate
    achieved, samples taken and lost, and per range its functions by self
    samples (the top 50). */
+/* "threads": every sampled thread, its name, tid, samples and whether it
+   records ranges (one that does not gives its samples to the stepping
+   thread's innermost range). */
+static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
+    gpuprof__thread *t;
+    uint32_t i;
+    const char *sep = "";
+    gpuprof__buf_s(b, ",\"threads\":[");
+    for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
+        const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+        if (!m || t->exited == 2) continue;
+        gpuprof__buf_printf(b, "%s{\"name\":", sep);
+        gpuprof__buf_json_str(b, t->label);
+        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":true}", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        sep = ",";
+    }
+    pthread_mutex_lock(&gpuprof__smpf_mu);
+    for (i = 0; i < gpuprof__smpf.n; i++) {
+        const gpuprof__smp *m = gpuprof__smpf.m[i];
+        if (!GPUPROF__LD(&m->taken)) continue;
+        gpuprof__buf_printf(b, "%s{\"name\":", sep);
+        gpuprof__buf_json_str(b, gpuprof__smpf.name[i]);
+        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":false}", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        sep = ",";
+    }
+    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    gpuprof__buf_s(b, "]");
+}
+
 static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__smprep r;
     char mech[96];
@@ -12662,6 +12978,7 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
                         (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers, (unsigned long long)r.trace_lost);
     if (gpuprof__smpg.why[0]) gpuprof__buf_json_str(b, gpuprof__smpg.why);
     else gpuprof__buf_s(b, "null");
+    gpuprof__summary_sample_threads(b);
     gpuprof__buf_s(b, ",\"by_range\":[");
     for (i = 0; i < r.nr; i++) {
         const gpuprof__smprange *g = &r.r[i];
@@ -15581,7 +15898,9 @@ static void *gpuprof__keeper_main(void *arg) {
     int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
     int sampling = GPUPROF__LD(&gpuprof__smpg.on);
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
+    uint64_t quick = gpuprof__mono_ns() + 2000000000u;   /* the sampler's first 2 s: threads made then (a pool, OpenMP's) are found sooner */
     (void)arg;
+    gpuprof__own_thread();
     pthread_mutex_lock(&gpuprof__keep_mu);
     while (!gpuprof__g.keeper_stop) {
         uint64_t now = gpuprof__mono_ns(), wait;
@@ -15606,7 +15925,7 @@ static void *gpuprof__keeper_main(void *arg) {
         }
         wait = next - now;
         if (captures && wait > 50000000u) wait = 50000000u;
-        if (sampling && wait > GPUPROF__SMP_CHECK_NS) wait = GPUPROF__SMP_CHECK_NS;
+        if (sampling && wait > GPUPROF__SMP_CHECK_NS) wait = now < quick ? GPUPROF__SMP_CHECK_NS / 5 : GPUPROF__SMP_CHECK_NS;
         if (!gpuprof__g.keeper_stop) gpuprof__cond_wait_ns(&gpuprof__keep_cond, &gpuprof__keep_mu, wait);
     }
     pthread_mutex_unlock(&gpuprof__keep_mu);

@@ -1,0 +1,78 @@
+#!/bin/sh
+# CPU samples on a real OpenMP build (SPEC 16a): omp_train, built as llm.c
+# builds its trainer (-Ofast -march=native -fopenmp), two OpenMP threads.
+# The worker, which records no range, is sampled and its samples are in the
+# phase that forked it; the OpenMP runtime's spin is one function, "(OpenMP
+# runtime)", and the try: line names the wait policy; the -Ofast summary is
+# strict JSON and the report has no NaN. Then, where perf may record this
+# process, the same run under `perf record -e cpu-clock` over all threads:
+# each function's share of the samples, gpuprof's and perf's, within 5 points.
+# Writes into a fresh temporary directory, removed when all pass.
+#   usage: samples_omp.sh OMP_TRAIN PYTHON
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); py=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-omp-XXXXXX") && cd "$dir" || exit 1
+fail() { echo "samples_omp: $*; files kept in $dir"; exit 1; }
+export OMP_NUM_THREADS=2 GPUPROF_SAMPLE=1
+unset OMP_WAIT_POLICY GOMP_SPINCOUNT
+"$bin" > run.out 2>&1 || fail "omp_train failed: $(tail -3 run.out)"
+grep -q '2 threads sampled, 1 recording no range' run.out || fail "the header does not count the OpenMP worker: $(grep '^CPU samples per range' run.out)"
+grep -q '(OpenMP runtime)  \[libgomp.so' run.out || fail "no (OpenMP runtime) row"
+grep -q '^   try: speed up .*its OpenMP threads wait in the runtime for [0-9]*% of its samples: set OMP_WAIT_POLICY=passive' run.out ||
+  fail "the try: line does not name the wait policy: $(grep '^   try:' run.out)"
+grep -qi 'nan\b\|inf s\b' run.out && fail "the -Ofast report shows NaN or inf: $(grep -i 'nan' run.out | head -3)"
+$py - <<'PY' || fail "the summary"
+import json, sys
+def bad(c): raise ValueError('non-JSON number %s' % c)
+s = json.loads(open('omp_train.summary.json').read(), parse_constant=bad)['samples']
+th = s['threads']
+workers = [t for t in th if not t['records_ranges']]
+assert len(th) == 2 and len(workers) == 1 and workers[0]['samples'] > 50, th
+fwd = {f['name']: f['self'] for r in s['by_range'] if r['range'] == 'forward' for f in r['functions']}
+mm = sum(v for k, v in fwd.items() if k.startswith('matmul_forward'))
+print('threads %s; forward: matmul_forward %d samples, (OpenMP runtime) %d' % ([(t['name'], t['samples'], t['records_ranges']) for t in th], mm, fwd.get('(OpenMP runtime)', 0)))
+assert mm > 0 and fwd.get('(OpenMP runtime)', 0) > 0, fwd
+PY
+command -v perf >/dev/null 2>&1 || { echo "samples_omp: perf is not installed: the comparison with perf is skipped"; cd / && rm -rf "$dir"; exit 0; }
+# compare RUN: perf records run RUN of omp_train (8000 steps, ~5 s), gpuprof sampling it too
+compare() {
+  perf record -q -e cpu-clock -F 999 -o perf$1.data -- "$bin" 8000 > perf_run$1.out 2> perf$1.err || return 2
+  cp omp_train.summary.json omp_train$1.summary.json
+  perf report -i perf$1.data --stdio --sort dso,sym -q > perf$1.txt 2> perf$1.err || fail "perf report failed: $(head -1 perf$1.err)"
+  $py - perf$1.txt omp_train$1.summary.json <<'PY'
+import json, re, sys
+fns = ['matmul_forward', 'matmul_backward', 'gelu_forward', 'gelu_backward', 'adamw', '(OpenMP runtime)']
+perf = dict.fromkeys(fns, 0.0)
+for line in open(sys.argv[1]):
+    m = re.match(r'\s*([\d.]+)%\s+(\S+)\s+\[\.\]\s+(\S+)', line)
+    if not m:
+        continue
+    share, dso, sym = float(m.group(1)), m.group(2), m.group(3).split('.')[0]
+    if dso.startswith('libgomp'):
+        perf['(OpenMP runtime)'] += share
+    elif sym in perf:
+        perf[sym] += share
+gp = dict.fromkeys(fns, 0.0)
+for r in json.load(open(sys.argv[2]))['samples']['by_range']:
+    for f in r['functions']:
+        k = f['name'] if f['name'] == '(OpenMP runtime)' else f['name'].split('.')[0]
+        if k in gp:
+            gp[k] += f['self']
+ps, gs = sum(perf.values()), sum(gp.values())
+if not ps or not gs:
+    print('no samples of the functions (perf %.1f%%, gpuprof %d)' % (ps, gs)); sys.exit(1)
+bad = 0
+print('%-18s %8s %8s   (share of these functions\' samples, all threads)' % ('function', 'perf', 'gpuprof'))
+for f in fns:
+    a, b = 100 * perf[f] / ps, 100 * gp[f] / gs
+    print('%-18s %7.1f%% %7.1f%%' % (f, a, b))
+    bad += abs(a - b) > 5
+sys.exit(1 if bad else 0)
+PY
+}
+# Both sample on timers (the kernel's tick, 250 Hz on the development VM, and
+# perf's 999 Hz): on a loaded 2-CPU machine one run in a few strays past 5
+# points; a second run must then agree.
+compare 1; rc=$?
+if [ $rc = 2 ]; then echo "samples_omp: perf cannot record here ($(head -1 perf1.err)): the comparison is skipped"; cd / && rm -rf "$dir"; exit 0; fi
+if [ $rc != 0 ]; then echo "samples_omp: run 1 differs by more than 5 points: once more"; compare 2 || fail "gpuprof's and perf's shares differ"; fi
+cd / && rm -rf "$dir"
