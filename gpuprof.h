@@ -12886,6 +12886,7 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, u
    (its own and its nested ranges') name most, then the remedy (or, when
    given, the one for a phase whose functions are named); or the remedy and
    how to have them named (r: the samples collected; NULL: none asked for). */
+#define GPUPROF__HOST_NAMES "no GPU in this run: GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range), "
 #define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
 #define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
     "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
@@ -12894,8 +12895,9 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, 
     uint64_t n, omp;
     uint32_t i, k, shown;
     size_t len = strlen(phase);
-    if (!r) {
-        gpuprof__buf_printf(b, "\n   try: %s\n   GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n", remedy);
+    if (!r) {            /* sampling off: the try: line itself says how to have the functions named */
+        if (named) gpuprof__buf_printf(b, "\n   try: " GPUPROF__HOST_NAMES "%s\n", named);
+        else gpuprof__buf_printf(b, "\n   try: %s; GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n", remedy);
         return;
     }
     memset(&all, 0, sizeof all);
@@ -13709,7 +13711,9 @@ static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phas
 #define GPUPROF__OUTSIDE_REMEDY "wrap the code between the phases in ranges (GPUPROF_RANGE) to see what takes the time " \
     "(while it runs, a GPU has only the work queued before it)"
 #define GPUPROF__HOST_WORK "declare its work with GPUPROF_RANGE_WORK and the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline"
-#define GPUPROF__HOST_REMEDY "no GPU in this run: profile that phase's host code (perf, a sampling profiler), or " GPUPROF__HOST_WORK
+/* host code of a run without a GPU: sampling off, the try: line says how to have its functions named (GPUPROF__HOST_NAMES); on, it names them */
+#define GPUPROF__HOST_REMEDY GPUPROF__HOST_NAMES "or " GPUPROF__HOST_WORK
+#define GPUPROF__HOST_SAMPLED "no GPU in this run: speed up the functions its CPU samples name (CPU samples per range), or " GPUPROF__HOST_WORK
 /* The bottleneck: its name, class, time per step and remedy (the CPU's time outside any range is one too). */
 static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, int *k, double *ns, const char **remedy) {
     if (v->bottleneck == -2) {
@@ -13723,7 +13727,8 @@ static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, 
     *k = v->ph[v->bottleneck].k;
     *ns = gpuprof__bound_ns(v, &v->ph[v->bottleneck]);
     /* host code of a run without a GPU: no batch to prepare, no copy to overlap */
-    *remedy = *k == GPUPROF__K_CPU && !(v->snap && v->snap->has_gpu) ? GPUPROF__HOST_REMEDY : gpuprof__phase_remedy(&v->ph[v->bottleneck]);
+    *remedy = *k == GPUPROF__K_CPU && !(v->snap && v->snap->has_gpu) ? (gpuprof__smpg.hz > 0 ? GPUPROF__HOST_SAMPLED : GPUPROF__HOST_REMEDY)
+                                                                      : gpuprof__phase_remedy(&v->ph[v->bottleneck]);
 }
 
 /* The lead, then the bottleneck's name in quotes or, with the other lead,
@@ -13947,8 +13952,13 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__buf_qname(b, ": it waits for the GPU, whose largest phase is ", w->r->name_id);
         gpuprof__buf_printf(b, " (%s, GPU %s per %s)", gpuprof__kname[w->k], gpuprof__fmt_ns(t2, sizeof t2, w->gpu), v->per_step ? "step" : "run");
     }
-    if (k == GPUPROF__K_CPU && name)          /* its functions named: no profiler left to reach for */
-        gpuprof__verdict_samples(b, smp, name, remedy, !(v->snap && v->snap->has_gpu) ? "or " GPUPROF__HOST_WORK : NULL);
+    if (k == GPUPROF__K_CPU && name) {        /* its functions named: no profiler left to reach for */
+        const gpuprof__row *pr = v->ph[v->bottleneck].r;
+        /* a phase that declares its work already lacks only the peaks */
+        const char *more = pr->flops != 0 || pr->bytes != 0 ? "or give the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline of its declared work"
+                                                             : "or " GPUPROF__HOST_WORK;
+        gpuprof__verdict_samples(b, smp, name, remedy, !(v->snap && v->snap->has_gpu) ? more : NULL);
+    }
     else gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
     if (v->waits_for >= 0) {
         gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);

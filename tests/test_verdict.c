@@ -300,7 +300,7 @@ static void scenario_step_kinds(void) {
         cJSON *r = cJSON_GetObjectItem(cJSON_GetObjectItem(verdict(j), "bottleneck"), "remedy");
         char line[1024];
         snprintf(line, sizeof line, "   try: %s\n", cJSON_IsString(r) ? r->valuestring : "(none)");
-        CHECK(text && strstr(text, line) && strstr(line, "no GPU in this run: profile that phase's host code"),
+        CHECK(text && strstr(text, line) && strstr(line, "no GPU in this run: GPUPROF_SAMPLE=1 names the functions that take its CPU time"),
               "one remedy: the report's try line and the summary's remedy are the same, for host code without a GPU");
     }
     free(text);
