@@ -2223,7 +2223,7 @@ static void gpuprof__own_thread(void) {
     gpuprof__thread_identity(&tid, label, sizeof label);
     GPUPROF__ST(&gpuprof__own_tids[GPUPROF__ADD(&gpuprof__nown, 1u) % 32u], tid);
 }
-static int gpuprof__is_own_tid(int tid) {
+static inline int gpuprof__is_own_tid(int tid) {   /* (inline: a build without the sampler does not call it) */
     unsigned i;
     for (i = 0; i < 32; i++) if (GPUPROF__LD(&gpuprof__own_tids[i]) == tid) return 1;
     return 0;
@@ -6252,16 +6252,14 @@ static void gpuprof__smp_setup(double hz) {
    date (objects loaded since). */
 static void gpuprof__smp_thread_timer(gpuprof__thread *t);
 static void gpuprof__smp_thread_start(gpuprof__thread *t) {
-#if GPUPROF__SAMPLER
     if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
     /* the keeper may have given it a timer while it recorded no range: its own replaces that one */
     pthread_mutex_lock(&gpuprof__smpf_mu);
+#if GPUPROF__SAMPLER
     gpuprof__smpf_drop(t->tid);
+#endif
     gpuprof__smp_thread_timer(t);
     pthread_mutex_unlock(&gpuprof__smpf_mu);
-#else
-    (void)t;
-#endif
 }
 static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
 #if GPUPROF__SAMPLER
@@ -12739,6 +12737,14 @@ static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpu
     gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
 }
 
+/* Whether thread tid records ranges (the keeper may have sampled it before
+   its first range: those samples count, the thread once). */
+static int gpuprof__smp_tid_records(int tid) {
+    const gpuprof__thread *t;
+    for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) if (t->smp && t->smp->tid == tid) return 1;
+    return 0;
+}
+
 /* One thread's samples into the tables, and its counts. */
 static void gpuprof__smp_take_all(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, int folded, gpuprof__smp_names *nm) {
     uint32_t i;
@@ -12796,8 +12802,7 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         if (now > m->cpu0_ns && now - m->cpu0_ns > cpu) cpu = now - m->cpu0_ns;
 #endif
         if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
-        r->threads++;
-        r->foreign++;
+        if (!gpuprof__smp_tid_records(m->tid)) { r->threads++; r->foreign++; }
         r->cpu_s += (double)cpu * 1e-9;
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
@@ -12951,7 +12956,7 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
     pthread_mutex_lock(&gpuprof__smpf_mu);
     for (i = 0; i < gpuprof__smpf.n; i++) {
         const gpuprof__smp *m = gpuprof__smpf.m[i];
-        if (!GPUPROF__LD(&m->taken)) continue;
+        if (!GPUPROF__LD(&m->taken) || gpuprof__smp_tid_records(m->tid)) continue;
         gpuprof__buf_printf(b, "%s{\"name\":", sep);
         gpuprof__buf_json_str(b, gpuprof__smpf.name[i]);
         gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":false}", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
@@ -18151,6 +18156,7 @@ static void gpuprof__shutdown_locked(void) {
 #endif
     gpuprof__outputs_write();
     gpuprof__dev_close();           /* the device's samples freed: the outputs have them */
+    gpuprof__smpf_clear();          /* ... and those of the threads that record no range */
 #if GPUPROF__SAMPLER
     gpuprof__smp_code_clear();      /* (the symbols of objects unloaded meanwhile were read for the outputs) */
 #endif
