@@ -5962,6 +5962,17 @@ static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const ui
     return -1;
 }
 
+/* Threads that record no range: their entries (filled by the keeper, section below). */
+#define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
+static struct {
+    gpuprof__smp *m[GPUPROF__SMP_FOREIGN];
+    uintptr_t timer[GPUPROF__SMP_FOREIGN];
+    char name[GPUPROF__SMP_FOREIGN][24];   /* /proc/self/task/TID/comm (16 bytes at most), else "thread TID" */
+    uint32_t n;                            /* entries made (release: a report reads them) */
+    uint64_t missed;                       /* threads found with the table full */
+} gpuprof__smpf;
+static pthread_mutex_t gpuprof__smpf_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     gpuprof__thread *t = gpuprof__tls;
@@ -5992,8 +6003,9 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         (void)k;
 #endif
         GPUPROF__STR(&m->busy, 0);
-    } else if (si && si->si_code == SI_TIMER && (m = (gpuprof__smp *)si->si_value.sival_ptr) != NULL && GPUPROF__LD(&gpuprof__smpg.on) &&
-               GPUPROF__LD(&m->gen)) {
+    } else if (si && si->si_code == SI_TIMER && GPUPROF__LDA(&gpuprof__smpf.n) && (m = (gpuprof__smp *)si->si_value.sival_ptr) != NULL &&
+               GPUPROF__LD(&gpuprof__smpg.on) && GPUPROF__LD(&m->gen)) {
+        /* (the acquire of the entries' count: their slots, made by the keeper before it armed the timer, are seen whole) */
         /* a thread that records no range (an OpenMP worker, a pool's): its
            samples go to the innermost range open on the stepping thread now,
            the phase that handed it the work; none in the trace */
@@ -6039,15 +6051,6 @@ static uint64_t gpuprof__smp_cpu_of(int tid) {
    Its stack's bounds are found once a sample has seen its stack pointer
    (the mapping of /proc/self/maps that holds it); until then a sample is
    its PC alone. */
-#define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
-static struct {
-    gpuprof__smp *m[GPUPROF__SMP_FOREIGN];
-    uintptr_t timer[GPUPROF__SMP_FOREIGN];
-    char name[GPUPROF__SMP_FOREIGN][24];   /* /proc/self/task/TID/comm (16 bytes at most), else "thread TID" */
-    uint32_t n;                            /* entries made (release: a report reads them) */
-    uint64_t missed;                       /* threads found with the table full */
-} gpuprof__smpf;
-static pthread_mutex_t gpuprof__smpf_mu = PTHREAD_MUTEX_INITIALIZER;
 
 #if GPUPROF__SAMPLER
 #include <dirent.h>
