@@ -108,8 +108,10 @@
                             gpuprof.<pid>.slow.N.json   GPUPROF_CAPTURE_MAX=N (default 5)
        GPUPROF_TRACE_MAX_MB=N   the streamed trace goes on in run.part2.json, ... every N MiB
        GPUPROF_TRACE_KEEP=K     only the newest K parts are kept
-       GPUPROF_SAMPLE=1|HZ  CPU samples of every recording thread on its own CPU time
-                            (1: 1000 Hz asked; the kernel's tick may give 250): the
+       GPUPROF_SAMPLE=1|HZ  CPU samples of every thread on its own CPU time (one that
+                            records no range, an OpenMP worker, counts in the stepping
+                            thread's open range; 1: 1000 Hz asked; the kernel's tick
+                            may give 250): the
                             functions in each range, in the report ("CPU samples per
                             range", the verdict) and the summary; callers need frame
                             pointers (-fno-omit-frame-pointer). A signal (SIGPROF) may
@@ -5767,7 +5769,9 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
    async-signal-safe (no allocation, lock, stdio; errno kept), takes the
    interrupted PC, walks the frame pointers up the thread's stack for its
    callers, and adds one to the slot of (the thread's innermost open range,
-   that stack). A range's own path is unchanged. The timers tick at the
+   that stack). A range's own path is unchanged. Threads that record no
+   range get a timer from the keeper (below, "Threads that record no
+   range"). The timers tick at the
    kernel's HZ whatever rate is asked (250 Hz on a CONFIG_HZ=250 kernel):
    the report says the rate achieved. Linux (x86-64, AArch64) with glibc,
    in a C mode with POSIX's signals and timers; elsewhere GPUPROF_SAMPLE
