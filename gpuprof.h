@@ -5819,6 +5819,17 @@ static struct {
     char why[192];                         /* asked but not running: why */
 } gpuprof__smpg;
 
+/* Threads that record no range: their entries (filled by the keeper, section below). */
+#define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
+static struct {
+    gpuprof__smp *m[GPUPROF__SMP_FOREIGN];
+    uintptr_t timer[GPUPROF__SMP_FOREIGN];
+    char name[GPUPROF__SMP_FOREIGN][24];   /* /proc/self/task/TID/comm (16 bytes at most), else "thread TID" */
+    uint32_t n;                            /* entries made (release: a report reads them) */
+    uint64_t missed;                       /* threads found with the table full */
+} gpuprof__smpf;
+static pthread_mutex_t gpuprof__smpf_mu = PTHREAD_MUTEX_INITIALIZER;
+
 #if GPUPROF__SAMPLER
 /* The interrupted PC, frame pointer and stack pointer. */
 static void gpuprof__smp_regs(const void *ucv, uintptr_t *pc, uintptr_t *fp, uintptr_t *sp) {
@@ -5966,16 +5977,6 @@ static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const ui
     return -1;
 }
 
-/* Threads that record no range: their entries (filled by the keeper, section below). */
-#define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
-static struct {
-    gpuprof__smp *m[GPUPROF__SMP_FOREIGN];
-    uintptr_t timer[GPUPROF__SMP_FOREIGN];
-    char name[GPUPROF__SMP_FOREIGN][24];   /* /proc/self/task/TID/comm (16 bytes at most), else "thread TID" */
-    uint32_t n;                            /* entries made (release: a report reads them) */
-    uint64_t missed;                       /* threads found with the table full */
-} gpuprof__smpf;
-static pthread_mutex_t gpuprof__smpf_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
@@ -6016,6 +6017,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         const gpuprof__thread *s = GPUPROF__LD(&gpuprof__g.stepper);
         uint32_t d = s ? GPUPROF__LD(&s->depth) : 0;
         uintptr_t st[GPUPROF__SMP_DEPTH], pc, fp, sp;
+        int k;
         GPUPROF__ST(&m->busy, 1);
         if (si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
         if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
@@ -6024,12 +6026,13 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
             GPUPROF__ST(&m->seen_sp, sp);
             st[0] = pc;
             GPUPROF__ST(&m->taken, m->taken + 1);
-            (void)gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, 1);
+            k = gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, 1);
         } else {
             uint32_t n = gpuprof__smp_walk(m, uc, st);
             GPUPROF__ST(&m->taken, m->taken + 1);
-            (void)gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, n);
+            k = gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, n);
         }
+        if (k >= 0 && GPUPROF__LD(&gpuprof__smpg.trace)) GPUPROF__ST(&m->trace_lost, m->trace_lost + 1);   /* kept, not in the trace */
         GPUPROF__STR(&m->busy, 0);
     }
     errno = saved;
