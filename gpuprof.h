@@ -6417,6 +6417,21 @@ static void gpuprof__smp_check(void) {
 #endif
 }
 
+/* One thread's samples cleared (own: it is the calling thread). */
+static void gpuprof__smp_clear_one(gpuprof__smp *m, int own) {
+    uint32_t i;
+    for (i = 0; i < GPUPROF__SMP_SLOTS; i++) GPUPROF__ST(&m->slot[i].count, (uint64_t)0);
+    GPUPROF__ST(&m->taken, (uint64_t)0);
+    GPUPROF__ST(&m->lost, (uint64_t)0);
+    GPUPROF__ST(&m->overruns, (uint64_t)0);
+    GPUPROF__ST(&m->cpu_ns, (uint64_t)0);
+#if GPUPROF__SAMPLER
+    if (GPUPROF__LD(&m->gen)) GPUPROF__ST(&m->cpu0_ns, gpuprof__smp_cpu_of(own ? 0 : m->tid));
+#else
+    (void)own;
+#endif
+}
+
 /* gpuprof_reset (under gpuprof__lock): the samples so far cleared, as the
    ranges' statistics are (relaxed stores: a thread's handler may be adding
    one at the same moment; the worst case is one sample of the old period
@@ -6426,29 +6441,10 @@ static void gpuprof__smp_reset(void) {
     uint32_t i;
     for (t = gpuprof__g.threads; t; t = t->next) {
         gpuprof__smp *m = GPUPROF__LDA(&t->smp);
-        if (!m) continue;
-        for (i = 0; i < GPUPROF__SMP_SLOTS; i++) GPUPROF__ST(&m->slot[i].count, (uint64_t)0);
-        GPUPROF__ST(&m->taken, (uint64_t)0);
-        GPUPROF__ST(&m->lost, (uint64_t)0);
-        GPUPROF__ST(&m->overruns, (uint64_t)0);
-        GPUPROF__ST(&m->cpu_ns, (uint64_t)0);
-#if GPUPROF__SAMPLER
-        if (GPUPROF__LD(&m->gen)) GPUPROF__ST(&m->cpu0_ns, gpuprof__smp_cpu_of(t == gpuprof__tls ? 0 : m->tid));
-#endif
+        if (m) gpuprof__smp_clear_one(m, t == gpuprof__tls);
     }
-    pthread_mutex_lock(&gpuprof__smpf_mu);
-    for (i = 0; i < GPUPROF__LD(&gpuprof__smpf.n); i++) {
-        gpuprof__smp *m = gpuprof__smpf.m[i];
-        uint32_t k;
-        for (k = 0; k < GPUPROF__SMP_SLOTS; k++) GPUPROF__ST(&m->slot[k].count, (uint64_t)0);
-        GPUPROF__ST(&m->taken, (uint64_t)0);
-        GPUPROF__ST(&m->lost, (uint64_t)0);
-        GPUPROF__ST(&m->overruns, (uint64_t)0);
-        GPUPROF__ST(&m->cpu_ns, (uint64_t)0);
-#if GPUPROF__SAMPLER
-        if (GPUPROF__LD(&m->gen)) GPUPROF__ST(&m->cpu0_ns, gpuprof__smp_cpu_of(m->tid));
-#endif
-    }
+    pthread_mutex_lock(&gpuprof__smpf_mu);                 /* and those of the threads that record no range */
+    for (i = 0; i < GPUPROF__LD(&gpuprof__smpf.n); i++) gpuprof__smp_clear_one(gpuprof__smpf.m[i], 0);
     pthread_mutex_unlock(&gpuprof__smpf_mu);
 }
 
