@@ -425,14 +425,22 @@ static long stack_use(void *(*fn)(void *), void *arg, size_t size) {
     unsigned char *base = (unsigned char *)mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     size_t i;
     long used = -1;
+    sigset_t block, old;
     if (base == MAP_FAILED) return -1;
     memset(base, PAINT, size);
     pthread_attr_init(&a);
+    /* the thread starts with the sampler's signal blocked: gpuprof's own frames are measured, not the
+       kernel's signal frame (2-3 KiB of register state where AVX-512 is) that any sampled thread takes */
+    sigemptyset(&block);
+    sigaddset(&block, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     if (pthread_attr_setstack(&a, base, size) == 0 && pthread_create(&th, &a, fn, arg) == 0) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_join(th, NULL);
         for (i = 0; i < size && base[i] == PAINT; i++) {}
         used = (long)(size - i);
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&a);
     munmap(base, size);
     return used;
