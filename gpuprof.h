@@ -1363,7 +1363,7 @@ typedef struct gpuprof__node {
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns;   /* kernel capture: kernels launched inside this range itself (written by the collector) */
-    uint64_t kuf_ns, ktc_ns, ksimt_ns;  /* ... their time in launches that leave most SMs idle, on the tensor cores, in SIMT GEMMs */
+    uint64_t kuf_ns, ktc_ns;  /* ... their time in launches that leave most SMs idle, and on the tensor cores */
     uint64_t copy_ns, copy_bytes, copy_pageable;   /* ... and copies (pageable: those to or from pageable host memory) */
     uint64_t sync_ns;         /* ... and the CPU time its synchronizing calls waited */
     double win_first, win_last;     /* the stepping thread's outer two levels: stats.sum at the first and the last GPUPROF_STEP */
@@ -1513,7 +1513,7 @@ typedef struct gpuprof__smp {
                                              finds its stack's bounds (the walk needs them) */
     uint32_t nframes;
     uint64_t ring_head, ring_tail;        /* samples for the trace: put by the handler, taken by its writer */
-    uint64_t trace_lost;                  /* samples left out of the trace: the ring was full */
+    uint64_t trace_lost;                  /* samples kept but left out of the trace: the ring was full, or the thread records no range */
     uint32_t map_seq;                     /* the Perfetto sequence that has the samples' mapping interned */
     uint64_t ring_ts[GPUPROF__SMP_RING];  /* a sample's time: ticks since the thread's clock base */
     uint32_t ring_slot[GPUPROF__SMP_RING];
@@ -5107,7 +5107,6 @@ static void gpuprof__kc_take(const gpuprof__krec *r, gpuprof__kcorr *c) {
             GPUPROF__ST(&node->kernel_ns, node->kernel_ns + dur);
             if (fig->sm_fill < GPUPROF__UNDERFILL) GPUPROF__ST(&node->kuf_ns, node->kuf_ns + dur);
             if (k->tensor == 1) GPUPROF__ST(&node->ktc_ns, node->ktc_ns + dur);
-            else if (k->tensor == 0) GPUPROF__ST(&node->ksimt_ns, node->ksimt_ns + dur);
         }
         gpuprof__kc.kernels_counted++;
         if (dur < GPUPROF__KC_SHORT_NS) gpuprof__kc.short_counted++;
@@ -5977,7 +5976,6 @@ static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const ui
     return -1;
 }
 
-
 static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     gpuprof__thread *t = gpuprof__tls;
@@ -6010,28 +6008,25 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         GPUPROF__STR(&m->busy, 0);
     } else if (si && si->si_code == SI_TIMER && GPUPROF__LDA(&gpuprof__smpf.n) && (m = (gpuprof__smp *)si->si_value.sival_ptr) != NULL &&
                GPUPROF__LD(&gpuprof__smpg.on) && GPUPROF__LD(&m->gen)) {
-        /* (the acquire of the entries' count: their slots, made by the keeper before it armed the timer, are seen whole) */
-        /* a thread that records no range (an OpenMP worker, a pool's): its
-           samples go to the innermost range open on the stepping thread now,
-           the phase that handed it the work; none in the trace */
+        /* a thread that records no range (an OpenMP worker, a pool's; the
+           acquire of the entries' count makes the slots the keeper made
+           before arming its timer visible): its samples go to the innermost
+           range open on the stepping thread now, the phase that handed it
+           the work; none in the trace */
         const gpuprof__thread *s = GPUPROF__LD(&gpuprof__g.stepper);
-        uint32_t d = s ? GPUPROF__LD(&s->depth) : 0;
-        uintptr_t st[GPUPROF__SMP_DEPTH], pc, fp, sp;
+        uint32_t d = s ? GPUPROF__LD(&s->depth) : 0, n = 1;
+        uintptr_t st[GPUPROF__SMP_DEPTH], fp, sp;
         int k;
         GPUPROF__ST(&m->busy, 1);
         if (si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
         if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
-        if (!GPUPROF__LDA(&m->stack_hi)) {            /* its stack's bounds unknown yet: the PC alone, and the keeper is told where */
-            gpuprof__smp_regs(uc, &pc, &fp, &sp);
+        if (GPUPROF__LDA(&m->stack_hi)) n = gpuprof__smp_walk(m, uc, st);
+        else {                                        /* its stack's bounds unknown yet: the PC alone, and the keeper is told where */
+            gpuprof__smp_regs(uc, &st[0], &fp, &sp);
             GPUPROF__ST(&m->seen_sp, sp);
-            st[0] = pc;
-            GPUPROF__ST(&m->taken, m->taken + 1);
-            k = gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, 1);
-        } else {
-            uint32_t n = gpuprof__smp_walk(m, uc, st);
-            GPUPROF__ST(&m->taken, m->taken + 1);
-            k = gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, n);
         }
+        GPUPROF__ST(&m->taken, m->taken + 1);
+        k = gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, n);
         if (k >= 0 && GPUPROF__LD(&gpuprof__smpg.trace)) GPUPROF__ST(&m->trace_lost, m->trace_lost + 1);   /* kept, not in the trace */
         GPUPROF__STR(&m->busy, 0);
     }
@@ -6167,8 +6162,9 @@ static void gpuprof__smpf_scan(void) {
         for (i = 0; i < gpuprof__smpf.n && gpuprof__smpf.m[i]->tid != tid; i++) {}
         if (i < gpuprof__smpf.n) alive[i] = 1;
         if (!gpuprof__smpf_known(tid) && GPUPROF__LD(&gpuprof__smpg.on)) {
+            uint32_t before = gpuprof__smpf.n;
             gpuprof__smpf_start(tid);
-            if (gpuprof__smpf.n) alive[gpuprof__smpf.n - 1] = 1;      /* the new entry, or the last: alive either way */
+            if (gpuprof__smpf.n > before) alive[before] = 1;
         }
     }
     closedir(d);
@@ -6176,7 +6172,7 @@ static void gpuprof__smpf_scan(void) {
         gpuprof__smp *m = gpuprof__smpf.m[i];
         uint64_t now;
         if (!GPUPROF__LD(&m->gen)) continue;
-        if (!alive[i] && i < GPUPROF__SMP_FOREIGN) { gpuprof__smpf_stop(i); continue; }
+        if (!alive[i]) { gpuprof__smpf_stop(i); continue; }
         if ((now = gpuprof__smp_cpu_of(m->tid)) > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);   /* its CPU time, were it to end */
     }
     gpuprof__smpf_stacks();
@@ -11201,7 +11197,7 @@ typedef struct gpuprof__row {
     int64_t mem_delta, dev_delta;     /* mem_ranges: sums of the changes, over mem_calls / dev_calls */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns; /* kernel capture: kernels launched inside the range itself */
-    uint64_t kuf_ns, ktc_ns, ksimt_ns;   /* ... in launches that leave most SMs idle, on the tensor cores, in SIMT GEMMs */
+    uint64_t kuf_ns, ktc_ns;          /* ... in launches that leave most SMs idle, and on the tensor cores */
     uint64_t copy_ns, copy_bytes, copy_pageable, sync_ns;
     uint64_t gpu_nowork;        /* GPUPROF_GPU=kernels: counted calls that launched nothing (no GPU time) */
     uint64_t kspan_self_ns, kspan_nowork;   /* kernel capture: the GPU time from kernels' own work, calls without any */
@@ -11283,7 +11279,6 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->kernel_ns += GPUPROF__LD(&n->kernel_ns);
     r->kuf_ns += GPUPROF__LD(&n->kuf_ns);
     r->ktc_ns += GPUPROF__LD(&n->ktc_ns);
-    r->ksimt_ns += GPUPROF__LD(&n->ksimt_ns);
     r->copy_ns += GPUPROF__LD(&n->copy_ns);
     r->copy_bytes += GPUPROF__LD(&n->copy_bytes);
     r->copy_pageable += GPUPROF__LD(&n->copy_pageable);
@@ -11431,7 +11426,6 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->kernel_ns += src->kernel_ns;
     dst->kuf_ns += src->kuf_ns;
     dst->ktc_ns += src->ktc_ns;
-    dst->ksimt_ns += src->ksimt_ns;
     dst->copy_ns += src->copy_ns;
     dst->sync_ns += src->sync_ns;
     dst->copy_bytes += src->copy_bytes;
@@ -13475,11 +13469,9 @@ static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s
 
 /* ... and what its main kernel's occupancy adds. */
 static void gpuprof__phase_why(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    char occ[320];
     size_t k;
     gpuprof__phase_why_class(out, n, s, p);
-    gpuprof__why_occupancy(occ, sizeof occ, s, p);
-    if (occ[0] && (k = strlen(out)) + strlen(occ) < n) memcpy(out + k, occ, strlen(occ) + 1);
+    if ((k = strlen(out)) + 1 < n) gpuprof__why_occupancy(out + k, n - k, s, p);
 }
 
 /* "GPU 0: NVIDIA H100 ... (CUDA 13.0, driver 13.0)", or why there is no GPU time. */
@@ -15815,7 +15807,6 @@ void gpuprof_reset(void) {
             GPUPROF__ST(&n->kernel_ns, (uint64_t)0);
             GPUPROF__ST(&n->kuf_ns, (uint64_t)0);
             GPUPROF__ST(&n->ktc_ns, (uint64_t)0);
-            GPUPROF__ST(&n->ksimt_ns, (uint64_t)0);
             GPUPROF__ST(&n->copy_ns, (uint64_t)0);
             GPUPROF__ST(&n->copy_bytes, (uint64_t)0);
             GPUPROF__ST(&n->copy_pageable, (uint64_t)0);

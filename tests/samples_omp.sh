@@ -9,7 +9,7 @@
 # each function's share of the samples, gpuprof's and perf's, within 5 points.
 # Writes into a fresh temporary directory, removed when all pass.
 #   usage: samples_omp.sh OMP_TRAIN PYTHON
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); py=$2
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); py=$2; src=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-omp-XXXXXX") && cd "$dir" || exit 1
 fail() { echo "samples_omp: $*; files kept in $dir"; exit 1; }
 export OMP_NUM_THREADS=2 GPUPROF_SAMPLE=1
@@ -38,36 +38,8 @@ compare() {
   perf record -q -e cpu-clock -F 999 -o perf$1.data -- "$bin" 8000 > perf_run$1.out 2> perf$1.err || return 2
   cp omp_train.summary.json omp_train$1.summary.json
   perf report -i perf$1.data --stdio --sort dso,sym -q > perf$1.txt 2> perf$1.err || fail "perf report failed: $(head -1 perf$1.err)"
-  $py - perf$1.txt omp_train$1.summary.json <<'PY'
-import json, re, sys
-fns = ['matmul_forward', 'matmul_backward', 'gelu_forward', 'gelu_backward', 'adamw', '(OpenMP runtime)']
-perf = dict.fromkeys(fns, 0.0)
-for line in open(sys.argv[1]):
-    m = re.match(r'\s*([\d.]+)%\s+(\S+)\s+\[\.\]\s+(\S+)', line)
-    if not m:
-        continue
-    share, dso, sym = float(m.group(1)), m.group(2), m.group(3).split('.')[0]
-    if dso.startswith('libgomp'):
-        perf['(OpenMP runtime)'] += share
-    elif sym in perf:
-        perf[sym] += share
-gp = dict.fromkeys(fns, 0.0)
-for r in json.load(open(sys.argv[2]))['samples']['by_range']:
-    for f in r['functions']:
-        k = f['name'] if f['name'] == '(OpenMP runtime)' else f['name'].split('.')[0]
-        if k in gp:
-            gp[k] += f['self']
-ps, gs = sum(perf.values()), sum(gp.values())
-if not ps or not gs:
-    print('no samples of the functions (perf %.1f%%, gpuprof %d)' % (ps, gs)); sys.exit(1)
-bad = 0
-print('%-18s %8s %8s   (share of these functions\' samples, all threads)' % ('function', 'perf', 'gpuprof'))
-for f in fns:
-    a, b = 100 * perf[f] / ps, 100 * gp[f] / gs
-    print('%-18s %7.1f%% %7.1f%%' % (f, a, b))
-    bad += abs(a - b) > 5
-sys.exit(1 if bad else 0)
-PY
+  $py "$src/perf_shares.py" perf$1.txt omp_train$1.summary.json matmul_forward matmul_backward gelu_forward gelu_backward adamw \
+    '(OpenMP runtime)' --dso 'libgomp=(OpenMP runtime)'
 }
 # Both sample on timers (the kernel's tick, 250 Hz on the development VM, and
 # perf's 999 Hz): on a loaded 2-CPU machine one run in a few strays past 5
