@@ -1492,6 +1492,9 @@ typedef struct gpuprof__pfseq {
 #define GPUPROF__SMP_SLOTS 4096           /* distinct (range, stack) pairs a thread keeps */
 #define GPUPROF__SMP_FRAMES 65536         /* the return addresses of their stacks, all together */
 #define GPUPROF__SMP_DEPTH 32             /* frames of a stack: the interrupted PC and 31 callers */
+#define GPUPROF__SMP_SCAN_WORDS 64        /* without a frame chain, the stack words read above the stack pointer ... */
+#define GPUPROF__SMP_SCAN_KEEP 8          /* ... and the code addresses kept of them, */
+#define GPUPROF__SMP_SCANNED ((uintptr_t)1 << 62)   /* each marked so (user addresses are below 2^48) */
 #define GPUPROF__SMP_RING 4096            /* a thread's samples waiting for the Perfetto trace's writer */
 typedef struct gpuprof__smp_slot {
     uint64_t hash;                        /* 0: free; published last (release) */
@@ -2229,6 +2232,29 @@ static inline int gpuprof__is_own_tid(int tid) {   /* (inline: a build without t
     unsigned i;
     for (i = 0; i < 32; i++) if (GPUPROF__LD(&gpuprof__own_tids[i]) == tid) return 1;
     return 0;
+}
+
+/* One of gpuprof's threads started with the asynchronous signals blocked
+   (it inherits the mask): a program's signals go to the program's threads,
+   and the sampler, which leaves out a thread blocking its signal, never
+   takes one for the program's even before it has said it is gpuprof's
+   (gpuprof__own_thread). pthread_create's result. */
+#include <signal.h>
+static int gpuprof__spawn(pthread_t *th, void *(*fn)(void *)) {
+#if defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
+    static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS };
+    sigset_t all, old;
+    unsigned i;
+    int rc;
+    sigfillset(&all);
+    for (i = 0; i < sizeof sync_signals / sizeof sync_signals[0]; i++) sigdelset(&all, sync_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    rc = pthread_create(th, NULL, fn, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+#else
+    return pthread_create(th, NULL, fn, NULL);
+#endif
 }
 
 static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
@@ -3386,7 +3412,7 @@ static void *gpuprof__nvr_main(void *arg) {
 static void gpuprof__dev_start(void) {
     gpuprof__nvr.stop = gpuprof__nvr.done = 0;
     GPUPROF__ST(&gpuprof__nvr.t0, gpuprof__mono_ns());
-    GPUPROF__ST(&gpuprof__nvr.running, pthread_create(&gpuprof__nvr.th, NULL, gpuprof__nvr_main, NULL) == 0);
+    GPUPROF__ST(&gpuprof__nvr.running, gpuprof__spawn(&gpuprof__nvr.th, gpuprof__nvr_main) == 0);
     if (!gpuprof__nvr.running) gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for device telemetry; the device is not sampled");
 }
 
@@ -5781,6 +5807,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
     defined(SIGEV_SIGNAL) && defined(CLOCK_THREAD_CPUTIME_ID) && defined(SA_RESTART) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200809L
 #define GPUPROF__SAMPLER 1
 #include <sys/ucontext.h>
+#include <sys/uio.h>                       /* struct iovec: process_vm_readv, called by its number (glibc declares it with _GNU_SOURCE only) */
 #ifndef SIGEV_THREAD_ID
 #define SIGEV_THREAD_ID 4
 #endif
@@ -5922,7 +5949,10 @@ static void gpuprof__smp_code_clear(void) {
    (gcc's default from -O1) gives the PC alone, or callers that stop early.
    A leaf function has no frame of its own even so (gcc 12 leaves it out
    whatever the flags): its caller's return address is then the word at
-   the stack pointer, taken when it is code the chain does not give next. */
+   the stack pointer, taken when it is code the chain does not give next.
+   With no chain, the code addresses among the words above the stack
+   pointer, marked GPUPROF__SMP_SCANNED: the report keeps those a call
+   precedes. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((no_sanitize_address))     /* it reads other frames' words, which AddressSanitizer keeps as red zones */
 #endif
@@ -5942,6 +5972,20 @@ static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr
         if (f[0] <= fp) break;             /* frames go up the stack */
         lo = fp + 16;
         fp = f[0];
+    }
+    if (n <= 2 && sp >= m->stack_lo && !(sp & 7)) {
+        /* no frame chain (-O2 and up omit frame pointers): the words above
+           the stack pointer that are code, marked, for the report to keep
+           those after a call instruction (gpuprof__smp_pcs) */
+        uintptr_t w = sp + (n == 2 ? 8 : 0), end = sp + 8 * GPUPROF__SMP_SCAN_WORDS < hi ? sp + 8 * GPUPROF__SMP_SCAN_WORDS : hi;
+        uint32_t got = 0;
+        for (; w + 8 <= end && got < GPUPROF__SMP_SCAN_KEEP && n < GPUPROF__SMP_DEPTH; w += 8) {
+            uintptr_t v = *(const uintptr_t *)w;
+            if (gpuprof__smp_is_code(v) && v != out[n - 1]) {
+                out[n++] = v | GPUPROF__SMP_SCANNED;
+                got++;
+            }
+        }
     }
     return n;
 }
@@ -6146,6 +6190,21 @@ static void gpuprof__smpf_stacks(void) {
     if (f) fclose(f);
 }
 
+/* Whether thread tid blocks the sampler's signal (SigBlk of its /proc
+   status): one of gpuprof's (gpuprof__spawn), or a program's thread that
+   asks not to be interrupted; either is left out. */
+static int gpuprof__smpf_blocks(int tid) {
+    char path[64], line[128];
+    unsigned long long mask = 0;
+    int found = 0;
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
+    if (!(f = fopen(path, "r"))) return 0;
+    while (!found && fgets(line, sizeof line, f)) found = sscanf(line, "SigBlk: %llx", &mask) == 1;
+    fclose(f);
+    return found && gpuprof__smpg.signo >= 1 && gpuprof__smpg.signo <= 64 && (mask >> (gpuprof__smpg.signo - 1) & 1);
+}
+
 /* The keeper's look for threads that record no range: new ones get a
    timer, ended ones lose theirs. */
 static void gpuprof__smpf_scan(void) {
@@ -6161,7 +6220,7 @@ static void gpuprof__smpf_scan(void) {
         if (tid <= 0 || gpuprof__is_own_tid(tid)) continue;
         for (i = 0; i < gpuprof__smpf.n && gpuprof__smpf.m[i]->tid != tid; i++) {}
         if (i < gpuprof__smpf.n) alive[i] = 1;
-        if (!gpuprof__smpf_known(tid) && GPUPROF__LD(&gpuprof__smpg.on)) {
+        if (!gpuprof__smpf_known(tid) && GPUPROF__LD(&gpuprof__smpg.on) && !gpuprof__smpf_blocks(tid)) {
             uint32_t before = gpuprof__smpf.n;
             gpuprof__smpf_start(tid);
             if (gpuprof__smpf.n > before) alive[before] = 1;
@@ -6449,8 +6508,10 @@ static void gpuprof__smp_reset(void) {
    Perfetto trace's writer meets new stacks), never in the handler: the loaded objects (dl_iterate_phdr: each one's path and load
    bias; the main program's path is /proc/self/exe), and for those that
    hold a sampled address their functions, read from the file's ELF .symtab
-   (static functions too) or else .dynsym. An address in no known function
-   is named module+0xOFFSET (a stripped binary, a deleted file), or 0xADDR
+   (static functions too), else from its debug file (by build id, or
+   .gnu_debuglink), else .dynsym. An address no symbol names counts as
+   "module (no symbols)" (a stripped library: one row, not one an
+   address), module+0xOFFSET where the full symbols miss it, or 0xADDR
    outside every object (JIT code). Inlined code counts as its caller.
    ---------------------------------------------------------------------- */
 typedef struct gpuprof__sym { uintptr_t lo, hi; const char *name; } gpuprof__sym;
@@ -6461,6 +6522,7 @@ typedef struct gpuprof__mod {
     int loaded;                           /* its symbols: 1 read, -1 none to be had, 0 not yet */
     int main;                             /* the main program */
     int code_ix;                          /* its entry in the sampler's code map (-1: none, or not yet known) */
+    int full;                             /* its symbols are a .symtab's (static functions too), not .dynsym's alone */
     gpuprof__sym *syms;
     uint32_t nsyms;
     char *strs;                           /* the names, as read */
@@ -6547,6 +6609,58 @@ static void gpuprof__sym_debug_file(int fd, const Elf64_Ehdr *eh, const Elf64_Sh
     }
 }
 
+/* The CRC-32 (IEEE, reflected: zlib's) of the whole file fd, as
+   .gnu_debuglink records its debug file's. */
+static uint32_t gpuprof__sym_crc(int fd) {
+    uint32_t tab[256], c = 0xffffffffu, k;
+    unsigned char *chunk = (unsigned char *)gpuprof__alloc(65536);   /* on the heap: a report may be asked for on a thread of 16 KiB */
+    ssize_t r;
+    off_t at = 0;
+    if (!chunk) return 0;
+    for (k = 0; k < 256; k++) {
+        uint32_t v = k, b;
+        for (b = 0; b < 8; b++) v = v & 1 ? 0xedb88320u ^ (v >> 1) : v >> 1;
+        tab[k] = v;
+    }
+    while ((r = pread(fd, chunk, 65536, at)) > 0) {
+        for (k = 0; k < (uint32_t)r; k++) c = tab[(c ^ chunk[k]) & 0xff] ^ (c >> 8);
+        at += r;
+    }
+    GPUPROF_FREE(chunk);
+    return c ^ 0xffffffffu;
+}
+
+/* The debug file a module's .gnu_debuglink section names (objcopy
+   --only-keep-debug and --add-gnu-debuglink: a file name and its CRC),
+   where gdb looks for it: beside the module, in its .debug/ folder, under
+   /usr/lib/debug and the module's folder; the first whose CRC matches,
+   "" when none does. */
+static void gpuprof__sym_debuglink(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, const char *path, char *out, size_t cap) {
+    static const char *const where[] = { "%.*s%s", "%.*s.debug/%s", "/usr/lib/debug%.*s%s" };
+    const Elf64_Shdr *names = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
+    char *strs = names && names->sh_size <= 65536 ? (char *)gpuprof__sym_read(fd, names->sh_offset, names->sh_size) : NULL;
+    char *link = NULL;
+    const char *slash = strrchr(path, '/');
+    int i, dir = slash ? (int)(slash - path) + 1 : 0;
+    size_t at = 0;
+    uint32_t want = 0;
+    for (i = 0; strs && i < eh->e_shnum && !link; i++)
+        if (sh[i].sh_name < names->sh_size && !strcmp(strs + sh[i].sh_name, ".gnu_debuglink") && sh[i].sh_size >= 8 && sh[i].sh_size <= 4096 &&
+            (link = (char *)gpuprof__sym_read(fd, sh[i].sh_offset, sh[i].sh_size)) != NULL) {
+            at = (strlen(link) + 4) & ~(size_t)3;          /* the name, its NUL, padded to 4 bytes; then the CRC */
+            if (at + 4 > sh[i].sh_size || !*link || strchr(link, '/')) { GPUPROF_FREE(link); link = NULL; break; }
+            memcpy(&want, link + at, 4);
+        }
+    for (i = 0; link && i < 3 && !out[0]; i++) {
+        int dfd;
+        if (snprintf(out, cap, where[i], dir, path, link) >= (int)cap || (dfd = open(out, O_RDONLY | O_CLOEXEC)) < 0) { out[0] = 0; continue; }
+        if (gpuprof__sym_crc(dfd) != want) out[0] = 0;   /* another build's symbols: not these */
+        close(dfd);
+    }
+    GPUPROF_FREE(link);
+    GPUPROF_FREE(strs);
+}
+
 /* A module's functions from an ELF file's symbol table (.symtab; with
    any, also .dynsym): 1 from .symtab, 0 from .dynsym, -1 none. debug (not
    NULL): where there is no .symtab, the file of its debug symbols. */
@@ -6561,6 +6675,7 @@ static int gpuprof__sym_table(gpuprof__mod *m, int fd, int any, char *debug, siz
         return -1;
     for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_SYMTAB) pick = i;
     if (pick < 0 && debug) gpuprof__sym_debug_file(fd, &eh, sh, debug, cap);
+    if (pick < 0 && debug && !debug[0]) gpuprof__sym_debuglink(fd, &eh, sh, m->path, debug, cap);
     if (pick < 0 && any) for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
     if (pick >= 0 && sh[pick].sh_link < eh.e_shnum && sh[pick].sh_entsize == sizeof(Elf64_Sym) && sh[pick].sh_type != SHT_NOBITS &&
         (sy = (Elf64_Sym *)gpuprof__sym_read(fd, sh[pick].sh_offset, sh[pick].sh_size)) != NULL &&
@@ -6589,10 +6704,11 @@ static int gpuprof__sym_table(gpuprof__mod *m, int fd, int any, char *debug, siz
 }
 
 /* A module's functions from its file: .symtab; else those of its debug
-   file (a stripped library whose distribution ships them: libc6-dbg); else
-   .dynsym (exported functions only). */
+   file (a stripped library whose distribution ships them, libc6-dbg, by
+   build id; else the file its .gnu_debuglink names); else .dynsym
+   (exported functions only). */
 static void gpuprof__sym_load(gpuprof__mod *m) {
-    char debug[160];
+    char debug[640];
     int fd, got;
     m->loaded = -1;
     debug[0] = 0;
@@ -6608,6 +6724,7 @@ static void gpuprof__sym_load(gpuprof__mod *m) {
     if (got < 0) got = gpuprof__sym_table(m, fd, 1, NULL, 0);
     close(fd);
     if (got >= 0) m->loaded = 1;
+    m->full = got == 1;
 }
 #endif
 
@@ -6683,15 +6800,40 @@ static const char *gpuprof__sym_exe(const gpuprof__symtab *st) {
     return st->n && st->mods[0].main ? st->mods[0].file : "";
 }
 
+/* The symbol of module m's function that holds pc (its symbols read on
+   first need), NULL where none does. */
+static const gpuprof__sym *gpuprof__sym_find(gpuprof__mod *m, uintptr_t pc) {
+    uint32_t a = 0, b;
+#if GPUPROF__SAMPLER
+    if (!m->loaded) gpuprof__sym_load(m);
+#endif
+    for (b = m->nsyms; a < b;) {                /* the last symbol starting at or before pc */
+        uint32_t mid = a + (b - a) / 2;
+        if (m->syms[mid].lo <= pc) a = mid + 1;
+        else b = mid;
+    }
+    return a && pc < m->syms[a - 1].hi ? &m->syms[a - 1] : NULL;
+}
+
+/* The symbol of module m's function called name (NULL: none). */
+static const gpuprof__sym *gpuprof__sym_named(gpuprof__mod *m, const char *name) {
+    uint32_t i;
+#if GPUPROF__SAMPLER
+    if (!m->loaded) gpuprof__sym_load(m);
+#endif
+    for (i = 0; i < m->nsyms; i++) if (!strcmp(m->syms[i].name, name)) return &m->syms[i];
+    return NULL;
+}
+
 /* The function holding pc in a sample taken with the code map at gen
-   entries: its name in buf ("module (no symbols)" for an object without
-   any, module+0xOFFSET where its symbols do not cover pc, 0xADDR outside
-   every object) and its module's file name in *module ("" outside every
-   object). */
+   entries: its name in buf ("module (no symbols)" where the object has
+   none for it: none at all, or its exports alone; module+0xOFFSET where
+   its full symbols do not cover pc; 0xADDR outside every object) and its
+   module's file name in *module ("" outside every object). */
 #define GPUPROF__OMP_RUNTIME "(OpenMP runtime)"
 static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, uint32_t gen, char *buf, size_t n, const char **module) {
     gpuprof__mod *m = gpuprof__sym_mod_at(st, pc, gen);
-    uint32_t a = 0, b;
+    const gpuprof__sym *sym;
     if (!m) {
         *module = "";
         snprintf(buf, n, "0x%llx", (unsigned long long)pc);
@@ -6703,18 +6845,102 @@ static const char *gpuprof__sym_of(gpuprof__symtab *st, uintptr_t pc, uint32_t g
        it has (SPEC 16a) */
     if (!strncmp(m->file, "libgomp.so", 10) || !strncmp(m->file, "libomp.so", 9) || !strncmp(m->file, "libiomp5.so", 11))
         return GPUPROF__OMP_RUNTIME;
-#if GPUPROF__SAMPLER
-    if (!m->loaded) gpuprof__sym_load(m);
-#endif
-    for (b = m->nsyms; a < b;) {                /* the last symbol starting at or before pc */
-        uint32_t mid = a + (b - a) / 2;
-        if (m->syms[mid].lo <= pc) a = mid + 1;
-        else b = mid;
-    }
-    if (a && pc < m->syms[a - 1].hi) return m->syms[a - 1].name;
-    if (!m->nsyms) snprintf(buf, n, "%s (no symbols)", m->file);     /* one row for the object, not one an address */
+    if ((sym = gpuprof__sym_find(m, pc)) != NULL) return sym->name;
+    if (!m->full) snprintf(buf, n, "%s (no symbols)", m->file);      /* one row for the object, not one an address: none, or its exports alone */
     else snprintf(buf, n, "%s+0x%llx", m->file, (unsigned long long)(pc - m->bias));
     return buf;
+}
+
+/* Whether a call instruction ends at ret (*call), and the function it
+   calls where the instruction says: a direct call (e8 rel32) or one
+   through the GOT (ff 15 disp32, -fno-plt; AArch64's bl); 0 otherwise
+   (through a register), or where ret's object is not the one loaded there
+   now (then *call is 0 too). */
+#if GPUPROF__SAMPLER
+/* n bytes of this process's memory at addr into dst; 0 where they are not
+   mapped (an error, never a fault): process_vm_readv, or /proc/self/mem in
+   a strict C mode, which hides syscall(). */
+static int gpuprof__self_read(void *dst, uintptr_t addr, size_t n) {
+#if defined(SYS_process_vm_readv) && defined(GPUPROF__HAVE_SYSCALL)
+    struct iovec here, there;
+    here.iov_base = dst;
+    here.iov_len = there.iov_len = n;
+    there.iov_base = (void *)addr;
+    return syscall(SYS_process_vm_readv, (long)getpid(), &here, 1L, &there, 1L, 0L) == (long)n;
+#else
+    int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC), ok;
+    ok = fd >= 0 && pread(fd, dst, n, (off_t)addr) == (ssize_t)n;
+    if (fd >= 0) close(fd);
+    return ok;
+#endif
+}
+#endif
+
+static uintptr_t gpuprof__sym_callee(const gpuprof__symtab *st, uintptr_t ret, uint32_t gen, int *call) {
+#if GPUPROF__SAMPLER
+    unsigned char c[8];                        /* the 8 bytes before ret */
+    uintptr_t target = 0;
+    int32_t rel;
+    *call = 0;
+    if (gpuprof__sym_mod_at(st, ret, gen) != gpuprof__sym_mod(st, ret) || ret < 8 || !gpuprof__self_read(c, ret - 8, 8)) return 0;
+    memcpy(&rel, c + 4, 4);
+#if defined(__x86_64__)
+    /* a call through a register or memory (ff /2): ff d0+r, ff 10+r;
+       REX 41 ff d0+r; ff 50+r disp8; ff 54 sib disp8; ff 15 / ff 90+r disp32 */
+    *call = c[3] == 0xe8 || (c[6] == 0xff && ((c[7] & 0xf8) == 0xd0 || ((c[7] & 0xf8) == 0x10 && c[7] != 0x14 && c[7] != 0x15))) ||
+            (c[5] == 0x41 && c[6] == 0xff && (c[7] & 0xf8) == 0xd0) || (c[5] == 0xff && (c[6] & 0xf8) == 0x50 && c[6] != 0x54) ||
+            (c[4] == 0xff && c[5] == 0x54) || (c[2] == 0xff && (c[3] == 0x15 || ((c[3] & 0xf8) == 0x90 && c[3] != 0x94)));
+    if (c[3] == 0xe8) return ret + (uintptr_t)(intptr_t)rel;
+    if (c[2] != 0xff || c[3] != 0x15) return 0;
+    /* the GOT entry: the callee as the loader bound it */
+    return gpuprof__self_read(&target, ret + (uintptr_t)(intptr_t)rel, sizeof target) ? target : 0;
+#else                                          /* AArch64: bl imm26, blr */
+    (void)target;
+    *call = ((uint32_t)rel & 0xfc000000u) == 0x94000000u || ((uint32_t)rel & 0xfffffc1fu) == 0xd63f0000u;
+    if (((uint32_t)rel & 0xfc000000u) != 0x94000000u) return 0;
+    return ret - 4 + (uintptr_t)(intptr_t)(((int32_t)((uint32_t)rel << 6)) >> 6) * 4;
+#endif
+#else
+    (void)st; (void)ret; (void)gen;
+    *call = 0;
+    return 0;
+#endif
+}
+
+/* A sample's stack as the PCs to name, innermost first: the interrupted
+   PC, then each return address less 1 (its call), with the callers the
+   frame chain skipped put back where a call tells them: the call before a
+   return address calls a function other than the one the code inside it
+   is in, so that function ran between them without a frame of its own
+   (a leaf that saved registers, code built without frame pointers: the
+   caller of a libm call, main). main is put back above glibc's
+   __libc_start_call_main, which calls it through a register. */
+static uint32_t gpuprof__smp_pcs(gpuprof__symtab *st, const uintptr_t *frames, uint32_t depth, uint32_t gen, uintptr_t *pc) {
+    uint32_t i, n = 0;
+    const gpuprof__sym *inner = NULL;
+    for (i = 0; i < depth && n < GPUPROF__SMP_DEPTH; i++) {
+        uintptr_t ret = frames[i] & ~GPUPROF__SMP_SCANNED, at = ret - (i ? 1 : 0), callee = 0;
+        gpuprof__mod *m = gpuprof__sym_mod_at(st, at, gen), *cm;
+        const gpuprof__sym *fn = m ? gpuprof__sym_find(m, at) : NULL, *cs = NULL;
+        int call = 0;
+        if (i) callee = gpuprof__sym_callee(st, ret, gen, &call);
+        if (callee && (cm = gpuprof__sym_mod(st, callee)) != NULL && cm->full) cs = gpuprof__sym_find(cm, callee);
+        if (cs && cs->lo != callee) cs = NULL;          /* not a function's entry: a PLT stub's is none */
+        if (frames[i] & GPUPROF__SMP_SCANNED) {
+            /* a word the stack scan found: a return address where a call
+               precedes it that calls the function inside, or one the
+               instruction does not name (PLT, register) in another
+               function; else a stale word */
+            if (!call || (cs && inner && cs != inner) || (!cs && fn && fn == inner)) continue;
+        } else if (i && inner && fn && m->full && cs && cs != inner)
+            pc[n++] = callee;                  /* a function the chain skipped */
+        else if (i && inner && fn && !m->main && !strcmp(fn->name, "__libc_start_call_main") && strcmp(inner->name, "main") &&
+                 st->n && st->mods[0].main && (cs = gpuprof__sym_named(&st->mods[0], "main")) != NULL)
+            pc[n++] = cs->lo;
+        if (n < GPUPROF__SMP_DEPTH) pc[n++] = at;
+        inner = fn;
+    }
+    return n;
 }
 
 /* gcc's clones named as the function they are of: f.constprop.0, f.isra.0, f.part.0, f.cold -> f. */
@@ -7723,7 +7949,7 @@ static void *gpuprof__collector_main(void *arg) {
    recording threads add their own records when their rings fill. */
 static void gpuprof__collector_start(void) {
     gpuprof__g.collector_stop = 0;
-    GPUPROF__ST(&gpuprof__g.collector_running, pthread_create(&gpuprof__g.collector, NULL, gpuprof__collector_main, NULL) == 0);
+    GPUPROF__ST(&gpuprof__g.collector_running, gpuprof__spawn(&gpuprof__g.collector, gpuprof__collector_main) == 0);
     if (!gpuprof__g.collector_running)
         gpuprof__warn(GPUPROF__W_IO, "cannot start the collector thread (GPUPROF_COLLECTOR=1); each thread adds its own ranges to the statistics, as by default");
 }
@@ -10457,6 +10683,7 @@ static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event 
 static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, char *p) {
     const gpuprof__smp_slot *sl = &m->slot[k];
     uint32_t i, depth = sl->depth < GPUPROF__SMP_DEPTH ? sl->depth : GPUPROF__SMP_DEPTH;
+    uintptr_t pc[GPUPROF__SMP_DEPTH];
     char buf[160], base[160], label[240], *e;
     if (m->map_seq != s->seq) {               /* the one mapping, and its empty build id */
         e = gpuprof__pb_open(p, 19);
@@ -10465,8 +10692,9 @@ static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, c
         p = gpuprof__pb_close(e, gpuprof__pb_str(gpuprof__pb_uint(e, 1, 1), 2, ""));
         m->map_seq = s->seq;
     }
+    depth = gpuprof__smp_pcs(&gpuprof__pf_syms, &m->frames[sl->at], depth, sl->gen, pc);
     for (i = 0; i < depth; i++) {
-        const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, m->frames[sl->at + i] - (i ? 1 : 0), sl->gen, buf, sizeof buf, &module);
+        const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, pc[i], sl->gen, buf, sizeof buf, &module);
         const char *exe = gpuprof__sym_exe(&gpuprof__pf_syms);
         uint64_t fid = (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1;
         name = gpuprof__smp_base(name, base, sizeof base);
@@ -10501,7 +10729,7 @@ static char *gpuprof__pf_samples(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__t
         }
         if (m->slot_seq[k] != s->seq)         /* a new stack: its addresses in the objects known, else the objects read again */
             for (i = 0; i < m->slot[k].depth && i < GPUPROF__SMP_DEPTH; i++)
-                if (!gpuprof__sym_mod(&gpuprof__pf_syms, m->frames[m->slot[k].at + i])) {
+                if (!gpuprof__sym_mod(&gpuprof__pf_syms, m->frames[m->slot[k].at + i] & ~GPUPROF__SMP_SCANNED)) {
                     gpuprof__sym_close(&gpuprof__pf_syms);
                     gpuprof__sym_open(&gpuprof__pf_syms);
                     break;
@@ -10841,7 +11069,7 @@ static int gpuprof__trace_open(void) {
     gpuprof__g.part_bpe = 0;
     gpuprof__g.part_head = gpuprof__g.out.off + gpuprof__g.out.staged;
     gpuprof__g.writer_stop = gpuprof__g.fmt_hold = gpuprof__g.writer_busy = 0;
-    if (pthread_create(&gpuprof__g.writer, NULL, gpuprof__writer_main, NULL) != 0) {
+    if (gpuprof__spawn(&gpuprof__g.writer, gpuprof__writer_main) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot start the trace writer thread; no trace is written to '%s'", gpuprof__g.trace_path);
         close(o->fd);
         o->fd = -1;
@@ -12703,6 +12931,7 @@ static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, c
 typedef struct gpuprof__smp_names {
     char path[512], buf[GPUPROF__SMP_DEPTH][160], base[160];
     const char *name[GPUPROF__SMP_DEPTH], *module[GPUPROF__SMP_DEPTH];
+    uintptr_t pc[GPUPROF__SMP_DEPTH];
 } gpuprof__smp_names;
 static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded,
                               gpuprof__smp_names *nm) {
@@ -12718,8 +12947,8 @@ static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpu
     g->samples += count;
     r->kept += count;
     if (depth > 1) r->with_callers += count;
-    for (i = 0; i < depth; i++)             /* a return address is after its call: named by the byte before it */
-        name[i] = gpuprof__sym_of(st, m->frames[s->at + i] - (i ? 1 : 0), s->gen, buf[i], sizeof buf[i], &module[i]);
+    depth = gpuprof__smp_pcs(st, &m->frames[s->at], depth, s->gen, nm->pc);
+    for (i = 0; i < depth; i++) name[i] = gpuprof__sym_of(st, nm->pc[i], s->gen, buf[i], sizeof buf[i], &module[i]);
     for (i = 0; i < depth; i++) {
         gpuprof__smpfn *f;
         for (j = 0; j < i && !(module[j] == module[i] && !strcmp(name[j], name[i])); j++) {}
@@ -12760,6 +12989,8 @@ static int gpuprof__smp_fn_cmp(const void *a, const void *b) {
     const gpuprof__smpfn *x = (const gpuprof__smpfn *)a, *y = (const gpuprof__smpfn *)b;
     if (x->self != y->self) return x->self < y->self ? 1 : -1;
     if (x->total != y->total) return x->total < y->total ? 1 : -1;
+    if ((x->name[0] == '_' && x->name[1] == '_') != (y->name[0] == '_' && y->name[1] == '_'))
+        return x->name[0] == '_' && x->name[1] == '_' ? 1 : -1;     /* the C library's own (__libc_start_call_main) after main */
     return strcmp(x->name, y->name);
 }
 static int gpuprof__smp_range_cmp(const void *a, const void *b) {
@@ -12861,13 +13092,17 @@ static void gpuprof__smp_mechanism(char *out, size_t n) {
    none asked for): the header line, then each range with samples (most
    first), its top functions by self samples. */
 static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, uint32_t rows) {
-    char mech[96];
+    char mech[96], over[48];
     uint32_t i, k;
     if (!r) return;
     gpuprof__smp_mechanism(mech, sizeof mech);
+    over[0] = 0;
+    if (r->overruns) gpuprof__fmt(over, sizeof over, ", %llu timer overruns", (unsigned long long)r->overruns);
     gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
-                           "%llu taken, %llu lost%s)\n", mech, gpuprof__smpg.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
+                           "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smpg.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
                         r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
+                        /* expiries the kernel merged: the tick is coarser than the rate asked, or the threads wait for a CPU */
+                        over,
                         r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
     if (gpuprof__smpg.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smpg.why);
     for (i = 0; i < r->nr && i < rows; i++) {
@@ -13832,7 +14067,7 @@ static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdic
     gpuprof__buf_printf(b, "Other threads (beside the step, not part of it; Busy: their time per %s as a share of it, several threads add up)\n",
                         v->per_step ? "step" : "run");
     gpuprof__name_cell(b, "Range", width, 0);
-    gpuprof__buf_printf(b, "%9s %10s      Calls\n", "Busy", v->per_step ? "CPU/step" : "CPU total");
+    gpuprof__buf_printf(b, "%9s %10s      Calls\n", "Busy", v->per_step ? "Host/step" : "Host total");
     for (i = 0; i < v->nother; i++) {
         const gpuprof__row *r = v->other[i];
         double per = r->stats.sum / v->steps;
@@ -13924,7 +14159,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
                             v->nout || v->napart ? "typical" : "counted", gpuprof__fmt_ns(t1, sizeof t1, v->step_ns), v->nother ? " of the thread calling GPUPROF_STEP" : "");
     else gpuprof__buf_s(b, "\nVerdict (no GPUPROF_STEP: over the whole run, shares of the time in outermost ranges; rules: docs/guide.md \"Verdict\")\n");
     gpuprof__name_cell(b, "Phase", width, 0);
-    gpuprof__buf_printf(b, "%9s %10s %10s  Class           Why\n", "Share", v->per_step ? "CPU/step" : "CPU total", v->per_step ? "GPU/step" : "GPU total");
+    gpuprof__buf_printf(b, "%9s %10s %10s  Class           Why\n", "Share", v->per_step ? "Host/step" : "Host total", v->per_step ? "GPU/step" : "GPU total");
     for (i = 0; i < v->nph; i++) {
         p = &v->ph[i];
         gpuprof__name_cell(b, gpuprof__name_text(p->r->name_id), width, 0);
@@ -13948,7 +14183,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
     gpuprof__fmt(t1, sizeof t1, "%.0f", v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
     gpuprof__bottleneck_name(b, "   bottleneck: ", "   bottleneck: ", name);
-    gpuprof__buf_printf(b, ", %s %s per %s = %s%% of the %s, %s", v->gpu_step ? "GPU" : "CPU", gpuprof__fmt_ns(t2, sizeof t2, ns),
+    gpuprof__buf_printf(b, ", %s %s per %s = %s%% of the %s, %s", v->gpu_step ? "GPU" : "host", gpuprof__fmt_ns(t2, sizeof t2, ns),
                         v->per_step ? "step" : "run", t1, v->per_step ? "step" : "time in outermost ranges", gpuprof__kname[k]);
     if (v->waits_for >= 0) {
         const gpuprof__phase *w = &v->ph[v->waits_for];
@@ -15978,7 +16213,7 @@ static void gpuprof__keeper_start(void) {
     if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
     if (checkpoints && gpuprof__g.cfg.summary_every > 1e6) gpuprof__g.cfg.summary_every = 1e6;   /* in ns, it fits 64 bits */
     gpuprof__g.keeper_stop = 0;
-    GPUPROF__ST(&gpuprof__g.keeper_running, pthread_create(&gpuprof__g.keeper, NULL, gpuprof__keeper_main, NULL) == 0);
+    GPUPROF__ST(&gpuprof__g.keeper_running, gpuprof__spawn(&gpuprof__g.keeper, gpuprof__keeper_main) == 0);
     if (!gpuprof__g.keeper_running)
         gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints, captures and the sampler's watch; the summary is written at exit only, no slow step is captured");
 }

@@ -4,8 +4,9 @@
 # The worker, which records no range, is sampled and its samples are in the
 # phase that forked it; the OpenMP runtime's spin is one function, "(OpenMP
 # runtime)", and the try: line names the wait policy; the -Ofast summary is
-# strict JSON and the report has no NaN. Then, where perf may record this
-# process, the same run under `perf record -e cpu-clock` over all threads:
+# strict JSON and the report has no NaN; without frame pointers, the libm
+# calls count in their caller's Stacks and main is among the callers.
+# Then, where perf may record this process, the same run under `perf record -e cpu-clock` over all threads:
 # each function's share of the samples, gpuprof's and perf's, within 5 points.
 # Writes into a fresh temporary directory, removed when all pass.
 #   usage: samples_omp.sh OMP_TRAIN PYTHON
@@ -31,6 +32,15 @@ fwd = {f['name']: f['self'] for r in s['by_range'] if r['range'] == 'forward' fo
 mm = sum(v for k, v in fwd.items() if k.startswith('matmul_forward'))
 print('threads %s; forward: matmul_forward %d samples, (OpenMP runtime) %d' % ([(t['name'], t['samples'], t['records_ranges']) for t in th], mm, fwd.get('(OpenMP runtime)', 0)))
 assert mm > 0 and fwd.get('(OpenMP runtime)', 0) > 0, fwd
+# no frame pointers (-Ofast): the callers the stack scan and the calls give back
+fn = lambda rg: {f['name'].split('.')[0]: f for r in s['by_range'] if r['range'] == rg for f in r['functions']}   # gcc's clones: f.constprop.0
+bw, up = fn('backward'), fn('update')
+libm = sum(f['self'] for k, f in bw.items() if f['module'].startswith('libm.so'))
+gb = bw.get('gelu_backward', {'self': 0, 'total': 0})
+print('backward: gelu_backward self %d, total %d; libm self %d; update: adamw self %d, main total %d' %
+      (gb['self'], gb['total'], libm, up.get('adamw', {}).get('self', 0), up.get('main', {}).get('total', 0)))
+assert gb['total'] >= gb['self'] + libm * 0.7, 'the libm calls inside gelu_backward do not count in its Stacks'
+assert up.get('main', {}).get('total', 0) >= up.get('adamw', {}).get('self', 0) * 0.7, 'main is not among the callers'
 PY
 command -v perf >/dev/null 2>&1 || { echo "samples_omp: perf is not installed: the comparison with perf is skipped"; cd / && rm -rf "$dir"; exit 0; }
 # compare RUN: perf records run RUN of omp_train (8000 steps, ~5 s), gpuprof sampling it too

@@ -87,7 +87,7 @@ static void test_launch_bound(void) {
     CHECK(strcmp(str(cJSON_GetObjectItem(verdict(), "bottleneck"), "name"), "tiny kernels") == 0, "the bottleneck is the launch loop");
     CHECK(strstr(str(cJSON_GetObjectItem(verdict(), "bottleneck"), "remedy"), "CUDA graph") != NULL, "the remedy names CUDA graphs");
     CHECK(has("   verdict: bottleneck \"tiny kernels\", 75% of the step on the CPU, launch-bound"), "the header's verdict line");
-    CHECK(has("   bottleneck: \"tiny kernels\", CPU 300 us per step = 75% of the step, launch-bound"), "the closing line");
+    CHECK(has("   bottleneck: \"tiny kernels\", host 300 us per step = 75% of the step, launch-bound"), "the closing line");
     CHECK(has("   try: launch less: fuse small kernels, capture the step in a CUDA graph"), "the remedies line");
 }
 

@@ -19,7 +19,7 @@
 #include <dlfcn.h>
 
 #define OWN_STATUS 7
-static const char *self, *simnvml, *simnvml_bare, *sample_lib, *sample_other;
+static const char *self, *simnvml, *simnvml_bare, *sample_lib, *sample_other, *sample_dbg, *sample_bare;
 
 static double now_s(void) {
     struct timespec t;
@@ -219,6 +219,15 @@ static int child_unloaded_lib(void) {
     if (!sample_in_lib(getenv("SAMPLE_LIB"), "sample_lib_hash", "lib", &a) || !sample_in_lib(getenv("SAMPLE_OTHER"), "sample_lib_other", "other", &b))
         return 2;
     fprintf(stderr, "child: the second library loaded %s the first\n", a == b ? "where" : "elsewhere than");
+    return OWN_STATUS;
+}
+
+/* Two stripped libraries (SAMPLE_DBG: its debug file named by its
+   .gnu_debuglink; SAMPLE_BARE: none), each sampled in a range of its own. */
+static int child_stripped_libs(void) {
+    uintptr_t a = 0, b = 0;
+    if (!sample_in_lib(getenv("SAMPLE_DBG"), "sample_lib_stripped", "dbg", &a) || !sample_in_lib(getenv("SAMPLE_BARE"), "sample_lib_stripped", "bare", &b))
+        return 2;
     return OWN_STATUS;
 }
 
@@ -632,6 +641,42 @@ static void case_unloaded_lib(void) {
     free(r.err);
 }
 
+/* The samples of range's function name: its total (0: none). */
+static double function_total(cJSON *smp, const char *range, const char *name) {
+    cJSON *rg, *f;
+    cJSON_ArrayForEach(rg, cJSON_GetObjectItem(smp, "by_range"))
+        if (!strcmp(cJSON_GetObjectItem(rg, "range")->valuestring, range))
+            cJSON_ArrayForEach(f, cJSON_GetObjectItem(rg, "functions"))
+                if (!strcmp(cJSON_GetObjectItem(f, "name")->valuestring, name)) return cJSON_GetObjectItem(f, "total")->valuedouble;
+    return 0;
+}
+
+static void case_stripped_libs(void) {
+    static char dbg[600], bare[600];
+    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=stripped.json", "GPUPROF_REPORT=stripped.txt", dbg, bare, NULL };
+    const char *fa, *ma, *fb, *mb;
+    child_result r;
+    cJSON *j, *smp;
+    snprintf(dbg, sizeof dbg, "SAMPLE_DBG=%s", sample_dbg);
+    snprintf(bare, sizeof bare, "SAMPLE_BARE=%s", sample_bare);
+    r = run_child("stripped_libs", env, 60);
+    j = summary_load("stripped.json");
+    smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    show("two stripped libraries, one with a debug file its .gnu_debuglink names", &r);
+    top_function(smp, "dbg", &fa, &ma);
+    top_function(smp, "bare", &fb, &mb);
+    fprintf(stderr, "stripped: dbg: %s [%s], its caller in %.0f samples; bare: %s [%s]\n", fa, ma,
+            function_total(smp, "dbg", "sample_lib_stripped"), fb, mb);
+    CHECK(r.rc == OWN_STATUS && !strcmp(fa, "sample_lib_work") && !strcmp(ma, "libsample_dbg.so"),
+          "a stripped library's static function is named from the debug file its .gnu_debuglink names");
+    CHECK(function_total(smp, "dbg", "sample_lib_stripped") >= function_total(smp, "dbg", "sample_lib_work") / 2,
+          "... and its exported caller is in its Stacks (the frameless leaf's return address)");
+    CHECK(!strcmp(fb, "libsample_bare.so (no symbols)") && !strcmp(mb, "libsample_bare.so"),
+          "without a debug file, the static function's samples count as one row for the object, not one an address");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
 static void case_reset_samples(void) {
     static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=reset.json", "GPUPROF_REPORT=reset.txt", NULL };
     child_result r = run_child("reset_samples", env, 60);
@@ -653,13 +698,16 @@ int main(int argc, char **argv) {
                !strcmp(m, "small_stacks") ? child_small_stacks() : !strcmp(m, "thread_rounds") ? child_thread_rounds() :
                !strcmp(m, "managed_stack") ? child_managed_stack() : !strcmp(m, "own_handler_later") ? child_own_handler_later() :
                !strcmp(m, "reset_default") ? child_reset_default() : !strcmp(m, "reset_samples") ? child_reset_samples() :
-               !strcmp(m, "short_threads") ? child_short_threads() : !strcmp(m, "unloaded_lib") ? child_unloaded_lib() : 2;
+               !strcmp(m, "short_threads") ? child_short_threads() : !strcmp(m, "unloaded_lib") ? child_unloaded_lib() :
+               !strcmp(m, "stripped_libs") ? child_stripped_libs() : 2;
     }
-    if (argc < 5) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER\n"); return 2; }
+    if (argc < 7) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER LIBSAMPLE_DBG LIBSAMPLE_BARE\n"); return 2; }
     simnvml = argv[1];
     simnvml_bare = argv[2];
     sample_lib = argv[3];
     sample_other = argv[4];
+    sample_dbg = argv[5];
+    sample_bare = argv[6];
     unsetenv("GPUPROF_NVML_PATH");
     unsetenv("GPUPROF_DEVICE_EVERY_MS");
     case_nvml_hang();
@@ -688,5 +736,6 @@ int main(int argc, char **argv) {
     case_reset_samples();
     case_short_threads();
     case_unloaded_lib();
+    case_stripped_libs();
     return check_done("test_hang");
 }
