@@ -4,6 +4,8 @@ file exists (relative to the page), and an anchor, where one is given, is a
 heading of that page as GitHub names it (lower case, punctuation dropped,
 spaces as hyphens, -1, -2... for repeats). Links in code blocks and code
 spans are not links; http(s) and mailto links are not checked (no network).
+A page with a "## Contents" section lists every one of its "## " chapters
+there.
 usage: check_links.py SOURCE_DIR    (exit 1 with a line per broken link)
        check_links.py --self-test  (the checker against a small tree of known links)"""
 import glob
@@ -57,6 +59,25 @@ def anchors(path, cache={}):
     return cache[path]
 
 
+def contents(page, src):
+    """A page with a "## Contents" section (docs/guide.md) lists each of its
+    "## " chapters there, as a link: the contents stay those of the page."""
+    text = open(page, encoding='utf-8').read()
+    if '\n## Contents\n' not in text:
+        return []
+    toc = text.split('\n## Contents\n', 1)[1].split('\n## ', 1)[0]
+    listed = set(re.findall(r'\]\(#([^)]+)\)', toc))
+    raw = text.split('\n')
+    out = []
+    for n, line in prose(text):                # headings outside code blocks
+        if not line.startswith('## '):
+            continue
+        title = raw[n - 1][3:].strip()
+        if title != 'Contents' and slug(title.replace('`', '')) not in listed:
+            out.append('%s:%d: the chapter "%s" is not in the page\'s Contents' % (os.path.relpath(page, src), n, title))
+    return out
+
+
 def self_test():
     """A tree with three broken links among good ones: exactly those three found."""
     import subprocess
@@ -102,6 +123,7 @@ def main():
                     bad.append('%s:%d: %s: no such file' % (rel, n, target))
                 elif frag and where.endswith('.md') and frag not in anchors(where):
                     bad.append('%s:%d: %s: no heading "#%s" in %s' % (rel, n, target, frag, os.path.relpath(where, src)))
+        bad.extend(contents(page, src))
     for b in bad:
         print(b)
     print('check_links: %d pages, %d relative links and images, %d broken' % (len(pages), links, len(bad)))

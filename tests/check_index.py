@@ -1,0 +1,51 @@
+"""Every file of tests/ is named on tests/README.md (in backquotes: `name`,
+a file of a folder by its own name or the folder's, `folder/`), and every
+test name the page gives exists, so that the page stays the map of the
+suite.
+
+usage: check_index.py TESTS_DIR [CTEST_NAMES_FILE]
+  CTEST_NAMES_FILE: the names `ctest -N` lists, one a line (optional)."""
+import os
+import re
+import sys
+
+
+def main():
+    tests = sys.argv[1]
+    page = open(os.path.join(tests, 'README.md'), encoding='utf-8').read()
+    named = set(re.findall(r'`([^`]+)`', page))
+    missing = []
+    for entry in sorted(os.listdir(tests)):
+        path = os.path.join(tests, entry)
+        if entry == 'README.md' or entry.startswith('.') or entry == '__pycache__':
+            continue
+        if os.path.isdir(path):
+            if entry + '/' not in named:
+                missing.append(entry + '/')
+                continue
+            for sub in sorted(os.listdir(path)):
+                if sub.startswith('.') or sub == '__pycache__':
+                    continue
+                if sub not in named and sub + '/' not in named:
+                    missing.append(entry + '/' + sub)
+        elif entry not in named:
+            missing.append(entry)
+    for m in missing:
+        print('check_index: tests/%s is not named on tests/README.md' % m)
+    bad = 0
+    if len(sys.argv) > 2:
+        have = set(l.strip() for l in open(sys.argv[2]) if l.strip())
+        # the "ctest name" column: the second cell of each table row
+        for row in re.findall(r'^\|[^|\n]*\|([^|\n]*)\|', page, re.M):
+            for name in re.findall(r'`([a-z0-9_]+)`', row):
+                if name not in have:
+                    print('check_index: tests/README.md names the test %s, which ctest does not list' % name)
+                    bad += 1
+    if missing or bad:
+        return 1
+    print('check_index: every file of tests/ is on tests/README.md%s' % (', and every test it names exists' if len(sys.argv) > 2 else ''))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
