@@ -5838,6 +5838,7 @@ static struct {
     int ncode;                             /* the loaded objects' code (gpuprof__smp_code; atomic: it grows) */
     unsigned long long code_adds;          /* the loader's count of objects added when it was last brought up to date */
     uintptr_t code_lo[512], code_hi[512];
+    uintptr_t code_min, code_max;          /* the span of them all: most words of a stack fall outside it (atomic) */
     uintptr_t code_bias[512];              /* ... each object's load bias and path (NULL: the main program, the vDSO), */
     char *code_path[512];                  /* so that one unloaded since is still named at report time */
     double hz;                             /* asked */
@@ -5876,6 +5877,7 @@ static void gpuprof__smp_regs(const void *ucv, uintptr_t *pc, uintptr_t *fp, uin
    since keeps its entry: an address there is taken, never read). */
 static int gpuprof__smp_is_code(uintptr_t a) {
     int i, n = GPUPROF__LDA(&gpuprof__smpg.ncode);
+    if (a < GPUPROF__LD(&gpuprof__smpg.code_min) || a >= GPUPROF__LD(&gpuprof__smpg.code_max)) return 0;
     for (i = 0; i < n; i++) if (a >= gpuprof__smpg.code_lo[i] && a < gpuprof__smpg.code_hi[i]) return 1;
     return 0;
 }
@@ -5914,6 +5916,8 @@ static int gpuprof__smp_code_add(struct gpuprof__dlinfo *info, size_t size, void
     gpuprof__smpg.code_hi[n] = hi;
     gpuprof__smpg.code_bias[n] = info->addr;
     gpuprof__smpg.code_path[n] = info->name && *info->name ? gpuprof__strdup(info->name) : NULL;
+    if (!n || lo < gpuprof__smpg.code_min) GPUPROF__ST(&gpuprof__smpg.code_min, lo);
+    if (hi > gpuprof__smpg.code_max) GPUPROF__ST(&gpuprof__smpg.code_max, hi);
     GPUPROF__STR(&gpuprof__smpg.ncode, n + 1);          /* release: the entry before the count */
     return 0;
 }
@@ -5939,6 +5943,7 @@ static void gpuprof__smp_code_clear(void) {
     pthread_mutex_lock(&gpuprof__smp_code_mu);
     for (i = 0; i < gpuprof__smpg.ncode; i++) GPUPROF_FREE(gpuprof__smpg.code_path[i]);
     GPUPROF__ST(&gpuprof__smpg.ncode, 0);
+    GPUPROF__ST(&gpuprof__smpg.code_max, (uintptr_t)0);
     gpuprof__smpg.code_adds = 0;
     pthread_mutex_unlock(&gpuprof__smp_code_mu);
 }
