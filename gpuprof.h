@@ -12971,6 +12971,23 @@ static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpu
     gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
 }
 
+/* A sampled thread's CPU time while sampled, in seconds: that of its
+   timers stopped, and of the one running now (ranged: whether it records
+   ranges, and so keeps the time of its stopped timers; else the keeper's
+   entry, whose one timer's time is the larger of the last look's and now's). */
+static double gpuprof__smp_cpu_s(const gpuprof__smp *m, int ranged) {
+    uint64_t cpu = GPUPROF__LD(&m->cpu_ns);
+#if GPUPROF__SAMPLER
+    if (GPUPROF__LDA(&m->gen)) {
+        uint64_t now = gpuprof__smp_cpu_of(ranged && gpuprof__tls && m->tid == gpuprof__tls->tid ? 0 : m->tid);
+        if (now > m->cpu0_ns) cpu = ranged ? cpu + (now - m->cpu0_ns) : (now - m->cpu0_ns > cpu ? now - m->cpu0_ns : cpu);
+    }
+#else
+    (void)ranged;
+#endif
+    return (double)cpu * 1e-9;
+}
+
 /* Whether thread tid records ranges (the keeper may have sampled it before
    its first range: those samples count, the thread once). */
 static int gpuprof__smp_tid_records(int tid) {
@@ -13019,27 +13036,16 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (!m) continue;
         r->threads++;
-        r->cpu_s += (double)GPUPROF__LD(&m->cpu_ns) * 1e-9;
-#if GPUPROF__SAMPLER
-        if (GPUPROF__LDA(&m->gen)) {                 /* still sampled: its CPU time so far */
-            uint64_t now = gpuprof__smp_cpu_of(gpuprof__tls && m->tid == gpuprof__tls->tid ? 0 : m->tid);
-            if (now > m->cpu0_ns) r->cpu_s += (double)(now - m->cpu0_ns) * 1e-9;
-        }
-#endif
+        r->cpu_s += gpuprof__smp_cpu_s(m, 1);
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
     /* threads that record no range: their CPU time up to the keeper's last look, or now */
     pthread_mutex_lock(&gpuprof__smpf_mu);
     for (i = 0; i < gpuprof__smpf.n; i++) {
         const gpuprof__smp *m = gpuprof__smpf.m[i];
-        uint64_t cpu = GPUPROF__LD(&m->cpu_ns);
-#if GPUPROF__SAMPLER
-        uint64_t now = GPUPROF__LD(&m->gen) ? gpuprof__smp_cpu_of(m->tid) : 0;
-        if (now > m->cpu0_ns && now - m->cpu0_ns > cpu) cpu = now - m->cpu0_ns;
-#endif
         if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
         if (!gpuprof__smp_tid_records(m->tid)) { r->threads++; r->foreign++; }
-        r->cpu_s += (double)cpu * 1e-9;
+        r->cpu_s += gpuprof__smp_cpu_s(m, 0);
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
     pthread_mutex_unlock(&gpuprof__smpf_mu);
@@ -13177,8 +13183,17 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, 
 /* The summary's "samples" (docs/summary.md): the mechanism, the rate
    achieved, samples taken and lost, and per range its functions by self
    samples (the top 50). */
-/* "threads": every sampled thread, its name, tid, samples and whether it
-   records ranges (one that does not gives its samples to the stepping
+/* A thread's CPU time while sampled and the rate it got (null: none),
+   closing its object. */
+static void gpuprof__summary_sample_rate(gpuprof__buf *b, const gpuprof__smp *m, int ranged) {
+    double cpu = gpuprof__smp_cpu_s(m, ranged);
+    gpuprof__buf_printf(b, ",\"cpu_s\":%.6f,\"rate_hz\":", cpu);
+    if (cpu > 0) gpuprof__buf_printf(b, "%.1f}", (double)GPUPROF__LD(&m->taken) / cpu);
+    else gpuprof__buf_s(b, "null}");
+}
+
+/* "threads": every sampled thread, its name, tid, samples, whether it
+   records ranges, its CPU time and rate (one that does not gives its samples to the stepping
    thread's innermost range). */
 static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
     gpuprof__thread *t;
@@ -13190,7 +13205,8 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
         if (!m || t->exited == 2) continue;
         gpuprof__buf_printf(b, "%s{\"name\":", sep);
         gpuprof__buf_json_str(b, t->label);
-        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":true}", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":true", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        gpuprof__summary_sample_rate(b, m, 1);
         sep = ",";
     }
     pthread_mutex_lock(&gpuprof__smpf_mu);
@@ -13199,7 +13215,8 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
         if (!GPUPROF__LD(&m->taken) || gpuprof__smp_tid_records(m->tid)) continue;
         gpuprof__buf_printf(b, "%s{\"name\":", sep);
         gpuprof__buf_json_str(b, gpuprof__smpf.name[i]);
-        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":false}", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":false", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        gpuprof__summary_sample_rate(b, m, 0);
         sep = ",";
     }
     pthread_mutex_unlock(&gpuprof__smpf_mu);

@@ -28,6 +28,8 @@ s = json.loads(open('omp_train.summary.json').read(), parse_constant=bad)['sampl
 th = s['threads']
 workers = [t for t in th if not t['records_ranges']]
 assert len(th) == 2 and len(workers) == 1 and workers[0]['samples'] > 50, th
+# each thread's rate: samples per second of its CPU time, at most what was asked
+assert all(t['cpu_s'] > 0.1 and 0 < t['rate_hz'] <= 1000 * 1.05 for t in th), th
 fwd = {f['name']: f['self'] for r in s['by_range'] if r['range'] == 'forward' for f in r['functions']}
 mm = sum(v for k, v in fwd.items() if k.startswith('matmul_forward'))
 print('threads %s; forward: matmul_forward %d samples, (OpenMP runtime) %d' % ([(t['name'], t['samples'], t['records_ranges']) for t in th], mm, fwd.get('(OpenMP runtime)', 0)))
