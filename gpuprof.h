@@ -52,6 +52,9 @@
                                 (docs/guide.md "Several processes")
        GPUPROF_RANKS_REPORT     compile the cross-rank analysis without MPI (the
                                 gpuprof-ranks tool does)
+       GPUPROF_NO_SAMPLES       leave CPU samples out of the implementation: nothing
+                                of the sampler, the ELF reader or their report is in
+                                the object; GPUPROF_SAMPLE then prints one line
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
@@ -1484,6 +1487,14 @@ typedef struct gpuprof__pfseq {
     gpuprof__pfname fast[4];              /* the fast path's, by name id modulo 4: names that take turns */
 } gpuprof__pfseq;
 
+/* CPU samples, compiled in unless GPUPROF_NO_SAMPLES (then nothing of them
+   is in the object: the sections "CPU samples" are left out, a few calls
+   become the no-ops of the stubs there, and GPUPROF_SAMPLE gets one line). */
+#if defined(GPUPROF_NO_SAMPLES)
+#define GPUPROF__SAMPLES 0
+typedef struct gpuprof__smp gpuprof__smp;
+#else
+#define GPUPROF__SAMPLES 1
 /* CPU samples (SPEC 16; section "CPU samples, part 1"): a sampled thread's
    samples, added up by the signal handler as they come -- one slot per
    (innermost open range, call stack), its return addresses in frames[] --
@@ -1524,6 +1535,7 @@ typedef struct gpuprof__smp {
     gpuprof__smp_slot slot[GPUPROF__SMP_SLOTS];
     uintptr_t frames[GPUPROF__SMP_FRAMES];
 } gpuprof__smp;
+#endif
 
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
@@ -1862,8 +1874,9 @@ static void *gpuprof__grow(void *p, size_t size, size_t n_old, size_t n_new) {
 
 /* Room for one more element in an array of n (capacity *cap, doubled from
    16, the new room zeroed): the array, maybe moved; NULL, the old one
-   kept, when memory is short. */
-static void *gpuprof__room(void *p, size_t size, uint32_t n, uint32_t *cap) {
+   kept, when memory is short. (inline: only CPU samples call it, which
+   GPUPROF_NO_SAMPLES leaves out) */
+static inline void *gpuprof__room(void *p, size_t size, uint32_t n, uint32_t *cap) {
     uint32_t c = *cap ? 2 * *cap : 16;
     if (n < *cap) return p;
     if (!(p = gpuprof__grow(p, size, n, c))) return NULL;
@@ -5785,6 +5798,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 #endif
 
 
+#if GPUPROF__SAMPLES
 /* ----------------------------------------------------------------------
    CPU samples, part 1: the sampler (SPEC 16). Each thread that records
    ranges gets a POSIX timer on its own CPU time (timer_create on
@@ -5845,6 +5859,8 @@ static struct {
     uint64_t timers;                       /* timers made so far */
     char why[192];                         /* asked but not running: why */
 } gpuprof__smpg;
+#define GPUPROF__SMP_ON() GPUPROF__LD(&gpuprof__smpg.on)   /* sampling now (the sections below ask) */
+#define GPUPROF__SMP_ASKED() (gpuprof__smpg.hz > 0)        /* asked for this session */
 
 /* Threads that record no range: their entries (filled by the keeper, section below). */
 #define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
@@ -6961,6 +6977,27 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
     return buf;
 }
 
+#else
+/* GPUPROF_NO_SAMPLES: what the other sections call, as no-ops; a setting
+   that asks for samples gets one line. */
+#define GPUPROF__SAMPLER 0
+#define GPUPROF__SMP_ON() 0
+#define GPUPROF__SMP_ASKED() 0
+#define GPUPROF__SMP_CHECK_NS 0
+#define gpuprof__smp_thread_start(t) ((void)(t))
+#define gpuprof__smp_thread_stop(t, own) ((void)(t), (void)(own))
+#define gpuprof__smp_pending(t) ((void)(t), 0)
+#define gpuprof__smp_check() ((void)0)
+#define gpuprof__smp_reset() ((void)0)
+#define gpuprof__smp_code() ((void)0)
+#define gpuprof__smp_stop_all() ((void)0)
+#define gpuprof__smpf_clear() ((void)0)
+#define gpuprof__smp_code_clear() ((void)0)
+#define gpuprof__smp_setup(hz)                                                                                                      \
+    ((hz) > 0 ? gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE: CPU samples are compiled out of this build (GPUPROF_NO_SAMPLES); " \
+                                                  "build without it to have them, or use perf") : (void)0)
+#endif
+
 /* ----------------------------------------------------------------------
    Threads joining and leaving a session: a thread's first range binds it
    to a state (starting the session if none runs), its exit hands the
@@ -7036,11 +7073,13 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
     GPUPROF_FREE(t->chunks);
     GPUPROF_FREE(t->pf.iid);
     GPUPROF_FREE(t->pf.other);
+#if GPUPROF__SAMPLES
     if (t->smp) {
         gpuprof__smp *m = t->smp;
         GPUPROF__STR(&t->smp, NULL);          /* a handler on this thread (its own state) sees none */
         GPUPROF_FREE(m);
     }
+#endif
     GPUPROF_FREE(t);
 }
 
@@ -9931,8 +9970,10 @@ static void gpuprof__pf_begin(gpuprof__tout *o) {
     gpuprof__trace_write(o, head, (size_t)(gpuprof__pf_process(head, NULL) - head));
 }
 
+#if GPUPROF__SAMPLES
 /* The objects loaded, as the writer of CPU samples knows them (gpuprof__pf_samples). */
 static gpuprof__symtab gpuprof__pf_syms;      /* the writer's loaded objects, read again when an address is in none */
+#endif
 
 /* The end: the process's track again, its labels saying what the file
    holds (as the JSON trace's process_labels do). */
@@ -9947,7 +9988,9 @@ static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped,
     GPUPROF_FREE(o->pf_tids);
     GPUPROF_FREE(o->pf_begins);
     GPUPROF_FREE(o->pf_lane);
+#if GPUPROF__SAMPLES
     gpuprof__sym_close(&gpuprof__pf_syms);      /* read again when a sample next needs it */
+#endif
     o->pf_ctr = NULL;
     o->pf_tids = NULL;
     o->pf_begins = NULL;
@@ -10684,6 +10727,7 @@ static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event 
    one mapping for them all), so that the Perfetto UI shows the samples on
    the thread and a flame graph of a selected area. */
 
+#if GPUPROF__SAMPLES
 /* Slot k's call stack into the sequence's interned data (idata: open). */
 static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, char *p) {
     const gpuprof__smp_slot *sl = &m->slot[k];
@@ -10754,6 +10798,7 @@ static char *gpuprof__pf_samples(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__t
     GPUPROF__STR(&m->ring_tail, tail);
     return p;
 }
+#endif
 
 /* The encoder's events: events [from, n) of a block encoded and written;
    returns the events written. */
@@ -10797,7 +10842,9 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
             p = gpuprof__pf_other_event(o, s, t, p, e, type, nm, ts);
         }
     }
+#if GPUPROF__SAMPLES
     if (o == &gpuprof__g.out && GPUPROF__LD(&gpuprof__smpg.trace)) p = gpuprof__pf_samples(o, s, t, buf, p);
+#endif
     gpuprof__trace_stage(o, buf, p);
     n = n > from ? n - from - naux : 0;
     GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
@@ -12878,6 +12925,14 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
    named (part 2), and added up by range path ("forward/matmul"; "(no
    range)" outside every range) and function.
    ---------------------------------------------------------------------- */
+/* How a CPU-bound phase's functions get named (the verdict's try: line, sampling off). */
+#if GPUPROF__SAMPLES
+#define GPUPROF__HOST_NAMES "no GPU in this run: GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range), "
+#else
+#define GPUPROF__HOST_NAMES "no GPU in this run: perf names the functions that take its CPU time (CPU samples are compiled out of this build), "
+#endif
+
+#if GPUPROF__SAMPLES
 typedef struct gpuprof__smpfn { char *name, *module; uint64_t self, total; } gpuprof__smpfn;
 typedef struct gpuprof__smprange {
     char *path;
@@ -13137,7 +13192,6 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, u
    (its own and its nested ranges') name most, then the remedy (or, when
    given, the one for a phase whose functions are named); or the remedy and
    how to have them named (r: the samples collected; NULL: none asked for). */
-#define GPUPROF__HOST_NAMES "no GPU in this run: GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range), "
 #define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
 #define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
     "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
@@ -13261,6 +13315,17 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_s(b, "]},\n");
     gpuprof__smp_free(&r);
 }
+#else
+/* GPUPROF_NO_SAMPLES: the report, the verdict and the summary without samples. */
+typedef struct gpuprof__smprep { int none; } gpuprof__smprep;
+#define gpuprof__smp_collect(r, folded) ((void)(r), (void)(folded), 0)
+#define gpuprof__smp_free(r) ((void)(r))
+#define gpuprof__report_samples(b, r, rows) ((void)(b), (void)(r), (void)(rows))
+#define gpuprof__verdict_samples(b, r, phase, remedy, named) \
+    ((void)(r), (void)(phase), gpuprof__buf_printf((b), "\n   try: %s%s\n", (named) ? GPUPROF__HOST_NAMES : "", (named) ? (named) : (remedy)))
+#define gpuprof__summary_samples(b) gpuprof__buf_s((b), "\"samples\":null,\n")
+#endif
+
 /* ----------------------------------------------------------------------
    The device over the run, part 2: the report's section, the summary's
    device_over_time, and the device's part in a drift (SPEC 17)
@@ -13987,7 +14052,7 @@ static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, 
     *k = v->ph[v->bottleneck].k;
     *ns = gpuprof__bound_ns(v, &v->ph[v->bottleneck]);
     /* host code of a run without a GPU: no batch to prepare, no copy to overlap */
-    *remedy = *k == GPUPROF__K_CPU && !(v->snap && v->snap->has_gpu) ? (gpuprof__smpg.hz > 0 ? GPUPROF__HOST_SAMPLED : GPUPROF__HOST_REMEDY)
+    *remedy = *k == GPUPROF__K_CPU && !(v->snap && v->snap->has_gpu) ? (GPUPROF__SMP_ASKED() ? GPUPROF__HOST_SAMPLED : GPUPROF__HOST_REMEDY)
                                                                       : gpuprof__phase_remedy(&v->ph[v->bottleneck]);
 }
 
@@ -16165,7 +16230,7 @@ static void gpuprof__captures_write(int locked) {
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
     int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
-    int sampling = GPUPROF__LD(&gpuprof__smpg.on);
+    int sampling = GPUPROF__SMP_ON();
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
     uint64_t quick = gpuprof__mono_ns() + 2000000000u;   /* the sampler's first 2 s: threads made then (a pool, OpenMP's) are found sooner */
     (void)arg;
@@ -16190,7 +16255,7 @@ static void *gpuprof__keeper_main(void *arg) {
             pthread_mutex_unlock(&gpuprof__keep_mu);
             gpuprof__smp_check();
             pthread_mutex_lock(&gpuprof__keep_mu);
-            sampling = GPUPROF__LD(&gpuprof__smpg.on);
+            sampling = GPUPROF__SMP_ON();
         }
         wait = next - now;
         if (captures && wait > 50000000u) wait = 50000000u;
@@ -16231,7 +16296,7 @@ static void gpuprof__keeper_start(void) {
         gpuprof__g.cfg.capture_slow = 0;
     }
     if (gpuprof__dev_want(0)) gpuprof__dev_start();
-    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0) && !GPUPROF__LD(&gpuprof__smpg.on)) return;
+    if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0) && !GPUPROF__SMP_ON()) return;
     if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
     if (checkpoints && gpuprof__g.cfg.summary_every > 1e6) gpuprof__g.cfg.summary_every = 1e6;   /* in ns, it fits 64 bits */
     gpuprof__g.keeper_stop = 0;
@@ -18243,7 +18308,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__smp_setup(off ? 0 : cfg->sample_hz);
     if (!off) gpuprof__keeper_start();          /* after the sampler: the keeper watches its signal */
     /* samples into the streamed trace when it is Perfetto's (and gpuprof reads its own clock: a program's may not be safe in a signal handler) */
-#if !defined(GPUPROF_CLOCK_FN)
+#if !defined(GPUPROF_CLOCK_FN) && GPUPROF__SAMPLES
     GPUPROF__ST(&gpuprof__smpg.trace, GPUPROF__LD(&gpuprof__smpg.on) && gpuprof__g.trace_path && gpuprof__g.out.format == GPUPROF__FMT_PERFETTO);
 #endif
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
@@ -18335,11 +18400,13 @@ static void gpuprof__outputs_write(void) {
     const char *report = gpuprof__g.report;
     gpuprof__buf b = { NULL, 0, 0, 0 };
     if (gpuprof__g.summary_path || gpuprof__g.metrics_path) (void)gpuprof__summary_and_metrics(GPUPROF__MAKE_SUMMARY);
+#if GPUPROF__SAMPLES
     if (gpuprof__g.sample_folded) {
         gpuprof__smprep r;
         if (gpuprof__smp_collect(&r, 1)) gpuprof__write_file(gpuprof__g.sample_folded, &r.folded, "folded stacks");
         gpuprof__smp_free(&r);
     }
+#endif
     if (strcmp(report, "off") == 0) return;
     if (gpuprof__g.report_implicit && gpuprof__g.world_size > 1) {
         /* several ranks share the job's log: one table, and where the rest are */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The header compiles without warnings (as errors) in every promised dialect,
-# with and without GPUPROF_DISABLE and stb_sprintf, and the result runs.
+# with and without GPUPROF_DISABLE and stb_sprintf, with each compile-out
+# switch, and the result runs.
 # usage: compile_matrix.sh REPO_ROOT WORK_DIR
 root=$1; work=$2
 mkdir -p "$work" && cd "$work" || exit 1
@@ -30,6 +31,36 @@ for cc in gcc clang; do
           echo "FAIL: $what"; sed 's/^/    /' log | head -15; fails=$((fails+1))
         fi
       done
+    done
+  done
+done
+# The compile-out switches: each builds under the same strict warnings (gnu11,
+# where every optional feature is there to leave out, and c++17), the
+# program runs, the feature's setting gets its one line, and nothing of the
+# feature is in the object at -O0 or -O2 (no symbol of its sections).
+#   SWITCH:SETTING=VALUE:SYMBOLS (a grep -E pattern)
+for sw in "GPUPROF_NO_SAMPLES:GPUPROF_SAMPLE=1:gpuprof__(smp|smpf|sym_|pf_stack|pf_samples|self_read|summary_sample)"; do
+  def=${sw%%:*}; rest=${sw#*:}; setting=${rest%%:*}; syms=${rest#*:}
+  for cc in gcc clang; do
+    command -v $cc >/dev/null || continue
+    cxx=g++; [ $cc = clang ] && cxx=clang++
+    for std in gnu11 c++17; do
+      case $std in c++*) comp="$cxx -x c++";; *) comp=$cc;; esac
+      what="$cc -std=$std -D$def"
+      left=; : > log
+      for o in -O0 -O2; do
+        $comp -std=$std $flags $o -D$def -c "$root/tests/compile/use_all.c" -o use$o.o 2>>log &&
+          left="$left$(nm -C use$o.o | sed 's/^.* [a-zA-Z] //; s/(.*//' | grep -E "$syms" | head -3)"   # names, not C++'s parameter types
+      done
+      if [ -z "$left" ] && $comp -std=$std $flags -D$def -c "$root/tests/compile/use_all.c" -o use.o 2>log &&
+         $comp -std=$std $flags -D$def -c "$root/tests/compile/other_tu.c" -o other.o 2>>log &&
+         $cxx use.o other.o -o use -lpthread -lm 2>>log && env "$setting" ./use >/dev/null 2>run.log &&
+         grep -q "^gpuprof: .*compiled out of this build ($def)" run.log; then
+        passes=$((passes+1))
+      else
+        echo "FAIL: $what"; [ -n "$left" ] && echo "    left in the object: $left"
+        sed 's/^/    /' log run.log 2>/dev/null | head -15; fails=$((fails+1))
+      fi
     done
   done
 done
