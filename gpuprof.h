@@ -580,8 +580,8 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Kernel capture, part 1           the CUPTI seam, the capture's state
      GPU backend                      CUDA events per range, harvested without a sync
      Kernel capture, part 2           CUPTI's records into tables, ranges' GPU spans
-     CPU samples, part 1              the timer and the handler: stacks per open range
-     CPU samples, part 2              symbols: ELF .symtab/.dynsym of the loaded objects
+     CPU samples: the sampler         timers, the signal handler: stacks per open range
+     CPU samples: symbols             the ELF seam: .symtab, debug files, .dynsym
      Threads joining and leaving      a thread's state bound, handed on, freed
      Memory                           tracked allocations, snapshots, range deltas
      Ranges                           begin and end (the hot path), counters, marks
@@ -594,7 +594,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Report collection                every thread's nodes into flat and tree tables
      Text report, its cells           widths, names, times
      Analysis                         phases, their classes, the bottleneck
-     CPU samples, part 3              the samples per range, for the report and the summary
+     CPU samples: per range           the samples named, for the report and the summary
      The device over the run, part 2  its report section, device_over_time, a drift's cause
      Text report, its parts           header, tables, memory, roofline, verdict
      Kernel capture in the report     kernels, transfers, synchronizations
@@ -1495,7 +1495,7 @@ typedef struct gpuprof__pfseq {
 typedef struct gpuprof__smp gpuprof__smp;
 #else
 #define GPUPROF__SAMPLES 1
-/* CPU samples (SPEC 16; section "CPU samples, part 1"): a sampled thread's
+/* CPU samples (SPEC 16; section "CPU samples: the sampler"): a sampled thread's
    samples, added up by the signal handler as they come -- one slot per
    (innermost open range, call stack), its return addresses in frames[] --
    so that memory stays bounded over a run of hours. Preallocated when the
@@ -3732,7 +3732,7 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__cup
    attribute, and recording them costs 0.3-1 us of CPU per range (an H100).
    cudaEventQuery and cudaEventSynchronize stay on: CUPTI writes a
    synchronization for each, which needs its call to be matched (and gpuprof's
-   own are then set apart, gpuprof__kc_own). */
+   own are then set apart, gpuprof__kc_own_push). */
 static const uint16_t gpuprof__kc_quiet_rt[] = { 17, 135, 139, 242, 317, 318, 327, 370, 371, 486 };
 static const uint16_t gpuprof__kc_quiet_drv[] = { 16, 119, 123, 441, 499, 500, 541, 587, 588, 780 };
 
@@ -5800,7 +5800,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 
 #if GPUPROF__SAMPLES
 /* ----------------------------------------------------------------------
-   CPU samples, part 1: the sampler (SPEC 16). Each thread that records
+   CPU samples: the sampler (SPEC 16). Each thread that records
    ranges gets a POSIX timer on its own CPU time (timer_create on
    CLOCK_THREAD_CPUTIME_ID, its signal sent to that thread:
    SIGEV_THREAD_ID), made by the thread itself when it joins the session
@@ -6525,7 +6525,7 @@ static void gpuprof__smp_reset(void) {
 }
 
 /* ----------------------------------------------------------------------
-   CPU samples, part 2: symbols, the ELF seam. At report time (and as the
+   CPU samples: symbols, the ELF seam. At report time (and as the
    Perfetto trace's writer meets new stacks), never in the handler: the loaded objects (dl_iterate_phdr: each one's path and load
    bias; the main program's path is /proc/self/exe), and for those that
    hold a sampled address their functions, read from the file's ELF .symtab
@@ -12918,11 +12918,11 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
 }
 
 /* ----------------------------------------------------------------------
-   CPU samples, part 3: what the samples say, per range -- for the report's
+   CPU samples: per range, what the samples say -- for the report's
    "CPU samples per range", the verdict, the summary's `samples` and the
    folded stacks (GPUPROF_SAMPLE_FOLDED). Every thread's slots are read as
    they are (a sample coming meanwhile may be in or not), their addresses
-   named (part 2), and added up by range path ("forward/matmul"; "(no
+   named ("CPU samples: symbols"), and added up by range path ("forward/matmul"; "(no
    range)" outside every range) and function.
    ---------------------------------------------------------------------- */
 /* How a CPU-bound phase's functions get named (the verdict's try: line, sampling off). */
