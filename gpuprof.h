@@ -55,6 +55,8 @@
        GPUPROF_NO_SAMPLES       leave CPU samples out of the implementation: nothing
                                 of the sampler, the ELF reader or their report is in
                                 the object; GPUPROF_SAMPLE then prints one line
+       GPUPROF_NO_METRICS       leave live metrics (Prometheus) out the same way;
+                                GPUPROF_METRICS then prints one line
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
@@ -1486,6 +1488,13 @@ typedef struct gpuprof__pfseq {
     uint32_t niid, nother, cother;
     gpuprof__pfname fast[4];              /* the fast path's, by name id modulo 4: names that take turns */
 } gpuprof__pfseq;
+
+/* Live metrics (section "Live metrics"), compiled in unless GPUPROF_NO_METRICS. */
+#if defined(GPUPROF_NO_METRICS)
+#define GPUPROF__METRICS 0
+#else
+#define GPUPROF__METRICS 1
+#endif
 
 /* CPU samples, compiled in unless GPUPROF_NO_SAMPLES (then nothing of them
    is in the object: the sections "CPU samples" are left out, a few calls
@@ -15687,6 +15696,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
    seconds, bytes, hertz, watts, celsius, ratios 0-1. Every series carries
    rank and job.
    ---------------------------------------------------------------------- */
+#if GPUPROF__METRICS
 
 /* Text as a label value takes it: backslash, quote and newline escaped,
    bytes that are not UTF-8 as U+FFFD (one such byte and the scrape would
@@ -15901,6 +15911,11 @@ static void gpuprof__metrics_text(gpuprof__buf *b, const gpuprof__snap *s) {
    there later means another writer. */
 static struct { int written; uint64_t dev, ino; } gpuprof__metrics_file;
 
+/* A session begins: no file of its written yet. */
+static void gpuprof__metrics_begin(void) {
+    memset(&gpuprof__metrics_file, 0, sizeof gpuprof__metrics_file);
+}
+
 /* The metrics file, atomically (gpuprof__write_file_as); a link or a
    directory at the path is refused, and another process replacing the
    file between two writes is said once. The run goes on either way. */
@@ -15922,6 +15937,13 @@ static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
     gpuprof__metrics_file.ino = (uint64_t)st.st_ino;
     return 0;
 }
+
+#else
+/* GPUPROF_NO_METRICS: nothing to write (the outputs' opening says so once). */
+#define gpuprof__metrics_text(b, s) ((void)(b), (void)(s))
+#define gpuprof__metrics_write(path, b) ((void)(path), (void)(b), 0)
+#define gpuprof__metrics_begin() ((void)0)
+#endif
 
 /* ----------------------------------------------------------------------
    Writing the outputs: files, the report, the summary, the trace on
@@ -16272,7 +16294,7 @@ static void *gpuprof__keeper_main(void *arg) {
 static void gpuprof__keeper_start(void) {
     int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && gpuprof__g.cfg.summary_every > 0;
     GPUPROF__ST(&gpuprof__g.checkpoints, 0u);
-    memset(&gpuprof__metrics_file, 0, sizeof gpuprof__metrics_file);
+    gpuprof__metrics_begin();
     GPUPROF__ST(&gpuprof__g.ncap, 0u);
     gpuprof__g.keep_written = 0;
     /* the settings as the config and the environment left them */
@@ -18159,7 +18181,12 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     v = getenv("GPUPROF_SUMMARY");
     gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__g.summary_pattern);
     gpuprof__g.sample_folded = off || !cfg->sample_folded || !*cfg->sample_folded ? NULL : gpuprof__output_path(cfg->sample_folded, "folded stacks", NULL);
+#if GPUPROF__METRICS
     gpuprof__g.metrics_path = off ? NULL : gpuprof__output_path(cfg->metrics, "metrics", NULL);
+#else
+    if (!off && cfg->metrics && *cfg->metrics)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_METRICS: live metrics are compiled out of this build (GPUPROF_NO_METRICS); build without it to have them");
+#endif
     if (gpuprof__g.metrics_path && ((gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.metrics_path, gpuprof__g.trace_path)) ||
                                     (gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.metrics_path, gpuprof__g.summary_path)))) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the metrics name the same file as the %s ('%s'); no metrics are written (give them their own path, *.prom)",

@@ -39,7 +39,8 @@ done
 # program runs, the feature's setting gets its one line, and nothing of the
 # feature is in the object at -O0 or -O2 (no symbol of its sections).
 #   SWITCH:SETTING=VALUE:SYMBOLS (a grep -E pattern)
-for sw in "GPUPROF_NO_SAMPLES:GPUPROF_SAMPLE=1:gpuprof__(smp|smpf|sym_|pf_stack|pf_samples|self_read|summary_sample)"; do
+for sw in "GPUPROF_NO_SAMPLES:GPUPROF_SAMPLE=1:gpuprof__(smp|smpf|sym_|pf_stack|pf_samples|self_read|summary_sample)" \
+          "GPUPROF_NO_METRICS:GPUPROF_METRICS=use.prom:gpuprof__(prom_|metrics_)"; do
   def=${sw%%:*}; rest=${sw#*:}; setting=${rest%%:*}; syms=${rest#*:}
   for cc in gcc clang; do
     command -v $cc >/dev/null || continue
