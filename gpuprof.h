@@ -57,6 +57,8 @@
                                 the object; GPUPROF_SAMPLE then prints one line
        GPUPROF_NO_METRICS       leave live metrics (Prometheus) out the same way;
                                 GPUPROF_METRICS then prints one line
+       GPUPROF_NO_DEVICE        leave the device over the run (NVML) out the same
+                                way; GPUPROF_DEVICE_EVERY_MS then prints one line
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
@@ -1489,6 +1491,13 @@ typedef struct gpuprof__pfseq {
     gpuprof__pfname fast[4];              /* the fast path's, by name id modulo 4: names that take turns */
 } gpuprof__pfseq;
 
+/* The device over the run (sections "The device over the run"), compiled in unless GPUPROF_NO_DEVICE. */
+#if defined(GPUPROF_NO_DEVICE)
+#define GPUPROF__DEVICE 0
+#else
+#define GPUPROF__DEVICE 1
+#endif
+
 /* Live metrics (section "Live metrics"), compiled in unless GPUPROF_NO_METRICS. */
 #if defined(GPUPROF_NO_METRICS)
 #define GPUPROF__METRICS 0
@@ -2503,6 +2512,7 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
    outermost range open on the stepping thread then (per phase). A call that
    fails drops its counters with one line; a lost GPU stops the sampling.
    ---------------------------------------------------------------------- */
+#if GPUPROF__DEVICE
 #if defined(__linux__)
 #include <dlfcn.h>
 #define GPUPROF__NVML 1
@@ -3504,6 +3514,21 @@ static int gpuprof__dv_class(uint32_t name_id, double *dram, double *comp) {   /
     pthread_mutex_unlock(&gpuprof__dev_mu);
     return cls;
 }
+
+#else
+/* GPUPROF_NO_DEVICE: what the other sections call, as no-ops; a setting
+   that asks for the device gets one line. */
+#define gpuprof__dev_gpu_window(name_id, start_ns, end_ns) ((void)(name_id), (void)(start_ns), (void)(end_ns))
+#define gpuprof__dev_want(off)                                                                                                   \
+    (!(off) && (gpuprof__g.cfg.device_every_ms > 0 || getenv("GPUPROF_NVML_PATH"))                                               \
+         ? (gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_DEVICE_EVERY_MS: the device over the run is compiled out of this build "   \
+                                              "(GPUPROF_NO_DEVICE); build without it to have it, or use nvidia-smi"), 0)         \
+         : 0)
+#define gpuprof__dev_start() ((void)0)
+#define gpuprof__dev_stop() ((void)0)
+#define gpuprof__dev_close() ((void)0)
+#define gpuprof__dev_class(name_id, dram, comp) ((void)(name_id), 0)
+#endif
 
 /* ----------------------------------------------------------------------
    Launch figures (CUDA builds; SPEC 20): what a kernel's launch shape
@@ -13339,6 +13364,7 @@ typedef struct gpuprof__smprep { int none; } gpuprof__smprep;
    The device over the run, part 2: the report's section, the summary's
    device_over_time, and the device's part in a drift (SPEC 17)
    ---------------------------------------------------------------------- */
+#if GPUPROF__DEVICE
 static int gpuprof__dv_whole(int k) {
     const char *u = gpuprof__dv_info[k].unit;
     return !strcmp(u, "MHz") || !strcmp(u, "MiB") || !strcmp(u, "MiB/s") || !strcmp(u, "C");
@@ -13643,6 +13669,13 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_printf(b, "],\"outside_ranges\":%llu},\n", (unsigned long long)gpuprof__dev.outside);
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
+
+#else
+/* GPUPROF_NO_DEVICE: the report and the summary without the device. */
+#define gpuprof__dev_drift_cause(out, n, d) ((void)(n), (void)(d), (out)[0] = 0)
+#define gpuprof__report_device(b, s) ((void)(b), (void)(s))
+#define gpuprof__json_device(b, s) ((void)(s), gpuprof__buf_s((b), "\"device_over_time\":null,\n"))
+#endif
 
 /* ----------------------------------------------------------------------
    Text report, its parts: the header, the tables by CPU and by GPU time,
@@ -15819,6 +15852,7 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
     GPUPROF_FREE(path);
 }
 
+#if GPUPROF__DEVICE
 /* The device's gauges (SPEC 17 telemetry): each counter's mean over the
    last point of the device over the run (device_over_time's last point),
    in base units. */
@@ -15846,6 +15880,7 @@ static void gpuprof__prom_device(gpuprof__buf *b, const char *base) {
     }
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
+#endif
 
 /* gpuprof_info, the steps, the phases' shares (the verdict's), counters,
    memory (with GPUPROF_MEM snapshots), drops, and whether the run ended. */
@@ -15886,7 +15921,9 @@ static void gpuprof__prom_run(gpuprof__buf *b, const gpuprof__snap *s, const cha
     }
     gpuprof__prom_family(b, "gpuprof_trace_dropped_events_total", "counter", "Trace events dropped (the writer fell behind, or the trace stopped).");
     gpuprof__prom_at(b, "gpuprof_trace_dropped_events_total", base, NULL, NULL, (double)s->dropped);
+#if GPUPROF__DEVICE
     gpuprof__prom_device(b, base);
+#endif
     gpuprof__prom_family(b, "gpuprof_run_complete", "gauge", "1 once the run has ended and these are its final figures; 0 at a checkpoint.");
     gpuprof__prom_at(b, "gpuprof_run_complete", base, NULL, NULL, gpuprof__g.state == GPUPROF__STOPPING ? 1.0 : 0.0);
     GPUPROF_FREE(v);
