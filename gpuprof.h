@@ -8666,9 +8666,16 @@ static int gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint6
     return kind;
 }
 
-/* A call down the file: the keeper thread writes a capture (section
-   "Checkpoints and captures", which needs the trace's sinks). */
-static void gpuprof__keeper_wake(void);
+/* The keeper's lock and signal: gpuprof's thread (section "Checkpoints and
+   captures", further down: it needs the trace's sinks) waits on them, and a
+   step that asks for a capture wakes it (gpuprof__keeper_wake). */
+static pthread_mutex_t gpuprof__keep_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpuprof__keep_cond = PTHREAD_COND_INITIALIZER;
+
+/* From the stepping thread, under gpuprof__lock: a capture waits. The
+   signal takes no lock (the keeper also looks every 50 ms while captures
+   are on, so a signal it was not waiting for is not lost for long). */
+static void gpuprof__keeper_wake(void) { pthread_cond_signal(&gpuprof__keep_cond); }
 /* Is node index ix in the kind's set? */
 static int gpuprof__kind_has(const gpuprof__kind *kd, uint32_t ix) {
     uint32_t i;
@@ -8718,20 +8725,18 @@ static void gpuprof__capture_ask(gpuprof__thread *t, uint64_t step, uint64_t dur
     gpuprof__keeper_wake();
 }
 
-/* A call down the file: MPI_Init may come after gpuprof's start, and a step
-   registers the MPI_Finalize hook then (section "MPI", which needs the reports). */
-#ifdef GPUPROF_MPI
-static void gpuprof__mpi_attach(void);
-#endif
+/* What each step calls first, set at a session's start by the sections
+   further down that need it (NULL: nothing): with GPUPROF_MPI, MPI_Init may
+   come after gpuprof's start, and a step registers the MPI_Finalize hook
+   then (section "MPI", which needs the reports: gpuprof__mpi_attach). */
+static void (*gpuprof__step_hook)(void);
 void gpuprof__step(void) {
     uint64_t now = gpuprof__ticks();
     gpuprof__thread *t = gpuprof__tls;
     int counted, recorded, first, phase, kind = -1;
     uint64_t step, dur;
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;   /* the session is the parent's */
-#ifdef GPUPROF_MPI
-    gpuprof__mpi_attach();          /* MPI_Init after gpuprof's: registered at the next step */
-#endif
+    if (GPUPROF__LD(&gpuprof__step_hook)) GPUPROF__LD(&gpuprof__step_hook)();   /* MPI_Init after gpuprof's: registered at the next step */
     if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) {
         if (!gpuprof__enter_slow()) return;      /* auto-init, or warn after shutdown */
         t = gpuprof__tls;
@@ -16224,9 +16229,6 @@ void gpuprof_reset(void) {
    checkpoint ("complete": false); and it writes the slow steps' windows
    that GPUPROF_STEP asks for (gpuprof__capture_ask), off the stepping thread.
    ---------------------------------------------------------------------- */
-static pthread_mutex_t gpuprof__keep_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gpuprof__keep_cond = PTHREAD_COND_INITIALIZER;
-
 /* The summary and the live metrics as they stand (at exit: final),
    written atomically, each where asked for; 0 when every one asked for
    was written. */
@@ -16247,10 +16249,6 @@ static void gpuprof__checkpoint(void) {
     if (gpuprof__summary_and_metrics(GPUPROF__MAKE_CHECKPOINT) == 0) GPUPROF__ST(&gpuprof__g.checkpoints, GPUPROF__LD(&gpuprof__g.checkpoints) + 1u);
 }
 
-/* From the stepping thread, under gpuprof__lock: a capture waits. The
-   signal takes no lock (the keeper also looks every 50 ms while captures
-   are on, so a signal it was not waiting for is not lost for long). */
-static void gpuprof__keeper_wake(void) { pthread_cond_signal(&gpuprof__keep_cond); }
 
 /* The n-th capture's file: beside the trace (run.json -> run.slow.1.json,
    run.pftrace -> run.slow.1.pftrace), or gpuprof.<pid>.slow.<n>.json. */
@@ -18432,6 +18430,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_mutex_unlock(&gpuprof__life_lock);
 #ifdef GPUPROF_MPI
+    GPUPROF__ST(&gpuprof__step_hook, &gpuprof__mpi_attach);   /* the steps register it once MPI runs */
     gpuprof__mpi_attach();          /* profiling off too: every rank joins the gather */
 #endif
     return 0;
