@@ -619,18 +619,30 @@ static void top_function(cJSON *smp, const char *range, const char **name, const
     *module = top ? cJSON_GetObjectItem(top, "module")->valuestring : "-";
 }
 
-static void case_unloaded_lib(void) {
-    static char lib[600], other[600];
-    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=unloaded.json", "GPUPROF_REPORT=unloaded.txt", lib, other, NULL };
-    const char *fa, *ma, *fb, *mb;
+/* Child `mode`, sampled, with two libraries (each VAR=path in its
+   environment): its summary (*j; NULL: none) and its samples. */
+static child_result run_libs(const char *mode, const char *what, const char *var_a, const char *path_a, const char *var_b,
+                             const char *path_b, cJSON **j, cJSON **smp) {
+    static char summary[64], report[64], a[600], b[600];
+    const char *env[] = { "GPUPROF_SAMPLE=1", summary, report, a, b, NULL };
     child_result r;
+    snprintf(summary, sizeof summary, "GPUPROF_SUMMARY=%s.json", mode);
+    snprintf(report, sizeof report, "GPUPROF_REPORT=%s.txt", mode);
+    snprintf(a, sizeof a, "%s=%s", var_a, path_a);
+    snprintf(b, sizeof b, "%s=%s", var_b, path_b);
+    r = run_child(mode, env, 60);
+    snprintf(summary, sizeof summary, "%s.json", mode);
+    *j = summary_load(summary);
+    *smp = *j ? cJSON_GetObjectItem(*j, "samples") : NULL;
+    show(what, &r);
+    return r;
+}
+
+static void case_unloaded_lib(void) {
+    const char *fa, *ma, *fb, *mb;
     cJSON *j, *smp;
-    snprintf(lib, sizeof lib, "SAMPLE_LIB=%s", sample_lib);
-    snprintf(other, sizeof other, "SAMPLE_OTHER=%s", sample_other);
-    r = run_child("unloaded_lib", env, 60);
-    j = summary_load("unloaded.json");
-    smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("two libraries sampled, each closed before the report", &r);
+    child_result r = run_libs("unloaded_lib", "two libraries sampled, each closed before the report", "SAMPLE_LIB", sample_lib, "SAMPLE_OTHER",
+                              sample_other, &j, &smp);
     top_function(smp, "lib", &fa, &ma);
     top_function(smp, "other", &fb, &mb);
     fprintf(stderr, "unloaded: lib: %s [%s]; other: %s [%s]\n", fa, ma, fb, mb);
@@ -653,17 +665,10 @@ static double function_total(cJSON *smp, const char *range, const char *name) {
 }
 
 static void case_stripped_libs(void) {
-    static char dbg[600], bare[600];
-    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=stripped.json", "GPUPROF_REPORT=stripped.txt", dbg, bare, NULL };
     const char *fa, *ma, *fb, *mb;
-    child_result r;
     cJSON *j, *smp;
-    snprintf(dbg, sizeof dbg, "SAMPLE_DBG=%s", sample_dbg);
-    snprintf(bare, sizeof bare, "SAMPLE_BARE=%s", sample_bare);
-    r = run_child("stripped_libs", env, 60);
-    j = summary_load("stripped.json");
-    smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("two stripped libraries, one with a debug file its .gnu_debuglink names", &r);
+    child_result r = run_libs("stripped_libs", "two stripped libraries, one with a debug file its .gnu_debuglink names", "SAMPLE_DBG", sample_dbg,
+                              "SAMPLE_BARE", sample_bare, &j, &smp);
     top_function(smp, "dbg", &fa, &ma);
     top_function(smp, "bare", &fb, &mb);
     fprintf(stderr, "stripped: dbg: %s [%s], its caller in %.0f samples; bare: %s [%s]\n", fa, ma,
