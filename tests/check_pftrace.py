@@ -210,7 +210,7 @@ def resolve(path):
             instants.append((owner(ev[0]), ev[4], ev[1]))
         elif ev[3] == TrackEvent.TYPE_COUNTER:
             counters.append((owner(ev[0])[1], ev[1], ev[9]))
-    slices, unfinished, slice_of = [], 0, {}           # slice_of: an event's order -> its slice's begin event
+    slices, open_, slice_of = [], [], {}               # slice_of: an event's order -> its slice's begin event
     for u, evs in by_track.items():
         evs.sort(key=lambda e: (e[1], e[2]))          # by time, the file's order among equal times
         stack = []
@@ -225,12 +225,12 @@ def resolve(path):
             b = stack.pop()
             slice_of[ev[2]] = b
             slices.append((owner(u), b[4], b[1], ev[1] - b[1]))
-        unfinished += len(stack)
+        open_ += [(owner(u), b[4], b[1]) for b in stack]
     flows = resolve_flows(sorted((e for evs in by_track.values() for e in evs if e[2] in slice_of), key=lambda e: (e[1], e[2])),
                           slice_of, owner, problems)
     threads = sorted(set(owner(u) for u, td in tracks.items() if td.HasField('thread')))
     return dict(slices=slices, instants=instants, counters=counters, flows=flows, threads=threads,
-                processes=sorted(procs.values()), problems=problems, cut=cut, unfinished=unfinished, samples=samples)
+                processes=sorted(procs.values()), problems=problems, cut=cut, unfinished=len(open_), open=open_, samples=samples)
 
 
 def resolve_flows(events, slice_of, owner, problems):

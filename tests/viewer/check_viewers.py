@@ -37,13 +37,16 @@ def proto_counts(path):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
     import check_pftrace
     r = check_pftrace.resolve(path)
+    # a slice a kill left open (begun, never ended) is one the Perfetto UI shows too, with dur -1
     rows = ['%s|%d|%d' % (name, ts, dur) for (_, name, ts, dur) in r['slices']] + \
+           ['%s|%d|-1' % (name, ts) for (_, name, ts) in r['open']] + \
            ['%s|%d|0' % (name, ts) for (_, name, ts) in r['instants']]
     # the Perfetto UI also makes a value of each CPU sample, on a counter track "cpu-clock" of its own (perf's timebase)
     counts = {'slices': len(rows), 'counter_values': len(r['counters']) + len(r['samples']), 'flows': len(r['flows']),
               'rows': rows, 'unfinished': r['unfinished'], 'cpu_samples': len(r['samples'])}
-    notes = ['%d slices, %d instants, %d counter values, %d flows%s' % (
+    notes = ['%d slices, %d instants, %d counter values, %d flows%s%s' % (
         len(r['slices']), len(r['instants']), len(r['counters']), len(r['flows']),
+        ', %d slices begun and not ended' % len(r['open']) if r['open'] else '',
         ' (cut off inside its last packet: a killed run)' if r['cut'] else '')]
     return counts, notes, list(r['problems'])
 
