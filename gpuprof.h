@@ -7219,9 +7219,12 @@ static void gpuprof__thread_exit(void *p) {
     gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
 }
 
-/* A call down the file: a thread's first range starts the session when none
-   runs, and starting one (section "Lifecycle", the last) needs every section. */
-static int gpuprof__init_internal(const gpuprof_config *cfg, int explicit_call);
+/* A thread's first range starts the session when none runs. Starting one
+   needs every section, so its code is the file's last ("Lifecycle"), which
+   stores it here from a constructor that runs before the program's own
+   (gpuprof__register_start). A range in a constructor that runs earlier
+   still (priority 101 or below) is left out, with a line saying so. */
+static int (*gpuprof__lazy_start)(void);
 
 /* Everything a range needs before its first event on this thread: the
    session (auto-initialised on first use), a thread state. */
@@ -7237,7 +7240,9 @@ static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
            already running when another one's range started the session). */
         if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING || (state == GPUPROF__RUNNING && !GPUPROF__LD(&gpuprof__paused))) &&
             !GPUPROF__LD(&gpuprof__g.forked_child)) {
-            gpuprof__init_internal(NULL, 0);       /* or waits for the thread starting it */
+            int (*start)(void) = GPUPROF__LD(&gpuprof__lazy_start);
+            if (start) start();                      /* or waits for the thread starting it */
+            else gpuprof__warn(GPUPROF__W_BEFORE_INIT, "a range before gpuprof's own constructor ran is not recorded (call gpuprof_init() first in a constructor of priority 101 or below)");
             live = GPUPROF__LDA(&gpuprof__g.live);
         } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
             gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "a range, counter or step after gpuprof_shutdown() is ignored (call gpuprof_init() to start a new session)");
@@ -18436,7 +18441,20 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     return 0;
 }
 
-int gpuprof_init(const gpuprof_config *cfg) { return gpuprof__init_internal(cfg, 1); }
+/* The lazy start a thread's first range calls, stored in the threads'
+   section (which stands above the sections a start needs) before main and
+   before any constructor or C++ static object of default priority, since
+   those may record ranges. Storing it is all that runs there. */
+static int gpuprof__start_lazily(void) { return gpuprof__init_internal(NULL, 0); }
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor(101)))
+#endif
+static void gpuprof__register_start(void) { GPUPROF__ST(&gpuprof__lazy_start, &gpuprof__start_lazily); }
+
+int gpuprof_init(const gpuprof_config *cfg) {
+    gpuprof__register_start();          /* done already where constructors run; a compiler without them starts lazily after this */
+    return gpuprof__init_internal(cfg, 1);
+}
 
 void gpuprof_set_enabled(int on) {
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
