@@ -9,8 +9,9 @@
    summary GPUPROF_SUMMARY names (run.%r.json: one per rank).
    usage: ranks_sim [--ranks N] [--slow R] [--steps S] */
 #define _GNU_SOURCE
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
+#include <stdlib.h>
+#include <string.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>

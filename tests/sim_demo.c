@@ -40,9 +40,9 @@
 #define _GNU_SOURCE
 #include "simcuda/simcuda.h"
 #include "simcupti/simcupti.h"
-#define GPUPROF_CLOCK_FN() simcuda_now()
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
+#include <stdlib.h>
+#include <string.h>
 
 #define US 1000ull
 

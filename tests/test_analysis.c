@@ -4,8 +4,6 @@
    rules and thresholds under test are in docs/guide.md, "Verdict". */
 #define _GNU_SOURCE                     /* simcuda.h comes before gpuprof.h here */
 #include "simcuda/simcuda.h"
-#define GPUPROF_CLOCK_FN() simcuda_now()
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 

@@ -2,7 +2,6 @@
    GPUPROF_TRACE / GPUPROF_SUMMARY / GPUPROF_REPORT paths (with %p), the row
    limit and view, GPUPROF_OFF=1, and GPUPROF_CLOCK=monotonic. Each case runs
    this program again as a child with that environment. */
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <sys/wait.h>

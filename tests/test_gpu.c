@@ -4,9 +4,8 @@
    fresh virtual GPU. */
 #define _GNU_SOURCE                     /* simcuda.h comes before gpuprof.h here */
 #include "simcuda/simcuda.h"
-#define GPUPROF_CLOCK_FN() simcuda_now()
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
+#include <pthread.h>
 #include "json_util.h"
 #include <fcntl.h>
 #include <sys/wait.h>

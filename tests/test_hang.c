@@ -7,8 +7,8 @@
    saying what was given up.
    Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER */
 #define _GNU_SOURCE                   /* dladdr */
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
+#include <pthread.h>
 #include "json_util.h"
 #include <errno.h>
 #include <signal.h>

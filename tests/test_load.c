@@ -3,7 +3,6 @@
    RSS stays bounded; 100 000 distinct dynamic names against the name cap.
    Statistics must be exact; every trace event is either written or counted
    as dropped. */
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <pthread.h>

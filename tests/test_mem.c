@@ -7,9 +7,7 @@
 #define _GNU_SOURCE
 #ifdef GPUPROF_CUDA
 #include "simcuda/simcuda.h"
-#define GPUPROF_CLOCK_FN() simcuda_now()
 #endif
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <fcntl.h>

@@ -1,6 +1,5 @@
 /* Bad input (SPEC 11): each misuse prints one "gpuprof:" line however often
    it happens, is counted in the summary, and the program goes on. */
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <sys/stat.h>

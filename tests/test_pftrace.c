@@ -8,10 +8,9 @@
    The clock is virtual (vnow): two sessions of the same loop are the same.
    usage: test_pftrace CHECK_TRACE_PY [PYTHON CHECK_PFTRACE_PY]
           test_pftrace --die        (internal: record into a .pftrace, then SIGKILL self mid-write) */
-#define GPUPROF_IMPLEMENTATION
-static unsigned long long vnow = 5000;
-#define GPUPROF_CLOCK_FN() vnow
+#include "impl/vnow.h"
 #include "gpuprof.h"
+#include <pthread.h>
 #include "check.h"
 #include <signal.h>
 #include <sys/stat.h>
@@ -172,6 +171,7 @@ int main(int argc, char **argv) {
     long pf, js;
     int status, saved;
     char *err;
+    vnow = 5000;
     if (argc > 1 && strcmp(argv[1], "--die") == 0) die_mid_run();
     if (argc < 2) { fprintf(stderr, "usage: test_pftrace CHECK_TRACE_PY [PYTHON CHECK_PFTRACE_PY]\n"); return 2; }
 

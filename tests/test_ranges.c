@@ -1,9 +1,7 @@
 /* Ranges under a virtual clock, so every duration is known exactly:
    nesting, inclusive vs self time, the call tree, one name at two call
    paths, run-time names, explicit BEGIN/END, FUNC and WORK ranges. */
-#define GPUPROF_IMPLEMENTATION
-static unsigned long long vnow = 1000000;      /* virtual nanoseconds */
-#define GPUPROF_CLOCK_FN() vnow
+#include "impl/vnow.h"
 #include "gpuprof.h"
 #include "json_util.h"
 

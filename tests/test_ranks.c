@@ -7,7 +7,6 @@
    the variable that gave the rank, the wall-clock anchor, a trace pid that
    is the process id (never 0). Each scenario runs in a child process with
    the launcher's variables set as that launcher sets them. */
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <sys/wait.h>

@@ -7,7 +7,6 @@
    (within 10 points: a sampler's counts are random), the library's
    module, the callers, and agree with each other. */
 #define _GNU_SOURCE
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "check.h"
 #include "json_util.h"

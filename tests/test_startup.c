@@ -3,7 +3,6 @@
    ranges join it; a range in a constructor that runs before gpuprof's own
    (priority 100 here, below gpuprof's 101) is left out, with one line that
    says how to record it. */
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <fcntl.h>

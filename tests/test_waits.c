@@ -5,7 +5,6 @@
    involuntary context switches of getrusage(RUSAGE_THREAD)). Real clock:
    each step is 5 ms of sleep, or 5 ms of this thread's CPU time. */
 #define _GNU_SOURCE
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <sched.h>

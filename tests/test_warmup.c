@@ -1,8 +1,6 @@
 /* Warm-up exclusion and the schedule: exactly the right steps and calls are
    counted, excluded, or not recorded at all. Virtual clock: known times. */
-#define GPUPROF_IMPLEMENTATION
-static unsigned long long vnow = 1000;
-#define GPUPROF_CLOCK_FN() vnow
+#include "impl/vnow.h"
 #include "gpuprof.h"
 #include "json_util.h"
 
@@ -37,6 +35,7 @@ static cJSON *session(const char *schedule, int warmup, int steps, int warm_step
 int main(int argc, char **argv) {
     cJSON *j, *r, *st;
     char cmd[512];
+    vnow = 1000;
 
     /* GPUPROF_WARMUP=3 with steps: steps 0-2 excluded, 3-9 counted */
     j = session(NULL, 3, 10, 3, 1, "warmup1.json");
