@@ -579,11 +579,11 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Name registry                    a small id per distinct name, its JSON string
      Per-thread state                 a thread's call tree of nodes
      Trace buffers                    recording: per-thread blocks of events
-     The device over the run, part 1  the NVML seam, gpuprof's thread sampling the GPU
+     The device: NVML and its reader  the NVML seam, gpuprof's thread sampling the GPU
      Launch figures                   occupancy, SM fill, waves; tensor cores by name
-     Kernel capture, part 1           the CUPTI seam, the capture's state
+     Kernel capture: CUPTI            the CUPTI seam, the capture's state
      GPU backend                      CUDA events per range, harvested without a sync
-     Kernel capture, part 2           CUPTI's records into tables, ranges' GPU spans
+     Kernel capture: the records      CUPTI's records into tables, ranges' GPU spans
      CPU samples: the sampler         timers, the signal handler: stacks per open range
      CPU samples: symbols             the ELF seam: .symtab, debug files, .dynsym
      Threads joining and leaving      a thread's state bound, handed on, freed
@@ -599,7 +599,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Text report, its cells           widths, names, times
      Analysis                         phases, their classes, the bottleneck
      CPU samples: per range           the samples named, for the report and the summary
-     The device over the run, part 2  its report section, device_over_time, a drift's cause
+     The device: its report           its report section, device_over_time, a drift's cause
      Text report, its parts           header, tables, memory, roofline, verdict
      Kernel capture in the report     kernels, transfers, synchronizations
      Text report, assembled           the report in order
@@ -2499,7 +2499,7 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
 
 
 /* ----------------------------------------------------------------------
-   The device over the run, part 1: the NVML seam and the sampler (SPEC 17)
+   The device: NVML and its reader -- the device over the run (SPEC 17)
    NVML (the driver's libnvidia-ml.so.1, loaded with dlopen: no build-time
    dependency, any build) is read by a thread of gpuprof's own (the reader,
    which a call that never returns may block, and nothing else) every
@@ -2521,26 +2521,26 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
 #endif
 
 /* NVML's numbers (nvml.h): return codes, clock types, GPM. */
-enum { GPUPROF__NV_OK = 0, GPUPROF__NV_NOT_SUPPORTED = 3, GPUPROF__NV_NO_PERMISSION = 4, GPUPROF__NV_DRIVER_NOT_LOADED = 9,
-       GPUPROF__NV_LIB_NOT_FOUND = 12, GPUPROF__NV_GPU_LOST = 15 };
-enum { GPUPROF__NV_CLOCK_SM = 1, GPUPROF__NV_CLOCK_MEM = 2 };
+enum { GPUPROF__NVML_OK = 0, GPUPROF__NVML_NOT_SUPPORTED = 3, GPUPROF__NVML_NO_PERMISSION = 4, GPUPROF__NVML_DRIVER_NOT_LOADED = 9,
+       GPUPROF__NVML_LIB_NOT_FOUND = 12, GPUPROF__NVML_GPU_LOST = 15 };
+enum { GPUPROF__NVML_CLOCK_SM = 1, GPUPROF__NVML_CLOCK_MEM = 2 };
 #define GPUPROF__GPM_METRIC_MAX 477       /* nvmlGpmMetricsGet_t's metrics[] in nvml.h 13.4 (older ones are shorter) */
 #define GPUPROF__GPM_GAP_NS 100000000ull  /* two GPM samples at least 100 ms apart, as nvml.h asks */
-typedef struct { unsigned gpu, memory; } gpuprof__nv_util;
-typedef struct { unsigned long long total, free, used; } gpuprof__nv_mem;
-typedef struct { unsigned version; int sensor; int temperature; } gpuprof__nv_temp;
-typedef struct { unsigned version, supported; } gpuprof__nv_gpm_support;
+typedef struct { unsigned gpu, memory; } gpuprof__nvml_util;
+typedef struct { unsigned long long total, free, used; } gpuprof__nvml_mem;
+typedef struct { unsigned version; int sensor; int temperature; } gpuprof__nvml_temp;
+typedef struct { unsigned version, supported; } gpuprof__nvml_gpm_support;
 typedef struct {
     unsigned id;
     int ret;
     double value;
     const char *short_name, *long_name, *unit;
-} gpuprof__nv_gpm_metric;
+} gpuprof__nvml_gpm_metric;
 typedef struct {
     unsigned version, count;
     void *sample1, *sample2;
-    gpuprof__nv_gpm_metric metric[GPUPROF__GPM_METRIC_MAX];
-} gpuprof__nv_gpm_get;
+    gpuprof__nvml_gpm_metric metric[GPUPROF__GPM_METRIC_MAX];
+} gpuprof__nvml_gpm_get;
 
 /* The NVML seam: every entry point gpuprof calls, found by dlsym. The
    driver's library and tests/simnvml export them. */
@@ -2553,21 +2553,21 @@ typedef struct gpuprof__nvml_api {
     int (*DeviceGetHandleByPciBusId_v2)(const char *, void **);
     int (*DeviceGetIndex)(void *, unsigned *);
     int (*DeviceGetName)(void *, char *, unsigned);
-    int (*DeviceGetUtilizationRates)(void *, gpuprof__nv_util *);
+    int (*DeviceGetUtilizationRates)(void *, gpuprof__nvml_util *);
     int (*DeviceGetClockInfo)(void *, int, unsigned *);
     int (*DeviceGetMaxClockInfo)(void *, int, unsigned *);
     int (*DeviceGetPowerUsage)(void *, unsigned *);
     int (*DeviceGetEnforcedPowerLimit)(void *, unsigned *);
-    int (*DeviceGetTemperatureV)(void *, gpuprof__nv_temp *);
+    int (*DeviceGetTemperatureV)(void *, gpuprof__nvml_temp *);
     int (*DeviceGetTemperature)(void *, int, unsigned *);
     int (*DeviceGetCurrentClocksEventReasons)(void *, unsigned long long *);
     int (*DeviceGetCurrentClocksThrottleReasons)(void *, unsigned long long *);
-    int (*DeviceGetMemoryInfo)(void *, gpuprof__nv_mem *);
-    int (*GpmQueryDeviceSupport)(void *, gpuprof__nv_gpm_support *);
+    int (*DeviceGetMemoryInfo)(void *, gpuprof__nvml_mem *);
+    int (*GpmQueryDeviceSupport)(void *, gpuprof__nvml_gpm_support *);
     int (*GpmSampleAlloc)(void **);
     int (*GpmSampleFree)(void *);
     int (*GpmSampleGet)(void *, void *);
-    int (*GpmMetricsGet)(gpuprof__nv_gpm_get *);
+    int (*GpmMetricsGet)(gpuprof__nvml_gpm_get *);
 } gpuprof__nvml_api;
 static const struct { const char *name; size_t off; int optional; } gpuprof__nvml_syms[] = {
 #define GPUPROF__NVML_SYM(f, opt) { "nvml" #f, offsetof(gpuprof__nvml_api, f), opt }
@@ -2585,11 +2585,11 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__nvm
 
 /* The counters, in the order of the report: name, unit, GPM metric id (0:
    not GPM), utilization (per phase in the report), the call reading it. */
-enum { GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, GPUPROF__DV_SMCLK, GPUPROF__DV_MEMCLK, GPUPROF__DV_POWER, GPUPROF__DV_PLIMIT,
-       GPUPROF__DV_TEMP, GPUPROF__DV_MEMUSED, GPUPROF__DV_SMACT, GPUPROF__DV_SMOCC, GPUPROF__DV_TENSOR, GPUPROF__DV_DRAM,
-       GPUPROF__DV_FP32, GPUPROF__DV_FP16, GPUPROF__DV_PCIE_TX, GPUPROF__DV_PCIE_RX, GPUPROF__DV_NVL_RX, GPUPROF__DV_NVL_TX,
-       GPUPROF__DV_N, GPUPROF__DV_FIRST_GPM = GPUPROF__DV_SMACT };
-static const struct { const char *name, *unit, *call; unsigned gpm; int util; } gpuprof__dv_info[GPUPROF__DV_N] = {
+enum { GPUPROF__DEV_UTIL, GPUPROF__DEV_MEMUTIL, GPUPROF__DEV_SMCLK, GPUPROF__DEV_MEMCLK, GPUPROF__DEV_POWER, GPUPROF__DEV_PLIMIT,
+       GPUPROF__DEV_TEMP, GPUPROF__DEV_MEMUSED, GPUPROF__DEV_SMACT, GPUPROF__DEV_SMOCC, GPUPROF__DEV_TENSOR, GPUPROF__DEV_DRAM,
+       GPUPROF__DEV_FP32, GPUPROF__DEV_FP16, GPUPROF__DEV_PCIE_TX, GPUPROF__DEV_PCIE_RX, GPUPROF__DEV_NVL_RX, GPUPROF__DEV_NVL_TX,
+       GPUPROF__DEV_N, GPUPROF__DEV_FIRST_GPM = GPUPROF__DEV_SMACT };
+static const struct { const char *name, *unit, *call; unsigned gpm; int util; } gpuprof__dev_info[GPUPROF__DEV_N] = {
     { "utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 }, { "memory utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 },
     { "SM clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 }, { "memory clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 },
     { "power", "W", "nvmlDeviceGetPowerUsage", 0, 0 }, { "power limit", "W", "nvmlDeviceGetEnforcedPowerLimit", 0, 0 },
@@ -2602,18 +2602,18 @@ static const struct { const char *name, *unit, *call; unsigned gpm; int util; } 
 };
 /* The clock-event reasons (nvmlClocksEventReason*), as the report names them;
    both thermal bits are one reason. */
-#define GPUPROF__DV_WHY 10
-static const struct { unsigned long long bits; const char *name; } gpuprof__dv_why[GPUPROF__DV_WHY] = {
+#define GPUPROF__DEV_WHY 10
+static const struct { unsigned long long bits; const char *name; } gpuprof__dev_why[GPUPROF__DEV_WHY] = {
     { 0x4, "power cap" }, { 0x20 | 0x40, "thermal" }, { 0x8, "hardware slowdown" }, { 0x80, "power brake" }, { 0x200, "board limit" },
     { 0x400, "reliability" }, { 0x10, "sync boost" }, { 0x2, "applications clocks" }, { 0x100, "display clock" }, { 0x1, "idle" }
 };
 
-#define GPUPROF__DV_VALUES 512    /* distinct values a counter keeps exactly (its quantiles); then the two closest merge */
-#define GPUPROF__DV_POINTS 512    /* points of the device over the run; when full, neighbours merge */
-#define GPUPROF__DV_PHASES 32     /* outermost ranges whose samples are kept apart (the first met) */
+#define GPUPROF__DEV_VALUES 512    /* distinct values a counter keeps exactly (its quantiles); then the two closest merge */
+#define GPUPROF__DEV_POINTS 512    /* points of the device over the run; when full, neighbours merge */
+#define GPUPROF__DEV_PHASES 32     /* outermost ranges whose samples are kept apart (the first met) */
 
 /* A counter: its totals and its distinct values with their counts, sorted. */
-typedef struct gpuprof__dvc {
+typedef struct gpuprof__dev_counter {
     int on;                       /* sampled: 0 not asked, 1 on, -1 dropped (its call failed) */
     uint32_t id;                  /* its trace counter's name id */
     uint64_t n;
@@ -2622,31 +2622,31 @@ typedef struct gpuprof__dvc {
     uint64_t *cnt;                /* ... and how many samples had each */
     uint32_t nval;
     uint64_t impossible;          /* values dropped as outside what it can be */
-} gpuprof__dvc;
+} gpuprof__dev_counter;
 
 /* Consecutive samples merged into a point of the run over time. */
-typedef struct gpuprof__dpoint {
+typedef struct gpuprof__dev_interval {
     uint64_t t0, t1;              /* first and last sample (ns since the session's start) */
     uint32_t n, nwhy;             /* samples; of them, with the reasons read */
-    uint32_t why[GPUPROF__DV_WHY];
-    uint32_t cnt[GPUPROF__DV_N];
-    double min[GPUPROF__DV_N], sum[GPUPROF__DV_N], max[GPUPROF__DV_N];
-} gpuprof__dpoint;
+    uint32_t why[GPUPROF__DEV_WHY];
+    uint32_t cnt[GPUPROF__DEV_N];
+    double min[GPUPROF__DEV_N], sum[GPUPROF__DEV_N], max[GPUPROF__DEV_N];
+} gpuprof__dev_interval;
 
 /* A sample kept for the GPU windows that come after it. */
-#define GPUPROF__DV_RECENT 256    /* 25.6 s at 100 ms: a GPU window harvested later than that misses its samples */
-typedef struct gpuprof__dsample {
+#define GPUPROF__DEV_RECENT 256    /* 25.6 s at 100 ms: a GPU window harvested later than that misses its samples */
+typedef struct gpuprof__dev_recent_sample {
     uint64_t t;                   /* ns since the session's start */
     uint32_t have;                /* bit k: counter k has a value */
-    float v[GPUPROF__DV_N];
-} gpuprof__dsample;
+    float v[GPUPROF__DEV_N];
+} gpuprof__dev_recent_sample;
 
 /* The samples taken while one outermost range of the stepping thread ran. */
-typedef struct gpuprof__dphase {
+typedef struct gpuprof__dev_phase_sums {
     uint32_t name_id, n;
-    uint32_t cnt[GPUPROF__DV_N];
-    double sum[GPUPROF__DV_N];
-} gpuprof__dphase;
+    uint32_t cnt[GPUPROF__DEV_N];
+    double sum[GPUPROF__DEV_N];
+} gpuprof__dev_phase_sums;
 
 static struct {
     /* process-wide: the library (loaded once, never unloaded) */
@@ -2672,19 +2672,19 @@ static struct {
     void *gpm_s[2];
     int gpm_have;                 /* samples taken into gpm_s: the last is gpm_s[gpm_have & 1] */
     uint64_t gpm_t;               /* the last GPM sample (ns since the session's start) */
-    gpuprof__nv_gpm_get *gpm_get;
+    gpuprof__nvml_gpm_get *gpm_get;
     int lost;                     /* the GPU was lost: no more samples */
     unsigned long long mem_total; /* bytes, from the last memory read (what memory used can be) */
     uint64_t samples, lost_at;
-    uint64_t nwhy, why[GPUPROF__DV_WHY];
-    gpuprof__dvc c[GPUPROF__DV_N];
-    gpuprof__dpoint *pt;
+    uint64_t nwhy, why[GPUPROF__DEV_WHY];
+    gpuprof__dev_counter c[GPUPROF__DEV_N];
+    gpuprof__dev_interval *pt;
     uint32_t npt, per_pt;
-    gpuprof__dphase ph[GPUPROF__DV_PHASES];   /* by the phase's CPU windows (open on the stepping thread at the sample) */
+    gpuprof__dev_phase_sums ph[GPUPROF__DEV_PHASES];   /* by the phase's CPU windows (open on the stepping thread at the sample) */
     uint32_t nph;
-    gpuprof__dphase gph[GPUPROF__DV_PHASES];  /* by its GPU windows (CUDA builds: an outermost range's GPU part, when harvested) */
+    gpuprof__dev_phase_sums gph[GPUPROF__DEV_PHASES];  /* by its GPU windows (CUDA builds: an outermost range's GPU part, when harvested) */
     uint32_t ngph;
-    gpuprof__dsample *recent;     /* the latest GPUPROF__DV_RECENT samples, for the GPU windows harvested after them */
+    gpuprof__dev_recent_sample *recent;     /* the latest GPUPROF__DEV_RECENT samples, for the GPU windows harvested after them */
     uint64_t nrecent;
     uint64_t outside;             /* samples taken while no outermost range ran */
     gpuprof__thread *tracer;      /* the counters' trace events go into this state's blocks */
@@ -2695,72 +2695,72 @@ static pthread_mutex_t gpuprof__dev_mu = PTHREAD_MUTEX_INITIALIZER;
    under a lock that anything else takes: when a GPU falls off the bus its
    NVML calls block, and then only the telemetry may stop. Each call is
    marked in flight (which one, since when); one in flight for
-   GPUPROF__NV_HUNG_NS is a device that stopped answering: whoever sees it
+   GPUPROF__NVML_HUNG_NS is a device that stopped answering: whoever sees it
    first (a report, a checkpoint, the exit) says so in one line, the samples
    before it are kept, and NVML is not called again in this process. The
-   exit waits GPUPROF__NV_WAIT_NS at most for the reader, then leaves it
+   exit waits GPUPROF__NVML_WAIT_NS at most for the reader, then leaves it
    blocked where it is, with what it may still touch never freed. */
-#define GPUPROF__NV_HUNG_NS 2000000000ull
-#define GPUPROF__NV_WAIT_NS 1000000000ull
-#define GPUPROF__NV_NOT_CALLED 0x7fff0001   /* a call not made: NVML stopped answering */
+#define GPUPROF__NVML_HUNG_NS 2000000000ull
+#define GPUPROF__NVML_WAIT_NS 1000000000ull
+#define GPUPROF__NVML_NOT_CALLED 0x7fff0001   /* a call not made: NVML stopped answering */
 static struct {
     pthread_t th;
     int running;                  /* a reader was started and not yet joined or left */
-    int stop, done;               /* under gpuprof__nvr_mu: asked to end; it has ended */
+    int stop, done;               /* under gpuprof__dev_reader_mu: asked to end; it has ended */
     const char *call;             /* the call in flight (atomic), NULL: none */
     uint64_t since;               /* when it began (mono ns, atomic) */
     uint64_t t0;                  /* the session's start on the same clock: the line says when (atomic) */
     uint64_t hung_at;             /* ns after t0 that the call began (atomic, set before hung) */
-    int hung;                     /* process-wide: NVML stopped answering (atomic; set under gpuprof__nvr_mu) */
+    int hung;                     /* process-wide: NVML stopped answering (atomic; set under gpuprof__dev_reader_mu) */
     int at_shutdown;              /* ... in nvmlShutdown: the samples are whole (set before hung) */
     int index1;                   /* the device's index + 1 once picked, 0 before (atomic) */
     void *left;                   /* what a reader left blocked may still write: kept here, never freed */
-} gpuprof__nvr;
-static pthread_mutex_t gpuprof__nvr_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gpuprof__nvr_cond = PTHREAD_COND_INITIALIZER;
+} gpuprof__dev_reader;
+static pthread_mutex_t gpuprof__dev_reader_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpuprof__dev_reader_cond = PTHREAD_COND_INITIALIZER;
 
 /* A call about to be made, marked in flight; 0 when NVML is not to be
    called any more. */
-static int gpuprof__nv_enter(const char *call) {
-    if (GPUPROF__LDA(&gpuprof__nvr.hung)) return 0;
-    GPUPROF__ST(&gpuprof__nvr.since, gpuprof__mono_ns());
-    GPUPROF__STR(&gpuprof__nvr.call, call);
+static int gpuprof__nvml_enter(const char *call) {
+    if (GPUPROF__LDA(&gpuprof__dev_reader.hung)) return 0;
+    GPUPROF__ST(&gpuprof__dev_reader.since, gpuprof__mono_ns());
+    GPUPROF__STR(&gpuprof__dev_reader.call, call);
     return 1;
 }
-static int gpuprof__nv_left(int rc) {
-    GPUPROF__STR(&gpuprof__nvr.call, (const char *)NULL);
+static int gpuprof__nvml_left(int rc) {
+    GPUPROF__STR(&gpuprof__dev_reader.call, (const char *)NULL);
     return rc;
 }
 /* Every NVML call: rc = GPUPROF__NVC("nvmlDeviceGetPowerUsage", a->DeviceGetPowerUsage(d, &x)). */
-#define GPUPROF__NVC(name, call) (gpuprof__nv_enter(name) ? gpuprof__nv_left(call) : GPUPROF__NV_NOT_CALLED)
+#define GPUPROF__NVC(name, call) (gpuprof__nvml_enter(name) ? gpuprof__nvml_left(call) : GPUPROF__NVML_NOT_CALLED)
 
-/* Whether NVML stopped answering: a call in flight for GPUPROF__NV_HUNG_NS
+/* Whether NVML stopped answering: a call in flight for GPUPROF__NVML_HUNG_NS
    (or at all, with force: the exit waited for it), now or earlier. The
-   first to see it says so. Any thread; takes only gpuprof__nvr_mu, which no
+   first to see it says so. Any thread; takes only gpuprof__dev_reader_mu, which no
    NVML call is made under. */
-static int gpuprof__nv_hung(int force) {
+static int gpuprof__nvml_hung(int force) {
     const char *call;
     uint64_t since, now;
     int said = 0, index;
     char gpu[16] = "the GPU";
-    if (GPUPROF__LDA(&gpuprof__nvr.hung)) return 1;
-    call = GPUPROF__LDA(&gpuprof__nvr.call);
-    since = GPUPROF__LD(&gpuprof__nvr.since);
+    if (GPUPROF__LDA(&gpuprof__dev_reader.hung)) return 1;
+    call = GPUPROF__LDA(&gpuprof__dev_reader.call);
+    since = GPUPROF__LD(&gpuprof__dev_reader.since);
     now = gpuprof__mono_ns();
-    if (!force && (!call || now < since + GPUPROF__NV_HUNG_NS)) return 0;
+    if (!force && (!call || now < since + GPUPROF__NVML_HUNG_NS)) return 0;
     if (!call) since = now;
-    pthread_mutex_lock(&gpuprof__nvr_mu);
-    if (!GPUPROF__LD(&gpuprof__nvr.hung)) {
-        uint64_t t0 = GPUPROF__LD(&gpuprof__nvr.t0);
-        GPUPROF__ST(&gpuprof__nvr.hung_at, since > t0 ? since - t0 : 0);
-        GPUPROF__ST(&gpuprof__nvr.at_shutdown, call && !strcmp(call, "nvmlShutdown"));
-        GPUPROF__STR(&gpuprof__nvr.hung, 1);
+    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    if (!GPUPROF__LD(&gpuprof__dev_reader.hung)) {
+        uint64_t t0 = GPUPROF__LD(&gpuprof__dev_reader.t0);
+        GPUPROF__ST(&gpuprof__dev_reader.hung_at, since > t0 ? since - t0 : 0);
+        GPUPROF__ST(&gpuprof__dev_reader.at_shutdown, call && !strcmp(call, "nvmlShutdown"));
+        GPUPROF__STR(&gpuprof__dev_reader.hung, 1);
         said = 1;
     }
-    pthread_mutex_unlock(&gpuprof__nvr_mu);
+    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
     if (!said) return 1;
-    if ((index = GPUPROF__LD(&gpuprof__nvr.index1)) > 0) snprintf(gpu, sizeof gpu, "GPU %d", index - 1);
-    if (GPUPROF__LD(&gpuprof__nvr.at_shutdown))
+    if ((index = GPUPROF__LD(&gpuprof__dev_reader.index1)) > 0) snprintf(gpu, sizeof gpu, "GPU %d", index - 1);
+    if (GPUPROF__LD(&gpuprof__dev_reader.at_shutdown))
         gpuprof__warn(GPUPROF__W_DEVICE, "%s stopped answering: nvmlShutdown has not returned for %.1f s; the exit does not wait for it (the device's samples are all kept)",
                       gpu, (double)(now - since) / 1e9);
     else if (!index)
@@ -2768,12 +2768,12 @@ static int gpuprof__nv_hung(int force) {
                       call ? call : "gpuprof's NVML thread", (double)(now - since) / 1e9);
     else
         gpuprof__warn(GPUPROF__W_DEVICE, "%s stopped answering: %s has not returned for %.1f s (a GPU that fell off the bus blocks NVML); device telemetry stops %.1f s into the run, the samples before it are kept",
-                      gpu, call ? call : "gpuprof's NVML thread", (double)(now - since) / 1e9, (double)GPUPROF__LD(&gpuprof__nvr.hung_at) / 1e9);
+                      gpu, call ? call : "gpuprof's NVML thread", (double)(now - since) / 1e9, (double)GPUPROF__LD(&gpuprof__dev_reader.hung_at) / 1e9);
     return 1;
 }
 
 static const char *gpuprof__nvml_error(int rc) {
-    const char *s = rc == GPUPROF__NV_NOT_CALLED ? "not called: NVML stopped answering" :
+    const char *s = rc == GPUPROF__NVML_NOT_CALLED ? "not called: NVML stopped answering" :
                     gpuprof__dev.api.ErrorString ? gpuprof__dev.api.ErrorString(rc) : NULL;
     return s ? s : "NVML error";
 }
@@ -2828,9 +2828,9 @@ static int gpuprof__dev_pick(void) {
 #ifdef GPUPROF_CUDA
     snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__g.gpu_bus);     /* set by the GPU probe, if it found a device */
     if (!(v && *v) && gpuprof__dev.bus[0] && a->DeviceGetHandleByPciBusId_v2 &&
-        GPUPROF__NVC("nvmlDeviceGetHandleByPciBusId_v2", a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev)) == GPUPROF__NV_OK) {
+        GPUPROF__NVC("nvmlDeviceGetHandleByPciBusId_v2", a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev)) == GPUPROF__NVML_OK) {
         snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the CUDA device");
-        if (!a->DeviceGetIndex || GPUPROF__NVC("nvmlDeviceGetIndex", a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index)) != GPUPROF__NV_OK) gpuprof__dev.index = 0;
+        if (!a->DeviceGetIndex || GPUPROF__NVC("nvmlDeviceGetIndex", a->DeviceGetIndex(gpuprof__dev.dev, &gpuprof__dev.index)) != GPUPROF__NVML_OK) gpuprof__dev.index = 0;
         return 0;
     }
     gpuprof__dev.bus[0] = 0;
@@ -2845,7 +2845,7 @@ static int gpuprof__dev_pick(void) {
         } else snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "GPUPROF_NVML_DEVICE");
         index = (int)x;
     }
-    if ((rc = GPUPROF__NVC("nvmlDeviceGetCount_v2", a->DeviceGetCount_v2(&count))) != GPUPROF__NV_OK || count == 0) {
+    if ((rc = GPUPROF__NVC("nvmlDeviceGetCount_v2", a->DeviceGetCount_v2(&count))) != GPUPROF__NVML_OK || count == 0) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML sees no GPU (%s)", rc ? gpuprof__nvml_error(rc) : "0 devices");
         return -1;
     }
@@ -2857,7 +2857,7 @@ static int gpuprof__dev_pick(void) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "GPUPROF_NVML_DEVICE=%d, but NVML sees %u GPU%s (0 to %u)", index, count, count == 1 ? "" : "s", count - 1);
         return -1;
     }
-    if ((rc = GPUPROF__NVC("nvmlDeviceGetHandleByIndex_v2", a->DeviceGetHandleByIndex_v2((unsigned)index, &gpuprof__dev.dev))) != GPUPROF__NV_OK) {
+    if ((rc = GPUPROF__NVC("nvmlDeviceGetHandleByIndex_v2", a->DeviceGetHandleByIndex_v2((unsigned)index, &gpuprof__dev.dev))) != GPUPROF__NVML_OK) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML cannot open GPU %d (%s)", index, gpuprof__nvml_error(rc));
         return -1;
     }
@@ -2868,9 +2868,9 @@ static int gpuprof__dev_pick(void) {
 /* A counter's value into its totals and its table of distinct values: when
    the table is full, its two closest neighbours merge first (their
    weighted mean), so the quantiles are exact while a counter takes at most
-   GPUPROF__DV_VALUES values (clocks, %, C do) and close after. */
+   GPUPROF__DEV_VALUES values (clocks, %, C do) and close after. */
 /* Where x is, or goes, in a counter's ascending values. */
-static uint32_t gpuprof__dv_find(const gpuprof__dvc *c, double x) {
+static uint32_t gpuprof__dev_find(const gpuprof__dev_counter *c, double x) {
     uint32_t lo = 0, hi = c->nval;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
@@ -2880,20 +2880,20 @@ static uint32_t gpuprof__dv_find(const gpuprof__dvc *c, double x) {
     return lo;
 }
 
-static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
+static void gpuprof__dev_value(gpuprof__dev_counter *c, double x) {
     uint32_t at, i, best = 0;
     if (!c->n || x < c->min) c->min = x;
     if (!c->n || x > c->max) c->max = x;
     c->n++;
     c->sum += x;
     if (!c->val) {
-        c->val = (double *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->val);
-        c->cnt = (uint64_t *)gpuprof__alloc(GPUPROF__DV_VALUES * sizeof *c->cnt);
+        c->val = (double *)gpuprof__alloc(GPUPROF__DEV_VALUES * sizeof *c->val);
+        c->cnt = (uint64_t *)gpuprof__alloc(GPUPROF__DEV_VALUES * sizeof *c->cnt);
         if (!c->val || !c->cnt) { GPUPROF_FREE(c->val); GPUPROF_FREE(c->cnt); c->val = NULL; c->cnt = NULL; return; }
     }
-    at = gpuprof__dv_find(c, x);
+    at = gpuprof__dev_find(c, x);
     if (at < c->nval && c->val[at] == x) { c->cnt[at]++; return; }
-    if (c->nval == GPUPROF__DV_VALUES) {            /* a new value in a full table: the two closest merge first */
+    if (c->nval == GPUPROF__DEV_VALUES) {            /* a new value in a full table: the two closest merge first */
         for (i = 1; i + 1 < c->nval; i++)
             if (c->val[i + 1] - c->val[i] < c->val[best + 1] - c->val[best]) best = i;
         c->val[best] = (c->val[best] * (double)c->cnt[best] + c->val[best + 1] * (double)c->cnt[best + 1]) / (double)(c->cnt[best] + c->cnt[best + 1]);
@@ -2901,7 +2901,7 @@ static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
         memmove(c->val + best + 1, c->val + best + 2, (c->nval - best - 2) * sizeof *c->val);
         memmove(c->cnt + best + 1, c->cnt + best + 2, (c->nval - best - 2) * sizeof *c->cnt);
         c->nval--;
-        at = gpuprof__dv_find(c, x);
+        at = gpuprof__dev_find(c, x);
         if (at < c->nval && c->val[at] == x) { c->cnt[at]++; return; }
     }
     memmove(c->val + at + 1, c->val + at, (c->nval - at) * sizeof *c->val);
@@ -2912,7 +2912,7 @@ static void gpuprof__dv_value(gpuprof__dvc *c, double x) {
 }
 
 /* The q-quantile of a counter's samples (nearest rank: a value it took). */
-static double gpuprof__dv_quantile(const gpuprof__dvc *c, double q) {
+static double gpuprof__dev_quantile(const gpuprof__dev_counter *c, double q) {
     uint64_t rank = (uint64_t)ceil(q * (double)c->n), got = 0;
     uint32_t i;
     if (!c->nval) return c->n ? c->sum / (double)c->n : 0;
@@ -2924,21 +2924,21 @@ static double gpuprof__dv_quantile(const gpuprof__dvc *c, double q) {
 
 /* One sample into the run over time: the last point, or a new one; when
    all are used, neighbours merge and a point holds twice the samples. */
-static void gpuprof__dv_point(uint64_t t_ns, const double *v, const int *have, unsigned long long why, int why_ok) {
-    gpuprof__dpoint *p;
+static void gpuprof__dev_point(uint64_t t_ns, const double *v, const int *have, unsigned long long why, int why_ok) {
+    gpuprof__dev_interval *p;
     uint32_t i;
     int k;
     if (!gpuprof__dev.pt) return;
     if (!gpuprof__dev.npt || gpuprof__dev.pt[gpuprof__dev.npt - 1].n >= gpuprof__dev.per_pt) {
-        if (gpuprof__dev.npt == GPUPROF__DV_POINTS) {
-            for (i = 0; i < GPUPROF__DV_POINTS / 2; i++) {
-                gpuprof__dpoint m = gpuprof__dev.pt[2 * i];
-                const gpuprof__dpoint *b = &gpuprof__dev.pt[2 * i + 1];
+        if (gpuprof__dev.npt == GPUPROF__DEV_POINTS) {
+            for (i = 0; i < GPUPROF__DEV_POINTS / 2; i++) {
+                gpuprof__dev_interval m = gpuprof__dev.pt[2 * i];
+                const gpuprof__dev_interval *b = &gpuprof__dev.pt[2 * i + 1];
                 m.t1 = b->t1;
                 m.n += b->n;
                 m.nwhy += b->nwhy;
-                for (k = 0; k < GPUPROF__DV_WHY; k++) m.why[k] += b->why[k];
-                for (k = 0; k < GPUPROF__DV_N; k++) {
+                for (k = 0; k < GPUPROF__DEV_WHY; k++) m.why[k] += b->why[k];
+                for (k = 0; k < GPUPROF__DEV_N; k++) {
                     if (b->cnt[k] && (!m.cnt[k] || b->min[k] < m.min[k])) m.min[k] = b->min[k];
                     if (b->cnt[k] && (!m.cnt[k] || b->max[k] > m.max[k])) m.max[k] = b->max[k];
                     m.cnt[k] += b->cnt[k];
@@ -2946,7 +2946,7 @@ static void gpuprof__dv_point(uint64_t t_ns, const double *v, const int *have, u
                 }
                 gpuprof__dev.pt[i] = m;
             }
-            gpuprof__dev.npt = GPUPROF__DV_POINTS / 2;
+            gpuprof__dev.npt = GPUPROF__DEV_POINTS / 2;
             gpuprof__dev.per_pt *= 2;
         }
         p = &gpuprof__dev.pt[gpuprof__dev.npt++];
@@ -2958,9 +2958,9 @@ static void gpuprof__dv_point(uint64_t t_ns, const double *v, const int *have, u
     p->n++;
     if (why_ok) {
         p->nwhy++;
-        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) p->why[k]++;
+        for (k = 0; k < GPUPROF__DEV_WHY; k++) if (why & gpuprof__dev_why[k].bits) p->why[k]++;
     }
-    for (k = 0; k < GPUPROF__DV_N; k++) {
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
         if (!have[k]) continue;
         if (!p->cnt[k] || v[k] < p->min[k]) p->min[k] = v[k];
         if (!p->cnt[k] || v[k] > p->max[k]) p->max[k] = v[k];
@@ -2974,7 +2974,7 @@ static void gpuprof__dv_point(uint64_t t_ns, const double *v, const int *have, u
    owner writes its depth and frames with relaxed atomic stores, so this
    read from gpuprof's thread is well defined; a range that opens or closes
    meanwhile may be missed by one sample. */
-static uint32_t gpuprof__dv_phase_now(void) {
+static uint32_t gpuprof__dev_phase_now(void) {
     gpuprof__thread *t;
     uint32_t id = 0;
     pthread_mutex_lock(&gpuprof__lock);
@@ -2992,20 +2992,20 @@ static uint32_t gpuprof__dv_phase_now(void) {
 
 /* A sample's values into phase id's entry of a table (ph or gph); id 0
    (no range open) counts as outside. */
-static void gpuprof__dv_phase_add(gpuprof__dphase *tab, uint32_t *n, uint32_t id, const double *v, const int *have) {
-    gpuprof__dphase *ph = NULL;
+static void gpuprof__dev_phase_add(gpuprof__dev_phase_sums *tab, uint32_t *n, uint32_t id, const double *v, const int *have) {
+    gpuprof__dev_phase_sums *ph = NULL;
     uint32_t i;
     int k;
     if (!id) { gpuprof__dev.outside++; return; }
     for (i = 0; i < *n; i++) if (tab[i].name_id == id) { ph = &tab[i]; break; }
     if (!ph) {
-        if (*n == GPUPROF__DV_PHASES) return;
+        if (*n == GPUPROF__DEV_PHASES) return;
         ph = &tab[(*n)++];
         memset(ph, 0, sizeof *ph);
         ph->name_id = id;
     }
     ph->n++;
-    for (k = 0; k < GPUPROF__DV_N; k++) if (have[k]) { ph->cnt[k]++; ph->sum[k] += v[k]; }
+    for (k = 0; k < GPUPROF__DEV_N; k++) if (have[k]) { ph->cnt[k]++; ph->sum[k] += v[k]; }
 }
 
 #ifdef GPUPROF_CUDA
@@ -3018,13 +3018,13 @@ static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
     if (!GPUPROF__LD(&gpuprof__dev.on) || b <= a) return;
     pthread_mutex_lock(&gpuprof__dev_mu);
     n = gpuprof__dev.nrecent;
-    for (i = n > GPUPROF__DV_RECENT ? n - GPUPROF__DV_RECENT : 0; gpuprof__dev.recent && i < n; i++) {
-        const gpuprof__dsample *r = &gpuprof__dev.recent[i % GPUPROF__DV_RECENT];
-        double v[GPUPROF__DV_N];
-        int have[GPUPROF__DV_N], k;
+    for (i = n > GPUPROF__DEV_RECENT ? n - GPUPROF__DEV_RECENT : 0; gpuprof__dev.recent && i < n; i++) {
+        const gpuprof__dev_recent_sample *r = &gpuprof__dev.recent[i % GPUPROF__DEV_RECENT];
+        double v[GPUPROF__DEV_N];
+        int have[GPUPROF__DEV_N], k;
         if ((int64_t)r->t < a || (int64_t)r->t > b) continue;
-        for (k = 0; k < GPUPROF__DV_N; k++) { v[k] = (double)r->v[k]; have[k] = (r->have >> k) & 1u; }
-        gpuprof__dv_phase_add(gpuprof__dev.gph, &gpuprof__dev.ngph, name_id, v, have);
+        for (k = 0; k < GPUPROF__DEV_N; k++) { v[k] = (double)r->v[k]; have[k] = (r->have >> k) & 1u; }
+        gpuprof__dev_phase_add(gpuprof__dev.gph, &gpuprof__dev.ngph, name_id, v, have);
     }
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
@@ -3033,16 +3033,16 @@ static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
 /* A call that failed: a lost GPU stops the sampling; any other failure
    (NOT_SUPPORTED, NO_PERMISSION, ...) drops the counters [k0, k1] that call
    reads, with one line, and the others go on; a call not made (NVML stopped
-   answering) changes nothing, gpuprof__nv_hung says it. On the reader,
+   answering) changes nothing, gpuprof__nvml_hung says it. On the reader,
    outside gpuprof__dev_mu: the state it changes is taken under it.
    Returns 0. */
-static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t_ns) {
+static int gpuprof__dev_fail(int k0, int k1, const char *call, int rc, uint64_t t_ns) {
     int k, lost_now = 0;
     char what[160] = "";
     size_t n = 0;
-    if (rc == GPUPROF__NV_NOT_CALLED) return 0;
+    if (rc == GPUPROF__NVML_NOT_CALLED) return 0;
     pthread_mutex_lock(&gpuprof__dev_mu);
-    if (rc == GPUPROF__NV_GPU_LOST) {
+    if (rc == GPUPROF__NVML_GPU_LOST) {
         lost_now = !gpuprof__dev.lost;
         gpuprof__dev.lost = 1;
         gpuprof__dev.lost_at = t_ns;
@@ -3050,7 +3050,7 @@ static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t
         for (k = k0; k <= k1; k++) {
             if (k < 0) continue;
             if (gpuprof__dev.c[k].on > 0 && n < sizeof what - 40)
-                n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", n ? ", " : "", gpuprof__dv_info[k].name);
+                n += (size_t)snprintf(what + n, sizeof what - n, "%s%s", n ? ", " : "", gpuprof__dev_info[k].name);
             gpuprof__dev.c[k].on = -1;
         }
         if (k0 < 0 && gpuprof__dev.why_on > 0) { snprintf(what, sizeof what, "clock-event reasons"); gpuprof__dev.why_on = -1; }
@@ -3068,8 +3068,8 @@ static int gpuprof__dv_fail(int k0, int k1, const char *call, int rc, uint64_t t
 /* What counter k can be: a value outside is the driver's or a failing
    GPU's (utilization 250 %, 4294967 W: 0xffffffff mW, -273 C), dropped
    with one line a counter. Memory used is also bounded by the total. */
-static int gpuprof__dv_possible(int k, double x, double *lo, double *hi) {
-    const char *u = gpuprof__dv_info[k].unit;
+static int gpuprof__dev_possible(int k, double x, double *lo, double *hi) {
+    const char *u = gpuprof__dev_info[k].unit;
     *lo = 0;
     *hi = !strcmp(u, "%") ? 100.5 : !strcmp(u, "MHz") ? 20000 : !strcmp(u, "W") ? 10000 : !strcmp(u, "C") ? 200 :
           !strcmp(u, "MiB") ? (gpuprof__dev.mem_total > 0 ? (double)gpuprof__dev.mem_total / 1048576.0 : 1073741824.0) : 1e8;
@@ -3078,17 +3078,17 @@ static int gpuprof__dv_possible(int k, double x, double *lo, double *hi) {
 }
 
 /* Counter k's value from a call that returned rc; 1 when it has one. */
-static int gpuprof__dv_got(double *v, int *have, int k, int rc, double x, uint64_t t_ns) {
+static int gpuprof__dev_got(double *v, int *have, int k, int rc, double x, uint64_t t_ns) {
     double lo, hi;
-    if (rc != GPUPROF__NV_OK) return gpuprof__dv_fail(k, k, gpuprof__dv_info[k].call, rc, t_ns);
-    if (!gpuprof__dv_possible(k, x, &lo, &hi)) {
+    if (rc != GPUPROF__NVML_OK) return gpuprof__dev_fail(k, k, gpuprof__dev_info[k].call, rc, t_ns);
+    if (!gpuprof__dev_possible(k, x, &lo, &hi)) {
         uint64_t before;
         pthread_mutex_lock(&gpuprof__dev_mu);
         before = gpuprof__dev.c[k].impossible++;
         pthread_mutex_unlock(&gpuprof__dev_mu);
         if (!before)
             gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u: %s gave %s %g %s, which it cannot be (%g to %g): such values are dropped, the others kept (the driver or the GPU misbehaves)",
-                          gpuprof__dev.index, gpuprof__dv_info[k].call, gpuprof__dv_info[k].name, x, gpuprof__dv_info[k].unit, lo, hi);
+                          gpuprof__dev.index, gpuprof__dev_info[k].call, gpuprof__dev_info[k].name, x, gpuprof__dev_info[k].unit, lo, hi);
         return 0;
     }
     v[k] = x;
@@ -3098,137 +3098,137 @@ static int gpuprof__dv_got(double *v, int *have, int k, int rc, double x, uint64
 
 /* GPM: a sample every GPUPROF__GPM_GAP_NS at most; from the second on, the
    metrics between the last two. */
-static void gpuprof__dv_read_gpm(double *v, int *have, uint64_t t_ns) {
+static void gpuprof__dev_read_gpm(double *v, int *have, uint64_t t_ns) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
-    gpuprof__nv_gpm_get *g = gpuprof__dev.gpm_get;
+    gpuprof__nvml_gpm_get *g = gpuprof__dev.gpm_get;
     void *prev = gpuprof__dev.gpm_s[(gpuprof__dev.gpm_have + 1) & 1], *cur = gpuprof__dev.gpm_s[gpuprof__dev.gpm_have & 1];
     int rc, k;
     unsigned i;
     if (gpuprof__dev.gpm <= 0 || (gpuprof__dev.gpm_have && t_ns - gpuprof__dev.gpm_t < GPUPROF__GPM_GAP_NS)) return;
-    if ((rc = GPUPROF__NVC("nvmlGpmSampleGet", a->GpmSampleGet(gpuprof__dev.dev, cur))) != GPUPROF__NV_OK) {
-        if (rc == GPUPROF__NV_NOT_CALLED) return;
+    if ((rc = GPUPROF__NVC("nvmlGpmSampleGet", a->GpmSampleGet(gpuprof__dev.dev, cur))) != GPUPROF__NVML_OK) {
+        if (rc == GPUPROF__NVML_NOT_CALLED) return;
         pthread_mutex_lock(&gpuprof__dev_mu);
         gpuprof__dev.gpm = -1;
         pthread_mutex_unlock(&gpuprof__dev_mu);
-        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmSampleGet", rc, t_ns);
+        gpuprof__dev_fail(GPUPROF__DEV_FIRST_GPM, GPUPROF__DEV_N - 1, "nvmlGpmSampleGet", rc, t_ns);
         return;
     }
     gpuprof__dev.gpm_t = t_ns;
     if (!gpuprof__dev.gpm_have++) return;
-    memset(g, 0, offsetof(gpuprof__nv_gpm_get, metric));
+    memset(g, 0, offsetof(gpuprof__nvml_gpm_get, metric));
     g->version = 1;
     g->sample1 = prev;
     g->sample2 = cur;
-    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) {
+    for (k = GPUPROF__DEV_FIRST_GPM; k < GPUPROF__DEV_N; k++) {
         if (gpuprof__dev.c[k].on <= 0) continue;
         memset(&g->metric[g->count], 0, sizeof g->metric[0]);
-        g->metric[g->count++].id = gpuprof__dv_info[k].gpm;
+        g->metric[g->count++].id = gpuprof__dev_info[k].gpm;
     }
     if (!g->count) return;
-    if ((rc = GPUPROF__NVC("nvmlGpmMetricsGet", a->GpmMetricsGet(g))) != GPUPROF__NV_OK) {
-        if (rc == GPUPROF__NV_NOT_CALLED) return;
+    if ((rc = GPUPROF__NVC("nvmlGpmMetricsGet", a->GpmMetricsGet(g))) != GPUPROF__NVML_OK) {
+        if (rc == GPUPROF__NVML_NOT_CALLED) return;
         pthread_mutex_lock(&gpuprof__dev_mu);
         gpuprof__dev.gpm = -1;
         pthread_mutex_unlock(&gpuprof__dev_mu);
-        gpuprof__dv_fail(GPUPROF__DV_FIRST_GPM, GPUPROF__DV_N - 1, "nvmlGpmMetricsGet", rc, t_ns);
+        gpuprof__dev_fail(GPUPROF__DEV_FIRST_GPM, GPUPROF__DEV_N - 1, "nvmlGpmMetricsGet", rc, t_ns);
         return;
     }
     for (i = 0; i < g->count; i++)
-        for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++)
-            if (gpuprof__dv_info[k].gpm == g->metric[i].id) gpuprof__dv_got(v, have, k, g->metric[i].ret, g->metric[i].value, t_ns);
+        for (k = GPUPROF__DEV_FIRST_GPM; k < GPUPROF__DEV_N; k++)
+            if (gpuprof__dev_info[k].gpm == g->metric[i].id) gpuprof__dev_got(v, have, k, g->metric[i].ret, g->metric[i].value, t_ns);
 }
 
 /* A counter read by a call of one unsigned result: rc and x. */
-#define GPUPROF__DV_READ1(k, name, call, scale)                                         \
+#define GPUPROF__DEV_READ1(k, name, call, scale)                                         \
     if (!gpuprof__dev.lost && c[k].on > 0) {                                              \
         rc = GPUPROF__NVC(name, call);                                                    \
-        gpuprof__dv_got(v, have, k, rc, (double)x / (scale), t_ns);                       \
+        gpuprof__dev_got(v, have, k, rc, (double)x / (scale), t_ns);                       \
     }
 
 /* Every counter still on, read once; on the reader (or a test's thread),
    no lock held: a call may block. */
-static void gpuprof__dv_read(double *v, int *have, unsigned long long *why, int *why_ok, uint64_t t_ns) {
+static void gpuprof__dev_read(double *v, int *have, unsigned long long *why, int *why_ok, uint64_t t_ns) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     void *d = gpuprof__dev.dev;
-    gpuprof__dvc *c = gpuprof__dev.c;
+    gpuprof__dev_counter *c = gpuprof__dev.c;
     unsigned x = 0;
     int rc;
-    if (c[GPUPROF__DV_UTIL].on > 0) {
-        gpuprof__nv_util u = { 0, 0 };
-        if ((rc = GPUPROF__NVC("nvmlDeviceGetUtilizationRates", a->DeviceGetUtilizationRates(d, &u))) != GPUPROF__NV_OK)
-            gpuprof__dv_fail(GPUPROF__DV_UTIL, GPUPROF__DV_MEMUTIL, gpuprof__dv_info[GPUPROF__DV_UTIL].call, rc, t_ns);
+    if (c[GPUPROF__DEV_UTIL].on > 0) {
+        gpuprof__nvml_util u = { 0, 0 };
+        if ((rc = GPUPROF__NVC("nvmlDeviceGetUtilizationRates", a->DeviceGetUtilizationRates(d, &u))) != GPUPROF__NVML_OK)
+            gpuprof__dev_fail(GPUPROF__DEV_UTIL, GPUPROF__DEV_MEMUTIL, gpuprof__dev_info[GPUPROF__DEV_UTIL].call, rc, t_ns);
         else {
-            gpuprof__dv_got(v, have, GPUPROF__DV_UTIL, rc, u.gpu, t_ns);
-            gpuprof__dv_got(v, have, GPUPROF__DV_MEMUTIL, rc, u.memory, t_ns);
+            gpuprof__dev_got(v, have, GPUPROF__DEV_UTIL, rc, u.gpu, t_ns);
+            gpuprof__dev_got(v, have, GPUPROF__DEV_MEMUTIL, rc, u.memory, t_ns);
         }
     }
     /* each call before its value is read: the order of a call's arguments is unspecified */
-    GPUPROF__DV_READ1(GPUPROF__DV_SMCLK, "nvmlDeviceGetClockInfo", a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_SM, &x), 1)
-    GPUPROF__DV_READ1(GPUPROF__DV_MEMCLK, "nvmlDeviceGetClockInfo", a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_MEM, &x), 1)
-    GPUPROF__DV_READ1(GPUPROF__DV_POWER, "nvmlDeviceGetPowerUsage", a->DeviceGetPowerUsage(d, &x), 1000.0)     /* mW */
-    GPUPROF__DV_READ1(GPUPROF__DV_PLIMIT, "nvmlDeviceGetEnforcedPowerLimit", a->DeviceGetEnforcedPowerLimit(d, &x), 1000.0)
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_TEMP].on > 0) {
-        gpuprof__nv_temp tv;
+    GPUPROF__DEV_READ1(GPUPROF__DEV_SMCLK, "nvmlDeviceGetClockInfo", a->DeviceGetClockInfo(d, GPUPROF__NVML_CLOCK_SM, &x), 1)
+    GPUPROF__DEV_READ1(GPUPROF__DEV_MEMCLK, "nvmlDeviceGetClockInfo", a->DeviceGetClockInfo(d, GPUPROF__NVML_CLOCK_MEM, &x), 1)
+    GPUPROF__DEV_READ1(GPUPROF__DEV_POWER, "nvmlDeviceGetPowerUsage", a->DeviceGetPowerUsage(d, &x), 1000.0)     /* mW */
+    GPUPROF__DEV_READ1(GPUPROF__DEV_PLIMIT, "nvmlDeviceGetEnforcedPowerLimit", a->DeviceGetEnforcedPowerLimit(d, &x), 1000.0)
+    if (!gpuprof__dev.lost && c[GPUPROF__DEV_TEMP].on > 0) {
+        gpuprof__nvml_temp tv;
         memset(&tv, 0, sizeof tv);
         tv.version = (unsigned)sizeof tv | 1u << 24;      /* nvmlTemperature_v1 */
         rc = gpuprof__dev.temp_v ? GPUPROF__NVC("nvmlDeviceGetTemperatureV", a->DeviceGetTemperatureV(d, &tv))
                                  : GPUPROF__NVC("nvmlDeviceGetTemperature", a->DeviceGetTemperature(d, 0, &x));
-        gpuprof__dv_got(v, have, GPUPROF__DV_TEMP, rc, gpuprof__dev.temp_v ? (double)tv.temperature : (double)x, t_ns);
+        gpuprof__dev_got(v, have, GPUPROF__DEV_TEMP, rc, gpuprof__dev.temp_v ? (double)tv.temperature : (double)x, t_ns);
     }
-    if (!gpuprof__dev.lost && c[GPUPROF__DV_MEMUSED].on > 0) {
-        gpuprof__nv_mem m = { 0, 0, 0 };
+    if (!gpuprof__dev.lost && c[GPUPROF__DEV_MEMUSED].on > 0) {
+        gpuprof__nvml_mem m = { 0, 0, 0 };
         rc = GPUPROF__NVC("nvmlDeviceGetMemoryInfo", a->DeviceGetMemoryInfo(d, &m));
-        if (rc == GPUPROF__NV_OK) gpuprof__dev.mem_total = m.total;
-        gpuprof__dv_got(v, have, GPUPROF__DV_MEMUSED, rc, (double)m.used / 1048576.0, t_ns);
+        if (rc == GPUPROF__NVML_OK) gpuprof__dev.mem_total = m.total;
+        gpuprof__dev_got(v, have, GPUPROF__DEV_MEMUSED, rc, (double)m.used / 1048576.0, t_ns);
     }
     if (!gpuprof__dev.lost && gpuprof__dev.why_on > 0) {
         rc = gpuprof__dev.why_on == 1 ? GPUPROF__NVC("nvmlDeviceGetCurrentClocksEventReasons", a->DeviceGetCurrentClocksEventReasons(d, why))
                                       : GPUPROF__NVC("nvmlDeviceGetCurrentClocksThrottleReasons", a->DeviceGetCurrentClocksThrottleReasons(d, why));
-        if (rc == GPUPROF__NV_OK) *why_ok = 1;
-        else gpuprof__dv_fail(-1, -1, gpuprof__dev.why_on == 1 ? "nvmlDeviceGetCurrentClocksEventReasons" : "nvmlDeviceGetCurrentClocksThrottleReasons", rc, t_ns);
+        if (rc == GPUPROF__NVML_OK) *why_ok = 1;
+        else gpuprof__dev_fail(-1, -1, gpuprof__dev.why_on == 1 ? "nvmlDeviceGetCurrentClocksEventReasons" : "nvmlDeviceGetCurrentClocksThrottleReasons", rc, t_ns);
     }
-    if (!gpuprof__dev.lost) gpuprof__dv_read_gpm(v, have, t_ns);
+    if (!gpuprof__dev.lost) gpuprof__dev_read_gpm(v, have, t_ns);
 }
-#undef GPUPROF__DV_READ1
+#undef GPUPROF__DEV_READ1
 
 /* One pass on the reader (or a test's thread): every counter read with no
    lock held, then under gpuprof__dev_mu into the trace, the totals, the run
    over time and the phase open then. A pass whose calls NVML stopped
    answering in keeps nothing. */
 static void gpuprof__dev_sample(void) {
-    double v[GPUPROF__DV_N];
-    int have[GPUPROF__DV_N], why_ok = 0, k, any = 0;
+    double v[GPUPROF__DEV_N];
+    int have[GPUPROF__DEV_N], why_ok = 0, k, any = 0;
     unsigned long long why = 0;
     uint64_t ticks = gpuprof__ticks(), base = GPUPROF__LD(&gpuprof__clock.base), t_ns;
-    uint32_t phase = gpuprof__dv_phase_now();        /* before dev_mu: it takes gpuprof__lock */
+    uint32_t phase = gpuprof__dev_phase_now();        /* before dev_mu: it takes gpuprof__lock */
     t_ns = ticks > base ? gpuprof__ticks_to_ns(ticks - base) : 0;
     memset(have, 0, sizeof have);
-    if (!GPUPROF__LDA(&gpuprof__dev.on) || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__nvr.hung)) return;
-    gpuprof__dv_read(v, have, &why, &why_ok, t_ns);
-    for (k = 0; k < GPUPROF__DV_N; k++) any |= have[k];
+    if (!GPUPROF__LDA(&gpuprof__dev.on) || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__dev_reader.hung)) return;
+    gpuprof__dev_read(v, have, &why, &why_ok, t_ns);
+    for (k = 0; k < GPUPROF__DEV_N; k++) any |= have[k];
     pthread_mutex_lock(&gpuprof__dev_mu);
-    if (!gpuprof__dev.on || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__nvr.hung) || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    if (!gpuprof__dev.on || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__dev_reader.hung) || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
     gpuprof__dev.samples++;
     if (why_ok) {
         gpuprof__dev.nwhy++;
-        for (k = 0; k < GPUPROF__DV_WHY; k++) if (why & gpuprof__dv_why[k].bits) gpuprof__dev.why[k]++;
+        for (k = 0; k < GPUPROF__DEV_WHY; k++) if (why & gpuprof__dev_why[k].bits) gpuprof__dev.why[k]++;
     }
-    for (k = 0; k < GPUPROF__DV_N; k++) {
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
         if (!have[k]) continue;
-        gpuprof__dv_value(&gpuprof__dev.c[k], v[k]);
+        gpuprof__dev_value(&gpuprof__dev.c[k], v[k]);
         if (gpuprof__dev.tracer && GPUPROF__LD(&gpuprof__g.trace_on)) {
             uint64_t u;
             memcpy(&u, &v[k], sizeof u);
             gpuprof__trace_put(gpuprof__dev.tracer, GPUPROF__EV_COUNTER, gpuprof__dev.c[k].id, 0, ticks - gpuprof__dev.tracer->base, u);
         }
     }
-    gpuprof__dv_point(t_ns, v, have, why, why_ok);
-    gpuprof__dv_phase_add(gpuprof__dev.ph, &gpuprof__dev.nph, phase, v, have);
+    gpuprof__dev_point(t_ns, v, have, why, why_ok);
+    gpuprof__dev_phase_add(gpuprof__dev.ph, &gpuprof__dev.nph, phase, v, have);
     if (gpuprof__dev.recent) {
-        gpuprof__dsample *r = &gpuprof__dev.recent[gpuprof__dev.nrecent++ % GPUPROF__DV_RECENT];
+        gpuprof__dev_recent_sample *r = &gpuprof__dev.recent[gpuprof__dev.nrecent++ % GPUPROF__DEV_RECENT];
         r->t = t_ns;
         r->have = 0;
-        for (k = 0; k < GPUPROF__DV_N; k++) { r->v[k] = (float)v[k]; if (have[k]) r->have |= 1u << k; }
+        for (k = 0; k < GPUPROF__DEV_N; k++) { r->v[k] = (float)v[k]; if (have[k]) r->have |= 1u << k; }
     }
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
@@ -3238,10 +3238,10 @@ static void gpuprof__dev_sample(void) {
    freed. */
 static void gpuprof__dev_clear(void) {
     int k;
-    for (k = 0; k < GPUPROF__DV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
+    for (k = 0; k < GPUPROF__DEV_N; k++) { GPUPROF_FREE(gpuprof__dev.c[k].val); GPUPROF_FREE(gpuprof__dev.c[k].cnt); }
     GPUPROF_FREE(gpuprof__dev.pt);
-    if (!GPUPROF__LDA(&gpuprof__nvr.hung)) GPUPROF_FREE(gpuprof__dev.gpm_get);
-    else if (gpuprof__dev.gpm_get) gpuprof__nvr.left = gpuprof__dev.gpm_get;
+    if (!GPUPROF__LDA(&gpuprof__dev_reader.hung)) GPUPROF_FREE(gpuprof__dev.gpm_get);
+    else if (gpuprof__dev.gpm_get) gpuprof__dev_reader.left = gpuprof__dev.gpm_get;
     GPUPROF_FREE(gpuprof__dev.recent);
     gpuprof__dev.recent = NULL;
     gpuprof__dev.nrecent = 0;
@@ -3252,7 +3252,7 @@ static void gpuprof__dev_clear(void) {
     memset(gpuprof__dev.why, 0, sizeof gpuprof__dev.why);
     gpuprof__dev.pt = NULL;
     gpuprof__dev.gpm_get = NULL;
-    if (!GPUPROF__LDA(&gpuprof__nvr.hung)) gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;   /* else NVML's, never freed */
+    if (!GPUPROF__LDA(&gpuprof__dev_reader.hung)) gpuprof__dev.gpm_s[0] = gpuprof__dev.gpm_s[1] = NULL;   /* else NVML's, never freed */
     gpuprof__dev.npt = gpuprof__dev.nph = 0;
     gpuprof__dev.per_pt = 1;
     gpuprof__dev.samples = gpuprof__dev.nwhy = gpuprof__dev.outside = gpuprof__dev.lost_at = 0;
@@ -3279,7 +3279,7 @@ static int gpuprof__dev_want(int off) {
     gpuprof__dev.every_ms = every == 0 ? 100 : every < 10 && every > 0 ? 10 : every;
     pthread_mutex_unlock(&gpuprof__dev_mu);
     if (off || every < 0) return 0;
-    if (GPUPROF__LDA(&gpuprof__nvr.hung)) {
+    if (GPUPROF__LDA(&gpuprof__dev_reader.hung)) {
         if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: NVML stopped answering earlier in this process, and gpuprof does not call it again");
         return 0;
     }
@@ -3295,13 +3295,13 @@ static int gpuprof__dev_want(int off) {
    asked). */
 static int gpuprof__dev_gpm_open(int *rc) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
-    gpuprof__nv_gpm_support sup = { 1, 0 };
+    gpuprof__nvml_gpm_support sup = { 1, 0 };
     *rc = -1;
     if (!a->GpmQueryDeviceSupport || !a->GpmSampleAlloc || !a->GpmSampleFree || !a->GpmSampleGet || !a->GpmMetricsGet) return 0;
-    if ((*rc = GPUPROF__NVC("nvmlGpmQueryDeviceSupport", a->GpmQueryDeviceSupport(gpuprof__dev.dev, &sup))) != GPUPROF__NV_OK || !sup.supported) return 0;
-    if ((gpuprof__dev.gpm_get = (gpuprof__nv_gpm_get *)gpuprof__zalloc(sizeof *gpuprof__dev.gpm_get)) == NULL) return 0;
-    if (GPUPROF__NVC("nvmlGpmSampleAlloc", a->GpmSampleAlloc(&gpuprof__dev.gpm_s[0])) != GPUPROF__NV_OK) return 0;
-    if (GPUPROF__NVC("nvmlGpmSampleAlloc", a->GpmSampleAlloc(&gpuprof__dev.gpm_s[1])) == GPUPROF__NV_OK) return 1;
+    if ((*rc = GPUPROF__NVC("nvmlGpmQueryDeviceSupport", a->GpmQueryDeviceSupport(gpuprof__dev.dev, &sup))) != GPUPROF__NVML_OK || !sup.supported) return 0;
+    if ((gpuprof__dev.gpm_get = (gpuprof__nvml_gpm_get *)gpuprof__zalloc(sizeof *gpuprof__dev.gpm_get)) == NULL) return 0;
+    if (GPUPROF__NVC("nvmlGpmSampleAlloc", a->GpmSampleAlloc(&gpuprof__dev.gpm_s[0])) != GPUPROF__NVML_OK) return 0;
+    if (GPUPROF__NVC("nvmlGpmSampleAlloc", a->GpmSampleAlloc(&gpuprof__dev.gpm_s[1])) == GPUPROF__NVML_OK) return 1;
     GPUPROF__NVC("nvmlGpmSampleFree", a->GpmSampleFree(gpuprof__dev.gpm_s[0]));
     gpuprof__dev.gpm_s[0] = NULL;
     return 0;
@@ -3314,28 +3314,28 @@ static int gpuprof__dev_caps(void) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     const char *want_gpm = getenv("GPUPROF_DEVICE_GPM");
     int k, rc = -1, any = 0;
-    int has[GPUPROF__DV_FIRST_GPM];
-    has[GPUPROF__DV_UTIL] = has[GPUPROF__DV_MEMUTIL] = a->DeviceGetUtilizationRates != NULL;
-    has[GPUPROF__DV_SMCLK] = has[GPUPROF__DV_MEMCLK] = a->DeviceGetClockInfo != NULL;
-    has[GPUPROF__DV_POWER] = a->DeviceGetPowerUsage != NULL;
-    has[GPUPROF__DV_PLIMIT] = a->DeviceGetEnforcedPowerLimit != NULL;
-    has[GPUPROF__DV_TEMP] = a->DeviceGetTemperatureV != NULL || a->DeviceGetTemperature != NULL;
-    has[GPUPROF__DV_MEMUSED] = a->DeviceGetMemoryInfo != NULL;
-    for (k = 0; k < GPUPROF__DV_FIRST_GPM; k++) any |= gpuprof__dev.c[k].on = has[k];
+    int has[GPUPROF__DEV_FIRST_GPM];
+    has[GPUPROF__DEV_UTIL] = has[GPUPROF__DEV_MEMUTIL] = a->DeviceGetUtilizationRates != NULL;
+    has[GPUPROF__DEV_SMCLK] = has[GPUPROF__DEV_MEMCLK] = a->DeviceGetClockInfo != NULL;
+    has[GPUPROF__DEV_POWER] = a->DeviceGetPowerUsage != NULL;
+    has[GPUPROF__DEV_PLIMIT] = a->DeviceGetEnforcedPowerLimit != NULL;
+    has[GPUPROF__DEV_TEMP] = a->DeviceGetTemperatureV != NULL || a->DeviceGetTemperature != NULL;
+    has[GPUPROF__DEV_MEMUSED] = a->DeviceGetMemoryInfo != NULL;
+    for (k = 0; k < GPUPROF__DEV_FIRST_GPM; k++) any |= gpuprof__dev.c[k].on = has[k];
     gpuprof__dev.temp_v = a->DeviceGetTemperatureV != NULL;
     gpuprof__dev.why_on = a->DeviceGetCurrentClocksEventReasons ? 1 : a->DeviceGetCurrentClocksThrottleReasons ? 2 : 0;
     if (a->DeviceGetMaxClockInfo) {
-        if (GPUPROF__NVC("nvmlDeviceGetMaxClockInfo", a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_SM, &gpuprof__dev.max_sm)) != GPUPROF__NV_OK) gpuprof__dev.max_sm = 0;
-        if (GPUPROF__NVC("nvmlDeviceGetMaxClockInfo", a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NV_CLOCK_MEM, &gpuprof__dev.max_mem)) != GPUPROF__NV_OK) gpuprof__dev.max_mem = 0;
+        if (GPUPROF__NVC("nvmlDeviceGetMaxClockInfo", a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NVML_CLOCK_SM, &gpuprof__dev.max_sm)) != GPUPROF__NVML_OK) gpuprof__dev.max_sm = 0;
+        if (GPUPROF__NVC("nvmlDeviceGetMaxClockInfo", a->DeviceGetMaxClockInfo(gpuprof__dev.dev, GPUPROF__NVML_CLOCK_MEM, &gpuprof__dev.max_mem)) != GPUPROF__NVML_OK) gpuprof__dev.max_mem = 0;
     }
-    if (!a->DeviceGetName || GPUPROF__NVC("nvmlDeviceGetName", a->DeviceGetName(gpuprof__dev.dev, gpuprof__dev.name, sizeof gpuprof__dev.name)) != GPUPROF__NV_OK)
+    if (!a->DeviceGetName || GPUPROF__NVC("nvmlDeviceGetName", a->DeviceGetName(gpuprof__dev.dev, gpuprof__dev.name, sizeof gpuprof__dev.name)) != GPUPROF__NVML_OK)
         gpuprof__dev.name[0] = 0;
     gpuprof__dev.name[sizeof gpuprof__dev.name - 1] = 0;
     gpuprof__dev.gpm = gpuprof__dev_gpm_open(&rc);
-    for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) gpuprof__dev.c[k].on = gpuprof__dev.gpm > 0;
+    for (k = GPUPROF__DEV_FIRST_GPM; k < GPUPROF__DEV_N; k++) gpuprof__dev.c[k].on = gpuprof__dev.gpm > 0;
     if (gpuprof__dev.gpm <= 0 && want_gpm && !strcmp(want_gpm, "1"))
         gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u gives no GPM metrics (%s): SM, tensor and DRAM activity are not sampled (GPM needs Hopper or later and a recent driver)",
-                      gpuprof__dev.index, !a->GpmQueryDeviceSupport ? "this NVML has no GPM calls" : rc != GPUPROF__NV_OK && rc != -1 ? gpuprof__nvml_error(rc) : "not supported on this GPU");
+                      gpuprof__dev.index, !a->GpmQueryDeviceSupport ? "this NVML has no GPM calls" : rc != GPUPROF__NVML_OK && rc != -1 ? gpuprof__nvml_error(rc) : "not supported on this GPU");
     return any || gpuprof__dev.why_on || gpuprof__dev.gpm > 0;
 }
 
@@ -3348,9 +3348,9 @@ static void gpuprof__dev_open(void) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     gpuprof__thread *tr;
     int rc, k;
-    if ((rc = GPUPROF__NVC("nvmlInit_v2", a->Init_v2())) != GPUPROF__NV_OK) {
+    if ((rc = GPUPROF__NVC("nvmlInit_v2", a->Init_v2())) != GPUPROF__NVML_OK) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "nvmlInit failed (%s)%s", gpuprof__nvml_error(rc),
-                 rc == GPUPROF__NV_DRIVER_NOT_LOADED ? ": no NVIDIA driver is loaded" : "");
+                 rc == GPUPROF__NVML_DRIVER_NOT_LOADED ? ": no NVIDIA driver is loaded" : "");
     } else {
         gpuprof__dev.inited = 1;
         if (gpuprof__dev_pick() != 0) {
@@ -3364,20 +3364,20 @@ static void gpuprof__dev_open(void) {
         }
     }
     if (!gpuprof__dev.inited) {
-        if (gpuprof__dev.asked && rc != GPUPROF__NV_NOT_CALLED && !GPUPROF__LDA(&gpuprof__nvr.hung))
+        if (gpuprof__dev.asked && rc != GPUPROF__NVML_NOT_CALLED && !GPUPROF__LDA(&gpuprof__dev_reader.hung))
             gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.status);
         return;
     }
-    GPUPROF__ST(&gpuprof__nvr.index1, (int)gpuprof__dev.index + 1);
+    GPUPROF__ST(&gpuprof__dev_reader.index1, (int)gpuprof__dev.index + 1);
     pthread_mutex_lock(&gpuprof__dev_mu);
-    gpuprof__dev.pt = (gpuprof__dpoint *)gpuprof__alloc(GPUPROF__DV_POINTS * sizeof *gpuprof__dev.pt);
+    gpuprof__dev.pt = (gpuprof__dev_interval *)gpuprof__alloc(GPUPROF__DEV_POINTS * sizeof *gpuprof__dev.pt);
 #ifdef GPUPROF_CUDA
-    gpuprof__dev.recent = (gpuprof__dsample *)gpuprof__alloc(GPUPROF__DV_RECENT * sizeof *gpuprof__dev.recent);
+    gpuprof__dev.recent = (gpuprof__dev_recent_sample *)gpuprof__alloc(GPUPROF__DEV_RECENT * sizeof *gpuprof__dev.recent);
 #endif
     pthread_mutex_unlock(&gpuprof__dev_mu);
-    for (k = 0; k < GPUPROF__DV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
+    for (k = 0; k < GPUPROF__DEV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
         char name[96];
-        snprintf(name, sizeof name, "GPU %u %s (%s)", gpuprof__dev.index, gpuprof__dv_info[k].name, gpuprof__dv_info[k].unit);
+        snprintf(name, sizeof name, "GPU %u %s (%s)", gpuprof__dev.index, gpuprof__dev_info[k].name, gpuprof__dev_info[k].unit);
         if (gpuprof__dev.c[k].on > 0) gpuprof__dev.c[k].id = gpuprof__intern(name);
     }
     pthread_mutex_lock(&gpuprof__lock);
@@ -3404,13 +3404,13 @@ static void gpuprof__dev_shut(void) {
     GPUPROF__ST(&gpuprof__dev.on, 0);
     pthread_mutex_unlock(&gpuprof__dev_mu);
     for (k = 0; k < 2; k++)
-        if (gpuprof__dev.gpm_s[k] && GPUPROF__NVC("nvmlGpmSampleFree", a->GpmSampleFree(gpuprof__dev.gpm_s[k])) != GPUPROF__NV_NOT_CALLED) gpuprof__dev.gpm_s[k] = NULL;
-    if (gpuprof__dev.inited && GPUPROF__NVC("nvmlShutdown", a->Shutdown()) != GPUPROF__NV_NOT_CALLED) gpuprof__dev.inited = 0;
+        if (gpuprof__dev.gpm_s[k] && GPUPROF__NVC("nvmlGpmSampleFree", a->GpmSampleFree(gpuprof__dev.gpm_s[k])) != GPUPROF__NVML_NOT_CALLED) gpuprof__dev.gpm_s[k] = NULL;
+    if (gpuprof__dev.inited && GPUPROF__NVC("nvmlShutdown", a->Shutdown()) != GPUPROF__NVML_NOT_CALLED) gpuprof__dev.inited = 0;
 }
 
 /* The reader: opens NVML, samples every every_ms until stopped, lets NVML
    go. It is gpuprof's: its CPU samples and ranges are not the program's. */
-static void *gpuprof__nvr_main(void *arg) {
+static void *gpuprof__dev_reader_main(void *arg) {
     uint64_t period = (uint64_t)(gpuprof__dev.every_ms * 1e6), next;
     (void)arg;
     gpuprof__own_thread();
@@ -3418,56 +3418,56 @@ static void *gpuprof__nvr_main(void *arg) {
         if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.load_error);
     } else gpuprof__dev_open();                     /* NVML's init takes a while: here, not in the program's first range */
     next = gpuprof__mono_ns() + period;
-    pthread_mutex_lock(&gpuprof__nvr_mu);
-    while (!gpuprof__nvr.stop && GPUPROF__LDA(&gpuprof__dev.on) && !GPUPROF__LDA(&gpuprof__nvr.hung)) {
+    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    while (!gpuprof__dev_reader.stop && GPUPROF__LDA(&gpuprof__dev.on) && !GPUPROF__LDA(&gpuprof__dev_reader.hung)) {
         uint64_t now = gpuprof__mono_ns();
         if (now >= next) {
-            pthread_mutex_unlock(&gpuprof__nvr_mu);
+            pthread_mutex_unlock(&gpuprof__dev_reader_mu);
             gpuprof__dev_sample();
-            pthread_mutex_lock(&gpuprof__nvr_mu);
+            pthread_mutex_lock(&gpuprof__dev_reader_mu);
             now = gpuprof__mono_ns();
             while (next <= now) next += period;     /* a late pass is not made up for */
             continue;
         }
-        gpuprof__cond_wait_ns(&gpuprof__nvr_cond, &gpuprof__nvr_mu, next - now);
+        gpuprof__cond_wait_ns(&gpuprof__dev_reader_cond, &gpuprof__dev_reader_mu, next - now);
     }
-    pthread_mutex_unlock(&gpuprof__nvr_mu);
+    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
     gpuprof__dev_shut();
-    pthread_mutex_lock(&gpuprof__nvr_mu);
-    gpuprof__nvr.done = 1;
-    pthread_cond_broadcast(&gpuprof__nvr_cond);
-    pthread_mutex_unlock(&gpuprof__nvr_mu);
+    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    gpuprof__dev_reader.done = 1;
+    pthread_cond_broadcast(&gpuprof__dev_reader_cond);
+    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
     return NULL;
 }
 
 /* At a session's start, with telemetry wanted (gpuprof__dev_want). */
 static void gpuprof__dev_start(void) {
-    gpuprof__nvr.stop = gpuprof__nvr.done = 0;
-    GPUPROF__ST(&gpuprof__nvr.t0, gpuprof__mono_ns());
-    GPUPROF__ST(&gpuprof__nvr.running, gpuprof__spawn(&gpuprof__nvr.th, gpuprof__nvr_main) == 0);
-    if (!gpuprof__nvr.running) gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for device telemetry; the device is not sampled");
+    gpuprof__dev_reader.stop = gpuprof__dev_reader.done = 0;
+    GPUPROF__ST(&gpuprof__dev_reader.t0, gpuprof__mono_ns());
+    GPUPROF__ST(&gpuprof__dev_reader.running, gpuprof__spawn(&gpuprof__dev_reader.th, gpuprof__dev_reader_main) == 0);
+    if (!gpuprof__dev_reader.running) gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for device telemetry; the device is not sampled");
 }
 
 /* At shutdown, before the outputs: the reader stops. One blocked in NVML
-   is waited for GPUPROF__NV_WAIT_NS at most, then left where it is. */
+   is waited for GPUPROF__NVML_WAIT_NS at most, then left where it is. */
 static void gpuprof__dev_stop(void) {
     int done;
-    if (!GPUPROF__LD(&gpuprof__nvr.running)) return;
-    pthread_mutex_lock(&gpuprof__nvr_mu);
-    gpuprof__nvr.stop = 1;
-    pthread_cond_broadcast(&gpuprof__nvr_cond);
-    if (!gpuprof__nvr.done && !GPUPROF__LDA(&gpuprof__nvr.hung)) {
-        uint64_t until = gpuprof__mono_ns() + GPUPROF__NV_WAIT_NS, now;
-        while (!gpuprof__nvr.done && (now = gpuprof__mono_ns()) < until) gpuprof__cond_wait_ns(&gpuprof__nvr_cond, &gpuprof__nvr_mu, until - now);
+    if (!GPUPROF__LD(&gpuprof__dev_reader.running)) return;
+    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    gpuprof__dev_reader.stop = 1;
+    pthread_cond_broadcast(&gpuprof__dev_reader_cond);
+    if (!gpuprof__dev_reader.done && !GPUPROF__LDA(&gpuprof__dev_reader.hung)) {
+        uint64_t until = gpuprof__mono_ns() + GPUPROF__NVML_WAIT_NS, now;
+        while (!gpuprof__dev_reader.done && (now = gpuprof__mono_ns()) < until) gpuprof__cond_wait_ns(&gpuprof__dev_reader_cond, &gpuprof__dev_reader_mu, until - now);
     }
-    done = gpuprof__nvr.done;
-    pthread_mutex_unlock(&gpuprof__nvr_mu);
-    if (done) pthread_join(gpuprof__nvr.th, NULL);
+    done = gpuprof__dev_reader.done;
+    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
+    if (done) pthread_join(gpuprof__dev_reader.th, NULL);
     else {
-        gpuprof__nv_hung(1);                        /* waited for: it stopped answering, however long its call has been */
-        pthread_detach(gpuprof__nvr.th);
+        gpuprof__nvml_hung(1);                        /* waited for: it stopped answering, however long its call has been */
+        pthread_detach(gpuprof__dev_reader.th);
     }
-    GPUPROF__ST(&gpuprof__nvr.running, 0);
+    GPUPROF__ST(&gpuprof__dev_reader.running, 0);
 }
 
 /* At shutdown, once the reader has stopped and the outputs are written:
@@ -3483,34 +3483,38 @@ static void gpuprof__dev_close(void) {
    while it ran, the mean DRAM bandwidth utilization against the highest
    mean compute activity (tensor, FP32, FP16). 1 memory-bound, 2
    compute-bound, 0 not measured (no GPM, under 2 samples of both, or both
-   under GPUPROF__DV_CLASS_MIN %: neither bounds it). */
-#define GPUPROF__DV_CLASS_MIN 20.0
+   under GPUPROF__DEV_CLASS_MIN %: neither bounds it). */
+#define GPUPROF__DEV_CLASS_MIN 20.0
 /* The samples taken while outermost range name_id ran (NULL: none): in its
    GPU windows where it has a GPU part, else in its CPU windows. */
-static const gpuprof__dphase *gpuprof__dv_phase_of(uint32_t name_id) {
+static const gpuprof__dev_phase_sums *gpuprof__dev_phase_of(uint32_t name_id) {
     uint32_t i;
     for (i = 0; i < gpuprof__dev.ngph; i++) if (gpuprof__dev.gph[i].name_id == name_id && gpuprof__dev.gph[i].n) return &gpuprof__dev.gph[i];
     for (i = 0; i < gpuprof__dev.nph; i++) if (gpuprof__dev.ph[i].name_id == name_id && gpuprof__dev.ph[i].n) return &gpuprof__dev.ph[i];
     return NULL;
 }
 
-static int gpuprof__dv_class(uint32_t name_id, double *dram, double *comp) {   /* under gpuprof__dev_mu */
-    static const int act[3] = { GPUPROF__DV_TENSOR, GPUPROF__DV_FP32, GPUPROF__DV_FP16 };
-    const gpuprof__dphase *p = gpuprof__dv_phase_of(name_id);
+static int gpuprof__dev_class_locked(uint32_t name_id, double *dram, double *comp) {   /* under gpuprof__dev_mu */
+    static const int act[3] = { GPUPROF__DEV_TENSOR, GPUPROF__DEV_FP32, GPUPROF__DEV_FP16 };
+    const gpuprof__dev_phase_sums *p = gpuprof__dev_phase_of(name_id);
     double m = -1, c = -1;
     int k, cls = 0;
-    if (p && p->cnt[GPUPROF__DV_DRAM] >= 2) m = p->sum[GPUPROF__DV_DRAM] / p->cnt[GPUPROF__DV_DRAM];
+    if (p && p->cnt[GPUPROF__DEV_DRAM] >= 2) m = p->sum[GPUPROF__DEV_DRAM] / p->cnt[GPUPROF__DEV_DRAM];
     for (k = 0; p && k < 3; k++)
         if (p->cnt[act[k]] >= 2 && p->sum[act[k]] / p->cnt[act[k]] > c) c = p->sum[act[k]] / p->cnt[act[k]];
-    if (m >= 0 && c >= 0 && (m >= GPUPROF__DV_CLASS_MIN || c >= GPUPROF__DV_CLASS_MIN)) cls = m >= c ? 1 : 2;
+    if (m >= 0 && c >= 0 && (m >= GPUPROF__DEV_CLASS_MIN || c >= GPUPROF__DEV_CLASS_MIN)) cls = m >= c ? 1 : 2;
     if (dram) *dram = m;
     if (comp) *comp = c;
     return cls;
-}static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
+}
+
+/* The class the device's counters measured for a phase (1 memory, 2 compute,
+   0 unknown: no sample, or activity too low to tell), for the verdict. */
+static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
     int cls;
     if (!GPUPROF__LD(&gpuprof__dev.samples)) return 0;
     pthread_mutex_lock(&gpuprof__dev_mu);
-    cls = gpuprof__dv_class(name_id, dram, comp);
+    cls = gpuprof__dev_class_locked(name_id, dram, comp);
     pthread_mutex_unlock(&gpuprof__dev_mu);
     return cls;
 }
@@ -3673,8 +3677,8 @@ static int gpuprof__tensor_cores(const char *name) {
 #endif /* GPUPROF_CUDA */
 
 /* ----------------------------------------------------------------------
-   Kernel capture, part 1: the CUPTI seam and the capture's state (CUDA
-   builds, opt-in: GPUPROF_KERNELS=1; SPEC 13)
+   Kernel capture: CUPTI -- its seam and the capture's state (CUDA builds,
+   opt-in: GPUPROF_KERNELS=1; SPEC 13)
    What ran on the GPU inside each range -- kernels, copies, memsets,
    synchronizations -- from CUPTI's Activity API, loaded with dlopen at init
    (no build-time dependency) and reached only through the seam below.
@@ -4723,8 +4727,9 @@ static void gpuprof__gpu_drain(void) {}
 #endif
 
 /* ----------------------------------------------------------------------
-   Kernel capture, part 2: CUPTI's records read into the kernel, transfer and
-   synchronization tables and the ranges' GPU spans; a range's push and pop.
+   Kernel capture: the records -- CUPTI's records read into the kernel,
+   transfer and synchronization tables and the ranges' GPU spans; a range's
+   push and pop.
    ---------------------------------------------------------------------- */
 #ifdef GPUPROF_CUDA
 static void gpuprof__kc_settle_now(void);     /* the buffer callbacks settle steps; defined with the fold */
@@ -5892,9 +5897,9 @@ static struct {
     double hz;                             /* asked */
     uint64_t timers;                       /* timers made so far */
     char why[192];                         /* asked but not running: why */
-} gpuprof__smpg;
-#define GPUPROF__SMP_ON() GPUPROF__LD(&gpuprof__smpg.on)   /* sampling now (the sections below ask) */
-#define GPUPROF__SMP_ASKED() (gpuprof__smpg.hz > 0)        /* asked for this session */
+} gpuprof__smp_global;
+#define GPUPROF__SMP_ON() GPUPROF__LD(&gpuprof__smp_global.on)   /* sampling now (the sections below ask) */
+#define GPUPROF__SMP_ASKED() (gpuprof__smp_global.hz > 0)        /* asked for this session */
 
 /* Threads that record no range: their entries (filled by the keeper, section below). */
 #define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
@@ -5904,8 +5909,8 @@ static struct {
     char name[GPUPROF__SMP_FOREIGN][24];   /* /proc/self/task/TID/comm (16 bytes at most), else "thread TID" */
     uint32_t n;                            /* entries made (release: a report reads them) */
     uint64_t missed;                       /* threads found with the table full */
-} gpuprof__smpf;
-static pthread_mutex_t gpuprof__smpf_mu = PTHREAD_MUTEX_INITIALIZER;
+} gpuprof__smp_foreign;
+static pthread_mutex_t gpuprof__smp_foreign_mu = PTHREAD_MUTEX_INITIALIZER;
 
 #if GPUPROF__SAMPLER
 /* The interrupted PC, frame pointer and stack pointer. */
@@ -5926,9 +5931,9 @@ static void gpuprof__smp_regs(const void *ucv, uintptr_t *pc, uintptr_t *fp, uin
 /* Whether an address is in the code of a loaded object (one unloaded
    since keeps its entry: an address there is taken, never read). */
 static int gpuprof__smp_is_code(uintptr_t a) {
-    int i, n = GPUPROF__LDA(&gpuprof__smpg.ncode);
-    if (a < GPUPROF__LD(&gpuprof__smpg.code_min) || a >= GPUPROF__LD(&gpuprof__smpg.code_max)) return 0;
-    for (i = 0; i < n; i++) if (a >= gpuprof__smpg.code_lo[i] && a < gpuprof__smpg.code_hi[i]) return 1;
+    int i, n = GPUPROF__LDA(&gpuprof__smp_global.ncode);
+    if (a < GPUPROF__LD(&gpuprof__smp_global.code_min) || a >= GPUPROF__LD(&gpuprof__smp_global.code_max)) return 0;
+    for (i = 0; i < n; i++) if (a >= gpuprof__smp_global.code_lo[i] && a < gpuprof__smp_global.code_hi[i]) return 1;
     return 0;
 }
 
@@ -5954,21 +5959,21 @@ static void gpuprof__dl_code_span(const struct gpuprof__dlinfo *info, uintptr_t 
 
 static int gpuprof__smp_code_add(struct gpuprof__dlinfo *info, size_t size, void *data) {
     uintptr_t lo, hi;
-    int i, n = gpuprof__smpg.ncode;
+    int i, n = gpuprof__smp_global.ncode;
     (void)size; (void)data;
     gpuprof__dl_code_span(info, &lo, &hi);
     if (hi <= lo) return 0;
     for (i = 0; i < n; i++)                             /* known: the same object at the same place */
-        if (gpuprof__smpg.code_lo[i] == lo && gpuprof__smpg.code_hi[i] == hi &&
-            (gpuprof__smpg.code_path[i] ? info->name && !strcmp(gpuprof__smpg.code_path[i], info->name) : !(info->name && *info->name))) return 0;
-    if (n == (int)(sizeof gpuprof__smpg.code_lo / sizeof gpuprof__smpg.code_lo[0])) return 1;
-    gpuprof__smpg.code_lo[n] = lo;
-    gpuprof__smpg.code_hi[n] = hi;
-    gpuprof__smpg.code_bias[n] = info->addr;
-    gpuprof__smpg.code_path[n] = info->name && *info->name ? gpuprof__strdup(info->name) : NULL;
-    if (!n || lo < gpuprof__smpg.code_min) GPUPROF__ST(&gpuprof__smpg.code_min, lo);
-    if (hi > gpuprof__smpg.code_max) GPUPROF__ST(&gpuprof__smpg.code_max, hi);
-    GPUPROF__STR(&gpuprof__smpg.ncode, n + 1);          /* release: the entry before the count */
+        if (gpuprof__smp_global.code_lo[i] == lo && gpuprof__smp_global.code_hi[i] == hi &&
+            (gpuprof__smp_global.code_path[i] ? info->name && !strcmp(gpuprof__smp_global.code_path[i], info->name) : !(info->name && *info->name))) return 0;
+    if (n == (int)(sizeof gpuprof__smp_global.code_lo / sizeof gpuprof__smp_global.code_lo[0])) return 1;
+    gpuprof__smp_global.code_lo[n] = lo;
+    gpuprof__smp_global.code_hi[n] = hi;
+    gpuprof__smp_global.code_bias[n] = info->addr;
+    gpuprof__smp_global.code_path[n] = info->name && *info->name ? gpuprof__strdup(info->name) : NULL;
+    if (!n || lo < gpuprof__smp_global.code_min) GPUPROF__ST(&gpuprof__smp_global.code_min, lo);
+    if (hi > gpuprof__smp_global.code_max) GPUPROF__ST(&gpuprof__smp_global.code_max, hi);
+    GPUPROF__STR(&gpuprof__smp_global.ncode, n + 1);          /* release: the entry before the count */
     return 0;
 }
 static int gpuprof__smp_code_count(struct gpuprof__dlinfo *info, size_t size, void *data) {
@@ -5979,9 +5984,9 @@ static void gpuprof__smp_code(void) {
     unsigned long long adds = 0;
     pthread_mutex_lock(&gpuprof__smp_code_mu);
     gpuprof__dl_iterate_phdr(gpuprof__smp_code_count, &adds);
-    if (!adds || adds != gpuprof__smpg.code_adds) {
+    if (!adds || adds != gpuprof__smp_global.code_adds) {
         gpuprof__dl_iterate_phdr(gpuprof__smp_code_add, NULL);
-        gpuprof__smpg.code_adds = adds;
+        gpuprof__smp_global.code_adds = adds;
     }
     pthread_mutex_unlock(&gpuprof__smp_code_mu);
 }
@@ -5991,10 +5996,10 @@ static void gpuprof__smp_code(void) {
 static void gpuprof__smp_code_clear(void) {
     int i;
     pthread_mutex_lock(&gpuprof__smp_code_mu);
-    for (i = 0; i < gpuprof__smpg.ncode; i++) GPUPROF_FREE(gpuprof__smpg.code_path[i]);
-    GPUPROF__ST(&gpuprof__smpg.ncode, 0);
-    GPUPROF__ST(&gpuprof__smpg.code_max, (uintptr_t)0);
-    gpuprof__smpg.code_adds = 0;
+    for (i = 0; i < gpuprof__smp_global.ncode; i++) GPUPROF_FREE(gpuprof__smp_global.code_path[i]);
+    GPUPROF__ST(&gpuprof__smp_global.ncode, 0);
+    GPUPROF__ST(&gpuprof__smp_global.code_max, (uintptr_t)0);
+    gpuprof__smp_global.code_adds = 0;
     pthread_mutex_unlock(&gpuprof__smp_code_mu);
 }
 
@@ -6049,7 +6054,7 @@ static uint32_t gpuprof__smp_walk(const gpuprof__smp *m, const void *uc, uintptr
    Only the thread's own handler writes them (the signal is blocked while
    its handler runs); a slot's hash is published last. */
 static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const uintptr_t *st, uint32_t depth) {
-    uint32_t i, k, probe, gen = (uint32_t)GPUPROF__LDA(&gpuprof__smpg.ncode);
+    uint32_t i, k, probe, gen = (uint32_t)GPUPROF__LDA(&gpuprof__smp_global.ncode);
     uint64_t h = ((uint64_t)(uintptr_t)node * 0x9E3779B97F4A7C15ull ^ depth) + gen;
     for (i = 0; i < depth; i++) h = (h ^ (uint64_t)st[i]) * 0xBF58476D1CE4E5B9ull;
     h |= 1;                                /* 0: a free slot */
@@ -6080,7 +6085,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     gpuprof__thread *t = gpuprof__tls;
     gpuprof__smp *m;
     (void)sig;
-    if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smpg.on) && m->gen) {
+    if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smp_global.on) && m->gen) {
         uintptr_t st[GPUPROF__SMP_DEPTH];
         uint32_t d = t->depth, n;
         int k;
@@ -6093,7 +6098,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         GPUPROF__ST(&m->taken, m->taken + 1);
         k = gpuprof__smp_add(m, node, st, n);
 #if !defined(GPUPROF_CLOCK_FN)                /* a program's own clock may not be safe to read here */
-        if (k >= 0 && GPUPROF__LD(&gpuprof__smpg.trace)) {   /* and into the ring, for the trace */
+        if (k >= 0 && GPUPROF__LD(&gpuprof__smp_global.trace)) {   /* and into the ring, for the trace */
             uint64_t h = m->ring_head;
             if (h - GPUPROF__LDA(&m->ring_tail) < GPUPROF__SMP_RING) {
                 m->ring_ts[h % GPUPROF__SMP_RING] = gpuprof__ticks() - t->base;
@@ -6105,8 +6110,8 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         (void)k;
 #endif
         GPUPROF__STR(&m->busy, 0);
-    } else if (si && si->si_code == SI_TIMER && GPUPROF__LDA(&gpuprof__smpf.n) && (m = (gpuprof__smp *)si->si_value.sival_ptr) != NULL &&
-               GPUPROF__LD(&gpuprof__smpg.on) && GPUPROF__LD(&m->gen)) {
+    } else if (si && si->si_code == SI_TIMER && GPUPROF__LDA(&gpuprof__smp_foreign.n) && (m = (gpuprof__smp *)si->si_value.sival_ptr) != NULL &&
+               GPUPROF__LD(&gpuprof__smp_global.on) && GPUPROF__LD(&m->gen)) {
         /* a thread that records no range (an OpenMP worker, a pool's; the
            acquire of the entries' count makes the slots the keeper made
            before arming its timer visible): its samples go to the innermost
@@ -6126,7 +6131,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         }
         GPUPROF__ST(&m->taken, m->taken + 1);
         k = gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, st, n);
-        if (k >= 0 && GPUPROF__LD(&gpuprof__smpg.trace)) GPUPROF__ST(&m->trace_lost, m->trace_lost + 1);   /* kept, not in the trace */
+        if (k >= 0 && GPUPROF__LD(&gpuprof__smp_global.trace)) GPUPROF__ST(&m->trace_lost, m->trace_lost + 1);   /* kept, not in the trace */
         GPUPROF__STR(&m->busy, 0);
     }
     errno = saved;
@@ -6148,19 +6153,19 @@ static uint64_t gpuprof__smp_cpu_of(int tid) {
    /proc/self/task every GPUPROF__SMP_CHECK_NS, each given a timer on its
    CPU clock whose signal carries its slots (sigev_value), until it ends or
    the session does; gpuprof's own threads are left out, and a thread that
-   begins recording ranges takes its own timer over (gpuprof__smpf_drop).
+   begins recording ranges takes its own timer over (gpuprof__smp_foreign_drop).
    Its stack's bounds are found once a sample has seen its stack pointer
    (the mapping of /proc/self/maps that holds it); until then a sample is
    its PC alone. */
 
 #if GPUPROF__SAMPLER
 #include <dirent.h>
-/* Entry i's timer deleted, its CPU time so far added up (gpuprof__smpf_mu held). */
-static void gpuprof__smpf_stop(uint32_t i) {
-    gpuprof__smp *m = gpuprof__smpf.m[i];
+/* Entry i's timer deleted, its CPU time so far added up (gpuprof__smp_foreign_mu held). */
+static void gpuprof__smp_foreign_stop(uint32_t i) {
+    gpuprof__smp *m = gpuprof__smp_foreign.m[i];
     uint64_t now;
     if (!GPUPROF__LD(&m->gen)) return;
-    timer_delete((timer_t)gpuprof__smpf.timer[i]);
+    timer_delete((timer_t)gpuprof__smp_foreign.timer[i]);
     GPUPROF__ST(&m->gen, 0);
     now = gpuprof__smp_cpu_of(m->tid);            /* 0 once the thread is gone: its time up to the last scan stays */
     if (now > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);
@@ -6168,68 +6173,68 @@ static void gpuprof__smpf_stop(uint32_t i) {
 
 /* A thread that now records ranges: the timer the keeper gave it stops (it
    starts its own). */
-static void gpuprof__smpf_drop(int tid) {
+static void gpuprof__smp_foreign_drop(int tid) {
     uint32_t i;
-    for (i = 0; i < gpuprof__smpf.n; i++)
-        if (gpuprof__smpf.m[i]->tid == tid) gpuprof__smpf_stop(i);
+    for (i = 0; i < gpuprof__smp_foreign.n; i++)
+        if (gpuprof__smp_foreign.m[i]->tid == tid) gpuprof__smp_foreign_stop(i);
 }
 
 /* A timer for thread tid, its signal carrying its new slots. */
-static void gpuprof__smpf_start(int tid) {
+static void gpuprof__smp_foreign_start(int tid) {
     gpuprof__smp *m;
     struct sigevent ev;
     struct itimerspec its;
     timer_t timer;
     char path[64];
     FILE *f;
-    uint32_t i = gpuprof__smpf.n;
-    double period = 1e9 / gpuprof__smpg.hz;
-    if (i == GPUPROF__SMP_FOREIGN) { gpuprof__smpf.missed++; return; }
+    uint32_t i = gpuprof__smp_foreign.n;
+    double period = 1e9 / gpuprof__smp_global.hz;
+    if (i == GPUPROF__SMP_FOREIGN) { gpuprof__smp_foreign.missed++; return; }
     if (!(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
     m->tid = tid;
     m->cpu0_ns = gpuprof__smp_cpu_of(tid);
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = gpuprof__smpg.signo;
+    ev.sigev_signo = gpuprof__smp_global.signo;
     ev.sigev_value.sival_ptr = m;
     ev._sigev_un._tid = tid;
     if (timer_create((clockid_t)((~(unsigned)tid << 3) | 6u), &ev, &timer) != 0) { GPUPROF_FREE(m); return; }   /* it ended meanwhile */
-    gpuprof__smpf.m[i] = m;
-    gpuprof__smpf.timer[i] = (uintptr_t)timer;
+    gpuprof__smp_foreign.m[i] = m;
+    gpuprof__smp_foreign.timer[i] = (uintptr_t)timer;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
-    snprintf(gpuprof__smpf.name[i], sizeof gpuprof__smpf.name[i], "thread %d", tid);
+    snprintf(gpuprof__smp_foreign.name[i], sizeof gpuprof__smp_foreign.name[i], "thread %d", tid);
     if ((f = fopen(path, "r")) != NULL) {
-        if (fgets(gpuprof__smpf.name[i], sizeof gpuprof__smpf.name[i], f)) gpuprof__smpf.name[i][strcspn(gpuprof__smpf.name[i], "\n")] = 0;
+        if (fgets(gpuprof__smp_foreign.name[i], sizeof gpuprof__smp_foreign.name[i], f)) gpuprof__smp_foreign.name[i][strcspn(gpuprof__smp_foreign.name[i], "\n")] = 0;
         fclose(f);
     }
-    GPUPROF__ST(&m->gen, GPUPROF__ADD(&gpuprof__smpg.timers, 1) + 1);
-    GPUPROF__STR(&gpuprof__smpf.n, i + 1);
+    GPUPROF__ST(&m->gen, GPUPROF__ADD(&gpuprof__smp_global.timers, 1) + 1);
+    GPUPROF__STR(&gpuprof__smp_foreign.n, i + 1);
     its.it_interval.tv_sec = (time_t)((uint64_t)period / 1000000000u);
     its.it_interval.tv_nsec = (long)((uint64_t)period % 1000000000u);
     its.it_value.tv_sec = 0;
     its.it_value.tv_nsec = 1;
-    if (timer_settime(timer, 0, &its, NULL) != 0) gpuprof__smpf_stop(i);
+    if (timer_settime(timer, 0, &its, NULL) != 0) gpuprof__smp_foreign_stop(i);
 }
 
 /* Whether thread tid is sampled already: it records ranges (its own timer), or has an entry. */
-static int gpuprof__smpf_known(int tid) {
+static int gpuprof__smp_foreign_known(int tid) {
     gpuprof__thread *t;
     uint32_t i;
     for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next)
         if (t->tid == tid && t->smp && GPUPROF__LD(&t->smp->gen)) return 1;
-    for (i = 0; i < gpuprof__smpf.n; i++)
-        if (gpuprof__smpf.m[i]->tid == tid && GPUPROF__LD(&gpuprof__smpf.m[i]->gen)) return 1;
+    for (i = 0; i < gpuprof__smp_foreign.n; i++)
+        if (gpuprof__smp_foreign.m[i]->tid == tid && GPUPROF__LD(&gpuprof__smp_foreign.m[i]->gen)) return 1;
     return 0;
 }
 
 /* The stacks whose bounds a sample asked for: the mappings holding the
    stack pointers seen. */
-static void gpuprof__smpf_stacks(void) {
+static void gpuprof__smp_foreign_stacks(void) {
     char line[512];
     FILE *f = NULL;
     uint32_t i;
-    for (i = 0; i < gpuprof__smpf.n; i++) {
-        gpuprof__smp *m = gpuprof__smpf.m[i];
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
+        gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         uintptr_t sp = GPUPROF__LD(&m->seen_sp);
         unsigned long long lo, hi;
         if (!sp || GPUPROF__LD(&m->stack_hi)) continue;
@@ -6248,7 +6253,7 @@ static void gpuprof__smpf_stacks(void) {
 /* Whether thread tid blocks the sampler's signal (SigBlk of its /proc
    status): one of gpuprof's (gpuprof__spawn), or a program's thread that
    asks not to be interrupted; either is left out. */
-static int gpuprof__smpf_blocks(int tid) {
+static int gpuprof__smp_foreign_blocks(int tid) {
     char path[64], line[128];
     unsigned long long mask = 0;
     int found = 0;
@@ -6257,69 +6262,69 @@ static int gpuprof__smpf_blocks(int tid) {
     if (!(f = fopen(path, "r"))) return 0;
     while (!found && fgets(line, sizeof line, f)) found = sscanf(line, "SigBlk: %llx", &mask) == 1;
     fclose(f);
-    return found && gpuprof__smpg.signo >= 1 && gpuprof__smpg.signo <= 64 && (mask >> (gpuprof__smpg.signo - 1) & 1);
+    return found && gpuprof__smp_global.signo >= 1 && gpuprof__smp_global.signo <= 64 && (mask >> (gpuprof__smp_global.signo - 1) & 1);
 }
 
 /* The keeper's look for threads that record no range: new ones get a
    timer, ended ones lose theirs. */
-static void gpuprof__smpf_scan(void) {
+static void gpuprof__smp_foreign_scan(void) {
     DIR *d;
     struct dirent *e;
     unsigned char alive[GPUPROF__SMP_FOREIGN];
     uint32_t i;
     if (!(d = opendir("/proc/self/task"))) return;
     memset(alive, 0, sizeof alive);
-    pthread_mutex_lock(&gpuprof__smpf_mu);
+    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
     while ((e = readdir(d)) != NULL) {
         int tid = atoi(e->d_name);
         if (tid <= 0 || gpuprof__is_own_tid(tid)) continue;
-        for (i = 0; i < gpuprof__smpf.n && gpuprof__smpf.m[i]->tid != tid; i++) {}
-        if (i < gpuprof__smpf.n) alive[i] = 1;
-        if (!gpuprof__smpf_known(tid) && GPUPROF__LD(&gpuprof__smpg.on) && !gpuprof__smpf_blocks(tid)) {
-            uint32_t before = gpuprof__smpf.n;
-            gpuprof__smpf_start(tid);
-            if (gpuprof__smpf.n > before) alive[before] = 1;
+        for (i = 0; i < gpuprof__smp_foreign.n && gpuprof__smp_foreign.m[i]->tid != tid; i++) {}
+        if (i < gpuprof__smp_foreign.n) alive[i] = 1;
+        if (!gpuprof__smp_foreign_known(tid) && GPUPROF__LD(&gpuprof__smp_global.on) && !gpuprof__smp_foreign_blocks(tid)) {
+            uint32_t before = gpuprof__smp_foreign.n;
+            gpuprof__smp_foreign_start(tid);
+            if (gpuprof__smp_foreign.n > before) alive[before] = 1;
         }
     }
     closedir(d);
-    for (i = 0; i < gpuprof__smpf.n; i++) {
-        gpuprof__smp *m = gpuprof__smpf.m[i];
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
+        gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         uint64_t now;
         if (!GPUPROF__LD(&m->gen)) continue;
-        if (!alive[i]) { gpuprof__smpf_stop(i); continue; }
+        if (!alive[i]) { gpuprof__smp_foreign_stop(i); continue; }
         if ((now = gpuprof__smp_cpu_of(m->tid)) > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);   /* its CPU time, were it to end */
     }
-    gpuprof__smpf_stacks();
-    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    gpuprof__smp_foreign_stacks();
+    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
 }
 #endif
 
 /* At a session's end, every such timer stopped; at the next one's start, the entries let go of. */
-static void gpuprof__smpf_stop_all(void) {
+static void gpuprof__smp_foreign_stop_all(void) {
 #if GPUPROF__SAMPLER
     uint32_t i;
-    pthread_mutex_lock(&gpuprof__smpf_mu);
-    for (i = 0; i < gpuprof__smpf.n; i++) gpuprof__smpf_stop(i);
-    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) gpuprof__smp_foreign_stop(i);
+    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
 #endif
 }
-static void gpuprof__smpf_clear(void) {
+static void gpuprof__smp_foreign_clear(void) {
     uint32_t i;
-    pthread_mutex_lock(&gpuprof__smpf_mu);
-    for (i = 0; i < gpuprof__smpf.n; i++) GPUPROF_FREE(gpuprof__smpf.m[i]);
-    GPUPROF__ST(&gpuprof__smpf.n, 0u);
-    gpuprof__smpf.missed = 0;
-    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) GPUPROF_FREE(gpuprof__smp_foreign.m[i]);
+    GPUPROF__ST(&gpuprof__smp_foreign.n, 0u);
+    gpuprof__smp_foreign.missed = 0;
+    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
 }
 
 /* GPUPROF_SAMPLE / cfg.sample_hz at a session's start: the signal and its
    handler, once per process; a program's own handler for that signal is
    left alone (one line: GPUPROF_SAMPLE_SIGNAL picks another). */
 static void gpuprof__smp_setup(double hz) {
-    gpuprof__smpf_clear();                 /* the last session's threads without ranges */
-    gpuprof__smpg.why[0] = 0;
-    gpuprof__smpg.hz = hz <= 0 ? 0 : hz <= 1 ? GPUPROF__SMP_HZ : hz;
-    if (gpuprof__smpg.hz <= 0) return;
+    gpuprof__smp_foreign_clear();                 /* the last session's threads without ranges */
+    gpuprof__smp_global.why[0] = 0;
+    gpuprof__smp_global.hz = hz <= 0 ? 0 : hz <= 1 ? GPUPROF__SMP_HZ : hz;
+    if (gpuprof__smp_global.hz <= 0) return;
 #if GPUPROF__SAMPLER
     {
         const char *v = getenv("GPUPROF_SAMPLE_SIGNAL");
@@ -6338,11 +6343,11 @@ static void gpuprof__smp_setup(double hz) {
             else if (!*end && x > 0 && x <= SIGRTMAX) signo = (int)x;
             else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE_SIGNAL='%.64s' is not a signal (a number, SIGPROF, SIGURG, SIGWINCH, SIGVTALRM, SIGUSR1, SIGUSR2 or SIGRTMIN+N); SIGPROF is used", v);
         }
-        if (gpuprof__smpg.installed && gpuprof__smpg.signo == signo) { GPUPROF__ST(&gpuprof__smpg.on, 1); return; }
+        if (gpuprof__smp_global.installed && gpuprof__smp_global.signo == signo) { GPUPROF__ST(&gpuprof__smp_global.on, 1); return; }
         if (sigaction(signo, NULL, &old) != 0) {
-            snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "signal %d cannot be handled here", signo);
+            snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "signal %d cannot be handled here", signo);
         } else if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
-            snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "the program handles signal %d (%s) itself: set GPUPROF_SAMPLE_SIGNAL to a free one "
+            snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "the program handles signal %d (%s) itself: set GPUPROF_SAMPLE_SIGNAL to a free one "
                      "(SIGRTMIN+3, say)", signo, signo == SIGPROF ? "SIGPROF" : "its own");
         } else {
             memset(&sa, 0, sizeof sa);
@@ -6350,19 +6355,19 @@ static void gpuprof__smp_setup(double hz) {
             sa.sa_flags = SA_SIGINFO | SA_RESTART;
             sigemptyset(&sa.sa_mask);
             if (sigaction(signo, &sa, NULL) == 0) {
-                gpuprof__smpg.installed = 1;
-                gpuprof__smpg.signo = signo;
-                GPUPROF__ST(&gpuprof__smpg.on, 1);
+                gpuprof__smp_global.installed = 1;
+                gpuprof__smp_global.signo = signo;
+                GPUPROF__ST(&gpuprof__smp_global.on, 1);
                 return;
             }
-            snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "sigaction(%d) failed: %s", signo, strerror(errno));
+            snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "sigaction(%d) failed: %s", signo, strerror(errno));
         }
     }
 #else
-    snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "this build has no sampler (it needs Linux on x86-64 or AArch64 with glibc, "
+    snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "this build has no sampler (it needs Linux on x86-64 or AArch64 with glibc, "
              "and the file defining GPUPROF_IMPLEMENTATION built in a POSIX C mode such as -std=gnu11)");
 #endif
-    gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples: %s", gpuprof__smpg.why);
+    gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples: %s", gpuprof__smp_global.why);
 }
 
 /* The calling thread's timer, started as it joins the session: its slots
@@ -6372,14 +6377,14 @@ static void gpuprof__smp_setup(double hz) {
    date (objects loaded since). */
 static void gpuprof__smp_thread_timer(gpuprof__thread *t);
 static void gpuprof__smp_thread_start(gpuprof__thread *t) {
-    if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
+    if (!GPUPROF__LD(&gpuprof__smp_global.on)) return;
     /* the keeper may have given it a timer while it recorded no range: its own replaces that one */
-    pthread_mutex_lock(&gpuprof__smpf_mu);
+    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
 #if GPUPROF__SAMPLER
-    gpuprof__smpf_drop(t->tid);
+    gpuprof__smp_foreign_drop(t->tid);
 #endif
     gpuprof__smp_thread_timer(t);
-    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
 }
 static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
 #if GPUPROF__SAMPLER
@@ -6389,7 +6394,7 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
     timer_t timer;
     pthread_attr_t attr;
     double period;
-    if (!GPUPROF__LD(&gpuprof__smpg.on) || (m && m->gen)) return;
+    if (!GPUPROF__LD(&gpuprof__smp_global.on) || (m && m->gen)) return;
     if (!m) {
         if (!(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
         GPUPROF__STR(&t->smp, m);
@@ -6407,13 +6412,13 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
     gpuprof__smp_code();
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = gpuprof__smpg.signo;
+    ev.sigev_signo = gpuprof__smp_global.signo;
     ev._sigev_un._tid = t->tid;
     if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples of thread %d: timer_create failed: %s", t->tid, strerror(errno));
         return;
     }
-    period = 1e9 / gpuprof__smpg.hz;
+    period = 1e9 / gpuprof__smp_global.hz;
     its.it_interval.tv_sec = (time_t)((uint64_t)period / 1000000000u);
     its.it_interval.tv_nsec = (long)((uint64_t)period % 1000000000u);
     /* The first expiry: a timer that started from zero would never fire in
@@ -6424,7 +6429,7 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
        thread its share); at lower rates a random phase within the period. */
     its.it_value.tv_sec = 0;
     its.it_value.tv_nsec = 1;
-    if (gpuprof__smpg.hz < 250) {
+    if (gpuprof__smp_global.hz < 250) {
         uint64_t phase = 1 + (gpuprof__mono_ns() * 0x9E3779B97F4A7C15ull >> 11) % (uint64_t)period;
         its.it_value.tv_sec = (time_t)(phase / 1000000000u);
         its.it_value.tv_nsec = (long)(phase % 1000000000u);
@@ -6432,7 +6437,7 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
     m->tid = t->tid;
     m->cpu0_ns = gpuprof__smp_cpu_of(0);
     t->smp_timer = (uintptr_t)timer;
-    GPUPROF__STR(&m->gen, GPUPROF__ADD(&gpuprof__smpg.timers, 1) + 1);   /* release: cpu0_ns and tid with it */
+    GPUPROF__STR(&m->gen, GPUPROF__ADD(&gpuprof__smp_global.timers, 1) + 1);   /* release: cpu0_ns and tid with it */
     if (timer_settime(timer, 0, &its, NULL) != 0) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples of thread %d: timer_settime failed: %s", t->tid, strerror(errno));
         timer_delete(timer);
@@ -6479,14 +6484,14 @@ static void gpuprof__smp_stop_all(void) {
     gpuprof__thread *t;
     uint32_t i;
     int spins;
-    if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
-    GPUPROF__ST(&gpuprof__smpg.on, 0);
+    if (!GPUPROF__LD(&gpuprof__smp_global.on)) return;
+    GPUPROF__ST(&gpuprof__smp_global.on, 0);
     for (t = gpuprof__g.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
-    gpuprof__smpf_stop_all();
+    gpuprof__smp_foreign_stop_all();
     for (t = gpuprof__g.threads; t; t = t->next)
         for (spins = 0; t->smp && GPUPROF__LDA(&t->smp->busy) && spins < 100000; spins++) {}
-    for (i = 0; i < GPUPROF__LD(&gpuprof__smpf.n); i++)
-        for (spins = 0; GPUPROF__LDA(&gpuprof__smpf.m[i]->busy) && spins < 100000; spins++) {}
+    for (i = 0; i < GPUPROF__LD(&gpuprof__smp_foreign.n); i++)
+        for (spins = 0; GPUPROF__LDA(&gpuprof__smp_foreign.m[i]->busy) && spins < 100000; spins++) {}
 }
 
 /* The sampler's signal as the program left it: gpuprof's handler, or one
@@ -6504,26 +6509,26 @@ static void gpuprof__smp_check(void) {
     gpuprof__thread *t;
     const char *what;
     int stopped = 0;
-    if (!GPUPROF__LD(&gpuprof__smpg.on)) return;
+    if (!GPUPROF__LD(&gpuprof__smp_global.on)) return;
     gpuprof__smp_code();                              /* objects loaded since: their return addresses are code too */
-    gpuprof__smpf_scan();                             /* threads that record no range */
-    if (!gpuprof__smpg.installed || sigaction(gpuprof__smpg.signo, NULL, &cur) != 0) return;
+    gpuprof__smp_foreign_scan();                             /* threads that record no range */
+    if (!gpuprof__smp_global.installed || sigaction(gpuprof__smp_global.signo, NULL, &cur) != 0) return;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == gpuprof__smp_handler) return;
     what = (cur.sa_flags & SA_SIGINFO) ? "installed a handler of its own for" : cur.sa_handler == SIG_DFL ? "reset to its default" :
            cur.sa_handler == SIG_IGN ? "set to be ignored" : "installed a handler of its own for";
     pthread_mutex_lock(&gpuprof__lock);
-    if (GPUPROF__LD(&gpuprof__smpg.on) && gpuprof__g.state == GPUPROF__RUNNING) {
-        GPUPROF__ST(&gpuprof__smpg.on, 0);
+    if (GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.state == GPUPROF__RUNNING) {
+        GPUPROF__ST(&gpuprof__smp_global.on, 0);
         for (t = gpuprof__g.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
-        gpuprof__smpg.installed = 0;                  /* a later session asks again */
-        snprintf(gpuprof__smpg.why, sizeof gpuprof__smpg.why, "the program %s signal %d after sampling began", what, gpuprof__smpg.signo);
+        gpuprof__smp_global.installed = 0;                  /* a later session asks again */
+        snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "the program %s signal %d after sampling began", what, gpuprof__smp_global.signo);
         stopped = 1;
     }
     pthread_mutex_unlock(&gpuprof__lock);
     if (stopped)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the program %s signal %d (%s), which gpuprof samples with: CPU sampling stopped there, the samples before it are kept "
                       "(set GPUPROF_SAMPLE_SIGNAL to a signal the program leaves alone: SIGURG, whose default is to ignore it, or SIGRTMIN+3)",
-                      what, gpuprof__smpg.signo, gpuprof__smpg.signo == SIGPROF ? "SIGPROF" : gpuprof__smpg.signo == SIGURG ? "SIGURG" : "GPUPROF_SAMPLE_SIGNAL");
+                      what, gpuprof__smp_global.signo, gpuprof__smp_global.signo == SIGPROF ? "SIGPROF" : gpuprof__smp_global.signo == SIGURG ? "SIGURG" : "GPUPROF_SAMPLE_SIGNAL");
 #endif
 }
 
@@ -6553,9 +6558,9 @@ static void gpuprof__smp_reset(void) {
         gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (m) gpuprof__smp_clear_one(m, t == gpuprof__tls);
     }
-    pthread_mutex_lock(&gpuprof__smpf_mu);                 /* and those of the threads that record no range */
-    for (i = 0; i < GPUPROF__LD(&gpuprof__smpf.n); i++) gpuprof__smp_clear_one(gpuprof__smpf.m[i], 0);
-    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    pthread_mutex_lock(&gpuprof__smp_foreign_mu);                 /* and those of the threads that record no range */
+    for (i = 0; i < GPUPROF__LD(&gpuprof__smp_foreign.n); i++) gpuprof__smp_clear_one(gpuprof__smp_foreign.m[i], 0);
+    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
 }
 
 /* ----------------------------------------------------------------------
@@ -6797,21 +6802,21 @@ static void gpuprof__sym_open(gpuprof__symtab *st) {
         gpuprof__dl_iterate_phdr(gpuprof__sym_module, st);
         live = st->n;
         pthread_mutex_lock(&gpuprof__smp_code_mu);
-        for (i = 0; i < gpuprof__smpg.ncode; i++) {
+        for (i = 0; i < gpuprof__smp_global.ncode; i++) {
             gpuprof__mod *m;
             void *na;
-            if (!gpuprof__smpg.code_path[i]) continue;
-            for (j = 0; j < live && !(st->mods[j].lo == gpuprof__smpg.code_lo[i] && st->mods[j].hi == gpuprof__smpg.code_hi[i] &&
-                                      !strcmp(st->mods[j].path, gpuprof__smpg.code_path[i])); j++) {}
+            if (!gpuprof__smp_global.code_path[i]) continue;
+            for (j = 0; j < live && !(st->mods[j].lo == gpuprof__smp_global.code_lo[i] && st->mods[j].hi == gpuprof__smp_global.code_hi[i] &&
+                                      !strcmp(st->mods[j].path, gpuprof__smp_global.code_path[i])); j++) {}
             if (j < live) { st->mods[j].code_ix = i; continue; }
             if (!(na = gpuprof__room(st->mods, sizeof *st->mods, st->n, &st->cap))) continue;
             st->mods = (gpuprof__mod *)na;
             m = &st->mods[st->n++];           /* zeroed */
-            snprintf(m->path, sizeof m->path, "%s", gpuprof__smpg.code_path[i]);
+            snprintf(m->path, sizeof m->path, "%s", gpuprof__smp_global.code_path[i]);
             m->file = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
-            m->bias = gpuprof__smpg.code_bias[i];
-            m->lo = gpuprof__smpg.code_lo[i];
-            m->hi = gpuprof__smpg.code_hi[i];
+            m->bias = gpuprof__smp_global.code_bias[i];
+            m->lo = gpuprof__smp_global.code_lo[i];
+            m->hi = gpuprof__smp_global.code_hi[i];
             m->code_ix = i;
         }
         pthread_mutex_unlock(&gpuprof__smp_code_mu);
@@ -7025,7 +7030,7 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
 #define gpuprof__smp_reset() ((void)0)
 #define gpuprof__smp_code() ((void)0)
 #define gpuprof__smp_stop_all() ((void)0)
-#define gpuprof__smpf_clear() ((void)0)
+#define gpuprof__smp_foreign_clear() ((void)0)
 #define gpuprof__smp_code_clear() ((void)0)
 #define gpuprof__smp_setup(hz)                                                                                                      \
     ((hz) > 0 ? gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE: CPU samples are compiled out of this build (GPUPROF_NO_SAMPLES); " \
@@ -8153,7 +8158,7 @@ GPUPROF__INLINE int gpuprof__begin_fast(gpuprof_site *site, int flags) {
                           GPUPROF__LD(&gpuprof__g.mem_ranges)))
         return gpuprof__begin(site, 0, 0, flags, 0, 0, NULL, 1);
     f = &t->stack[d];
-    GPUPROF__ST(&f->node, n);   /* relaxed atomic stores (plain ones): gpuprof__dv_phase_now reads them */
+    GPUPROF__ST(&f->node, n);   /* relaxed atomic stores (plain ones): gpuprof__dev_phase_now reads them */
     f->child_ns = 0;
     f->flags = flags;
     GPUPROF__ST(&t->depth, d + 1);
@@ -10887,7 +10892,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
         }
     }
 #if GPUPROF__SAMPLES
-    if (o == &gpuprof__g.out && GPUPROF__LD(&gpuprof__smpg.trace)) p = gpuprof__pf_samples(o, s, t, buf, p);
+    if (o == &gpuprof__g.out && GPUPROF__LD(&gpuprof__smp_global.trace)) p = gpuprof__pf_samples(o, s, t, buf, p);
 #endif
     gpuprof__trace_stage(o, buf, p);
     n = n > from ? n - from - naux : 0;
@@ -12977,23 +12982,23 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
 #endif
 
 #if GPUPROF__SAMPLES
-typedef struct gpuprof__smpfn { char *name, *module; uint64_t self, total; } gpuprof__smpfn;
-typedef struct gpuprof__smprange {
+typedef struct gpuprof__smp_func { char *name, *module; uint64_t self, total; } gpuprof__smp_func;
+typedef struct gpuprof__smp_per_range {
     char *path;
     uint64_t samples;
-    gpuprof__smpfn *fn;
+    gpuprof__smp_func *fn;
     uint32_t nfn, cfn;
-} gpuprof__smprange;
-typedef struct gpuprof__smprep {
+} gpuprof__smp_per_range;
+typedef struct gpuprof__smp_report {
     uint64_t taken, lost, kept, with_callers, trace_lost;
     uint64_t overruns;                     /* expiries the kernel merged into the signals taken (si_overrun) */
     uint32_t threads, foreign;             /* threads sampled; of which record no range (their samples: the stepping thread's range) */
     double cpu_s;                         /* CPU time of the sampled threads while sampled */
-    gpuprof__smprange *r;
+    gpuprof__smp_per_range *r;
     uint32_t nr, cr;
     gpuprof__buf folded;                  /* "path;outer;...;leaf count" lines, when asked */
     char exe[256];                        /* the main program's file name */
-} gpuprof__smprep;
+} gpuprof__smp_report;
 
 /* A range's path: its name and its ancestors', outermost first. */
 static void gpuprof__smp_path(const gpuprof__node *n, char *out, size_t cap) {
@@ -13006,22 +13011,22 @@ static void gpuprof__smp_path(const gpuprof__node *n, char *out, size_t cap) {
     while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(chain[d]->name_id));
 }
 
-static gpuprof__smprange *gpuprof__smp_range(gpuprof__smprep *r, const char *path) {
+static gpuprof__smp_per_range *gpuprof__smp_range(gpuprof__smp_report *r, const char *path) {
     uint32_t i;
     void *na;
     for (i = 0; i < r->nr; i++) if (!strcmp(r->r[i].path, path)) return &r->r[i];
     if (!(na = gpuprof__room(r->r, sizeof *r->r, r->nr, &r->cr))) return NULL;
-    r->r = (gpuprof__smprange *)na;
+    r->r = (gpuprof__smp_per_range *)na;
     if (!(r->r[r->nr].path = gpuprof__strdup(path))) return NULL;
     return &r->r[r->nr++];
 }
 
-static gpuprof__smpfn *gpuprof__smp_fn(gpuprof__smprange *g, const char *name, const char *module) {
+static gpuprof__smp_func *gpuprof__smp_fn(gpuprof__smp_per_range *g, const char *name, const char *module) {
     uint32_t i;
     void *na;
     for (i = 0; i < g->nfn; i++) if (!strcmp(g->fn[i].name, name) && !strcmp(g->fn[i].module, module)) return &g->fn[i];
     if (!(na = gpuprof__room(g->fn, sizeof *g->fn, g->nfn, &g->cfn))) return NULL;
-    g->fn = (gpuprof__smpfn *)na;
+    g->fn = (gpuprof__smp_func *)na;
     if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
     if (!(g->fn[g->nfn].module = gpuprof__strdup(module))) { GPUPROF_FREE(g->fn[g->nfn].name); return NULL; }
     return &g->fn[g->nfn++];
@@ -13037,12 +13042,12 @@ typedef struct gpuprof__smp_names {
     const char *name[GPUPROF__SMP_DEPTH], *module[GPUPROF__SMP_DEPTH];
     uintptr_t pc[GPUPROF__SMP_DEPTH];
 } gpuprof__smp_names;
-static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded,
+static void gpuprof__smp_take(gpuprof__smp_report *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded,
                               gpuprof__smp_names *nm) {
     char *path = nm->path, *base = nm->base;
     char (*buf)[160] = nm->buf;
     const char **name = nm->name, **module = nm->module;
-    gpuprof__smprange *g;
+    gpuprof__smp_per_range *g;
     uint32_t i, j, depth = s->depth < GPUPROF__SMP_DEPTH ? s->depth : GPUPROF__SMP_DEPTH;
     uint64_t count = GPUPROF__LD(&s->count);
     if (!count) return;                         /* cleared by gpuprof_reset */
@@ -13054,7 +13059,7 @@ static void gpuprof__smp_take(gpuprof__smprep *r, gpuprof__symtab *st, const gpu
     depth = gpuprof__smp_pcs(st, &m->frames[s->at], depth, s->gen, nm->pc);
     for (i = 0; i < depth; i++) name[i] = gpuprof__sym_of(st, nm->pc[i], s->gen, buf[i], sizeof buf[i], &module[i]);
     for (i = 0; i < depth; i++) {
-        gpuprof__smpfn *f;
+        gpuprof__smp_func *f;
         for (j = 0; j < i && !(module[j] == module[i] && !strcmp(name[j], name[i])); j++) {}
         if (j < i) continue;                   /* recursion: once a stack */
         if (!(f = gpuprof__smp_fn(g, name[i], module[i]))) return;
@@ -13096,7 +13101,7 @@ static int gpuprof__smp_tid_records(int tid) {
 }
 
 /* One thread's samples into the tables, and its counts. */
-static void gpuprof__smp_take_all(gpuprof__smprep *r, gpuprof__symtab *st, const gpuprof__smp *m, int folded, gpuprof__smp_names *nm) {
+static void gpuprof__smp_take_all(gpuprof__smp_report *r, gpuprof__symtab *st, const gpuprof__smp *m, int folded, gpuprof__smp_names *nm) {
     uint32_t i;
     r->taken += GPUPROF__LD(&m->taken);
     r->lost += GPUPROF__LD(&m->lost);
@@ -13107,7 +13112,7 @@ static void gpuprof__smp_take_all(gpuprof__smprep *r, gpuprof__symtab *st, const
 }
 
 static int gpuprof__smp_fn_cmp(const void *a, const void *b) {
-    const gpuprof__smpfn *x = (const gpuprof__smpfn *)a, *y = (const gpuprof__smpfn *)b;
+    const gpuprof__smp_func *x = (const gpuprof__smp_func *)a, *y = (const gpuprof__smp_func *)b;
     if (x->self != y->self) return x->self < y->self ? 1 : -1;
     if (x->total != y->total) return x->total < y->total ? 1 : -1;
     if ((x->name[0] == '_' && x->name[1] == '_') != (y->name[0] == '_' && y->name[1] == '_'))
@@ -13115,20 +13120,20 @@ static int gpuprof__smp_fn_cmp(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 static int gpuprof__smp_range_cmp(const void *a, const void *b) {
-    const gpuprof__smprange *x = (const gpuprof__smprange *)a, *y = (const gpuprof__smprange *)b;
+    const gpuprof__smp_per_range *x = (const gpuprof__smp_per_range *)a, *y = (const gpuprof__smp_per_range *)b;
     if (x->samples != y->samples) return x->samples < y->samples ? 1 : -1;
     return strcmp(x->path, y->path);
 }
 
 /* Every thread's samples so far, by range and function, most first. 0:
    sampling was not asked for. */
-static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
+static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
     gpuprof__symtab st;
     gpuprof__thread *t;
     gpuprof__smp_names *nm;
     uint32_t i;
     memset(r, 0, sizeof *r);
-    if (gpuprof__smpg.hz <= 0 || (nm = (gpuprof__smp_names *)gpuprof__alloc(sizeof *nm)) == NULL) return 0;
+    if (gpuprof__smp_global.hz <= 0 || (nm = (gpuprof__smp_names *)gpuprof__alloc(sizeof *nm)) == NULL) return 0;
     gpuprof__sym_open(&st);
     snprintf(r->exe, sizeof r->exe, "%s", gpuprof__sym_exe(&st));
     for (t = GPUPROF__LDA(&gpuprof__g.threads); t; t = t->next) {
@@ -13139,15 +13144,15 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
     /* threads that record no range: their CPU time up to the keeper's last look, or now */
-    pthread_mutex_lock(&gpuprof__smpf_mu);
-    for (i = 0; i < gpuprof__smpf.n; i++) {
-        const gpuprof__smp *m = gpuprof__smpf.m[i];
+    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
+        const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
         if (!gpuprof__smp_tid_records(m->tid)) { r->threads++; r->foreign++; }
         r->cpu_s += gpuprof__smp_cpu_s(m, 0);
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
-    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
     for (i = 0; i < r->nr; i++)
         if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
     if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
@@ -13156,7 +13161,7 @@ static int gpuprof__smp_collect(gpuprof__smprep *r, int folded) {
     return 1;
 }
 
-static void gpuprof__smp_range_free(gpuprof__smprange *g) {
+static void gpuprof__smp_range_free(gpuprof__smp_per_range *g) {
     uint32_t k;
     for (k = 0; k < g->nfn; k++) {
         GPUPROF_FREE(g->fn[k].name);
@@ -13167,7 +13172,7 @@ static void gpuprof__smp_range_free(gpuprof__smprange *g) {
     memset(g, 0, sizeof *g);
 }
 
-static void gpuprof__smp_free(gpuprof__smprep *r) {
+static void gpuprof__smp_free(gpuprof__smp_report *r) {
     uint32_t i;
     for (i = 0; i < r->nr; i++) gpuprof__smp_range_free(&r->r[i]);
     GPUPROF_FREE(r->r);
@@ -13178,11 +13183,11 @@ static void gpuprof__smp_free(gpuprof__smprep *r) {
 /* A range's functions as the report shows them: gcc's clones of a
    function (f.constprop.0, f.part.0, f.cold) added to it, most first
    (out: zeroed by the caller; gpuprof__smp_range_free). */
-static void gpuprof__smp_merge(const gpuprof__smprange *g, gpuprof__smprange *out) {
+static void gpuprof__smp_merge(const gpuprof__smp_per_range *g, gpuprof__smp_per_range *out) {
     char base[160];
     uint32_t k;
     for (k = 0; k < g->nfn; k++) {
-        gpuprof__smpfn *f = gpuprof__smp_fn(out, gpuprof__smp_base(g->fn[k].name, base, sizeof base), g->fn[k].module);
+        gpuprof__smp_func *f = gpuprof__smp_fn(out, gpuprof__smp_base(g->fn[k].name, base, sizeof base), g->fn[k].module);
         if (f) { f->self += g->fn[k].self; f->total += g->fn[k].total; }
     }
     out->samples += g->samples;
@@ -13192,7 +13197,7 @@ static void gpuprof__smp_merge(const gpuprof__smprange *g, gpuprof__smprange *ou
 /* The mechanism, in words. */
 static void gpuprof__smp_mechanism(char *out, size_t n) {
 #if GPUPROF__SAMPLER
-    snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smpg.signo, gpuprof__smpg.signo == SIGPROF ? " (SIGPROF)" : "");
+    snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smp_global.signo, gpuprof__smp_global.signo == SIGPROF ? " (SIGPROF)" : "");
 #else
     snprintf(out, n, "none in this build");
 #endif
@@ -13201,7 +13206,7 @@ static void gpuprof__smp_mechanism(char *out, size_t n) {
 /* The report's "CPU samples per range" (r: the samples collected; NULL:
    none asked for): the header line, then each range with samples (most
    first), its top functions by self samples. */
-static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, uint32_t rows) {
+static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *r, uint32_t rows) {
     char mech[96], over[48];
     uint32_t i, k;
     if (!r) return;
@@ -13209,20 +13214,20 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, u
     over[0] = 0;
     if (r->overruns) gpuprof__fmt(over, sizeof over, ", %llu timer overruns", (unsigned long long)r->overruns);
     gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
-                           "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smpg.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
+                           "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smp_global.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
                         r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
                         /* expiries the kernel merged: the tick is coarser than the rate asked, or the threads wait for a CPU */
                         over,
                         r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
-    if (gpuprof__smpg.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smpg.why);
+    if (gpuprof__smp_global.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smp_global.why);
     for (i = 0; i < r->nr && i < rows; i++) {
-        gpuprof__smprange g;
+        gpuprof__smp_per_range g;
         memset(&g, 0, sizeof g);
         gpuprof__smp_merge(&r->r[i], &g);
         gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", r->r[i].path, (unsigned long long)g.samples,
                             r->kept ? 100.0 * (double)g.samples / (double)r->kept : 0.0);
         for (k = 0; k < g.nfn && k < 10; k++) {
-            const gpuprof__smpfn *f = &g.fn[k];
+            const gpuprof__smp_func *f = &g.fn[k];
             if (!f->self && k >= 3) break;
             gpuprof__buf_printf(b, "  %5.1f%%  %5.1f%%  %s", 100.0 * (double)f->self / (double)g.samples, 100.0 * (double)f->total / (double)g.samples, f->name);
             if (strcmp(f->module, r->exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
@@ -13239,8 +13244,8 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smprep *r, u
 #define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
 #define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
     "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
-static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, const char *phase, const char *remedy, const char *named) {
-    gpuprof__smprange all;
+static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report *r, const char *phase, const char *remedy, const char *named) {
+    gpuprof__smp_per_range all;
     uint64_t n, omp;
     uint32_t i, k, shown;
     size_t len = strlen(phase);
@@ -13251,7 +13256,7 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smprep *r, 
     }
     memset(&all, 0, sizeof all);
     for (i = 0; i < r->nr; i++) {
-        const gpuprof__smprange *g = &r->r[i];
+        const gpuprof__smp_per_range *g = &r->r[i];
         if (strncmp(g->path, phase, len) || (g->path[len] && g->path[len] != '/')) continue;
         gpuprof__smp_merge(g, &all);
     }
@@ -13307,22 +13312,22 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
         gpuprof__summary_sample_rate(b, m, 1);
         sep = ",";
     }
-    pthread_mutex_lock(&gpuprof__smpf_mu);
-    for (i = 0; i < gpuprof__smpf.n; i++) {
-        const gpuprof__smp *m = gpuprof__smpf.m[i];
+    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
+        const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         if (!GPUPROF__LD(&m->taken) || gpuprof__smp_tid_records(m->tid)) continue;
         gpuprof__buf_printf(b, "%s{\"name\":", sep);
-        gpuprof__buf_json_str(b, gpuprof__smpf.name[i]);
+        gpuprof__buf_json_str(b, gpuprof__smp_foreign.name[i]);
         gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":false", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
         gpuprof__summary_sample_rate(b, m, 0);
         sep = ",";
     }
-    pthread_mutex_unlock(&gpuprof__smpf_mu);
+    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
     gpuprof__buf_s(b, "]");
 }
 
 static void gpuprof__summary_samples(gpuprof__buf *b) {
-    gpuprof__smprep r;
+    gpuprof__smp_report r;
     char mech[96];
     uint32_t i, k;
     if (!gpuprof__smp_collect(&r, 0)) {
@@ -13333,17 +13338,17 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_s(b, "\"samples\":{\"mechanism\":");
     gpuprof__buf_json_str(b, mech);
     gpuprof__buf_s(b, ",\"asked_hz\":");
-    gpuprof__buf_num(b, gpuprof__smpg.hz);
+    gpuprof__buf_num(b, gpuprof__smp_global.hz);
     gpuprof__buf_s(b, ",\"rate_hz\":");
     gpuprof__buf_num(b, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0);
     gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"error\":", (unsigned long long)r.taken,
                         (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers, (unsigned long long)r.trace_lost);
-    if (gpuprof__smpg.why[0]) gpuprof__buf_json_str(b, gpuprof__smpg.why);
+    if (gpuprof__smp_global.why[0]) gpuprof__buf_json_str(b, gpuprof__smp_global.why);
     else gpuprof__buf_s(b, "null");
     gpuprof__summary_sample_threads(b);
     gpuprof__buf_s(b, ",\"by_range\":[");
     for (i = 0; i < r.nr; i++) {
-        const gpuprof__smprange *g = &r.r[i];
+        const gpuprof__smp_per_range *g = &r.r[i];
         gpuprof__buf_s(b, i ? ",\n  {\"range\":" : "\n  {\"range\":");
         gpuprof__buf_json_str(b, g->path);
         gpuprof__buf_printf(b, ",\"samples\":%llu,\"functions\":[", (unsigned long long)g->samples);
@@ -13361,7 +13366,7 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
 }
 #else
 /* GPUPROF_NO_SAMPLES: the report, the verdict and the summary without samples. */
-typedef struct gpuprof__smprep { int none; } gpuprof__smprep;
+typedef struct gpuprof__smp_report { int none; } gpuprof__smp_report;
 #define gpuprof__smp_collect(r, folded) ((void)(r), (void)(folded), 0)
 #define gpuprof__smp_free(r) ((void)(r))
 #define gpuprof__report_samples(b, r, rows) ((void)(b), (void)(r), (void)(rows))
@@ -13371,72 +13376,72 @@ typedef struct gpuprof__smprep { int none; } gpuprof__smprep;
 #endif
 
 /* ----------------------------------------------------------------------
-   The device over the run, part 2: the report's section, the summary's
+   The device: its report -- the report's section, the summary's
    device_over_time, and the device's part in a drift (SPEC 17)
    ---------------------------------------------------------------------- */
 #if GPUPROF__DEVICE
-static int gpuprof__dv_whole(int k) {
-    const char *u = gpuprof__dv_info[k].unit;
+static int gpuprof__dev_whole(int k) {
+    const char *u = gpuprof__dev_info[k].unit;
     return !strcmp(u, "MHz") || !strcmp(u, "MiB") || !strcmp(u, "MiB/s") || !strcmp(u, "C");
 }
 
 /* A value as the report shows it: whole MHz, MiB, C; tenths of %, W. */
-static const char *gpuprof__dv_fmt(char *out, size_t cap, int k, double v) {
-    gpuprof__fmt(out, cap, gpuprof__dv_whole(k) ? "%.0f" : "%.1f", v);
+static const char *gpuprof__dev_fmt(char *out, size_t cap, int k, double v) {
+    gpuprof__fmt(out, cap, gpuprof__dev_whole(k) ? "%.0f" : "%.1f", v);
     return out;
 }
 
 /* The mean of counter k over the points whose middle is in [a, b] (ns);
    the share of those samples under each clock-event reason. 0: none. */
-static uint64_t gpuprof__dv_window(int k, uint64_t a, uint64_t b, double *mean, double *why_share) {
-    uint64_t n = 0, nwhy = 0, why[GPUPROF__DV_WHY];
+static uint64_t gpuprof__dev_window(int k, uint64_t a, uint64_t b, double *mean, double *why_share) {
+    uint64_t n = 0, nwhy = 0, why[GPUPROF__DEV_WHY];
     double sum = 0;
     uint32_t i;
     int r;
     memset(why, 0, sizeof why);
     for (i = 0; i < gpuprof__dev.npt; i++) {
-        const gpuprof__dpoint *p = &gpuprof__dev.pt[i];
+        const gpuprof__dev_interval *p = &gpuprof__dev.pt[i];
         uint64_t mid = p->t0 + (p->t1 - p->t0) / 2;
         if (mid < a || mid > b) continue;
         n += p->cnt[k];
         sum += p->sum[k];
         nwhy += p->nwhy;
-        for (r = 0; r < GPUPROF__DV_WHY; r++) why[r] += p->why[r];
+        for (r = 0; r < GPUPROF__DEV_WHY; r++) why[r] += p->why[r];
     }
     *mean = n ? sum / (double)n : 0;
-    for (r = 0; why_share && r < GPUPROF__DV_WHY; r++) why_share[r] = nwhy ? (double)why[r] / (double)nwhy : 0;
+    for (r = 0; why_share && r < GPUPROF__DEV_WHY; r++) why_share[r] = nwhy ? (double)why[r] / (double)nwhy : 0;
     return n;
 }
 
 /* The device's part in a drift of the step time: the SM clock moved the
-   other way by GPUPROF__DV_CLOCK_MOVE or more between the first and the
+   other way by GPUPROF__DEV_CLOCK_MOVE or more between the first and the
    last tenth (their windows on the clock), with the reason that held the
    clocks back most in the last tenth. Writes "" when it did not. */
-#define GPUPROF__DV_CLOCK_MOVE 0.02
+#define GPUPROF__DEV_CLOCK_MOVE 0.02
 static void gpuprof__dev_drift_cause(char *out, size_t cap, const gpuprof__drift *d) {
-    double c1, c2, share[GPUPROF__DV_WHY], best = 0;
+    double c1, c2, share[GPUPROF__DEV_WHY], best = 0;
     int r, top = -1;
     char t1[32], t2[32], t3[32];
     out[0] = 0;
     if (!d->drifted || !GPUPROF__LD(&gpuprof__dev.samples)) return;
     pthread_mutex_lock(&gpuprof__dev_mu);
-    if (gpuprof__dev.c[GPUPROF__DV_SMCLK].n && gpuprof__dv_window(GPUPROF__DV_SMCLK, d->t[0], d->t[1], &c1, NULL) &&
-        gpuprof__dv_window(GPUPROF__DV_SMCLK, d->t[2], d->t[3], &c2, share) &&
-        fabs(c2 - c1) >= GPUPROF__DV_CLOCK_MOVE * c1 && (c2 < c1) == (d->last > d->first)) {
-        for (r = 0; r < GPUPROF__DV_WHY; r++)
-            if (share[r] > best && strcmp(gpuprof__dv_why[r].name, "idle")) { best = share[r]; top = r; }
+    if (gpuprof__dev.c[GPUPROF__DEV_SMCLK].n && gpuprof__dev_window(GPUPROF__DEV_SMCLK, d->t[0], d->t[1], &c1, NULL) &&
+        gpuprof__dev_window(GPUPROF__DEV_SMCLK, d->t[2], d->t[3], &c2, share) &&
+        fabs(c2 - c1) >= GPUPROF__DEV_CLOCK_MOVE * c1 && (c2 < c1) == (d->last > d->first)) {
+        for (r = 0; r < GPUPROF__DEV_WHY; r++)
+            if (share[r] > best && strcmp(gpuprof__dev_why[r].name, "idle")) { best = share[r]; top = r; }
         gpuprof__fmt(t1, sizeof t1, "%.0f", c1);
         gpuprof__fmt(t2, sizeof t2, "%.0f", c2);
         gpuprof__fmt(t3, sizeof t3, "%.0f", 100 * best);
         if (top < 0) snprintf(out, cap, "SM clock %s from %s to %s MHz", c2 < c1 ? "fell" : "rose", t1, t2);
-        else snprintf(out, cap, "SM clock %s from %s to %s MHz; %s %s%% of the last tenth", c2 < c1 ? "fell" : "rose", t1, t2, gpuprof__dv_why[top].name, t3);
+        else snprintf(out, cap, "SM clock %s from %s to %s MHz; %s %s%% of the last tenth", c2 < c1 ? "fell" : "rose", t1, t2, gpuprof__dev_why[top].name, t3);
     }
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
 
 /* A phase's mean call (ns): on the CPU, or on the GPU where that is longer
    (its samples are then those of its GPU windows). */
-static double gpuprof__dv_row_call_ns(const gpuprof__row *r) {
+static double gpuprof__dev_row_call_ns(const gpuprof__row *r) {
     double c = r->stats.sum / (double)r->stats.count;
     return r->gpu.count && r->gpu.sum / (double)r->gpu.count > c ? r->gpu.sum / (double)r->gpu.count : c;
 }
@@ -13444,15 +13449,15 @@ static double gpuprof__dv_row_call_ns(const gpuprof__row *r) {
 /* An outermost range of the stepping thread with counted calls (a phase);
    one whose mean call is under two intervals is too short for samples of
    its own (they fall at random in it). */
-static int gpuprof__dv_is_phase(const gpuprof__row *r) { return !r->depth && !r->other && r->stats.count; }
-static int gpuprof__dv_short(const gpuprof__row *r) { return gpuprof__dv_row_call_ns(r) < 2e6 * gpuprof__dev.every_ms; }
+static int gpuprof__dev_is_phase(const gpuprof__row *r) { return !r->depth && !r->other && r->stats.count; }
+static int gpuprof__dev_short(const gpuprof__row *r) { return gpuprof__dev_row_call_ns(r) < 2e6 * gpuprof__dev.every_ms; }
 
 
 /* Counter k over the run in w columns (the points' means, min to max). */
-static void gpuprof__dv_spark(gpuprof__buf *b, int k, uint32_t w) {
+static void gpuprof__dev_spark(gpuprof__buf *b, int k, uint32_t w) {
     static const char *const level[8] = { "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
                                           "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88" };   /* U+2581..U+2588 */
-    const gpuprof__dvc *c = &gpuprof__dev.c[k];
+    const gpuprof__dev_counter *c = &gpuprof__dev.c[k];
     uint32_t j, i, np = gpuprof__dev.npt;
     int last = 0;
     if (np < w) w = np;
@@ -13468,7 +13473,7 @@ static void gpuprof__dv_spark(gpuprof__buf *b, int k, uint32_t w) {
 }
 
 /* The section's head: the device, the samples, what was not sampled. */
-static void gpuprof__dv_report_head(gpuprof__buf *b) {
+static void gpuprof__dev_report_head(gpuprof__buf *b) {
     char t1[32];
     int k, first = 1;
     gpuprof__buf_printf(b, "\nDevice over the run: GPU %u", gpuprof__dev.index);
@@ -13481,53 +13486,53 @@ static void gpuprof__dv_report_head(gpuprof__buf *b) {
     if (gpuprof__dev.lost) {
         gpuprof__fmt(t1, sizeof t1, "%.1f", (double)gpuprof__dev.lost_at / 1e9);
         gpuprof__buf_printf(b, "   the GPU was lost %s s into the run: no samples after it\n", t1);
-    } else if (GPUPROF__LDA(&gpuprof__nvr.hung) && !GPUPROF__LD(&gpuprof__nvr.at_shutdown)) {
-        gpuprof__fmt(t1, sizeof t1, "%.1f", (double)GPUPROF__LD(&gpuprof__nvr.hung_at) / 1e9);
+    } else if (GPUPROF__LDA(&gpuprof__dev_reader.hung) && !GPUPROF__LD(&gpuprof__dev_reader.at_shutdown)) {
+        gpuprof__fmt(t1, sizeof t1, "%.1f", (double)GPUPROF__LD(&gpuprof__dev_reader.hung_at) / 1e9);
         gpuprof__buf_printf(b, "   the GPU stopped answering %s s into the run (an NVML call never returned): no samples after it\n", t1);
     }
-    for (k = 0; k < GPUPROF__DV_N; k++) {
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
         if (gpuprof__dev.c[k].on >= 0) continue;
-        gpuprof__buf_printf(b, "%s%s", first ? "   not sampled (its call failed): " : ", ", gpuprof__dv_info[k].name);
+        gpuprof__buf_printf(b, "%s%s", first ? "   not sampled (its call failed): " : ", ", gpuprof__dev_info[k].name);
         first = 0;
     }
     if (!first) gpuprof__buf_s(b, "\n");
 }
 
 /* One row a counter: mean, p5, p95, the run in 40 columns, min to max. */
-static void gpuprof__dv_report_counters(gpuprof__buf *b) {
+static void gpuprof__dev_report_counters(gpuprof__buf *b) {
     char t[4][32], label[48];
     int k;
     int zeros = 0;
     gpuprof__buf_s(b, "   counter                      mean       p5      p95  over the run (min to max)\n");
-    for (k = 0; k < GPUPROF__DV_N; k++) {
-        const gpuprof__dvc *c = &gpuprof__dev.c[k];
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
+        const gpuprof__dev_counter *c = &gpuprof__dev.c[k];
         if (!c->n || (c->min == 0 && c->max == 0)) continue;        /* all zero: one line below */
-        snprintf(label, sizeof label, "%s (%s)", gpuprof__dv_info[k].name, gpuprof__dv_info[k].unit);
-        gpuprof__buf_printf(b, "   %-24s %8s %8s %8s  ", label, gpuprof__dv_fmt(t[0], sizeof t[0], k, c->sum / (double)c->n),
-                            gpuprof__dv_fmt(t[1], sizeof t[1], k, gpuprof__dv_quantile(c, 0.05)), gpuprof__dv_fmt(t[2], sizeof t[2], k, gpuprof__dv_quantile(c, 0.95)));
-        gpuprof__dv_spark(b, k, 40);
-        gpuprof__buf_printf(b, " (%s to %s", gpuprof__dv_fmt(t[0], sizeof t[0], k, c->min), gpuprof__dv_fmt(t[3], sizeof t[3], k, c->max));
-        if (k == GPUPROF__DV_SMCLK && gpuprof__dev.max_sm) gpuprof__buf_printf(b, "; the GPU's max %u", gpuprof__dev.max_sm);
-        if (k == GPUPROF__DV_MEMCLK && gpuprof__dev.max_mem) gpuprof__buf_printf(b, "; the GPU's max %u", gpuprof__dev.max_mem);
+        snprintf(label, sizeof label, "%s (%s)", gpuprof__dev_info[k].name, gpuprof__dev_info[k].unit);
+        gpuprof__buf_printf(b, "   %-24s %8s %8s %8s  ", label, gpuprof__dev_fmt(t[0], sizeof t[0], k, c->sum / (double)c->n),
+                            gpuprof__dev_fmt(t[1], sizeof t[1], k, gpuprof__dev_quantile(c, 0.05)), gpuprof__dev_fmt(t[2], sizeof t[2], k, gpuprof__dev_quantile(c, 0.95)));
+        gpuprof__dev_spark(b, k, 40);
+        gpuprof__buf_printf(b, " (%s to %s", gpuprof__dev_fmt(t[0], sizeof t[0], k, c->min), gpuprof__dev_fmt(t[3], sizeof t[3], k, c->max));
+        if (k == GPUPROF__DEV_SMCLK && gpuprof__dev.max_sm) gpuprof__buf_printf(b, "; the GPU's max %u", gpuprof__dev.max_sm);
+        if (k == GPUPROF__DEV_MEMCLK && gpuprof__dev.max_mem) gpuprof__buf_printf(b, "; the GPU's max %u", gpuprof__dev.max_mem);
         gpuprof__buf_s(b, ")\n");
     }
-    for (k = 0; k < GPUPROF__DV_N; k++) {
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
         if (!gpuprof__dev.c[k].n || gpuprof__dev.c[k].min != 0 || gpuprof__dev.c[k].max != 0) continue;
-        gpuprof__buf_printf(b, "%s%s", zeros++ ? ", " : "   zero throughout: ", gpuprof__dv_info[k].name);
+        gpuprof__buf_printf(b, "%s%s", zeros++ ? ", " : "   zero throughout: ", gpuprof__dev_info[k].name);
     }
     if (zeros) gpuprof__buf_s(b, "\n");
 }
 
 /* The share of the samples under each clock-event reason. */
-static void gpuprof__dv_report_why(gpuprof__buf *b) {
+static void gpuprof__dev_report_why(gpuprof__buf *b) {
     char t1[32];
     int r, any = 0;
     if (!gpuprof__dev.nwhy) return;
     gpuprof__buf_s(b, "   clocks held back:");
-    for (r = 0; r < GPUPROF__DV_WHY; r++) {
+    for (r = 0; r < GPUPROF__DEV_WHY; r++) {
         if (!gpuprof__dev.why[r]) continue;
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * (double)gpuprof__dev.why[r] / (double)gpuprof__dev.nwhy);
-        gpuprof__buf_printf(b, "%s %s %s%%", any ? "," : "", gpuprof__dv_why[r].name, t1);
+        gpuprof__buf_printf(b, "%s %s %s%%", any ? "," : "", gpuprof__dev_why[r].name, t1);
         any = 1;
     }
     gpuprof__buf_printf(b, any ? " of the samples\n" : " never, in %llu samples\n", (unsigned long long)gpuprof__dev.nwhy);
@@ -13536,19 +13541,19 @@ static void gpuprof__dv_report_why(gpuprof__buf *b) {
 
 /* One phase's line: its utilization counters' means over its samples, and
    the class GPM gives the GPU's work in it. */
-static void gpuprof__dv_report_phase(gpuprof__buf *b, const gpuprof__dphase *p) {
+static void gpuprof__dev_report_phase(gpuprof__buf *b, const gpuprof__dev_phase_sums *p) {
     char t1[32], t2[32];
     int k, first = 1, cls;
     double dram, comp;
     gpuprof__buf_qname(b, "     ", p->name_id);
-    gpuprof__buf_printf(b, ", %u samples%s:", p->n, p >= gpuprof__dev.gph && p < gpuprof__dev.gph + GPUPROF__DV_PHASES ? " in its GPU windows" : "");
-    for (k = 0; k < GPUPROF__DV_N; k++) {
-        if (!gpuprof__dv_info[k].util || !p->cnt[k]) continue;
-        gpuprof__buf_printf(b, "%s %s %s%%", first ? "" : ",", gpuprof__dv_info[k].name, gpuprof__dv_fmt(t1, sizeof t1, k, p->sum[k] / p->cnt[k]));
+    gpuprof__buf_printf(b, ", %u samples%s:", p->n, p >= gpuprof__dev.gph && p < gpuprof__dev.gph + GPUPROF__DEV_PHASES ? " in its GPU windows" : "");
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
+        if (!gpuprof__dev_info[k].util || !p->cnt[k]) continue;
+        gpuprof__buf_printf(b, "%s %s %s%%", first ? "" : ",", gpuprof__dev_info[k].name, gpuprof__dev_fmt(t1, sizeof t1, k, p->sum[k] / p->cnt[k]));
         first = 0;
     }
     gpuprof__buf_s(b, "\n");
-    if ((cls = gpuprof__dv_class(p->name_id, &dram, &comp)) != 0) {
+    if ((cls = gpuprof__dev_class_locked(p->name_id, &dram, &comp)) != 0) {
         gpuprof__fmt(t1, sizeof t1, "%.0f", dram);
         gpuprof__fmt(t2, sizeof t2, "%.0f", comp);
         gpuprof__buf_printf(b, "       the GPU's work in it reads %s (measured, GPM): DRAM bandwidth %s%% of peak, compute activity %s%%\n",
@@ -13559,22 +13564,22 @@ static void gpuprof__dv_report_phase(gpuprof__buf *b, const gpuprof__dphase *p) 
 /* Per outermost range of the stepping thread (the report's phases): its
    line, or, for one whose calls are too short to hold samples of their
    own, its name in the closing line. */
-static void gpuprof__dv_report_phases(gpuprof__buf *b, const gpuprof__snap *s) {
+static void gpuprof__dev_report_phases(gpuprof__buf *b, const gpuprof__snap *s) {
     char t1[32], t2[32];
     uint32_t i;
     int shown = 0, short_ones = 0;
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
-        const gpuprof__dphase *p = gpuprof__dv_phase_of(r->name_id);
-        if (!gpuprof__dv_is_phase(r) || !p || gpuprof__dv_short(r)) continue;
+        const gpuprof__dev_phase_sums *p = gpuprof__dev_phase_of(r->name_id);
+        if (!gpuprof__dev_is_phase(r) || !p || gpuprof__dev_short(r)) continue;
         if (!shown++) gpuprof__buf_s(b, "   by phase (outermost ranges; the means over the samples taken while each ran):\n");
-        gpuprof__dv_report_phase(b, p);
+        gpuprof__dev_report_phase(b, p);
     }
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
         double call;
-        if (!gpuprof__dv_is_phase(r) || !gpuprof__dv_short(r)) continue;
-        call = gpuprof__dv_row_call_ns(r);
+        if (!gpuprof__dev_is_phase(r) || !gpuprof__dev_short(r)) continue;
+        call = gpuprof__dev_row_call_ns(r);
         gpuprof__fmt(t1, sizeof t1, "%g", gpuprof__dev.every_ms * 2);
         if (!short_ones++) gpuprof__buf_printf(b, "   phases too short for their own utilization (a call under 2 x the interval, %s ms):", t1);
         gpuprof__buf_qname(b, short_ones > 1 ? ", " : " ", r->name_id);
@@ -13585,13 +13590,13 @@ static void gpuprof__dv_report_phases(gpuprof__buf *b, const gpuprof__snap *s) {
 
 /* The report's "Device over the run" (SPEC 17). */
 static void gpuprof__report_device(gpuprof__buf *b, const gpuprof__snap *s) {
-    gpuprof__nv_hung(0);
+    gpuprof__nvml_hung(0);
     if (!GPUPROF__LD(&gpuprof__dev.samples)) return;
     pthread_mutex_lock(&gpuprof__dev_mu);
-    gpuprof__dv_report_head(b);
-    gpuprof__dv_report_counters(b);
-    gpuprof__dv_report_why(b);
-    gpuprof__dv_report_phases(b, s);
+    gpuprof__dev_report_head(b);
+    gpuprof__dev_report_counters(b);
+    gpuprof__dev_report_why(b);
+    gpuprof__dev_report_phases(b, s);
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
 
@@ -13600,7 +13605,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     uint32_t i;
     int k, r, first = 1;
     gpuprof__buf_s(b, "\"device_over_time\":");
-    gpuprof__nv_hung(0);
+    gpuprof__nvml_hung(0);
     pthread_mutex_lock(&gpuprof__dev_mu);
     if (!gpuprof__dev.samples) {
         pthread_mutex_unlock(&gpuprof__dev_mu);
@@ -13619,24 +13624,24 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
                         gpuprof__dev.gpm > 0 ? "true" : "false");
     gpuprof__buf_num(b, gpuprof__dev.lost ? (double)gpuprof__dev.lost_at : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"stopped_answering_at_ns\":");
-    gpuprof__buf_num(b, GPUPROF__LDA(&gpuprof__nvr.hung) && !GPUPROF__LD(&gpuprof__nvr.at_shutdown) ? (double)GPUPROF__LD(&gpuprof__nvr.hung_at) : GPUPROF__NAN);
+    gpuprof__buf_num(b, GPUPROF__LDA(&gpuprof__dev_reader.hung) && !GPUPROF__LD(&gpuprof__dev_reader.at_shutdown) ? (double)GPUPROF__LD(&gpuprof__dev_reader.hung_at) : GPUPROF__NAN);
     gpuprof__buf_printf(b, "},\"samples\":%llu,\"steps_per_point\":%u,\n \"counters\":[", (unsigned long long)gpuprof__dev.samples, gpuprof__dev.per_pt);
-    for (k = 0; k < GPUPROF__DV_N; k++) {
-        const gpuprof__dvc *c = &gpuprof__dev.c[k];
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
+        const gpuprof__dev_counter *c = &gpuprof__dev.c[k];
         if (!c->n) continue;
         gpuprof__buf_s(b, first ? "\n  {\"name\":" : ",\n  {\"name\":");
         first = 0;
-        gpuprof__buf_json_str(b, gpuprof__dv_info[k].name);
-        gpuprof__buf_printf(b, ",\"unit\":\"%s\",\"samples\":%llu,\"dropped\":%s,\"impossible\":%llu,\"mean\":", gpuprof__dv_info[k].unit,
+        gpuprof__buf_json_str(b, gpuprof__dev_info[k].name);
+        gpuprof__buf_printf(b, ",\"unit\":\"%s\",\"samples\":%llu,\"dropped\":%s,\"impossible\":%llu,\"mean\":", gpuprof__dev_info[k].unit,
                             (unsigned long long)c->n, c->on < 0 ? "true" : "false", (unsigned long long)c->impossible);
         gpuprof__buf_num(b, c->sum / (double)c->n);
         gpuprof__buf_s(b, ",\"min\":"); gpuprof__buf_num(b, c->min);
         gpuprof__buf_s(b, ",\"max\":"); gpuprof__buf_num(b, c->max);
-        gpuprof__buf_s(b, ",\"p5\":"); gpuprof__buf_num(b, gpuprof__dv_quantile(c, 0.05));
-        gpuprof__buf_s(b, ",\"p95\":"); gpuprof__buf_num(b, gpuprof__dv_quantile(c, 0.95));
+        gpuprof__buf_s(b, ",\"p5\":"); gpuprof__buf_num(b, gpuprof__dev_quantile(c, 0.05));
+        gpuprof__buf_s(b, ",\"p95\":"); gpuprof__buf_num(b, gpuprof__dev_quantile(c, 0.95));
         gpuprof__buf_s(b, ",\"points\":[");
         for (i = 0, r = 0; i < gpuprof__dev.npt; i++) {
-            const gpuprof__dpoint *p = &gpuprof__dev.pt[i];
+            const gpuprof__dev_interval *p = &gpuprof__dev.pt[i];
             if (!p->cnt[k]) continue;
             gpuprof__buf_printf(b, "%s[%llu,", r++ ? "," : "", (unsigned long long)p->t0);
             gpuprof__buf_num(b, p->min[k]); gpuprof__buf_s(b, ",");
@@ -13646,8 +13651,8 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
         gpuprof__buf_s(b, "]}");
     }
     gpuprof__buf_s(b, "],\n \"throttle\":[");
-    for (r = 0, first = 1; r < GPUPROF__DV_WHY && gpuprof__dev.nwhy; r++) {
-        gpuprof__buf_printf(b, "%s{\"reason\":\"%s\",\"share\":", first ? "" : ",", gpuprof__dv_why[r].name);
+    for (r = 0, first = 1; r < GPUPROF__DEV_WHY && gpuprof__dev.nwhy; r++) {
+        gpuprof__buf_printf(b, "%s{\"reason\":\"%s\",\"share\":", first ? "" : ",", gpuprof__dev_why[r].name);
         gpuprof__buf_num(b, (double)gpuprof__dev.why[r] / (double)gpuprof__dev.nwhy);
         gpuprof__buf_s(b, "}");
         first = 0;
@@ -13655,15 +13660,15 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "],\n \"by_phase\":[");
     for (i = 0, first = 1; i < s->ntree; i++) {
         const gpuprof__row *row = &s->tree[i];
-        const gpuprof__dphase *p = gpuprof__dv_phase_of(row->name_id);
+        const gpuprof__dev_phase_sums *p = gpuprof__dev_phase_of(row->name_id);
         int any = 0;
-        if (!gpuprof__dv_is_phase(row) || !p || gpuprof__dv_short(row)) continue;
+        if (!gpuprof__dev_is_phase(row) || !p || gpuprof__dev_short(row)) continue;
         gpuprof__buf_printf(b, "%s{\"range\":%s,\"samples\":%u,\"counters\":{", first ? "" : ",", gpuprof__g.names[p->name_id].json, p->n);
         first = 0;
-        for (k = 0; k < GPUPROF__DV_N; k++) {
+        for (k = 0; k < GPUPROF__DEV_N; k++) {
             if (!p->cnt[k]) continue;
             gpuprof__buf_s(b, any++ ? "," : "");
-            gpuprof__buf_json_str(b, gpuprof__dv_info[k].name);
+            gpuprof__buf_json_str(b, gpuprof__dev_info[k].name);
             gpuprof__buf_s(b, ":");
             gpuprof__buf_num(b, p->sum[k] / p->cnt[k]);
         }
@@ -13672,7 +13677,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, "],\"too_short\":[");
     for (i = 0, first = 1; i < s->ntree; i++) {
         const gpuprof__row *row = &s->tree[i];
-        if (!gpuprof__dv_is_phase(row) || !gpuprof__dv_short(row)) continue;
+        if (!gpuprof__dev_is_phase(row) || !gpuprof__dev_short(row)) continue;
         gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__g.names[row->name_id].json);
         first = 0;
     }
@@ -14282,7 +14287,7 @@ static void gpuprof__report_outside(gpuprof__buf *b, const gpuprof__verdict_t *v
     }
 }
 
-static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width, int gpu_run, const gpuprof__smprep *smp) {
+static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v, size_t width, int gpu_run, const gpuprof__smp_report *smp) {
     char t1[32], t2[32], why[512];
     int i, k;
     double ns;
@@ -14991,7 +14996,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     int view = gpuprof__g.cfg.report_view, sampled;
     /* the verdict and the samples on the heap (tens of KiB): the report may be asked for on a thread of 16 KiB */
     gpuprof__verdict_t *verdict = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *verdict);
-    gpuprof__smprep *smp = (gpuprof__smprep *)gpuprof__zalloc(sizeof *smp);
+    gpuprof__smp_report *smp = (gpuprof__smp_report *)gpuprof__zalloc(sizeof *smp);
     if (!verdict || !smp) {
         GPUPROF_FREE(verdict);
         GPUPROF_FREE(smp);
@@ -15744,7 +15749,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
 /* Text as a label value takes it: backslash, quote and newline escaped,
    bytes that are not UTF-8 as U+FFFD (one such byte and the scrape would
    drop the whole file). */
-static void gpuprof__prom_str(gpuprof__buf *b, const char *s) {
+static void gpuprof__metrics_str(gpuprof__buf *b, const char *s) {
     char tmp[256];
     size_t n = 0, i = 0, len = s ? strlen(s) : 0, k;
     uint32_t cp;
@@ -15760,7 +15765,7 @@ static void gpuprof__prom_str(gpuprof__buf *b, const char *s) {
 
 /* A sample's value: integers exactly, others to 15 digits (a Unix time to
    the microsecond), NaN and Inf as the format spells them. */
-static void gpuprof__prom_val(gpuprof__buf *b, double v) {
+static void gpuprof__metrics_val(gpuprof__buf *b, double v) {
     char tmp[40];
     if (gpuprof__isnan(v)) { gpuprof__buf_s(b, "NaN"); return; }
     if (!gpuprof__finite(v)) { gpuprof__buf_s(b, v > 0 ? "+Inf" : "-Inf"); return; }
@@ -15770,29 +15775,29 @@ static void gpuprof__prom_val(gpuprof__buf *b, double v) {
 }
 
 /* A family's # HELP and # TYPE lines. */
-static void gpuprof__prom_family(gpuprof__buf *b, const char *name, const char *type, const char *help) {
+static void gpuprof__metrics_family(gpuprof__buf *b, const char *name, const char *type, const char *help) {
     gpuprof__buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* One sample: name{rank="..",job=".."[,key="val"]} value. `base` holds the
    rank and job labels, escaped already. */
-static void gpuprof__prom_at(gpuprof__buf *b, const char *name, const char *base, const char *key, const char *val, double v) {
+static void gpuprof__metrics_at(gpuprof__buf *b, const char *name, const char *base, const char *key, const char *val, double v) {
     gpuprof__buf_s(b, name);
     gpuprof__buf_s(b, "{");
     gpuprof__buf_s(b, base);
     if (key) {
         gpuprof__buf_printf(b, ",%s=\"", key);
-        gpuprof__prom_str(b, val);
+        gpuprof__metrics_str(b, val);
         gpuprof__buf_s(b, "\"");
     }
     gpuprof__buf_s(b, "} ");
-    gpuprof__prom_val(b, v);
+    gpuprof__metrics_val(b, v);
     gpuprof__buf_s(b, "\n");
 }
 
 /* The job label: GPUPROF_JOB, the scheduler's job id, the elastic run's id,
    else the process name. */
-static const char *gpuprof__prom_job(void) {
+static const char *gpuprof__metrics_job(void) {
     static const char *const vars[] = { "GPUPROF_JOB", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID" };
     size_t i;
     for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
@@ -15804,7 +15809,7 @@ static const char *gpuprof__prom_job(void) {
 
 /* A tree row's path, outermost first, joined by '/' (the CPU samples'
    by_range names them so). */
-static void gpuprof__prom_path(char *out, size_t n, const gpuprof__snap *s, uint32_t row) {
+static void gpuprof__metrics_path(char *out, size_t n, const gpuprof__snap *s, uint32_t row) {
     uint32_t chain[GPUPROF_MAX_DEPTH + 1], depth = 0, i;
     size_t o = 0;
     int32_t r = (int32_t)row;
@@ -15814,20 +15819,20 @@ static void gpuprof__prom_path(char *out, size_t n, const gpuprof__snap *s, uint
         o += (size_t)snprintf(out + o, n - o, "%s%s", i + 1 < depth ? "/" : "", gpuprof__g.names[s->tree[chain[i]].name_id].text);
 }
 
-typedef struct gpuprof__prom_range { char *path; double ns, calls, gpu_ns; int gpu; } gpuprof__prom_range;
+typedef struct gpuprof__metrics_range { char *path; double ns, calls, gpu_ns; int gpu; } gpuprof__metrics_range;
 
-static int gpuprof__prom_range_cmp(const void *a, const void *b) {
-    return strcmp(((const gpuprof__prom_range *)a)->path, ((const gpuprof__prom_range *)b)->path);
+static int gpuprof__metrics_range_cmp(const void *a, const void *b) {
+    return strcmp(((const gpuprof__metrics_range *)a)->path, ((const gpuprof__metrics_range *)b)->path);
 }
 
 /* The ranges' totals by path: the tree's rows, those of one path on several
    threads added up (a label set names one series). */
-static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
+static void gpuprof__metrics_ranges(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
     static const char *const fam[3][2] = {
         { "gpuprof_range_seconds_total", "Time inside the range, its nested ranges included, over its counted calls (seconds)." },
         { "gpuprof_range_calls_total", "Counted calls of the range (warm-up and excluded steps left out)." },
         { "gpuprof_range_gpu_seconds_total", "GPU time of the range's counted calls (seconds): CUDA events, or its kernels' span (GPUPROF_GPU=kernels)." } };
-    gpuprof__prom_range *r = s->ntree ? (gpuprof__prom_range *)gpuprof__zalloc(s->ntree * sizeof *r) : NULL;
+    gpuprof__metrics_range *r = s->ntree ? (gpuprof__metrics_range *)gpuprof__zalloc(s->ntree * sizeof *r) : NULL;
     char *path = s->ntree ? (char *)gpuprof__alloc(4096) : NULL;       /* on the heap: the caller's stack may be 16 KiB */
     uint32_t i, n = 0, k;
     int f, any_gpu = 0;
@@ -15835,7 +15840,7 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *t = &s->tree[i];
         if (!t->stats.count && !t->gpu.count) continue;
-        gpuprof__prom_path(path, 4096, s, i);
+        gpuprof__metrics_path(path, 4096, s, i);
         if (!(r[n].path = gpuprof__strdup(path))) { b->failed = 1; break; }
         r[n].ns = t->stats.sum;
         r[n].calls = (double)t->stats.count;
@@ -15844,7 +15849,7 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
         any_gpu |= r[n].gpu;
         n++;
     }
-    if (n) qsort(r, n, sizeof *r, gpuprof__prom_range_cmp);
+    if (n) qsort(r, n, sizeof *r, gpuprof__metrics_range_cmp);
     for (i = 0, k = 0; i < n; i++) {           /* one entry per path */
         if (k && strcmp(r[k - 1].path, r[i].path) == 0) {
             r[k - 1].ns += r[i].ns; r[k - 1].calls += r[i].calls; r[k - 1].gpu_ns += r[i].gpu_ns; r[k - 1].gpu |= r[i].gpu;
@@ -15853,9 +15858,9 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
     }
     for (f = 0; f < 3 && k; f++) {
         if (f == 2 && !any_gpu) break;
-        gpuprof__prom_family(b, fam[f][0], "counter", fam[f][1]);
+        gpuprof__metrics_family(b, fam[f][0], "counter", fam[f][1]);
         for (i = 0; i < k; i++)
-            if (f < 2 || r[i].gpu) gpuprof__prom_at(b, fam[f][0], base, "range", r[i].path, f == 0 ? r[i].ns / 1e9 : f == 1 ? r[i].calls : r[i].gpu_ns / 1e9);
+            if (f < 2 || r[i].gpu) gpuprof__metrics_at(b, fam[f][0], base, "range", r[i].path, f == 0 ? r[i].ns / 1e9 : f == 1 ? r[i].calls : r[i].gpu_ns / 1e9);
     }
     for (i = 0; i < k; i++) GPUPROF_FREE(r[i].path);
     GPUPROF_FREE(r);
@@ -15866,9 +15871,9 @@ static void gpuprof__prom_ranges(gpuprof__buf *b, const gpuprof__snap *s, const 
 /* The device's gauges (SPEC 17 telemetry): each counter's mean over the
    last point of the device over the run (device_over_time's last point),
    in base units. */
-static void gpuprof__prom_device(gpuprof__buf *b, const char *base) {
-    /* by counter (gpuprof__dv_info's order): the metric's name and the factor from the report's unit */
-    static const struct { const char *name; double f; } m[GPUPROF__DV_N] = {
+static void gpuprof__metrics_device(gpuprof__buf *b, const char *base) {
+    /* by counter (gpuprof__dev_info's order): the metric's name and the factor from the report's unit */
+    static const struct { const char *name; double f; } m[GPUPROF__DEV_N] = {
         { "utilization_ratio", 0.01 }, { "memory_utilization_ratio", 0.01 }, { "sm_clock_hertz", 1e6 }, { "memory_clock_hertz", 1e6 },
         { "power_watts", 1 }, { "power_limit_watts", 1 }, { "temperature_celsius", 1 }, { "memory_used_bytes", 1048576.0 },
         { "sm_activity_ratio", 0.01 }, { "sm_occupancy_ratio", 0.01 }, { "tensor_activity_ratio", 0.01 }, { "dram_bandwidth_ratio", 0.01 },
@@ -15876,17 +15881,17 @@ static void gpuprof__prom_device(gpuprof__buf *b, const char *base) {
         { "pcie_rx_bytes_per_second", 1048576.0 }, { "nvlink_rx_bytes_per_second", 1048576.0 }, { "nvlink_tx_bytes_per_second", 1048576.0 } };
     char name[96], help[160], gpu[16];
     int k;
-    gpuprof__nv_hung(0);
+    gpuprof__nvml_hung(0);
     pthread_mutex_lock(&gpuprof__dev_mu);
     snprintf(gpu, sizeof gpu, "%u", gpuprof__dev.index);
-    for (k = 0; k < GPUPROF__DV_N && gpuprof__dev.samples; k++) {
+    for (k = 0; k < GPUPROF__DEV_N && gpuprof__dev.samples; k++) {
         uint32_t i = gpuprof__dev.npt;
         while (i > 0 && !gpuprof__dev.pt[i - 1].cnt[k]) i--;
         if (!i) continue;
         snprintf(name, sizeof name, "gpuprof_device_%s", m[k].name);
-        snprintf(help, sizeof help, "The GPU's %s (NVML), the mean of the latest point of the device over the run.", gpuprof__dv_info[k].name);
-        gpuprof__prom_family(b, name, "gauge", help);
-        gpuprof__prom_at(b, name, base, "gpu", gpu, gpuprof__dev.pt[i - 1].sum[k] / gpuprof__dev.pt[i - 1].cnt[k] * m[k].f);
+        snprintf(help, sizeof help, "The GPU's %s (NVML), the mean of the latest point of the device over the run.", gpuprof__dev_info[k].name);
+        gpuprof__metrics_family(b, name, "gauge", help);
+        gpuprof__metrics_at(b, name, base, "gpu", gpu, gpuprof__dev.pt[i - 1].sum[k] / gpuprof__dev.pt[i - 1].cnt[k] * m[k].f);
     }
     pthread_mutex_unlock(&gpuprof__dev_mu);
 }
@@ -15894,7 +15899,7 @@ static void gpuprof__prom_device(gpuprof__buf *b, const char *base) {
 
 /* gpuprof_info, the steps, the phases' shares (the verdict's), counters,
    memory (with GPUPROF_MEM snapshots), drops, and whether the run ended. */
-static void gpuprof__prom_run(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
+static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
     static const double qs[3] = { 0.5, 0.9, 0.99 };
     static const char *const qn[3] = { "0.5", "0.9", "0.99" };
     const gpuprof_stats *ty = s->typical >= 0 ? &s->kinds[s->typical].durs : NULL;
@@ -15902,40 +15907,40 @@ static void gpuprof__prom_run(gpuprof__buf *b, const gpuprof__snap *s, const cha
     char ws[16];
     int i;
     snprintf(ws, sizeof ws, "%d", gpuprof__g.world_size > 0 ? gpuprof__g.world_size : 1);
-    gpuprof__prom_family(b, "gpuprof_info", "gauge", "The profiled process: gpuprof's version, the process, its host, the job's world size.");
+    gpuprof__metrics_family(b, "gpuprof_info", "gauge", "The profiled process: gpuprof's version, the process, its host, the job's world size.");
     gpuprof__buf_printf(b, "gpuprof_info{%s,version=\"" GPUPROF_VERSION "\",process=\"", base);
-    gpuprof__prom_str(b, gpuprof__g.process_name);
+    gpuprof__metrics_str(b, gpuprof__g.process_name);
     gpuprof__buf_s(b, "\",host=\"");
-    gpuprof__prom_str(b, gpuprof__g.host);
+    gpuprof__metrics_str(b, gpuprof__g.host);
     gpuprof__buf_printf(b, "\",world_size=\"%s\"} 1\n", ws);
-    gpuprof__prom_family(b, "gpuprof_steps_total", "counter", "Counted steps (GPUPROF_STEP, warm-up and excluded steps left out).");
-    gpuprof__prom_at(b, "gpuprof_steps_total", base, NULL, NULL, (double)gpuprof__g.steps_counted);
-    gpuprof__prom_family(b, "gpuprof_step_seconds", "summary", "Step time of the typical steps (the most common kind: the same ranges ran), seconds.");
-    for (i = 0; i < 3; i++) gpuprof__prom_at(b, "gpuprof_step_seconds", base, "quantile", qn[i], ty && ty->count ? gpuprof_stats_quantile(ty, qs[i]) / 1e9 : GPUPROF__NAN);
-    gpuprof__prom_at(b, "gpuprof_step_seconds_sum", base, NULL, NULL, ty ? ty->sum / 1e9 : 0.0);
-    gpuprof__prom_at(b, "gpuprof_step_seconds_count", base, NULL, NULL, ty ? (double)ty->count : 0.0);
-    gpuprof__prom_ranges(b, s, base);
+    gpuprof__metrics_family(b, "gpuprof_steps_total", "counter", "Counted steps (GPUPROF_STEP, warm-up and excluded steps left out).");
+    gpuprof__metrics_at(b, "gpuprof_steps_total", base, NULL, NULL, (double)gpuprof__g.steps_counted);
+    gpuprof__metrics_family(b, "gpuprof_step_seconds", "summary", "Step time of the typical steps (the most common kind: the same ranges ran), seconds.");
+    for (i = 0; i < 3; i++) gpuprof__metrics_at(b, "gpuprof_step_seconds", base, "quantile", qn[i], ty && ty->count ? gpuprof_stats_quantile(ty, qs[i]) / 1e9 : GPUPROF__NAN);
+    gpuprof__metrics_at(b, "gpuprof_step_seconds_sum", base, NULL, NULL, ty ? ty->sum / 1e9 : 0.0);
+    gpuprof__metrics_at(b, "gpuprof_step_seconds_count", base, NULL, NULL, ty ? (double)ty->count : 0.0);
+    gpuprof__metrics_ranges(b, s, base);
     if (!v) { b->failed = 1; return; }
     gpuprof__analyze(s, v);
-    if (v->nph) gpuprof__prom_family(b, "gpuprof_phase_share", "gauge", "The verdict's share of the step held by each phase (an outermost range), 0-1.");
+    if (v->nph) gpuprof__metrics_family(b, "gpuprof_phase_share", "gauge", "The verdict's share of the step held by each phase (an outermost range), 0-1.");
     for (i = 0; i < v->nph; i++)
-        gpuprof__prom_at(b, "gpuprof_phase_share", base, "range", gpuprof__g.names[v->ph[i].r->name_id].text, v->step_ns > 0 ? v->ph[i].t / v->step_ns : GPUPROF__NAN);
-    if (s->ncounters) gpuprof__prom_family(b, "gpuprof_value_last", "gauge", "The last value of each GPUPROF_COUNTER.");
-    for (i = 0; i < (int)s->ncounters; i++) gpuprof__prom_at(b, "gpuprof_value_last", base, "name", gpuprof__g.names[s->counters[i].name_id].text, s->counters[i].last);
+        gpuprof__metrics_at(b, "gpuprof_phase_share", base, "range", gpuprof__g.names[v->ph[i].r->name_id].text, v->step_ns > 0 ? v->ph[i].t / v->step_ns : GPUPROF__NAN);
+    if (s->ncounters) gpuprof__metrics_family(b, "gpuprof_value_last", "gauge", "The last value of each GPUPROF_COUNTER.");
+    for (i = 0; i < (int)s->ncounters; i++) gpuprof__metrics_at(b, "gpuprof_value_last", base, "name", gpuprof__g.names[s->counters[i].name_id].text, s->counters[i].last);
     if (s->mem) {
         const gpuprof__memfig *last = &s->mem->prev;
-        gpuprof__prom_family(b, "gpuprof_memory_bytes", "gauge", "Memory at the latest GPUPROF_MEM snapshot: tracked bytes live, the device's used bytes, the host's RSS.");
-        gpuprof__prom_at(b, "gpuprof_memory_bytes", base, "kind", "tracked", (double)s->mem->live);
-        if (s->mem->snapshots && last->dev_ok) gpuprof__prom_at(b, "gpuprof_memory_bytes", base, "kind", "device_used", (double)last->dev_used);
-        if (s->mem->snapshots && last->host_ok) gpuprof__prom_at(b, "gpuprof_memory_bytes", base, "kind", "host_rss", (double)last->rss);
+        gpuprof__metrics_family(b, "gpuprof_memory_bytes", "gauge", "Memory at the latest GPUPROF_MEM snapshot: tracked bytes live, the device's used bytes, the host's RSS.");
+        gpuprof__metrics_at(b, "gpuprof_memory_bytes", base, "kind", "tracked", (double)s->mem->live);
+        if (s->mem->snapshots && last->dev_ok) gpuprof__metrics_at(b, "gpuprof_memory_bytes", base, "kind", "device_used", (double)last->dev_used);
+        if (s->mem->snapshots && last->host_ok) gpuprof__metrics_at(b, "gpuprof_memory_bytes", base, "kind", "host_rss", (double)last->rss);
     }
-    gpuprof__prom_family(b, "gpuprof_trace_dropped_events_total", "counter", "Trace events dropped (the writer fell behind, or the trace stopped).");
-    gpuprof__prom_at(b, "gpuprof_trace_dropped_events_total", base, NULL, NULL, (double)s->dropped);
+    gpuprof__metrics_family(b, "gpuprof_trace_dropped_events_total", "counter", "Trace events dropped (the writer fell behind, or the trace stopped).");
+    gpuprof__metrics_at(b, "gpuprof_trace_dropped_events_total", base, NULL, NULL, (double)s->dropped);
 #if GPUPROF__DEVICE
-    gpuprof__prom_device(b, base);
+    gpuprof__metrics_device(b, base);
 #endif
-    gpuprof__prom_family(b, "gpuprof_run_complete", "gauge", "1 once the run has ended and these are its final figures; 0 at a checkpoint.");
-    gpuprof__prom_at(b, "gpuprof_run_complete", base, NULL, NULL, gpuprof__g.state == GPUPROF__STOPPING ? 1.0 : 0.0);
+    gpuprof__metrics_family(b, "gpuprof_run_complete", "gauge", "1 once the run has ended and these are its final figures; 0 at a checkpoint.");
+    gpuprof__metrics_at(b, "gpuprof_run_complete", base, NULL, NULL, gpuprof__g.state == GPUPROF__STOPPING ? 1.0 : 0.0);
     GPUPROF_FREE(v);
 }
 
@@ -15944,13 +15949,13 @@ static void gpuprof__metrics_text(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf base = { NULL, 0, 0, 0 };
     gpuprof__timespec rt;
     gpuprof__buf_printf(&base, "rank=\"%d\",job=\"", gpuprof__g.rank > 0 ? gpuprof__g.rank : 0);
-    gpuprof__prom_str(&base, gpuprof__prom_job());
+    gpuprof__metrics_str(&base, gpuprof__metrics_job());
     gpuprof__buf_s(&base, "\"");
     if (base.failed) { b->failed = 1; return; }
-    gpuprof__prom_run(b, s, base.p);
+    gpuprof__metrics_run(b, s, base.p);
     gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &rt);
-    gpuprof__prom_family(b, "gpuprof_last_update_timestamp_seconds", "gauge", "When gpuprof wrote this file (Unix time, seconds).");
-    gpuprof__prom_at(b, "gpuprof_last_update_timestamp_seconds", base.p, NULL, NULL, (double)rt.tv_sec + (double)rt.tv_nsec / 1e9);
+    gpuprof__metrics_family(b, "gpuprof_last_update_timestamp_seconds", "gauge", "When gpuprof wrote this file (Unix time, seconds).");
+    gpuprof__metrics_at(b, "gpuprof_last_update_timestamp_seconds", base.p, NULL, NULL, (double)rt.tv_sec + (double)rt.tv_nsec / 1e9);
     GPUPROF_FREE(base.p);
 }
 
@@ -18003,10 +18008,10 @@ static sigset_t gpuprof__fork_mask;              /* the forking thread's, while 
    forever. */
 static void gpuprof__fork_prepare(void) {
 #if GPUPROF__SAMPLER
-    if (gpuprof__smpg.installed) {
+    if (gpuprof__smp_global.installed) {
         sigset_t block;
         sigemptyset(&block);
-        sigaddset(&block, gpuprof__smpg.signo);
+        sigaddset(&block, gpuprof__smp_global.signo);
         pthread_sigmask(SIG_BLOCK, &block, &gpuprof__fork_mask);
     }
 #endif
@@ -18019,7 +18024,7 @@ static void gpuprof__fork_prepare(void) {
 }
 static void gpuprof__fork_unblock(void) {
 #if GPUPROF__SAMPLER
-    if (gpuprof__smpg.installed) pthread_sigmask(SIG_SETMASK, &gpuprof__fork_mask, NULL);
+    if (gpuprof__smp_global.installed) pthread_sigmask(SIG_SETMASK, &gpuprof__fork_mask, NULL);
 #endif
 }
 static void gpuprof__fork_parent(void) {
@@ -18376,7 +18381,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     if (!off) gpuprof__keeper_start();          /* after the sampler: the keeper watches its signal */
     /* samples into the streamed trace when it is Perfetto's (and gpuprof reads its own clock: a program's may not be safe in a signal handler) */
 #if !defined(GPUPROF_CLOCK_FN) && GPUPROF__SAMPLES
-    GPUPROF__ST(&gpuprof__smpg.trace, GPUPROF__LD(&gpuprof__smpg.on) && gpuprof__g.trace_path && gpuprof__g.out.format == GPUPROF__FMT_PERFETTO);
+    GPUPROF__ST(&gpuprof__smp_global.trace, GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.trace_path && gpuprof__g.out.format == GPUPROF__FMT_PERFETTO);
 #endif
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;
@@ -18483,7 +18488,7 @@ static void gpuprof__outputs_write(void) {
     if (gpuprof__g.summary_path || gpuprof__g.metrics_path) (void)gpuprof__summary_and_metrics(GPUPROF__MAKE_SUMMARY);
 #if GPUPROF__SAMPLES
     if (gpuprof__g.sample_folded) {
-        gpuprof__smprep r;
+        gpuprof__smp_report r;
         if (gpuprof__smp_collect(&r, 1)) gpuprof__write_file(gpuprof__g.sample_folded, &r.folded, "folded stacks");
         gpuprof__smp_free(&r);
     }
@@ -18558,7 +18563,7 @@ static void gpuprof__shutdown_locked(void) {
 #endif
     gpuprof__outputs_write();
     gpuprof__dev_close();           /* the device's samples freed: the outputs have them */
-    gpuprof__smpf_clear();          /* ... and those of the threads that record no range */
+    gpuprof__smp_foreign_clear();          /* ... and those of the threads that record no range */
 #if GPUPROF__SAMPLER
     gpuprof__smp_code_clear();      /* (the symbols of objects unloaded meanwhile were read for the outputs) */
 #endif

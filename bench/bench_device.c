@@ -41,15 +41,15 @@ static int cmp_double(const void *a, const void *b) {
 static void calls_only(void) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     void *d = gpuprof__dev.dev;
-    gpuprof__nv_util u;
-    gpuprof__nv_mem m;
-    gpuprof__nv_temp tv;
+    gpuprof__nvml_util u;
+    gpuprof__nvml_mem m;
+    gpuprof__nvml_temp tv;
     unsigned x;
     unsigned long long why;
-    gpuprof__nv_gpm_get *g = gpuprof__dev.gpm_get;
+    gpuprof__nvml_gpm_get *g = gpuprof__dev.gpm_get;
     (void)a->DeviceGetUtilizationRates(d, &u);
-    (void)a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_SM, &x);
-    (void)a->DeviceGetClockInfo(d, GPUPROF__NV_CLOCK_MEM, &x);
+    (void)a->DeviceGetClockInfo(d, GPUPROF__NVML_CLOCK_SM, &x);
+    (void)a->DeviceGetClockInfo(d, GPUPROF__NVML_CLOCK_MEM, &x);
     (void)a->DeviceGetPowerUsage(d, &x);
     (void)a->DeviceGetEnforcedPowerLimit(d, &x);
     memset(&tv, 0, sizeof tv);
@@ -60,13 +60,13 @@ static void calls_only(void) {
     if (gpuprof__dev.gpm > 0) {
         int k;
         (void)a->GpmSampleGet(d, gpuprof__dev.gpm_s[1]);
-        memset(g, 0, offsetof(gpuprof__nv_gpm_get, metric));
+        memset(g, 0, offsetof(gpuprof__nvml_gpm_get, metric));
         g->version = 1;
         g->sample1 = gpuprof__dev.gpm_s[0];
         g->sample2 = gpuprof__dev.gpm_s[1];
-        for (k = GPUPROF__DV_FIRST_GPM; k < GPUPROF__DV_N; k++) {
+        for (k = GPUPROF__DEV_FIRST_GPM; k < GPUPROF__DEV_N; k++) {
             memset(&g->metric[g->count], 0, sizeof g->metric[0]);
-            g->metric[g->count++].id = gpuprof__dv_info[k].gpm;
+            g->metric[g->count++].id = gpuprof__dev_info[k].gpm;
         }
         (void)a->GpmMetricsGet(g);
     }
