@@ -575,6 +575,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Statistics accumulator           count, sums, min/max, a histogram for quantiles
      Global state and warnings        shared types, gpuprof__g, locks, messages, memory
      Settings                         GPUPROF_* variables; a step's phase (schedule)
+     Loaded libraries                 a seam's entry points bound by name (NVML, CUPTI)
      NVTX                             gpuprof's NVTX domain, names, push and pop
      Name registry                    a small id per distinct name, its JSON string
      Per-thread state                 a thread's call tree of nodes
@@ -2031,6 +2032,37 @@ static int gpuprof__phase_of(uint64_t step) {
 }
 
 /* ----------------------------------------------------------------------
+   Loaded libraries: a seam's entry points, bound by name
+   NVML and CUPTI are loaded with dlopen when asked for, never linked (no
+   build-time dependency, and a program without them runs). Each seam lists
+   the entry points it calls in a table of these, and one call binds them.
+   ---------------------------------------------------------------------- */
+#if (GPUPROF__DEVICE && defined(__linux__)) || defined(GPUPROF_CUDA)
+#include <dlfcn.h>
+#include <stddef.h>
+
+/* An entry point: its name, where its pointer goes in the seam's table, and
+   whether gpuprof does without it. */
+typedef struct gpuprof__lib_sym { const char *name; size_t off; int optional; } gpuprof__lib_sym;
+
+/* Each of syms found in lib and stored in api (an optional one missing:
+   NULL). Returns NULL, or the name of a required one missing, with api
+   cleared: the caller says which library lacked it. */
+static const char *gpuprof__lib_bind(void *lib, const gpuprof__lib_sym *syms, size_t n, void *api, size_t api_size) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        void *p = dlsym(lib, syms[i].name);
+        if (!p && !syms[i].optional) {
+            memset(api, 0, api_size);
+            return syms[i].name;
+        }
+        memcpy((char *)api + syms[i].off, &p, sizeof p);
+    }
+    return NULL;
+}
+#endif
+
+/* ----------------------------------------------------------------------
    NVTX (SPEC 5): every range is also an NVTX range in gpuprof's domain
    (GPUPROF_NVTX_DOMAIN), with its name registered once, so Nsight Systems
    shows the same ranges. NVTX is header-only (from the CUDA toolkit): with
@@ -2569,7 +2601,7 @@ typedef struct gpuprof__nvml_api {
     int (*GpmSampleGet)(void *, void *);
     int (*GpmMetricsGet)(gpuprof__nvml_gpm_get *);
 } gpuprof__nvml_api;
-static const struct { const char *name; size_t off; int optional; } gpuprof__nvml_syms[] = {
+static const gpuprof__lib_sym gpuprof__nvml_syms[] = {
 #define GPUPROF__NVML_SYM(f, opt) { "nvml" #f, offsetof(gpuprof__nvml_api, f), opt }
     GPUPROF__NVML_SYM(Init_v2, 0), GPUPROF__NVML_SYM(Shutdown, 0), GPUPROF__NVML_SYM(ErrorString, 1),
     GPUPROF__NVML_SYM(DeviceGetCount_v2, 0), GPUPROF__NVML_SYM(DeviceGetHandleByIndex_v2, 0),
@@ -2583,22 +2615,33 @@ static const struct { const char *name; size_t off; int optional; } gpuprof__nvm
 #undef GPUPROF__NVML_SYM
 };
 
-/* The counters, in the order of the report: name, unit, GPM metric id (0:
-   not GPM), utilization (per phase in the report), the call reading it. */
+/* The counters, in the order of the report: name, unit, the call reading
+   it, GPM metric id (0: not GPM), utilization (per phase in the report), and
+   its live metric: name (gpuprof_device_...) and the factor from the unit to
+   the metric's (SI: ratios, hertz, bytes). */
 enum { GPUPROF__DEV_UTIL, GPUPROF__DEV_MEMUTIL, GPUPROF__DEV_SMCLK, GPUPROF__DEV_MEMCLK, GPUPROF__DEV_POWER, GPUPROF__DEV_PLIMIT,
        GPUPROF__DEV_TEMP, GPUPROF__DEV_MEMUSED, GPUPROF__DEV_SMACT, GPUPROF__DEV_SMOCC, GPUPROF__DEV_TENSOR, GPUPROF__DEV_DRAM,
        GPUPROF__DEV_FP32, GPUPROF__DEV_FP16, GPUPROF__DEV_PCIE_TX, GPUPROF__DEV_PCIE_RX, GPUPROF__DEV_NVL_RX, GPUPROF__DEV_NVL_TX,
        GPUPROF__DEV_N, GPUPROF__DEV_FIRST_GPM = GPUPROF__DEV_SMACT };
-static const struct { const char *name, *unit, *call; unsigned gpm; int util; } gpuprof__dev_info[GPUPROF__DEV_N] = {
-    { "utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 }, { "memory utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1 },
-    { "SM clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 }, { "memory clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0 },
-    { "power", "W", "nvmlDeviceGetPowerUsage", 0, 0 }, { "power limit", "W", "nvmlDeviceGetEnforcedPowerLimit", 0, 0 },
-    { "temperature", "C", "nvmlDeviceGetTemperatureV", 0, 0 }, { "memory used", "MiB", "nvmlDeviceGetMemoryInfo", 0, 0 },
-    { "SM activity", "%", "nvmlGpmMetricsGet", 2, 1 }, { "SM occupancy", "%", "nvmlGpmMetricsGet", 3, 1 },
-    { "tensor activity", "%", "nvmlGpmMetricsGet", 5, 1 }, { "DRAM bandwidth", "%", "nvmlGpmMetricsGet", 10, 1 },
-    { "FP32 activity", "%", "nvmlGpmMetricsGet", 12, 1 }, { "FP16 activity", "%", "nvmlGpmMetricsGet", 13, 1 },
-    { "PCIe TX", "MiB/s", "nvmlGpmMetricsGet", 20, 0 }, { "PCIe RX", "MiB/s", "nvmlGpmMetricsGet", 21, 0 },
-    { "NVLink RX", "MiB/s", "nvmlGpmMetricsGet", 60, 0 }, { "NVLink TX", "MiB/s", "nvmlGpmMetricsGet", 61, 0 }
+static const struct { const char *name, *unit, *call; unsigned gpm; int util; const char *metric; double si; } gpuprof__dev_info[GPUPROF__DEV_N] = {
+    { "utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1, "utilization_ratio", 0.01 },
+    { "memory utilization", "%", "nvmlDeviceGetUtilizationRates", 0, 1, "memory_utilization_ratio", 0.01 },
+    { "SM clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0, "sm_clock_hertz", 1e6 },
+    { "memory clock", "MHz", "nvmlDeviceGetClockInfo", 0, 0, "memory_clock_hertz", 1e6 },
+    { "power", "W", "nvmlDeviceGetPowerUsage", 0, 0, "power_watts", 1 },
+    { "power limit", "W", "nvmlDeviceGetEnforcedPowerLimit", 0, 0, "power_limit_watts", 1 },
+    { "temperature", "C", "nvmlDeviceGetTemperatureV", 0, 0, "temperature_celsius", 1 },
+    { "memory used", "MiB", "nvmlDeviceGetMemoryInfo", 0, 0, "memory_used_bytes", 1048576.0 },
+    { "SM activity", "%", "nvmlGpmMetricsGet", 2, 1, "sm_activity_ratio", 0.01 },
+    { "SM occupancy", "%", "nvmlGpmMetricsGet", 3, 1, "sm_occupancy_ratio", 0.01 },
+    { "tensor activity", "%", "nvmlGpmMetricsGet", 5, 1, "tensor_activity_ratio", 0.01 },
+    { "DRAM bandwidth", "%", "nvmlGpmMetricsGet", 10, 1, "dram_bandwidth_ratio", 0.01 },
+    { "FP32 activity", "%", "nvmlGpmMetricsGet", 12, 1, "fp32_activity_ratio", 0.01 },
+    { "FP16 activity", "%", "nvmlGpmMetricsGet", 13, 1, "fp16_activity_ratio", 0.01 },
+    { "PCIe TX", "MiB/s", "nvmlGpmMetricsGet", 20, 0, "pcie_tx_bytes_per_second", 1048576.0 },
+    { "PCIe RX", "MiB/s", "nvmlGpmMetricsGet", 21, 0, "pcie_rx_bytes_per_second", 1048576.0 },
+    { "NVLink RX", "MiB/s", "nvmlGpmMetricsGet", 60, 0, "nvlink_rx_bytes_per_second", 1048576.0 },
+    { "NVLink TX", "MiB/s", "nvmlGpmMetricsGet", 61, 0, "nvlink_tx_bytes_per_second", 1048576.0 }
 };
 /* The clock-event reasons (nvmlClocksEventReason*), as the report names them;
    both thermal bits are one reason. */
@@ -2782,8 +2825,7 @@ static const char *gpuprof__nvml_error(int rc) {
    points; once per process. 0 when loaded; else -1, why in load_error. */
 static int gpuprof__nvml_load(void) {
 #if GPUPROF__NVML
-    const char *path = getenv("GPUPROF_NVML_PATH");
-    size_t i;
+    const char *path = getenv("GPUPROF_NVML_PATH"), *missing;
     if (gpuprof__dev.loaded) return gpuprof__dev.loaded > 0 ? 0 : -1;
     if (!path || !*path) path = "libnvidia-ml.so.1";
     snprintf(gpuprof__dev.library, sizeof gpuprof__dev.library, "%s", path);
@@ -2795,16 +2837,14 @@ static int gpuprof__nvml_load(void) {
         gpuprof__dev.loaded = -1;
         return -1;
     }
-    for (i = 0; i < sizeof gpuprof__nvml_syms / sizeof gpuprof__nvml_syms[0]; i++) {
-        void *p = dlsym(gpuprof__dev.lib, gpuprof__nvml_syms[i].name);
-        if (!p && !gpuprof__nvml_syms[i].optional) {
-            snprintf(gpuprof__dev.load_error, sizeof gpuprof__dev.load_error, "%.200s has no %s (not NVML, or too old a driver)", path, gpuprof__nvml_syms[i].name);
-            dlclose(gpuprof__dev.lib);
-            gpuprof__dev.lib = NULL;
-            gpuprof__dev.loaded = -1;
-            return -1;
-        }
-        memcpy((char *)&gpuprof__dev.api + gpuprof__nvml_syms[i].off, &p, sizeof p);
+    missing = gpuprof__lib_bind(gpuprof__dev.lib, gpuprof__nvml_syms, sizeof gpuprof__nvml_syms / sizeof gpuprof__nvml_syms[0],
+                                &gpuprof__dev.api, sizeof gpuprof__dev.api);
+    if (missing) {
+        snprintf(gpuprof__dev.load_error, sizeof gpuprof__dev.load_error, "%.200s has no %s (not NVML, or too old a driver)", path, missing);
+        dlclose(gpuprof__dev.lib);
+        gpuprof__dev.lib = NULL;
+        gpuprof__dev.loaded = -1;
+        return -1;
     }
     gpuprof__dev.loaded = 1;
     return 0;
@@ -3508,6 +3548,29 @@ static int gpuprof__dev_class_locked(uint32_t name_id, double *dram, double *com
     return cls;
 }
 
+/* The device's latest values, for a reader outside this section (the live
+   metrics): each counter's mean over the latest point of the run that has
+   it, in its unit (gpuprof__dev_info), NaN where none has; and NVML's index
+   of the device. 0 when nothing was sampled. (Built for its one reader.) */
+#if GPUPROF__METRICS
+static int gpuprof__dev_latest(unsigned *index, double v[GPUPROF__DEV_N]) {
+    int k, any = 0;
+    for (k = 0; k < GPUPROF__DEV_N; k++) v[k] = GPUPROF__NAN;
+    gpuprof__nvml_hung(0);
+    pthread_mutex_lock(&gpuprof__dev_mu);
+    *index = gpuprof__dev.index;
+    for (k = 0; k < GPUPROF__DEV_N && gpuprof__dev.samples; k++) {
+        uint32_t i = gpuprof__dev.npt;
+        while (i > 0 && !gpuprof__dev.pt[i - 1].cnt[k]) i--;
+        if (!i) continue;
+        v[k] = gpuprof__dev.pt[i - 1].sum[k] / gpuprof__dev.pt[i - 1].cnt[k];
+        any = 1;
+    }
+    pthread_mutex_unlock(&gpuprof__dev_mu);
+    return any;
+}
+#endif
+
 /* The class the device's counters measured for a phase (1 memory, 2 compute,
    0 unknown: no sample, or activity too low to tell), for the verdict. */
 static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
@@ -3749,7 +3812,7 @@ typedef struct gpuprof__cupti_api {
     int (*ActivityEnableDriverApi)(uint32_t, uint8_t);
     int (*ActivitySetAttribute)(int, size_t *, void *);
 } gpuprof__cupti_api;
-static const struct { const char *name; size_t off; int optional; } gpuprof__cupti_syms[] = {
+static const gpuprof__lib_sym gpuprof__cupti_syms[] = {
 #define GPUPROF__CUPTI_SYM(f, opt) { "cupti" #f, offsetof(gpuprof__cupti_api, f), opt }
     GPUPROF__CUPTI_SYM(GetVersion, 0), GPUPROF__CUPTI_SYM(GetResultString, 0), GPUPROF__CUPTI_SYM(Subscribe, 1),
     GPUPROF__CUPTI_SYM(ActivityRegisterCallbacks, 0), GPUPROF__CUPTI_SYM(ActivityRegisterTimestampCallback, 1),
@@ -5551,17 +5614,14 @@ static const int gpuprof__kc_kinds[] = { GPUPROF__AK_CONC_KERNEL, GPUPROF__AK_ME
    process (0), or a message and capture off (-1). */
 static int gpuprof__kc_load(void) {
     uint32_t v = 0;
-    size_t i;
+    const char *missing;
     if (!(gpuprof__kc.lib = gpuprof__cupti_open())) return -1;
-    for (i = 0; i < sizeof gpuprof__cupti_syms / sizeof gpuprof__cupti_syms[0]; i++) {
-        void *f = dlsym(gpuprof__kc.lib, gpuprof__cupti_syms[i].name);
-        if (!f && !gpuprof__cupti_syms[i].optional) {
-            memset(&gpuprof__kc.api, 0, sizeof gpuprof__kc.api);
-            gpuprof__kc.loaded = -1;
-            gpuprof__kc_off("%s has no %s (CUPTI from CUDA 12 or later is needed; GPUPROF_CUPTI_PATH names the library)", gpuprof__kc.library, gpuprof__cupti_syms[i].name);
-            return -1;
-        }
-        memcpy((char *)&gpuprof__kc.api + gpuprof__cupti_syms[i].off, &f, sizeof f);
+    missing = gpuprof__lib_bind(gpuprof__kc.lib, gpuprof__cupti_syms, sizeof gpuprof__cupti_syms / sizeof gpuprof__cupti_syms[0],
+                                &gpuprof__kc.api, sizeof gpuprof__kc.api);
+    if (missing) {
+        gpuprof__kc.loaded = -1;
+        gpuprof__kc_off("%s has no %s (CUPTI from CUDA 12 or later is needed; GPUPROF_CUPTI_PATH names the library)", gpuprof__kc.library, missing);
+        return -1;
     }
     if (gpuprof__kc_check(gpuprof__kc.api.GetVersion(&v), "cuptiGetVersion") != 0) return -1;
     gpuprof__kc.version = v;
@@ -15872,28 +15932,19 @@ static void gpuprof__metrics_ranges(gpuprof__buf *b, const gpuprof__snap *s, con
    last point of the device over the run (device_over_time's last point),
    in base units. */
 static void gpuprof__metrics_device(gpuprof__buf *b, const char *base) {
-    /* by counter (gpuprof__dev_info's order): the metric's name and the factor from the report's unit */
-    static const struct { const char *name; double f; } m[GPUPROF__DEV_N] = {
-        { "utilization_ratio", 0.01 }, { "memory_utilization_ratio", 0.01 }, { "sm_clock_hertz", 1e6 }, { "memory_clock_hertz", 1e6 },
-        { "power_watts", 1 }, { "power_limit_watts", 1 }, { "temperature_celsius", 1 }, { "memory_used_bytes", 1048576.0 },
-        { "sm_activity_ratio", 0.01 }, { "sm_occupancy_ratio", 0.01 }, { "tensor_activity_ratio", 0.01 }, { "dram_bandwidth_ratio", 0.01 },
-        { "fp32_activity_ratio", 0.01 }, { "fp16_activity_ratio", 0.01 }, { "pcie_tx_bytes_per_second", 1048576.0 },
-        { "pcie_rx_bytes_per_second", 1048576.0 }, { "nvlink_rx_bytes_per_second", 1048576.0 }, { "nvlink_tx_bytes_per_second", 1048576.0 } };
+    double v[GPUPROF__DEV_N];
     char name[96], help[160], gpu[16];
+    unsigned index;
     int k;
-    gpuprof__nvml_hung(0);
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    snprintf(gpu, sizeof gpu, "%u", gpuprof__dev.index);
-    for (k = 0; k < GPUPROF__DEV_N && gpuprof__dev.samples; k++) {
-        uint32_t i = gpuprof__dev.npt;
-        while (i > 0 && !gpuprof__dev.pt[i - 1].cnt[k]) i--;
-        if (!i) continue;
-        snprintf(name, sizeof name, "gpuprof_device_%s", m[k].name);
+    if (!gpuprof__dev_latest(&index, v)) return;
+    snprintf(gpu, sizeof gpu, "%u", index);
+    for (k = 0; k < GPUPROF__DEV_N; k++) {
+        if (!gpuprof__finite(v[k])) continue;
+        snprintf(name, sizeof name, "gpuprof_device_%s", gpuprof__dev_info[k].metric);
         snprintf(help, sizeof help, "The GPU's %s (NVML), the mean of the latest point of the device over the run.", gpuprof__dev_info[k].name);
         gpuprof__metrics_family(b, name, "gauge", help);
-        gpuprof__metrics_at(b, name, base, "gpu", gpu, gpuprof__dev.pt[i - 1].sum[k] / gpuprof__dev.pt[i - 1].cnt[k] * m[k].f);
+        gpuprof__metrics_at(b, name, base, "gpu", gpu, v[k] * gpuprof__dev_info[k].si);
     }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
 }
 #endif
 
