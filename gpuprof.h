@@ -1560,20 +1560,26 @@ typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
     unsigned session;
     int tid, exited;                      /* exited: 1 its thread ended, 2 gpuprof's own (kernel capture's trace events) */
-    int meta_tid;                         /* the formatter's: tid whose metadata it wrote last, */
-    unsigned meta_gen;                    /* into the output of this generation */
-    uint32_t work_name;                   /* the formatter's: a WORK event waiting for its range (0: none) */
-    int work_rates;                       /* its range's CPU event gets rates (it has no GPU event) */
-    double work_flops, work_bytes;
-    int flow_tid;                         /* the formatter's: a FLOW waiting for its GPU event (0: none) */
-    uint64_t flow_ns;                     /* its CPU range's begin */
-    uint32_t flow_name;                   /* and name id */
-    gpuprof__event karg[2];               /* the formatter's: the KA and KB records of the next kernel event */
-    uint64_t step_ns;                     /* the formatter's: when the last step outside any range was marked (ns), */
-    unsigned step_gen, step_track;        /* in the output of this generation; its Perfetto track written in that one */
-    int calls_tid;                        /* the formatter's: the thread of the last captured CUDA call it wrote, */
-    unsigned calls_gen;                   /* into the output of this generation (its track is named there) */
-    gpuprof__pfseq pf;
+    /* The trace encoders' (sections "Trace encoder, Chrome JSON" and "...,
+       Perfetto protobuf"): what formatting this thread's blocks into one
+       output carries from one block to the next. A dump formats with a
+       fresh one (gpuprof__fmt_save). */
+    struct {
+        int meta_tid;                         /* tid whose metadata it wrote last, */
+        unsigned meta_gen;                    /* into the output of this generation */
+        uint32_t work_name;                   /* a WORK event waiting for its range (0: none) */
+        int work_rates;                       /* its range's CPU event gets rates (it has no GPU event) */
+        double work_flops, work_bytes;
+        int flow_tid;                         /* a FLOW waiting for its GPU event (0: none) */
+        uint64_t flow_ns;                     /* its CPU range's begin */
+        uint32_t flow_name;                   /* and name id */
+        gpuprof__event karg[2];               /* the KA and KB records of the next kernel event */
+        uint64_t step_ns;                     /* when the last step outside any range was marked (ns), */
+        unsigned step_gen, step_track;        /* in the output of this generation; its Perfetto track written in that one */
+        int calls_tid;                        /* the thread of the last captured CUDA call it wrote, */
+        unsigned calls_gen;                   /* into the output of this generation (its track is named there) */
+        gpuprof__pfseq pf;                    /* the Perfetto encoder's: its sequence's interned state */
+    } fmt;
     uint32_t index;
     int fmt_tid;                          /* the formatter's, kept across outputs: the thread whose block of this */
     uint32_t fmt_index;                   /* state it encoded last, its order and name: to name that thread's */
@@ -7179,8 +7185,8 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
     GPUPROF_FREE(t->by_name);
     GPUPROF_FREE(t->counters);
     GPUPROF_FREE(t->chunks);
-    GPUPROF_FREE(t->pf.iid);
-    GPUPROF_FREE(t->pf.other);
+    GPUPROF_FREE(t->fmt.pf.iid);
+    GPUPROF_FREE(t->fmt.pf.other);
 #if GPUPROF__SAMPLES
     if (t->smp) {
         gpuprof__smp *m = t->smp;
@@ -9269,10 +9275,10 @@ typedef struct gpuprof__trace_encoder {
 
 /* The work a WORK event left for this range event, if it is the one. */
 static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_id, double *w) {
-    if (t->work_name != name_id) return NULL;
-    w[0] = t->work_flops;
-    w[1] = t->work_bytes;
-    t->work_name = 0;
+    if (t->fmt.work_name != name_id) return NULL;
+    w[0] = t->fmt.work_flops;
+    w[1] = t->fmt.work_bytes;
+    t->fmt.work_name = 0;
     return w;
 }
 
@@ -9281,18 +9287,18 @@ static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_i
 static void gpuprof__trace_aux_hold(gpuprof__thread *t, const gpuprof__event *e, int type) {
     switch (type) {
     case GPUPROF__EV_WORK:
-        t->work_name = e->name_id;
-        t->work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
-        memcpy(&t->work_bytes, &e->ts, sizeof t->work_bytes);
-        memcpy(&t->work_flops, &e->u.dur_ns, sizeof t->work_flops);
+        t->fmt.work_name = e->name_id;
+        t->fmt.work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
+        memcpy(&t->fmt.work_bytes, &e->ts, sizeof t->fmt.work_bytes);
+        memcpy(&t->fmt.work_flops, &e->u.dur_ns, sizeof t->fmt.work_flops);
         break;
     case GPUPROF__EV_FLOW:
-        t->flow_tid = (int)e->u.dur_ns;
-        t->flow_ns = gpuprof__ticks_to_ns(e->ts);
-        t->flow_name = e->name_id;
+        t->fmt.flow_tid = (int)e->u.dur_ns;
+        t->fmt.flow_ns = gpuprof__ticks_to_ns(e->ts);
+        t->fmt.flow_name = e->name_id;
         break;
     default:       /* GPUPROF__EV_KA, GPUPROF__EV_KB */
-        t->karg[type - GPUPROF__EV_KA] = *e;
+        t->fmt.karg[type - GPUPROF__EV_KA] = *e;
         break;
     }
 }
@@ -9517,11 +9523,11 @@ static void gpuprof__lanes_free(gpuprof__tout *o) {
 static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts, uint64_t *from, uint64_t *no) {
     /* a step begun in an earlier part ends in this one (gpuprof__trace_rotate; a busy
        part may hold none of the thread's events); generations only grow */
-    int outside = (e->flags >> 8) == 0, ends = outside && t->step_gen && t->step_gen >= o->first_gen;
-    *from = t->step_ns;
+    int outside = (e->flags >> 8) == 0, ends = outside && t->fmt.step_gen && t->fmt.step_gen >= o->first_gen;
+    *from = t->fmt.step_ns;
     *no = e->u.step;
-    t->step_gen = outside ? o->gen : 0;
-    t->step_ns = ts;
+    t->fmt.step_gen = outside ? o->gen : 0;
+    t->fmt.step_ns = ts;
     return ends;
 }
 
@@ -9726,12 +9732,12 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
    its own events have not put it there; t: gpuprof's own, writing the call. */
 static char *gpuprof__json_calls_meta(const gpuprof__tout *o, gpuprof__thread *t, char *p, uint32_t tid) {
     gpuprof__thread *c;
-    if (t->calls_tid == (int)tid && t->calls_gen == o->gen) return p;
-    t->calls_tid = (int)tid;
-    t->calls_gen = o->gen;
-    if (!(c = gpuprof__trace_named(tid)) || (c->meta_tid == (int)tid && c->meta_gen == o->gen)) return p;
-    c->meta_tid = (int)tid;
-    c->meta_gen = o->gen;
+    if (t->fmt.calls_tid == (int)tid && t->fmt.calls_gen == o->gen) return p;
+    t->fmt.calls_tid = (int)tid;
+    t->fmt.calls_gen = o->gen;
+    if (!(c = gpuprof__trace_named(tid)) || (c->fmt.meta_tid == (int)tid && c->fmt.meta_gen == o->gen)) return p;
+    c->fmt.meta_tid = (int)tid;
+    c->fmt.meta_gen = o->gen;
     return gpuprof__trace_track_meta(p, tid, c->fmt_label, c->fmt_index);
 }
 #endif
@@ -9775,17 +9781,17 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
         p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 1), &lane_tid);
         p = gpuprof__trace_head(p, "X", lane_tid);
         p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
-        if (t->work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
+        if (t->fmt.work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
         else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
-        if (t->flow_tid) {
+        if (t->fmt.flow_tid) {
             /* The arrow may not point back in time (chrome://tracing
                drops it): a GPU range begun a few ns before its CPU range
                read the clock (its event is recorded first) gets the arrow
                at the CPU range's begin, inside the GPU range. */
-            uint64_t at = ts > t->flow_ns ? ts : t->flow_ns;
-            if (t->flow_ns >= o->from_ns && at <= ts + dur)
-                p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->flow_tid, t->flow_ns, lane_tid, at);
-            t->flow_tid = 0;
+            uint64_t at = ts > t->fmt.flow_ns ? ts : t->fmt.flow_ns;
+            if (t->fmt.flow_ns >= o->from_ns && at <= ts + dur)
+                p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->fmt.flow_tid, t->fmt.flow_ns, lane_tid, at);
+            t->fmt.flow_tid = 0;
         }
         break;
     }
@@ -9793,8 +9799,8 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
         p = gpuprof__trace_kapi(gpuprof__json_calls_meta(o, t, p, (uint32_t)(e->u.dur_ns >> 40)), e);
         break;
     case GPUPROF__EV_KERNEL:
-        p = gpuprof__trace_kernel(o, p, e, t->karg);
-        memset(t->karg, 0, sizeof t->karg);
+        p = gpuprof__trace_kernel(o, p, e, t->fmt.karg);
+        memset(t->fmt.karg, 0, sizeof t->fmt.karg);
         break;
 #endif
     case GPUPROF__EV_STEP:
@@ -9834,10 +9840,10 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
        bytes, copied as 80: one fixed-size copy) */
     memset(range_head, 0, sizeof range_head);
     range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
-    if (b->tid && (t->meta_tid != b->tid || t->meta_gen != o->gen)) {    /* tid 0: gpuprof's own, no track of its own */
+    if (b->tid && (t->fmt.meta_tid != b->tid || t->fmt.meta_gen != o->gen)) {    /* tid 0: gpuprof's own, no track of its own */
         char *start = p;
-        t->meta_tid = b->tid;
-        t->meta_gen = o->gen;
+        t->fmt.meta_tid = b->tid;
+        t->fmt.meta_gen = o->gen;
         p = gpuprof__trace_track_meta(p, tid, b->label, b->sort_index);
         p = gpuprof__trace_fit(o, buf, start, p);
     }
@@ -9859,8 +9865,8 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
         start = p;
         if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
             memcpy(p, range_head, 80);
-            if (GPUPROF__UNLIKELY(t->work_name) && gpuprof__trace_work_for(t, e->name_id, work))
-                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->work_rates,
+            if (GPUPROF__UNLIKELY(t->fmt.work_name) && gpuprof__trace_work_for(t, e->name_id, work))
+                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->fmt.work_rates,
                                              dur + GPUPROF__NUDGE_NS(e));
             else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
         } else if (gpuprof__trace_is_aux(type)) {
@@ -10376,11 +10382,11 @@ static GPUPROF__NOINLINE char *gpuprof__pf_range_more(gpuprof__pfseq *s, gpuprof
                                                       const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t end) {
     char *pk, *te;
     double work[2];
-    const double *w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
+    const double *w = t->fmt.work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
     if (e->flags & GPUPROF__EVF_GPU_PART) p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_cpu(tid, gpuprof__ticks_to_ns(e->ts), e->name_id));
     if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__pf_arg_v(p, GPUPROF__PA_WARMUP, GPUPROF__PF_BOOL, 1);
-    if (w) p = gpuprof__pf_work(p, w, t->work_rates, end - ts + GPUPROF__NUDGE_NS(e));
+    if (w) p = gpuprof__pf_work(p, w, t->fmt.work_rates, end - ts + GPUPROF__NUDGE_NS(e));
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return gpuprof__pf_end_slice(s, p, end, 0, 0);
 }
@@ -10396,9 +10402,9 @@ static char *gpuprof__pf_step(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thre
     int n;
     if (gpuprof__trace_step(o, t, e, ts, &from, &no)) {
         uint64_t uuid = gpuprof__pf_uuid(GPUPROF__PF_TSTEPS, (uint32_t)s->tid);
-        if (t->step_track != o->gen) {
+        if (t->fmt.step_track != o->gen) {
             char *td;
-            t->step_track = o->gen;
+            t->fmt.step_track = o->gen;
             pk = gpuprof__pb_open(p, 1);
             td = gpuprof__pb_open(pk, 60);
             p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, uuid), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, (uint32_t)s->tid));
@@ -10570,10 +10576,10 @@ static uint64_t gpuprof__pf_kernel_flow(const gpuprof__tout *o, const gpuprof__e
    slices, following the FLOW and KB records as the second pass will. */
 static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpuprof__thread *t, const gpuprof__block *b,
                                   uint32_t from, uint32_t n, char *p) {
-    int flow_tid = t->flow_tid, at_end = 0;
-    uint64_t flow_ns = t->flow_ns, ts, end, flow = 0, uuid;
-    uint32_t flow_name = t->flow_name, i;
-    gpuprof__event kb = t->karg[1];
+    int flow_tid = t->fmt.flow_tid, at_end = 0;
+    uint64_t flow_ns = t->fmt.flow_ns, ts, end, flow = 0, uuid;
+    uint32_t flow_name = t->fmt.flow_name, i;
+    gpuprof__event kb = t->fmt.karg[1];
     o->pf_nlane = 0;
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
@@ -10607,9 +10613,9 @@ static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__threa
     uint64_t ts, end, uuid, flow;
     int flow_at_end;
     p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_GPU, gpuprof__pf_lane(o, e, GPUPROF__EV_GPU, 0), &uuid, &ts, &end);
-    flow = gpuprof__pf_gpu_flow(o, t->flow_tid, t->flow_ns, t->flow_name, ts, end, &flow_at_end);
-    t->flow_tid = 0;
-    w = t->work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
+    flow = gpuprof__pf_gpu_flow(o, t->fmt.flow_tid, t->fmt.flow_ns, t->fmt.flow_name, ts, end, &flow_at_end);
+    t->fmt.flow_tid = 0;
+    w = t->fmt.work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
     gpuprof__pf_begun(o, uuid, ts, 1);
     p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
     p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_GPU), 11, uuid);
@@ -10708,8 +10714,8 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
     case GPUPROF__EV_KAPI:
         return gpuprof__pf_kapi(o, s, p, e);
     case GPUPROF__EV_KERNEL:
-        p = gpuprof__pf_kernel(o, s, p, e, t->karg);
-        memset(t->karg, 0, sizeof t->karg);
+        p = gpuprof__pf_kernel(o, s, p, e, t->fmt.karg);
+        memset(t->fmt.karg, 0, sizeof t->fmt.karg);
         return p;
 #endif
     case GPUPROF__EV_STEP:
@@ -10923,7 +10929,7 @@ static char *gpuprof__pf_samples(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__t
 static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
     char *buf = gpuprof__trace_buf(o), *p = buf + o->staged, *pk, *te;
     gpuprof__thread *t = b->owner;
-    gpuprof__pfseq *s = &t->pf;
+    gpuprof__pfseq *s = &t->fmt.pf;
     uint32_t tid = (uint32_t)b->tid, i, naux = 0;
     if (s->gen != o->gen || s->tid != b->tid || !s->seq) p = gpuprof__pf_seq_start(o, s, p, b->tid, b->label);
 #ifdef GPUPROF_CUDA
@@ -10941,7 +10947,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
         if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
             uint64_t ts = gpuprof__ticks_to_ns(e->ts) + GPUPROF__NUDGE_NS(e), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
             uint32_t next;
-            if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->work_name)) {
+            if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->fmt.work_name)) {
                 p = gpuprof__pf_range_more(s, t, p, e, nm, tid, ts, end);
                 continue;
             }
@@ -11463,12 +11469,12 @@ static void gpuprof__dump_list(gpuprof__tout *o, gpuprof__block *b, gpuprof__blo
     }
 }
 
-/* The formatter's state in a thread (its fields from meta_tid up to index).
-   A dump formats with a fresh state and gives the one it found back after
-   (a streamed trace's writer goes on with it). saved: per thread, its
-   pointer then its state; under gpuprof__lock. */
-#define GPUPROF__FMT_OFF offsetof(gpuprof__thread, meta_tid)
-#define GPUPROF__FMT_LEN (offsetof(gpuprof__thread, index) - offsetof(gpuprof__thread, meta_tid))
+/* The formatter's state in a thread (its fmt). A dump formats with a fresh
+   state and gives the one it found back after (a streamed trace's writer
+   goes on with it). saved: per thread, its pointer then its state; under
+   gpuprof__lock. */
+#define GPUPROF__FMT_OFF offsetof(gpuprof__thread, fmt)
+#define GPUPROF__FMT_LEN sizeof(((gpuprof__thread *)0)->fmt)
 #define GPUPROF__FMT_SAVED (sizeof(gpuprof__thread *) + GPUPROF__FMT_LEN)
 static void gpuprof__fmt_save(unsigned char *saved, uint32_t n) {
     gpuprof__thread *t;
@@ -11484,8 +11490,8 @@ static void gpuprof__fmt_restore(const unsigned char *saved, uint32_t n) {
     uint32_t i;
     for (i = 0; i < n; i++) {         /* threads added since are not among them; none is freed meanwhile */
         memcpy(&t, saved + i * GPUPROF__FMT_SAVED, sizeof t);
-        GPUPROF_FREE(t->pf.iid);      /* the dump's interning tables */
-        GPUPROF_FREE(t->pf.other);
+        GPUPROF_FREE(t->fmt.pf.iid);      /* the dump's interning tables */
+        GPUPROF_FREE(t->fmt.pf.other);
         memcpy((char *)t + GPUPROF__FMT_OFF, saved + i * GPUPROF__FMT_SAVED + sizeof t, GPUPROF__FMT_LEN);
     }
 }
