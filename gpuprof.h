@@ -2054,7 +2054,6 @@ static int gpuprof__phase_of(uint64_t step) {
    ---------------------------------------------------------------------- */
 #if (GPUPROF__DEVICE && defined(__linux__)) || defined(GPUPROF_CUDA)
 #include <dlfcn.h>
-#include <stddef.h>
 
 /* An entry point: its name, where its pointer goes in the seam's table, and
    whether gpuprof does without it. */
@@ -2561,8 +2560,7 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
    ---------------------------------------------------------------------- */
 #if GPUPROF__DEVICE
 #if defined(__linux__)
-#include <dlfcn.h>
-#define GPUPROF__NVML 1
+#define GPUPROF__NVML 1                  /* dlopen: section "Loaded libraries" */
 #else
 #define GPUPROF__NVML 0
 #endif
@@ -3774,7 +3772,6 @@ static int gpuprof__tensor_cores(const char *name) {
    failure at init: one message, capture off, and no further CUPTI call.
    ---------------------------------------------------------------------- */
 #ifdef GPUPROF_CUDA
-#include <dlfcn.h>
 
 /* CUPTI's numbers (cupti_result.h, cupti_activity.h; CUDA 12 and 13). */
 enum {

@@ -5,9 +5,9 @@
 #define _GNU_SOURCE                     /* simcuda.h comes before gpuprof.h here */
 #include "simcuda/simcuda.h"
 #include "gpuprof.h"
-#include <pthread.h>
 #include "json_util.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -8,9 +8,9 @@
    Usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER */
 #define _GNU_SOURCE                   /* dladdr */
 #include "gpuprof.h"
-#include <pthread.h>
 #include "json_util.h"
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>

@@ -10,8 +10,8 @@
           test_pftrace --die        (internal: record into a .pftrace, then SIGKILL self mid-write) */
 #include "impl/vnow.h"
 #include "gpuprof.h"
-#include <pthread.h>
 #include "check.h"
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
