@@ -16,10 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t now_ns;
-#define GPUPROF_CLOCK_FN() now_ns
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
+#include "impl/clock.h"                 /* vnow: built with the implementation's "vnow" configuration */
 
 static uint64_t rng;
 static double uniform(void) {
@@ -29,7 +27,7 @@ static double uniform(void) {
 static void work(double mean_ns) {
     double z = sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform());
     double d = mean_ns * (1.0 + 0.05 * z);
-    now_ns += (uint64_t)(d > 0 ? d : 0);
+    vnow += (uint64_t)(d > 0 ? d : 0);
 }
 
 int main(int argc, char **argv) {

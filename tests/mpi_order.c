@@ -8,9 +8,7 @@
    never register, and nobody may wait for them forever.
    usage: mpiexec -n 2 mpi_order [--no-step | --only R] */
 #define _POSIX_C_SOURCE 200809L
-#define GPUPROF_IMPLEMENTATION
-#define GPUPROF_MPI
-#include "gpuprof.h"
+#include "gpuprof.h"                   /* linked with the implementation's "mpi" configuration (GPUPROF_MPI) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>

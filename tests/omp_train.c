@@ -11,8 +11,7 @@
        OMP_NUM_THREADS=2 GPUPROF_SAMPLE=1 ./build/tests/omp_train [STEPS]
 
    Writes omp_train.summary.json in the working directory. */
-#define GPUPROF_IMPLEMENTATION
-#include "gpuprof.h"
+#include "gpuprof.h"                   /* linked with the implementation's "ofast" configuration: built as this file is */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,20 +1,9 @@
 /* Allocation failure degrades, it does not crash (SPEC 11): with every
    allocation failing mid-run, new call paths, names, counters and trace
    buffers are dropped and counted; what was recorded before stays. */
-#include <stddef.h>
-static int fail_allocations;
-static void *test_malloc(size_t n);
-#define GPUPROF_MALLOC(n) test_malloc(n)
-#define GPUPROF_FREE(p) free(p)
-#define GPUPROF_IMPLEMENTATION
+#include "count_alloc.h"                 /* alloc_fail_all: the "alloc" configuration */
 #include "gpuprof.h"
 #include "json_util.h"
-static int calls;
-/* fail_allocations: 1 = every allocation fails, 2 = every other one */
-static void *test_malloc(size_t n) {
-    calls++;
-    return fail_allocations == 1 || (fail_allocations == 2 && calls % 2) ? NULL : malloc(n);
-}
 
 int main(void) {
     gpuprof_config cfg = {0};
@@ -25,7 +14,7 @@ int main(void) {
     gpuprof_init(&cfg);
     for (i = 0; i < 10; i++) { PROF_RANGE("before"); PROF_COUNTER("loss", 1.0); }
 
-    fail_allocations = 1;
+    alloc_fail_all = 1;
     for (i = 0; i < 100; i++) {
         char name[32];
         PROF_RANGE("new path");                       /* node chunk: the first was allocated above, so this fits */
@@ -35,7 +24,7 @@ int main(void) {
         PROF_COUNTER("new counter", 2.0);
         { PROF_RANGE("before"); }
     }
-    fail_allocations = 0;
+    alloc_fail_all = 0;
     /* many new call paths while every other allocation fails: node chunks
        fill, some cannot be allocated (those calls go to the overflow node),
        and ranges inside an overflowed one may get nodes of their own */
@@ -45,13 +34,13 @@ int main(void) {
         { PROF_RANGE_DYN(name); }                   /* registers the name, at the top */
     }
     { PROF_RANGE_DYN("parent"); PROF_RANGE_DYN("leaf"); PROF_RANGE_DYN("leaf2"); }
-    fail_allocations = 2;
+    alloc_fail_all = 2;
     for (i = 0; i < 300; i++) {
         char name[32];
         snprintf(name, sizeof name, "path %d", i);
         { PROF_RANGE("parent"); { PROF_RANGE_DYN(name); { PROF_RANGE("leaf"); { PROF_RANGE("leaf2"); } } } }
     }
-    fail_allocations = 0;
+    alloc_fail_all = 0;
 
     CHECK(gpuprof_write_summary("alloc_fail.summary.json") == 0, "the summary is written once memory is back");
     gpuprof_shutdown();

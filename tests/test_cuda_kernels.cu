@@ -10,8 +10,7 @@
    kernel's launch figures (SPEC 20): blocks_per_sm equal to the runtime's
    cudaOccupancyMaxActiveBlocksPerMultiprocessor for its launch, a kernel
    of 64 KiB of dynamic shared memory ("occupancy") among them. */
-#define GPUPROF_IMPLEMENTATION
-#include "gpuprof.h"
+#include "gpuprof.h"                   /* linked with the implementation's "cuda" configuration, built by the C compiler */
 #include "json_util.h"
 #include <cuda_runtime.h>
 #include <stdlib.h>

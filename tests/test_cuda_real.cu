@@ -2,8 +2,7 @@
    checks the fallback -- one message, GPU timing off, CPU timing exact; on
    a machine with one it checks that a kernel of about 2 ms reads as GPU
    time, not launch time. */
-#define GPUPROF_IMPLEMENTATION
-#include "gpuprof.h"
+#include "gpuprof.h"                   /* linked with the implementation's "cuda" configuration, built by the C compiler */
 #include "json_util.h"
 #include <cuda_runtime.h>
 #include <fcntl.h>

@@ -1,13 +1,13 @@
 /* The device over the run (SPEC 17), against the simulated NVML of
    tests/simnvml, loaded as the driver's libnvidia-ml.so.1 is
    (GPUPROF_NVML_PATH). The exact scenarios take every sample themselves
-   (gpuprof__dev_sample, on a virtual clock) with the values set just
+   (impl_dev_sample, on a virtual clock) with the values set just
    before, so each figure is known; the last one lets gpuprof's thread
    sample on the real clock, as in a run.
    Usage: test_device LIBSIMNVML [PYTHON CHECK_TRACE] */
-#define GPUPROF_IMPLEMENTATION
 #include "vclock.h"                 /* a virtual clock: every figure known (in CUDA builds the simulated GPU's) */
 #include "gpuprof.h"
+#include "impl/hooks.h"
 #include "json_util.h"
 #include "simnvml/simnvml.h"
 #include <math.h>
@@ -32,9 +32,9 @@ static int session(const char *summary, const char *trace) {
     if (trace) setenv("GPUPROF_TRACE", trace, 1);
     else unsetenv("GPUPROF_TRACE");
     gpuprof_init(NULL);
-    for (i = 0; i < 500 && !GPUPROF__LDA(&gpuprof__dev.on); i++) usleep(10000);
-    gpuprof__dev.every_ms = 100;      /* what the phases are judged against: 100 ms, the default */
-    return GPUPROF__LDA(&gpuprof__dev.on);
+    for (i = 0; i < 500 && !impl_dev_on(); i++) usleep(10000);
+    impl_dev_every_ms(100);           /* what the phases are judged against: 100 ms, the default */
+    return impl_dev_on();
 }
 
 static cJSON *counter(cJSON *dev, const char *name) {
@@ -72,12 +72,12 @@ static void scenario_power_cap(void) {
             PROF_RANGE("forward");
             vsleep(150 * MS);
             simnvml_set(SIMNVML_UTIL, 95);
-            gpuprof__dev_sample();
+            impl_dev_sample();
             vsleep((i < 20 ? 150 : 210) * MS);
         }
         { PROF_RANGE("data"); vsleep(10 * MS); }
         simnvml_set(SIMNVML_UTIL, 20);
-        gpuprof__dev_sample();
+        impl_dev_sample();
         vsleep(1 * MS);
     }
     PROF_STEP();
@@ -158,11 +158,11 @@ static void scenario_faults(void) {
     simnvml_fail("nvmlDeviceGetPowerUsage", 3);      /* NOT_SUPPORTED */
     saved = check_stderr_to("faults.err");
     CHECK(session("faults.json", NULL), "faults: NVML opens");
-    for (i = 0; i < 5; i++) { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+    for (i = 0; i < 5; i++) { PROF_RANGE("work"); vsleep(300 * MS); impl_dev_sample(); }
     simnvml_set_lost(1);
-    for (i = 0; i < 3; i++) { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+    for (i = 0; i < 3; i++) { PROF_RANGE("work"); vsleep(300 * MS); impl_dev_sample(); }
     reads = simnvml_calls("nvmlDeviceGetUtilizationRates");
-    gpuprof__dev_sample();
+    impl_dev_sample();
     CHECK_EQ_U(simnvml_calls("nvmlDeviceGetUtilizationRates"), reads, "faults: no NVML call after the GPU was lost");
     simnvml_set_lost(0);
     gpuprof_shutdown();
@@ -203,7 +203,7 @@ static void scenario_impossible(void) {
         simnvml_set(SIMNVML_POWER_MW, bad ? 4294967295.0 : 300000);
         simnvml_set(SIMNVML_TEMP, bad ? -273 : 55);
         simnvml_set(SIMNVML_MEM_USED, bad ? 1.8e19 : 20.0 * 1073741824.0);
-        { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+        { PROF_RANGE("work"); vsleep(300 * MS); impl_dev_sample(); }
     }
     gpuprof_shutdown();
     check_stderr_back(saved);
@@ -238,7 +238,7 @@ static void scenario_no_gpm(void) {
         if (ask) setenv("GPUPROF_DEVICE_GPM", "1", 1);
         saved = check_stderr_to("nogpm.err");
         CHECK(session("nogpm.json", NULL), "no GPM: NVML opens");
-        { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); vsleep(300 * MS); gpuprof__dev_sample(); }
+        { PROF_RANGE("work"); vsleep(300 * MS); impl_dev_sample(); vsleep(300 * MS); impl_dev_sample(); }
         gpuprof_shutdown();
         check_stderr_back(saved);
         unsetenv("GPUPROF_DEVICE_GPM");
@@ -357,12 +357,12 @@ static void scenario_gpu_windows(void) {
             PROF_RANGE("wait");
             vsleep(200 * MS);
             simnvml_set(SIMNVML_UTIL, 97);
-            gpuprof__dev_sample();
+            impl_dev_sample();
             cudaDeviceSynchronize();
         }
         vsleep(150 * MS);
         simnvml_set(SIMNVML_UTIL, 20);
-        gpuprof__dev_sample();
+        impl_dev_sample();
         vsleep(1 * MS);                   /* not at the instant the next forward begins */
     }
     PROF_STEP();
@@ -397,7 +397,7 @@ static void scenario_bus(void) {
         simnvml_set_devices(2);
         if (pick) setenv("GPUPROF_NVML_DEVICE", "0", 1);
         CHECK(session("bus.json", NULL), "bus id: NVML opens");
-        { PROF_RANGE("work"); vsleep(300 * MS); gpuprof__dev_sample(); }
+        { PROF_RANGE("work"); vsleep(300 * MS); impl_dev_sample(); }
         gpuprof_shutdown();
         unsetenv("GPUPROF_NVML_DEVICE");
         j = summary_load("bus.json");

@@ -5,8 +5,7 @@
    and keep what was recorded before the fault. */
 #define _GNU_SOURCE                      /* stdlib.h comes before gpuprof.h here */
 #include <stddef.h>
-#include "count_alloc.h"                 /* alloc_count, alloc_fail_at, alloc_failed, live_blocks */
-#define GPUPROF_IMPLEMENTATION
+#include "count_alloc.h"                 /* alloc_count, alloc_fail_at, alloc_failed, live_blocks: the "alloc" configuration */
 #include "gpuprof.h"
 #include "json_util.h"
 #include <fcntl.h>

@@ -4,8 +4,8 @@
    first one's files, outputs that name one file are refused, warnings start
    afresh with each session, and a forked child leaves the parent's session
    alone -- or, forked before any session, profiles itself. */
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
+#include "impl/hooks.h"
 #include "json_util.h"
 #include <pthread.h>
 #include <signal.h>
@@ -167,7 +167,7 @@ static void test_fork_running(void) {
         err_begin();
         PROF_STEP();                                   /* once turned recording back on */
         for (i = 0; i < 10; i++) { PROF_RANGE("child"); }
-        if (__atomic_load_n(&gpuprof__g.live, __ATOMIC_RELAXED) != 0) bad |= 1;
+        if (impl_live()) bad |= 1;
         memset(&c2, 0, sizeof c2);
         c2.summary_path = "fork.child.json";
         c2.report = "off";

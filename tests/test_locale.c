@@ -4,10 +4,8 @@
    with libc's printf (GPUPROF_NO_STB_SPRINTF).
    Exits 77 (skipped) if neither locale is installed, unless
    GPUPROF_REQUIRE_LOCALE=1 (CI installs both). */
-#define GPUPROF_IMPLEMENTATION
-static unsigned long long vnow = 1000;
-#define GPUPROF_CLOCK_FN() vnow
 #include "gpuprof.h"
+#include "impl/clock.h"                 /* vnow: built with the implementation's "vnow" configuration */
 #include "check.h"
 #include <locale.h>
 

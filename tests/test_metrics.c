@@ -8,9 +8,9 @@
    `promtool check metrics` with no finding.
    Usage: test_metrics [PROMTOOL] */
 #define _GNU_SOURCE
-#define GPUPROF_IMPLEMENTATION
 #include "vclock.h"                 /* a virtual clock: every figure known (in CUDA builds the simulated GPU's) */
 #include "gpuprof.h"
+#include "impl/hooks.h"
 #include "json_util.h"
 #include <math.h>
 #include <pthread.h>
@@ -141,7 +141,7 @@ static void scenario_values(void) {
     pthread_create(&t, NULL, worker, NULL);
     pthread_join(t, NULL);
     for (i = 0; i < 10; i++) step(i);
-    gpuprof__checkpoint();
+    impl_checkpoint();
     ck = check_slurp("v.prom");
     sum = summary_load("v.json");
     CHECK(ck && sum, "a checkpoint writes the metrics and the summary");
@@ -245,7 +245,7 @@ static char *faulty(const char *path, const char *errfile) {
     setenv("GPUPROF_METRICS", path, 1);
     gpuprof_init(NULL);
     for (i = 0; i < 3; i++) { PROF_RANGE("work"); vsleep(MS); }
-    gpuprof__checkpoint();
+    impl_checkpoint();
     for (i = 0; i < 3; i++) { PROF_RANGE("work"); vsleep(MS); }
     gpuprof_shutdown();
     check_stderr_back(saved);
@@ -285,11 +285,11 @@ static void scenario_faults(void) {
             setenv("GPUPROF_METRICS", "fsize.prom", 1);
             gpuprof_init(NULL);
             for (i = 0; i < 3; i++) { PROF_RANGE("work"); vsleep(MS); }
-            gpuprof__checkpoint();
+            impl_checkpoint();
             before = check_slurp("fsize.prom");
             setrlimit(RLIMIT_FSIZE, &rl);
             saved = check_stderr_to("fsize.err");
-            gpuprof__checkpoint();
+            impl_checkpoint();
             check_stderr_back(saved);
             after = check_slurp("fsize.prom");
             err = check_slurp("fsize.err");

@@ -9,8 +9,7 @@
    loaded: without a GPU it fails (CUPTI_ERROR_UNKNOWN, 999), and that is
    one more line, capture off, everything else as before. */
 #include <cuda_runtime_api.h>
-#define GPUPROF_IMPLEMENTATION
-#include "gpuprof.h"
+#include "gpuprof.h"                   /* linked with the implementation's "cuda" configuration: GPUPROF_CUDA, the real libcudart */
 #include "json_util.h"
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,8 +1,7 @@
 /* NVTX ranges as a tool sees them: run under NVTX_INJECTION64_PATH with the
    recorder library (nvtx_recorder.c), the pushes and pops must have the
    same names, nesting and counts as gpuprof's own call tree. */
-#define GPUPROF_IMPLEMENTATION
-#include "gpuprof.h"
+#include "gpuprof.h"                   /* linked with the implementation's "nvtx" configuration (GPUPROF_NVTX) */
 #include "json_util.h"
 #include <stdlib.h>
 

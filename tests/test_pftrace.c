@@ -8,7 +8,7 @@
    The clock is virtual (vnow): two sessions of the same loop are the same.
    usage: test_pftrace CHECK_TRACE_PY [PYTHON CHECK_PFTRACE_PY]
           test_pftrace --die        (internal: record into a .pftrace, then SIGKILL self mid-write) */
-#include "impl/vnow.h"
+#include "impl/clock.h"
 #include "gpuprof.h"
 #include "check.h"
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* Ranges under a virtual clock, so every duration is known exactly:
    nesting, inclusive vs self time, the call tree, one name at two call
    paths, run-time names, explicit BEGIN/END, FUNC and WORK ranges. */
-#include "impl/vnow.h"
+#include "impl/clock.h"
 #include "gpuprof.h"
 #include "json_util.h"
 

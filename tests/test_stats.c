@@ -1,14 +1,10 @@
 /* The statistics accumulator: exact moments, quantiles within 1 % of numpy's
    linear interpolation, NaN/inf rejection, merging, and no allocation. */
 #include <stddef.h>
-static size_t allocations;
-static void *counting_malloc(size_t n);
-#define GPUPROF_MALLOC(n) counting_malloc(n)
-#define GPUPROF_FREE(p) free(p)
-#define GPUPROF_IMPLEMENTATION
+#include "count_alloc.h"                 /* alloc_count: the "alloc" configuration */
 #include "gpuprof.h"
+#include "impl/hooks.h"
 #include "check.h"
-static void *counting_malloc(size_t n) { allocations++; return malloc(n); }
 
 static uint64_t rng = 88172645463325252ull;
 static double unif(void) {              /* (0, 1) */
@@ -54,7 +50,8 @@ int main(void) {
     enum { N = 100000, BIG = 1000000 };
     static double x[BIG];
     static gpuprof_stats a, b, all, s;
-    size_t i, before;
+    size_t i;
+    long before;
 
     /* exact moments of 1..1000 */
     gpuprof_stats_init(&s);
@@ -143,8 +140,8 @@ int main(void) {
     gpuprof_stats_init(&s);
     gpuprof_stats_add(&s, 1.0);
     gpuprof_stats_add(&s, 2.0);
-    gpuprof__stats_count_key(&s, gpuprof__key(1.0), 0xF0000000u);
-    gpuprof__stats_count_key(&s, gpuprof__key(1.0), 0xF0000000u);
+    impl_stats_count(&s, 1.0, 0xF0000000u);
+    impl_stats_count(&s, 1.0, 0xF0000000u);
     s.count += 2ull * 0xF0000000u;
     CHECK(s.halvings >= 1, "an overflowing bucket halves the histogram");
     CHECK_REL(gpuprof_stats_quantile(&s, 0.5), 1.0, 0.01, "after halving the median is still right");
@@ -157,16 +154,16 @@ int main(void) {
             rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
             v = rng >> (rng % 64);
             if (v >> 53) v >>= 11;
-            if (gpuprof__key_ns((double)v) != gpuprof__key((double)v)) same = 0;
+            if (!impl_key_ns_agrees((double)v)) same = 0;
         }
-        for (v = 0; v < 5000 && same; v++) if (gpuprof__key_ns((double)v) != gpuprof__key((double)v)) same = 0;
-        CHECK(same, "the hot path's histogram key agrees with gpuprof__key");
+        for (v = 0; v < 5000 && same; v++) if (!impl_key_ns_agrees((double)v)) same = 0;
+        CHECK(same, "the hot path's histogram key agrees with the general one");
         gpuprof_stats_init(&a);
         gpuprof_stats_init(&b);
         for (i = 0; i < 100000; i++) {
             v = (uint64_t)(exp(3.0 * normal()) * 1000.0);
             gpuprof_stats_add(&a, (double)v);
-            gpuprof__stats_add_ns(&b, v);
+            impl_stats_add_ns(&b, v);
         }
         CHECK(memcmp(&a, &b, sizeof a) == 0, "the hot path's add gives exactly the public add's state");
     }
@@ -195,12 +192,12 @@ int main(void) {
     }
 
     /* no allocation: init, add, merge and quantile use only the struct */
-    before = allocations;
+    before = alloc_count;
     gpuprof_stats_init(&s);
     for (i = 0; i < 1000; i++) gpuprof_stats_add(&s, (double)i);
     gpuprof_stats_merge(&s, &all);
     (void)gpuprof_stats_quantile(&s, 0.99);
     (void)gpuprof_stats_stddev(&s);
-    CHECK_EQ_U(allocations - before, 0, "the accumulator allocates nothing");
+    CHECK_EQ_U(alloc_count - before, 0, "the accumulator allocates nothing");
     return check_done("test_stats");
 }

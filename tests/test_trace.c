@@ -7,11 +7,11 @@
    usage: test_trace CHECK_TRACE_PY        (the normal test)
           test_trace --die                 (internal: record, then SIGKILL self mid-write)
           test_trace --die-idle            (internal: record 10 ranges, idle 2.5 s, SIGKILL self) */
-#define GPUPROF_IMPLEMENTATION
-static unsigned long long vnow = 5000;
-#define GPUPROF_CLOCK_FN() vnow
 #include "gpuprof.h"
+#include "impl/clock.h"                 /* vnow: built with the implementation's "vnow" configuration */
+#include "impl/hooks.h"
 #include "json_util.h"
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -234,14 +234,11 @@ static void test_rounding(const char *checker) {
     gpuprof_config cfg = {0};
     char cmd[1024];
     int a, b;
-    uint64_t mult, same_ns;
+    unsigned long long mult = (unsigned long long)(0.3 * 4294967296.0), same_ns = (1ull << 32) / mult + 1;
     cfg.report = "off";
     cfg.trace_path = "rounding.trace.json";
     gpuprof_init(&cfg);
-    mult = gpuprof__clock.mult;
-    same_ns = gpuprof__clock.same_ns_ticks;
-    gpuprof__clock.mult = (uint64_t)(0.3 * 4294967296.0);
-    gpuprof__clock.same_ns_ticks = ((uint64_t)1 << 32) / gpuprof__clock.mult + 1;
+    impl_clock_swap(&mult, &same_ns);         /* ticks of 0.3 ns */
     vnow += 100;
     for (a = 2; a < 9; a++)
         for (b = 4; b < 33; b++) {
@@ -251,8 +248,7 @@ static void test_rounding(const char *checker) {
             vnow += 1;
         }
     gpuprof_shutdown();
-    gpuprof__clock.mult = mult;                /* the test clock's again: ticks are nanoseconds */
-    gpuprof__clock.same_ns_ticks = same_ns;
+    impl_clock_swap(&mult, &same_ns);         /* the test clock's again: ticks are nanoseconds */
     snprintf(cmd, sizeof cmd, "python3 %s rounding.trace.json --expect-x %d", checker, 2 * 7 * 29);
     CHECK(system(cmd) == 0, "with 0.3 ns ticks every child ends within its parent, which ends one tick later");
 }

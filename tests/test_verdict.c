@@ -1,13 +1,11 @@
 /* The verdict and the steps in the layouts real programs have (SPEC 9):
    each scenario is a small program whose summary is checked. Virtual clock,
    so every time is known; it moves 1 ns at every read, as a real one does,
-   and each thread has its own (threads run side by side). */
-#define GPUPROF_IMPLEMENTATION
+   and each thread has its own (threads run side by side): the
+   implementation's "vtls" configuration (impl/clock.h). */
 #include <stdint.h>
-static __thread uint64_t vnow = 1000000;
-static uint64_t test_clock(void) { return ++vnow; }
-#define GPUPROF_CLOCK_FN() test_clock()
 #include "gpuprof.h"
+#include "impl/clock.h"
 #include "json_util.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,8 +26,8 @@ static void scenario_step_first(void) {
     setenv("GPUPROF_REPORT", "off", 1);
     for (i = 0; i < 10; i++) {
         PROF_STEP();
-        { PROF_RANGE("forward"); vnow += 1000; }
-        { PROF_RANGE("backward"); vnow += 2000; }
+        { PROF_RANGE("forward"); vnow_tls += 1000; }
+        { PROF_RANGE("backward"); vnow_tls += 2000; }
     }
     gpuprof_shutdown();
     unsetenv("GPUPROF_SUMMARY");
@@ -88,7 +86,7 @@ typedef struct side_job { const char *name; int n; uint64_t ns; } side_job;
 static void *side_thread(void *arg) {
     const side_job *job = (const side_job *)arg;
     int i;
-    for (i = 0; i < job->n; i++) { PROF_RANGE_DYN(job->name); vnow += job->ns; }
+    for (i = 0; i < job->n; i++) { PROF_RANGE_DYN(job->name); vnow_tls += job->ns; }
     return NULL;
 }
 static cJSON *phase_named(cJSON *j, const char *name) { return summary_find(verdict(j), "phases", name); }
@@ -107,9 +105,9 @@ static void train_steps(int steps, int wrapped) {
     int i;
     for (i = 0; i < steps; i++) {
         if (wrapped) GPUPROF_BEGIN("step");
-        { PROF_RANGE("data"); vnow += 1000; }
-        { PROF_RANGE("forward"); vnow += 2000; }
-        { PROF_RANGE("backward"); vnow += 3000; }
+        { PROF_RANGE("data"); vnow_tls += 1000; }
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
+        { PROF_RANGE("backward"); vnow_tls += 3000; }
         if (wrapped) GPUPROF_END();
         PROF_STEP();
     }
@@ -164,11 +162,11 @@ static void scenario_nested_work(void) {
     cfg.peak_gbps = 100.0;                 /* 1e11 B/s: ridge 10 FLOP/B */
     session_begin(&cfg);
     for (i = 0; i < 11; i++) {
-        { PROF_RANGE("data"); vnow += 500; }
+        { PROF_RANGE("data"); vnow_tls += 500; }
         {
             PROF_RANGE("forward");
-            { PROF_RANGE_WORK("matmul", 1e6, 1e4); vnow += 2000; }    /* 1e6 FLOP in 2 us: 5e11 FLOP/s, 100 FLOP/B */
-            vnow += 200;
+            { PROF_RANGE_WORK("matmul", 1e6, 1e4); vnow_tls += 2000; }    /* 1e6 FLOP in 2 us: 5e11 FLOP/s, 100 FLOP/B */
+            vnow_tls += 200;
         }
         PROF_STEP();
     }
@@ -203,7 +201,7 @@ static void scenario_warmup_boundary(void) {
     session_begin(&cfg);
     for (i = 0; i < 10; i++) {
         GPUPROF_BEGIN("iteration");
-        { PROF_RANGE("forward"); vnow += 2000; }
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
         if (i == 0) { pthread_create(&th, NULL, side_thread, (void *)&warm_worker); pthread_join(th, NULL); }
         PROF_STEP();
         GPUPROF_END();                                  /* ends in the next step */
@@ -230,9 +228,9 @@ static void scenario_warmup_boundary(void) {
 static void scenario_setup_teardown(void) {
     cJSON *j, *o, *ph;
     session_begin(NULL);
-    { PROF_RANGE("load_model"); vnow += 200000; }
+    { PROF_RANGE("load_model"); vnow_tls += 200000; }
     train_steps(5, 0);                                 /* 5 GPUPROF_STEP calls: 4 step windows */
-    { PROF_RANGE("teardown"); vnow += 50000; }
+    { PROF_RANGE("teardown"); vnow_tls += 50000; }
     j = session_end("setup.json");
     CHECK_EQ_U(jnum(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "time"), "count"), 4, "setup: 4 steps (windows between 5 GPUPROF_STEP calls)");
     CHECK(phase_named(j, "load_model") == NULL && phase_named(j, "teardown") == NULL, "setup: the model load and the teardown are not phases");
@@ -258,11 +256,11 @@ static void scenario_step_kinds(void) {
     int i;
     session_begin(NULL);
     for (i = 0; i <= 60; i++) {
-        { PROF_RANGE("data"); vnow += 1000; }
-        { PROF_RANGE("forward"); vnow += 2000; }
-        { PROF_RANGE("backward"); vnow += 3000; }
-        if (i % 10 == 0) { PROF_RANGE("val"); vnow += 20000; }
-        if (i % 20 == 0) { PROF_RANGE("sample"); vnow += 160000; }
+        { PROF_RANGE("data"); vnow_tls += 1000; }
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
+        { PROF_RANGE("backward"); vnow_tls += 3000; }
+        if (i % 10 == 0) { PROF_RANGE("val"); vnow_tls += 20000; }
+        if (i % 20 == 0) { PROF_RANGE("sample"); vnow_tls += 160000; }
         PROF_STEP();
     }
     j = session_end("kinds.json");
@@ -316,10 +314,10 @@ static void scenario_kinds_stable(void) {
     int i;
     session_begin(NULL);
     for (i = 0; i <= 60; i++) {
-        { PROF_RANGE("data"); vnow += 1000; }
-        { PROF_RANGE("forward"); vnow += 2000; }
-        { PROF_RANGE("backward"); vnow += i == 33 ? 103000 : 3000; }
-        if (i % 10 == 0) { PROF_RANGE("val"); vnow += (i / 10) % 2 ? 11900 : 12100; }   /* steps of 2.98x and 3.02x */
+        { PROF_RANGE("data"); vnow_tls += 1000; }
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
+        { PROF_RANGE("backward"); vnow_tls += i == 33 ? 103000 : 3000; }
+        if (i % 10 == 0) { PROF_RANGE("val"); vnow_tls += (i / 10) % 2 ? 11900 : 12100; }   /* steps of 2.98x and 3.02x */
         PROF_STEP();
     }
     j = session_end("kinds_stable.json");
@@ -348,8 +346,8 @@ static void scenario_exact_typical(void) {
     int i, n, exact = 1;
     session_begin(NULL);
     for (i = 0; i <= 60; i++) {
-        for (n = 0; n < 10; n++) { PROF_RANGE_DYN(names[n]); vnow += 1000; }
-        if (i % 20 == 0) { PROF_RANGE("sample"); vnow += 100000; }
+        for (n = 0; n < 10; n++) { PROF_RANGE_DYN(names[n]); vnow_tls += 1000; }
+        if (i % 20 == 0) { PROF_RANGE("sample"); vnow_tls += 100000; }
         PROF_STEP();
     }
     j = session_end("exact.json");
@@ -375,7 +373,7 @@ static void scenario_counter_quantiles(void) {
     int i;
     session_begin(NULL);
     for (i = 0; i < 40; i++) {
-        { PROF_RANGE("train"); vnow += 1000; }
+        { PROF_RANGE("train"); vnow_tls += 1000; }
         PROF_COUNTER("loss", 6.25 + 0.0001 * (double)((i * 7) % 40));   /* 7 is prime to 40: each value once */
         PROF_STEP();
     }
@@ -406,9 +404,9 @@ static void scenario_drift(void) {
     unsigned r = 1;
     session_begin(NULL);
     for (i = 0; i <= 400; i++) {
-        { PROF_RANGE("data"); vnow += 1000 + (uint64_t)(5 * i); }
-        { PROF_RANGE("forward"); vnow += 2000; }
-        { PROF_RANGE("backward"); vnow += 3000; }
+        { PROF_RANGE("data"); vnow_tls += 1000 + (uint64_t)(5 * i); }
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
+        { PROF_RANGE("backward"); vnow_tls += 3000; }
         PROF_STEP();
     }
     j = session_end("drift.json");
@@ -425,9 +423,9 @@ static void scenario_drift(void) {
     session_begin(NULL);
     for (i = 0; i <= 400; i++) {
         r = r * 1103515245u + 12345u;
-        { PROF_RANGE("data"); vnow += 1000 + (r >> 16) % 120; }      /* up to 2% of the step */
-        { PROF_RANGE("forward"); vnow += 2000; }
-        { PROF_RANGE("backward"); vnow += 3000; }
+        { PROF_RANGE("data"); vnow_tls += 1000 + (r >> 16) % 120; }      /* up to 2% of the step */
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
+        { PROF_RANGE("backward"); vnow_tls += 3000; }
         PROF_STEP();
     }
     j = session_end("steady.json");
@@ -438,7 +436,7 @@ static void scenario_drift(void) {
     free(text);
     cJSON_Delete(j);
     session_begin(NULL);
-    for (i = 0; i <= 5000; i++) { { PROF_RANGE("work"); vnow += 1000; } PROF_STEP(); }
+    for (i = 0; i <= 5000; i++) { { PROF_RANGE("work"); vnow_tls += 1000; } PROF_STEP(); }
     j = session_end("long.json");
     o = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "steps"), "over_time");
     pts = cJSON_GetObjectItem(o, "points");
@@ -450,7 +448,7 @@ static void scenario_drift(void) {
        far above the drawing's scale, is drawn at the top (it was drawn at the bottom: the
        height, ~10^10 levels, overflowed an int) */
     session_begin(NULL);
-    for (i = 0; i <= 120; i++) { { PROF_RANGE("work"); vnow += i > 118 ? 1000000000000ull : 1000; } PROF_STEP(); }
+    for (i = 0; i <= 120; i++) { { PROF_RANGE("work"); vnow_tls += i > 118 ? 1000000000000ull : 1000; } PROF_STEP(); }
     j = session_end("hang.json");
     text = check_slurp("hang.json.report.txt");
     CHECK(text && strstr(text, "\xe2\x96\x85\xe2\x96\x88  step time, 120 steps in 60 columns"),
@@ -468,11 +466,11 @@ static void llmc_loop(int drifting) {
     int i;
     for (i = 0; i <= 80; i++) {
         uint64_t slow = i < 5 ? 3 : 1;
-        if (i % 10 == 0) { PROF_RANGE("val"); vnow += 12000; }
-        if (i > 0 && i % 20 == 0) { PROF_RANGE("sample"); vnow += 150000; }
-        { PROF_RANGE("data"); vnow += slow * (500 + (drifting ? (uint64_t)(40 * i) : 0)); }
-        { PROF_RANGE("forward"); vnow += slow * 1500; }
-        { PROF_RANGE("backward"); vnow += slow * 3000; }
+        if (i % 10 == 0) { PROF_RANGE("val"); vnow_tls += 12000; }
+        if (i > 0 && i % 20 == 0) { PROF_RANGE("sample"); vnow_tls += 150000; }
+        { PROF_RANGE("data"); vnow_tls += slow * (500 + (drifting ? (uint64_t)(40 * i) : 0)); }
+        { PROF_RANGE("forward"); vnow_tls += slow * 1500; }
+        { PROF_RANGE("backward"); vnow_tls += slow * 3000; }
         PROF_STEP();
     }
 }
@@ -520,9 +518,9 @@ static void scenario_capture(int streamed) {
     cfg.trace_path = streamed ? "stream.json" : NULL;   /* streamed: its written events are kept for the captures */
     gpuprof_init(&cfg);
     for (i = 0; i <= 60; i++) {
-        { PROF_RANGE("data"); vnow += 1000; }
-        { PROF_RANGE("forward"); vnow += 2000; }
-        { PROF_RANGE("backward"); vnow += i == 20 || i == 35 || i == 50 || i == 55 ? 103000 : 3000; }
+        { PROF_RANGE("data"); vnow_tls += 1000; }
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
+        { PROF_RANGE("backward"); vnow_tls += i == 20 || i == 35 || i == 50 || i == 55 ? 103000 : 3000; }
         PROF_STEP();
     }
     gpuprof_shutdown();
@@ -581,9 +579,9 @@ static void scenario_accumulation(void) {
     for (every = 4; every <= 10; every += 6) {
         session_begin(NULL);
         for (i = 0; i <= 80; i++) {
-            { PROF_RANGE("forward"); vnow += 2000; }
-            { PROF_RANGE("backward"); vnow += 3000; }
-            if (i % every == every - 1) { PROF_RANGE("optimizer"); vnow += 8000; }
+            { PROF_RANGE("forward"); vnow_tls += 2000; }
+            { PROF_RANGE("backward"); vnow_tls += 3000; }
+            if (i % every == every - 1) { PROF_RANGE("optimizer"); vnow_tls += 8000; }
             PROF_STEP();
         }
         j = session_end(every == 4 ? "accum4.json" : "accum10.json");
@@ -611,10 +609,10 @@ static void scenario_llmc_like(void) {
     for (i = 0; i < 2; i++) pthread_create(&w[i], NULL, side_thread, (void *)&tiles);
     for (i = 0; i <= 60; i++) {
         PROF_STEP();
-        { PROF_RANGE("forward"); vnow += 2000; }
-        { PROF_RANGE("backward"); vnow += 3000; }
-        { PROF_RANGE("update"); vnow += 500; }
-        if (i > 0 && i % 20 == 0) { PROF_RANGE("val"); vnow += 100000; }
+        { PROF_RANGE("forward"); vnow_tls += 2000; }
+        { PROF_RANGE("backward"); vnow_tls += 3000; }
+        { PROF_RANGE("update"); vnow_tls += 500; }
+        if (i > 0 && i % 20 == 0) { PROF_RANGE("val"); vnow_tls += 100000; }
     }
     for (i = 0; i < 2; i++) pthread_join(w[i], NULL);
     j = session_end("llmc.json");
@@ -639,10 +637,10 @@ static void scenario_collectives(void) {
     setenv("GPUPROF_COMM_RANGES", "halo_exchange", 1);
     session_begin(NULL);
     for (i = 0; i < 11; i++) {
-        { PROF_RANGE("data"); vnow += 1000; }
-        { PROF_RANGE("forward"); vnow += 2000; { PROF_RANGE("allreduce.small"); vnow += 100; } }
-        { PROF_RANGE("backward"); vnow += 1000; { PROF_RANGE("allreduce"); vnow += 6000; } }
-        { PROF_RANGE("halo_exchange"); vnow += 500; }
+        { PROF_RANGE("data"); vnow_tls += 1000; }
+        { PROF_RANGE("forward"); vnow_tls += 2000; { PROF_RANGE("allreduce.small"); vnow_tls += 100; } }
+        { PROF_RANGE("backward"); vnow_tls += 1000; { PROF_RANGE("allreduce"); vnow_tls += 6000; } }
+        { PROF_RANGE("halo_exchange"); vnow_tls += 500; }
         PROF_STEP();
     }
     j = session_end("collectives.json");

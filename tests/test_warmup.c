@@ -1,6 +1,6 @@
 /* Warm-up exclusion and the schedule: exactly the right steps and calls are
    counted, excluded, or not recorded at all. Virtual clock: known times. */
-#include "impl/vnow.h"
+#include "impl/clock.h"
 #include "gpuprof.h"
 #include "json_util.h"
 

@@ -11,8 +11,7 @@
    peak to the peak; once the threads have exited and the session ended,
    gpuprof holds no memory (one input leaked the states of threads that
    lived through a shutdown). */
-#include "../count_alloc.h"              /* live_blocks: gpuprof's allocations not yet freed */
-#define GPUPROF_IMPLEMENTATION
+#include "../count_alloc.h"              /* live_blocks: gpuprof's allocations not yet freed (fuzz/run.sh links the "alloc" configuration) */
 #include "../../gpuprof.h"
 #include "fuzz_common.h"
 #include <pthread.h>

@@ -5,8 +5,8 @@
    directory, with their %p / %r / %l / %h / %% intact), GPUPROF_RANK; the first byte picks
    whether they go through the environment or the config struct. A short run
    follows; whatever was written must parse. */
-#define GPUPROF_IMPLEMENTATION
-#include "../../gpuprof.h"
+#include "../../gpuprof.h"                /* fuzz/run.sh links the implementation */
+#include "../impl/hooks.h"
 #include "fuzz_common.h"
 
 enum { NKEYS = 10 };
@@ -72,14 +72,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* whatever was written parses (with %p/%r/%l/%h expanded) */
     {
         char full[4200];
-        gpuprof__path_expand(path[1], full, sizeof full);
+        impl_path_expand(path[1], full, sizeof full);
         if ((j = fuzz_json(full, "the summary parses")) != NULL) {
             cJSON *steps = cJSON_GetObjectItem(j, "steps");
             FUZZ_CHECK(cJSON_GetObjectItem(steps, "counted") != NULL, "the summary has its steps");
             cJSON_Delete(j);
             unlink(full);
         }
-        if (gpuprof__trace_format(path[0]) == GPUPROF__FMT_PERFETTO) {
+        if (impl_trace_is_perfetto(path[0])) {
             if (fuzz_pftrace(path[0], "the Perfetto trace is whole packets")) unlink(path[0]);
         } else if ((j = fuzz_json(path[0], "the trace parses")) != NULL) { cJSON_Delete(j); unlink(path[0]); }
     }

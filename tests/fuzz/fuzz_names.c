@@ -3,8 +3,7 @@
    the summary must parse as JSON and give back each name -- as gpuprof
    promises to keep it: cut at 256 bytes, each byte that is not part of valid
    UTF-8 replaced by U+FFFD, "(empty)" for an empty name. */
-#define GPUPROF_IMPLEMENTATION
-#include "../../gpuprof.h"
+#include "../../gpuprof.h"                /* fuzz/run.sh links the implementation */
 #include "fuzz_common.h"
 
 /* The reference: an independent strict UTF-8 check (RFC 3629). */

@@ -10,9 +10,14 @@ mkdir -p "$work" && cd "$work" || exit 1
 work=$(pwd)
 command -v "$cc" >/dev/null || { echo "run.sh: $cc not found (apt-get install clang libclang-rt-14-dev)"; exit 1; }
 fails=0
+# The implementation once (tests/impl/impl.c, its "alloc" configuration:
+# gpuprof's allocations counted), with the fuzzer's instrumentation.
+flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -DGPUPROF_TEST_ALLOC -I$root -I$root/tests"
+if ! "$cc" $flags -fsanitize=fuzzer-no-link -c "$root/tests/impl/impl.c" -o impl.o 2> build_impl.log; then
+  echo "impl.o: does not build:"; sed 's/^/    /' build_impl.log | head -20; exit 1
+fi
 for t in names env api; do
-  if ! "$cc" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$root" \
-       "$root/tests/fuzz/fuzz_$t.c" -lcjson -lpthread -lm -o "fuzz_$t" 2> "build_$t.log"; then
+  if ! "$cc" $flags -fsanitize=fuzzer "$root/tests/fuzz/fuzz_$t.c" impl.o -lcjson -lpthread -lm -o "fuzz_$t" 2> "build_$t.log"; then
     echo "fuzz_$t: does not build:"; sed 's/^/    /' "build_$t.log" | head -20; fails=$((fails+1)); continue
   fi
   rm -rf "corpus_$t" && cp -r "$root/tests/fuzz/corpus/$t" "corpus_$t"
