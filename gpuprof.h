@@ -573,7 +573,7 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Number formatting                numbers in text and JSON, whatever the C locale
      Platform clock                   ticks (TSC or CLOCK_MONOTONIC), their rate, ns
      Statistics accumulator           count, sums, min/max, a histogram for quantiles
-     Global state and warnings        shared types, gpuprof__g, locks, messages, memory
+     Global state and warnings        shared types, the session's state, locks, messages, memory
      Settings                         GPUPROF_* variables; a step's phase (schedule)
      Loaded libraries                 a seam's entry points bound by name (NVML, CUPTI)
      NVTX                             gpuprof's NVTX domain, names, push and pop
@@ -1271,7 +1271,10 @@ double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
 #ifndef GPUPROF_DISABLE
 /* ----------------------------------------------------------------------
    Global state and warnings: the types the sections share, the session's
-   state (gpuprof__g), the locks, one-line messages, allocation.
+   state (gpuprof__g), the state of the parts that sections above their own
+   read (gpuprof__registry, gpuprof__steps, gpuprof__bg, gpuprof__run; the
+   threads' list and the trace's are in their sections), the locks,
+   one-line messages, allocation.
    ---------------------------------------------------------------------- */
 enum {
     GPUPROF__W_END_WITHOUT_BEGIN, GPUPROF__W_MISMATCHED, GPUPROF__W_UNCLOSED, GPUPROF__W_AFTER_SHUTDOWN,
@@ -1648,7 +1651,7 @@ typedef struct gpuprof__point {
 typedef struct gpuprof__outlier {
     uint64_t step;
     double dur;                   /* ns */
-    int kind;                     /* index in gpuprof__g.steps.kinds, -1: none (the table was full) */
+    int kind;                     /* index in gpuprof__steps.kinds, -1: none (the table was full) */
     uint32_t n;
     gpuprof__ran *ran;            /* every range of the stepping thread's outer two levels that ran in it */
 } gpuprof__outlier;
@@ -1694,92 +1697,72 @@ static struct {
         char flops_from[GPUPROF__PEAK_FROM], bw_from[GPUPROF__PEAK_FROM];
     } peak;
     int sched_on, sched_skip, sched_wait, sched_warmup, sched_active, sched_repeat;
-    struct {                              /* the name registry's (section "Name registry") */
-        gpuprof__name *names;
-        uint32_t nnames, max_ids;
-        int names_kept;                       /* the last session's table was left to running threads */
-        uint32_t *name_hash;                  /* open addressing: slot -> id */
-        uint32_t name_hash_mask;
-    } registry;
-    struct {                              /* the session's threads (section "Threads joining and leaving a session") */
-        gpuprof__thread *threads, *retired;
-        uint32_t nthreads;
-    } thread_list;
-    struct {                              /* the steps' (section "Steps, warm-up and the schedule") */
-        uint64_t step, counted, excluded, unrecorded;
-        struct gpuprof__thread *stepper;      /* the thread calling GPUPROF_STEP: its timeline is the step (under gpuprof__lock) */
-        uint64_t cpu0;                   /* the stepping thread's CPU time at the last GPUPROF_STEP (0: none) */
-        double cpu, wall;           /* counted steps measured: its CPU time in them, their length (ns) */
-        double runq;                     /* ... the time in them it was runnable but waited for a CPU (ns; < 0: unknown) */
-        double vol, invol;          /* ... its voluntary and involuntary context switches in them */
-        uint64_t rq0, vol0, invol0;   /* those counters at the last GPUPROF_STEP */
-        int runq_fd1, runq_tid;               /* the stepping thread's /proc/thread-self/schedstat: its descriptor + 1 (0: none), its tid */
-        gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
-        uint32_t noutl;
-        int outl_full;                        /* a candidate found no room: outliers are not set apart */
-        gpuprof__kind kinds[GPUPROF__KINDS];  /* the kinds of the counted steps (gpuprof__step_window) */
-        uint32_t nkinds;
-        gpuprof__ran *ran;                    /* the ranges that ran in the step ending now (scratch) */
-        uint32_t nran_max;
-        gpuprof__point *series;               /* the run over time: npoints of per_point steps each (the last filling) */
-        uint32_t npoints, per_point, nph;
-        uint32_t ph_node[GPUPROF__SERIES_PH], ph_name[GPUPROF__SERIES_PH];   /* followed ranges: node index, name id */
-        const void *series_thread;            /* the stepping thread they are of */
-        int seen;
-        uint64_t t0;
-        gpuprof_stats stats;
-        uint64_t t0_prev;                /* the start of the step before the one ending (ticks) */
-    } steps;
-    /* the trace's: its blocks, the writer, the file, the flight recorder (sections "Trace buffers" to "Trace sinks") */
-    struct {
-        int on, mode, finished;
-        gpuprof__tout out;                    /* the streamed file (mode STREAM) */
-        unsigned out_gen;                     /* generations of outputs: metadata written per output */
-        unsigned nparts;                      /* the streamed trace's parts so far (GPUPROF_TRACE_MAX_MB; 1: one file) */
-        double part_bpe;                      /* the most bytes per event a block of the stream took (a part ends before crossing) */
-        uint64_t part_head;                   /* the current part's bytes at its start (its opening) */
-        uint64_t parts_events;                /* events in the parts before the current one */
-        char part_path[4200];                 /* the current part's path (from the second on) */
-        char part_next[4200];                 /* the next part's name, then the oldest's (gpuprof__trace_rotate's, under the trace's lock) */
-        uint32_t pf_seqs;                     /* Perfetto sequence ids given so far */
-        pthread_t writer;
-        int writer_running, writer_stop;
-        int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
-        gpuprof__block *queue_head, *queue_tail, *free_blocks;
-        uint32_t queue_len;                   /* blocks queued for the writer (under trace_lock) */
-        uint32_t blocks_allocated, blocks_max, free_count;
-        uint64_t dropped_io;
-        /* the flight recorder (mode RING): blocks in the order handed over */
-        gpuprof__block *ring_head, *ring_tail;
-        uint32_t ring_blocks, ring_max;
-        int keep_written;                     /* a streamed trace's written blocks stay in the ring (slow-step captures read it) */
-        int dumping;                          /* a write_trace reads the ring: nothing leaves it */
-        uint64_t ring_fell_out, ring_from_ns; /* events that left it; the latest hand-over among their blocks */
-        char *wbuf;
-    } trace;
-    /* gpuprof's threads besides the writer: the collector and the keeper (checkpoints, slow-step captures) */
-    struct {
-        pthread_t collector;                  /* adds the threads' records to the statistics */
-        int collector_running, collector_stop;
-        pthread_t keeper;                     /* rewrites the summary every cfg.summary_every seconds (checkpoints) */
-        int keeper_running, keeper_stop;
-        unsigned checkpoints;                 /* checkpoints written so far (a summary says which one it is) */
-        gpuprof__capture cap[GPUPROF__CAPTURES];   /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
-        unsigned ncap;                        /* asked (under gpuprof__lock) */
-    } background;
-    struct {                              /* this process in its job: pid, rank, host, time zero (section "Ranks") */
-        int pid, rank, trace_pid;
-        int local_rank, world_size, restarts; /* -1, 0 (world size unknown), -1 when no launcher says */
-        const char *rank_source;              /* the variable that gave the rank; NULL: none */
-        char host[256];
-        uint64_t t0_realtime_ns;              /* CLOCK_REALTIME at the trace's time zero */
-        int report_implicit;                  /* the report goes to stderr because nothing said otherwise */
-        char *summary_pattern;                /* the summary path as set (with %r), for rank 0's line */
-        char *trace_pattern;                  /* the trace's (GPUPROF_MPI: rank 0's merged trace) */
-        uint64_t t_init_ns;
-    } run;
     uint64_t warn_count[GPUPROF__W_COUNT];
 } gpuprof__g;
+
+/* The state of the parts of gpuprof that sections above their own read,
+   one struct each, defined here so that every reader sees it. */
+/* The names (section "Name registry"; NVTX's push, above it, reads them). */
+static struct {
+    gpuprof__name *names;
+    uint32_t nnames, max_ids;
+    int names_kept;                       /* the last session's table was left to running threads */
+    uint32_t *name_hash;                  /* open addressing: slot -> id */
+    uint32_t name_hash_mask;
+} gpuprof__registry;
+/* The steps (section "Steps, warm-up and the schedule"; the warnings, the
+   settings, the device, the GPU backend, the samples, memory and the
+   ranges read the step count and the stepping thread). */
+static struct {
+    uint64_t step, counted, excluded, unrecorded;
+    struct gpuprof__thread *stepper;      /* the thread calling GPUPROF_STEP: its timeline is the step (under gpuprof__lock) */
+    uint64_t cpu0;                   /* the stepping thread's CPU time at the last GPUPROF_STEP (0: none) */
+    double cpu, wall;           /* counted steps measured: its CPU time in them, their length (ns) */
+    double runq;                     /* ... the time in them it was runnable but waited for a CPU (ns; < 0: unknown) */
+    double vol, invol;          /* ... its voluntary and involuntary context switches in them */
+    uint64_t rq0, vol0, invol0;   /* those counters at the last GPUPROF_STEP */
+    int runq_fd1, runq_tid;               /* the stepping thread's /proc/thread-self/schedstat: its descriptor + 1 (0: none), its tid */
+    gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
+    uint32_t noutl;
+    int outl_full;                        /* a candidate found no room: outliers are not set apart */
+    gpuprof__kind kinds[GPUPROF__KINDS];  /* the kinds of the counted steps (gpuprof__step_window) */
+    uint32_t nkinds;
+    gpuprof__ran *ran;                    /* the ranges that ran in the step ending now (scratch) */
+    uint32_t nran_max;
+    gpuprof__point *series;               /* the run over time: npoints of per_point steps each (the last filling) */
+    uint32_t npoints, per_point, nph;
+    uint32_t ph_node[GPUPROF__SERIES_PH], ph_name[GPUPROF__SERIES_PH];   /* followed ranges: node index, name id */
+    const void *series_thread;            /* the stepping thread they are of */
+    int seen;
+    uint64_t t0;
+    gpuprof_stats stats;
+    uint64_t t0_prev;                /* the start of the step before the one ending (ticks) */
+} gpuprof__steps;
+/* gpuprof's threads besides the writer: the collector and the keeper
+   (checkpoints, slow-step captures; section "Checkpoints and captures"),
+   which the ranges and the steps ask for captures. */
+static struct {
+    pthread_t collector;                  /* adds the threads' records to the statistics */
+    int collector_running, collector_stop;
+    pthread_t keeper;                     /* rewrites the summary every cfg.summary_every seconds (checkpoints) */
+    int keeper_running, keeper_stop;
+    unsigned checkpoints;                 /* checkpoints written so far (a summary says which one it is) */
+    gpuprof__capture cap[GPUPROF__CAPTURES];   /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
+    unsigned ncap;                        /* asked (under gpuprof__lock) */
+} gpuprof__bg;
+/* This process in its job: pid, rank, host, time zero (section "Ranks";
+   every output reads it). */
+static struct {
+    int pid, rank, trace_pid;
+    int local_rank, world_size, restarts; /* -1, 0 (world size unknown), -1 when no launcher says */
+    const char *rank_source;              /* the variable that gave the rank; NULL: none */
+    char host[256];
+    uint64_t t0_realtime_ns;              /* CLOCK_REALTIME at the trace's time zero */
+    int report_implicit;                  /* the report goes to stderr because nothing said otherwise */
+    char *summary_pattern;                /* the summary path as set (with %r), for rank 0's line */
+    char *trace_pattern;                  /* the trace's (GPUPROF_MPI: rank 0's merged trace) */
+    uint64_t t_init_ns;
+} gpuprof__run;
 
 
 /* gpuprof__lock guards registration, steps and outputs (never the hot path
@@ -2042,7 +2025,7 @@ static int gpuprof__phase_of(uint64_t step) {
         if (r < (uint64_t)gpuprof__g.sched_wait + (uint64_t)gpuprof__g.sched_warmup) phase = GPUPROF__PHASE_EXCLUDE;
     }
     /* Before the first GPUPROF_STEP the warm-up is decided per call (gpuprof__exclude). */
-    if (phase == GPUPROF__PHASE_COUNT && gpuprof__g.steps.seen && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
+    if (phase == GPUPROF__PHASE_COUNT && gpuprof__steps.seen && step < (uint64_t)gpuprof__g.cfg.warmup) phase = GPUPROF__PHASE_EXCLUDE;
     return phase;
 }
 
@@ -2110,7 +2093,7 @@ static void gpuprof__nvtx_open(const gpuprof_config *cfg, int off) {
 }
 
 #define GPUPROF__NVTX_PUSH(f, id) do { if (GPUPROF__LD(&gpuprof__g.nvtx_on)) { \
-    nvtxDomainRangePushEx(gpuprof__nvtx_domain, &gpuprof__g.registry.names[id].nvtx); (f)->flags |= GPUPROF__F_NVTX; } } while (0)
+    nvtxDomainRangePushEx(gpuprof__nvtx_domain, &gpuprof__registry.names[id].nvtx); (f)->flags |= GPUPROF__F_NVTX; } } while (0)
 #define GPUPROF__NVTX_POP(f) do { if ((f)->flags & GPUPROF__F_NVTX) nvtxDomainRangePop(gpuprof__nvtx_domain); } while (0)
 #else
 #define gpuprof__nvtx_open(cfg, off) ((void)(cfg), (void)(off))
@@ -2169,14 +2152,14 @@ static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
     uint32_t h = gpuprof__hash(s, n), slot, id;
     gpuprof__name *nm;
     char *text, *json;
-    if (!gpuprof__g.registry.names) return GPUPROF__ID_OTHER;
-    for (slot = h & gpuprof__g.registry.name_hash_mask;; slot = (slot + 1) & gpuprof__g.registry.name_hash_mask) {
-        id = gpuprof__g.registry.name_hash[slot];
+    if (!gpuprof__registry.names) return GPUPROF__ID_OTHER;
+    for (slot = h & gpuprof__registry.name_hash_mask;; slot = (slot + 1) & gpuprof__registry.name_hash_mask) {
+        id = gpuprof__registry.name_hash[slot];
         if (!id) break;
-        nm = &gpuprof__g.registry.names[id];
+        nm = &gpuprof__registry.names[id];
         if (nm->hash == h && nm->len == n && memcmp(nm->text, s, n) == 0) return id;
     }
-    if (gpuprof__g.registry.nnames >= gpuprof__g.registry.max_ids) {
+    if (gpuprof__registry.nnames >= gpuprof__registry.max_ids) {
         gpuprof__warn(GPUPROF__W_NAMES_FULL, "more than %d distinct names; the rest are counted together as \"[other names]\" (raise gpuprof_config.max_names)",
                       gpuprof__g.cfg.max_names);
         return GPUPROF__ID_OTHER;
@@ -2186,8 +2169,8 @@ static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
     if (!text || !json) { GPUPROF_FREE(text); GPUPROF_FREE(json); return GPUPROF__ID_OTHER; }
     memcpy(text, s, n);
     text[n] = 0;
-    id = gpuprof__g.registry.nnames;
-    nm = &gpuprof__g.registry.names[id];
+    id = gpuprof__registry.nnames;
+    nm = &gpuprof__registry.names[id];
     nm->json_len = (uint32_t)gpuprof__json_escape(json, s, n);
 #ifdef GPUPROF_NVTX
     gpuprof__nvtx_name(nm, text);
@@ -2196,8 +2179,8 @@ static uint32_t gpuprof__name_lookup(const char *s, size_t n) {
     nm->json = json;
     nm->len = (uint32_t)n;
     nm->hash = h;
-    GPUPROF__STR(&gpuprof__g.registry.nnames, id + 1);   /* the writer thread reads names up to nnames */
-    gpuprof__g.registry.name_hash[slot] = id;
+    GPUPROF__STR(&gpuprof__registry.nnames, id + 1);   /* the writer thread reads names up to nnames */
+    gpuprof__registry.name_hash[slot] = id;
     return id;
 }
 
@@ -2227,7 +2210,7 @@ static uint32_t gpuprof__intern(const char *name) {
 /* "[other names]" because memory ran out (not because of the cap): worth
    trying again at the next call rather than remembering. */
 static int gpuprof__id_transient(uint32_t id) {
-    return id == GPUPROF__ID_OTHER && GPUPROF__LD(&gpuprof__g.registry.nnames) < gpuprof__g.registry.max_ids;
+    return id == GPUPROF__ID_OTHER && GPUPROF__LD(&gpuprof__registry.nnames) < gpuprof__registry.max_ids;
 }
 
 static inline uint32_t gpuprof__site_id(gpuprof_site *site, unsigned session) {
@@ -2245,6 +2228,12 @@ static inline uint32_t gpuprof__site_id(gpuprof_site *site, unsigned session) {
    Per-thread state: a stack of open ranges, a call tree of nodes with their
    statistics, and the current trace block. Only its own thread writes it.
    ---------------------------------------------------------------------- */
+/* The session's threads (joined in section "Threads joining and leaving a session"). */
+static struct {
+    gpuprof__thread *threads, *retired;
+    uint32_t nthreads;
+} gpuprof__threads;
+
 static void gpuprof__node_init(gpuprof__node *n, gpuprof__node *parent, uint32_t name_id, uint32_t index) {
     memset(n, 0, offsetof(gpuprof__node, stats));
     gpuprof_stats_init(&n->stats);
@@ -2340,7 +2329,7 @@ static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
 #else
     /* A strict C mode hides syscall(): the kernel's thread id from /proc. */
     FILE *f = fopen("/proc/thread-self/stat", "r");
-    if (!f || fscanf(f, "%d", tid) != 1) *tid = (int)getpid() + (int)GPUPROF__LD(&gpuprof__g.thread_list.nthreads);
+    if (!f || fscanf(f, "%d", tid) != 1) *tid = (int)getpid() + (int)GPUPROF__LD(&gpuprof__threads.nthreads);
     if (f) fclose(f);
 #endif
     if (*tid == getpid()) snprintf(label, n, "main thread");
@@ -2418,48 +2407,77 @@ static gpuprof__node *gpuprof__node_at(gpuprof__thread *t, uint32_t i) {
    oldest leave it), and the recorder takes an empty one. When none is free
    the recorder drops the event (counted) instead of waiting.
    ---------------------------------------------------------------------- */
+/* The trace: its blocks, the writer, the file, the flight recorder (this
+   section to "Trace sinks"). */
+static struct {
+    int on, mode, finished;
+    gpuprof__tout out;                    /* the streamed file (mode STREAM) */
+    unsigned out_gen;                     /* generations of outputs: metadata written per output */
+    unsigned nparts;                      /* the streamed trace's parts so far (GPUPROF_TRACE_MAX_MB; 1: one file) */
+    double part_bpe;                      /* the most bytes per event a block of the stream took (a part ends before crossing) */
+    uint64_t part_head;                   /* the current part's bytes at its start (its opening) */
+    uint64_t parts_events;                /* events in the parts before the current one */
+    char part_path[4200];                 /* the current part's path (from the second on) */
+    char part_next[4200];                 /* the next part's name, then the oldest's (gpuprof__trace_rotate's, under the trace's lock) */
+    uint32_t pf_seqs;                     /* Perfetto sequence ids given so far */
+    pthread_t writer;
+    int writer_running, writer_stop;
+    int fmt_hold, writer_busy;            /* holders (a write_trace formatting, a report counting): the writer waits (under trace_lock) */
+    gpuprof__block *queue_head, *queue_tail, *free_blocks;
+    uint32_t queue_len;                   /* blocks queued for the writer (under trace_lock) */
+    uint32_t blocks_allocated, blocks_max, free_count;
+    uint64_t dropped_io;
+    /* the flight recorder (mode RING): blocks in the order handed over */
+    gpuprof__block *ring_head, *ring_tail;
+    uint32_t ring_blocks, ring_max;
+    int keep_written;                     /* a streamed trace's written blocks stay in the ring (slow-step captures read it) */
+    int dumping;                          /* a write_trace reads the ring: nothing leaves it */
+    uint64_t ring_fell_out, ring_from_ns; /* events that left it; the latest hand-over among their blocks */
+    char *wbuf;
+} gpuprof__trace;
+
 static void gpuprof__ring_evict(void) {     /* under trace_lock: the oldest block of the ring is freed */
-    gpuprof__block *b = gpuprof__g.trace.ring_head;
-    gpuprof__g.trace.ring_head = b->next;
-    if (!gpuprof__g.trace.ring_head) gpuprof__g.trace.ring_tail = NULL;
-    gpuprof__g.trace.ring_blocks--;
-    GPUPROF__ST(&gpuprof__g.trace.ring_fell_out, gpuprof__g.trace.ring_fell_out + (b->count - b->aux));
-    if (b->sealed_ns > gpuprof__g.trace.ring_from_ns) GPUPROF__ST(&gpuprof__g.trace.ring_from_ns, b->sealed_ns);
-    b->next = gpuprof__g.trace.free_blocks;
-    gpuprof__g.trace.free_blocks = b;
-    GPUPROF__ST(&gpuprof__g.trace.free_count, gpuprof__g.trace.free_count + 1);
+    gpuprof__block *b = gpuprof__trace.ring_head;
+    gpuprof__trace.ring_head = b->next;
+    if (!gpuprof__trace.ring_head) gpuprof__trace.ring_tail = NULL;
+    gpuprof__trace.ring_blocks--;
+    GPUPROF__ST(&gpuprof__trace.ring_fell_out, gpuprof__trace.ring_fell_out + (b->count - b->aux));
+    if (b->sealed_ns > gpuprof__trace.ring_from_ns) GPUPROF__ST(&gpuprof__trace.ring_from_ns, b->sealed_ns);
+    b->next = gpuprof__trace.free_blocks;
+    gpuprof__trace.free_blocks = b;
+    GPUPROF__ST(&gpuprof__trace.free_count, gpuprof__trace.free_count + 1);
 }
 
 /* Under trace_lock: a block its recorder is done with. */
 static void gpuprof__trace_enqueue(gpuprof__block *b) {
     b->next = NULL;
-    if (gpuprof__g.trace.mode == GPUPROF__TRACE_RING) {
+    if (gpuprof__trace.mode == GPUPROF__TRACE_RING) {
         b->sealed_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
-        if (gpuprof__g.trace.ring_tail) gpuprof__g.trace.ring_tail->next = b;
-        else gpuprof__g.trace.ring_head = b;
-        gpuprof__g.trace.ring_tail = b;
-        gpuprof__g.trace.ring_blocks++;
-        while (gpuprof__g.trace.ring_blocks > gpuprof__g.trace.ring_max && !gpuprof__g.trace.dumping) gpuprof__ring_evict();
+        if (gpuprof__trace.ring_tail) gpuprof__trace.ring_tail->next = b;
+        else gpuprof__trace.ring_head = b;
+        gpuprof__trace.ring_tail = b;
+        gpuprof__trace.ring_blocks++;
+        while (gpuprof__trace.ring_blocks > gpuprof__trace.ring_max && !gpuprof__trace.dumping) gpuprof__ring_evict();
         return;
     }
-    if (gpuprof__g.trace.queue_tail) gpuprof__g.trace.queue_tail->next = b;
-    else gpuprof__g.trace.queue_head = b;
-    gpuprof__g.trace.queue_tail = b;
+    if (gpuprof__trace.queue_tail) gpuprof__trace.queue_tail->next = b;
+    else gpuprof__trace.queue_head = b;
+    gpuprof__trace.queue_tail = b;
     /* The writer, once woken, goes on while blocks are queued; waking it for
        every block would cost both threads a sleep and a wake-up per block:
        it is woken when 8 are queued, or an eighth of the blocks (recorders
        would soon have none), or at its once-a-second round. */
-    if (++gpuprof__g.trace.queue_len >= 8 || gpuprof__g.trace.queue_len * 8 >= gpuprof__g.trace.blocks_max) pthread_cond_signal(&gpuprof__trace_cond);
+    if (++gpuprof__trace.queue_len >= 8 || gpuprof__trace.queue_len * 8 >= gpuprof__trace.blocks_max) pthread_cond_signal(&gpuprof__trace_cond);
 }
 
 static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t) {
     gpuprof__block *b = t->block, *nb = NULL;
     /* Nothing to hand over and no block free: drop without taking the lock,
        so a thread outrunning the writer does not also fight it for the lock. */
-    if (!b && !GPUPROF__LD(&gpuprof__g.trace.free_count) && GPUPROF__LD(&gpuprof__g.trace.blocks_allocated) >= GPUPROF__LD(&gpuprof__g.trace.blocks_max) &&
-        GPUPROF__LD(&gpuprof__g.trace.mode) != GPUPROF__TRACE_RING) return NULL;
+    if (!b && !GPUPROF__LD(&gpuprof__trace.free_count) && GPUPROF__LD(&gpuprof__trace.blocks_allocated) >= GPUPROF__LD(&gpuprof__trace.blocks_max) &&
+        GPUPROF__LD(&gpuprof__trace.mode) != GPUPROF__TRACE_RING) return NULL;
     pthread_mutex_lock(&gpuprof__trace_lock);
-    if (t->session != GPUPROF__LD(&gpuprof__g.session) || !gpuprof__g.trace.on) {
+    if (t->session != GPUPROF__LD(&gpuprof__g.session) || !gpuprof__trace.on) {
         if (b) b->count = b->done = b->aux = 0;     /* an old session's block: keep it, empty */
         pthread_mutex_unlock(&gpuprof__trace_lock);
         return NULL;
@@ -2467,19 +2485,19 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
     if (b && b->count) { t->block = NULL; gpuprof__trace_enqueue(b); b = NULL; }
     /* The flight recorder with every spare block in other threads' hands:
        its oldest block is reused (more threads than spare blocks). */
-    if (!b && !gpuprof__g.trace.free_blocks && gpuprof__g.trace.blocks_allocated >= gpuprof__g.trace.blocks_max &&
-        gpuprof__g.trace.mode == GPUPROF__TRACE_RING && gpuprof__g.trace.ring_head && !gpuprof__g.trace.dumping)
+    if (!b && !gpuprof__trace.free_blocks && gpuprof__trace.blocks_allocated >= gpuprof__trace.blocks_max &&
+        gpuprof__trace.mode == GPUPROF__TRACE_RING && gpuprof__trace.ring_head && !gpuprof__trace.dumping)
         gpuprof__ring_evict();
     if (b) nb = b;
-    else if (gpuprof__g.trace.free_blocks) {
-        nb = gpuprof__g.trace.free_blocks;
-        gpuprof__g.trace.free_blocks = nb->next;
-        GPUPROF__ST(&gpuprof__g.trace.free_count, gpuprof__g.trace.free_count - 1);
-    } else if (gpuprof__g.trace.blocks_allocated < gpuprof__g.trace.blocks_max ||
-               (gpuprof__g.trace.mode == GPUPROF__TRACE_RING && !gpuprof__g.trace.ring_head)) {
+    else if (gpuprof__trace.free_blocks) {
+        nb = gpuprof__trace.free_blocks;
+        gpuprof__trace.free_blocks = nb->next;
+        GPUPROF__ST(&gpuprof__trace.free_count, gpuprof__trace.free_count - 1);
+    } else if (gpuprof__trace.blocks_allocated < gpuprof__trace.blocks_max ||
+               (gpuprof__trace.mode == GPUPROF__TRACE_RING && !gpuprof__trace.ring_head)) {
         /* the flight recorder with every block in a thread's hands: one more (a block per thread) */
         nb = (gpuprof__block *)gpuprof__alloc(sizeof *nb);
-        if (nb) GPUPROF__ST(&gpuprof__g.trace.blocks_allocated, gpuprof__g.trace.blocks_allocated + 1);
+        if (nb) GPUPROF__ST(&gpuprof__trace.blocks_allocated, gpuprof__trace.blocks_allocated + 1);
     }
     if (nb) {
         nb->count = nb->done = nb->aux = 0;
@@ -2491,7 +2509,7 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
     t->block = nb;
     pthread_mutex_unlock(&gpuprof__trace_lock);
     if (!nb) {
-        if (gpuprof__g.trace.mode == GPUPROF__TRACE_RING)
+        if (gpuprof__trace.mode == GPUPROF__TRACE_RING)
             gpuprof__warn(GPUPROF__W_DROPPED, "the flight recorder's spare blocks ran out while gpuprof_write_trace read it, so some trace events are dropped (statistics are complete)");
         else
             gpuprof__warn(GPUPROF__W_DROPPED, "trace events are produced faster than they are written, so some are dropped (statistics are complete); raise gpuprof_config.trace_buffer_mb (now %d)",
@@ -2536,7 +2554,7 @@ static void gpuprof__trace_work(gpuprof__thread *t, uint32_t name_id, double flo
 static void gpuprof__trace_handoff(gpuprof__thread *t) {
     if (!t || !t->block || !t->block->count) return;
     pthread_mutex_lock(&gpuprof__trace_lock);
-    if (t->session == GPUPROF__LD(&gpuprof__g.session) && gpuprof__g.trace.on) {
+    if (t->session == GPUPROF__LD(&gpuprof__g.session) && gpuprof__trace.on) {
         gpuprof__trace_enqueue(t->block);
         t->block = NULL;
     }
@@ -2902,8 +2920,8 @@ static int gpuprof__dev_pick(void) {
         snprintf(gpuprof__dev.status, sizeof gpuprof__dev.status, "NVML sees no GPU (%s)", rc ? gpuprof__nvml_error(rc) : "0 devices");
         return -1;
     }
-    if (!(v && *v) && gpuprof__g.run.local_rank >= 0 && (unsigned)gpuprof__g.run.local_rank < count) {
-        index = gpuprof__g.run.local_rank;            /* a launcher's rank on this node: one GPU a rank, in order */
+    if (!(v && *v) && gpuprof__run.local_rank >= 0 && (unsigned)gpuprof__run.local_rank < count) {
+        index = gpuprof__run.local_rank;            /* a launcher's rank on this node: one GPU a rank, in order */
         snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the local rank");
     }
     if ((unsigned)index >= count) {
@@ -3032,8 +3050,8 @@ static uint32_t gpuprof__dev_phase_now(void) {
     uint32_t id = 0;
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state == GPUPROF__RUNNING) {
-        t = gpuprof__g.steps.stepper;
-        if (!t) for (t = gpuprof__g.thread_list.threads; t && t->tid != gpuprof__g.run.pid; t = t->next) {}
+        t = gpuprof__steps.stepper;
+        if (!t) for (t = gpuprof__threads.threads; t && t->tid != gpuprof__run.pid; t = t->next) {}
         if (t && GPUPROF__LD(&t->depth) >= 1) {
             gpuprof__node *n = GPUPROF__LD(&t->stack[0].node);
             if (n) id = n->name_id;
@@ -3269,7 +3287,7 @@ static void gpuprof__dev_sample(void) {
     for (k = 0; k < GPUPROF__DEV_N; k++) {
         if (!have[k]) continue;
         gpuprof__dev_value(&gpuprof__dev.c[k], v[k]);
-        if (gpuprof__dev.tracer && GPUPROF__LD(&gpuprof__g.trace.on)) {
+        if (gpuprof__dev.tracer && GPUPROF__LD(&gpuprof__trace.on)) {
             uint64_t u;
             memcpy(&u, &v[k], sizeof u);
             gpuprof__trace_put(gpuprof__dev.tracer, GPUPROF__EV_COUNTER, gpuprof__dev.c[k].id, 0, ticks - gpuprof__dev.tracer->base, u);
@@ -3434,14 +3452,14 @@ static void gpuprof__dev_open(void) {
         if (gpuprof__dev.c[k].on > 0) gpuprof__dev.c[k].id = gpuprof__intern(name);
     }
     pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "device telemetry", gpuprof__g.registry.max_ids, 1)) != NULL) {
+    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "device telemetry", gpuprof__registry.max_ids, 1)) != NULL) {
         tr->exited = 2;
         tr->session = gpuprof__g.session;
         tr->base = gpuprof__clock.base;
-        tr->names = gpuprof__g.registry.names;
+        tr->names = gpuprof__registry.names;
         tr->index = UINT32_MAX;
-        tr->next = gpuprof__g.thread_list.threads;
-        GPUPROF__STR(&gpuprof__g.thread_list.threads, tr);      /* release: see gpuprof__collector_main */
+        tr->next = gpuprof__threads.threads;
+        GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
         gpuprof__dev.tracer = tr;
     }
     pthread_mutex_unlock(&gpuprof__lock);
@@ -4000,7 +4018,7 @@ static const char *gpuprof__cupti_error(int rc) {
 #define GPUPROF__KC_OWN 1ull          /* the id around gpuprof's own CUDA calls ("node" 8: never a node) */
 #define GPUPROF__KC_CALL_BIT (1ull << 63)
 static uint64_t gpuprof__kc_ext(const gpuprof__node *n) {
-    return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__g.steps.step) << GPUPROF__KC_NODE_BITS & ~GPUPROF__KC_CALL_BIT);
+    return ((uintptr_t)n >> 3) | ((uint64_t)GPUPROF__LD(&gpuprof__steps.step) << GPUPROF__KC_NODE_BITS & ~GPUPROF__KC_CALL_BIT);
 }
 static uint64_t gpuprof__kc_call_ext(const gpuprof__node *n, uint64_t call) {
     return ((uintptr_t)n >> 3) | (uint64_t)(call % GPUPROF__KC_CALLS) << GPUPROF__KC_NODE_BITS | (call / GPUPROF__KC_CALLS & 3u) << 61 | GPUPROF__KC_CALL_BIT;
@@ -4373,7 +4391,7 @@ static GPUPROF__NOINLINE void gpuprof__gpu_end_slow(gpuprof__thread *t, gpuprof_
     r->t1 = t1;
     if (f->flags & GPUPROF__F_WORK) { r->flops = f->flops; r->bytes = f->bytes; }
     else r->flops = r->bytes = 0;
-    r->step = GPUPROF__LD(&gpuprof__g.steps.step);
+    r->step = GPUPROF__LD(&gpuprof__steps.step);
     r->depth = d - 1;
     r->decision = decision;
     GPUPROF__STR(&g->head, g->head + 1);     /* a harvesting thread may now read it */
@@ -4589,7 +4607,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     GPUPROF__ADD(&gpuprof__gpu.timed, 1);
     if (r->depth == 0) gpuprof__gpu_busy(r->step, placed, start_ns, end_ns, dur);
     if (r->depth == 0 && placed) gpuprof__dev_gpu_window(r->node->name_id, start_ns, end_ns);
-    if (me && placed && GPUPROF__LD(&gpuprof__g.trace.on)) {
+    if (me && placed && GPUPROF__LD(&gpuprof__trace.on)) {
         int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
         if (start_ns < 0) start_ns = 0;          /* before the trace's time zero: drawn at it */
@@ -4688,7 +4706,7 @@ static void gpuprof__gpu_drain(void) {
     if (!GPUPROF__LD(&gpuprof__gpu.available)) return;
     if (me && me->session != gpuprof__g.session) me = NULL;
     pthread_mutex_lock(&gpuprof__lock);
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next)
+    for (t = gpuprof__threads.threads; t; t = t->next)
         if (GPUPROF__LDA(&t->gpu) && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, me, 1, 0);
     pthread_mutex_unlock(&gpuprof__lock);
 }
@@ -4937,7 +4955,7 @@ GPUPROF__INLINE uint32_t gpuprof__kc_u32(const uint8_t *r, int off) { uint32_t v
 GPUPROF__INLINE uint64_t gpuprof__kc_u64(const uint8_t *r, int off) { uint64_t v; memcpy(&v, r + off, 8); return v; }
 
 static uint64_t gpuprof__kc_step_of(uint64_t ext) {
-    uint64_t now = GPUPROF__LD(&gpuprof__g.steps.step), mask = (1ull << (63 - GPUPROF__KC_NODE_BITS)) - 1;
+    uint64_t now = GPUPROF__LD(&gpuprof__steps.step), mask = (1ull << (63 - GPUPROF__KC_NODE_BITS)) - 1;
     return now - ((now - (ext >> GPUPROF__KC_NODE_BITS)) & mask);
 }
 /* The call of a call id while its span is open (kc.mu): NULL once folded,
@@ -5023,7 +5041,7 @@ static uint32_t gpuprof__kc_kernel(const char *name) {
 
 /* The step whose window holds CPU time ns (for work launched outside any range). */
 static uint64_t gpuprof__kc_step_at(int64_t ns) {
-    uint64_t now = GPUPROF__LD(&gpuprof__g.steps.step);
+    uint64_t now = GPUPROF__LD(&gpuprof__steps.step);
     uint32_t k;
     for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
         const gpuprof__kslot *s = &gpuprof__kc.slot[k];
@@ -5158,7 +5176,7 @@ static void gpuprof__kc_trace(const gpuprof__krec *r, gpuprof__kcorr *c) {
     gpuprof__thread *t = gpuprof__kc.tracer;
     int launched = c && c->has_api;
     uint64_t api = launched && c->api_ns > 0 ? (uint64_t)c->api_ns : 0;
-    if (!t || !GPUPROF__LD(&gpuprof__g.trace.on)) return;
+    if (!t || !GPUPROF__LD(&gpuprof__trace.on)) return;
     if (launched && !c->traced && c->tid) {
         uint64_t d = c->api_end_ns > (int64_t)api ? (uint64_t)(c->api_end_ns - (int64_t)api) : 0;
         if (d >> 40) d = (1ull << 40) - 1;
@@ -5343,7 +5361,7 @@ static void gpuprof__kc_fold(gpuprof__kcall *c) {
             gpuprof__thread *tr = gpuprof__kc.tracer;
             gpuprof__gpustat_add(gpuprof__gpustat_at(&n->gpu), decision, span, c->own_ns, c->last - t1, c->first - t0);
             GPUPROF__ADD(&gpuprof__gpu.timed, 1);
-            if (tr && GPUPROF__LD(&gpuprof__g.trace.on) && gpuprof__phase_of(c->step) != GPUPROF__PHASE_OFF) {
+            if (tr && GPUPROF__LD(&gpuprof__trace.on) && gpuprof__phase_of(c->step) != GPUPROF__PHASE_OFF) {
                 int track = gpuprof__kc_track(c->device, c->stream, 1);
                 uint32_t depth = c->depth > 255 ? 255u : (uint32_t)c->depth;
                 int64_t a = c->first > 0 ? c->first : 0, b = c->last > a ? c->last : a;
@@ -5679,14 +5697,14 @@ static int gpuprof__kc_tables_open(void) {
     gpuprof__kc.spans_skipped = gpuprof__kc.spans_late = 0;
     gpuprof__kc.settled_at = 0;
     /* a thread state of gpuprof's own for the trace events (under gpuprof__lock: init holds it) */
-    if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture", gpuprof__g.registry.max_ids, gpuprof__g.cfg.max_nodes)) != NULL) {
+    if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture", gpuprof__registry.max_ids, gpuprof__g.cfg.max_nodes)) != NULL) {
         gpuprof__kc.tracer->exited = 2;
         gpuprof__kc.tracer->session = gpuprof__g.session;
         gpuprof__kc.tracer->base = gpuprof__clock.base;
-        gpuprof__kc.tracer->names = gpuprof__g.registry.names;
+        gpuprof__kc.tracer->names = gpuprof__registry.names;
         gpuprof__kc.tracer->index = UINT32_MAX;
-        gpuprof__kc.tracer->next = gpuprof__g.thread_list.threads;
-        GPUPROF__STR(&gpuprof__g.thread_list.threads, gpuprof__kc.tracer);   /* release: see gpuprof__collector_main */
+        gpuprof__kc.tracer->next = gpuprof__threads.threads;
+        GPUPROF__STR(&gpuprof__threads.threads, gpuprof__kc.tracer);   /* release: see gpuprof__collector_main */
     }
     if (!gpuprof__kc.map || !gpuprof__kc.pending || !gpuprof__kc.kern || !gpuprof__kc.kern_hash) {
         gpuprof__kc_clear();
@@ -5857,7 +5875,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_push(gpuprof__thread *t, gpuprof__fram
         if (GPUPROF__CAS(&c->busy, &free_slot, 1)) {
             c->node = f->node;
             c->parent = d && (t->stack[d - 1].flags & GPUPROF__F_KERN) ? t->stack[d - 1].kcall : 0;
-            c->step = GPUPROF__LD(&gpuprof__g.steps.step);
+            c->step = GPUPROF__LD(&gpuprof__steps.step);
             c->depth = (int)d;
             c->tid = t->tid;
             c->decision = 0;
@@ -6189,7 +6207,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
            before arming its timer visible): its samples go to the innermost
            range open on the stepping thread now, the phase that handed it
            the work; none in the trace */
-        const gpuprof__thread *s = GPUPROF__LD(&gpuprof__g.steps.stepper);
+        const gpuprof__thread *s = GPUPROF__LD(&gpuprof__steps.stepper);
         uint32_t d = s ? GPUPROF__LD(&s->depth) : 0, n = 1;
         uintptr_t st[GPUPROF__SMP_DEPTH], fp, sp;
         int k;
@@ -6292,7 +6310,7 @@ static void gpuprof__smp_foreign_start(int tid) {
 static int gpuprof__smp_foreign_known(int tid) {
     gpuprof__thread *t;
     uint32_t i;
-    for (t = GPUPROF__LDA(&gpuprof__g.thread_list.threads); t; t = t->next)
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
         if (t->tid == tid && t->smp && GPUPROF__LD(&t->smp->gen)) return 1;
     for (i = 0; i < gpuprof__smp_foreign.n; i++)
         if (gpuprof__smp_foreign.m[i]->tid == tid && GPUPROF__LD(&gpuprof__smp_foreign.m[i]->gen)) return 1;
@@ -6558,9 +6576,9 @@ static void gpuprof__smp_stop_all(void) {
     int spins;
     if (!GPUPROF__LD(&gpuprof__smp_global.on)) return;
     GPUPROF__ST(&gpuprof__smp_global.on, 0);
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
+    for (t = gpuprof__threads.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
     gpuprof__smp_foreign_stop_all();
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next)
+    for (t = gpuprof__threads.threads; t; t = t->next)
         for (spins = 0; t->smp && GPUPROF__LDA(&t->smp->busy) && spins < 100000; spins++) {}
     for (i = 0; i < GPUPROF__LD(&gpuprof__smp_foreign.n); i++)
         for (spins = 0; GPUPROF__LDA(&gpuprof__smp_foreign.m[i]->busy) && spins < 100000; spins++) {}
@@ -6591,7 +6609,7 @@ static void gpuprof__smp_check(void) {
     pthread_mutex_lock(&gpuprof__lock);
     if (GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.state == GPUPROF__RUNNING) {
         GPUPROF__ST(&gpuprof__smp_global.on, 0);
-        for (t = gpuprof__g.thread_list.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
+        for (t = gpuprof__threads.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
         gpuprof__smp_global.installed = 0;                  /* a later session asks again */
         snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "the program %s signal %d after sampling began", what, gpuprof__smp_global.signo);
         stopped = 1;
@@ -6626,7 +6644,7 @@ static void gpuprof__smp_clear_one(gpuprof__smp *m, int own) {
 static void gpuprof__smp_reset(void) {
     gpuprof__thread *t;
     uint32_t i;
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) {
+    for (t = gpuprof__threads.threads; t; t = t->next) {
         gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (m) gpuprof__smp_clear_one(m, t == gpuprof__tls);
     }
@@ -7136,7 +7154,7 @@ static void gpuprof__names_free_table(gpuprof__name *names, uint32_t *hash, uint
 
 static int gpuprof__session_retired(unsigned session) {   /* under gpuprof__lock */
     gpuprof__thread *t;
-    for (t = gpuprof__g.thread_list.retired; t; t = t->next) if (t->session == session) return 1;
+    for (t = gpuprof__threads.retired; t; t = t->next) if (t->session == session) return 1;
     return 0;
 }
 
@@ -7149,12 +7167,12 @@ static void gpuprof__reclaim(void) {
         gpuprof__names_free_table(o->names, o->hash, o->n);
         GPUPROF_FREE(o);
     }
-    if (gpuprof__g.registry.names_kept && gpuprof__g.state != GPUPROF__RUNNING && !gpuprof__session_retired(gpuprof__g.session)) {
-        gpuprof__names_free_table(gpuprof__g.registry.names, gpuprof__g.registry.name_hash, gpuprof__g.registry.nnames);
-        gpuprof__g.registry.names = NULL;
-        gpuprof__g.registry.name_hash = NULL;
-        gpuprof__g.registry.nnames = 0;
-        gpuprof__g.registry.names_kept = 0;
+    if (gpuprof__registry.names_kept && gpuprof__g.state != GPUPROF__RUNNING && !gpuprof__session_retired(gpuprof__g.session)) {
+        gpuprof__names_free_table(gpuprof__registry.names, gpuprof__registry.name_hash, gpuprof__registry.nnames);
+        gpuprof__registry.names = NULL;
+        gpuprof__registry.name_hash = NULL;
+        gpuprof__registry.nnames = 0;
+        gpuprof__registry.names_kept = 0;
     }
 }
 
@@ -7210,7 +7228,7 @@ static void gpuprof__retired_drop(gpuprof__thread *t, int exiting) {
     if (!t) return;
     for (d = 0; !exiting && d < t->depth && d < GPUPROF_MAX_DEPTH; d++)
         if (t->stack[d].flags & GPUPROF__F_KERN) return;
-    for (pp = &gpuprof__g.thread_list.retired; *pp && *pp != t; pp = &(*pp)->next) {}
+    for (pp = &gpuprof__threads.retired; *pp && *pp != t; pp = &(*pp)->next) {}
     if (!*pp) return;
     *pp = t->next;
     if (gpuprof__tls == t) {               /* the caller's own: its exit must not see it either */
@@ -7235,14 +7253,14 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     gpuprof__retired_drop(gpuprof__tls, 0);     /* this thread's state of an earlier session, if any */
     /* The main thread gets a state of its own: it is usually the one calling
        GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
-    for (t = tid == (int)getpid() ? NULL : gpuprof__g.thread_list.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
+    for (t = tid == (int)getpid() ? NULL : gpuprof__threads.threads; t && !(t->exited == 1 && t->session == gpuprof__g.session); t = t->next) {}
     if (t) {
         t->exited = 0;
         GPUPROF__ST(&t->depth, 0u);
         t->stream = NULL;
         t->tid = tid;
         memcpy(t->label, label, sizeof label);
-        t->index = gpuprof__g.thread_list.nthreads++;
+        t->index = gpuprof__threads.nthreads++;
         pthread_mutex_unlock(&gpuprof__lock);
         pthread_setspecific(gpuprof__tls_key, t);
         gpuprof__tls = t;
@@ -7250,7 +7268,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
         return t;
     }
     session = gpuprof__g.session;                /* allocated outside the lock, for this session's sizes */
-    ids = gpuprof__g.registry.max_ids;
+    ids = gpuprof__registry.max_ids;
     max_nodes = gpuprof__g.cfg.max_nodes;
     pthread_mutex_unlock(&gpuprof__lock);
     if (!(t = gpuprof__thread_alloc(tid, label, ids, max_nodes))) return NULL;
@@ -7264,10 +7282,10 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     }
     t->session = gpuprof__g.session;
     t->base = gpuprof__clock.base;
-    t->names = gpuprof__g.registry.names;
-    t->index = gpuprof__g.thread_list.nthreads++;
-    t->next = gpuprof__g.thread_list.threads;
-    GPUPROF__STR(&gpuprof__g.thread_list.threads, t);        /* release: the collector walks the list without the lock */
+    t->names = gpuprof__registry.names;
+    t->index = gpuprof__threads.nthreads++;
+    t->next = gpuprof__threads.threads;
+    GPUPROF__STR(&gpuprof__threads.threads, t);        /* release: the collector walks the list without the lock */
     pthread_mutex_unlock(&gpuprof__lock);
     pthread_setspecific(gpuprof__tls_key, t);
     gpuprof__tls = t;
@@ -7288,7 +7306,7 @@ static void gpuprof__thread_exit(void *p) {
             uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
             GPUPROF__ADD(&gpuprof__g.warn_count[GPUPROF__W_UNCLOSED], (uint64_t)t->depth - 1);
             gpuprof__warn(GPUPROF__W_UNCLOSED, "a thread (%s) exited with %u range%s open (innermost \"%s\"), not counted (close each BEGIN with END)",
-                          t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__g.registry.names[t->stack[d - 1].node->name_id].text);
+                          t->label, t->depth, t->depth == 1 ? "" : "s", gpuprof__registry.names[t->stack[d - 1].node->name_id].text);
         }
         t->exited = 1;
     } else gpuprof__retired_drop(t, 1);    /* retired by a shutdown while this thread ran */
@@ -7474,7 +7492,7 @@ static void gpuprof__mem_counter(gpuprof__thread *t, uint32_t id, double bytes, 
 
 /* The trace thread state of the caller, if the trace is on and it may record. */
 static gpuprof__thread *gpuprof__mem_tracer(void) {
-    return GPUPROF__LD(&gpuprof__g.trace.on) ? gpuprof__self() : NULL;
+    return GPUPROF__LD(&gpuprof__trace.on) ? gpuprof__self() : NULL;
 }
 
 /* The names of the memory counters in the trace, registered on first use
@@ -7514,7 +7532,7 @@ static int32_t gpuprof__mem_cat(const char *name, unsigned *session_out) {
         if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return -1; }
         session = gpuprof__mem.session;
         for (i = 0; i < gpuprof__mem.ncat; i++)
-            if (strcmp(gpuprof__g.registry.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); *session_out = session; return (int32_t)i; }
+            if (strcmp(gpuprof__registry.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); *session_out = session; return (int32_t)i; }
         full = gpuprof__mem.ncat >= GPUPROF_MEM_CATEGORIES - 1 && strcmp(name, other) != 0;
         pthread_mutex_unlock(&gpuprof__mem_mu);
         if (!full) break;
@@ -7581,7 +7599,7 @@ void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) {
         /* Tracked twice without a free between: the old one is gone. */
         gpuprof__memslot old = gpuprof__mem.tab[i];
         gpuprof__warn(GPUPROF__W_MEM_TWICE, "gpuprof_mem_alloc(%p): already tracked (%llu bytes of \"%s\") and not freed since; the old allocation is counted as freed (call gpuprof_mem_free first)",
-                      ptr, (unsigned long long)old.bytes, gpuprof__g.registry.names[gpuprof__mem.cat[old.cat].name_id].text);
+                      ptr, (unsigned long long)old.bytes, gpuprof__registry.names[gpuprof__mem.cat[old.cat].name_id].text);
         gpuprof__mem_sub(old.cat, old.bytes);
         gpuprof__mem.tab[i].bytes = bytes;
         gpuprof__mem.tab[i].cat = c;
@@ -7601,7 +7619,7 @@ void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) {
     if (gpuprof__mem.live > gpuprof__mem.peak) {
         uint32_t j;
         gpuprof__mem.peak = gpuprof__mem.live;
-        gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__g.steps.step);
+        gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__steps.step);
         gpuprof__mem.peak_pending = 1;
         for (j = 0; j < gpuprof__mem.ncat; j++) gpuprof__mem.cat[j].at_peak = gpuprof__mem.cat[j].live;
     }
@@ -7738,7 +7756,7 @@ static void gpuprof__mem_snap_id(uint32_t id, unsigned session) {
     if (i == gpuprof__mem.nphase) {
         if (i == GPUPROF__MEM_LABELS) {
             gpuprof__warn(GPUPROF__W_MEM_CAP, "more than %d GPUPROF_MEM labels: \"%s\" and later ones are shown as the last row (use fewer labels)",
-                          GPUPROF__MEM_LABELS - 1, gpuprof__g.registry.names[id].text);
+                          GPUPROF__MEM_LABELS - 1, gpuprof__registry.names[id].text);
             i = GPUPROF__MEM_LABELS - 1;
         } else {
             memset(&gpuprof__mem.phase[i], 0, sizeof gpuprof__mem.phase[i]);
@@ -7750,7 +7768,7 @@ static void gpuprof__mem_snap_id(uint32_t id, unsigned session) {
     }
     ph = &gpuprof__mem.phase[i];
     ph->count++;
-    ph->step = GPUPROF__LD(&gpuprof__g.steps.step);
+    ph->step = GPUPROF__LD(&gpuprof__steps.step);
     if (gpuprof__mem.window_peak > ph->peak) ph->peak = gpuprof__mem.window_peak;
     ph->has_delta = gpuprof__mem.have_prev;
     if (gpuprof__mem.have_prev) {
@@ -7832,7 +7850,7 @@ void gpuprof_mem_reset_peaks(void) {
     pthread_mutex_lock(&gpuprof__mem_mu);
     gpuprof__mem.peak = gpuprof__mem.window_peak = gpuprof__mem.live;
     gpuprof__mem.peak_pending = 1;
-    gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__g.steps.step);
+    gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__steps.step);
     for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.cat[i].peak = gpuprof__mem.cat[i].at_peak = gpuprof__mem.cat[i].live;
     pthread_mutex_unlock(&gpuprof__mem_mu);
 #ifdef GPUPROF_CUDA
@@ -7918,7 +7936,7 @@ static void gpuprof__mem_clear(void) {
     gpuprof__mem.peak = gpuprof__mem.window_peak = gpuprof__mem.live;
     gpuprof__mem.peak_pending = 1;
     gpuprof__mem.peak_label = 0;
-    gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__g.steps.step);
+    gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__steps.step);
     for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.cat[i].peak = gpuprof__mem.cat[i].at_peak = gpuprof__mem.cat[i].live;
     pthread_mutex_unlock(&gpuprof__mem_mu);
 }
@@ -8031,7 +8049,7 @@ static GPUPROF__NOINLINE void gpuprof__rec_drain(gpuprof__thread *t, int wait, u
 /* Under gpuprof__lock: every thread's records into the statistics. */
 static void gpuprof__rec_drain_all(void) {
     gpuprof__thread *t;
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) gpuprof__rec_drain(t, 1, 0);
+    for (t = gpuprof__threads.threads; t; t = t->next) gpuprof__rec_drain(t, 1, 0);
 }
 
 /* The recording thread reached the mark it had set in its ring (rec_room).
@@ -8045,7 +8063,7 @@ static GPUPROF__NOINLINE void gpuprof__rec_room(gpuprof__thread *t) {
     uint64_t h = t->rec_head;
     for (;;) {
         uint64_t tail = GPUPROF__LDA(&t->rec_tail);
-        int collector = GPUPROF__LD(&gpuprof__g.background.collector_running);
+        int collector = GPUPROF__LD(&gpuprof__bg.collector_running);
         if (collector && h - tail < GPUPROF__RECS / 2) { t->rec_room = tail + GPUPROF__RECS / 2; return; }
         if (h - tail < GPUPROF__RECS) {
             if (collector) pthread_cond_signal(&gpuprof__col_cond);
@@ -8082,11 +8100,11 @@ static void *gpuprof__collector_main(void *arg) {
     (void)arg;
     gpuprof__own_thread();
     pthread_mutex_lock(&gpuprof__col_mu);
-    while (!gpuprof__g.background.collector_stop) {
+    while (!gpuprof__bg.collector_stop) {
         uint64_t most = 0, now;
         gpuprof__thread *t;
         pthread_mutex_unlock(&gpuprof__col_mu);
-        for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__g.thread_list.threads); t; t = t->next) {
+        for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
             uint64_t h = GPUPROF__LDA(&t->rec_head);
             if (h - t->rec_seen > most) most = h - t->rec_seen;
             /* a thread that wrote nothing since the last pass: all of it */
@@ -8099,7 +8117,7 @@ static void *gpuprof__collector_main(void *arg) {
         if (sleep_ns > 4000000) sleep_ns = 4000000;
         last = now;
         pthread_mutex_lock(&gpuprof__col_mu);
-        if (!gpuprof__g.background.collector_stop) gpuprof__cond_wait_ns(&gpuprof__col_cond, &gpuprof__col_mu, sleep_ns);
+        if (!gpuprof__bg.collector_stop) gpuprof__cond_wait_ns(&gpuprof__col_cond, &gpuprof__col_mu, sleep_ns);
     }
     pthread_mutex_unlock(&gpuprof__col_mu);
     return NULL;
@@ -8108,21 +8126,21 @@ static void *gpuprof__collector_main(void *arg) {
 /* Under gpuprof__lock, at a session's start. Without the thread the
    recording threads add their own records when their rings fill. */
 static void gpuprof__collector_start(void) {
-    gpuprof__g.background.collector_stop = 0;
-    GPUPROF__ST(&gpuprof__g.background.collector_running, gpuprof__spawn(&gpuprof__g.background.collector, gpuprof__collector_main) == 0);
-    if (!gpuprof__g.background.collector_running)
+    gpuprof__bg.collector_stop = 0;
+    GPUPROF__ST(&gpuprof__bg.collector_running, gpuprof__spawn(&gpuprof__bg.collector, gpuprof__collector_main) == 0);
+    if (!gpuprof__bg.collector_running)
         gpuprof__warn(GPUPROF__W_IO, "cannot start the collector thread (GPUPROF_COLLECTOR=1); each thread adds its own ranges to the statistics, as by default");
 }
 
 /* Not under gpuprof__lock (the thread may be waiting for nothing else). */
 static void gpuprof__collector_stop(void) {
-    if (!gpuprof__g.background.collector_running) return;
+    if (!gpuprof__bg.collector_running) return;
     pthread_mutex_lock(&gpuprof__col_mu);
-    GPUPROF__ST(&gpuprof__g.background.collector_stop, 1);
+    GPUPROF__ST(&gpuprof__bg.collector_stop, 1);
     pthread_cond_signal(&gpuprof__col_cond);
     pthread_mutex_unlock(&gpuprof__col_mu);
-    pthread_join(gpuprof__g.background.collector, NULL);
-    GPUPROF__ST(&gpuprof__g.background.collector_running, 0);
+    pthread_join(gpuprof__bg.collector, NULL);
+    GPUPROF__ST(&gpuprof__bg.collector_running, 0);
 }
 
 /* Warm-up and schedule decisions, only taken while they can exclude
@@ -8142,7 +8160,7 @@ static GPUPROF__NOINLINE int gpuprof__exclude(gpuprof__node *n, double value, ui
         GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
         return 1;
     }
-    if (gpuprof__g.cfg.warmup > 0 && !GPUPROF__LD(&gpuprof__g.steps.seen)) {
+    if (gpuprof__g.cfg.warmup > 0 && !GPUPROF__LD(&gpuprof__steps.seen)) {
         if (GPUPROF__LD(&n->excluded) < (uint64_t)gpuprof__g.cfg.warmup) {
             GPUPROF__ST(&n->excluded, GPUPROF__LD(&n->excluded) + 1);
             return 1;
@@ -8325,19 +8343,19 @@ GPUPROF__INLINE void gpuprof__finish(gpuprof__thread *t, uint32_t d, uint64_t t1
                 gpuprof__std(&n->flops, gpuprof__ldd(&n->flops) + f->flops);
                 gpuprof__std(&n->bytes, gpuprof__ldd(&n->bytes) + f->bytes);
                 /* the work rides before the range event, for its args (counted calls only: off the common path) */
-                if (GPUPROF__LD(&gpuprof__g.trace.on))
+                if (GPUPROF__LD(&gpuprof__trace.on))
                     gpuprof__trace_work(t, n->name_id, f->flops, f->bytes, GPUPROF__GPU_PART(f) ? GPUPROF__EVF_GPU_PART : 0);
             }
             if (f->flags & GPUPROF__F_MEM) gpuprof__mem_range_end(n, f);
         }
     }
-    if (GPUPROF__LD(&gpuprof__g.trace.on)) gpuprof__range_event(t, d, n->name_id, evflags | flow, f->t0, t1);
+    if (GPUPROF__LD(&gpuprof__trace.on)) gpuprof__range_event(t, d, n->name_id, evflags | flow, f->t0, t1);
 }
 
 /* The name of frame d (1-based) for a message. */
 static const char *gpuprof__frame_name(gpuprof__thread *t, uint32_t d) {
     if (d == 0 || d > GPUPROF_MAX_DEPTH) return "(a range nested too deep to be timed)";
-    return gpuprof__g.registry.names ? gpuprof__g.registry.names[t->stack[d - 1].node->name_id].text : "?";
+    return gpuprof__registry.names ? gpuprof__registry.names[t->stack[d - 1].node->name_id].text : "?";
 }
 
 static GPUPROF__NOINLINE void gpuprof__end_slow(gpuprof__thread *t, int token, uint64_t t1) {
@@ -8422,7 +8440,7 @@ void gpuprof__range_end(int token) {
         r->dt = dt;
         r->self = dt - f->child_ns;
         GPUPROF__STR(&t->rec_head, h + 1);
-        if (GPUPROF__LD(&gpuprof__g.trace.on)) {
+        if (GPUPROF__LD(&gpuprof__trace.on)) {
             gpuprof__block *b = t->block;
             gpuprof__event *e;
             if (GPUPROF__UNLIKELY(!b || b->count == GPUPROF__BLOCK_EVENTS || (d > 1 && t0 - t->stack[d - 2].t0 <= gpuprof__clock.same_ns_ticks))) {
@@ -8457,7 +8475,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
     }
     if (!gpuprof__finite(value)) {
         gpuprof__warn(GPUPROF__W_BAD_VALUE, "counter \"%s\" was given %s; the sample is rejected and counted (check the value before GPUPROF_COUNTER)",
-                      gpuprof__g.registry.names[id].text, gpuprof__isnan(value) ? "NaN" : "an infinity");
+                      gpuprof__registry.names[id].text, gpuprof__isnan(value) ? "NaN" : "an infinity");
         gpuprof_stats_add(&n->stats, value);        /* counted as rejected */
         return;
     }
@@ -8466,7 +8484,7 @@ void gpuprof__counter(gpuprof_site *site, double value) {
         gpuprof__vals_add(n, value);
     }
     gpuprof__std(&n->last, value);
-    if (GPUPROF__LD(&gpuprof__g.trace.on)) {
+    if (GPUPROF__LD(&gpuprof__trace.on)) {
         uint64_t u;
         memcpy(&u, &value, sizeof u);
         gpuprof__trace_put(t, GPUPROF__EV_COUNTER, id, 0, gpuprof__ticks() - t->base, u);
@@ -8479,7 +8497,7 @@ void gpuprof__mark(gpuprof_site *site) {
     if (!(t = gpuprof__self())) return;
     id = gpuprof__site_id(site, t->session);
     GPUPROF__ST(&t->marks, GPUPROF__LD(&t->marks) + 1);
-    if (GPUPROF__LD(&gpuprof__g.trace.on))
+    if (GPUPROF__LD(&gpuprof__trace.on))
         gpuprof__trace_put(t, GPUPROF__EV_MARK, id, 0, gpuprof__ticks() - t->base, 0);
 }
 
@@ -8493,7 +8511,7 @@ void gpuprof_set_stream(void *stream) {
    ---------------------------------------------------------------------- */
 /* Under gpuprof__lock: derive what the hot path reads from the state. */
 static void gpuprof__apply_phase(void) {
-    int phase = gpuprof__phase_of(gpuprof__g.steps.step), old = GPUPROF__LD(&gpuprof__g.phase);
+    int phase = gpuprof__phase_of(gpuprof__steps.step), old = GPUPROF__LD(&gpuprof__g.phase);
     int recording = gpuprof__g.state == GPUPROF__RUNNING && gpuprof__g.user_enabled && phase != GPUPROF__PHASE_OFF &&
                     !GPUPROF__LD(&gpuprof__g.forked_child);
     if (phase != old) {
@@ -8504,7 +8522,7 @@ static void gpuprof__apply_phase(void) {
     /* The step after a warm-up step is judged on the slow path too: a range
        begun in the warm-up may end in it. */
     GPUPROF__ST(&gpuprof__g.excluding, phase == GPUPROF__PHASE_EXCLUDE || old == GPUPROF__PHASE_EXCLUDE ||
-                (gpuprof__g.cfg.warmup > 0 && !gpuprof__g.steps.seen));
+                (gpuprof__g.cfg.warmup > 0 && !gpuprof__steps.seen));
     GPUPROF__STR(&gpuprof__g.live, recording ? gpuprof__g.session : 0u);   /* release: see gpuprof__enter_slow */
     GPUPROF__ST(&gpuprof__paused, gpuprof__g.state == GPUPROF__RUNNING && !recording);
 }
@@ -8513,22 +8531,22 @@ static void gpuprof__apply_phase(void) {
    of step and the stepping thread's CPU time (a new session, gpuprof_reset). */
 static void gpuprof__step_figures_clear(void) {
     uint32_t i;
-    for (i = 0; i < gpuprof__g.steps.noutl; i++) GPUPROF_FREE(gpuprof__g.steps.outl[i].ran);
-    for (i = 0; i < gpuprof__g.steps.nkinds; i++) { GPUPROF_FREE(gpuprof__g.steps.kinds[i].set); GPUPROF_FREE(gpuprof__g.steps.kinds[i].ns); }
-    GPUPROF_FREE(gpuprof__g.steps.ran);
-    gpuprof__g.steps.ran = NULL;
-    GPUPROF_FREE(gpuprof__g.steps.series);
-    gpuprof__g.steps.series = NULL;
-    gpuprof__g.steps.npoints = gpuprof__g.steps.nph = 0;
-    gpuprof__g.steps.series_thread = NULL;
-    gpuprof__g.steps.nran_max = 0;
-    gpuprof__g.steps.noutl = gpuprof__g.steps.nkinds = 0;
-    gpuprof__g.steps.outl_full = 0;
-    gpuprof__g.steps.cpu = gpuprof__g.steps.wall = 0;
-    gpuprof__g.steps.runq = gpuprof__g.steps.vol = gpuprof__g.steps.invol = 0;
-    gpuprof__g.steps.rq0 = gpuprof__g.steps.vol0 = gpuprof__g.steps.invol0 = 0;
-    if (gpuprof__g.steps.runq_fd1 > 0) close(gpuprof__g.steps.runq_fd1 - 1);
-    gpuprof__g.steps.runq_fd1 = gpuprof__g.steps.runq_tid = 0;
+    for (i = 0; i < gpuprof__steps.noutl; i++) GPUPROF_FREE(gpuprof__steps.outl[i].ran);
+    for (i = 0; i < gpuprof__steps.nkinds; i++) { GPUPROF_FREE(gpuprof__steps.kinds[i].set); GPUPROF_FREE(gpuprof__steps.kinds[i].ns); }
+    GPUPROF_FREE(gpuprof__steps.ran);
+    gpuprof__steps.ran = NULL;
+    GPUPROF_FREE(gpuprof__steps.series);
+    gpuprof__steps.series = NULL;
+    gpuprof__steps.npoints = gpuprof__steps.nph = 0;
+    gpuprof__steps.series_thread = NULL;
+    gpuprof__steps.nran_max = 0;
+    gpuprof__steps.noutl = gpuprof__steps.nkinds = 0;
+    gpuprof__steps.outl_full = 0;
+    gpuprof__steps.cpu = gpuprof__steps.wall = 0;
+    gpuprof__steps.runq = gpuprof__steps.vol = gpuprof__steps.invol = 0;
+    gpuprof__steps.rq0 = gpuprof__steps.vol0 = gpuprof__steps.invol0 = 0;
+    if (gpuprof__steps.runq_fd1 > 0) close(gpuprof__steps.runq_fd1 - 1);
+    gpuprof__steps.runq_fd1 = gpuprof__steps.runq_tid = 0;
 }
 
 #if !defined(GPUPROF_CLOCK_FN)
@@ -8545,13 +8563,13 @@ static int gpuprof__thread_waits(int tid, uint64_t *runq, uint64_t *vol, uint64_
     char buf[96];
     long n;
     struct rusage ru;
-    if (gpuprof__g.steps.runq_tid != tid) {
-        if (gpuprof__g.steps.runq_fd1 > 0) close(gpuprof__g.steps.runq_fd1 - 1);
-        gpuprof__g.steps.runq_fd1 = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) + 1;
-        gpuprof__g.steps.runq_tid = tid;
+    if (gpuprof__steps.runq_tid != tid) {
+        if (gpuprof__steps.runq_fd1 > 0) close(gpuprof__steps.runq_fd1 - 1);
+        gpuprof__steps.runq_fd1 = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) + 1;
+        gpuprof__steps.runq_tid = tid;
     }
-    if (gpuprof__g.steps.runq_fd1 > 0 && lseek(gpuprof__g.steps.runq_fd1 - 1, 0, SEEK_SET) == 0 &&
-        (n = (long)read(gpuprof__g.steps.runq_fd1 - 1, buf, sizeof buf - 1)) > 0) {
+    if (gpuprof__steps.runq_fd1 > 0 && lseek(gpuprof__steps.runq_fd1 - 1, 0, SEEK_SET) == 0 &&
+        (n = (long)read(gpuprof__steps.runq_fd1 - 1, buf, sizeof buf - 1)) > 0) {
         unsigned long long cpu, delay;
         buf[n] = 0;
         if (sscanf(buf, "%llu %llu", &cpu, &delay) == 2) { *runq = delay; got |= 1; }
@@ -8577,16 +8595,16 @@ static void gpuprof__step_node(gpuprof__node *n, int first, uint32_t *nran) {
     gpuprof__std(&n->win_last, s);
     n->win_count = c;
     if (first || !ran || n->index >= UINT32_MAX - 2) return;   /* the overflow node is no range of the step */
-    if (*nran == gpuprof__g.steps.nran_max) {
-        uint32_t m = gpuprof__g.steps.nran_max ? 2 * gpuprof__g.steps.nran_max : 64;
-        gpuprof__ran *r = (gpuprof__ran *)gpuprof__grow(gpuprof__g.steps.ran, sizeof *r, *nran, m);
+    if (*nran == gpuprof__steps.nran_max) {
+        uint32_t m = gpuprof__steps.nran_max ? 2 * gpuprof__steps.nran_max : 64;
+        gpuprof__ran *r = (gpuprof__ran *)gpuprof__grow(gpuprof__steps.ran, sizeof *r, *nran, m);
         if (!r) return;                  /* out of memory: this range is left out of the step's kind */
-        gpuprof__g.steps.ran = r;
-        gpuprof__g.steps.nran_max = m;
+        gpuprof__steps.ran = r;
+        gpuprof__steps.nran_max = m;
     }
-    gpuprof__g.steps.ran[*nran].index = n->index;
-    gpuprof__g.steps.ran[*nran].top = !n->parent || !n->parent->parent;   /* a child of the thread's root */
-    gpuprof__g.steps.ran[(*nran)++].ns = d;
+    gpuprof__steps.ran[*nran].index = n->index;
+    gpuprof__steps.ran[*nran].top = !n->parent || !n->parent->parent;   /* a child of the thread's root */
+    gpuprof__steps.ran[(*nran)++].ns = d;
 }
 
 /* A set's signature: the same for the same nodes in any order. */
@@ -8606,13 +8624,13 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
     uint64_t sig = gpuprof__set_sig(ran, n);
     uint32_t i, k, top = 0;
     gpuprof__kind *kd;
-    for (k = 0; k < gpuprof__g.steps.nkinds; k++)
-        if (gpuprof__g.steps.kinds[k].sig == sig && gpuprof__g.steps.kinds[k].nset == n && gpuprof__g.steps.kinds[k].thread == thread) break;
+    for (k = 0; k < gpuprof__steps.nkinds; k++)
+        if (gpuprof__steps.kinds[k].sig == sig && gpuprof__steps.kinds[k].nset == n && gpuprof__steps.kinds[k].thread == thread) break;
     for (i = 0; i < n; i++) if (ran[i].index + 1 > top) top = ran[i].index + 1;
-    if (k == gpuprof__g.steps.nkinds) {
+    if (k == gpuprof__steps.nkinds) {
         uint32_t *set;
         if (k == GPUPROF__KINDS || !(set = (uint32_t *)gpuprof__alloc((n ? n : 1) * sizeof *set))) return -1;   /* counted as typical */
-        kd = &gpuprof__g.steps.kinds[gpuprof__g.steps.nkinds++];
+        kd = &gpuprof__steps.kinds[gpuprof__steps.nkinds++];
         memset(kd, 0, sizeof *kd);
         kd->sig = sig;
         kd->thread = thread;
@@ -8620,7 +8638,7 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
         kd->set = set;
         for (i = 0; i < n; i++) set[i] = ran[i].index;
     }
-    kd = &gpuprof__g.steps.kinds[k];
+    kd = &gpuprof__steps.kinds[k];
     if (top > kd->nns) {               /* node indexes grow as the thread makes nodes */
         double *ns = (double *)gpuprof__grow(kd->ns, sizeof *ns, kd->nns, top);
         if (!ns) return -1;
@@ -8639,8 +8657,8 @@ static int gpuprof__step_kind(const void *thread, const gpuprof__ran *ran, uint3
 static int gpuprof__kind_top(const void *thread) {
     uint32_t i;
     int top = -1;
-    for (i = 0; i < gpuprof__g.steps.nkinds; i++)
-        if (gpuprof__g.steps.kinds[i].thread == thread && (top < 0 || gpuprof__g.steps.kinds[i].steps > gpuprof__g.steps.kinds[top].steps)) top = (int)i;
+    for (i = 0; i < gpuprof__steps.nkinds; i++)
+        if (gpuprof__steps.kinds[i].thread == thread && (top < 0 || gpuprof__steps.kinds[i].steps > gpuprof__steps.kinds[top].steps)) top = (int)i;
     return top;
 }
 
@@ -8665,25 +8683,25 @@ static void gpuprof__point_merge(gpuprof__point *to, const gpuprof__point *a, co
 static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, uint64_t end_ns, const gpuprof__ran *ran, uint32_t nran, int typical) {
     gpuprof__point *p;
     uint32_t i, k;
-    if (!gpuprof__g.steps.series && !(gpuprof__g.steps.series = (gpuprof__point *)gpuprof__zalloc(GPUPROF__SERIES * sizeof *gpuprof__g.steps.series))) return;
-    if (gpuprof__g.steps.series_thread != t) {            /* another stepping thread: its own series */
-        gpuprof__g.steps.series_thread = t;
-        gpuprof__g.steps.npoints = gpuprof__g.steps.nph = 0;
-        gpuprof__g.steps.per_point = 1;
+    if (!gpuprof__steps.series && !(gpuprof__steps.series = (gpuprof__point *)gpuprof__zalloc(GPUPROF__SERIES * sizeof *gpuprof__steps.series))) return;
+    if (gpuprof__steps.series_thread != t) {            /* another stepping thread: its own series */
+        gpuprof__steps.series_thread = t;
+        gpuprof__steps.npoints = gpuprof__steps.nph = 0;
+        gpuprof__steps.per_point = 1;
     }
-    if (!gpuprof__g.steps.npoints || gpuprof__g.steps.series[gpuprof__g.steps.npoints - 1].n >= gpuprof__g.steps.per_point) {
-        if (gpuprof__g.steps.npoints == GPUPROF__SERIES) {
-            for (i = 0; i < GPUPROF__SERIES / 2; i++) gpuprof__point_merge(&gpuprof__g.steps.series[i], &gpuprof__g.steps.series[2 * i], &gpuprof__g.steps.series[2 * i + 1]);
-            gpuprof__g.steps.npoints = GPUPROF__SERIES / 2;
-            gpuprof__g.steps.per_point *= 2;
+    if (!gpuprof__steps.npoints || gpuprof__steps.series[gpuprof__steps.npoints - 1].n >= gpuprof__steps.per_point) {
+        if (gpuprof__steps.npoints == GPUPROF__SERIES) {
+            for (i = 0; i < GPUPROF__SERIES / 2; i++) gpuprof__point_merge(&gpuprof__steps.series[i], &gpuprof__steps.series[2 * i], &gpuprof__steps.series[2 * i + 1]);
+            gpuprof__steps.npoints = GPUPROF__SERIES / 2;
+            gpuprof__steps.per_point *= 2;
         }
-        p = &gpuprof__g.steps.series[gpuprof__g.steps.npoints++];
+        p = &gpuprof__steps.series[gpuprof__steps.npoints++];
         memset(p, 0, sizeof *p);
         p->step = step;
         p->min = p->max = dur;
         p->t0 = end_ns > (uint64_t)dur ? end_ns - (uint64_t)dur : 0;
     }
-    p = &gpuprof__g.steps.series[gpuprof__g.steps.npoints - 1];
+    p = &gpuprof__steps.series[gpuprof__steps.npoints - 1];
     p->t1 = end_ns;
     p->n++;
     p->sum += dur;
@@ -8692,14 +8710,14 @@ static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, u
     if (dur > p->max) p->max = dur;
     for (i = 0; i < nran; i++) {
         if (!ran[i].top) continue;
-        for (k = 0; k < gpuprof__g.steps.nph && gpuprof__g.steps.ph_node[k] != ran[i].index; k++) {}
-        if (k == gpuprof__g.steps.nph) {
+        for (k = 0; k < gpuprof__steps.nph && gpuprof__steps.ph_node[k] != ran[i].index; k++) {}
+        if (k == gpuprof__steps.nph) {
             gpuprof__node *n;
             if (k == GPUPROF__SERIES_PH) continue;
             n = gpuprof__node_at(t, ran[i].index);
-            gpuprof__g.steps.ph_node[k] = ran[i].index;
-            gpuprof__g.steps.ph_name[k] = n ? n->name_id : 0;
-            gpuprof__g.steps.nph++;
+            gpuprof__steps.ph_node[k] = ran[i].index;
+            gpuprof__steps.ph_name[k] = n ? n->name_id : 0;
+            gpuprof__steps.nph++;
         }
         p->ph[k] += ran[i].ns;
         if (typical) p->tph[k] += ran[i].ns;
@@ -8710,9 +8728,9 @@ static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, u
    candidates (the final median decides); later ones when far above the
    median so far (checked only past twice the mean, which is cheap). */
 static int gpuprof__outlier_candidate(double dur) {
-    const gpuprof_stats *st = &gpuprof__g.steps.stats;
+    const gpuprof_stats *st = &gpuprof__steps.stats;
     int candidate = st->count < 5 || (dur > 2.0 * gpuprof_stats_mean(st) && dur > GPUPROF__OUTLIER_X * gpuprof_stats_quantile(st, 0.5));
-    if (candidate && gpuprof__g.steps.noutl >= GPUPROF__OUTLIERS) { gpuprof__g.steps.outl_full = 1; return 0; }
+    if (candidate && gpuprof__steps.noutl >= GPUPROF__OUTLIERS) { gpuprof__steps.outl_full = 1; return 0; }
     return candidate;
 }
 
@@ -8731,14 +8749,14 @@ static int gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint6
         for (b = a->first_child; b; b = b->next_sibling) gpuprof__step_node(b, first, &nran);
     }
     if (dur < 0) return -1;
-    kind = gpuprof__step_kind(t, gpuprof__g.steps.ran, nran, dur, step);
-    gpuprof__series_add(t, dur, step, end_ns, gpuprof__g.steps.ran, nran, kind < 0 || gpuprof__kind_top(t) == kind);
+    kind = gpuprof__step_kind(t, gpuprof__steps.ran, nran, dur, step);
+    gpuprof__series_add(t, dur, step, end_ns, gpuprof__steps.ran, nran, kind < 0 || gpuprof__kind_top(t) == kind);
     if (gpuprof__outlier_candidate(dur)) {
-        gpuprof__outlier *o = &gpuprof__g.steps.outl[gpuprof__g.steps.noutl];
+        gpuprof__outlier *o = &gpuprof__steps.outl[gpuprof__steps.noutl];
         gpuprof__ran *copy = (gpuprof__ran *)gpuprof__alloc((nran ? nran : 1) * sizeof *copy);
-        if (!copy) { gpuprof__g.steps.outl_full = 1; return kind; }    /* out of memory: no outliers set apart, as when full */
-        if (nran) memcpy(copy, gpuprof__g.steps.ran, nran * sizeof *copy);
-        gpuprof__g.steps.noutl++;
+        if (!copy) { gpuprof__steps.outl_full = 1; return kind; }    /* out of memory: no outliers set apart, as when full */
+        if (nran) memcpy(copy, gpuprof__steps.ran, nran * sizeof *copy);
+        gpuprof__steps.noutl++;
         o->step = step;
         o->dur = dur;
         o->kind = kind;
@@ -8768,7 +8786,7 @@ static int gpuprof__kind_has(const gpuprof__kind *kd, uint32_t ix) {
 /* What sets the kind of step `kind` apart from the most common kind so far:
    the outermost ranges it runs that that kind does not (at most 3 named). */
 static void gpuprof__capture_kind(gpuprof__thread *t, int kind, gpuprof__capture *c) {
-    const gpuprof__kind *kd = &gpuprof__g.steps.kinds[kind], *top = &gpuprof__g.steps.kinds[gpuprof__kind_top(kd->thread)];
+    const gpuprof__kind *kd = &gpuprof__steps.kinds[kind], *top = &gpuprof__steps.kinds[gpuprof__kind_top(kd->thread)];
     uint32_t i;
     c->common = top == kd;
     for (i = 0; !c->common && i < kd->nset && c->nwith < 3; i++) {
@@ -8786,24 +8804,24 @@ static void gpuprof__capture_kind(gpuprof__thread *t, int kind, gpuprof__capture
    before, goes to gpuprof's thread to write. */
 static void gpuprof__capture_ask(gpuprof__thread *t, uint64_t step, uint64_t dur, uint64_t now, int kind) {
     double k = gpuprof__g.cfg.capture_slow, median;
-    gpuprof_stats *st = kind >= 0 ? &gpuprof__g.steps.kinds[kind].durs : &gpuprof__g.steps.stats;
+    gpuprof_stats *st = kind >= 0 ? &gpuprof__steps.kinds[kind].durs : &gpuprof__steps.stats;
     gpuprof__capture *c;
     uint64_t base = GPUPROF__LD(&gpuprof__clock.base);
-    int judged = k > 0 && st->count >= GPUPROF__CAPTURE_AFTER && gpuprof__g.background.ncap < (unsigned)gpuprof__g.cfg.capture_max;
+    int judged = k > 0 && st->count >= GPUPROF__CAPTURE_AFTER && gpuprof__bg.ncap < (unsigned)gpuprof__g.cfg.capture_max;
     median = judged ? gpuprof_stats_quantile(st, 0.5) : 0;
     if (kind >= 0) gpuprof_stats_add(st, (double)dur);    /* after it is judged: against the steps before it */
-    if (!judged || !((double)dur > k * median) || !GPUPROF__LD(&gpuprof__g.background.keeper_running)) return;
-    c = &gpuprof__g.background.cap[gpuprof__g.background.ncap];
+    if (!judged || !((double)dur > k * median) || !GPUPROF__LD(&gpuprof__bg.keeper_running)) return;
+    c = &gpuprof__bg.cap[gpuprof__bg.ncap];
     memset(c, 0, sizeof *c);
     c->step = step;
     c->ns = (double)dur;
     c->median = median;
     c->common = 1;
     if (kind >= 0 && t) gpuprof__capture_kind(t, kind, c);
-    c->from = gpuprof__g.steps.t0_prev > base ? gpuprof__g.steps.t0_prev - base : 0;
+    c->from = gpuprof__steps.t0_prev > base ? gpuprof__steps.t0_prev - base : 0;
     c->to = now - base;
     c->asked = gpuprof__mono_ns();
-    GPUPROF__STR(&gpuprof__g.background.ncap, gpuprof__g.background.ncap + 1);
+    GPUPROF__STR(&gpuprof__bg.ncap, gpuprof__bg.ncap + 1);
     gpuprof__keeper_wake();
 }
 
@@ -8829,20 +8847,20 @@ void gpuprof__step(void) {
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
     /* The step that ends now, judged as if steps had been seen from the
        start: before the first GPUPROF_STEP its ranges were judged per call. */
-    first = !gpuprof__g.steps.seen;
-    GPUPROF__ST(&gpuprof__g.steps.seen, 1);
-    phase = gpuprof__phase_of(gpuprof__g.steps.step);
+    first = !gpuprof__steps.seen;
+    GPUPROF__ST(&gpuprof__steps.seen, 1);
+    phase = gpuprof__phase_of(gpuprof__steps.step);
     if (first) GPUPROF__ST(&gpuprof__g.phase, phase);   /* the step that ends, judged as if steps were seen all along */
     counted = phase == GPUPROF__PHASE_COUNT;
     recorded = phase != GPUPROF__PHASE_OFF;
-    step = gpuprof__g.steps.step;
+    step = gpuprof__steps.step;
     /* A counted step is a window between two GPUPROF_STEP calls: N calls
        make N - 1 (the first only starts the clock), each with its time. */
-    if (phase == GPUPROF__PHASE_OFF) gpuprof__g.steps.unrecorded++;
-    else if (counted) gpuprof__g.steps.counted += !first;
-    else gpuprof__g.steps.excluded++;
+    if (phase == GPUPROF__PHASE_OFF) gpuprof__steps.unrecorded++;
+    else if (counted) gpuprof__steps.counted += !first;
+    else gpuprof__steps.excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
-    dur = first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__g.steps.t0);
+    dur = first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__steps.t0);
     if (t && t->session == gpuprof__g.session) {
 #if !defined(GPUPROF_CLOCK_FN)
         /* The stepping thread's time off the CPU in a step: it was blocked
@@ -8850,39 +8868,39 @@ void gpuprof__step(void) {
            test clock: its steps are not on the real clock. */
         uint64_t cpu = gpuprof__thread_cpu_ns(), rq = 0, vol = 0, invol = 0;
         int got = gpuprof__thread_waits(t->tid, &rq, &vol, &invol);
-        if (counted && !first && gpuprof__g.steps.stepper == t && gpuprof__g.steps.cpu0 && cpu >= gpuprof__g.steps.cpu0) {
-            gpuprof__g.steps.cpu += (double)(cpu - gpuprof__g.steps.cpu0);
-            gpuprof__g.steps.wall += (double)dur;
-            if (!(got & 1) || rq < gpuprof__g.steps.rq0) gpuprof__g.steps.runq = -1.0;     /* unknown from now on */
-            else if (gpuprof__g.steps.runq >= 0) gpuprof__g.steps.runq += (double)(rq - gpuprof__g.steps.rq0);
-            if ((got & 2) && vol >= gpuprof__g.steps.vol0 && invol >= gpuprof__g.steps.invol0) {
-                gpuprof__g.steps.vol += (double)(vol - gpuprof__g.steps.vol0);
-                gpuprof__g.steps.invol += (double)(invol - gpuprof__g.steps.invol0);
+        if (counted && !first && gpuprof__steps.stepper == t && gpuprof__steps.cpu0 && cpu >= gpuprof__steps.cpu0) {
+            gpuprof__steps.cpu += (double)(cpu - gpuprof__steps.cpu0);
+            gpuprof__steps.wall += (double)dur;
+            if (!(got & 1) || rq < gpuprof__steps.rq0) gpuprof__steps.runq = -1.0;     /* unknown from now on */
+            else if (gpuprof__steps.runq >= 0) gpuprof__steps.runq += (double)(rq - gpuprof__steps.rq0);
+            if ((got & 2) && vol >= gpuprof__steps.vol0 && invol >= gpuprof__steps.invol0) {
+                gpuprof__steps.vol += (double)(vol - gpuprof__steps.vol0);
+                gpuprof__steps.invol += (double)(invol - gpuprof__steps.invol0);
             }
         }
-        gpuprof__g.steps.cpu0 = cpu;
-        gpuprof__g.steps.rq0 = rq;
-        gpuprof__g.steps.vol0 = vol;
-        gpuprof__g.steps.invol0 = invol;
+        gpuprof__steps.cpu0 = cpu;
+        gpuprof__steps.rq0 = rq;
+        gpuprof__steps.vol0 = vol;
+        gpuprof__steps.invol0 = invol;
 #endif
-        gpuprof__g.steps.stepper = t;
+        gpuprof__steps.stepper = t;
         kind = gpuprof__step_window(t, first, counted && !first ? (double)dur : -1.0, step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)));
     }
     if (counted && !first) {
         gpuprof__capture_ask(t && t->session == gpuprof__g.session ? t : NULL, step, dur, now, kind);
-        gpuprof_stats_add(&gpuprof__g.steps.stats, (double)dur);
+        gpuprof_stats_add(&gpuprof__steps.stats, (double)dur);
     }
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
     gpuprof__kc_step(step, (int64_t)gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
 #endif
-    gpuprof__g.steps.t0_prev = first ? now : gpuprof__g.steps.t0;
-    gpuprof__g.steps.t0 = now;
-    gpuprof__g.steps.step++;
+    gpuprof__steps.t0_prev = first ? now : gpuprof__steps.t0;
+    gpuprof__steps.t0 = now;
+    gpuprof__steps.step++;
     gpuprof__apply_phase();
     pthread_mutex_unlock(&gpuprof__lock);
     gpuprof__gpu_step_harvest();
-    if (recorded && GPUPROF__LD(&gpuprof__g.trace.on)) {
+    if (recorded && GPUPROF__LD(&gpuprof__trace.on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
         if (t && t->session == gpuprof__g.session)
             gpuprof__trace_put(t, GPUPROF__EV_STEP, 0, (counted ? GPUPROF__EVF_COUNTED : 0) | (int)((t->depth < 255 ? t->depth : 255) << 8),
@@ -9041,12 +9059,12 @@ static int gpuprof__path_expand(const char *in, char *out, size_t n) {
     size_t o = 0;
     for (; *in && o + 24 < n; in++) {
         if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r' || in[1] == 'l')) {
-            int v = in[1] == 'p' ? gpuprof__g.run.pid : in[1] == 'r' ? gpuprof__g.run.rank : gpuprof__g.run.local_rank;
+            int v = in[1] == 'p' ? gpuprof__run.pid : in[1] == 'r' ? gpuprof__run.rank : gpuprof__run.local_rank;
             o += (size_t)snprintf(out + o, n - o, "%d", v < 0 ? 0 : v);
             in++;
         } else if (in[0] == '%' && in[1] == 'h') {
             const char *h;
-            for (h = gpuprof__g.run.host; *h && o + 24 < n; h++) out[o++] = *h == '/' ? '_' : *h;
+            for (h = gpuprof__run.host; *h && o + 24 < n; h++) out[o++] = *h == '/' ? '_' : *h;
             in++;
         } else if (in[0] == '%' && in[1] == '%') { out[o++] = '%'; in++; }
         else out[o++] = *in;
@@ -9070,7 +9088,7 @@ static int gpuprof__same_file(const char *a, const char *b) {
    someone planted); one a killed run of the same pid left is replaced. */
 static int gpuprof__tmp_create(const char *path, char *tmp, size_t n) {
     int fd = -1, tries;
-    if ((size_t)snprintf(tmp, n, "%s.%d.tmp", path, gpuprof__g.run.pid) >= n) { errno = ENAMETOOLONG; return -1; }
+    if ((size_t)snprintf(tmp, n, "%s.%d.tmp", path, gpuprof__run.pid) >= n) { errno = ENAMETOOLONG; return -1; }
     for (tries = 0; tries < 2; tries++) {
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0 || errno != EEXIST || unlink(tmp) != 0) break;
@@ -9203,7 +9221,7 @@ static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const ch
    bytes and events in it, its format. A new format is one encoder and a
    row in gpuprof__trace_encoders; a new destination is one sink.
    ---------------------------------------------------------------------- */
-#define GPUPROF__WBUF 1048576         /* the encoders' buffer (gpuprof__g.trace.wbuf, a stage) */
+#define GPUPROF__WBUF 1048576         /* the encoders' buffer (gpuprof__trace.wbuf, a stage) */
 #define GPUPROF__WSTAGE 524288        /* a stage is written once it holds this much */
 
 /* n bytes to the output's file. A failed write is one message; the output
@@ -9243,7 +9261,7 @@ static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
 /* Where an encoder puts a block's bytes: the output's stage, after what
    waits there, or the shared buffer (dumps, copies: written at once). */
 GPUPROF__INLINE char *gpuprof__trace_buf(const gpuprof__tout *o) {
-    return o->stage ? o->stage : gpuprof__g.trace.wbuf;
+    return o->stage ? o->stage : gpuprof__trace.wbuf;
 }
 
 /* The encoder is done with a block: its bytes [buf, end) are written, or,
@@ -9349,12 +9367,12 @@ static int gpuprof__trace_kfig(const gpuprof__event *karg, int dev, gpuprof__kfi
    list is only ever added to while a session runs (release, at its head). */
 static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
     gpuprof__thread *t;
-    for (t = GPUPROF__LDA(&gpuprof__g.thread_list.threads); t; t = t->next)
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
         if (t->fmt_tid == (int)tid) return t;
     /* none yet: the first part of a trace may fill with the collector's
        events before any block of the launching thread is encoded; its
        state's own name and order then (set when it joined the session) */
-    for (t = GPUPROF__LDA(&gpuprof__g.thread_list.threads); t; t = t->next)
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
         if (t->tid == (int)tid && t->label[0]) {
             t->fmt_tid = t->tid;
             t->fmt_index = t->index;
@@ -9532,15 +9550,15 @@ static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const
    Trace encoder, Chrome JSON: the file is a JSON array of events ("[" ...
    "]"), the form both the Perfetto UI and chrome://tracing open when the
    closing "]" is missing, so a run killed at any moment leaves a file they
-   open as it is. A block's events are formatted into gpuprof__g.trace.wbuf and
+   open as it is. A block's events are formatted into gpuprof__trace.wbuf and
    written one write() per chunk of whole events.
    ---------------------------------------------------------------------- */
 static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
     p = gpuprof__put_s(p, ",\n{\"ph\":\"");
     p = gpuprof__put_s(p, ph);
     p = gpuprof__put_s(p, "\",\"pid\":");
-    if (gpuprof__g.run.trace_pid < 0) { *p++ = '-'; p = gpuprof__put_u64(p, (uint64_t)-(int64_t)gpuprof__g.run.trace_pid); }
-    else p = gpuprof__put_u64(p, (uint64_t)gpuprof__g.run.trace_pid);
+    if (gpuprof__run.trace_pid < 0) { *p++ = '-'; p = gpuprof__put_u64(p, (uint64_t)-(int64_t)gpuprof__run.trace_pid); }
+    else p = gpuprof__put_u64(p, (uint64_t)gpuprof__run.trace_pid);
     p = gpuprof__put_s(p, ",\"tid\":");
     return gpuprof__put_u64(p, tid);
 }
@@ -9847,7 +9865,7 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
         int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
-        const gpuprof__name *nm = &gpuprof__g.registry.names[named ? e->name_id : 0];
+        const gpuprof__name *nm = &gpuprof__registry.names[named ? e->name_id : 0];
         uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
         char *start;
         /* A CPU range's end is converted as a point in time, not as its
@@ -9882,28 +9900,28 @@ static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32
 static void gpuprof__json_begin(gpuprof__tout *o) {
     char head[2048], name[96], *p = head;
     size_t n;
-    if (gpuprof__g.run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__g.run.rank);
+    if (gpuprof__run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__run.rank);
     else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
     n = strlen(name);
     p = gpuprof__put_s(p, "[\n{\"ph\":\"M\",\"pid\":");
-    p += snprintf(p, 32, "%d", gpuprof__g.run.trace_pid);
+    p += snprintf(p, 32, "%d", gpuprof__run.trace_pid);
     p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
     p += gpuprof__json_escape(p, name, n);
-    if (gpuprof__g.run.rank >= 0) {
+    if (gpuprof__run.rank >= 0) {
         /* for tools that put ranks side by side: HTA finds the rank with the
            pattern "rank":\s+N, hence the space after the colon */
-        p += snprintf(p, 48, ",\"distributedInfo\": {\"rank\": %d", gpuprof__g.run.rank);
-        if (gpuprof__g.run.world_size > 0) p += snprintf(p, 48, ", \"world_size\": %d", gpuprof__g.run.world_size);
+        p += snprintf(p, 48, ",\"distributedInfo\": {\"rank\": %d", gpuprof__run.rank);
+        if (gpuprof__run.world_size > 0) p += snprintf(p, 48, ", \"world_size\": %d", gpuprof__run.world_size);
         *p++ = '}';
     }
     p = gpuprof__put_s(p, ",\"host\":");
-    n = strlen(gpuprof__g.run.host);
-    p += gpuprof__json_escape(p, gpuprof__g.run.host, n > 200 ? 200 : n);
-    p += snprintf(p, 64, ",\"t0_realtime_ns\":%llu}}", (unsigned long long)gpuprof__g.run.t0_realtime_ns);
-    if (gpuprof__g.run.rank >= 0) {
+    n = strlen(gpuprof__run.host);
+    p += gpuprof__json_escape(p, gpuprof__run.host, n > 200 ? 200 : n);
+    p += snprintf(p, 64, ",\"t0_realtime_ns\":%llu}}", (unsigned long long)gpuprof__run.t0_realtime_ns);
+    if (gpuprof__run.rank >= 0) {
         p = gpuprof__put_s(p, ",\n{\"ph\":\"M\",\"pid\":");
-        p += snprintf(p, 32, "%d", gpuprof__g.run.trace_pid);
-        p += snprintf(p, 96, ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", gpuprof__g.run.rank);
+        p += snprintf(p, 32, "%d", gpuprof__run.trace_pid);
+        p += snprintf(p, 96, ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", gpuprof__run.rank);
     }
     gpuprof__trace_write(o, head, (size_t)(p - head));
 }
@@ -9930,7 +9948,7 @@ static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t droppe
     p = gpuprof__put_u64(p, events);
     p = gpuprof__put_s(p, ",\"dropped\":");
     p = gpuprof__put_u64(p, dropped);
-    p = gpuprof__put_s(p, gpuprof__g.trace.mode == GPUPROF__TRACE_RING ? ",\"flight_recorder\":true" : ",\"flight_recorder\":false");
+    p = gpuprof__put_s(p, gpuprof__trace.mode == GPUPROF__TRACE_RING ? ",\"flight_recorder\":true" : ",\"flight_recorder\":false");
     p = gpuprof__put_s(p, ",\"fell_out\":");
     p = gpuprof__put_u64(p, fell_out);
     p = gpuprof__put_s(p, ",\"window_start_us\":");
@@ -10054,20 +10072,20 @@ static uint64_t gpuprof__pf_uuid(int kind, uint64_t id) {
 static char *gpuprof__pf_process(char *p, const char *end_label) {
     char name[128], lab[320], *pk = gpuprof__pb_open(p, 1), *td, *pd;
     int n;
-    if (gpuprof__g.run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__g.run.rank);
+    if (gpuprof__run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__run.rank);
     else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
     td = gpuprof__pb_open(pk, 60);
     pd = gpuprof__pb_open(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0)), 3);
-    p = gpuprof__pb_uint(pd, 1, (uint32_t)gpuprof__g.run.trace_pid);
+    p = gpuprof__pb_uint(pd, 1, (uint32_t)gpuprof__run.trace_pid);
     p = gpuprof__pb_str(p, 6, name);
     if (end_label) p = gpuprof__pb_str(p, 8, end_label);
     p = gpuprof__pb_close(pd, p);
     /* the anchor, for programs (gpuprof-ranks): in the track's description */
-    n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION "; host=%.200s; t0_realtime_ns=%llu", gpuprof__g.run.host, (unsigned long long)gpuprof__g.run.t0_realtime_ns);
-    if (gpuprof__g.run.rank >= 0 && n > 0 && (size_t)n < sizeof lab) n += snprintf(lab + n, sizeof lab - (size_t)n, "; rank=%d", gpuprof__g.run.rank);
-    if (gpuprof__g.run.world_size > 0 && n > 0 && (size_t)n < sizeof lab) snprintf(lab + n, sizeof lab - (size_t)n, "; world_size=%d", gpuprof__g.run.world_size);
+    n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION "; host=%.200s; t0_realtime_ns=%llu", gpuprof__run.host, (unsigned long long)gpuprof__run.t0_realtime_ns);
+    if (gpuprof__run.rank >= 0 && n > 0 && (size_t)n < sizeof lab) n += snprintf(lab + n, sizeof lab - (size_t)n, "; rank=%d", gpuprof__run.rank);
+    if (gpuprof__run.world_size > 0 && n > 0 && (size_t)n < sizeof lab) snprintf(lab + n, sizeof lab - (size_t)n, "; world_size=%d", gpuprof__run.world_size);
     p = gpuprof__pb_str(p, 14, lab);
-    if (gpuprof__g.run.rank >= 0) p = gpuprof__pb_uint(p, 12, (uint64_t)gpuprof__g.run.rank);     /* sibling_order_rank */
+    if (gpuprof__run.rank >= 0) p = gpuprof__pb_uint(p, 12, (uint64_t)gpuprof__run.rank);     /* sibling_order_rank */
     p = gpuprof__pb_close(td, p);
     return gpuprof__pb_close(pk, p);
 }
@@ -10149,7 +10167,7 @@ static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, c
     td = gpuprof__pb_open(pk, 60);
     p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
     th = gpuprof__pb_open(p, 4);
-    p = gpuprof__pb_uint(th, 1, (uint32_t)gpuprof__g.run.trace_pid);
+    p = gpuprof__pb_uint(th, 1, (uint32_t)gpuprof__run.trace_pid);
     p = gpuprof__pb_uint(p, 2, tid);
     if (label) p = gpuprof__pb_str(p, 5, label);
     p = gpuprof__pb_close(th, p);
@@ -10211,7 +10229,7 @@ static char *gpuprof__pf_counter_track(gpuprof__tout *o, char *p, uint32_t name_
 static char *gpuprof__pf_seq_start(gpuprof__tout *o, gpuprof__pfseq *s, char *p, int tid, const char *label) {
     char *pk, *f, *g;
     uint32_t i;
-    s->seq = ++gpuprof__g.trace.pf_seqs;            /* never reused while the process runs: stale interning marks never match */
+    s->seq = ++gpuprof__trace.pf_seqs;            /* never reused while the process runs: stale interning marks never match */
     s->gen = o->gen;
     s->tid = tid;
     s->last = 0;
@@ -10912,7 +10930,7 @@ static char *gpuprof__pf_samples(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__t
             p = gpuprof__pb_close(id, gpuprof__pf_stack(s, m, k, id));
         }
         pe = gpuprof__pb_open(p, 66);         /* perf_sample { pid, tid, callstack_iid } */
-        p = gpuprof__pb_uint(gpuprof__pb_uint(pe, 2, (uint32_t)gpuprof__g.run.trace_pid), 3, (uint32_t)m->tid);
+        p = gpuprof__pb_uint(gpuprof__pb_uint(pe, 2, (uint32_t)gpuprof__run.trace_pid), 3, (uint32_t)m->tid);
         p = gpuprof__pb_close(pe, gpuprof__pb_uint(p, 4, (uint64_t)k + 1));
         p = gpuprof__pb_close(pk, p);
     }
@@ -10936,7 +10954,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
         int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
-        const gpuprof__name *nm = &gpuprof__g.registry.names[named ? e->name_id : 0];
+        const gpuprof__name *nm = &gpuprof__registry.names[named ? e->name_id : 0];
         if ((size_t)(p - buf) + (named ? nm->len : GPUPROF__KC_NAME_MAX) + 4096 > GPUPROF__WBUF) {
             gpuprof__trace_write(o, buf, (size_t)(p - buf));
             p = buf;
@@ -10964,7 +10982,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
         }
     }
 #if GPUPROF__SAMPLES
-    if (o == &gpuprof__g.trace.out && GPUPROF__LD(&gpuprof__smp_global.trace)) p = gpuprof__pf_samples(o, s, t, buf, p);
+    if (o == &gpuprof__trace.out && GPUPROF__LD(&gpuprof__smp_global.trace)) p = gpuprof__pf_samples(o, s, t, buf, p);
 #endif
     gpuprof__trace_stage(o, buf, p);
     n = n > from ? n - from - naux : 0;
@@ -10996,7 +11014,7 @@ static int gpuprof__trace_format(const char *path) {
 
 /* A new file of the output's format: its counts zeroed, its start written. */
 static void gpuprof__trace_start(gpuprof__tout *o) {
-    o->gen = o->first_gen = ++gpuprof__g.trace.out_gen;
+    o->gen = o->first_gen = ++gpuprof__trace.out_gen;
     o->off = o->events = o->flows = 0;
     o->failed = 0;
     o->error[0] = 0;
@@ -11028,7 +11046,7 @@ static void gpuprof__trace_stop(gpuprof__tout *o, uint64_t events, uint64_t drop
    what it wrote (a flight-recorder dump reads them all). */
 static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
     gpuprof__thread *t;
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) {
+    for (t = gpuprof__threads.threads; t; t = t->next) {
         gpuprof__block *b;
         uint32_t n;
         pthread_mutex_lock(&gpuprof__trace_lock);
@@ -11036,7 +11054,7 @@ static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
         pthread_mutex_unlock(&gpuprof__trace_lock);
         if (!b || ((n = GPUPROF__LDA(&b->count)) <= (consume ? b->done : 0u) && !(consume && gpuprof__smp_pending(t)))) continue;
         if (!o->failed) gpuprof__trace_events(o, b, consume ? b->done : 0, n);
-        else if (consume) GPUPROF__ADD(&gpuprof__g.trace.dropped_io, (uint64_t)(n - b->done));
+        else if (consume) GPUPROF__ADD(&gpuprof__trace.dropped_io, (uint64_t)(n - b->done));
         if (consume) GPUPROF__ST(&b->done, n);
     }
 }
@@ -11069,10 +11087,10 @@ static unsigned gpuprof__part_first(unsigned n) {
    from ranges begun before it are left out of it. Beyond GPUPROF_TRACE_KEEP
    parts, the oldest is removed. */
 static void gpuprof__trace_rotate(void) {
-    gpuprof__tout *o = &gpuprof__g.trace.out;
-    char *next = gpuprof__g.trace.part_next, *old = gpuprof__g.trace.part_next;     /* not on the stack: gpuprof_write_trace's caller may have 16 KiB */
+    gpuprof__tout *o = &gpuprof__trace.out;
+    char *next = gpuprof__trace.part_next, *old = gpuprof__trace.part_next;     /* not on the stack: gpuprof_write_trace's caller may have 16 KiB */
     int fd;
-    gpuprof__part_name(next, sizeof gpuprof__g.trace.part_next, gpuprof__g.trace.nparts + 1);
+    gpuprof__part_name(next, sizeof gpuprof__trace.part_next, gpuprof__trace.nparts + 1);
     fd = open(next, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {          /* this part goes on, past the limit */
         gpuprof__warn(GPUPROF__W_IO, "cannot open the trace's next part '%s': %s; the trace goes on in '%s' past GPUPROF_TRACE_MAX_MB", next, strerror(errno), o->path);
@@ -11082,20 +11100,20 @@ static void gpuprof__trace_rotate(void) {
     gpuprof__trace_flush(o);
     gpuprof__trace_stop(o, o->events, 0, 0, 0);
     if (close(o->fd) != 0 && !o->failed) gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", o->path, strerror(errno));
-    GPUPROF__ST(&gpuprof__g.trace.parts_events, gpuprof__g.trace.parts_events + o->events);
-    GPUPROF__ST(&gpuprof__g.trace.nparts, gpuprof__g.trace.nparts + 1);
-    memcpy(gpuprof__g.trace.part_path, next, sizeof gpuprof__g.trace.part_path);
+    GPUPROF__ST(&gpuprof__trace.parts_events, gpuprof__trace.parts_events + o->events);
+    GPUPROF__ST(&gpuprof__trace.nparts, gpuprof__trace.nparts + 1);
+    memcpy(gpuprof__trace.part_path, next, sizeof gpuprof__trace.part_path);
     o->fd = fd;
-    o->path = gpuprof__g.trace.part_path;
+    o->path = gpuprof__trace.part_path;
     o->from_ns = gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
     {
         unsigned first = o->first_gen;       /* the stream's, whichever part it is in */
         gpuprof__trace_start(o);
         o->first_gen = first;
     }
-    gpuprof__g.trace.part_head = o->off + o->staged;
-    if (gpuprof__part_first(gpuprof__g.trace.nparts) > 1) {       /* the one that just left the newest GPUPROF_TRACE_KEEP */
-        gpuprof__part_name(old, sizeof gpuprof__g.trace.part_next, gpuprof__part_first(gpuprof__g.trace.nparts) - 1);
+    gpuprof__trace.part_head = o->off + o->staged;
+    if (gpuprof__part_first(gpuprof__trace.nparts) > 1) {       /* the one that just left the newest GPUPROF_TRACE_KEEP */
+        gpuprof__part_name(old, sizeof gpuprof__trace.part_next, gpuprof__part_first(gpuprof__trace.nparts) - 1);
         if (unlink(old) != 0 && errno != ENOENT) gpuprof__warn(GPUPROF__W_IO, "cannot remove the trace's old part '%s': %s (GPUPROF_TRACE_KEEP)", old, strerror(errno));
     }
 }
@@ -11106,9 +11124,9 @@ static void gpuprof__trace_rotate(void) {
    its opening is never ended for it. */
 #define GPUPROF__PART_FOOT 65536      /* bytes kept for a part's closing metadata */
 static int gpuprof__part_would_cross(uint64_t nev) {
-    uint64_t limit = (uint64_t)gpuprof__g.cfg.trace_max_mb << 20, now = gpuprof__g.trace.out.off + gpuprof__g.trace.out.staged;
-    if (gpuprof__g.cfg.trace_max_mb <= 0 || !(gpuprof__g.trace.part_bpe > 0) || now <= gpuprof__g.trace.part_head) return 0;
-    return (double)now + (double)nev * gpuprof__g.trace.part_bpe + GPUPROF__PART_FOOT > (double)limit;
+    uint64_t limit = (uint64_t)gpuprof__g.cfg.trace_max_mb << 20, now = gpuprof__trace.out.off + gpuprof__trace.out.staged;
+    if (gpuprof__g.cfg.trace_max_mb <= 0 || !(gpuprof__trace.part_bpe > 0) || now <= gpuprof__trace.part_head) return 0;
+    return (double)now + (double)nev * gpuprof__trace.part_bpe + GPUPROF__PART_FOOT > (double)limit;
 }
 
 /* Formats a list of handed-over blocks into the stream and frees them. */
@@ -11118,32 +11136,32 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
     uint64_t lost = 0;
     if (!list) return;
     for (b = list; b; b = b->next, k++) {
-        if (gpuprof__g.trace.out.failed) lost += b->count - b->done;
+        if (gpuprof__trace.out.failed) lost += b->count - b->done;
         else if (b->count > b->done) {
             uint64_t before, nev = b->count - b->done;
             if (gpuprof__part_would_cross(nev)) gpuprof__trace_rotate();
-            before = gpuprof__g.trace.out.off + gpuprof__g.trace.out.staged;
-            gpuprof__trace_events(&gpuprof__g.trace.out, b, b->done, b->count);
-            if (gpuprof__g.trace.out.off + gpuprof__g.trace.out.staged > before &&
-                (double)(gpuprof__g.trace.out.off + gpuprof__g.trace.out.staged - before) / (double)nev > gpuprof__g.trace.part_bpe)
-                gpuprof__g.trace.part_bpe = (double)(gpuprof__g.trace.out.off + gpuprof__g.trace.out.staged - before) / (double)nev;
+            before = gpuprof__trace.out.off + gpuprof__trace.out.staged;
+            gpuprof__trace_events(&gpuprof__trace.out, b, b->done, b->count);
+            if (gpuprof__trace.out.off + gpuprof__trace.out.staged > before &&
+                (double)(gpuprof__trace.out.off + gpuprof__trace.out.staged - before) / (double)nev > gpuprof__trace.part_bpe)
+                gpuprof__trace.part_bpe = (double)(gpuprof__trace.out.off + gpuprof__trace.out.staged - before) / (double)nev;
         }
-        if (gpuprof__g.cfg.trace_max_mb > 0 && gpuprof__g.trace.out.off + gpuprof__g.trace.out.staged >= (uint64_t)gpuprof__g.cfg.trace_max_mb << 20)
+        if (gpuprof__g.cfg.trace_max_mb > 0 && gpuprof__trace.out.off + gpuprof__trace.out.staged >= (uint64_t)gpuprof__g.cfg.trace_max_mb << 20)
             gpuprof__trace_rotate();   /* a block larger than its estimate: this part ends past the limit */
         last = b;
     }
     pthread_mutex_lock(&gpuprof__trace_lock);
-    GPUPROF__ADD(&gpuprof__g.trace.dropped_io, lost);
-    if (gpuprof__g.trace.keep_written) {         /* slow-step captures read them: the latest stay, as in the flight recorder */
-        if (gpuprof__g.trace.ring_tail) gpuprof__g.trace.ring_tail->next = list;
-        else gpuprof__g.trace.ring_head = list;
-        gpuprof__g.trace.ring_tail = last;
-        gpuprof__g.trace.ring_blocks += k;
-        while (gpuprof__g.trace.ring_blocks > gpuprof__g.trace.ring_max && !gpuprof__g.trace.dumping) gpuprof__ring_evict();
+    GPUPROF__ADD(&gpuprof__trace.dropped_io, lost);
+    if (gpuprof__trace.keep_written) {         /* slow-step captures read them: the latest stay, as in the flight recorder */
+        if (gpuprof__trace.ring_tail) gpuprof__trace.ring_tail->next = list;
+        else gpuprof__trace.ring_head = list;
+        gpuprof__trace.ring_tail = last;
+        gpuprof__trace.ring_blocks += k;
+        while (gpuprof__trace.ring_blocks > gpuprof__trace.ring_max && !gpuprof__trace.dumping) gpuprof__ring_evict();
     } else {
-        last->next = gpuprof__g.trace.free_blocks;
-        gpuprof__g.trace.free_blocks = list;
-        GPUPROF__ST(&gpuprof__g.trace.free_count, gpuprof__g.trace.free_count + k);
+        last->next = gpuprof__trace.free_blocks;
+        gpuprof__trace.free_blocks = list;
+        GPUPROF__ST(&gpuprof__trace.free_count, gpuprof__trace.free_count + k);
     }
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
@@ -11158,43 +11176,43 @@ static void *gpuprof__writer_main(void *arg) {
     for (;;) {
         gpuprof__block *list, *last;
         int k;
-        while ((!gpuprof__g.trace.queue_head || gpuprof__g.trace.fmt_hold) && !gpuprof__g.trace.writer_stop) {
+        while ((!gpuprof__trace.queue_head || gpuprof__trace.fmt_hold) && !gpuprof__trace.writer_stop) {
             int rc;
-            if (gpuprof__g.trace.fmt_hold) { pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock); continue; }
+            if (gpuprof__trace.fmt_hold) { pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock); continue; }
             rc = gpuprof__cond_wait_ns(&gpuprof__trace_cond, &gpuprof__trace_lock, 1000000000u);
-            if (rc == ETIMEDOUT && !gpuprof__g.trace.queue_head && !gpuprof__g.trace.fmt_hold && !gpuprof__g.trace.writer_stop) {
-                gpuprof__g.trace.writer_busy = 1;
+            if (rc == ETIMEDOUT && !gpuprof__trace.queue_head && !gpuprof__trace.fmt_hold && !gpuprof__trace.writer_stop) {
+                gpuprof__trace.writer_busy = 1;
                 pthread_mutex_unlock(&gpuprof__trace_lock);
                 /* never waits for gpuprof__lock: a shutdown holding it may be joining this thread */
                 if (pthread_mutex_trylock(&gpuprof__lock) == 0) {
-                    gpuprof__trace_live(&gpuprof__g.trace.out, 1);
+                    gpuprof__trace_live(&gpuprof__trace.out, 1);
                     pthread_mutex_unlock(&gpuprof__lock);
                 }
-                gpuprof__trace_flush(&gpuprof__g.trace.out);
+                gpuprof__trace_flush(&gpuprof__trace.out);
                 pthread_mutex_lock(&gpuprof__trace_lock);
-                gpuprof__g.trace.writer_busy = 0;
+                gpuprof__trace.writer_busy = 0;
                 pthread_cond_broadcast(&gpuprof__trace_cond);
             }
         }
-        if (!gpuprof__g.trace.queue_head) break;           /* told to stop, nothing left */
+        if (!gpuprof__trace.queue_head) break;           /* told to stop, nothing left */
         /* 16 blocks at a time (~1 ms of work): a gpuprof_write_trace or a
            report waiting for its turn waits no longer than that */
-        list = last = gpuprof__g.trace.queue_head;
+        list = last = gpuprof__trace.queue_head;
         for (k = 1; k < 16 && last->next; k++) last = last->next;
-        gpuprof__g.trace.queue_head = last->next;
-        gpuprof__g.trace.queue_len -= (uint32_t)k;
-        if (!gpuprof__g.trace.queue_head) gpuprof__g.trace.queue_tail = NULL;
+        gpuprof__trace.queue_head = last->next;
+        gpuprof__trace.queue_len -= (uint32_t)k;
+        if (!gpuprof__trace.queue_head) gpuprof__trace.queue_tail = NULL;
         last->next = NULL;
-        gpuprof__g.trace.writer_busy = 1;
+        gpuprof__trace.writer_busy = 1;
         pthread_mutex_unlock(&gpuprof__trace_lock);
         gpuprof__trace_drain(list);
         pthread_mutex_lock(&gpuprof__trace_lock);
-        if (!gpuprof__g.trace.queue_head && gpuprof__g.trace.out.staged) {     /* no more blocks for now: the file up to date */
+        if (!gpuprof__trace.queue_head && gpuprof__trace.out.staged) {     /* no more blocks for now: the file up to date */
             pthread_mutex_unlock(&gpuprof__trace_lock);
-            gpuprof__trace_flush(&gpuprof__g.trace.out);
+            gpuprof__trace_flush(&gpuprof__trace.out);
             pthread_mutex_lock(&gpuprof__trace_lock);
         }
-        gpuprof__g.trace.writer_busy = 0;
+        gpuprof__trace.writer_busy = 0;
         pthread_cond_broadcast(&gpuprof__trace_cond);
     }
     pthread_mutex_unlock(&gpuprof__trace_lock);
@@ -11205,20 +11223,20 @@ static void *gpuprof__writer_main(void *arg) {
    is writing and then waits until gpuprof__fmt_release. */
 static void gpuprof__fmt_acquire(void) {
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.trace.fmt_hold++;
-    while (gpuprof__g.trace.writer_busy) pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
+    gpuprof__trace.fmt_hold++;
+    while (gpuprof__trace.writer_busy) pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
 static void gpuprof__fmt_release(void) {
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.trace.fmt_hold--;
+    gpuprof__trace.fmt_hold--;
     pthread_cond_broadcast(&gpuprof__trace_cond);
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
 static int gpuprof__trace_open(void) {
-    gpuprof__tout *o = &gpuprof__g.trace.out;
+    gpuprof__tout *o = &gpuprof__trace.out;
     o->path = gpuprof__g.trace_path;
     o->format = gpuprof__trace_format(o->path);
     o->fd = open(gpuprof__g.trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -11228,21 +11246,21 @@ static int gpuprof__trace_open(void) {
         o->fd = -1;
         return -1;
     }
-    if (!gpuprof__g.trace.wbuf) gpuprof__g.trace.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF);   /* a dump of an earlier session may have made it */
-    if (!gpuprof__g.trace.wbuf) { close(o->fd); o->fd = -1; return -1; }
+    if (!gpuprof__trace.wbuf) gpuprof__trace.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF);   /* a dump of an earlier session may have made it */
+    if (!gpuprof__trace.wbuf) { close(o->fd); o->fd = -1; return -1; }
     o->stage = (char *)gpuprof__alloc(GPUPROF__WBUF);    /* none: each block written as it is encoded */
     o->staged = 0;
     {
         uint32_t m = (uint32_t)(((uint64_t)gpuprof__g.cfg.trace_buffer_mb << 20) / sizeof(gpuprof__block));
-        GPUPROF__ST(&gpuprof__g.trace.blocks_max, m < 4 ? 4u : m);   /* read unlocked by gpuprof__trace_swap */
+        GPUPROF__ST(&gpuprof__trace.blocks_max, m < 4 ? 4u : m);   /* read unlocked by gpuprof__trace_swap */
     }
     gpuprof__trace_start(o);
-    GPUPROF__ST(&gpuprof__g.trace.nparts, 1u);
-    GPUPROF__ST(&gpuprof__g.trace.parts_events, (uint64_t)0);
-    gpuprof__g.trace.part_bpe = 0;
-    gpuprof__g.trace.part_head = gpuprof__g.trace.out.off + gpuprof__g.trace.out.staged;
-    gpuprof__g.trace.writer_stop = gpuprof__g.trace.fmt_hold = gpuprof__g.trace.writer_busy = 0;
-    if (gpuprof__spawn(&gpuprof__g.trace.writer, gpuprof__writer_main) != 0) {
+    GPUPROF__ST(&gpuprof__trace.nparts, 1u);
+    GPUPROF__ST(&gpuprof__trace.parts_events, (uint64_t)0);
+    gpuprof__trace.part_bpe = 0;
+    gpuprof__trace.part_head = gpuprof__trace.out.off + gpuprof__trace.out.staged;
+    gpuprof__trace.writer_stop = gpuprof__trace.fmt_hold = gpuprof__trace.writer_busy = 0;
+    if (gpuprof__spawn(&gpuprof__trace.writer, gpuprof__writer_main) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot start the trace writer thread; no trace is written to '%s'", gpuprof__g.trace_path);
         close(o->fd);
         o->fd = -1;
@@ -11250,13 +11268,13 @@ static int gpuprof__trace_open(void) {
         o->stage = NULL;
         return -1;
     }
-    gpuprof__g.trace.writer_running = 1;
+    gpuprof__trace.writer_running = 1;
     /* Under trace_lock: a thread of the last session that checks (session,
-       gpuprof__g.trace.on) under it to hand over a block sees this session's number
+       gpuprof__trace.on) under it to hand over a block sees this session's number
        whenever it sees the trace on (a case in fuzz_api's corpus). */
     pthread_mutex_lock(&gpuprof__trace_lock);
-    GPUPROF__ST(&gpuprof__g.trace.mode, (int)GPUPROF__TRACE_STREAM);
-    GPUPROF__ST(&gpuprof__g.trace.on, 1);
+    GPUPROF__ST(&gpuprof__trace.mode, (int)GPUPROF__TRACE_STREAM);
+    GPUPROF__ST(&gpuprof__trace.on, 1);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     return 0;
 }
@@ -11265,20 +11283,20 @@ static int gpuprof__trace_open(void) {
 static void gpuprof__ring_open(void) {
     uint64_t bytes = (uint64_t)gpuprof__g.cfg.trace_ring_mb << 20;
     if (gpuprof__g.cfg.trace_ring_mb <= 0) return;
-    gpuprof__g.trace.ring_max = (uint32_t)(bytes / sizeof(gpuprof__block));
-    if (gpuprof__g.trace.ring_max < 2) gpuprof__g.trace.ring_max = 2;
+    gpuprof__trace.ring_max = (uint32_t)(bytes / sizeof(gpuprof__block));
+    if (gpuprof__trace.ring_max < 2) gpuprof__trace.ring_max = 2;
     /* spare blocks: the ones being filled, and room for what comes in while a write_trace reads the ring */
-    GPUPROF__ST(&gpuprof__g.trace.blocks_max, gpuprof__g.trace.ring_max + gpuprof__g.trace.ring_max / 8 + 16);
+    GPUPROF__ST(&gpuprof__trace.blocks_max, gpuprof__trace.ring_max + gpuprof__trace.ring_max / 8 + 16);
     pthread_mutex_lock(&gpuprof__trace_lock);
-    GPUPROF__ST(&gpuprof__g.trace.mode, (int)GPUPROF__TRACE_RING);
-    GPUPROF__ST(&gpuprof__g.trace.on, 1);
+    GPUPROF__ST(&gpuprof__trace.mode, (int)GPUPROF__TRACE_RING);
+    GPUPROF__ST(&gpuprof__trace.on, 1);
     pthread_mutex_unlock(&gpuprof__trace_lock);
 }
 
 static uint64_t gpuprof__dropped(void) {     /* under gpuprof__lock */
-    uint64_t d = GPUPROF__LD(&gpuprof__g.trace.dropped_io);
+    uint64_t d = GPUPROF__LD(&gpuprof__trace.dropped_io);
     gpuprof__thread *t;
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) d += GPUPROF__LD(&t->dropped);
+    for (t = gpuprof__threads.threads; t; t = t->next) d += GPUPROF__LD(&t->dropped);
     return d;
 }
 
@@ -11291,17 +11309,17 @@ static uint64_t gpuprof__trace_sync(uint64_t *events) {
     uint64_t end;
     gpuprof__fmt_acquire();
     pthread_mutex_lock(&gpuprof__trace_lock);
-    list = gpuprof__g.trace.queue_head;
-    gpuprof__g.trace.queue_head = gpuprof__g.trace.queue_tail = NULL;
-    gpuprof__g.trace.queue_len = 0;
+    list = gpuprof__trace.queue_head;
+    gpuprof__trace.queue_head = gpuprof__trace.queue_tail = NULL;
+    gpuprof__trace.queue_len = 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
     gpuprof__trace_drain(list);
     pthread_mutex_lock(&gpuprof__lock);
-    gpuprof__trace_live(&gpuprof__g.trace.out, 1);
+    gpuprof__trace_live(&gpuprof__trace.out, 1);
     pthread_mutex_unlock(&gpuprof__lock);
-    gpuprof__trace_flush(&gpuprof__g.trace.out);
-    end = gpuprof__g.trace.out.off;
-    if (events) *events = gpuprof__g.trace.out.events;
+    gpuprof__trace_flush(&gpuprof__trace.out);
+    end = gpuprof__trace.out.off;
+    if (events) *events = gpuprof__trace.out.events;
     gpuprof__fmt_release();
     return end;
 }
@@ -11311,10 +11329,10 @@ static void gpuprof__blocks_free(void) {
     gpuprof__block *lists[2], *b;
     int k;
     pthread_mutex_lock(&gpuprof__trace_lock);
-    lists[0] = gpuprof__g.trace.free_blocks;
-    lists[1] = gpuprof__g.trace.ring_head;
-    gpuprof__g.trace.free_blocks = gpuprof__g.trace.ring_head = gpuprof__g.trace.ring_tail = NULL;
-    gpuprof__g.trace.ring_blocks = 0;
+    lists[0] = gpuprof__trace.free_blocks;
+    lists[1] = gpuprof__trace.ring_head;
+    gpuprof__trace.free_blocks = gpuprof__trace.ring_head = gpuprof__trace.ring_tail = NULL;
+    gpuprof__trace.ring_blocks = 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
     for (k = 0; k < 2; k++)
         while ((b = lists[k]) != NULL) { lists[k] = b->next; GPUPROF_FREE(b); }
@@ -11324,25 +11342,25 @@ static void gpuprof__blocks_free(void) {
    (blocks handed over, then those of running threads), its closing
    metadata and "]"; the flight recorder is let go. */
 static int gpuprof__trace_finish(void) {
-    gpuprof__tout *o = &gpuprof__g.trace.out;
+    gpuprof__tout *o = &gpuprof__trace.out;
     uint64_t dropped;
     int rc;
-    if (gpuprof__g.trace.finished || gpuprof__g.trace.mode == GPUPROF__TRACE_NONE) return gpuprof__g.trace.mode == GPUPROF__TRACE_NONE ? -1 : 0;
+    if (gpuprof__trace.finished || gpuprof__trace.mode == GPUPROF__TRACE_NONE) return gpuprof__trace.mode == GPUPROF__TRACE_NONE ? -1 : 0;
     gpuprof__trace_handoff(gpuprof__tls);
     pthread_mutex_lock(&gpuprof__trace_lock);
-    GPUPROF__ST(&gpuprof__g.trace.on, 0);
-    gpuprof__g.trace.writer_stop = 1;
+    GPUPROF__ST(&gpuprof__trace.on, 0);
+    gpuprof__trace.writer_stop = 1;
     pthread_cond_broadcast(&gpuprof__trace_cond);
     pthread_mutex_unlock(&gpuprof__trace_lock);
-    gpuprof__g.trace.finished = 1;
-    if (gpuprof__g.trace.mode == GPUPROF__TRACE_RING) {
+    gpuprof__trace.finished = 1;
+    if (gpuprof__trace.mode == GPUPROF__TRACE_RING) {
         gpuprof__blocks_free();
-        GPUPROF_FREE(gpuprof__g.trace.wbuf);        /* made by a dump (gpuprof_write_trace, a slow-step capture) */
-        gpuprof__g.trace.wbuf = NULL;
+        GPUPROF_FREE(gpuprof__trace.wbuf);        /* made by a dump (gpuprof_write_trace, a slow-step capture) */
+        gpuprof__trace.wbuf = NULL;
         return 0;
     }
-    if (gpuprof__g.trace.writer_running) pthread_join(gpuprof__g.trace.writer, NULL);
-    gpuprof__g.trace.writer_running = 0;
+    if (gpuprof__trace.writer_running) pthread_join(gpuprof__trace.writer, NULL);
+    gpuprof__trace.writer_running = 0;
     /* The events in the blocks of threads still running (a thread pool that
        never exits): their owners change t->block only under trace_lock and
        publish each event before counting it, so the events counted now are
@@ -11362,8 +11380,8 @@ static int gpuprof__trace_finish(void) {
     GPUPROF_FREE(o->stage);
     o->stage = NULL;
     gpuprof__blocks_free();
-    GPUPROF_FREE(gpuprof__g.trace.wbuf);
-    gpuprof__g.trace.wbuf = NULL;
+    GPUPROF_FREE(gpuprof__trace.wbuf);
+    gpuprof__trace.wbuf = NULL;
     return rc;
 }
 
@@ -11379,12 +11397,12 @@ static int gpuprof__trace_copy(const char *path) {
     end = gpuprof__trace_sync(&events);
     memset(&o, 0, sizeof o);
     o.path = path;
-    o.format = gpuprof__g.trace.out.format;        /* the stream's bytes, ended as the stream would be */
+    o.format = gpuprof__trace.out.format;        /* the stream's bytes, ended as the stream would be */
     if (gpuprof__trace_format(path) != o.format)
         gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_trace('%s'): a copy of the streamed trace '%s' is in its format, %s, whatever the name says (name the copy after the stream: .pftrace for Perfetto, any other for JSON)",
-                      path, gpuprof__g.trace.out.path, o.format == GPUPROF__FMT_PERFETTO ? "Perfetto's" : "JSON");
-    if ((in = open(gpuprof__g.trace.out.path, O_RDONLY | O_CLOEXEC)) < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; nothing is written to '%s'", gpuprof__g.trace.out.path, strerror(errno), path);
+                      path, gpuprof__trace.out.path, o.format == GPUPROF__FMT_PERFETTO ? "Perfetto's" : "JSON");
+    if ((in = open(gpuprof__trace.out.path, O_RDONLY | O_CLOEXEC)) < 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; nothing is written to '%s'", gpuprof__trace.out.path, strerror(errno), path);
         GPUPROF_FREE(chunk);
         return -1;
     }
@@ -11399,7 +11417,7 @@ static int gpuprof__trace_copy(const char *path) {
         ssize_t n = read(in, chunk, want);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; '%s' is incomplete", gpuprof__g.trace.out.path,
+            gpuprof__warn(GPUPROF__W_IO, "cannot read back the streamed trace '%s': %s; '%s' is incomplete", gpuprof__trace.out.path,
                           n < 0 ? strerror(errno) : "it is shorter than written", path);
             o.failed = 1;
             break;
@@ -11476,7 +11494,7 @@ static void gpuprof__dump_list(gpuprof__tout *o, gpuprof__block *b, gpuprof__blo
 static void gpuprof__fmt_save(unsigned char *saved, uint32_t n) {
     gpuprof__thread *t;
     uint32_t i;
-    for (i = 0, t = gpuprof__g.thread_list.threads; t && i < n; t = t->next, i++) {
+    for (i = 0, t = gpuprof__threads.threads; t && i < n; t = t->next, i++) {
         memcpy(saved + i * GPUPROF__FMT_SAVED, &t, sizeof t);
         memcpy(saved + i * GPUPROF__FMT_SAVED + sizeof t, (char *)t + GPUPROF__FMT_OFF, GPUPROF__FMT_LEN);
         memset((char *)t + GPUPROF__FMT_OFF, 0, GPUPROF__FMT_LEN);
@@ -11508,7 +11526,7 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     struct gpuprof__live { gpuprof__block *b; uint32_t n; } *live = NULL;
     unsigned char *saved = NULL;
     uint32_t nlive = 0, nthreads = 0, i;
-    int rc, stream = gpuprof__g.trace.mode == GPUPROF__TRACE_STREAM;
+    int rc, stream = gpuprof__trace.mode == GPUPROF__TRACE_STREAM;
     memset(&o, 0, sizeof o);
     o.path = path;
     o.format = gpuprof__trace_format(path);
@@ -11516,22 +11534,22 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
         return -1;
     }
-    if (!gpuprof__g.trace.wbuf && !(gpuprof__g.trace.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF))) { close(o.fd); return -1; }
+    if (!gpuprof__trace.wbuf && !(gpuprof__trace.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF))) { close(o.fd); return -1; }
     if (stream) gpuprof__fmt_acquire();
     /* One instant for all: the ring as it is and the events in the blocks
        being filled, each thread's formatting state cleared. */
     pthread_mutex_lock(&gpuprof__lock);
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) nthreads++;
+    for (t = gpuprof__threads.threads; t; t = t->next) nthreads++;
     live = (struct gpuprof__live *)gpuprof__alloc((nthreads + 1) * sizeof *live);
     if (!(saved = (unsigned char *)gpuprof__alloc((nthreads + 1) * GPUPROF__FMT_SAVED))) o.failed = 1;
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.trace.dumping = 1;
-    b = gpuprof__g.trace.ring_head;
-    last = gpuprof__g.trace.ring_tail;
-    if (stream) { q = gpuprof__g.trace.queue_head; qlast = gpuprof__g.trace.queue_tail; }
-    fell_out = gpuprof__g.trace.ring_fell_out;
-    from_ns = gpuprof__g.trace.ring_from_ns;
-    for (i = 0, t = gpuprof__g.thread_list.threads; t; t = t->next)
+    gpuprof__trace.dumping = 1;
+    b = gpuprof__trace.ring_head;
+    last = gpuprof__trace.ring_tail;
+    if (stream) { q = gpuprof__trace.queue_head; qlast = gpuprof__trace.queue_tail; }
+    fell_out = gpuprof__trace.ring_fell_out;
+    from_ns = gpuprof__trace.ring_from_ns;
+    for (i = 0, t = gpuprof__threads.threads; t; t = t->next)
         if (live && t->block && (live[i].n = GPUPROF__LDA(&t->block->count)) != 0) live[i++].b = t->block;
     nlive = live ? i : 0;
     pthread_mutex_unlock(&gpuprof__trace_lock);
@@ -11559,8 +11577,8 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
         GPUPROF_FREE(saved);
     }
     pthread_mutex_lock(&gpuprof__trace_lock);
-    gpuprof__g.trace.dumping = 0;
-    while (gpuprof__g.trace.ring_blocks > gpuprof__g.trace.ring_max) gpuprof__ring_evict();
+    gpuprof__trace.dumping = 0;
+    while (gpuprof__trace.ring_blocks > gpuprof__trace.ring_max) gpuprof__ring_evict();
     pthread_mutex_unlock(&gpuprof__trace_lock);
     gpuprof__trace_stop(&o, o.events, dropped, fell_out, from_ns);
     if (stream) gpuprof__fmt_release();
@@ -11627,7 +11645,7 @@ typedef struct gpuprof__snap {
     uint32_t nkinds;
     int typical;                            /* the kind with the most steps (-1: none) */
     unsigned char kind_rare[GPUPROF__KINDS];   /* running ranges the typical kind does not, in few steps: set apart */
-    unsigned char kind_copy[GPUPROF__KINDS];   /* gpuprof__g.steps.kinds' index -> its copy's + 1 (0: not copied, another thread's) */
+    unsigned char kind_copy[GPUPROF__KINDS];   /* gpuprof__steps.kinds' index -> its copy's + 1 (0: not copied, another thread's) */
     gpuprof__point *series;                 /* a copy of the run over time */
     uint32_t npoints, per_point, nph;
     uint32_t ph_name[GPUPROF__SERIES_PH];
@@ -11660,7 +11678,7 @@ static void gpuprof__row_gpustat(gpuprof_stats *stats, uint64_t *self, uint64_t 
     *nowork += GPUPROF__LD(&g->nowork);
     *excluded += GPUPROF__LD(&g->excluded);
     if (!pre) return;
-    if (GPUPROF__LD(&gpuprof__g.steps.seen)) *excluded += gpuprof_stats_count(pre);
+    if (GPUPROF__LD(&gpuprof__steps.seen)) *excluded += gpuprof_stats_count(pre);
     else { gpuprof_stats_merge(stats, pre); *self += GPUPROF__LD(&g->pre_self_ns); }
 }
 
@@ -11686,7 +11704,7 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->sync_ns += GPUPROF__LD(&n->sync_ns);
     if (pre) {
         /* See gpuprof__exclude: warm-up if steps were used, ordinary calls if not. */
-        if (GPUPROF__LD(&gpuprof__g.steps.seen)) r->excluded += gpuprof_stats_count(pre);
+        if (GPUPROF__LD(&gpuprof__steps.seen)) r->excluded += gpuprof_stats_count(pre);
         else { gpuprof_stats_merge(&r->stats, pre); r->self_ns += GPUPROF__LD(&n->pre_self_ns); }
     }
     {
@@ -11709,7 +11727,7 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
 static void gpuprof__row_window(gpuprof__row *r, gpuprof__node *n, const gpuprof__thread *t, const gpuprof__snap *s) {
     double sum = r->stats.sum, first, last;
     uint32_t i, k;
-    if (t != gpuprof__g.steps.stepper || !(n->parent == &t->root || (n->parent && n->parent->parent == &t->root))) {
+    if (t != gpuprof__steps.stepper || !(n->parent == &t->root || (n->parent && n->parent->parent == &t->root))) {
         r->in_ns = sum;
         return;
     }
@@ -11722,10 +11740,10 @@ static void gpuprof__row_window(gpuprof__row *r, gpuprof__node *n, const gpuprof
     r->before_ns = first;
     r->in_ns = last - first;
     r->after_ns = sum - last;
-    for (i = 0; i < gpuprof__g.steps.noutl; i++)
+    for (i = 0; i < gpuprof__steps.noutl; i++)
         if (s->out_real[i])
-            for (k = 0; k < gpuprof__g.steps.outl[i].n; k++)
-                if (gpuprof__g.steps.outl[i].ran[k].index == n->index) { r->out_ns += gpuprof__g.steps.outl[i].ran[k].ns; r->out_runs++; }
+            for (k = 0; k < gpuprof__steps.outl[i].n; k++)
+                if (gpuprof__steps.outl[i].ran[k].index == n->index) { r->out_ns += gpuprof__steps.outl[i].ran[k].ns; r->out_runs++; }
     if (r->out_ns > r->in_ns) r->out_ns = r->in_ns;
 }
 
@@ -11735,11 +11753,11 @@ static void gpuprof__kinds_snap(gpuprof__snap *s) {
     uint32_t k, i, j;
     const gpuprof__kind *ty;
     s->typical = -1;
-    if (!gpuprof__g.steps.nkinds || !(s->kinds = (gpuprof__kind *)gpuprof__zalloc(gpuprof__g.steps.nkinds * sizeof *s->kinds))) return;
-    for (k = 0; k < gpuprof__g.steps.nkinds; k++) {
-        const gpuprof__kind *g = &gpuprof__g.steps.kinds[k];
+    if (!gpuprof__steps.nkinds || !(s->kinds = (gpuprof__kind *)gpuprof__zalloc(gpuprof__steps.nkinds * sizeof *s->kinds))) return;
+    for (k = 0; k < gpuprof__steps.nkinds; k++) {
+        const gpuprof__kind *g = &gpuprof__steps.kinds[k];
         gpuprof__kind *c = &s->kinds[s->nkinds];
-        if (g->thread != (const void *)gpuprof__g.steps.stepper) continue;
+        if (g->thread != (const void *)gpuprof__steps.stepper) continue;
         *c = *g;
         c->set = (uint32_t *)gpuprof__alloc((g->nset ? g->nset : 1) * sizeof *c->set);
         c->ns = (double *)gpuprof__alloc((g->nns ? g->nns : 1) * sizeof *c->ns);
@@ -11754,7 +11772,7 @@ static void gpuprof__kinds_snap(gpuprof__snap *s) {
     for (k = 0; k < s->nkinds; k++) {
         const gpuprof__kind *c = &s->kinds[k];
         int extra = 0;
-        if ((int)k == s->typical || (double)c->steps > GPUPROF__KIND_RARE * (double)gpuprof__g.steps.stats.count) continue;
+        if ((int)k == s->typical || (double)c->steps > GPUPROF__KIND_RARE * (double)gpuprof__steps.stats.count) continue;
         for (i = 0; i < c->nset && !extra; i++) {
             for (j = 0; j < ty->nset && ty->set[j] != c->set[i]; j++) {}
             extra = j == ty->nset;
@@ -11765,36 +11783,36 @@ static void gpuprof__kinds_snap(gpuprof__snap *s) {
 
 /* Under gpuprof__lock: a copy of the run over time (out of memory: none). */
 static void gpuprof__series_snap(gpuprof__snap *s) {
-    if (gpuprof__g.steps.npoints && (s->series = (gpuprof__point *)gpuprof__alloc(gpuprof__g.steps.npoints * sizeof *s->series)) != NULL) {
-        memcpy(s->series, gpuprof__g.steps.series, gpuprof__g.steps.npoints * sizeof *s->series);
-        s->npoints = gpuprof__g.steps.npoints;
-        s->per_point = gpuprof__g.steps.per_point;
-        s->nph = gpuprof__g.steps.nph;
-        memcpy(s->ph_name, gpuprof__g.steps.ph_name, sizeof s->ph_name);
+    if (gpuprof__steps.npoints && (s->series = (gpuprof__point *)gpuprof__alloc(gpuprof__steps.npoints * sizeof *s->series)) != NULL) {
+        memcpy(s->series, gpuprof__steps.series, gpuprof__steps.npoints * sizeof *s->series);
+        s->npoints = gpuprof__steps.npoints;
+        s->per_point = gpuprof__steps.per_point;
+        s->nph = gpuprof__steps.nph;
+        memcpy(s->ph_name, gpuprof__steps.ph_name, sizeof s->ph_name);
     }
 }
 
 /* Is candidate i of a kind set apart (counted there, not as an outlier)? */
 static int gpuprof__outl_rare(const gpuprof__snap *s, uint32_t i) {
-    int k = gpuprof__g.steps.outl[i].kind;
+    int k = gpuprof__steps.outl[i].kind;
     return k >= 0 && s->kind_copy[k] && s->kind_rare[s->kind_copy[k] - 1];
 }
 
 /* Under gpuprof__lock: the kinds of step, and which candidate steps of the
    others are outliers, against the median of all counted steps. */
 static void gpuprof__outliers(gpuprof__snap *s) {
-    const gpuprof_stats *st = &gpuprof__g.steps.stats;
+    const gpuprof_stats *st = &gpuprof__steps.stats;
     uint32_t i;
     gpuprof__kinds_snap(s);
     gpuprof__series_snap(s);
-    if (st->count < 5 || gpuprof__g.steps.outl_full) return;
+    if (st->count < 5 || gpuprof__steps.outl_full) return;
     s->out_median = gpuprof_stats_quantile(st, 0.5);
-    for (i = 0; i < gpuprof__g.steps.noutl; i++) {
-        if (!(gpuprof__g.steps.outl[i].dur > GPUPROF__OUTLIER_X * s->out_median) || gpuprof__outl_rare(s, i)) continue;
+    for (i = 0; i < gpuprof__steps.noutl; i++) {
+        if (!(gpuprof__steps.outl[i].dur > GPUPROF__OUTLIER_X * s->out_median) || gpuprof__outl_rare(s, i)) continue;
         s->out_real[i] = 1;
-        if (s->nout < 8) s->out_steps[s->nout] = gpuprof__g.steps.outl[i].step;
+        if (s->nout < 8) s->out_steps[s->nout] = gpuprof__steps.outl[i].step;
         s->nout++;
-        s->out_dur += gpuprof__g.steps.outl[i].dur;
+        s->out_dur += gpuprof__steps.outl[i].dur;
     }
     if (s->nout * 2 >= st->count) { s->nout = 0; s->out_dur = 0; memset(s->out_real, 0, sizeof s->out_real); }   /* not outliers: half the steps */
 }
@@ -11884,16 +11902,16 @@ static void gpuprof__trace_pending(gpuprof__snap *s) {
     gpuprof__thread *t;
     gpuprof__block *b;
     s->dropped_full = s->trace_buffered = 0;
-    s->trace_written = GPUPROF__LD(&gpuprof__g.trace.parts_events) + GPUPROF__LD(&gpuprof__g.trace.out.events);
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) s->dropped_full += GPUPROF__LD(&t->dropped);
-    if (gpuprof__g.trace.mode != GPUPROF__TRACE_STREAM || gpuprof__g.trace.finished) return;
+    s->trace_written = GPUPROF__LD(&gpuprof__trace.parts_events) + GPUPROF__LD(&gpuprof__trace.out.events);
+    for (t = gpuprof__threads.threads; t; t = t->next) s->dropped_full += GPUPROF__LD(&t->dropped);
+    if (gpuprof__trace.mode != GPUPROF__TRACE_STREAM || gpuprof__trace.finished) return;
     /* Written and waiting counted at one instant: while the writer waits
        (it never waits for gpuprof__lock, which the caller holds). */
     gpuprof__fmt_acquire();
     pthread_mutex_lock(&gpuprof__trace_lock);
-    s->trace_written = GPUPROF__LD(&gpuprof__g.trace.parts_events) + GPUPROF__LD(&gpuprof__g.trace.out.events);
-    for (b = gpuprof__g.trace.queue_head; b; b = b->next) s->trace_buffered += b->count - GPUPROF__LD(&b->done);
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next)
+    s->trace_written = GPUPROF__LD(&gpuprof__trace.parts_events) + GPUPROF__LD(&gpuprof__trace.out.events);
+    for (b = gpuprof__trace.queue_head; b; b = b->next) s->trace_buffered += b->count - GPUPROF__LD(&b->done);
+    for (t = gpuprof__threads.threads; t; t = t->next)
         if (t->block) s->trace_buffered += GPUPROF__LDA(&t->block->count) - GPUPROF__LD(&t->block->done);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     gpuprof__fmt_release();
@@ -11924,10 +11942,10 @@ static void gpuprof__collect_counts(gpuprof__snap *s, gpuprof__collector *c) {
     gpuprof__thread *t;
     uint32_t i;
     gpuprof__rec_drain_all();      /* every call that ended so far */
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) {
+    for (t = gpuprof__threads.threads; t; t = t->next) {
         t->snap_nodes = GPUPROF__LDA(&t->nnodes);
         c->total += t->snap_nodes + 1;
-        for (i = 0; i < gpuprof__g.registry.max_ids; i++) if (GPUPROF__LDA(&t->counters[i])) c->ncount++;
+        for (i = 0; i < gpuprof__registry.max_ids; i++) if (GPUPROF__LDA(&t->counters[i])) c->ncount++;
         s->marks += GPUPROF__LD(&t->marks);
         s->nthreads++;
     }
@@ -11944,13 +11962,13 @@ static int gpuprof__collect_alloc(gpuprof__snap *s, gpuprof__collector *c) {
     s->tree = (gpuprof__row *)gpuprof__zalloc((total + 1) * sizeof *s->tree);
     s->counters = (gpuprof__row *)gpuprof__zalloc((c->ncount + 1) * sizeof *s->counters);
     s->order = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *s->order);
-    c->flat_of = (uint32_t *)gpuprof__alloc(gpuprof__g.registry.max_ids * sizeof *c->flat_of);
+    c->flat_of = (uint32_t *)gpuprof__alloc(gpuprof__registry.max_ids * sizeof *c->flat_of);
     c->hash = (uint32_t *)gpuprof__alloc(c->mask * sizeof *c->hash);
     c->tree_of = (uint32_t *)gpuprof__alloc((size_t)(gpuprof__g.cfg.max_nodes + GPUPROF__NODE_CHUNK + 1) * sizeof *c->tree_of);
     c->one = (gpuprof__row *)gpuprof__zalloc(sizeof *c->one);
     c->seen = (uint32_t *)gpuprof__alloc((total + 1) * sizeof *c->seen);
     if (!s->flat || !s->tree || !s->counters || !s->order || !c->flat_of || !c->hash || !c->tree_of || !c->one || !c->seen) return -1;
-    memset(c->flat_of, 0xff, gpuprof__g.registry.max_ids * sizeof *c->flat_of);
+    memset(c->flat_of, 0xff, gpuprof__registry.max_ids * sizeof *c->flat_of);
     memset(c->hash, 0xff, c->mask * sizeof *c->hash);
     c->mask--;
     return 0;
@@ -11983,7 +12001,7 @@ static void gpuprof__collect_nodes(gpuprof__snap *s, gpuprof__collector *c, gpup
     /* Once a thread calls GPUPROF_STEP, the outermost ranges of the others
        (a logger, data workers, OpenMP's) are rows of their own: they are not
        phases of the step. */
-    int other = gpuprof__g.steps.stepper && t != gpuprof__g.steps.stepper;
+    int other = gpuprof__steps.stepper && t != gpuprof__steps.stepper;
     const gpuprof__node *open[GPUPROF__OPEN_MAX];
     uint64_t open_t0[GPUPROF__OPEN_MAX], now = gpuprof__ticks();
     uint32_t nopen = gpuprof__open_frames(t, open, open_t0), i;
@@ -12096,7 +12114,7 @@ static void gpuprof__vals_quantiles(gpuprof__row *r) {
 
 static void gpuprof__collect_counters(gpuprof__snap *s, gpuprof__collector *c, gpuprof__thread *t) {
     uint32_t i, k;
-    for (k = 0; k < gpuprof__g.registry.max_ids; k++) {
+    for (k = 0; k < gpuprof__registry.max_ids; k++) {
         gpuprof__node *cn = (gpuprof__node *)GPUPROF__LDA(&t->counters[k]);
         if (!cn) continue;
         for (i = 0; i < s->ncounters && s->counters[i].name_id != k; i++) {}
@@ -12169,7 +12187,7 @@ static int gpuprof__collect(gpuprof__snap *s) {
     memset(&c, 0, sizeof c);
     gpuprof__collect_counts(s, &c);
     if (gpuprof__collect_alloc(s, &c) != 0) goto fail;
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) {
+    for (t = gpuprof__threads.threads; t; t = t->next) {
         gpuprof__collect_nodes(s, &c, t);
         gpuprof__collect_counters(s, &c, t);
     }
@@ -12240,7 +12258,7 @@ static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, 
     gpuprof__buf_put(b, cell, o);
 }
 
-static const char *gpuprof__name_text(uint32_t id) { return gpuprof__g.registry.names[id].text; }
+static const char *gpuprof__name_text(uint32_t id) { return gpuprof__registry.names[id].text; }
 
 /* A name inside a line of text, as the tables show it: control characters
    and bytes that are not UTF-8 as '?', so a name cannot break the line. */
@@ -12293,7 +12311,7 @@ static uint64_t gpuprof__wall_ns(void) {
 #if defined(GPUPROF_CLOCK_FN)
     return gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
 #else
-    return gpuprof__mono_ns() - gpuprof__g.run.t_init_ns;
+    return gpuprof__mono_ns() - gpuprof__run.t_init_ns;
 #endif
 }
 
@@ -12633,7 +12651,7 @@ static int gpuprof__outliers_are_syncs(const gpuprof__snap *s, const gpuprof__ve
    makes those steps a kind of their own, but they pay for every step. */
 static int gpuprof__kind_is_syncs(const gpuprof__snap *s, int k) {
     const gpuprof__kind *kd = &s->kinds[k];
-    double rest = (double)gpuprof__g.steps.stats.count - (double)kd->steps, best = 0;
+    double rest = (double)gpuprof__steps.stats.count - (double)kd->steps, best = 0;
     const gpuprof__row *top = NULL;
     uint32_t i;
     for (i = 0; i < s->ntree && rest > 0; i++) {
@@ -12648,7 +12666,7 @@ static int gpuprof__kind_is_syncs(const gpuprof__snap *s, int k) {
 
 /* The mean of the typical steps (steps of other kinds and outlier steps apart). */
 static double gpuprof__typical_step(const gpuprof__snap *s, const gpuprof__verdict_t *v) {
-    return (gpuprof__g.steps.stats.sum - v->apart_dur - (v->nout ? s->out_dur : 0.0)) / v->steps;
+    return (gpuprof__steps.stats.sum - v->apart_dur - (v->nout ? s->out_dur : 0.0)) / v->steps;
 }
 
 /* Which tree rows are the step's phases: the outermost ranges of the thread
@@ -12689,7 +12707,7 @@ static void gpuprof__find_phases(const gpuprof__snap *s, gpuprof__verdict_t *v, 
     for (i = 0; i < s->ntree; i++) {
         const gpuprof__row *r = &s->tree[i];
         if (!is_phase[i] || !r->windowed) continue;
-        if (r->before_ns + r->after_ns >= gpuprof_stats_mean(&gpuprof__g.steps.stats) && v->noutside < GPUPROF__PHASES) v->outside[v->noutside++] = r;
+        if (r->before_ns + r->after_ns >= gpuprof_stats_mean(&gpuprof__steps.stats) && v->noutside < GPUPROF__PHASES) v->outside[v->noutside++] = r;
         if (gpuprof__in_steps(v, r) <= 0) is_phase[i] = 0;      /* nothing in the (typical) steps */
     }
 }
@@ -12754,14 +12772,14 @@ static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v
     /* the windows between consecutive GPUPROF_STEP calls that were counted */
     int k;
     v->snap = s;
-    v->per_step = gpuprof__g.steps.counted > 0 && gpuprof__g.steps.stats.count > 0;
-    v->steps = v->per_step ? (double)gpuprof__g.steps.stats.count : 1.0;
-    v->blocked = gpuprof__g.steps.wall > 0 ? 1.0 - gpuprof__g.steps.cpu / gpuprof__g.steps.wall : -1.0;
-    if (v->blocked < 0 && gpuprof__g.steps.wall > 0) v->blocked = 0;
-    v->preempted = gpuprof__g.steps.wall > 0 && gpuprof__g.steps.runq >= 0 ? gpuprof__g.steps.runq / gpuprof__g.steps.wall : -1.0;
+    v->per_step = gpuprof__steps.counted > 0 && gpuprof__steps.stats.count > 0;
+    v->steps = v->per_step ? (double)gpuprof__steps.stats.count : 1.0;
+    v->blocked = gpuprof__steps.wall > 0 ? 1.0 - gpuprof__steps.cpu / gpuprof__steps.wall : -1.0;
+    if (v->blocked < 0 && gpuprof__steps.wall > 0) v->blocked = 0;
+    v->preempted = gpuprof__steps.wall > 0 && gpuprof__steps.runq >= 0 ? gpuprof__steps.runq / gpuprof__steps.wall : -1.0;
     if (v->blocked >= 0 && v->preempted > v->blocked) v->preempted = v->blocked;    /* two clocks read apart */
-    v->vol = v->steps > 0 ? gpuprof__g.steps.vol / v->steps : 0;
-    v->invol = v->steps > 0 ? gpuprof__g.steps.invol / v->steps : 0;
+    v->vol = v->steps > 0 ? gpuprof__steps.vol / v->steps : 0;
+    v->invol = v->steps > 0 ? gpuprof__steps.invol / v->steps : 0;
     for (k = 0; v->per_step && k < (int)s->nkinds; k++) {
         const gpuprof__kind *kd = &s->kinds[k];
         if (!s->kind_rare[k] || gpuprof__kind_is_syncs(s, k) || v->apart_steps + (double)kd->steps >= v->steps) continue;
@@ -13168,7 +13186,7 @@ static double gpuprof__smp_cpu_s(const gpuprof__smp *m, int ranged) {
    its first range: those samples count, the thread once). */
 static int gpuprof__smp_tid_records(int tid) {
     const gpuprof__thread *t;
-    for (t = GPUPROF__LDA(&gpuprof__g.thread_list.threads); t; t = t->next) if (t->smp && t->smp->tid == tid) return 1;
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) if (t->smp && t->smp->tid == tid) return 1;
     return 0;
 }
 
@@ -13208,7 +13226,7 @@ static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
     if (gpuprof__smp_global.hz <= 0 || (nm = (gpuprof__smp_names *)gpuprof__alloc(sizeof *nm)) == NULL) return 0;
     gpuprof__sym_open(&st);
     snprintf(r->exe, sizeof r->exe, "%s", gpuprof__sym_exe(&st));
-    for (t = GPUPROF__LDA(&gpuprof__g.thread_list.threads); t; t = t->next) {
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
         const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (!m) continue;
         r->threads++;
@@ -13375,7 +13393,7 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
     uint32_t i;
     const char *sep = "";
     gpuprof__buf_s(b, ",\"threads\":[");
-    for (t = GPUPROF__LDA(&gpuprof__g.thread_list.threads); t; t = t->next) {
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
         const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (!m || t->exited == 2) continue;
         gpuprof__buf_printf(b, "%s{\"name\":", sep);
@@ -13735,7 +13753,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
         const gpuprof__dev_phase_sums *p = gpuprof__dev_phase_of(row->name_id);
         int any = 0;
         if (!gpuprof__dev_is_phase(row) || !p || gpuprof__dev_short(row)) continue;
-        gpuprof__buf_printf(b, "%s{\"range\":%s,\"samples\":%u,\"counters\":{", first ? "" : ",", gpuprof__g.registry.names[p->name_id].json, p->n);
+        gpuprof__buf_printf(b, "%s{\"range\":%s,\"samples\":%u,\"counters\":{", first ? "" : ",", gpuprof__registry.names[p->name_id].json, p->n);
         first = 0;
         for (k = 0; k < GPUPROF__DEV_N; k++) {
             if (!p->cnt[k]) continue;
@@ -13750,7 +13768,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     for (i = 0, first = 1; i < s->ntree; i++) {
         const gpuprof__row *row = &s->tree[i];
         if (!gpuprof__dev_is_phase(row) || !gpuprof__dev_short(row)) continue;
-        gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__g.registry.names[row->name_id].json);
+        gpuprof__buf_printf(b, "%s%s", first ? "" : ",", gpuprof__registry.names[row->name_id].json);
         first = 0;
     }
     gpuprof__buf_printf(b, "],\"outside_ranges\":%llu},\n", (unsigned long long)gpuprof__dev.outside);
@@ -14434,7 +14452,7 @@ static void gpuprof__buf_part(gpuprof__buf *b, const char *before, unsigned k) {
 /* The parts of the streamed trace on disk (GPUPROF_TRACE_MAX_MB): first and
    last of those kept, and how many were written and removed. */
 static void gpuprof__report_parts(gpuprof__buf *b) {
-    unsigned n = GPUPROF__LD(&gpuprof__g.trace.nparts), first = gpuprof__part_first(n);
+    unsigned n = GPUPROF__LD(&gpuprof__trace.nparts), first = gpuprof__part_first(n);
     if (n <= 1) return;
     gpuprof__buf_printf(b, "   trace parts: %u of at most %d MiB;", n, gpuprof__g.cfg.trace_max_mb);
     gpuprof__buf_part(b, " on disk: ", first);
@@ -14447,10 +14465,10 @@ static void gpuprof__report_parts(gpuprof__buf *b) {
    or what the flight recorder holds. */
 static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) {
     unsigned long long written = s->trace_written;
-    int failed = GPUPROF__LDA(&gpuprof__g.trace.out.failed);
-    unsigned n = GPUPROF__LD(&gpuprof__g.trace.nparts);
-    if (gpuprof__g.trace.mode == GPUPROF__TRACE_RING) {
-        unsigned long long out = GPUPROF__LD(&gpuprof__g.trace.ring_fell_out);
+    int failed = GPUPROF__LDA(&gpuprof__trace.out.failed);
+    unsigned n = GPUPROF__LD(&gpuprof__trace.nparts);
+    if (gpuprof__trace.mode == GPUPROF__TRACE_RING) {
+        unsigned long long out = GPUPROF__LD(&gpuprof__trace.ring_fell_out);
         gpuprof__buf_printf(b, "   trace: none streamed; the flight recorder keeps the latest events (%d MiB", gpuprof__g.cfg.trace_ring_mb);
         if (out) gpuprof__buf_printf(b, ", %llu older ones fell out", out);
         gpuprof__buf_s(b, ") for gpuprof_write_trace(path)\n");
@@ -14463,14 +14481,14 @@ static void gpuprof__report_trace_line(gpuprof__buf *b, const gpuprof__snap *s) 
         gpuprof__buf_s(b, "   trace: ");
         gpuprof__buf_s(b, gpuprof__g.trace_path);
     }
-    if (gpuprof__g.trace.finished) gpuprof__buf_printf(b, " (%llu events written", written);
+    if (gpuprof__trace.finished) gpuprof__buf_printf(b, " (%llu events written", written);
     else gpuprof__buf_printf(b, " (streaming: %llu events written so far, %llu more recorded in buffers", written, (unsigned long long)s->trace_buffered);
     if (s->dropped_full)
         gpuprof__buf_printf(b, "; %llu dropped, recorded faster than written: raise trace_buffer_mb, now %d",
                             (unsigned long long)s->dropped_full, gpuprof__g.cfg.trace_buffer_mb);
     if (failed)
         gpuprof__buf_printf(b, "; writing failed (%s), %llu events lost: check the path and free space",
-                            gpuprof__g.trace.out.error, (unsigned long long)(s->dropped - s->dropped_full));
+                            gpuprof__trace.out.error, (unsigned long long)(s->dropped - s->dropped_full));
     else if (!s->dropped_full) gpuprof__buf_s(b, ", none dropped");
     gpuprof__buf_s(b, ")\n");
     gpuprof__report_parts(b);
@@ -14570,10 +14588,10 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
 /* The slow steps captured (GPUPROF_CAPTURE_SLOW), a line each. */
 static void gpuprof__report_captures(gpuprof__buf *b) {
     uint32_t k;
-    unsigned i, n = GPUPROF__LDA(&gpuprof__g.background.ncap);
+    unsigned i, n = GPUPROF__LDA(&gpuprof__bg.ncap);
     char t1[32], t2[32], t3[32];
     for (i = 0; i < n; i++) {
-        const gpuprof__capture *c = &gpuprof__g.background.cap[i];
+        const gpuprof__capture *c = &gpuprof__bg.cap[i];
         int state = GPUPROF__LDA(&c->state);
         gpuprof__fmt(t2, sizeof t2, "%.1f", c->ns / c->median);
         gpuprof__buf_printf(b, "   slow step %llu captured", (unsigned long long)c->step);
@@ -14588,24 +14606,24 @@ static void gpuprof__report_captures(gpuprof__buf *b) {
 static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
     char t1[32], t2[32], t3[32], t4[32], rank[96] = "", device[640];
     double wall = (double)gpuprof__wall_ns();
-    if (gpuprof__g.run.rank >= 0 && gpuprof__g.run.world_size > 0)
-        snprintf(rank, sizeof rank, ", rank %d of %d on %.40s", gpuprof__g.run.rank, gpuprof__g.run.world_size, gpuprof__g.run.host);
-    else if (gpuprof__g.run.rank >= 0) snprintf(rank, sizeof rank, ", rank %d on %.40s", gpuprof__g.run.rank, gpuprof__g.run.host);
+    if (gpuprof__run.rank >= 0 && gpuprof__run.world_size > 0)
+        snprintf(rank, sizeof rank, ", rank %d of %d on %.40s", gpuprof__run.rank, gpuprof__run.world_size, gpuprof__run.host);
+    else if (gpuprof__run.rank >= 0) snprintf(rank, sizeof rank, ", rank %d on %.40s", gpuprof__run.rank, gpuprof__run.host);
     gpuprof__device_text(device, sizeof device);
     gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | %s | wall %s | %d thread%s | clock %s\n",
-                        GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__g.run.pid, rank, device,
-                        gpuprof__fmt_ns(t1, sizeof t1, wall), (int)gpuprof__g.thread_list.nthreads, gpuprof__g.thread_list.nthreads == 1 ? "" : "s",
+                        GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__run.pid, rank, device,
+                        gpuprof__fmt_ns(t1, sizeof t1, wall), (int)gpuprof__threads.nthreads, gpuprof__threads.nthreads == 1 ? "" : "s",
                         gpuprof__clock_name(0));
-    if (gpuprof__g.steps.seen) {
-        gpuprof__buf_printf(b, "   steps: %llu counted, %llu excluded (warm-up)", (unsigned long long)gpuprof__g.steps.counted,
-                            (unsigned long long)gpuprof__g.steps.excluded);
-        if (gpuprof__g.sched_on) gpuprof__buf_printf(b, ", %llu not recorded (schedule)", (unsigned long long)gpuprof__g.steps.unrecorded);
-        if (gpuprof__g.steps.stats.count)
+    if (gpuprof__steps.seen) {
+        gpuprof__buf_printf(b, "   steps: %llu counted, %llu excluded (warm-up)", (unsigned long long)gpuprof__steps.counted,
+                            (unsigned long long)gpuprof__steps.excluded);
+        if (gpuprof__g.sched_on) gpuprof__buf_printf(b, ", %llu not recorded (schedule)", (unsigned long long)gpuprof__steps.unrecorded);
+        if (gpuprof__steps.stats.count)
             gpuprof__buf_printf(b, " | step time: mean %s, p50 %s, p95 %s, max %s",
-                                gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_mean(&gpuprof__g.steps.stats)),
-                                gpuprof__fmt_ns(t2, sizeof t2, gpuprof_stats_quantile(&gpuprof__g.steps.stats, 0.5)),
-                                gpuprof__fmt_ns(t3, sizeof t3, gpuprof_stats_quantile(&gpuprof__g.steps.stats, 0.95)),
-                                gpuprof__fmt_ns(t4, sizeof t4, gpuprof_stats_max(&gpuprof__g.steps.stats)));
+                                gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_mean(&gpuprof__steps.stats)),
+                                gpuprof__fmt_ns(t2, sizeof t2, gpuprof_stats_quantile(&gpuprof__steps.stats, 0.5)),
+                                gpuprof__fmt_ns(t3, sizeof t3, gpuprof_stats_quantile(&gpuprof__steps.stats, 0.95)),
+                                gpuprof__fmt_ns(t4, sizeof t4, gpuprof_stats_max(&gpuprof__steps.stats)));
         gpuprof__buf_s(b, "\n");
         if (s->npoints >= 2) gpuprof__report_series(b, s);
         gpuprof__report_captures(b);
@@ -14614,7 +14632,7 @@ static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
     }
     if (s->excluded_calls) gpuprof__buf_printf(b, "   %llu range calls excluded from the statistics (warm-up/schedule), still in the trace\n",
                                                (unsigned long long)s->excluded_calls);
-    if (gpuprof__g.trace_path || gpuprof__g.trace.mode == GPUPROF__TRACE_RING)
+    if (gpuprof__g.trace_path || gpuprof__trace.mode == GPUPROF__TRACE_RING)
         gpuprof__report_trace_line(b, s);
     gpuprof__report_gpu_line(b);
 }
@@ -15136,7 +15154,7 @@ static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const 
 
 static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double profiled) {
     gpuprof__buf_s(b, "{\"name\":");
-    gpuprof__buf_s(b, gpuprof__g.registry.names[r->name_id].json);
+    gpuprof__buf_s(b, gpuprof__registry.names[r->name_id].json);
     gpuprof__buf_s(b, ",");
     gpuprof__json_stats(b, &r->stats, "_ns");
     if (r->open_calls) {                 /* mid-run: calls under way, not in the figures above */
@@ -15237,14 +15255,14 @@ static void gpuprof__json_mem(gpuprof__buf *b, const gpuprof__memstate *m) {
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_printf(b, ",\n \"tracked\":{\"live_bytes\":%llu,\"peak_bytes\":%llu,\"peak_step\":%llu,\"peak_before\":",
                         (unsigned long long)m->live, (unsigned long long)m->peak, (unsigned long long)m->peak_step);
-    if (m->peak_label && !m->peak_pending) gpuprof__buf_s(b, gpuprof__g.registry.names[m->peak_label].json);
+    if (m->peak_label && !m->peak_pending) gpuprof__buf_s(b, gpuprof__registry.names[m->peak_label].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_printf(b, ",\"allocs\":%llu,\"frees\":%llu,\"unknown_frees\":%llu,\"untracked\":%llu,\"categories\":[",
                         (unsigned long long)m->allocs, (unsigned long long)m->frees, (unsigned long long)m->unknown_frees, (unsigned long long)m->untracked);
     for (i = 0; i < m->ncat; i++) {
         const gpuprof__memcat *c = &m->cat[i];
         gpuprof__buf_s(b, i ? ",\n  {\"name\":" : "\n  {\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.registry.names[c->name_id].json);
+        gpuprof__buf_s(b, gpuprof__registry.names[c->name_id].json);
         gpuprof__buf_printf(b, ",\"live_bytes\":%llu,\"peak_bytes\":%llu,\"at_peak_bytes\":%llu,\"allocs\":%llu,\"frees\":%llu}",
                             (unsigned long long)c->live, (unsigned long long)c->peak, (unsigned long long)c->at_peak,
                             (unsigned long long)c->allocs, (unsigned long long)c->frees);
@@ -15253,14 +15271,14 @@ static void gpuprof__json_mem(gpuprof__buf *b, const gpuprof__memstate *m) {
     for (i = 0; i < m->nphase; i++) {
         const gpuprof__memphase *p = &m->phase[i];
         gpuprof__buf_s(b, i ? ",\n  {\"label\":" : "\n  {\"label\":");
-        gpuprof__buf_s(b, gpuprof__g.registry.names[p->name_id].json);
+        gpuprof__buf_s(b, gpuprof__registry.names[p->name_id].json);
         gpuprof__buf_printf(b, ",\"count\":%llu,\"step\":%llu,\"tracked_bytes\":%llu", (unsigned long long)p->count,
                             (unsigned long long)p->step, (unsigned long long)p->last.tracked);
         gpuprof__json_bytes(b, "tracked_delta_bytes", p->has_delta, (double)p->d_tracked);
         gpuprof__buf_printf(b, ",\"tracked_peak_bytes\":%llu", (unsigned long long)p->peak);
         gpuprof__json_bytes(b, "tracked_growth_bytes", p->growth != INT64_MIN, (double)p->growth);
         gpuprof__buf_s(b, ",\"growth_category\":");
-        if (p->growth != INT64_MIN && p->growth_cat >= 0) gpuprof__buf_s(b, gpuprof__g.registry.names[m->cat[p->growth_cat].name_id].json);
+        if (p->growth != INT64_MIN && p->growth_cat >= 0) gpuprof__buf_s(b, gpuprof__registry.names[m->cat[p->growth_cat].name_id].json);
         else gpuprof__buf_s(b, "null");
         gpuprof__json_bytes(b, "device_used_bytes", p->last.dev_ok, (double)p->last.dev_used);
         gpuprof__json_bytes(b, "device_delta_bytes", p->has_delta && p->last.dev_ok, (double)p->d_dev);
@@ -15275,11 +15293,11 @@ static void gpuprof__json_mem(gpuprof__buf *b, const gpuprof__memstate *m) {
     gpuprof__buf_s(b, "],\n \"largest_growth\":");
     if (m->growth_kind) {
         gpuprof__buf_s(b, "{\"label\":");
-        gpuprof__buf_s(b, gpuprof__g.registry.names[m->growth_label].json);
+        gpuprof__buf_s(b, gpuprof__registry.names[m->growth_label].json);
         gpuprof__buf_printf(b, ",\"bytes\":%lld,\"of\":\"%s\",\"step\":%llu,\"category\":", (long long)m->growth, what[m->growth_kind],
                             (unsigned long long)m->growth_step);
         if (m->growth_cat >= 0) {
-            gpuprof__buf_s(b, gpuprof__g.registry.names[m->cat[m->growth_cat].name_id].json);
+            gpuprof__buf_s(b, gpuprof__registry.names[m->cat[m->growth_cat].name_id].json);
             gpuprof__buf_printf(b, ",\"category_bytes\":%lld}", (long long)m->growth_cat_bytes);
         } else gpuprof__buf_s(b, "null,\"category_bytes\":null}");
     } else gpuprof__buf_s(b, "null");
@@ -15289,7 +15307,7 @@ static void gpuprof__json_mem(gpuprof__buf *b, const gpuprof__memstate *m) {
 /* The i-th object of an array, opened with its "name". */
 static void gpuprof__json_named(gpuprof__buf *b, int i, uint32_t name_id) {
     gpuprof__buf_s(b, i ? ",{\"name\":" : "{\"name\":");
-    gpuprof__buf_s(b, gpuprof__g.registry.names[name_id].json);
+    gpuprof__buf_s(b, gpuprof__registry.names[name_id].json);
 }
 
 /* "peaks": the roofline's peaks and where they came from. */
@@ -15315,7 +15333,7 @@ static void gpuprof__json_phases(gpuprof__buf *b, const gpuprof__snap *s, const 
     for (i = 0; i < v->nph; i++) {
         const gpuprof__phase *p = &v->ph[i];
         gpuprof__buf_s(b, i ? ",\n  {\"name\":" : "\n  {\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.registry.names[p->r->name_id].json);
+        gpuprof__buf_s(b, gpuprof__registry.names[p->r->name_id].json);
         gpuprof__buf_printf(b, ",\"class\":\"%s\",\"share\":", gpuprof__kname[p->k]);
         gpuprof__buf_num(b, v->step_ns > 0 ? p->t / v->step_ns : GPUPROF__NAN);
         gpuprof__buf_s(b, ",\"cpu_ns\":");
@@ -15325,7 +15343,7 @@ static void gpuprof__json_phases(gpuprof__buf *b, const gpuprof__snap *s, const 
         gpuprof__buf_s(b, ",\"held_ns\":");
         gpuprof__buf_num(b, p->t);
         gpuprof__buf_s(b, ",\"decided_by\":");
-        if (p->by) gpuprof__buf_s(b, gpuprof__g.registry.names[p->by->name_id].json);
+        if (p->by) gpuprof__buf_s(b, gpuprof__registry.names[p->by->name_id].json);
         else gpuprof__buf_s(b, "null");
         if (!s->has_gpu && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
         else gpuprof__phase_why(why, sizeof why, s, p);
@@ -15430,7 +15448,7 @@ static void gpuprof__json_verdict(gpuprof__buf *b, const gpuprof__snap *s, gpupr
     }
     gpuprof__json_phases(b, s, v);
     gpuprof__buf_printf(b, "],\n \"more_phases\":%d,\"container\":", v->more);
-    if (v->container) gpuprof__buf_s(b, gpuprof__g.registry.names[v->container->name_id].json);
+    if (v->container) gpuprof__buf_s(b, gpuprof__registry.names[v->container->name_id].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"stepper_blocked_share\":");
     gpuprof__buf_num(b, v->blocked >= 0 ? v->blocked : GPUPROF__NAN);
@@ -15449,14 +15467,14 @@ static void gpuprof__json_verdict(gpuprof__buf *b, const gpuprof__snap *s, gpupr
     gpuprof__buf_num(b, v->per_step ? v->outside_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"bottleneck\":{\"name\":");
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
-    if (name) gpuprof__buf_s(b, gpuprof__g.registry.names[v->ph[v->bottleneck].r->name_id].json);
+    if (name) gpuprof__buf_s(b, gpuprof__registry.names[v->ph[v->bottleneck].r->name_id].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_printf(b, ",\"outside_ranges\":%s,\"class\":\"%s\",\"time_ns\":", name ? "false" : "true", gpuprof__kname[k]);
     gpuprof__buf_num(b, ns);
     gpuprof__buf_s(b, ",\"share\":");
     gpuprof__buf_num(b, v->step_ns > 0 ? ns / v->step_ns : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"waits_for\":");
-    if (v->waits_for >= 0) gpuprof__buf_s(b, gpuprof__g.registry.names[v->ph[v->waits_for].r->name_id].json);
+    if (v->waits_for >= 0) gpuprof__buf_s(b, gpuprof__registry.names[v->ph[v->waits_for].r->name_id].json);
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\"remedy\":");
     gpuprof__buf_json_str(b, remedy);
@@ -15589,7 +15607,7 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     char cause[200];
     if (s->series_json) { gpuprof__buf_put(b, s->series_json, s->series_json_len); return; }
     gpuprof__buf_printf(b, "\n \"over_time\":{\"steps_per_point\":%u,\"ranges\":[", s->npoints ? s->per_point : 0u);
-    for (k = 0; k < s->nph; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.registry.names[s->ph_name[k]].json);
+    for (k = 0; k < s->nph; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__registry.names[s->ph_name[k]].json);
     gpuprof__buf_s(b, "],\"points\":[");
     for (i = 0; i < s->npoints; i++) {
         const gpuprof__point *p = &s->series[i];
@@ -15613,7 +15631,7 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, ",\"change\":");
     gpuprof__buf_num(b, (d.last - d.first) / d.first);
     gpuprof__buf_s(b, ",\"range\":");
-    gpuprof__buf_s(b, d.slot >= 0 ? gpuprof__g.registry.names[s->ph_name[d.slot]].json : "null");
+    gpuprof__buf_s(b, d.slot >= 0 ? gpuprof__registry.names[s->ph_name[d.slot]].json : "null");
     gpuprof__buf_s(b, ",\"range_change_ns\":");
     gpuprof__buf_num(b, d.slot >= 0 ? d.slot_change : GPUPROF__NAN);
     gpuprof__dev_drift_cause(cause, sizeof cause, &d);
@@ -15626,10 +15644,10 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
 /* steps.captures (docs/summary.md): the slow steps captured. */
 static void gpuprof__json_captures(gpuprof__buf *b) {
     uint32_t k;
-    unsigned i, n = GPUPROF__LDA(&gpuprof__g.background.ncap);
+    unsigned i, n = GPUPROF__LDA(&gpuprof__bg.ncap);
     gpuprof__buf_s(b, ",\n \"captures\":[");
     for (i = 0; i < n; i++) {
-        const gpuprof__capture *c = &gpuprof__g.background.cap[i];
+        const gpuprof__capture *c = &gpuprof__bg.cap[i];
         int state = GPUPROF__LDA(&c->state);
         gpuprof__buf_printf(b, "%s{\"step\":%llu,\"ns\":", i ? "," : "", (unsigned long long)c->step);
         gpuprof__buf_num(b, c->ns);
@@ -15638,7 +15656,7 @@ static void gpuprof__json_captures(gpuprof__buf *b) {
         gpuprof__buf_s(b, ",\"times_median\":");
         gpuprof__buf_num(b, c->ns / c->median);
         gpuprof__buf_printf(b, ",\"kind\":{\"most_common\":%s,\"with\":[", c->common ? "true" : "false");
-        for (k = 0; k < c->nwith; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__g.registry.names[c->with[k]].json);
+        for (k = 0; k < c->nwith; k++) gpuprof__buf_printf(b, "%s%s", k ? "," : "", gpuprof__registry.names[c->with[k]].json);
         gpuprof__buf_s(b, "]},\"file\":");
         if (state == 1) gpuprof__buf_json_str(b, c->file);
         else gpuprof__buf_s(b, "null");
@@ -15655,12 +15673,12 @@ static void gpuprof__json_trace(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_printf(b, ",\"events\":%llu,\"in_buffers\":%llu,\"dropped\":%llu,\"dropped_buffers_full\":%llu,\"flight_recorder_mb\":%d,\"fell_out\":%llu,\"error\":",
                         (unsigned long long)s->trace_written, (unsigned long long)s->trace_buffered,
                         (unsigned long long)s->dropped, (unsigned long long)s->dropped_full,
-                        gpuprof__g.trace.mode == GPUPROF__TRACE_RING ? gpuprof__g.cfg.trace_ring_mb : 0,
-                        (unsigned long long)GPUPROF__LD(&gpuprof__g.trace.ring_fell_out));
-    if (GPUPROF__LDA(&gpuprof__g.trace.out.failed)) gpuprof__buf_json_str(b, gpuprof__g.trace.out.error);
+                        gpuprof__trace.mode == GPUPROF__TRACE_RING ? gpuprof__g.cfg.trace_ring_mb : 0,
+                        (unsigned long long)GPUPROF__LD(&gpuprof__trace.ring_fell_out));
+    if (GPUPROF__LDA(&gpuprof__trace.out.failed)) gpuprof__buf_json_str(b, gpuprof__trace.out.error);
     else gpuprof__buf_s(b, "null");
     {   /* the parts on disk (GPUPROF_TRACE_MAX_MB), oldest first; one file: [path] */
-        unsigned n = gpuprof__g.trace_path && gpuprof__g.trace.mode == GPUPROF__TRACE_STREAM ? GPUPROF__LD(&gpuprof__g.trace.nparts) : 0, k;
+        unsigned n = gpuprof__g.trace_path && gpuprof__trace.mode == GPUPROF__TRACE_STREAM ? GPUPROF__LD(&gpuprof__trace.nparts) : 0, k;
         unsigned first = gpuprof__part_first(n);
         char *part = n ? (char *)gpuprof__alloc(GPUPROF__PATH_MAX + 104) : NULL;     /* on the heap: the caller's stack may be 16 KiB */
         gpuprof__buf_printf(b, ",\"parts_written\":%u,\"parts\":[", n);
@@ -15682,7 +15700,7 @@ static void gpuprof__json_counters(gpuprof__buf *b, const gpuprof__snap *s) {
         const gpuprof__row *r = &s->counters[i];
         gpuprof__buf_s(b, i ? ",\n " : "\n ");
         gpuprof__buf_s(b, "{\"name\":");
-        gpuprof__buf_s(b, gpuprof__g.registry.names[r->name_id].json);
+        gpuprof__buf_s(b, gpuprof__registry.names[r->name_id].json);
         gpuprof__buf_s(b, ",");
         gpuprof__json_stats_q(b, &r->stats, "", r->q_over ? r->q : NULL);
         gpuprof__buf_s(b, ",\"quantiles_of\":");
@@ -15699,18 +15717,18 @@ static void gpuprof__json_counters(gpuprof__buf *b, const gpuprof__snap *s) {
    rank (null when no launcher says), host, the variable the rank came
    from, elastic restarts, and the wall-clock time of the trace's zero. */
 static void gpuprof__json_ranks(gpuprof__buf *b) {
-    if (gpuprof__g.run.world_size > 0) gpuprof__buf_printf(b, ",\"world_size\":%d", gpuprof__g.run.world_size);
+    if (gpuprof__run.world_size > 0) gpuprof__buf_printf(b, ",\"world_size\":%d", gpuprof__run.world_size);
     else gpuprof__buf_s(b, ",\"world_size\":null");
-    if (gpuprof__g.run.local_rank >= 0) gpuprof__buf_printf(b, ",\"local_rank\":%d", gpuprof__g.run.local_rank);
+    if (gpuprof__run.local_rank >= 0) gpuprof__buf_printf(b, ",\"local_rank\":%d", gpuprof__run.local_rank);
     else gpuprof__buf_s(b, ",\"local_rank\":null");
     gpuprof__buf_s(b, ",\"host\":");
-    gpuprof__buf_json_str(b, gpuprof__g.run.host);
+    gpuprof__buf_json_str(b, gpuprof__run.host);
     gpuprof__buf_s(b, ",\"rank_source\":");
-    if (gpuprof__g.run.rank_source) gpuprof__buf_json_str(b, gpuprof__g.run.rank_source);
+    if (gpuprof__run.rank_source) gpuprof__buf_json_str(b, gpuprof__run.rank_source);
     else gpuprof__buf_s(b, "null");
-    if (gpuprof__g.run.restarts >= 0) gpuprof__buf_printf(b, ",\"restarts\":%d", gpuprof__g.run.restarts);
+    if (gpuprof__run.restarts >= 0) gpuprof__buf_printf(b, ",\"restarts\":%d", gpuprof__run.restarts);
     else gpuprof__buf_s(b, ",\"restarts\":null");
-    gpuprof__buf_printf(b, ",\"t0_realtime_ns\":%llu", (unsigned long long)gpuprof__g.run.t0_realtime_ns);
+    gpuprof__buf_printf(b, ",\"t0_realtime_ns\":%llu", (unsigned long long)gpuprof__run.t0_realtime_ns);
 }
 
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
@@ -15722,8 +15740,8 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     else gpuprof__buf_s(b, "null");
     gpuprof__buf_s(b, ",\n\"run\":{\"process\":");
     gpuprof__buf_json_str(b, gpuprof__g.process_name);
-    gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"", gpuprof__g.run.pid, gpuprof__g.run.rank,
-                        gpuprof__g.thread_list.nthreads, (unsigned long long)gpuprof__wall_ns(),
+    gpuprof__buf_printf(b, ",\"pid\":%d,\"rank\":%d,\"threads\":%u,\"wall_ns\":%llu,\"clock\":\"%s\"", gpuprof__run.pid, gpuprof__run.rank,
+                        gpuprof__threads.nthreads, (unsigned long long)gpuprof__wall_ns(),
                         gpuprof__clock_name(1));
     gpuprof__json_ranks(b);
     gpuprof__buf_s(b, "},\n");
@@ -15764,9 +15782,9 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         gpuprof__g.cfg.max_names, gpuprof__g.cfg.max_nodes, gpuprof__g.cfg.trace_buffer_mb,
                         gpuprof__g.cfg.trace_ring_mb > 0 ? gpuprof__g.cfg.trace_ring_mb : 0, GPUPROF_MAX_DEPTH, gpuprof__g.cfg.collector ? "true" : "false");
     gpuprof__buf_printf(b, "\"steps\":{\"seen\":%s,\"counted\":%llu,\"excluded\":%llu,\"not_recorded\":%llu,\"time\":{",
-                        gpuprof__g.steps.seen ? "true" : "false", (unsigned long long)gpuprof__g.steps.counted,
-                        (unsigned long long)gpuprof__g.steps.excluded, (unsigned long long)gpuprof__g.steps.unrecorded);
-    gpuprof__json_stats(b, &gpuprof__g.steps.stats, "_ns");
+                        gpuprof__steps.seen ? "true" : "false", (unsigned long long)gpuprof__steps.counted,
+                        (unsigned long long)gpuprof__steps.excluded, (unsigned long long)gpuprof__steps.unrecorded);
+    gpuprof__json_stats(b, &gpuprof__steps.stats, "_ns");
     gpuprof__buf_s(b, "},\"typical_time\":");       /* the steps of the most common kind (the live metrics' step_seconds) */
     if (s->typical >= 0) {
         gpuprof__buf_s(b, "{");
@@ -15888,7 +15906,7 @@ static void gpuprof__metrics_path(char *out, size_t n, const gpuprof__snap *s, u
     while (r >= 0 && depth <= GPUPROF_MAX_DEPTH) { chain[depth++] = (uint32_t)r; r = s->tree[r].parent; }
     out[0] = 0;
     for (i = depth; i-- > 0 && o + 1 < n;)
-        o += (size_t)snprintf(out + o, n - o, "%s%s", i + 1 < depth ? "/" : "", gpuprof__g.registry.names[s->tree[chain[i]].name_id].text);
+        o += (size_t)snprintf(out + o, n - o, "%s%s", i + 1 < depth ? "/" : "", gpuprof__registry.names[s->tree[chain[i]].name_id].text);
 }
 
 typedef struct gpuprof__metrics_range { char *path; double ns, calls, gpu_ns; int gpu; } gpuprof__metrics_range;
@@ -15969,15 +15987,15 @@ static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const 
     gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);    /* on the heap: the caller's stack may be 16 KiB */
     char ws[16];
     int i;
-    snprintf(ws, sizeof ws, "%d", gpuprof__g.run.world_size > 0 ? gpuprof__g.run.world_size : 1);
+    snprintf(ws, sizeof ws, "%d", gpuprof__run.world_size > 0 ? gpuprof__run.world_size : 1);
     gpuprof__metrics_family(b, "gpuprof_info", "gauge", "The profiled process: gpuprof's version, the process, its host, the job's world size.");
     gpuprof__buf_printf(b, "gpuprof_info{%s,version=\"" GPUPROF_VERSION "\",process=\"", base);
     gpuprof__metrics_str(b, gpuprof__g.process_name);
     gpuprof__buf_s(b, "\",host=\"");
-    gpuprof__metrics_str(b, gpuprof__g.run.host);
+    gpuprof__metrics_str(b, gpuprof__run.host);
     gpuprof__buf_printf(b, "\",world_size=\"%s\"} 1\n", ws);
     gpuprof__metrics_family(b, "gpuprof_steps_total", "counter", "Counted steps (GPUPROF_STEP, warm-up and excluded steps left out).");
-    gpuprof__metrics_at(b, "gpuprof_steps_total", base, NULL, NULL, (double)gpuprof__g.steps.counted);
+    gpuprof__metrics_at(b, "gpuprof_steps_total", base, NULL, NULL, (double)gpuprof__steps.counted);
     gpuprof__metrics_family(b, "gpuprof_step_seconds", "summary", "Step time of the typical steps (the most common kind: the same ranges ran), seconds.");
     for (i = 0; i < 3; i++) gpuprof__metrics_at(b, "gpuprof_step_seconds", base, "quantile", qn[i], ty && ty->count ? gpuprof_stats_quantile(ty, qs[i]) / 1e9 : GPUPROF__NAN);
     gpuprof__metrics_at(b, "gpuprof_step_seconds_sum", base, NULL, NULL, ty ? ty->sum / 1e9 : 0.0);
@@ -15987,9 +16005,9 @@ static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const 
     gpuprof__analyze(s, v);
     if (v->nph) gpuprof__metrics_family(b, "gpuprof_phase_share", "gauge", "The verdict's share of the step held by each phase (an outermost range), 0-1.");
     for (i = 0; i < v->nph; i++)
-        gpuprof__metrics_at(b, "gpuprof_phase_share", base, "range", gpuprof__g.registry.names[v->ph[i].r->name_id].text, v->step_ns > 0 ? v->ph[i].t / v->step_ns : GPUPROF__NAN);
+        gpuprof__metrics_at(b, "gpuprof_phase_share", base, "range", gpuprof__registry.names[v->ph[i].r->name_id].text, v->step_ns > 0 ? v->ph[i].t / v->step_ns : GPUPROF__NAN);
     if (s->ncounters) gpuprof__metrics_family(b, "gpuprof_value_last", "gauge", "The last value of each GPUPROF_COUNTER.");
-    for (i = 0; i < (int)s->ncounters; i++) gpuprof__metrics_at(b, "gpuprof_value_last", base, "name", gpuprof__g.registry.names[s->counters[i].name_id].text, s->counters[i].last);
+    for (i = 0; i < (int)s->ncounters; i++) gpuprof__metrics_at(b, "gpuprof_value_last", base, "name", gpuprof__registry.names[s->counters[i].name_id].text, s->counters[i].last);
     if (s->mem) {
         const gpuprof__memfig *last = &s->mem->prev;
         gpuprof__metrics_family(b, "gpuprof_memory_bytes", "gauge", "Memory at the latest GPUPROF_MEM snapshot: tracked bytes live, the device's used bytes, the host's RSS.");
@@ -16011,7 +16029,7 @@ static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const 
 static void gpuprof__metrics_text(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf base = { NULL, 0, 0, 0 };
     gpuprof__timespec rt;
-    gpuprof__buf_printf(&base, "rank=\"%d\",job=\"", gpuprof__g.run.rank > 0 ? gpuprof__g.run.rank : 0);
+    gpuprof__buf_printf(&base, "rank=\"%d\",job=\"", gpuprof__run.rank > 0 ? gpuprof__run.rank : 0);
     gpuprof__metrics_str(&base, gpuprof__metrics_job());
     gpuprof__buf_s(&base, "\"");
     if (base.failed) { b->failed = 1; return; }
@@ -16101,7 +16119,7 @@ static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
     }
     rc = gpuprof__collect(sp);
     if (rc == 0) {
-        sp->checkpoint = what == GPUPROF__MAKE_CHECKPOINT ? GPUPROF__LD(&gpuprof__g.background.checkpoints) + 1 : 0;
+        sp->checkpoint = what == GPUPROF__MAKE_CHECKPOINT ? GPUPROF__LD(&gpuprof__bg.checkpoints) + 1 : 0;
         sp->series_json = series.p && !series.failed ? series.p : NULL;
         sp->series_json_len = series.len;
         if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, sp);
@@ -16160,16 +16178,16 @@ int gpuprof_write_summary(const char *path) {
 
 /* The trace (path expanded) of what was recorded so far. */
 static int gpuprof__write_trace_to(const char *path) {
-    if (gpuprof__g.trace.mode == GPUPROF__TRACE_NONE) {
+    if (gpuprof__trace.mode == GPUPROF__TRACE_NONE) {
         gpuprof__warn(GPUPROF__W_IO, "no trace was recorded, so nothing is written to '%s' (set GPUPROF_TRACE=path, or leave the flight recorder on: GPUPROF_TRACE_RING_MB / gpuprof_config.trace_ring_mb not 0)",
                       path ? path : "(null)");
         return -1;
     }
     gpuprof__gpu_drain();           /* finished GPU ranges into the trace (waits for the GPU) */
-    if (gpuprof__g.trace.mode == GPUPROF__TRACE_STREAM) {
-        if (!path || !*path || gpuprof__same_file(path, gpuprof__g.trace.out.path)) {
+    if (gpuprof__trace.mode == GPUPROF__TRACE_STREAM) {
+        if (!path || !*path || gpuprof__same_file(path, gpuprof__trace.out.path)) {
             (void)gpuprof__trace_sync(NULL);  /* the streamed file itself, brought up to date */
-            return gpuprof__g.trace.out.failed ? -1 : 0;
+            return gpuprof__trace.out.failed ? -1 : 0;
         }
         return gpuprof__trace_copy(path);
     }
@@ -16235,7 +16253,7 @@ void gpuprof_reset(void) {
     if (!gpuprof__usable("gpuprof_reset")) return;
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) {
+    for (t = gpuprof__threads.threads; t; t = t->next) {
         uint32_t nn = GPUPROF__LDA(&t->nnodes);
         /* The calls that ended before now are of the old period: their
            records are dropped with the statistics, the ring held meanwhile. */
@@ -16271,7 +16289,7 @@ void gpuprof_reset(void) {
             GPUPROF__ST(&n->copy_pageable, (uint64_t)0);
             GPUPROF__ST(&n->sync_ns, (uint64_t)0);
         }
-        for (i = 0; i < gpuprof__g.registry.max_ids; i++) {
+        for (i = 0; i < gpuprof__registry.max_ids; i++) {
             gpuprof__node *n = (gpuprof__node *)GPUPROF__LDA(&t->counters[i]);
             if (n) gpuprof__stats_clear(&n->stats);
         }
@@ -16280,8 +16298,8 @@ void gpuprof_reset(void) {
     }
     gpuprof__smp_reset();
     gpuprof__mem_clear();
-    gpuprof_stats_init(&gpuprof__g.steps.stats);
-    gpuprof__g.steps.counted = gpuprof__g.steps.excluded = gpuprof__g.steps.unrecorded = 0;
+    gpuprof_stats_init(&gpuprof__steps.stats);
+    gpuprof__steps.counted = gpuprof__steps.excluded = gpuprof__steps.unrecorded = 0;
     gpuprof__step_figures_clear();       /* they belong to the statistics just cleared */
 #ifdef GPUPROF_CUDA
     {
@@ -16319,7 +16337,7 @@ static int gpuprof__summary_and_metrics(int what) {
    GPUPROF_STEP waits for gpuprof__lock while the summary is made
    (bench/README.md, "Checkpoints"). */
 static void gpuprof__checkpoint(void) {
-    if (gpuprof__summary_and_metrics(GPUPROF__MAKE_CHECKPOINT) == 0) GPUPROF__ST(&gpuprof__g.background.checkpoints, GPUPROF__LD(&gpuprof__g.background.checkpoints) + 1u);
+    if (gpuprof__summary_and_metrics(GPUPROF__MAKE_CHECKPOINT) == 0) GPUPROF__ST(&gpuprof__bg.checkpoints, GPUPROF__LD(&gpuprof__bg.checkpoints) + 1u);
 }
 
 
@@ -16327,7 +16345,7 @@ static void gpuprof__checkpoint(void) {
    run.pftrace -> run.slow.1.pftrace), or gpuprof.<pid>.slow.<n>.json. */
 static void gpuprof__capture_name(char *out, size_t cap, unsigned n) {
     if (gpuprof__g.trace_path) gpuprof__trace_sibling(out, cap, "slow.", n);
-    else snprintf(out, cap, "gpuprof.%d.slow.%u.json", gpuprof__g.run.pid, n);
+    else snprintf(out, cap, "gpuprof.%d.slow.%u.json", gpuprof__run.pid, n);
 }
 
 /* The captures asked for and not written yet. A dump runs under life_lock
@@ -16335,9 +16353,9 @@ static void gpuprof__capture_name(char *out, size_t cap, unsigned n) {
    it is taken (a shutdown under way, or a write_trace) they wait for its
    next look; a shutdown (holding it: locked = 1) writes what is left. */
 static void gpuprof__captures_write(int locked) {
-    unsigned i, n = GPUPROF__LDA(&gpuprof__g.background.ncap);
+    unsigned i, n = GPUPROF__LDA(&gpuprof__bg.ncap);
     for (i = 0; i < n; i++) {
-        gpuprof__capture *c = &gpuprof__g.background.cap[i];
+        gpuprof__capture *c = &gpuprof__bg.cap[i];
         gpuprof__window w;
         int rc;
         if (GPUPROF__LD(&c->state) != 0) continue;
@@ -16366,7 +16384,7 @@ static void *gpuprof__keeper_main(void *arg) {
     (void)arg;
     gpuprof__own_thread();
     pthread_mutex_lock(&gpuprof__keep_mu);
-    while (!gpuprof__g.background.keeper_stop) {
+    while (!gpuprof__bg.keeper_stop) {
         uint64_t now = gpuprof__mono_ns(), wait;
         if (captures) {
             pthread_mutex_unlock(&gpuprof__keep_mu);
@@ -16390,7 +16408,7 @@ static void *gpuprof__keeper_main(void *arg) {
         wait = next - now;
         if (captures && wait > 50000000u) wait = 50000000u;
         if (sampling && wait > GPUPROF__SMP_CHECK_NS) wait = now < quick ? GPUPROF__SMP_CHECK_NS / 5 : GPUPROF__SMP_CHECK_NS;
-        if (!gpuprof__g.background.keeper_stop) gpuprof__cond_wait_ns(&gpuprof__keep_cond, &gpuprof__keep_mu, wait);
+        if (!gpuprof__bg.keeper_stop) gpuprof__cond_wait_ns(&gpuprof__keep_cond, &gpuprof__keep_mu, wait);
     }
     pthread_mutex_unlock(&gpuprof__keep_mu);
     return NULL;
@@ -16401,10 +16419,10 @@ static void *gpuprof__keeper_main(void *arg) {
    trace, or GPUPROF_TRACE_RING_MB=0) they are off, and a line says so. */
 static void gpuprof__keeper_start(void) {
     int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && gpuprof__g.cfg.summary_every > 0;
-    GPUPROF__ST(&gpuprof__g.background.checkpoints, 0u);
+    GPUPROF__ST(&gpuprof__bg.checkpoints, 0u);
     gpuprof__metrics_begin();
-    GPUPROF__ST(&gpuprof__g.background.ncap, 0u);
-    gpuprof__g.trace.keep_written = 0;
+    GPUPROF__ST(&gpuprof__bg.ncap, 0u);
+    gpuprof__trace.keep_written = 0;
     /* the settings as the config and the environment left them */
     if (gpuprof__g.cfg.capture_max > GPUPROF__CAPTURES) gpuprof__g.cfg.capture_max = GPUPROF__CAPTURES;
     if (gpuprof__g.cfg.capture_slow > 0 && !(gpuprof__g.cfg.capture_slow > 1)) {
@@ -16412,16 +16430,16 @@ static void gpuprof__keeper_start(void) {
                       gpuprof__g.cfg.capture_slow);
         gpuprof__g.cfg.capture_slow = 0;
     }
-    if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__g.trace.mode == GPUPROF__TRACE_STREAM) {
+    if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__trace.mode == GPUPROF__TRACE_STREAM) {
         /* a streamed trace: its latest written blocks are kept as the flight recorder's would be
            (GPUPROF_TRACE_RING_MB, at most half the trace's buffers) */
         uint32_t m = (uint32_t)(((uint64_t)(gpuprof__g.cfg.trace_ring_mb > 0 ? gpuprof__g.cfg.trace_ring_mb : 32) << 20) / sizeof(gpuprof__block));
         pthread_mutex_lock(&gpuprof__trace_lock);
-        gpuprof__g.trace.ring_max = m < gpuprof__g.trace.blocks_max / 2 ? m : gpuprof__g.trace.blocks_max / 2;
-        if (gpuprof__g.trace.ring_max < 2) gpuprof__g.trace.ring_max = 2;
-        gpuprof__g.trace.keep_written = 1;
+        gpuprof__trace.ring_max = m < gpuprof__trace.blocks_max / 2 ? m : gpuprof__trace.blocks_max / 2;
+        if (gpuprof__trace.ring_max < 2) gpuprof__trace.ring_max = 2;
+        gpuprof__trace.keep_written = 1;
         pthread_mutex_unlock(&gpuprof__trace_lock);
-    } else if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__g.trace.mode != GPUPROF__TRACE_RING) {
+    } else if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__trace.mode != GPUPROF__TRACE_RING) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW reads the flight recorder, which is off (GPUPROF_TRACE_RING_MB=0): no slow step is captured");
         gpuprof__g.cfg.capture_slow = 0;
     }
@@ -16429,9 +16447,9 @@ static void gpuprof__keeper_start(void) {
     if (!checkpoints && !(gpuprof__g.cfg.capture_slow > 0) && !GPUPROF__SMP_ON()) return;
     if (checkpoints && gpuprof__g.cfg.summary_every < 0.01) gpuprof__g.cfg.summary_every = 0.01;
     if (checkpoints && gpuprof__g.cfg.summary_every > 1e6) gpuprof__g.cfg.summary_every = 1e6;   /* in ns, it fits 64 bits */
-    gpuprof__g.background.keeper_stop = 0;
-    GPUPROF__ST(&gpuprof__g.background.keeper_running, gpuprof__spawn(&gpuprof__g.background.keeper, gpuprof__keeper_main) == 0);
-    if (!gpuprof__g.background.keeper_running)
+    gpuprof__bg.keeper_stop = 0;
+    GPUPROF__ST(&gpuprof__bg.keeper_running, gpuprof__spawn(&gpuprof__bg.keeper, gpuprof__keeper_main) == 0);
+    if (!gpuprof__bg.keeper_running)
         gpuprof__warn(GPUPROF__W_IO, "cannot start gpuprof's thread for checkpoints, captures and the sampler's watch; the summary is written at exit only, no slow step is captured");
 }
 
@@ -16440,13 +16458,13 @@ static void gpuprof__keeper_start(void) {
    summary at exit lists them. */
 static void gpuprof__keeper_stop(void) {
     gpuprof__dev_stop();
-    if (!GPUPROF__LD(&gpuprof__g.background.keeper_running)) return;
+    if (!GPUPROF__LD(&gpuprof__bg.keeper_running)) return;
     pthread_mutex_lock(&gpuprof__keep_mu);
-    gpuprof__g.background.keeper_stop = 1;
+    gpuprof__bg.keeper_stop = 1;
     pthread_cond_signal(&gpuprof__keep_cond);
     pthread_mutex_unlock(&gpuprof__keep_mu);
-    pthread_join(gpuprof__g.background.keeper, NULL);
-    GPUPROF__ST(&gpuprof__g.background.keeper_running, 0);
+    pthread_join(gpuprof__bg.keeper, NULL);
+    GPUPROF__ST(&gpuprof__bg.keeper_running, 0);
     if (gpuprof__g.cfg.capture_slow > 0) gpuprof__captures_write(1);
 }
 
@@ -17558,9 +17576,9 @@ static void gpuprof__mpi_attach(void) {
     }
     GPUPROF__STR(&gpuprof__mpis.attached, 1);
     gpuprof__mpi.Comm_rank(MPI_COMM_WORLD, &wr);
-    if (gpuprof__g.run.rank >= 0 && wr != gpuprof__g.run.rank)
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "this process is rank %d to MPI but rank %d from %s; the cross-rank report uses MPI's", wr, gpuprof__g.run.rank,
-                      gpuprof__g.run.rank_source ? gpuprof__g.run.rank_source : "the environment");
+    if (gpuprof__run.rank >= 0 && wr != gpuprof__run.rank)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "this process is rank %d to MPI but rank %d from %s; the cross-rank report uses MPI's", wr, gpuprof__run.rank,
+                      gpuprof__run.rank_source ? gpuprof__run.rank_source : "the environment");
     pthread_mutex_unlock(&gpuprof__mpis.mu);
 }
 
@@ -17593,25 +17611,25 @@ static void gpuprof__mpi_keep(void) {
     gpuprof__mpi_attach();     /* MPI started after gpuprof: still in time */
     if (GPUPROF__LDA(&gpuprof__mpis.attached) != 1) {
         int fin = 0;
-        if (GPUPROF__LDA(&gpuprof__mpis.attached) == 0 && gpuprof__g.run.world_size > 1 && gpuprof__g.run.rank == 0 && gpuprof__mpi.Finalized(&fin) == MPI_SUCCESS && fin)
+        if (GPUPROF__LDA(&gpuprof__mpis.attached) == 0 && gpuprof__run.world_size > 1 && gpuprof__run.rank == 0 && gpuprof__mpi.Finalized(&fin) == MPI_SUCCESS && fin)
             gpuprof__warn(GPUPROF__W_BAD_ENV, "MPI was finalized before gpuprof saw it initialized, so the ranks were not compared "
                           "(call gpuprof_init() or GPUPROF_STEP() after MPI_Init; gpuprof-ranks compares the summaries)");
         return;
     }
     gpuprof__mpi_forget();
     gpuprof__mpis.report = gpuprof__strdup(gpuprof__g.report ? gpuprof__g.report : "stderr");
-    gpuprof__mpis.ranks_path = gpuprof__mpi_path(gpuprof__g.run.summary_pattern);
+    gpuprof__mpis.ranks_path = gpuprof__mpi_path(gpuprof__run.summary_pattern);
     {
         int merge = 1;
         gpuprof__env_flag("GPUPROF_MERGE_TRACES", &merge);     /* 0: gpuprof-ranks merges them later */
-        if (merge) gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__g.run.trace_pattern);
+        if (merge) gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__run.trace_pattern);
     }
     pthread_mutex_lock(&gpuprof__lock);
     if (gpuprof__collect(&s) != 0) { pthread_mutex_unlock(&gpuprof__lock); return; }
-    steps = gpuprof__g.steps.counted ? (double)gpuprof__g.steps.counted : 1.0;
-    step_ns = gpuprof__g.steps.stats.count ? gpuprof_stats_quantile(&gpuprof__g.steps.stats, 0.5) : GPUPROF__NAN;
-    head[0] = gpuprof__g.run.rank;
-    head[1] = gpuprof__g.run.world_size;
+    steps = gpuprof__steps.counted ? (double)gpuprof__steps.counted : 1.0;
+    step_ns = gpuprof__steps.stats.count ? gpuprof_stats_quantile(&gpuprof__steps.stats, 0.5) : GPUPROF__NAN;
+    head[0] = gpuprof__run.rank;
+    head[1] = gpuprof__run.world_size;
     head[2] = 1;                                /* recorded */
     gpuprof__rec_put(&b, &magic, 4);
     gpuprof__rec_put(&b, head, sizeof head);
@@ -17629,7 +17647,7 @@ static void gpuprof__mpi_keep(void) {
         const gpuprof__row *r = s.flatp[i];
         double f[4];
         int32_t gpu = r->gpu.count > 0;
-        const char *name = gpuprof__g.registry.names[r->name_id].text;
+        const char *name = gpuprof__registry.names[r->name_id].text;
         uint32_t len = (uint32_t)strlen(name) + 1;
         if (!r->stats.count && !r->gpu.count) continue;
         f[0] = (double)r->self_ns;
@@ -17660,7 +17678,7 @@ static void gpuprof__mpi_keep(void) {
     pthread_mutex_unlock(&gpuprof__kc_mu);
 #endif
     {
-        const char *tp = gpuprof__g.trace_path && gpuprof__g.trace.mode == GPUPROF__TRACE_STREAM && !GPUPROF__LDA(&gpuprof__g.trace.out.failed) ? gpuprof__g.trace_path : "";
+        const char *tp = gpuprof__g.trace_path && gpuprof__trace.mode == GPUPROF__TRACE_STREAM && !GPUPROF__LDA(&gpuprof__trace.out.failed) ? gpuprof__g.trace_path : "";
         uint32_t len = (uint32_t)strlen(tp) + 1;
         gpuprof__rec_put(&b, &len, 4);
         gpuprof__rec_put(&b, tp, len);
@@ -17716,8 +17734,8 @@ static int gpuprof__mpi_read(const char *p, size_t n, gpuprof__xr_run *run, cons
 /* The clock zero of this rank's last session on the wall clock, advanced
    by the profiler's clock: what the per-rank files use to line up. */
 static int64_t gpuprof__mpi_now(void) {
-    if (gpuprof__clock.mult && gpuprof__g.run.t0_realtime_ns)
-        return (int64_t)(gpuprof__g.run.t0_realtime_ns + gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base)));
+    if (gpuprof__clock.mult && gpuprof__run.t0_realtime_ns)
+        return (int64_t)(gpuprof__run.t0_realtime_ns + gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base)));
     {
         gpuprof__timespec ts;
         gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &ts);
@@ -18013,37 +18031,37 @@ static void gpuprof__ranks_detect(const gpuprof_config *cfg) {
     const gpuprof__launcher *l;
     int r, x;
     size_t i;
-    gpuprof__g.run.rank = gpuprof__g.run.local_rank = gpuprof__g.run.restarts = -1;
-    gpuprof__g.run.world_size = 0;
-    gpuprof__g.run.rank_source = NULL;
+    gpuprof__run.rank = gpuprof__run.local_rank = gpuprof__run.restarts = -1;
+    gpuprof__run.world_size = 0;
+    gpuprof__run.rank_source = NULL;
     for (i = 0; i < sizeof gpuprof__launchers / sizeof gpuprof__launchers[0]; i++) {
         l = &gpuprof__launchers[i];
         if (!gpuprof__env_index(l->rank, &r) || (l->needs_size && !gpuprof__env_index(l->size, &x))) continue;
-        gpuprof__g.run.rank = r;
-        gpuprof__g.run.rank_source = l->rank;
-        if (gpuprof__env_index(l->local, &x)) gpuprof__g.run.local_rank = x;
-        if ((gpuprof__env_index(l->size, &x) || gpuprof__env_index(l->size_old, &x)) && x > r) gpuprof__g.run.world_size = x;
+        gpuprof__run.rank = r;
+        gpuprof__run.rank_source = l->rank;
+        if (gpuprof__env_index(l->local, &x)) gpuprof__run.local_rank = x;
+        if ((gpuprof__env_index(l->size, &x) || gpuprof__env_index(l->size_old, &x)) && x > r) gpuprof__run.world_size = x;
         break;
     }
     if (cfg->world_size > 0) {
         if (cfg->rank >= 0 && cfg->rank < cfg->world_size) {
-            gpuprof__g.run.rank = cfg->rank;
-            gpuprof__g.run.world_size = cfg->world_size;
-            gpuprof__g.run.rank_source = "gpuprof_config.rank";
+            gpuprof__run.rank = cfg->rank;
+            gpuprof__run.world_size = cfg->world_size;
+            gpuprof__run.rank_source = "gpuprof_config.rank";
         } else gpuprof__warn(GPUPROF__W_BAD_ENV, "gpuprof_config.rank %d is not from 0 to world_size-1 (%d); the rank comes from the environment", cfg->rank, cfg->world_size - 1);
     }
     if (gpuprof__env_int("GPUPROF_RANK", &x)) {
-        if (gpuprof__g.run.world_size && x >= gpuprof__g.run.world_size) {
+        if (gpuprof__run.world_size && x >= gpuprof__run.world_size) {
             gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_RANK=%d is not below the world size %d (from %s); the world size is taken as unknown",
-                          x, gpuprof__g.run.world_size, gpuprof__g.run.rank_source ? gpuprof__g.run.rank_source : "gpuprof_config");
-            gpuprof__g.run.world_size = 0;
+                          x, gpuprof__run.world_size, gpuprof__run.rank_source ? gpuprof__run.rank_source : "gpuprof_config");
+            gpuprof__run.world_size = 0;
         }
-        gpuprof__g.run.rank = x;
-        gpuprof__g.run.rank_source = "GPUPROF_RANK";
+        gpuprof__run.rank = x;
+        gpuprof__run.rank_source = "GPUPROF_RANK";
     }
-    if (gpuprof__env_index("TORCHELASTIC_RESTART_COUNT", &x)) gpuprof__g.run.restarts = x;
-    if (gpuprof__gethostname(gpuprof__g.run.host, sizeof gpuprof__g.run.host) != 0 || !gpuprof__g.run.host[0]) snprintf(gpuprof__g.run.host, sizeof gpuprof__g.run.host, "localhost");
-    gpuprof__g.run.host[sizeof gpuprof__g.run.host - 1] = 0;
+    if (gpuprof__env_index("TORCHELASTIC_RESTART_COUNT", &x)) gpuprof__run.restarts = x;
+    if (gpuprof__gethostname(gpuprof__run.host, sizeof gpuprof__run.host) != 0 || !gpuprof__run.host[0]) snprintf(gpuprof__run.host, sizeof gpuprof__run.host, "localhost");
+    gpuprof__run.host[sizeof gpuprof__run.host - 1] = 0;
 }
 
 static void gpuprof__process_name(char *out, size_t n) {
@@ -18108,11 +18126,11 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.cuda_forked = gpuprof__g.cuda_started;
     gpuprof__g.live = 0;
     gpuprof__paused = gpuprof__g.forked_child;     /* the parent's session: the child's ranges make no call */
-    gpuprof__g.trace.on = 0;
-    gpuprof__g.trace.mode = GPUPROF__TRACE_NONE;    /* the blocks and the file are the parent's */
-    gpuprof__g.trace.writer_running = 0;
-    gpuprof__g.background.collector_running = 0;               /* the parent's threads: not in this process */
-    gpuprof__g.background.keeper_running = 0;
+    gpuprof__trace.on = 0;
+    gpuprof__trace.mode = GPUPROF__TRACE_NONE;    /* the blocks and the file are the parent's */
+    gpuprof__trace.writer_running = 0;
+    gpuprof__bg.collector_running = 0;               /* the parent's threads: not in this process */
+    gpuprof__bg.keeper_running = 0;
     pthread_mutex_unlock(&gpuprof__warn_mu);
     pthread_mutex_unlock(&gpuprof__trace_lock);
     pthread_mutex_unlock(&gpuprof__mem_mu);
@@ -18152,10 +18170,10 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.host_ranges);
     GPUPROF_FREE(gpuprof__g.sample_folded);
     GPUPROF_FREE(gpuprof__g.metrics_path);
-    GPUPROF_FREE(gpuprof__g.run.summary_pattern);
-    GPUPROF_FREE(gpuprof__g.run.trace_pattern);
+    GPUPROF_FREE(gpuprof__run.summary_pattern);
+    GPUPROF_FREE(gpuprof__run.trace_pattern);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
-    gpuprof__g.host_ranges = gpuprof__g.run.summary_pattern = gpuprof__g.run.trace_pattern = gpuprof__g.sample_folded = gpuprof__g.metrics_path = NULL;
+    gpuprof__g.host_ranges = gpuprof__run.summary_pattern = gpuprof__run.trace_pattern = gpuprof__g.sample_folded = gpuprof__g.metrics_path = NULL;
 }
 
 /* The defaults of every setting a zeroed config leaves open. */
@@ -18239,14 +18257,14 @@ static void gpuprof__remember_output(const char *path) {
    says so, once for each output). `out` holds at least 4096 bytes. */
 static const char *gpuprof__per_rank(const char *setting, const char *what, char *out) {
     const char *dot, *slash;
-    if (gpuprof__g.run.world_size <= 1 || strstr(setting, "%r") || strstr(setting, "%p") || strlen(setting) > 4000) return setting;
+    if (gpuprof__run.world_size <= 1 || strstr(setting, "%r") || strstr(setting, "%p") || strlen(setting) > 4000) return setting;
     dot = strrchr(setting, '.');
     slash = strrchr(setting, '/');
     if (!dot || (slash && dot < slash) || dot == setting || dot[-1] == '/') dot = setting + strlen(setting);
     snprintf(out, 4096, "%.*s.%%r%s", (int)(dot - setting), setting, dot);
-    if (gpuprof__g.run.rank == 0)
+    if (gpuprof__run.rank == 0)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%s' has no %%r, and %d ranks would all write it: each writes '%s' (%%r the rank)",
-                      what, setting, gpuprof__g.run.world_size, out);
+                      what, setting, gpuprof__run.world_size, out);
     return out;
 }
 
@@ -18285,9 +18303,9 @@ static char *gpuprof__output_path(const char *setting, const char *what, char **
 static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     const char *v, *clash;
     v = getenv("GPUPROF_TRACE");
-    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", &gpuprof__g.run.trace_pattern);
+    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", &gpuprof__run.trace_pattern);
     v = getenv("GPUPROF_SUMMARY");
-    gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__g.run.summary_pattern);
+    gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__run.summary_pattern);
     gpuprof__g.sample_folded = off || !cfg->sample_folded || !*cfg->sample_folded ? NULL : gpuprof__output_path(cfg->sample_folded, "folded stacks", NULL);
 #if GPUPROF__METRICS
     gpuprof__g.metrics_path = off ? NULL : gpuprof__output_path(cfg->metrics, "metrics", NULL);
@@ -18303,7 +18321,7 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
         gpuprof__g.metrics_path = NULL;
     }
     v = getenv("GPUPROF_REPORT");
-    gpuprof__g.run.report_implicit = !v && !cfg->report;
+    gpuprof__run.report_implicit = !v && !cfg->report;
     if (!v) v = cfg->report ? cfg->report : "stderr";
     if (off) v = "off";
     if (!*v || strcmp(v, "stderr") == 0 || strcmp(v, "stdout") == 0 || strcmp(v, "off") == 0) gpuprof__g.report = gpuprof__strdup(*v ? v : "stderr");
@@ -18329,37 +18347,37 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
    A table the last session left to threads still running stays theirs. */
 static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
     uint32_t hsize = 16;
-    if (gpuprof__g.registry.names_kept && gpuprof__g.registry.names) {
+    if (gpuprof__registry.names_kept && gpuprof__registry.names) {
         gpuprof__oldnames *o = (gpuprof__oldnames *)gpuprof__alloc(sizeof *o);
         if (o) {
-            o->names = gpuprof__g.registry.names;
-            o->hash = gpuprof__g.registry.name_hash;
-            o->n = gpuprof__g.registry.nnames;
+            o->names = gpuprof__registry.names;
+            o->hash = gpuprof__registry.name_hash;
+            o->n = gpuprof__registry.nnames;
             o->session = gpuprof__g.session;
             o->next = gpuprof__oldnames_list;
             gpuprof__oldnames_list = o;
         }
-        gpuprof__g.registry.names = NULL;
-        gpuprof__g.registry.name_hash = NULL;
+        gpuprof__registry.names = NULL;
+        gpuprof__registry.name_hash = NULL;
     }
-    gpuprof__g.registry.names_kept = 0;
-    gpuprof__g.registry.max_ids = (uint32_t)cfg->max_names + GPUPROF__ID_FIRST_USER;
-    while (hsize < 2 * gpuprof__g.registry.max_ids) hsize <<= 1;
-    gpuprof__g.registry.names = (gpuprof__name *)gpuprof__alloc(gpuprof__g.registry.max_ids * sizeof *gpuprof__g.registry.names);
-    gpuprof__g.registry.name_hash = (uint32_t *)gpuprof__alloc(hsize * sizeof *gpuprof__g.registry.name_hash);
-    if (!gpuprof__g.registry.names || !gpuprof__g.registry.name_hash) {
-        GPUPROF_FREE(gpuprof__g.registry.names);
-        GPUPROF_FREE(gpuprof__g.registry.name_hash);
-        gpuprof__g.registry.names = NULL;
-        gpuprof__g.registry.name_hash = NULL;
+    gpuprof__registry.names_kept = 0;
+    gpuprof__registry.max_ids = (uint32_t)cfg->max_names + GPUPROF__ID_FIRST_USER;
+    while (hsize < 2 * gpuprof__registry.max_ids) hsize <<= 1;
+    gpuprof__registry.names = (gpuprof__name *)gpuprof__alloc(gpuprof__registry.max_ids * sizeof *gpuprof__registry.names);
+    gpuprof__registry.name_hash = (uint32_t *)gpuprof__alloc(hsize * sizeof *gpuprof__registry.name_hash);
+    if (!gpuprof__registry.names || !gpuprof__registry.name_hash) {
+        GPUPROF_FREE(gpuprof__registry.names);
+        GPUPROF_FREE(gpuprof__registry.name_hash);
+        gpuprof__registry.names = NULL;
+        gpuprof__registry.name_hash = NULL;
         return -1;
     }
-    memset(gpuprof__g.registry.names, 0, gpuprof__g.registry.max_ids * sizeof *gpuprof__g.registry.names);
-    memset(gpuprof__g.registry.name_hash, 0, hsize * sizeof *gpuprof__g.registry.name_hash);
-    gpuprof__g.registry.name_hash_mask = hsize - 1;
-    gpuprof__g.registry.names[0].text = gpuprof__empty_json + 2;   /* the NUL after its "": an empty name */
-    gpuprof__g.registry.names[0].json = gpuprof__empty_json;
-    gpuprof__g.registry.nnames = 1;
+    memset(gpuprof__registry.names, 0, gpuprof__registry.max_ids * sizeof *gpuprof__registry.names);
+    memset(gpuprof__registry.name_hash, 0, hsize * sizeof *gpuprof__registry.name_hash);
+    gpuprof__registry.name_hash_mask = hsize - 1;
+    gpuprof__registry.names[0].text = gpuprof__empty_json + 2;   /* the NUL after its "": an empty name */
+    gpuprof__registry.names[0].json = gpuprof__empty_json;
+    gpuprof__registry.nnames = 1;
     gpuprof__nvtx_open(cfg, off);       /* the domain before the first name, so names are registered in it */
     gpuprof__name_lookup("[other names]", 13);
     return 0;
@@ -18396,30 +18414,30 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
         gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
     }
     GPUPROF__ST(&gpuprof__clock.base, gpuprof__ticks());   /* the trace's time zero (a thread of the last session may still read it) */
-    gpuprof__g.run.t0_realtime_ns = gpuprof__realtime_at_base();
-    gpuprof__g.run.t_init_ns = gpuprof__mono_ns();
-    gpuprof__g.thread_list.threads = NULL;
-    gpuprof__g.thread_list.nthreads = 0;
-    gpuprof__g.steps.step = gpuprof__g.steps.counted = gpuprof__g.steps.excluded = gpuprof__g.steps.unrecorded = 0;
-    gpuprof__g.steps.seen = 0;
-    gpuprof__g.steps.t0 = 0;
-    gpuprof__g.steps.stepper = NULL;
-    gpuprof__g.steps.cpu0 = 0;
+    gpuprof__run.t0_realtime_ns = gpuprof__realtime_at_base();
+    gpuprof__run.t_init_ns = gpuprof__mono_ns();
+    gpuprof__threads.threads = NULL;
+    gpuprof__threads.nthreads = 0;
+    gpuprof__steps.step = gpuprof__steps.counted = gpuprof__steps.excluded = gpuprof__steps.unrecorded = 0;
+    gpuprof__steps.seen = 0;
+    gpuprof__steps.t0 = 0;
+    gpuprof__steps.stepper = NULL;
+    gpuprof__steps.cpu0 = 0;
     gpuprof__step_figures_clear();
-    gpuprof_stats_init(&gpuprof__g.steps.stats);
-    memset(&gpuprof__g.trace.out, 0, sizeof gpuprof__g.trace.out);
-    gpuprof__g.trace.out.fd = -1;
-    GPUPROF__ST(&gpuprof__g.trace.mode, (int)GPUPROF__TRACE_NONE);   /* these three: read unlocked by a thread of the last session */
-    gpuprof__g.trace.finished = 0;
-    gpuprof__g.trace.dropped_io = 0;
-    GPUPROF__ST(&gpuprof__g.trace.blocks_allocated, 0u);
-    GPUPROF__ST(&gpuprof__g.trace.free_count, 0u);
-    gpuprof__g.trace.queue_head = gpuprof__g.trace.queue_tail = gpuprof__g.trace.free_blocks = NULL;
-    gpuprof__g.trace.queue_len = 0;
-    gpuprof__g.trace.ring_head = gpuprof__g.trace.ring_tail = NULL;
-    gpuprof__g.trace.ring_blocks = 0;
-    gpuprof__g.trace.ring_fell_out = gpuprof__g.trace.ring_from_ns = 0;
-    gpuprof__g.trace.dumping = 0;
+    gpuprof_stats_init(&gpuprof__steps.stats);
+    memset(&gpuprof__trace.out, 0, sizeof gpuprof__trace.out);
+    gpuprof__trace.out.fd = -1;
+    GPUPROF__ST(&gpuprof__trace.mode, (int)GPUPROF__TRACE_NONE);   /* these three: read unlocked by a thread of the last session */
+    gpuprof__trace.finished = 0;
+    gpuprof__trace.dropped_io = 0;
+    GPUPROF__ST(&gpuprof__trace.blocks_allocated, 0u);
+    GPUPROF__ST(&gpuprof__trace.free_count, 0u);
+    gpuprof__trace.queue_head = gpuprof__trace.queue_tail = gpuprof__trace.free_blocks = NULL;
+    gpuprof__trace.queue_len = 0;
+    gpuprof__trace.ring_head = gpuprof__trace.ring_tail = NULL;
+    gpuprof__trace.ring_blocks = 0;
+    gpuprof__trace.ring_fell_out = gpuprof__trace.ring_from_ns = 0;
+    gpuprof__trace.dumping = 0;
     /* read without the lock by a thread checking which session its state and ids belong to */
     GPUPROF__ST(&gpuprof__g.session, gpuprof__g.session + 1 ? gpuprof__g.session + 1 : 1u);
 #ifdef GPUPROF_CUDA
@@ -18444,7 +18462,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     if (!off) gpuprof__keeper_start();          /* after the sampler: the keeper watches its signal */
     /* samples into the streamed trace when it is Perfetto's (and gpuprof reads its own clock: a program's may not be safe in a signal handler) */
 #if !defined(GPUPROF_CLOCK_FN) && GPUPROF__SAMPLES
-    GPUPROF__ST(&gpuprof__smp_global.trace, GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.trace_path && gpuprof__g.trace.out.format == GPUPROF__FMT_PERFETTO);
+    GPUPROF__ST(&gpuprof__smp_global.trace, GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.trace_path && gpuprof__trace.out.format == GPUPROF__FMT_PERFETTO);
 #endif
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;
@@ -18474,9 +18492,9 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     GPUPROF__ST(&gpuprof__g.state, (int)GPUPROF__STARTING);
     if (user) cfg = *user;
     else memset(&cfg, 0, sizeof cfg);
-    gpuprof__g.run.pid = (int)getpid();
+    gpuprof__run.pid = (int)getpid();
     gpuprof__ranks_detect(&cfg);
-    gpuprof__g.run.trace_pid = gpuprof__g.run.pid;      /* never the rank: pid 0 is special in Perfetto */
+    gpuprof__run.trace_pid = gpuprof__run.pid;      /* never the rank: pid 0 is special in Perfetto */
     gpuprof__config_defaults(&cfg);
     gpuprof__config_from_env(&cfg, &off);
     gpuprof__g.cfg = cfg;
@@ -18537,10 +18555,10 @@ void gpuprof_set_enabled(int on) {
 
 
 static void gpuprof__names_free(void) {
-    gpuprof__names_free_table(gpuprof__g.registry.names, gpuprof__g.registry.name_hash, gpuprof__g.registry.nnames);
-    gpuprof__g.registry.names = NULL;
-    gpuprof__g.registry.name_hash = NULL;
-    gpuprof__g.registry.nnames = 0;
+    gpuprof__names_free_table(gpuprof__registry.names, gpuprof__registry.name_hash, gpuprof__registry.nnames);
+    gpuprof__registry.names = NULL;
+    gpuprof__registry.name_hash = NULL;
+    gpuprof__registry.nnames = 0;
 }
 
 /* At shutdown: the summary, then the report (to stderr, with a line saying
@@ -18557,13 +18575,13 @@ static void gpuprof__outputs_write(void) {
     }
 #endif
     if (strcmp(report, "off") == 0) return;
-    if (gpuprof__g.run.report_implicit && gpuprof__g.run.world_size > 1) {
+    if (gpuprof__run.report_implicit && gpuprof__run.world_size > 1) {
         /* several ranks share the job's log: one table, and where the rest are */
-        if (gpuprof__g.run.rank != 0) return;
+        if (gpuprof__run.rank != 0) return;
         gpuprof__report_to(stderr);
-        if (gpuprof__g.run.summary_pattern) {
+        if (gpuprof__run.summary_pattern) {
             char glob[512];
-            const char *q = gpuprof__g.run.summary_pattern;
+            const char *q = gpuprof__run.summary_pattern;
             size_t k = 0;
             for (; *q && k + 2 < sizeof glob; q++) {      /* the pattern as a shell glob: %r, %l, %h, %p -> * */
                 if (q[0] == '%' && q[1] && strchr("rlhp", q[1])) { glob[k++] = '*'; q++; }
@@ -18573,15 +18591,15 @@ static void gpuprof__outputs_write(void) {
 #ifdef GPUPROF_MPI
             if (GPUPROF__LDA(&gpuprof__mpis.attached) == 1)
                 gpuprof__say("gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank); MPI_Finalize compares them "
-                                "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__g.run.world_size, gpuprof__g.run.summary_pattern);
+                                "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__run.world_size, gpuprof__run.summary_pattern);
             else
 #endif
             gpuprof__say("gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank): gpuprof-ranks %s compares them "
-                            "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__g.run.world_size, gpuprof__g.run.summary_pattern, glob);
+                            "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__run.world_size, gpuprof__run.summary_pattern, glob);
         }
         else
             gpuprof__say("gpuprof: rank 0 of %d printed its table; the other ranks print none (GPUPROF_REPORT=stderr prints each rank's table; GPUPROF_SUMMARY=run.%%r.json keeps each rank's figures)\n",
-                    gpuprof__g.run.world_size);
+                    gpuprof__run.world_size);
         return;
     }
     if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
@@ -18605,7 +18623,7 @@ static void gpuprof__shutdown_locked(void) {
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__STOPPING);
     GPUPROF__ST(&gpuprof__g.live, 0u);
     GPUPROF__ST(&gpuprof__paused, 0);     /* a range after shutdown takes the call, which says so */
-    for (t = gpuprof__g.thread_list.threads; t; t = t->next) {
+    for (t = gpuprof__threads.threads; t; t = t->next) {
         if ((t == self || t->exited) && t->depth) {
             uint32_t d = t->depth > GPUPROF_MAX_DEPTH ? GPUPROF_MAX_DEPTH : t->depth;
             gpuprof__warn(GPUPROF__W_UNCLOSED, "%u range%s still open at shutdown (innermost \"%s\") %s not counted (close each BEGIN with END before exit)",
@@ -18642,12 +18660,12 @@ static void gpuprof__shutdown_locked(void) {
        thread's state may also be one an earlier shutdown retired (it has
        recorded nothing in this session): freed too, as it lets go of it. */
     if (self && self->session != gpuprof__g.session) gpuprof__retired_drop(self, 0);
-    for (t = gpuprof__g.thread_list.threads; t; t = next) {
+    for (t = gpuprof__threads.threads; t; t = next) {
         next = t->next;
         if (t == self || t->exited) gpuprof__thread_free(t);
-        else { t->next = gpuprof__g.thread_list.retired; gpuprof__g.thread_list.retired = t; keep_names = 1; }
+        else { t->next = gpuprof__threads.retired; gpuprof__threads.retired = t; keep_names = 1; }
     }
-    gpuprof__g.thread_list.threads = NULL;
+    gpuprof__threads.threads = NULL;
     gpuprof__tls = NULL;
     if (self) pthread_setspecific(gpuprof__tls_key, NULL);   /* freed above: its exit must not see it */
 #ifdef GPUPROF_CUDA
@@ -18659,7 +18677,7 @@ static void gpuprof__shutdown_locked(void) {
     /* A thread still running may be in the middle of a call that reads a
        name (a message, a dynamic name's cache check): then the name table
        stays allocated (the next init starts a new one). */
-    if (keep_names) gpuprof__g.registry.names_kept = 1;
+    if (keep_names) gpuprof__registry.names_kept = 1;
     else gpuprof__names_free();
     gpuprof__remember_output(gpuprof__g.trace_path);
     gpuprof__remember_output(gpuprof__g.summary_path);

@@ -167,23 +167,23 @@ static double writer_events_per_s(long events, int to_null, int format, int patt
         }
     }
     gpuprof__fmt_acquire();                       /* keep the writer thread out of the file */
-    gpuprof__trace_flush(&gpuprof__g.trace.out);       /* the stream's staged bytes, before the file is emptied */
+    gpuprof__trace_flush(&gpuprof__trace.out);       /* the stream's staged bytes, before the file is emptied */
     /* start each run on an empty file, so runs do not pile up dirty pages */
-    if (ftruncate(gpuprof__g.trace.out.fd, 0) != 0 || lseek(gpuprof__g.trace.out.fd, 0, SEEK_SET) != 0) perror("bench");
-    gpuprof__g.trace.out.off = 0;
-    gpuprof__g.trace.out.format = format;
-    gpuprof__g.trace.out.gen = ++gpuprof__g.trace.out_gen;    /* a new output: a Perfetto sequence starts in it */
-    if (to_null) { saved_fd = gpuprof__g.trace.out.fd; gpuprof__g.trace.out.fd = open("/dev/null", O_WRONLY); }
+    if (ftruncate(gpuprof__trace.out.fd, 0) != 0 || lseek(gpuprof__trace.out.fd, 0, SEEK_SET) != 0) perror("bench");
+    gpuprof__trace.out.off = 0;
+    gpuprof__trace.out.format = format;
+    gpuprof__trace.out.gen = ++gpuprof__trace.out_gen;    /* a new output: a Perfetto sequence starts in it */
+    if (to_null) { saved_fd = gpuprof__trace.out.fd; gpuprof__trace.out.fd = open("/dev/null", O_WRONLY); }
     for (t1 = 0; done < events; done += WRITER_BLOCKS * GPUPROF__BLOCK_EVENTS) {
         for (int k = 0; k < WRITER_BLOCKS; k++)
             for (int i = 0; i < GPUPROF__BLOCK_EVENTS; i++) b[k]->ev[i].ts += 1234ull * WRITER_BLOCKS * GPUPROF__BLOCK_EVENTS;
         t0 = NOW();
-        for (int k = 0; k < WRITER_BLOCKS; k++) gpuprof__trace_events(&gpuprof__g.trace.out, b[k], 0, b[k]->count);
+        for (int k = 0; k < WRITER_BLOCKS; k++) gpuprof__trace_events(&gpuprof__trace.out, b[k], 0, b[k]->count);
         t1 += NOW() - t0;
     }
-    gpuprof__trace_flush(&gpuprof__g.trace.out);       /* what the last round left staged, uncounted */
-    gpuprof__g.trace.out.format = GPUPROF__FMT_JSON;
-    if (to_null) { close(gpuprof__g.trace.out.fd); gpuprof__g.trace.out.fd = saved_fd; }
+    gpuprof__trace_flush(&gpuprof__trace.out);       /* what the last round left staged, uncounted */
+    gpuprof__trace.out.format = GPUPROF__FMT_JSON;
+    if (to_null) { close(gpuprof__trace.out.fd); gpuprof__trace.out.fd = saved_fd; }
     gpuprof__fmt_release();
     for (int k = 0; k < WRITER_BLOCKS; k++) free(b[k]);
     return (double)done / ((double)t1 * 1e-9);

@@ -214,7 +214,7 @@ static void test_drain_runs(void) {
     gpuprof__rec_drain(t, 1, 0);
     for (n = t->root.first_child; n; n = n->next_sibling)
         for (k = 0; k < 3; k++)
-            if (!strcmp(gpuprof__g.registry.names[n->name_id].text, drain_names[k])) drain_nodes[k] = n;
+            if (!strcmp(gpuprof__registry.names[n->name_id].text, drain_names[k])) drain_nodes[k] = n;
     CHECK(drain_nodes[0] && drain_nodes[1] && drain_nodes[2], "three ranges to add records to");
     if (!drain_nodes[0] || !drain_nodes[1] || !drain_nodes[2]) { gpuprof_shutdown(); return; }
     for (k = 0; k < 3; k++) {                       /* from nothing, on both sides */
@@ -321,7 +321,7 @@ int main(int argc, char **argv) {
             pthread_join(th[0], NULL);
         }
         pthread_mutex_lock(&gpuprof__lock);
-        for (it = gpuprof__g.thread_list.threads; it; it = it->next) states++;
+        for (it = gpuprof__threads.threads; it; it = it->next) states++;
         pthread_mutex_unlock(&gpuprof__lock);
         CHECK(states <= 2, "200 threads in sequence reuse one state, not 200");
         CHECK(gpuprof_write_summary("threads2.summary.json") == 0, "summary written");
