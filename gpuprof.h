@@ -1716,11 +1716,11 @@ static struct {
 static struct {
     uint64_t step, counted, excluded, unrecorded;
     struct gpuprof__thread *stepper;      /* the thread calling GPUPROF_STEP: its timeline is the step (under gpuprof__lock) */
-    uint64_t cpu0;                   /* the stepping thread's CPU time at the last GPUPROF_STEP (0: none) */
-    double cpu, wall;           /* counted steps measured: its CPU time in them, their length (ns) */
-    double runq;                     /* ... the time in them it was runnable but waited for a CPU (ns; < 0: unknown) */
-    double vol, invol;          /* ... its voluntary and involuntary context switches in them */
-    uint64_t rq0, vol0, invol0;   /* those counters at the last GPUPROF_STEP */
+    uint64_t cpu0;                        /* the stepping thread's CPU time at the last GPUPROF_STEP (0: none) */
+    double cpu, wall;                     /* counted steps measured: its CPU time in them, their length (ns) */
+    double runq;                          /* ... the time in them it was runnable but waited for a CPU (ns; < 0: unknown) */
+    double vol, invol;                    /* ... its voluntary and involuntary context switches in them */
+    uint64_t rq0, vol0, invol0;           /* those counters at the last GPUPROF_STEP */
     int runq_fd1, runq_tid;               /* the stepping thread's /proc/thread-self/schedstat: its descriptor + 1 (0: none), its tid */
     gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
     uint32_t noutl;
@@ -1733,10 +1733,10 @@ static struct {
     uint32_t npoints, per_point, nph;
     uint32_t ph_node[GPUPROF__SERIES_PH], ph_name[GPUPROF__SERIES_PH];   /* followed ranges: node index, name id */
     const void *series_thread;            /* the stepping thread they are of */
-    int seen;
-    uint64_t t0;
-    gpuprof_stats stats;
-    uint64_t t0_prev;                /* the start of the step before the one ending (ticks) */
+    int seen;                             /* GPUPROF_STEP was called (warm-up counts steps from then) */
+    uint64_t t0;                          /* the last GPUPROF_STEP's time (ticks): the current step's start */
+    gpuprof_stats stats;                  /* the counted steps' lengths (ns) */
+    uint64_t t0_prev;                     /* the start of the step before the one ending (ticks) */
 } gpuprof__steps;
 /* gpuprof's threads besides the writer: the collector and the keeper
    (checkpoints, slow-step captures; section "Checkpoints and captures"),
