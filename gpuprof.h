@@ -1588,6 +1588,7 @@ typedef struct gpuprof__thread {
     uint32_t fmt_index;                   /* state it encoded last, its order and name: to name that thread's */
     char fmt_label[64];                   /* track in a part that holds none of its blocks (gpuprof__trace_named) */
     char label[64];
+    int runq_fd1;                         /* its /proc/thread-self/schedstat, read at its steps: descriptor + 1 (0: none) */
     uint32_t depth;                       /* may exceed GPUPROF_MAX_DEPTH: those frames are not timed */
     uint64_t rec_head, rec_room;          /* the thread's: records written to rec[] (release order); rec_head == rec_room: look at rec_tail */
     gpuprof__frame stack[GPUPROF_MAX_DEPTH];
@@ -1721,7 +1722,6 @@ static struct {
     double runq;                          /* ... the time in them it was runnable but waited for a CPU (ns; < 0: unknown) */
     double vol, invol;                    /* ... its voluntary and involuntary context switches in them */
     uint64_t rq0, vol0, invol0;           /* those counters at the last GPUPROF_STEP */
-    int runq_fd1, runq_tid;               /* the stepping thread's /proc/thread-self/schedstat: its descriptor + 1 (0: none), its tid */
     gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
     uint32_t noutl;
     int outl_full;                        /* a candidate found no room: outliers are not set apart */
@@ -1778,6 +1778,39 @@ static pthread_cond_t gpuprof__trace_cond = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t gpuprof__col_mu = PTHREAD_MUTEX_INITIALIZER;   /* the collector's sleep and stop */
 static pthread_cond_t gpuprof__col_cond = PTHREAD_COND_INITIALIZER;
 static __thread gpuprof__thread *gpuprof__tls;
+/* Every gpuprof lock a thread takes is counted in gpuprof__held: a signal
+   handler that calls exit() (a SIGTERM handler saving a checkpoint) may
+   interrupt a thread inside one, and gpuprof's exit handler, run on that
+   thread, must then take none of them (it would wait for itself forever). */
+static __thread int gpuprof__held;
+/* The process is in exit(): gpuprof's exit handler has begun. Threads still
+   running meanwhile are not told that their calls come after the shutdown,
+   and nothing starts a session any more. */
+static int gpuprof__exiting;
+static void gpuprof__mu_lock(pthread_mutex_t *m) {
+    pthread_mutex_lock(m);
+    gpuprof__held++;
+}
+static void gpuprof__mu_unlock(pthread_mutex_t *m) {
+    gpuprof__held--;
+    pthread_mutex_unlock(m);
+}
+static int gpuprof__mu_trylock(pthread_mutex_t *m) {
+    int rc = pthread_mutex_trylock(m);
+    if (rc == 0) gpuprof__held++;
+    return rc;
+}
+/* m within ms milliseconds (polled: pthread_mutex_timedlock is not in every
+   C mode this header builds in); 0 when taken. */
+static int gpuprof__mu_lock_within(pthread_mutex_t *m, int ms) {
+    int waited = 0;
+    while (gpuprof__mu_trylock(m) != 0) {
+        gpuprof__timespec ts = { 0, 1000000L };
+        if (waited++ >= ms) return -1;
+        gpuprof__nanosleep(&ts, NULL);
+    }
+    return 0;
+}
 static pthread_key_t gpuprof__tls_key;
 static pthread_once_t gpuprof__once = PTHREAD_ONCE_INIT;
 
@@ -1817,13 +1850,13 @@ static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
     if (kind == GPUPROF__W_IO || kind == GPUPROF__W_NO_GPU || kind == GPUPROF__W_DOUBLE_INIT || kind == GPUPROF__W_DEVICE) h = gpuprof__hash(line, (size_t)n);
     else h = gpuprof__hash(fmt, strlen(fmt));
     h |= 1u;                                          /* 0 marks a free slot */
-    pthread_mutex_lock(&gpuprof__warn_mu);
+    gpuprof__mu_lock(&gpuprof__warn_mu);
     for (k = 0; k < GPUPROF__WARN_DISTINCT; k++) {
         if (gpuprof__warn_seen[kind][k] == h) break;
         if (gpuprof__warn_seen[kind][k] == 0) { gpuprof__warn_seen[kind][k] = h; print = 1; break; }
     }
     if (kind == GPUPROF__W_BAD_ENV) print = 1;        /* every bad setting has its line (they come once, at init) */
-    pthread_mutex_unlock(&gpuprof__warn_mu);
+    gpuprof__mu_unlock(&gpuprof__warn_mu);
     if (print) {                                      /* fwrite: fprintf to an unbuffered stderr takes 8 KiB of the caller's stack (glibc) */
         line[n] = '\n';
         fwrite("gpuprof: ", 1, 9, stderr);
@@ -1853,10 +1886,10 @@ static void gpuprof__say(const char *fmt, ...) {
    prints afresh. */
 static void gpuprof__warn_reset(void) {
     int i;
-    pthread_mutex_lock(&gpuprof__warn_mu);
+    gpuprof__mu_lock(&gpuprof__warn_mu);
     for (i = 0; i < GPUPROF__W_COUNT; i++) GPUPROF__ST(&gpuprof__g.warn_count[i], (uint64_t)0);
     memset(gpuprof__warn_seen, 0, sizeof gpuprof__warn_seen);
-    pthread_mutex_unlock(&gpuprof__warn_mu);
+    gpuprof__mu_unlock(&gpuprof__warn_mu);
 }
 
 static void *gpuprof__alloc(size_t n) {
@@ -2198,9 +2231,9 @@ static uint32_t gpuprof__intern(const char *name) {
         gpuprof__warn(GPUPROF__W_LONG_NAME, "a name of %lu bytes was cut to %d bytes (GPUPROF_NAME_MAX)", (unsigned long)n, GPUPROF_NAME_MAX);
         n = GPUPROF_NAME_MAX;
     }
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     id = gpuprof__name_lookup(name, n);
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     return id;
 }
 
@@ -2476,10 +2509,10 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
        so a thread outrunning the writer does not also fight it for the lock. */
     if (!b && !GPUPROF__LD(&gpuprof__trace.free_count) && GPUPROF__LD(&gpuprof__trace.blocks_allocated) >= GPUPROF__LD(&gpuprof__trace.blocks_max) &&
         GPUPROF__LD(&gpuprof__trace.mode) != GPUPROF__TRACE_RING) return NULL;
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     if (t->session != GPUPROF__LD(&gpuprof__g.session) || !gpuprof__trace.on) {
         if (b) b->count = b->done = b->aux = 0;     /* an old session's block: keep it, empty */
-        pthread_mutex_unlock(&gpuprof__trace_lock);
+        gpuprof__mu_unlock(&gpuprof__trace_lock);
         return NULL;
     }
     if (b && b->count) { t->block = NULL; gpuprof__trace_enqueue(b); b = NULL; }
@@ -2507,7 +2540,7 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
         memcpy(nb->label, t->label, sizeof nb->label);
     }
     t->block = nb;
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     if (!nb) {
         if (gpuprof__trace.mode == GPUPROF__TRACE_RING)
             gpuprof__warn(GPUPROF__W_DROPPED, "the flight recorder's spare blocks ran out while gpuprof_write_trace read it, so some trace events are dropped (statistics are complete)");
@@ -2553,12 +2586,12 @@ static void gpuprof__trace_work(gpuprof__thread *t, uint32_t name_id, double flo
 /* Hands this thread's partly filled block to the writer (or the ring). */
 static void gpuprof__trace_handoff(gpuprof__thread *t) {
     if (!t || !t->block || !t->block->count) return;
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     if (t->session == GPUPROF__LD(&gpuprof__g.session) && gpuprof__trace.on) {
         gpuprof__trace_enqueue(t->block);
         t->block = NULL;
     }
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
 }
 
 
@@ -2823,7 +2856,7 @@ static int gpuprof__nvml_hung(int force) {
     now = gpuprof__mono_ns();
     if (!force && (!call || now < since + GPUPROF__NVML_HUNG_NS)) return 0;
     if (!call) since = now;
-    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_lock(&gpuprof__dev_reader_mu);
     if (!GPUPROF__LD(&gpuprof__dev_reader.hung)) {
         uint64_t t0 = GPUPROF__LD(&gpuprof__dev_reader.t0);
         GPUPROF__ST(&gpuprof__dev_reader.hung_at, since > t0 ? since - t0 : 0);
@@ -2831,7 +2864,7 @@ static int gpuprof__nvml_hung(int force) {
         GPUPROF__STR(&gpuprof__dev_reader.hung, 1);
         said = 1;
     }
-    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_reader_mu);
     if (!said) return 1;
     if ((index = GPUPROF__LD(&gpuprof__dev_reader.index1)) > 0) snprintf(gpu, sizeof gpu, "GPU %d", index - 1);
     if (GPUPROF__LD(&gpuprof__dev_reader.at_shutdown))
@@ -3048,7 +3081,7 @@ static void gpuprof__dev_point(uint64_t t_ns, const double *v, const int *have, 
 static uint32_t gpuprof__dev_phase_now(void) {
     gpuprof__thread *t;
     uint32_t id = 0;
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     if (gpuprof__g.state == GPUPROF__RUNNING) {
         t = gpuprof__steps.stepper;
         if (!t) for (t = gpuprof__threads.threads; t && t->tid != gpuprof__run.pid; t = t->next) {}
@@ -3057,7 +3090,7 @@ static uint32_t gpuprof__dev_phase_now(void) {
             if (n) id = n->name_id;
         }
     }
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     return id;
 }
 
@@ -3087,7 +3120,7 @@ static void gpuprof__dev_phase_add(gpuprof__dev_phase_sums *tab, uint32_t *n, ui
 static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
     uint64_t i, n;
     if (!GPUPROF__LD(&gpuprof__dev.on) || b <= a) return;
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     n = gpuprof__dev.nrecent;
     for (i = n > GPUPROF__DEV_RECENT ? n - GPUPROF__DEV_RECENT : 0; gpuprof__dev.recent && i < n; i++) {
         const gpuprof__dev_recent_sample *r = &gpuprof__dev.recent[i % GPUPROF__DEV_RECENT];
@@ -3097,7 +3130,7 @@ static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
         for (k = 0; k < GPUPROF__DEV_N; k++) { v[k] = (double)r->v[k]; have[k] = (r->have >> k) & 1u; }
         gpuprof__dev_phase_add(gpuprof__dev.gph, &gpuprof__dev.ngph, name_id, v, have);
     }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
 }
 #endif
 
@@ -3112,7 +3145,7 @@ static int gpuprof__dev_fail(int k0, int k1, const char *call, int rc, uint64_t 
     char what[160] = "";
     size_t n = 0;
     if (rc == GPUPROF__NVML_NOT_CALLED) return 0;
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     if (rc == GPUPROF__NVML_GPU_LOST) {
         lost_now = !gpuprof__dev.lost;
         gpuprof__dev.lost = 1;
@@ -3126,7 +3159,7 @@ static int gpuprof__dev_fail(int k0, int k1, const char *call, int rc, uint64_t 
         }
         if (k0 < 0 && gpuprof__dev.why_on > 0) { snprintf(what, sizeof what, "clock-event reasons"); gpuprof__dev.why_on = -1; }
     }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
     if (lost_now)
         gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u was lost (%s: %s) %.1f s into the run: device telemetry stops there; the samples before it are kept",
                       gpuprof__dev.index, call, gpuprof__nvml_error(rc), (double)t_ns / 1e9);
@@ -3154,9 +3187,9 @@ static int gpuprof__dev_got(double *v, int *have, int k, int rc, double x, uint6
     if (rc != GPUPROF__NVML_OK) return gpuprof__dev_fail(k, k, gpuprof__dev_info[k].call, rc, t_ns);
     if (!gpuprof__dev_possible(k, x, &lo, &hi)) {
         uint64_t before;
-        pthread_mutex_lock(&gpuprof__dev_mu);
+        gpuprof__mu_lock(&gpuprof__dev_mu);
         before = gpuprof__dev.c[k].impossible++;
-        pthread_mutex_unlock(&gpuprof__dev_mu);
+        gpuprof__mu_unlock(&gpuprof__dev_mu);
         if (!before)
             gpuprof__warn(GPUPROF__W_DEVICE, "GPU %u: %s gave %s %g %s, which it cannot be (%g to %g): such values are dropped, the others kept (the driver or the GPU misbehaves)",
                           gpuprof__dev.index, gpuprof__dev_info[k].call, gpuprof__dev_info[k].name, x, gpuprof__dev_info[k].unit, lo, hi);
@@ -3178,9 +3211,9 @@ static void gpuprof__dev_read_gpm(double *v, int *have, uint64_t t_ns) {
     if (gpuprof__dev.gpm <= 0 || (gpuprof__dev.gpm_have && t_ns - gpuprof__dev.gpm_t < GPUPROF__GPM_GAP_NS)) return;
     if ((rc = GPUPROF__NVC("nvmlGpmSampleGet", a->GpmSampleGet(gpuprof__dev.dev, cur))) != GPUPROF__NVML_OK) {
         if (rc == GPUPROF__NVML_NOT_CALLED) return;
-        pthread_mutex_lock(&gpuprof__dev_mu);
+        gpuprof__mu_lock(&gpuprof__dev_mu);
         gpuprof__dev.gpm = -1;
-        pthread_mutex_unlock(&gpuprof__dev_mu);
+        gpuprof__mu_unlock(&gpuprof__dev_mu);
         gpuprof__dev_fail(GPUPROF__DEV_FIRST_GPM, GPUPROF__DEV_N - 1, "nvmlGpmSampleGet", rc, t_ns);
         return;
     }
@@ -3198,9 +3231,9 @@ static void gpuprof__dev_read_gpm(double *v, int *have, uint64_t t_ns) {
     if (!g->count) return;
     if ((rc = GPUPROF__NVC("nvmlGpmMetricsGet", a->GpmMetricsGet(g))) != GPUPROF__NVML_OK) {
         if (rc == GPUPROF__NVML_NOT_CALLED) return;
-        pthread_mutex_lock(&gpuprof__dev_mu);
+        gpuprof__mu_lock(&gpuprof__dev_mu);
         gpuprof__dev.gpm = -1;
-        pthread_mutex_unlock(&gpuprof__dev_mu);
+        gpuprof__mu_unlock(&gpuprof__dev_mu);
         gpuprof__dev_fail(GPUPROF__DEV_FIRST_GPM, GPUPROF__DEV_N - 1, "nvmlGpmMetricsGet", rc, t_ns);
         return;
     }
@@ -3277,8 +3310,8 @@ static void gpuprof__dev_sample(void) {
     if (!GPUPROF__LDA(&gpuprof__dev.on) || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__dev_reader.hung)) return;
     gpuprof__dev_read(v, have, &why, &why_ok, t_ns);
     for (k = 0; k < GPUPROF__DEV_N; k++) any |= have[k];
-    pthread_mutex_lock(&gpuprof__dev_mu);
-    if (!gpuprof__dev.on || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__dev_reader.hung) || !(any || why_ok)) { pthread_mutex_unlock(&gpuprof__dev_mu); return; }
+    gpuprof__mu_lock(&gpuprof__dev_mu);
+    if (!gpuprof__dev.on || gpuprof__dev.lost || GPUPROF__LDA(&gpuprof__dev_reader.hung) || !(any || why_ok)) { gpuprof__mu_unlock(&gpuprof__dev_mu); return; }
     gpuprof__dev.samples++;
     if (why_ok) {
         gpuprof__dev.nwhy++;
@@ -3301,7 +3334,7 @@ static void gpuprof__dev_sample(void) {
         r->have = 0;
         for (k = 0; k < GPUPROF__DEV_N; k++) { r->v[k] = (float)v[k]; if (have[k]) r->have |= 1u << k; }
     }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
 }
 
 /* The last session's samples, freed (under gpuprof__dev_mu). What a reader
@@ -3342,13 +3375,13 @@ static void gpuprof__dev_clear(void) {
 static int gpuprof__dev_want(int off) {
     double every = gpuprof__g.cfg.device_every_ms;
     const char *path = getenv("GPUPROF_NVML_PATH");
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     GPUPROF__ST(&gpuprof__dev.on, 0);
     gpuprof__dev_clear();
     gpuprof__dev.status[0] = 0;
     gpuprof__dev.asked = every > 0 || (path && *path);
     gpuprof__dev.every_ms = every == 0 ? 100 : every < 10 && every > 0 ? 10 : every;
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
     if (off || every < 0) return 0;
     if (GPUPROF__LDA(&gpuprof__dev_reader.hung)) {
         if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: NVML stopped answering earlier in this process, and gpuprof does not call it again");
@@ -3440,18 +3473,18 @@ static void gpuprof__dev_open(void) {
         return;
     }
     GPUPROF__ST(&gpuprof__dev_reader.index1, (int)gpuprof__dev.index + 1);
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     gpuprof__dev.pt = (gpuprof__dev_interval *)gpuprof__alloc(GPUPROF__DEV_POINTS * sizeof *gpuprof__dev.pt);
 #ifdef GPUPROF_CUDA
     gpuprof__dev.recent = (gpuprof__dev_recent_sample *)gpuprof__alloc(GPUPROF__DEV_RECENT * sizeof *gpuprof__dev.recent);
 #endif
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
     for (k = 0; k < GPUPROF__DEV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
         char name[96];
         snprintf(name, sizeof name, "GPU %u %s (%s)", gpuprof__dev.index, gpuprof__dev_info[k].name, gpuprof__dev_info[k].unit);
         if (gpuprof__dev.c[k].on > 0) gpuprof__dev.c[k].id = gpuprof__intern(name);
     }
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "device telemetry", gpuprof__registry.max_ids, 1)) != NULL) {
         tr->exited = 2;
         tr->session = gpuprof__g.session;
@@ -3462,7 +3495,7 @@ static void gpuprof__dev_open(void) {
         GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
         gpuprof__dev.tracer = tr;
     }
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     GPUPROF__STR(&gpuprof__dev.on, 1);
 }
 
@@ -3471,9 +3504,9 @@ static void gpuprof__dev_open(void) {
 static void gpuprof__dev_shut(void) {
     const gpuprof__nvml_api *a = &gpuprof__dev.api;
     int k;
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     GPUPROF__ST(&gpuprof__dev.on, 0);
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
     for (k = 0; k < 2; k++)
         if (gpuprof__dev.gpm_s[k] && GPUPROF__NVC("nvmlGpmSampleFree", a->GpmSampleFree(gpuprof__dev.gpm_s[k])) != GPUPROF__NVML_NOT_CALLED) gpuprof__dev.gpm_s[k] = NULL;
     if (gpuprof__dev.inited && GPUPROF__NVC("nvmlShutdown", a->Shutdown()) != GPUPROF__NVML_NOT_CALLED) gpuprof__dev.inited = 0;
@@ -3489,25 +3522,25 @@ static void *gpuprof__dev_reader_main(void *arg) {
         if (gpuprof__dev.asked) gpuprof__warn(GPUPROF__W_DEVICE, "device telemetry is off: %s", gpuprof__dev.load_error);
     } else gpuprof__dev_open();                     /* NVML's init takes a while: here, not in the program's first range */
     next = gpuprof__mono_ns() + period;
-    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_lock(&gpuprof__dev_reader_mu);
     while (!gpuprof__dev_reader.stop && GPUPROF__LDA(&gpuprof__dev.on) && !GPUPROF__LDA(&gpuprof__dev_reader.hung)) {
         uint64_t now = gpuprof__mono_ns();
         if (now >= next) {
-            pthread_mutex_unlock(&gpuprof__dev_reader_mu);
+            gpuprof__mu_unlock(&gpuprof__dev_reader_mu);
             gpuprof__dev_sample();
-            pthread_mutex_lock(&gpuprof__dev_reader_mu);
+            gpuprof__mu_lock(&gpuprof__dev_reader_mu);
             now = gpuprof__mono_ns();
             while (next <= now) next += period;     /* a late pass is not made up for */
             continue;
         }
         gpuprof__cond_wait_ns(&gpuprof__dev_reader_cond, &gpuprof__dev_reader_mu, next - now);
     }
-    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_reader_mu);
     gpuprof__dev_shut();
-    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_lock(&gpuprof__dev_reader_mu);
     gpuprof__dev_reader.done = 1;
     pthread_cond_broadcast(&gpuprof__dev_reader_cond);
-    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_reader_mu);
     return NULL;
 }
 
@@ -3524,7 +3557,7 @@ static void gpuprof__dev_start(void) {
 static void gpuprof__dev_stop(void) {
     int done;
     if (!GPUPROF__LD(&gpuprof__dev_reader.running)) return;
-    pthread_mutex_lock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_lock(&gpuprof__dev_reader_mu);
     gpuprof__dev_reader.stop = 1;
     pthread_cond_broadcast(&gpuprof__dev_reader_cond);
     if (!gpuprof__dev_reader.done && !GPUPROF__LDA(&gpuprof__dev_reader.hung)) {
@@ -3532,7 +3565,7 @@ static void gpuprof__dev_stop(void) {
         while (!gpuprof__dev_reader.done && (now = gpuprof__mono_ns()) < until) gpuprof__cond_wait_ns(&gpuprof__dev_reader_cond, &gpuprof__dev_reader_mu, until - now);
     }
     done = gpuprof__dev_reader.done;
-    pthread_mutex_unlock(&gpuprof__dev_reader_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_reader_mu);
     if (done) pthread_join(gpuprof__dev_reader.th, NULL);
     else {
         gpuprof__nvml_hung(1);                        /* waited for: it stopped answering, however long its call has been */
@@ -3544,10 +3577,10 @@ static void gpuprof__dev_stop(void) {
 /* At shutdown, once the reader has stopped and the outputs are written:
    the samples freed. */
 static void gpuprof__dev_close(void) {
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     GPUPROF__ST(&gpuprof__dev.on, 0);
     gpuprof__dev_clear();
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
 }
 
 /* A GPU-bound phase's class from GPM (SPEC 17): over the samples taken
@@ -3588,7 +3621,7 @@ static int gpuprof__dev_latest(unsigned *index, double v[GPUPROF__DEV_N]) {
     int k, any = 0;
     for (k = 0; k < GPUPROF__DEV_N; k++) v[k] = GPUPROF__NAN;
     gpuprof__nvml_hung(0);
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     *index = gpuprof__dev.index;
     for (k = 0; k < GPUPROF__DEV_N && gpuprof__dev.samples; k++) {
         uint32_t i = gpuprof__dev.npt;
@@ -3597,7 +3630,7 @@ static int gpuprof__dev_latest(unsigned *index, double v[GPUPROF__DEV_N]) {
         v[k] = gpuprof__dev.pt[i - 1].sum[k] / gpuprof__dev.pt[i - 1].cnt[k];
         any = 1;
     }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
     return any;
 }
 #endif
@@ -3607,9 +3640,9 @@ static int gpuprof__dev_latest(unsigned *index, double v[GPUPROF__DEV_N]) {
 static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
     int cls;
     if (!GPUPROF__LD(&gpuprof__dev.samples)) return 0;
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     cls = gpuprof__dev_class_locked(name_id, dram, comp);
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
     return cls;
 }
 
@@ -4250,9 +4283,9 @@ static void gpuprof__gpu_probe(int wanted) {
     GPUPROF__ST(&gpuprof__gpu.on, 1);
     GPUPROF__ST(&gpuprof__gpu.events, 1);
     /* The first anchor now, so the first ranges are placed against a recent one. */
-    pthread_mutex_lock(&gpuprof__gpu_mu);
+    gpuprof__mu_lock(&gpuprof__gpu_mu);
     gpuprof__anchor_renew(dev);
-    pthread_mutex_unlock(&gpuprof__gpu_mu);
+    gpuprof__mu_unlock(&gpuprof__gpu_mu);
 }
 
 static gpuprof__gput *gpuprof__gput_new(gpuprof__thread *t) {
@@ -4277,11 +4310,11 @@ static cudaEvent_t gpuprof__event_get(gpuprof__gput *g, int dev) {
             g->back[dev] = g->pool[dev] + GPUPROF__POOL;
         }
         if (GPUPROF__LD(&g->nback[dev])) {       /* events another thread's harvest gave back */
-            pthread_mutex_lock(&g->mu);
+            gpuprof__mu_lock(&g->mu);
             memcpy(g->pool[dev], g->back[dev], g->nback[dev] * sizeof(cudaEvent_t));
             g->npool[dev] = g->nback[dev];
             GPUPROF__ST(&g->nback[dev], 0u);
-            pthread_mutex_unlock(&g->mu);
+            gpuprof__mu_unlock(&g->mu);
         }
         if (!g->npool[dev]) {
             int cur = dev;
@@ -4522,7 +4555,7 @@ out:
 static int gpuprof__track(gpuprof__gput *g, int dev, void *stream, int tid) {
     uint32_t i;
     if (g->cache_track >= 0 && g->cache_stream == stream && g->cache_dev == dev) return g->cache_track;
-    pthread_mutex_lock(&gpuprof__gpu_mu);
+    gpuprof__mu_lock(&gpuprof__gpu_mu);
     for (i = 0; i < gpuprof__gpu.ntracks; i++)
         if (gpuprof__gpu.track[i].stream == stream && gpuprof__gpu.track[i].dev == dev && (stream != (void *)2 || gpuprof__gpu.track[i].tid == tid)) break;
     if (i == gpuprof__gpu.ntracks) {
@@ -4537,7 +4570,7 @@ static int gpuprof__track(gpuprof__gput *g, int dev, void *stream, int tid) {
             GPUPROF__STR(&gpuprof__gpu.ntracks, i + 1);
         }
     }
-    pthread_mutex_unlock(&gpuprof__gpu_mu);
+    gpuprof__mu_unlock(&gpuprof__gpu_mu);
     g->cache_stream = stream;
     g->cache_dev = dev;
     g->cache_track = (int)i;
@@ -4631,8 +4664,8 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
     uint64_t head, tail;
     int is_owner = me == owner, exchanged = 0, taken = 0, own = 0;
     if (!g) return 0;
-    if (wait) pthread_mutex_lock(&g->mu);
-    else if (pthread_mutex_trylock(&g->mu) != 0) return 0;
+    if (wait) gpuprof__mu_lock(&g->mu);
+    else if (gpuprof__mu_trylock(&g->mu) != 0) return 0;
     head = GPUPROF__LDA(&g->head);
     tail = g->tail;
     if (is_owner) g->since = 0;
@@ -4655,10 +4688,10 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
             /* an anchor at most a second old keeps float milliseconds precise */
             if (gpuprof__anchor_read(r->dev, &k) != 0 ||
                 (double)gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base)) - k.cpu[k.cur] > 1e9) {
-                if (wait) pthread_mutex_lock(&gpuprof__gpu_mu);
-                if (wait || pthread_mutex_trylock(&gpuprof__gpu_mu) == 0) {
+                if (wait) gpuprof__mu_lock(&gpuprof__gpu_mu);
+                if (wait || gpuprof__mu_trylock(&gpuprof__gpu_mu) == 0) {
                     gpuprof__anchor_renew(r->dev);
-                    pthread_mutex_unlock(&gpuprof__gpu_mu);
+                    gpuprof__mu_unlock(&gpuprof__gpu_mu);
                 }
                 if (!GPUPROF__LD(&gpuprof__gpu.on)) break;
             }
@@ -4674,7 +4707,7 @@ static int gpuprof__gpu_harvest(gpuprof__thread *owner, gpuprof__thread *me, int
     }
     if (exchanged) cudaThreadExchangeStreamCaptureMode(&mode);
     if (own) gpuprof__kc_pop();
-    pthread_mutex_unlock(&g->mu);
+    gpuprof__mu_unlock(&g->mu);
     return taken;
 }
 
@@ -4705,10 +4738,10 @@ static void gpuprof__gpu_drain(void) {
     gpuprof__thread *me = gpuprof__tls, *t;
     if (!GPUPROF__LD(&gpuprof__gpu.available)) return;
     if (me && me->session != gpuprof__g.session) me = NULL;
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     for (t = gpuprof__threads.threads; t; t = t->next)
         if (GPUPROF__LDA(&t->gpu) && GPUPROF__LD(&gpuprof__gpu.on)) gpuprof__gpu_harvest(t, me, 1, 0);
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
 }
 
 /* An outermost range's GPU time counts as busy in every step whose window
@@ -4930,13 +4963,13 @@ static void gpuprof__kc_sub_cb(void *ud, int domain, uint32_t cbid, const void *
 static void gpuprof__kc_req(uint8_t **buf, size_t *size, size_t *max_records) {
     uint8_t *b = NULL;
     int fresh = 0;
-    pthread_mutex_lock(&gpuprof__kc_pool_mu);
+    gpuprof__mu_lock(&gpuprof__kc_pool_mu);
     if (gpuprof__kc.nfree) b = gpuprof__kc.free_bufs[--gpuprof__kc.nfree];
     else if (gpuprof__kc.nbufs < gpuprof__kc.max_bufs && (b = (uint8_t *)gpuprof__alloc(GPUPROF__KC_BUF)) != NULL) {
         gpuprof__kc.nbufs++;
         fresh = 1;
     } else gpuprof__kc.declined++;
-    pthread_mutex_unlock(&gpuprof__kc_pool_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_pool_mu);
     if (fresh && gpuprof__kc.zeroed) memset(b, 0, GPUPROF__KC_BUF);   /* once per buffer of the pool; returned ones come zeroed */
     *buf = b;
     *size = b ? GPUPROF__KC_BUF : 0;
@@ -4944,10 +4977,10 @@ static void gpuprof__kc_req(uint8_t **buf, size_t *size, size_t *max_records) {
 }
 
 static void gpuprof__kc_recycle(uint8_t *b) {
-    pthread_mutex_lock(&gpuprof__kc_pool_mu);
+    gpuprof__mu_lock(&gpuprof__kc_pool_mu);
     if (gpuprof__kc.nfree < sizeof gpuprof__kc.free_bufs / sizeof gpuprof__kc.free_bufs[0]) { gpuprof__kc.free_bufs[gpuprof__kc.nfree++] = b; b = NULL; }
     else gpuprof__kc.nbufs--;
-    pthread_mutex_unlock(&gpuprof__kc_pool_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_pool_mu);
     GPUPROF_FREE(b);
 }
 
@@ -5095,7 +5128,7 @@ static gpuprof__kslot *gpuprof__kc_slot(uint64_t step) {
 static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int counted) {
     gpuprof__kslot *s, *n;
     if (!GPUPROF__LD(&gpuprof__kc.accepting)) return;
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     if ((s = gpuprof__kc_slot(step)) != NULL) { s->len = now_ns - s->t0; s->counted = counted && len_ns; }
     n = &gpuprof__kc.slot[(step + 1) % GPUPROF__KC_SLOTS];
     if (n->used && n->counted) {
@@ -5113,7 +5146,7 @@ static void gpuprof__kc_step(uint64_t step, int64_t now_ns, uint64_t len_ns, int
     n->launched = n->short_k = 0;
     n->niv = 0;
     gpuprof__kc_settle_now();
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
 }
 
 /* The name of a CUDA call by its callback id, for the ones that launch or wait. */
@@ -5141,7 +5174,7 @@ static int gpuprof__kc_track(uint32_t device, uint32_t stream, int ranges) {
     void *key = (void *)(uintptr_t)(0x10000u + (uintptr_t)stream);
     uint32_t i;
     int dev = (int)device, tid = ranges ? -1 : 0;
-    pthread_mutex_lock(&gpuprof__gpu_mu);
+    gpuprof__mu_lock(&gpuprof__gpu_mu);
     for (i = 0; i < gpuprof__gpu.ntracks; i++)
         if (gpuprof__gpu.track[i].stream == key && gpuprof__gpu.track[i].dev == dev && gpuprof__gpu.track[i].tid == tid) break;
     if (i == gpuprof__gpu.ntracks) {
@@ -5155,7 +5188,7 @@ static int gpuprof__kc_track(uint32_t device, uint32_t stream, int ranges) {
             GPUPROF__STR(&gpuprof__gpu.ntracks, i + 1);
         }
     }
-    pthread_mutex_unlock(&gpuprof__gpu_mu);
+    gpuprof__mu_unlock(&gpuprof__gpu_mu);
     return (int)i;
 }
 
@@ -5560,7 +5593,7 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
     (void)ctx; (void)stream;
     if (!buf) return;
     if (valid && GPUPROF__LD(&gpuprof__kc.accepting) && gpuprof__kc.loaded > 0) {
-        pthread_mutex_lock(&gpuprof__kc_mu);
+        gpuprof__mu_lock(&gpuprof__kc_mu);
         if (gpuprof__kc.map) {
             while (gpuprof__kc.api.ActivityGetNextRecord(buf, valid, &p) == GPUPROF__CU_OK) {
                 gpuprof__kcorr *c;
@@ -5579,7 +5612,7 @@ static void gpuprof__kc_done(void *ctx, uint32_t stream, uint8_t *buf, size_t si
             gpuprof__kc.npending = k;
             gpuprof__kc_settle_now();
         }
-        pthread_mutex_unlock(&gpuprof__kc_mu);
+        gpuprof__mu_unlock(&gpuprof__kc_mu);
     }
     if (gpuprof__kc.zeroed) memset(buf, 0, size < GPUPROF__KC_BUF ? size : GPUPROF__KC_BUF);   /* as CUPTI was promised */
     gpuprof__kc_recycle(buf);
@@ -5593,7 +5626,7 @@ static void gpuprof__kc_flush(int forced) {
     if (!gpuprof__kc.ts_cb) gpuprof__kc_pairs();
     if (gpuprof__kc_check(gpuprof__kc.api.ActivityFlushAll(forced ? GPUPROF__FLUSH_FORCED : 0), "cuptiActivityFlushAll") != 0) return;
     if (gpuprof__kc.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != GPUPROF__CU_OK) dropped = 0;
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     gpuprof__kc.dropped += dropped;
     if (forced) {
         /* their launch record will not come now */
@@ -5601,7 +5634,7 @@ static void gpuprof__kc_flush(int forced) {
         gpuprof__kc.npending = 0;
     }
     gpuprof__kc_settle(forced);     /* at the end every call that ended: nothing more comes */
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
     if (dropped)
         gpuprof__warn(GPUPROF__W_KERNELS, "CUPTI dropped %llu activity record%s for want of buffer space: the kernel tables miss them (raise GPUPROF_KERNEL_BUFFER_MB, now %u)",
                       (unsigned long long)dropped, dropped == 1 ? "" : "s", gpuprof__kc.max_bufs * (unsigned)(GPUPROF__KC_BUF >> 20));
@@ -5682,7 +5715,7 @@ static int gpuprof__kc_load(void) {
 /* This session's tables, and a thread state of gpuprof's own for the
    capture's trace events (0), or a message and capture off (-1). */
 static int gpuprof__kc_tables_open(void) {
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     gpuprof__kc_clear();
     gpuprof__kc.map = (gpuprof__kcorr *)gpuprof__alloc(GPUPROF__KC_MAP * sizeof *gpuprof__kc.map);
     gpuprof__kc.pending = (gpuprof__krec *)gpuprof__alloc(GPUPROF__KC_PENDING * sizeof *gpuprof__kc.pending);
@@ -5708,11 +5741,11 @@ static int gpuprof__kc_tables_open(void) {
     }
     if (!gpuprof__kc.map || !gpuprof__kc.pending || !gpuprof__kc.kern || !gpuprof__kc.kern_hash) {
         gpuprof__kc_clear();
-        pthread_mutex_unlock(&gpuprof__kc_mu);
+        gpuprof__mu_unlock(&gpuprof__kc_mu);
         gpuprof__kc_off("out of memory for its tables (%u MiB)", (unsigned)((GPUPROF__KC_MAP * sizeof(gpuprof__kcorr) + GPUPROF__KC_PENDING * sizeof(gpuprof__krec)) >> 20));
         return -1;
     }
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
     return 0;
 }
 
@@ -5736,16 +5769,16 @@ static void gpuprof__kc_open(int wanted, int buffer_mb) {
     if (gpuprof__kc.loaded < 0) { gpuprof__kc_off("CUPTI failed earlier in this process, and is not called again"); return; }
     if (!gpuprof__kc.loaded && gpuprof__kc_load() != 0) return;
     if (gpuprof__kc_tables_open() != 0) return;
-    pthread_mutex_lock(&gpuprof__kc_pool_mu);
+    gpuprof__mu_lock(&gpuprof__kc_pool_mu);
     gpuprof__kc.max_bufs = (uint32_t)(buffer_mb / (int)(GPUPROF__KC_BUF >> 20));
     if (gpuprof__kc.max_bufs < 2) gpuprof__kc.max_bufs = 2;
-    pthread_mutex_unlock(&gpuprof__kc_pool_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_pool_mu);
     GPUPROF__ST(&gpuprof__kc.accepting, 1);
     for (i = 0; i < sizeof gpuprof__kc_kinds / sizeof gpuprof__kc_kinds[0]; i++)
         if (gpuprof__kc_check(gpuprof__kc.api.ActivityEnable(gpuprof__kc_kinds[i]), "cuptiActivityEnable") != 0) {
-            pthread_mutex_lock(&gpuprof__kc_mu);
+            gpuprof__mu_lock(&gpuprof__kc_mu);
             gpuprof__kc_clear();
-            pthread_mutex_unlock(&gpuprof__kc_mu);
+            gpuprof__mu_unlock(&gpuprof__kc_mu);
             return;
         }
     /* after the kinds: enabling RUNTIME or DRIVER resets these */
@@ -5771,19 +5804,19 @@ static void gpuprof__kc_close(void) {
     GPUPROF__ST(&gpuprof__kc.accepting, 0);
     /* the clock CUPTI reads goes on rising into the next session */
     GPUPROF__ST(&gpuprof__kc.epoch, gpuprof__kc_clock() + 1000000000ull);
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     gpuprof__kc_clear();
     gpuprof__kc_calls_reset();
     gpuprof__gpu.from_kernels = 0;
     gpuprof__kc.tracer = NULL;        /* freed with the session's thread states */
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
 }
 
 /* gpuprof_reset: the kernel, transfer and sync tables start again (the
    kernels' names stay; what capture read and dropped is not a statistic). */
 static void gpuprof__kc_reset(void) {
     uint32_t i;
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     for (i = 0; i < gpuprof__kc.nkern; i++) {
         gpuprof__kernel *k = gpuprof__kc.kern[i];
         gpuprof_stats_init(&k->stats);
@@ -5798,7 +5831,7 @@ static void gpuprof__kc_reset(void) {
     for (i = 0; i < GPUPROF__KC_SLOTS; i++) gpuprof__kc.slot[i].counted = 0;
     gpuprof_stats_init(&gpuprof__kc.per_step);
     gpuprof_stats_init(&gpuprof__kc.busy);
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
 }
 
 /* GPUPROF_GPU=kernels: the GPU idle share per counted step is what the
@@ -5806,13 +5839,13 @@ static void gpuprof__kc_reset(void) {
 static int gpuprof__kc_idle(gpuprof_stats *out) {
     uint32_t k;
     if (!gpuprof__gpu.from_kernels) return 0;
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     *out = gpuprof__gpu.idle;
     for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
         gpuprof__kslot *s = &gpuprof__kc.slot[k];
         if (s->used && s->counted) gpuprof_stats_add(out, 100.0 - gpuprof__kc_busy(s));
     }
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
     return 1;
 }
 
@@ -5838,7 +5871,7 @@ static const char *gpuprof__kc_sync_call(uint32_t name_id) {
     uint64_t best = 0;
     int d, i, k = -1;
     if (!gpuprof__kc_tables()) return NULL;
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     for (d = 0; d < 4; d++) {
         const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
         for (i = 0; i < GPUPROF__KC_TOP; i++)
@@ -5848,7 +5881,7 @@ static const char *gpuprof__kc_sync_call(uint32_t name_id) {
     for (d = 0; k < 0 && d < 3; d++)
         for (i = 0; i < GPUPROF__KC_TOP; i++)
             if (gpuprof__kc.xfer[1][d].ranges.n[i] && gpuprof__kc.xfer[1][d].ranges.key[i] == name_id) { k = 4 + d; break; }
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
     return k >= 0 ? call[k] : NULL;
 }
 
@@ -6072,25 +6105,25 @@ static int gpuprof__smp_code_count(struct gpuprof__dlinfo *info, size_t size, vo
 }
 static void gpuprof__smp_code(void) {
     unsigned long long adds = 0;
-    pthread_mutex_lock(&gpuprof__smp_code_mu);
+    gpuprof__mu_lock(&gpuprof__smp_code_mu);
     gpuprof__dl_iterate_phdr(gpuprof__smp_code_count, &adds);
     if (!adds || adds != gpuprof__smp_global.code_adds) {
         gpuprof__dl_iterate_phdr(gpuprof__smp_code_add, NULL);
         gpuprof__smp_global.code_adds = adds;
     }
-    pthread_mutex_unlock(&gpuprof__smp_code_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_code_mu);
 }
 
 /* At shutdown, every timer stopped and no handler running: the map let go
    of (the next session makes it afresh). */
 static void gpuprof__smp_code_clear(void) {
     int i;
-    pthread_mutex_lock(&gpuprof__smp_code_mu);
+    gpuprof__mu_lock(&gpuprof__smp_code_mu);
     for (i = 0; i < gpuprof__smp_global.ncode; i++) GPUPROF_FREE(gpuprof__smp_global.code_path[i]);
     GPUPROF__ST(&gpuprof__smp_global.ncode, 0);
     GPUPROF__ST(&gpuprof__smp_global.code_max, (uintptr_t)0);
     gpuprof__smp_global.code_adds = 0;
-    pthread_mutex_unlock(&gpuprof__smp_code_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_code_mu);
 }
 
 /* The stack of the interrupted code: its PC, then the return addresses
@@ -6364,7 +6397,7 @@ static void gpuprof__smp_foreign_scan(void) {
     uint32_t i;
     if (!(d = opendir("/proc/self/task"))) return;
     memset(alive, 0, sizeof alive);
-    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
     while ((e = readdir(d)) != NULL) {
         int tid = atoi(e->d_name);
         if (tid <= 0 || gpuprof__is_own_tid(tid)) continue;
@@ -6385,7 +6418,7 @@ static void gpuprof__smp_foreign_scan(void) {
         if ((now = gpuprof__smp_cpu_of(m->tid)) > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);   /* its CPU time, were it to end */
     }
     gpuprof__smp_foreign_stacks();
-    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 }
 #endif
 
@@ -6393,18 +6426,18 @@ static void gpuprof__smp_foreign_scan(void) {
 static void gpuprof__smp_foreign_stop_all(void) {
 #if GPUPROF__SAMPLER
     uint32_t i;
-    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
     for (i = 0; i < gpuprof__smp_foreign.n; i++) gpuprof__smp_foreign_stop(i);
-    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 #endif
 }
 static void gpuprof__smp_foreign_clear(void) {
     uint32_t i;
-    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
     for (i = 0; i < gpuprof__smp_foreign.n; i++) GPUPROF_FREE(gpuprof__smp_foreign.m[i]);
     GPUPROF__ST(&gpuprof__smp_foreign.n, 0u);
     gpuprof__smp_foreign.missed = 0;
-    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 }
 
 /* GPUPROF_SAMPLE / cfg.sample_hz at a session's start: the signal and its
@@ -6469,12 +6502,12 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t);
 static void gpuprof__smp_thread_start(gpuprof__thread *t) {
     if (!GPUPROF__LD(&gpuprof__smp_global.on)) return;
     /* the keeper may have given it a timer while it recorded no range: its own replaces that one */
-    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
 #if GPUPROF__SAMPLER
     gpuprof__smp_foreign_drop(t->tid);
 #endif
     gpuprof__smp_thread_timer(t);
-    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 }
 static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
 #if GPUPROF__SAMPLER
@@ -6549,14 +6582,14 @@ static void gpuprof__smp_thread_stop(gpuprof__thread *t, int own) {
     gpuprof__smp *m = t->smp;
     uint64_t now;
     if (!m) return;
-    pthread_mutex_lock(&gpuprof__smp_stop_mu);
+    gpuprof__mu_lock(&gpuprof__smp_stop_mu);
     if (GPUPROF__LD(&m->gen)) {
         timer_delete((timer_t)t->smp_timer);
         now = gpuprof__smp_cpu_of(own ? 0 : m->tid);
         if (now > GPUPROF__LD(&m->cpu0_ns)) GPUPROF__ST(&m->cpu_ns, GPUPROF__LD(&m->cpu_ns) + (now - GPUPROF__LD(&m->cpu0_ns)));
         GPUPROF__ST(&m->gen, 0);
     }
-    pthread_mutex_unlock(&gpuprof__smp_stop_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_stop_mu);
 #else
     (void)t; (void)own;
 #endif
@@ -6606,7 +6639,7 @@ static void gpuprof__smp_check(void) {
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == gpuprof__smp_handler) return;
     what = (cur.sa_flags & SA_SIGINFO) ? "installed a handler of its own for" : cur.sa_handler == SIG_DFL ? "reset to its default" :
            cur.sa_handler == SIG_IGN ? "set to be ignored" : "installed a handler of its own for";
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     if (GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.state == GPUPROF__RUNNING) {
         GPUPROF__ST(&gpuprof__smp_global.on, 0);
         for (t = gpuprof__threads.threads; t; t = t->next) gpuprof__smp_thread_stop(t, t == gpuprof__tls);
@@ -6614,7 +6647,7 @@ static void gpuprof__smp_check(void) {
         snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "the program %s signal %d after sampling began", what, gpuprof__smp_global.signo);
         stopped = 1;
     }
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     if (stopped)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the program %s signal %d (%s), which gpuprof samples with: CPU sampling stopped there, the samples before it are kept "
                       "(set GPUPROF_SAMPLE_SIGNAL to a signal the program leaves alone: SIGURG, whose default is to ignore it, or SIGRTMIN+3)",
@@ -6648,9 +6681,9 @@ static void gpuprof__smp_reset(void) {
         gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         if (m) gpuprof__smp_clear_one(m, t == gpuprof__tls);
     }
-    pthread_mutex_lock(&gpuprof__smp_foreign_mu);                 /* and those of the threads that record no range */
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);                 /* and those of the threads that record no range */
     for (i = 0; i < GPUPROF__LD(&gpuprof__smp_foreign.n); i++) gpuprof__smp_clear_one(gpuprof__smp_foreign.m[i], 0);
-    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 }
 
 /* ----------------------------------------------------------------------
@@ -6664,7 +6697,7 @@ static void gpuprof__smp_reset(void) {
    address), module+0xOFFSET where the full symbols miss it, or 0xADDR
    outside every object (JIT code). Inlined code counts as its caller.
    ---------------------------------------------------------------------- */
-typedef struct gpuprof__sym { uintptr_t lo, hi; const char *name; } gpuprof__sym;
+typedef struct gpuprof__sym { uintptr_t lo, hi; const char *name; } gpuprof__sym;   /* lo, hi: the file's addresses (add the load bias) */
 typedef struct gpuprof__mod {
     char path[512];
     const char *file;                     /* the file's name, in path */
@@ -6673,9 +6706,8 @@ typedef struct gpuprof__mod {
     int main;                             /* the main program */
     int code_ix;                          /* its entry in the sampler's code map (-1: none, or not yet known) */
     int full;                             /* its symbols are a .symtab's (static functions too), not .dynsym's alone */
-    gpuprof__sym *syms;
+    const gpuprof__sym *syms;             /* its file's, kept by the symbol cache (below): not the symtab's to free */
     uint32_t nsyms;
-    char *strs;                           /* the names, as read */
 } gpuprof__mod;
 typedef struct gpuprof__symtab { gpuprof__mod *mods; uint32_t n, cap; } gpuprof__symtab;
 
@@ -6712,11 +6744,15 @@ static int gpuprof__sym_cmp(const void *a, const void *b) {
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* n bytes of fd at off into a new buffer (NULL: cannot). */
+/* n bytes of fd at off into a new buffer (NULL: cannot): never more than
+   the file holds there, whatever its headers claim. */
 static void *gpuprof__sym_read(int fd, uint64_t off, uint64_t n) {
     char *b;
     uint64_t got = 0;
-    if (n == 0 || n > ((uint64_t)1 << 32) || !(b = (char *)gpuprof__alloc((size_t)n + 1))) return NULL;
+    struct stat st;
+    if (n == 0 || n > ((uint64_t)1 << 32) || fstat(fd, &st) != 0 || off > (uint64_t)st.st_size || n > (uint64_t)st.st_size - off ||
+        !(b = (char *)gpuprof__alloc((size_t)n + 1)))
+        return NULL;
     while (got < n) {
         ssize_t r = pread(fd, b + got, (size_t)(n - got), (off_t)(off + got));
         if (r <= 0) { GPUPROF_FREE(b); return NULL; }
@@ -6724,6 +6760,22 @@ static void *gpuprof__sym_read(int fd, uint64_t off, uint64_t n) {
     }
     b[n] = 0;
     return b;
+}
+
+/* Whether path is a regular file (a debug file that is a FIFO or a device
+   is none). */
+static int gpuprof__sym_regular(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A file to read symbols from: opened without blocking (a FIFO with no
+   writer, a device), and only a regular file is kept. *st: its identity. */
+static int gpuprof__sym_fopen(const char *path, struct stat *st) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return -1;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) { close(fd); return -1; }
+    return fd;
 }
 
 /* The file where the distribution keeps a module's debug symbols, by the
@@ -6750,7 +6802,7 @@ static void gpuprof__sym_debug_file(int fd, const Elf64_Ehdr *eh, const Elf64_Sh
                 size_t o = (size_t)snprintf(out, cap, "/usr/lib/debug/.build-id/%02x/", note[desc]);
                 uint32_t k;
                 for (k = 1; k < dsz && o + 3 < cap; k++) o += (size_t)snprintf(out + o, cap - o, "%02x", note[desc + k]);
-                if (o + 7 >= cap || (snprintf(out + o, cap - o, ".debug"), access(out, R_OK) != 0)) out[0] = 0;
+                if (o + 7 >= cap || (snprintf(out + o, cap - o, ".debug"), access(out, R_OK) != 0 || !gpuprof__sym_regular(out))) out[0] = 0;
                 break;
             }
             at = desc + (((uint64_t)dsz + 3) & ~3ull);
@@ -6803,7 +6855,8 @@ static void gpuprof__sym_debuglink(int fd, const Elf64_Ehdr *eh, const Elf64_Shd
         }
     for (i = 0; link && i < 3 && !out[0]; i++) {
         int dfd;
-        if (snprintf(out, cap, where[i], dir, path, link) >= (int)cap || (dfd = open(out, O_RDONLY | O_CLOEXEC)) < 0) { out[0] = 0; continue; }
+        struct stat st;
+        if (snprintf(out, cap, where[i], dir, path, link) >= (int)cap || (dfd = gpuprof__sym_fopen(out, &st)) < 0) { out[0] = 0; continue; }
         if (gpuprof__sym_crc(dfd) != want) out[0] = 0;   /* another build's symbols: not these */
         close(dfd);
     }
@@ -6811,10 +6864,59 @@ static void gpuprof__sym_debuglink(int fd, const Elf64_Ehdr *eh, const Elf64_Shd
     GPUPROF_FREE(strs);
 }
 
+/* Symbols are read once per file. A module's table (its own .symtab, its
+   debug file's, or its .dynsym) is kept by its path and its file's identity
+   (device, inode, size, mtime), so no checkpoint reads or CRCs a file again;
+   the entries are shared by every symtab and freed at shutdown. Files are
+   read with no lock held (gpuprof__make reads them before it takes
+   gpuprof__lock, gpuprof__sym_warm), and an entry is added under
+   gpuprof__symc_mu, which nothing holds longer than a list walk. */
+typedef struct gpuprof__symc {
+    struct gpuprof__symc *next;
+    uint64_t dev, ino, size, mtime_ns;
+    int got;                              /* 1 from a .symtab (static functions too), 0 from .dynsym, -1 none */
+    gpuprof__sym *syms;                   /* the file's addresses, sorted */
+    uint32_t nsyms;
+    char *strs;                           /* the names */
+    char path[512];                       /* the module's path as loaded */
+} gpuprof__symc;
+static gpuprof__symc *gpuprof__symc_head;
+static pthread_mutex_t gpuprof__symc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The entry for path, of the file st when st is not NULL (else the latest
+   kept for the path: no system call). */
+static gpuprof__symc *gpuprof__symc_find(const char *path, const struct stat *st) {
+    gpuprof__symc *e;
+    gpuprof__mu_lock(&gpuprof__symc_mu);
+    for (e = gpuprof__symc_head; e; e = e->next)
+        if (!strcmp(e->path, path) && (!st || (e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino && e->size == (uint64_t)st->st_size &&
+                                                e->mtime_ns == (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec)))
+            break;
+    gpuprof__mu_unlock(&gpuprof__symc_mu);
+    return e;
+}
+
+static void gpuprof__symc_free(gpuprof__symc *e) {
+    GPUPROF_FREE(e->syms);
+    GPUPROF_FREE(e->strs);
+    GPUPROF_FREE(e);
+}
+
+/* At shutdown: every entry (no symtab is open by then). */
+static void gpuprof__symc_clear(void) {
+    gpuprof__symc *e, *next;
+    gpuprof__mu_lock(&gpuprof__symc_mu);
+    e = gpuprof__symc_head;
+    gpuprof__symc_head = NULL;
+    gpuprof__mu_unlock(&gpuprof__symc_mu);
+    for (; e; e = next) { next = e->next; gpuprof__symc_free(e); }
+}
+
 /* A module's functions from an ELF file's symbol table (.symtab; with
-   any, also .dynsym): 1 from .symtab, 0 from .dynsym, -1 none. debug (not
-   NULL): where there is no .symtab, the file of its debug symbols. */
-static int gpuprof__sym_table(gpuprof__mod *m, int fd, int any, char *debug, size_t cap) {
+   any, also .dynsym) into e: 1 from .symtab, 0 from .dynsym, -1 none.
+   debug (not NULL): where there is no .symtab, the file of its debug
+   symbols. path: the module's, where its .gnu_debuglink's file is looked for. */
+static int gpuprof__sym_table(gpuprof__symc *e, const char *path, int fd, int any, char *debug, size_t cap) {
     Elf64_Ehdr eh;
     Elf64_Shdr *sh = NULL;
     Elf64_Sym *sy = NULL;
@@ -6825,27 +6927,27 @@ static int gpuprof__sym_table(gpuprof__mod *m, int fd, int any, char *debug, siz
         return -1;
     for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_SYMTAB) pick = i;
     if (pick < 0 && debug) gpuprof__sym_debug_file(fd, &eh, sh, debug, cap);
-    if (pick < 0 && debug && !debug[0]) gpuprof__sym_debuglink(fd, &eh, sh, m->path, debug, cap);
+    if (pick < 0 && debug && !debug[0]) gpuprof__sym_debuglink(fd, &eh, sh, path, debug, cap);
     if (pick < 0 && any) for (i = 0; i < eh.e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
     if (pick >= 0 && sh[pick].sh_link < eh.e_shnum && sh[pick].sh_entsize == sizeof(Elf64_Sym) && sh[pick].sh_type != SHT_NOBITS &&
         (sy = (Elf64_Sym *)gpuprof__sym_read(fd, sh[pick].sh_offset, sh[pick].sh_size)) != NULL &&
-        (m->strs = (char *)gpuprof__sym_read(fd, sh[sh[pick].sh_link].sh_offset, sh[sh[pick].sh_link].sh_size)) != NULL) {
+        (e->strs = (char *)gpuprof__sym_read(fd, sh[sh[pick].sh_link].sh_offset, sh[sh[pick].sh_link].sh_size)) != NULL) {
         n = sh[pick].sh_size / sizeof *sy;
-        if ((m->syms = (gpuprof__sym *)gpuprof__alloc((size_t)n * sizeof *m->syms + 1)) != NULL) {
+        if ((e->syms = (gpuprof__sym *)gpuprof__alloc((size_t)n * sizeof *e->syms + 1)) != NULL) {
             for (k = 0; k < n; k++) {
                 int type = ELF64_ST_TYPE(sy[k].st_info);
                 if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sy[k].st_shndx == SHN_UNDEF || !sy[k].st_value ||
                     sy[k].st_name >= sh[sh[pick].sh_link].sh_size)
                     continue;
-                m->syms[m->nsyms].lo = m->bias + sy[k].st_value;
-                m->syms[m->nsyms].hi = m->bias + sy[k].st_value + (sy[k].st_size ? sy[k].st_size : 1);
-                m->syms[m->nsyms++].name = m->strs + sy[k].st_name;
+                e->syms[e->nsyms].lo = sy[k].st_value;
+                e->syms[e->nsyms].hi = sy[k].st_value + (sy[k].st_size ? sy[k].st_size : 1);
+                e->syms[e->nsyms++].name = e->strs + sy[k].st_name;
             }
-            if (m->nsyms) qsort(m->syms, m->nsyms, sizeof *m->syms, gpuprof__sym_cmp);
+            if (e->nsyms) qsort(e->syms, e->nsyms, sizeof *e->syms, gpuprof__sym_cmp);
             got = sh[pick].sh_type == SHT_SYMTAB;
         } else {
-            GPUPROF_FREE(m->strs);
-            m->strs = NULL;
+            GPUPROF_FREE(e->strs);
+            e->strs = NULL;
         }
     }
     GPUPROF_FREE(sy);
@@ -6853,29 +6955,69 @@ static int gpuprof__sym_table(gpuprof__mod *m, int fd, int any, char *debug, siz
     return got;
 }
 
-/* A module's functions from its file: .symtab; else those of its debug
-   file (a stripped library whose distribution ships them, libc6-dbg, by
-   build id; else the file its .gnu_debuglink names); else .dynsym
-   (exported functions only). */
-static void gpuprof__sym_load(gpuprof__mod *m) {
+/* The module's path read into a new entry: its .symtab; else that of its
+   debug file (a stripped library whose distribution ships them, libc6-dbg,
+   by build id; else the file its .gnu_debuglink names); else .dynsym
+   (exported functions only). NULL: out of memory. */
+static gpuprof__symc *gpuprof__symc_read(const char *path, int fd, const struct stat *st) {
     char debug[640];
-    int fd, got;
-    m->loaded = -1;
+    gpuprof__symc *e = (gpuprof__symc *)gpuprof__zalloc(sizeof *e);
+    if (!e) return NULL;
+    snprintf(e->path, sizeof e->path, "%s", path);
+    e->dev = (uint64_t)st->st_dev;
+    e->ino = (uint64_t)st->st_ino;
+    e->size = (uint64_t)st->st_size;
+    e->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
     debug[0] = 0;
-    if (!m->path[0] || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0) return;
-    got = gpuprof__sym_table(m, fd, 0, debug, sizeof debug);
-    if (got < 0 && debug[0]) {
-        int dfd = open(debug, O_RDONLY | O_CLOEXEC);
+    e->got = gpuprof__sym_table(e, path, fd, 0, debug, sizeof debug);
+    if (e->got < 0 && debug[0]) {
+        struct stat dst;
+        int dfd = gpuprof__sym_fopen(debug, &dst);
         if (dfd >= 0) {
-            got = gpuprof__sym_table(m, dfd, 0, NULL, 0);
+            e->got = gpuprof__sym_table(e, path, dfd, 0, NULL, 0);
             close(dfd);
         }
     }
-    if (got < 0) got = gpuprof__sym_table(m, fd, 1, NULL, 0);
-    close(fd);
-    if (got >= 0) m->loaded = 1;
-    m->full = got == 1;
+    if (e->got < 0) e->got = gpuprof__sym_table(e, path, fd, 1, NULL, 0);
+    return e;
 }
+
+/* The entry of the module at path, read from its file unless one is kept
+   for that very file (NULL: no regular file there, or out of memory). */
+static gpuprof__symc *gpuprof__symc_get(const char *path) {
+    struct stat st;
+    gpuprof__symc *e, *had;
+    int fd = gpuprof__sym_fopen(path, &st);
+    if (fd < 0) return NULL;
+    if ((e = gpuprof__symc_find(path, &st)) != NULL) { close(fd); return e; }
+    e = gpuprof__symc_read(path, fd, &st);
+    close(fd);
+    if (!e) return NULL;
+    gpuprof__mu_lock(&gpuprof__symc_mu);
+    for (had = gpuprof__symc_head; had && !(had->dev == e->dev && had->ino == e->ino && had->size == e->size && had->mtime_ns == e->mtime_ns &&
+                                            !strcmp(had->path, e->path)); had = had->next) {}
+    if (!had) { e->next = gpuprof__symc_head; gpuprof__symc_head = e; }
+    gpuprof__mu_unlock(&gpuprof__symc_mu);
+    if (had) { gpuprof__symc_free(e); return had; }     /* another thread read it meanwhile */
+    return e;
+}
+
+/* A module's functions: the cache's entry for its path when one is kept
+   (no system call: this runs under gpuprof__lock when the outputs are
+   made, after gpuprof__sym_warm read the files), else read now. */
+static void gpuprof__sym_load(gpuprof__mod *m) {
+    gpuprof__symc *e;
+    m->loaded = -1;
+    if (!m->path[0] || m->path[0] == '[') return;        /* the vDSO: no file */
+    if (!(e = gpuprof__symc_find(m->path, NULL)) && !(e = gpuprof__symc_get(m->path))) return;
+    if (e->got < 0) return;
+    m->syms = e->syms;
+    m->nsyms = e->nsyms;
+    m->loaded = 1;
+    m->full = e->got == 1;
+}
+#else
+#define gpuprof__symc_clear() ((void)0)
 #endif
 
 /* The loaded objects (their symbols read on need: gpuprof__sym_of), then
@@ -6891,7 +7033,7 @@ static void gpuprof__sym_open(gpuprof__symtab *st) {
         int i;
         gpuprof__dl_iterate_phdr(gpuprof__sym_module, st);
         live = st->n;
-        pthread_mutex_lock(&gpuprof__smp_code_mu);
+        gpuprof__mu_lock(&gpuprof__smp_code_mu);
         for (i = 0; i < gpuprof__smp_global.ncode; i++) {
             gpuprof__mod *m;
             void *na;
@@ -6909,19 +7051,30 @@ static void gpuprof__sym_open(gpuprof__symtab *st) {
             m->hi = gpuprof__smp_global.code_hi[i];
             m->code_ix = i;
         }
-        pthread_mutex_unlock(&gpuprof__smp_code_mu);
+        gpuprof__mu_unlock(&gpuprof__smp_code_mu);
     }
 #endif
 }
 
 static void gpuprof__sym_close(gpuprof__symtab *st) {
-    uint32_t i;
-    for (i = 0; i < st->n; i++) {
-        GPUPROF_FREE(st->mods[i].syms);
-        GPUPROF_FREE(st->mods[i].strs);
-    }
     GPUPROF_FREE(st->mods);
     memset(st, 0, sizeof *st);
+}
+
+/* With sampling on, every loaded object's symbols into the cache, with no
+   lock held (a file opened, read, a debug file CRC'd, only the first time):
+   the outputs made next under gpuprof__lock find them there, and a
+   GPUPROF_STEP never waits for a file. */
+static void gpuprof__sym_warm(void) {
+#if GPUPROF__SAMPLER
+    gpuprof__symtab st;
+    uint32_t i;
+    if (gpuprof__smp_global.hz <= 0) return;
+    gpuprof__sym_open(&st);
+    for (i = 0; i < st.n; i++)
+        if (st.mods[i].path[0] && st.mods[i].path[0] != '[') (void)gpuprof__symc_get(st.mods[i].path);
+    gpuprof__sym_close(&st);
+#endif
 }
 
 /* The object whose code holds pc (NULL: none known). */
@@ -6957,6 +7110,7 @@ static const gpuprof__sym *gpuprof__sym_find(gpuprof__mod *m, uintptr_t pc) {
 #if GPUPROF__SAMPLER
     if (!m->loaded) gpuprof__sym_load(m);
 #endif
+    pc -= m->bias;                              /* the file's address */
     for (b = m->nsyms; a < b;) {                /* the last symbol starting at or before pc */
         uint32_t mid = a + (b - a) / 2;
         if (m->syms[mid].lo <= pc) a = mid + 1;
@@ -7075,7 +7229,7 @@ static uint32_t gpuprof__smp_pcs(gpuprof__symtab *st, const uintptr_t *frames, u
         int call = 0;
         if (i) callee = gpuprof__sym_callee(st, ret, gen, &call);
         if (callee && (cm = gpuprof__sym_mod(st, callee)) != NULL && cm->full) cs = gpuprof__sym_find(cm, callee);
-        if (cs && cs->lo != callee) cs = NULL;          /* not a function's entry: a PLT stub's is none */
+        if (cs && cm->bias + cs->lo != callee) cs = NULL;          /* not a function's entry: a PLT stub's is none */
         if (frames[i] & GPUPROF__SMP_SCANNED) {
             /* a word the stack scan found: a return address where a call
                precedes it that calls the function inside, or one the
@@ -7086,7 +7240,7 @@ static uint32_t gpuprof__smp_pcs(gpuprof__symtab *st, const uintptr_t *frames, u
             pc[n++] = callee;                  /* a function the chain skipped */
         else if (i && inner && fn && !m->main && !strcmp(fn->name, "__libc_start_call_main") && strcmp(inner->name, "main") &&
                  st->n && st->mods[0].main && (cs = gpuprof__sym_named(&st->mods[0], "main")) != NULL)
-            pc[n++] = cs->lo;
+            pc[n++] = st->mods[0].bias + cs->lo;
         if (n < GPUPROF__SMP_DEPTH) pc[n++] = at;
         inner = fn;
     }
@@ -7122,6 +7276,8 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
 #define gpuprof__smp_stop_all() ((void)0)
 #define gpuprof__smp_foreign_clear() ((void)0)
 #define gpuprof__smp_code_clear() ((void)0)
+#define gpuprof__symc_clear() ((void)0)
+#define gpuprof__sym_warm() ((void)0)
 #define gpuprof__smp_setup(hz)                                                                                                      \
     ((hz) > 0 ? gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE: CPU samples are compiled out of this build (GPUPROF_NO_SAMPLES); " \
                                                   "build without it to have them, or use perf") : (void)0)
@@ -7202,6 +7358,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
     GPUPROF_FREE(t->chunks);
     GPUPROF_FREE(t->fmt.pf.iid);
     GPUPROF_FREE(t->fmt.pf.other);
+    if (t->runq_fd1 > 0) close(t->runq_fd1 - 1);
 #if GPUPROF__SAMPLES
     if (t->smp) {
         gpuprof__smp *m = t->smp;
@@ -7244,12 +7401,12 @@ static void gpuprof__retired_drop(gpuprof__thread *t, int exiting) {
    memory; the statistics just go on adding up), else a new one. */
 static gpuprof__thread *gpuprof__thread_new(void) {
     gpuprof__thread *t;
-    int tid, max_nodes;
+    int tid, max_nodes, old_fd1;
     uint32_t ids;
     unsigned session;
     char label[64];
     gpuprof__thread_identity(&tid, label, sizeof label);
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     gpuprof__retired_drop(gpuprof__tls, 0);     /* this thread's state of an earlier session, if any */
     /* The main thread gets a state of its own: it is usually the one calling
        GPUPROF_STEP, and the step is its timeline, not an exited worker's. */
@@ -7259,9 +7416,12 @@ static gpuprof__thread *gpuprof__thread_new(void) {
         GPUPROF__ST(&t->depth, 0u);
         t->stream = NULL;
         t->tid = tid;
+        old_fd1 = t->runq_fd1;                    /* the exited thread's file: this one reads its own */
+        t->runq_fd1 = 0;
         memcpy(t->label, label, sizeof label);
         t->index = gpuprof__threads.nthreads++;
-        pthread_mutex_unlock(&gpuprof__lock);
+        gpuprof__mu_unlock(&gpuprof__lock);
+        if (old_fd1 > 0) close(old_fd1 - 1);
         pthread_setspecific(gpuprof__tls_key, t);
         gpuprof__tls = t;
         gpuprof__smp_thread_start(t);
@@ -7270,13 +7430,13 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     session = gpuprof__g.session;                /* allocated outside the lock, for this session's sizes */
     ids = gpuprof__registry.max_ids;
     max_nodes = gpuprof__g.cfg.max_nodes;
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     if (!(t = gpuprof__thread_alloc(tid, label, ids, max_nodes))) return NULL;
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.session != session) {
         /* another thread shut the session down meanwhile (and maybe started
            one sized differently): nothing to join; the next call starts afresh */
-        pthread_mutex_unlock(&gpuprof__lock);
+        gpuprof__mu_unlock(&gpuprof__lock);
         gpuprof__thread_free(t);
         return NULL;
     }
@@ -7286,7 +7446,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     t->index = gpuprof__threads.nthreads++;
     t->next = gpuprof__threads.threads;
     GPUPROF__STR(&gpuprof__threads.threads, t);        /* release: the collector walks the list without the lock */
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     pthread_setspecific(gpuprof__tls_key, t);
     gpuprof__tls = t;
     gpuprof__smp_thread_start(t);
@@ -7298,7 +7458,7 @@ static void gpuprof__thread_exit(void *p) {
     if (!t || GPUPROF__LD(&gpuprof__g.forked_child)) return;
     gpuprof__smp_thread_stop(t, 1);
     gpuprof__trace_handoff(t);
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__STOPPING) {
         t->exited = 1;      /* a shutdown under way: it frees this state rather than retiring it (no thread left to let go of it) */
     } else if (t->session == gpuprof__g.session && gpuprof__g.state == GPUPROF__RUNNING) {
@@ -7310,7 +7470,7 @@ static void gpuprof__thread_exit(void *p) {
         }
         t->exited = 1;
     } else gpuprof__retired_drop(t, 1);    /* retired by a shutdown while this thread ran */
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     gpuprof__tls = NULL;     /* a range in a later TLS destructor starts afresh, not in a state handed on */
 }
 
@@ -7334,12 +7494,12 @@ static GPUPROF__NOINLINE gpuprof__thread *gpuprof__enter_slow(void) {
            (taking the state as "paused" lost the first ranges of threads
            already running when another one's range started the session). */
         if ((state == GPUPROF__NEVER || state == GPUPROF__STARTING || (state == GPUPROF__RUNNING && !GPUPROF__LD(&gpuprof__paused))) &&
-            !GPUPROF__LD(&gpuprof__g.forked_child)) {
+            !GPUPROF__LD(&gpuprof__g.forked_child) && !(state != GPUPROF__RUNNING && GPUPROF__LDA(&gpuprof__exiting))) {
             int (*start)(void) = GPUPROF__LD(&gpuprof__lazy_start);
             if (start) start();                      /* or waits for the thread starting it */
             else gpuprof__warn(GPUPROF__W_BEFORE_INIT, "a range before gpuprof's own constructor ran is not recorded (call gpuprof_init() first in a constructor of priority 101 or below)");
             live = GPUPROF__LDA(&gpuprof__g.live);
-        } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child)) {
+        } else if ((state == GPUPROF__DOWN || state == GPUPROF__STOPPING) && !GPUPROF__LD(&gpuprof__g.forked_child) && !GPUPROF__LDA(&gpuprof__exiting)) {
             gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "a range, counter or step after gpuprof_shutdown() is ignored (call gpuprof_init() to start a new session)");
         }
         if (!live) return NULL;
@@ -7506,7 +7666,7 @@ static void gpuprof__mem_names(unsigned session) {
     id[2] = gpuprof__intern("memory: pool used (MiB)");
     id[3] = gpuprof__intern("memory: pool reserved (MiB)");
     id[4] = gpuprof__intern("memory: host RSS (MiB)");
-    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
     if (gpuprof__mem.on && gpuprof__mem.session == session) {
         gpuprof__mem.id_tracked = id[0];
         gpuprof__mem.id_dev = id[1];
@@ -7514,7 +7674,7 @@ static void gpuprof__mem_names(unsigned session) {
         gpuprof__mem.id_pool_rsvd = id[3];
         GPUPROF__ST(&gpuprof__mem.id_rss, id[4]);
     }
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 }
 
 /* The index of category `name`, registering it (outside gpuprof__mem_mu:
@@ -7528,13 +7688,13 @@ static int32_t gpuprof__mem_cat(const char *name, unsigned *session_out) {
     char cname[GPUPROF_NAME_MAX + 32];
     if (!name || !*name) name = "(untagged)";
     for (;;) {
-        pthread_mutex_lock(&gpuprof__mem_mu);
-        if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return -1; }
+        gpuprof__mu_lock(&gpuprof__mem_mu);
+        if (!gpuprof__mem.on) { gpuprof__mu_unlock(&gpuprof__mem_mu); return -1; }
         session = gpuprof__mem.session;
         for (i = 0; i < gpuprof__mem.ncat; i++)
-            if (strcmp(gpuprof__registry.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { pthread_mutex_unlock(&gpuprof__mem_mu); *session_out = session; return (int32_t)i; }
+            if (strcmp(gpuprof__registry.names[gpuprof__mem.cat[i].name_id].text, name) == 0) { gpuprof__mu_unlock(&gpuprof__mem_mu); *session_out = session; return (int32_t)i; }
         full = gpuprof__mem.ncat >= GPUPROF_MEM_CATEGORIES - 1 && strcmp(name, other) != 0;
-        pthread_mutex_unlock(&gpuprof__mem_mu);
+        gpuprof__mu_unlock(&gpuprof__mem_mu);
         if (!full) break;
         gpuprof__warn(GPUPROF__W_MEM_CAP, "more than %d memory categories: \"%s\" and later ones are counted as \"%s\" (raise GPUPROF_MEM_CATEGORIES)",
                       GPUPROF_MEM_CATEGORIES - 1, name, other);
@@ -7544,17 +7704,17 @@ static int32_t gpuprof__mem_cat(const char *name, unsigned *session_out) {
     snprintf(cname, sizeof cname, "memory: %s (MiB)", name);
     id = gpuprof__intern(name);
     cid = gpuprof__intern(cname);
-    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
     if (!gpuprof__mem.on || gpuprof__mem.session != session) {
         /* a shutdown (and maybe an init) came between: these ids are not this session's */
-        pthread_mutex_unlock(&gpuprof__mem_mu);
+        gpuprof__mu_unlock(&gpuprof__mem_mu);
         return -1;
     }
     for (i = 0; i < gpuprof__mem.ncat; i++) if (gpuprof__mem.cat[i].name_id == id) break;
     if (i == gpuprof__mem.ncat) {
         if (i >= GPUPROF_MEM_CATEGORIES - 1 && strcmp(name, other) != 0) {
             /* another thread took the last ordinary slot meanwhile */
-            pthread_mutex_unlock(&gpuprof__mem_mu);
+            gpuprof__mu_unlock(&gpuprof__mem_mu);
             return gpuprof__mem_cat(other, session_out);
         }
         memset(&gpuprof__mem.cat[i], 0, sizeof gpuprof__mem.cat[i]);
@@ -7562,7 +7722,7 @@ static int32_t gpuprof__mem_cat(const char *name, unsigned *session_out) {
         gpuprof__mem.cat[i].counter_id = cid;
         gpuprof__mem.ncat = i + 1;
     }
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
     *session_out = session;
     return (int32_t)i;
 }
@@ -7587,11 +7747,11 @@ void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) {
     t = gpuprof__mem_tracer();
     if ((ci = gpuprof__mem_cat(category, &session)) < 0) return;
     c = (uint32_t)ci;
-    pthread_mutex_lock(&gpuprof__mem_mu);
-    if (!gpuprof__mem.on || gpuprof__mem.session != session) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }   /* a new session meanwhile */
+    gpuprof__mu_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on || gpuprof__mem.session != session) { gpuprof__mu_unlock(&gpuprof__mem_mu); return; }   /* a new session meanwhile */
     if ((gpuprof__mem.used + 1) * 2 > gpuprof__mem.cap && gpuprof__mem_grow() != 0) {
         gpuprof__mem.untracked++;
-        pthread_mutex_unlock(&gpuprof__mem_mu);
+        gpuprof__mu_unlock(&gpuprof__mem_mu);
         return;
     }
     i = gpuprof__mem_find((uintptr_t)ptr);
@@ -7628,7 +7788,7 @@ void gpuprof_mem_alloc(void *ptr, size_t bytes, const char *category) {
         gpuprof__mem_counter(t, k->counter_id, (double)k->live, now);
         gpuprof__mem_counter(t, gpuprof__mem.id_tracked, (double)gpuprof__mem.live, now);
     }
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 }
 
 void gpuprof_mem_free(void *ptr) {
@@ -7637,11 +7797,11 @@ void gpuprof_mem_free(void *ptr) {
     /* after shutdown: a program freeing its buffers on the way out, silently */
     if (!ptr || GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__DOWN || GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__STOPPING || !gpuprof__mem_usable()) return;
     t = gpuprof__mem_tracer();
-    pthread_mutex_lock(&gpuprof__mem_mu);
-    if (!gpuprof__mem.on) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    gpuprof__mu_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on) { gpuprof__mu_unlock(&gpuprof__mem_mu); return; }
     if (!gpuprof__mem.cap || !gpuprof__mem.tab[i = gpuprof__mem_find((uintptr_t)ptr)].p) {
         gpuprof__mem.unknown_frees++;
-        pthread_mutex_unlock(&gpuprof__mem_mu);
+        gpuprof__mu_unlock(&gpuprof__mem_mu);
         gpuprof__warn(GPUPROF__W_MEM_UNKNOWN, "gpuprof_mem_free(%p): not a tracked allocation (freed twice, or never given to gpuprof_mem_alloc); ignored", ptr);
         return;
     }
@@ -7654,7 +7814,7 @@ void gpuprof_mem_free(void *ptr) {
         gpuprof__mem_counter(t, gpuprof__mem.cat[c].counter_id, (double)gpuprof__mem.cat[c].live, now);
         gpuprof__mem_counter(t, gpuprof__mem.id_tracked, (double)gpuprof__mem.live, now);
     }
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 }
 
 /* Host figures (under gpuprof__mem_mu): RSS from /proc/self/statm
@@ -7746,8 +7906,8 @@ static void gpuprof__mem_snap_id(uint32_t id, unsigned session) {
     memset(&m, 0, sizeof m);
     gpuprof__mem_names(session);
     gpuprof__mem_device(&m, 1);
-    pthread_mutex_lock(&gpuprof__mem_mu);
-    if (!gpuprof__mem.on || gpuprof__mem.session != session) { pthread_mutex_unlock(&gpuprof__mem_mu); return; }
+    gpuprof__mu_lock(&gpuprof__mem_mu);
+    if (!gpuprof__mem.on || gpuprof__mem.session != session) { gpuprof__mu_unlock(&gpuprof__mem_mu); return; }
     gpuprof__mem_host(&m);
     m.tracked = gpuprof__mem.live;
     if (m.host_ok && m.rss > gpuprof__mem.rss_seen) gpuprof__mem.rss_seen = m.rss;
@@ -7824,7 +7984,7 @@ static void gpuprof__mem_snap_id(uint32_t id, unsigned session) {
         }
         if (m.host_ok) gpuprof__mem_counter(t, gpuprof__mem.id_rss, (double)m.rss, now);
     }
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 }
 
 void gpuprof__mem_snap(gpuprof_site *site) {
@@ -7847,12 +8007,12 @@ void gpuprof_mem_snapshot(const char *label) {
 void gpuprof_mem_reset_peaks(void) {
     uint32_t i;
     if (!gpuprof__mem_usable()) return;
-    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
     gpuprof__mem.peak = gpuprof__mem.window_peak = gpuprof__mem.live;
     gpuprof__mem.peak_pending = 1;
     gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__steps.step);
     for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.cat[i].peak = gpuprof__mem.cat[i].at_peak = gpuprof__mem.cat[i].live;
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 #ifdef GPUPROF_CUDA
     if (GPUPROF__LD(&gpuprof__gpu.available) && GPUPROF__LD(&gpuprof__gpu.on)) {
         cudaMemPool_t pool;
@@ -7898,36 +8058,36 @@ static void gpuprof__mem_range_end(gpuprof__node *n, gpuprof__frame *f) {
    grew by what the program allocated since). */
 static void gpuprof__mem_open(void) {
     gpuprof__memfig m;
-    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
     GPUPROF_FREE(gpuprof__mem.tab);
     if (gpuprof__mem.statm_open && gpuprof__mem.statm_pid == (int)getpid()) close(gpuprof__mem.statm_fd);
     memset(&gpuprof__mem, 0, sizeof gpuprof__mem);
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
     memset(&m, 0, sizeof m);
     gpuprof__mem_device(&m, 1);
-    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
     gpuprof__mem_host(&m);
     gpuprof__mem.prev = m;
     gpuprof__mem.have_prev = 1;
     if (m.host_ok) gpuprof__mem.rss_seen = m.rss;
     gpuprof__mem.on = 1;
     gpuprof__mem.session = gpuprof__g.session;
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 }
 static void gpuprof__mem_close(void) {
-    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
     gpuprof__mem.on = 0;
     if (gpuprof__mem.statm_open && gpuprof__mem.statm_pid == (int)getpid()) close(gpuprof__mem.statm_fd);
     gpuprof__mem.statm_open = 0;
     GPUPROF_FREE(gpuprof__mem.tab);
     gpuprof__mem.tab = NULL;
     gpuprof__mem.cap = gpuprof__mem.used = 0;
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 }
 /* gpuprof_reset: the phases start again, the peaks from what is live. */
 static void gpuprof__mem_clear(void) {
     uint32_t i;
-    pthread_mutex_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
     gpuprof__mem.nphase = 0;
     gpuprof__mem.snapshots = 0;
     gpuprof__mem.have_prev = gpuprof__mem.any_dev = gpuprof__mem.any_pool = gpuprof__mem.any_host = 0;
@@ -7938,7 +8098,7 @@ static void gpuprof__mem_clear(void) {
     gpuprof__mem.peak_label = 0;
     gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__steps.step);
     for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.cat[i].peak = gpuprof__mem.cat[i].at_peak = gpuprof__mem.cat[i].live;
-    pthread_mutex_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
 }
 
 /* ----------------------------------------------------------------------
@@ -8099,11 +8259,11 @@ static void *gpuprof__collector_main(void *arg) {
     uint64_t last = gpuprof__mono_ns(), sleep_ns = 1000000;
     (void)arg;
     gpuprof__own_thread();
-    pthread_mutex_lock(&gpuprof__col_mu);
+    gpuprof__mu_lock(&gpuprof__col_mu);
     while (!gpuprof__bg.collector_stop) {
         uint64_t most = 0, now;
         gpuprof__thread *t;
-        pthread_mutex_unlock(&gpuprof__col_mu);
+        gpuprof__mu_unlock(&gpuprof__col_mu);
         for (t = (gpuprof__thread *)GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
             uint64_t h = GPUPROF__LDA(&t->rec_head);
             if (h - t->rec_seen > most) most = h - t->rec_seen;
@@ -8116,10 +8276,10 @@ static void *gpuprof__collector_main(void *arg) {
         if (sleep_ns < 20000) sleep_ns = 20000;
         if (sleep_ns > 4000000) sleep_ns = 4000000;
         last = now;
-        pthread_mutex_lock(&gpuprof__col_mu);
+        gpuprof__mu_lock(&gpuprof__col_mu);
         if (!gpuprof__bg.collector_stop) gpuprof__cond_wait_ns(&gpuprof__col_cond, &gpuprof__col_mu, sleep_ns);
     }
-    pthread_mutex_unlock(&gpuprof__col_mu);
+    gpuprof__mu_unlock(&gpuprof__col_mu);
     return NULL;
 }
 
@@ -8135,10 +8295,10 @@ static void gpuprof__collector_start(void) {
 /* Not under gpuprof__lock (the thread may be waiting for nothing else). */
 static void gpuprof__collector_stop(void) {
     if (!gpuprof__bg.collector_running) return;
-    pthread_mutex_lock(&gpuprof__col_mu);
+    gpuprof__mu_lock(&gpuprof__col_mu);
     GPUPROF__ST(&gpuprof__bg.collector_stop, 1);
     pthread_cond_signal(&gpuprof__col_cond);
-    pthread_mutex_unlock(&gpuprof__col_mu);
+    gpuprof__mu_unlock(&gpuprof__col_mu);
     pthread_join(gpuprof__bg.collector, NULL);
     GPUPROF__ST(&gpuprof__bg.collector_running, 0);
 }
@@ -8545,8 +8705,6 @@ static void gpuprof__step_figures_clear(void) {
     gpuprof__steps.cpu = gpuprof__steps.wall = 0;
     gpuprof__steps.runq = gpuprof__steps.vol = gpuprof__steps.invol = 0;
     gpuprof__steps.rq0 = gpuprof__steps.vol0 = gpuprof__steps.invol0 = 0;
-    if (gpuprof__steps.runq_fd1 > 0) close(gpuprof__steps.runq_fd1 - 1);
-    gpuprof__steps.runq_fd1 = gpuprof__steps.runq_tid = 0;
 }
 
 #if !defined(GPUPROF_CLOCK_FN)
@@ -8556,20 +8714,17 @@ static void gpuprof__step_figures_clear(void) {
    its voluntary (it blocked: I/O, sleep, a lock, a blocking sync) and
    involuntary (preempted) context switches (getrusage RUSAGE_THREAD).
    Returns bit 1 when the time was read, bit 2 the switches. The file stays
-   open while the same thread steps: one read a step. */
-static int gpuprof__thread_waits(int tid, uint64_t *runq, uint64_t *vol, uint64_t *invol) {
+   open in the thread's state: one read a step. Called before the step takes
+   gpuprof__lock, on the thread that owns t: no lock is held across these
+   system calls (a signal handler that exits may land in any of them). */
+static int gpuprof__thread_waits(gpuprof__thread *t, uint64_t *runq, uint64_t *vol, uint64_t *invol) {
     int got = 0;
 #if defined(__linux__)
     char buf[96];
     long n;
     struct rusage ru;
-    if (gpuprof__steps.runq_tid != tid) {
-        if (gpuprof__steps.runq_fd1 > 0) close(gpuprof__steps.runq_fd1 - 1);
-        gpuprof__steps.runq_fd1 = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) + 1;
-        gpuprof__steps.runq_tid = tid;
-    }
-    if (gpuprof__steps.runq_fd1 > 0 && lseek(gpuprof__steps.runq_fd1 - 1, 0, SEEK_SET) == 0 &&
-        (n = (long)read(gpuprof__steps.runq_fd1 - 1, buf, sizeof buf - 1)) > 0) {
+    if (!t->runq_fd1) t->runq_fd1 = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) + 1;
+    if (t->runq_fd1 > 0 && lseek(t->runq_fd1 - 1, 0, SEEK_SET) == 0 && (n = (long)read(t->runq_fd1 - 1, buf, sizeof buf - 1)) > 0) {
         unsigned long long cpu, delay;
         buf[n] = 0;
         if (sscanf(buf, "%llu %llu", &cpu, &delay) == 2) { *runq = delay; got |= 1; }
@@ -8580,7 +8735,7 @@ static int gpuprof__thread_waits(int tid, uint64_t *runq, uint64_t *vol, uint64_
         got |= 2;
     }
 #else
-    (void)tid; (void)runq; (void)vol; (void)invol;
+    (void)t; (void)runq; (void)vol; (void)invol;
 #endif
     return got;
 }
@@ -8835,6 +8990,10 @@ void gpuprof__step(void) {
     gpuprof__thread *t = gpuprof__tls;
     int counted, recorded, first, phase, kind = -1;
     uint64_t step, dur;
+#if !defined(GPUPROF_CLOCK_FN)
+    uint64_t cpu = 0, rq = 0, vol = 0, invol = 0;
+    int got = 0;
+#endif
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;   /* the session is the parent's */
     if (GPUPROF__LD(&gpuprof__step_hook)) GPUPROF__LD(&gpuprof__step_hook)();   /* MPI_Init after gpuprof's: registered at the next step */
     if (GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) {
@@ -8843,8 +9002,14 @@ void gpuprof__step(void) {
         now = gpuprof__ticks();                  /* the step's time on the session's clock, not before its start */
     }
     if ((!t || t->session != GPUPROF__LD(&gpuprof__g.session)) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
+#if !defined(GPUPROF_CLOCK_FN)
+    if (t) {                                     /* the system calls before the lock, never under it */
+        cpu = gpuprof__thread_cpu_ns();
+        got = gpuprof__thread_waits(t, &rq, &vol, &invol);
+    }
+#endif
+    gpuprof__mu_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING) { gpuprof__mu_unlock(&gpuprof__lock); return; }
     /* The step that ends now, judged as if steps had been seen from the
        start: before the first GPUPROF_STEP its ranges were judged per call. */
     first = !gpuprof__steps.seen;
@@ -8866,8 +9031,6 @@ void gpuprof__step(void) {
         /* The stepping thread's time off the CPU in a step: it was blocked
            (waiting for other threads, I/O, a blocking GPU sync). Not with a
            test clock: its steps are not on the real clock. */
-        uint64_t cpu = gpuprof__thread_cpu_ns(), rq = 0, vol = 0, invol = 0;
-        int got = gpuprof__thread_waits(t->tid, &rq, &vol, &invol);
         if (counted && !first && gpuprof__steps.stepper == t && gpuprof__steps.cpu0 && cpu >= gpuprof__steps.cpu0) {
             gpuprof__steps.cpu += (double)(cpu - gpuprof__steps.cpu0);
             gpuprof__steps.wall += (double)dur;
@@ -8898,7 +9061,7 @@ void gpuprof__step(void) {
     gpuprof__steps.t0 = now;
     gpuprof__steps.step++;
     gpuprof__apply_phase();
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     gpuprof__gpu_step_harvest();
     if (recorded && GPUPROF__LD(&gpuprof__trace.on)) {
         if ((!t || t->session != gpuprof__g.session) && GPUPROF__LD(&gpuprof__g.live)) t = gpuprof__enter_slow();
@@ -11049,9 +11212,9 @@ static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
     for (t = gpuprof__threads.threads; t; t = t->next) {
         gpuprof__block *b;
         uint32_t n;
-        pthread_mutex_lock(&gpuprof__trace_lock);
+        gpuprof__mu_lock(&gpuprof__trace_lock);
         b = t->block;
-        pthread_mutex_unlock(&gpuprof__trace_lock);
+        gpuprof__mu_unlock(&gpuprof__trace_lock);
         if (!b || ((n = GPUPROF__LDA(&b->count)) <= (consume ? b->done : 0u) && !(consume && gpuprof__smp_pending(t)))) continue;
         if (!o->failed) gpuprof__trace_events(o, b, consume ? b->done : 0, n);
         else if (consume) GPUPROF__ADD(&gpuprof__trace.dropped_io, (uint64_t)(n - b->done));
@@ -11150,7 +11313,7 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
             gpuprof__trace_rotate();   /* a block larger than its estimate: this part ends past the limit */
         last = b;
     }
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     GPUPROF__ADD(&gpuprof__trace.dropped_io, lost);
     if (gpuprof__trace.keep_written) {         /* slow-step captures read them: the latest stay, as in the flight recorder */
         if (gpuprof__trace.ring_tail) gpuprof__trace.ring_tail->next = list;
@@ -11163,7 +11326,7 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
         gpuprof__trace.free_blocks = list;
         GPUPROF__ST(&gpuprof__trace.free_count, gpuprof__trace.free_count + k);
     }
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
 }
 
 /* Writes handed-over blocks until told to stop; once a second without any,
@@ -11172,7 +11335,7 @@ static void gpuprof__trace_drain(gpuprof__block *list) {
 static void *gpuprof__writer_main(void *arg) {
     (void)arg;
     gpuprof__own_thread();
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     for (;;) {
         gpuprof__block *list, *last;
         int k;
@@ -11182,14 +11345,14 @@ static void *gpuprof__writer_main(void *arg) {
             rc = gpuprof__cond_wait_ns(&gpuprof__trace_cond, &gpuprof__trace_lock, 1000000000u);
             if (rc == ETIMEDOUT && !gpuprof__trace.queue_head && !gpuprof__trace.fmt_hold && !gpuprof__trace.writer_stop) {
                 gpuprof__trace.writer_busy = 1;
-                pthread_mutex_unlock(&gpuprof__trace_lock);
+                gpuprof__mu_unlock(&gpuprof__trace_lock);
                 /* never waits for gpuprof__lock: a shutdown holding it may be joining this thread */
-                if (pthread_mutex_trylock(&gpuprof__lock) == 0) {
+                if (gpuprof__mu_trylock(&gpuprof__lock) == 0) {
                     gpuprof__trace_live(&gpuprof__trace.out, 1);
-                    pthread_mutex_unlock(&gpuprof__lock);
+                    gpuprof__mu_unlock(&gpuprof__lock);
                 }
                 gpuprof__trace_flush(&gpuprof__trace.out);
-                pthread_mutex_lock(&gpuprof__trace_lock);
+                gpuprof__mu_lock(&gpuprof__trace_lock);
                 gpuprof__trace.writer_busy = 0;
                 pthread_cond_broadcast(&gpuprof__trace_cond);
             }
@@ -11204,35 +11367,35 @@ static void *gpuprof__writer_main(void *arg) {
         if (!gpuprof__trace.queue_head) gpuprof__trace.queue_tail = NULL;
         last->next = NULL;
         gpuprof__trace.writer_busy = 1;
-        pthread_mutex_unlock(&gpuprof__trace_lock);
+        gpuprof__mu_unlock(&gpuprof__trace_lock);
         gpuprof__trace_drain(list);
-        pthread_mutex_lock(&gpuprof__trace_lock);
+        gpuprof__mu_lock(&gpuprof__trace_lock);
         if (!gpuprof__trace.queue_head && gpuprof__trace.out.staged) {     /* no more blocks for now: the file up to date */
-            pthread_mutex_unlock(&gpuprof__trace_lock);
+            gpuprof__mu_unlock(&gpuprof__trace_lock);
             gpuprof__trace_flush(&gpuprof__trace.out);
-            pthread_mutex_lock(&gpuprof__trace_lock);
+            gpuprof__mu_lock(&gpuprof__trace_lock);
         }
         gpuprof__trace.writer_busy = 0;
         pthread_cond_broadcast(&gpuprof__trace_cond);
     }
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     return NULL;
 }
 
 /* The formatter's turn for the calling thread: the writer finishes what it
    is writing and then waits until gpuprof__fmt_release. */
 static void gpuprof__fmt_acquire(void) {
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     gpuprof__trace.fmt_hold++;
     while (gpuprof__trace.writer_busy) pthread_cond_wait(&gpuprof__trace_cond, &gpuprof__trace_lock);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
 }
 
 static void gpuprof__fmt_release(void) {
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     gpuprof__trace.fmt_hold--;
     pthread_cond_broadcast(&gpuprof__trace_cond);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
 }
 
 static int gpuprof__trace_open(void) {
@@ -11272,10 +11435,10 @@ static int gpuprof__trace_open(void) {
     /* Under trace_lock: a thread of the last session that checks (session,
        gpuprof__trace.on) under it to hand over a block sees this session's number
        whenever it sees the trace on (a case in fuzz_api's corpus). */
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     GPUPROF__ST(&gpuprof__trace.mode, (int)GPUPROF__TRACE_STREAM);
     GPUPROF__ST(&gpuprof__trace.on, 1);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     return 0;
 }
 
@@ -11287,10 +11450,10 @@ static void gpuprof__ring_open(void) {
     if (gpuprof__trace.ring_max < 2) gpuprof__trace.ring_max = 2;
     /* spare blocks: the ones being filled, and room for what comes in while a write_trace reads the ring */
     GPUPROF__ST(&gpuprof__trace.blocks_max, gpuprof__trace.ring_max + gpuprof__trace.ring_max / 8 + 16);
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     GPUPROF__ST(&gpuprof__trace.mode, (int)GPUPROF__TRACE_RING);
     GPUPROF__ST(&gpuprof__trace.on, 1);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
 }
 
 static uint64_t gpuprof__dropped(void) {     /* under gpuprof__lock */
@@ -11308,15 +11471,15 @@ static uint64_t gpuprof__trace_sync(uint64_t *events) {
     gpuprof__block *list;
     uint64_t end;
     gpuprof__fmt_acquire();
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     list = gpuprof__trace.queue_head;
     gpuprof__trace.queue_head = gpuprof__trace.queue_tail = NULL;
     gpuprof__trace.queue_len = 0;
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     gpuprof__trace_drain(list);
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     gpuprof__trace_live(&gpuprof__trace.out, 1);
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     gpuprof__trace_flush(&gpuprof__trace.out);
     end = gpuprof__trace.out.off;
     if (events) *events = gpuprof__trace.out.events;
@@ -11328,12 +11491,12 @@ static uint64_t gpuprof__trace_sync(uint64_t *events) {
 static void gpuprof__blocks_free(void) {
     gpuprof__block *lists[2], *b;
     int k;
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     lists[0] = gpuprof__trace.free_blocks;
     lists[1] = gpuprof__trace.ring_head;
     gpuprof__trace.free_blocks = gpuprof__trace.ring_head = gpuprof__trace.ring_tail = NULL;
     gpuprof__trace.ring_blocks = 0;
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     for (k = 0; k < 2; k++)
         while ((b = lists[k]) != NULL) { lists[k] = b->next; GPUPROF_FREE(b); }
 }
@@ -11347,11 +11510,11 @@ static int gpuprof__trace_finish(void) {
     int rc;
     if (gpuprof__trace.finished || gpuprof__trace.mode == GPUPROF__TRACE_NONE) return gpuprof__trace.mode == GPUPROF__TRACE_NONE ? -1 : 0;
     gpuprof__trace_handoff(gpuprof__tls);
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     GPUPROF__ST(&gpuprof__trace.on, 0);
     gpuprof__trace.writer_stop = 1;
     pthread_cond_broadcast(&gpuprof__trace_cond);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     gpuprof__trace.finished = 1;
     if (gpuprof__trace.mode == GPUPROF__TRACE_RING) {
         gpuprof__blocks_free();
@@ -11365,10 +11528,10 @@ static int gpuprof__trace_finish(void) {
        never exits): their owners change t->block only under trace_lock and
        publish each event before counting it, so the events counted now are
        written whole, while an owner may go on filling the rest. */
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     gpuprof__trace_live(o, 1);
     dropped = gpuprof__dropped();
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     gpuprof__trace_flush(o);
     gpuprof__trace_stop(o, o->events, dropped, 0, 0);
     rc = o->failed ? -1 : 0;
@@ -11427,9 +11590,9 @@ static int gpuprof__trace_copy(const char *path) {
     }
     close(in);
     GPUPROF_FREE(chunk);
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     dropped = gpuprof__dropped();
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     if (!o.failed) gpuprof__trace_stop(&o, events, dropped, 0, 0);
     if (close(o.fd) != 0 && !o.failed) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s", path, strerror(errno));
@@ -11538,11 +11701,11 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     if (stream) gpuprof__fmt_acquire();
     /* One instant for all: the ring as it is and the events in the blocks
        being filled, each thread's formatting state cleared. */
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     for (t = gpuprof__threads.threads; t; t = t->next) nthreads++;
     live = (struct gpuprof__live *)gpuprof__alloc((nthreads + 1) * sizeof *live);
     if (!(saved = (unsigned char *)gpuprof__alloc((nthreads + 1) * GPUPROF__FMT_SAVED))) o.failed = 1;
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     gpuprof__trace.dumping = 1;
     b = gpuprof__trace.ring_head;
     last = gpuprof__trace.ring_tail;
@@ -11552,10 +11715,10 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     for (i = 0, t = gpuprof__threads.threads; t; t = t->next)
         if (live && t->block && (live[i].n = GPUPROF__LDA(&t->block->count)) != 0) live[i++].b = t->block;
     nlive = live ? i : 0;
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     if (saved) gpuprof__fmt_save(saved, nthreads);
     dropped = gpuprof__dropped();
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     o.from_ns = from_ns;
     gpuprof__trace_start(&o);
     /* The lists stay as they are (blocks are only added after their last,
@@ -11571,15 +11734,15 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     GPUPROF_FREE(tmp);
     GPUPROF_FREE(live);
     if (saved) {
-        pthread_mutex_lock(&gpuprof__lock);
+        gpuprof__mu_lock(&gpuprof__lock);
         gpuprof__fmt_restore(saved, nthreads);
-        pthread_mutex_unlock(&gpuprof__lock);
+        gpuprof__mu_unlock(&gpuprof__lock);
         GPUPROF_FREE(saved);
     }
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     gpuprof__trace.dumping = 0;
     while (gpuprof__trace.ring_blocks > gpuprof__trace.ring_max) gpuprof__ring_evict();
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     gpuprof__trace_stop(&o, o.events, dropped, fell_out, from_ns);
     if (stream) gpuprof__fmt_release();
     rc = o.failed ? -1 : 0;
@@ -11908,12 +12071,12 @@ static void gpuprof__trace_pending(gpuprof__snap *s) {
     /* Written and waiting counted at one instant: while the writer waits
        (it never waits for gpuprof__lock, which the caller holds). */
     gpuprof__fmt_acquire();
-    pthread_mutex_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
     s->trace_written = GPUPROF__LD(&gpuprof__trace.parts_events) + GPUPROF__LD(&gpuprof__trace.out.events);
     for (b = gpuprof__trace.queue_head; b; b = b->next) s->trace_buffered += b->count - GPUPROF__LD(&b->done);
     for (t = gpuprof__threads.threads; t; t = t->next)
         if (t->block) s->trace_buffered += GPUPROF__LDA(&t->block->count) - GPUPROF__LD(&t->block->done);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
     gpuprof__fmt_release();
 }
 
@@ -12199,9 +12362,9 @@ static int gpuprof__collect(gpuprof__snap *s) {
     if (gpuprof__collect_flat(s, &c) != 0 || gpuprof__collect_tree_order(s, &c) != 0) goto fail;
     gpuprof__collector_free(&c);
     if ((s->mem = (gpuprof__memstate *)gpuprof__alloc(sizeof *s->mem)) != NULL) {
-        pthread_mutex_lock(&gpuprof__mem_mu);
+        gpuprof__mu_lock(&gpuprof__mem_mu);
         *s->mem = gpuprof__mem;
-        pthread_mutex_unlock(&gpuprof__mem_mu);
+        gpuprof__mu_unlock(&gpuprof__mem_mu);
         s->mem->tab = NULL;
     }
     return 0;
@@ -12886,7 +13049,7 @@ static const gpuprof__kernel *gpuprof__kc_phase_kernel(const gpuprof__snap *s, c
     double most = 0;
     uint32_t i, j;
     if (!s || !gpuprof__kc.map) return NULL;
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     for (i = 0; i < gpuprof__kc.nkern; i++) {
         const gpuprof__kernel *k = gpuprof__kc.kern[i];
         int r = gpuprof__ktop_best(&k->ranges);
@@ -12899,7 +13062,7 @@ static const gpuprof__kernel *gpuprof__kc_phase_kernel(const gpuprof__snap *s, c
             if (d) { best = k; most = x; break; }
         }
     }
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
     return best;
 }
 
@@ -13234,7 +13397,7 @@ static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
     /* threads that record no range: their CPU time up to the keeper's last look, or now */
-    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
     for (i = 0; i < gpuprof__smp_foreign.n; i++) {
         const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
@@ -13242,7 +13405,7 @@ static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
         r->cpu_s += gpuprof__smp_cpu_s(m, 0);
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
-    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
     for (i = 0; i < r->nr; i++)
         if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
     if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
@@ -13402,7 +13565,7 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
         gpuprof__summary_sample_rate(b, m, 1);
         sep = ",";
     }
-    pthread_mutex_lock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
     for (i = 0; i < gpuprof__smp_foreign.n; i++) {
         const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         if (!GPUPROF__LD(&m->taken) || gpuprof__smp_tid_records(m->tid)) continue;
@@ -13412,7 +13575,7 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
         gpuprof__summary_sample_rate(b, m, 0);
         sep = ",";
     }
-    pthread_mutex_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
     gpuprof__buf_s(b, "]");
 }
 
@@ -13514,7 +13677,7 @@ static void gpuprof__dev_drift_cause(char *out, size_t cap, const gpuprof__drift
     char t1[32], t2[32], t3[32];
     out[0] = 0;
     if (!d->drifted || !GPUPROF__LD(&gpuprof__dev.samples)) return;
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     if (gpuprof__dev.c[GPUPROF__DEV_SMCLK].n && gpuprof__dev_window(GPUPROF__DEV_SMCLK, d->t[0], d->t[1], &c1, NULL) &&
         gpuprof__dev_window(GPUPROF__DEV_SMCLK, d->t[2], d->t[3], &c2, share) &&
         fabs(c2 - c1) >= GPUPROF__DEV_CLOCK_MOVE * c1 && (c2 < c1) == (d->last > d->first)) {
@@ -13526,7 +13689,7 @@ static void gpuprof__dev_drift_cause(char *out, size_t cap, const gpuprof__drift
         if (top < 0) snprintf(out, cap, "SM clock %s from %s to %s MHz", c2 < c1 ? "fell" : "rose", t1, t2);
         else snprintf(out, cap, "SM clock %s from %s to %s MHz; %s %s%% of the last tenth", c2 < c1 ? "fell" : "rose", t1, t2, gpuprof__dev_why[top].name, t3);
     }
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
 }
 
 /* A phase's mean call (ns): on the CPU, or on the GPU where that is longer
@@ -13682,12 +13845,12 @@ static void gpuprof__dev_report_phases(gpuprof__buf *b, const gpuprof__snap *s) 
 static void gpuprof__report_device(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__nvml_hung(0);
     if (!GPUPROF__LD(&gpuprof__dev.samples)) return;
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     gpuprof__dev_report_head(b);
     gpuprof__dev_report_counters(b);
     gpuprof__dev_report_why(b);
     gpuprof__dev_report_phases(b, s);
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
 }
 
 /* The summary's device_over_time (docs/summary.md), or null. */
@@ -13696,9 +13859,9 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
     int k, r, first = 1;
     gpuprof__buf_s(b, "\"device_over_time\":");
     gpuprof__nvml_hung(0);
-    pthread_mutex_lock(&gpuprof__dev_mu);
+    gpuprof__mu_lock(&gpuprof__dev_mu);
     if (!gpuprof__dev.samples) {
-        pthread_mutex_unlock(&gpuprof__dev_mu);
+        gpuprof__mu_unlock(&gpuprof__dev_mu);
         gpuprof__buf_s(b, "null,\n");
         return;
     }
@@ -13772,7 +13935,7 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
         first = 0;
     }
     gpuprof__buf_printf(b, "],\"outside_ranges\":%llu},\n", (unsigned long long)gpuprof__dev.outside);
-    pthread_mutex_unlock(&gpuprof__dev_mu);
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
 }
 
 #else
@@ -15061,7 +15224,7 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     double total;
     if (!gpuprof__kc.asked) return;
     if (!gpuprof__kc.map) { gpuprof__buf_printf(b, "\nKernels: capture off: %s\n", gpuprof__kc.status); return; }
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     v = gpuprof__kc_sorted(&n, &total);
     gpuprof__kc_steps(&per_step, &busy);
     gpuprof__kc_report_head(b, &per_step, &busy);
@@ -15071,7 +15234,7 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     gpuprof__report_spans(b, s, width, rows);
     gpuprof__kc_report_transfers(b);
     gpuprof__kc_report_syncs(b);
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
 }
 
 #else
@@ -15531,7 +15694,7 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
     double total = 0;
     int first;
     if (!gpuprof__kc.asked) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); return; }
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     gpuprof__buf_printf(b, "\"capture\":{\"on\":%s", GPUPROF__LD(&gpuprof__kc.live) ? "true" : "false");
     gpuprof__json_opt_name(b, "library", gpuprof__kc.library[0] ? gpuprof__kc.library : NULL);
     gpuprof__buf_printf(b, ",\"version\":%u,\"records\":%llu,\"dropped\":%llu,\"unattributed\":%llu,\"bad_timestamps\":%llu,\"waiting\":%u,"
@@ -15594,7 +15757,7 @@ static void gpuprof__json_kernels(gpuprof__buf *b) {
         gpuprof__buf_s(b, "}");
     }
     gpuprof__buf_s(b, "],\n");
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
 }
 #else
 static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
@@ -16090,9 +16253,9 @@ enum { GPUPROF__MAKE_REPORT, GPUPROF__MAKE_SUMMARY, GPUPROF__MAKE_CHECKPOINT };
 static void gpuprof__series_pre(gpuprof__buf *out) {
     gpuprof__snap s;
     memset(&s, 0, sizeof s);
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     gpuprof__series_snap(&s);
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     gpuprof__json_series(out, &s);               /* the session's names are not freed while it runs */
     GPUPROF_FREE(s.series);
 }
@@ -16105,14 +16268,15 @@ static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
     int rc;
     if (!sp) return -1;
     gpuprof__smp_check();                /* the samples' signal still gpuprof's? */
+    gpuprof__sym_warm();                 /* the objects' symbols read before gpuprof__lock, not under it */
     if (what != GPUPROF__MAKE_CHECKPOINT) {
         gpuprof__gpu_drain();
         gpuprof__kc_flush(0);
     }
     if (what != GPUPROF__MAKE_REPORT) gpuprof__series_pre(&series);
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     if (gpuprof__g.state != GPUPROF__RUNNING && gpuprof__g.state != GPUPROF__STOPPING) {   /* shut down by another thread meanwhile */
-        pthread_mutex_unlock(&gpuprof__lock);
+        gpuprof__mu_unlock(&gpuprof__lock);
         GPUPROF_FREE(series.p);
         GPUPROF_FREE(sp);
         return -1;
@@ -16127,7 +16291,7 @@ static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
         if (metrics) gpuprof__metrics_text(metrics, sp);
         gpuprof__snap_free(sp);
     }
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     GPUPROF_FREE(series.p);
     GPUPROF_FREE(sp);
     return rc || b->failed ? -1 : 0;
@@ -16139,7 +16303,8 @@ static int gpuprof__usable(const char *fn) {
     if (state == GPUPROF__RUNNING) return 1;
     if (state == GPUPROF__NEVER || state == GPUPROF__STARTING)
         gpuprof__warn(GPUPROF__W_BEFORE_INIT, "%s() before anything was recorded does nothing (call it after the first range, or after gpuprof_init())", fn);
-    else gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "%s() after gpuprof_shutdown() does nothing (call it before, or gpuprof_init() again)", fn);
+    else if (!GPUPROF__LDA(&gpuprof__exiting))     /* another thread's call while the program exits: nothing to say */
+        gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "%s() after gpuprof_shutdown() does nothing (call it before, or gpuprof_init() again)", fn);
     return 0;
 }
 
@@ -16212,9 +16377,9 @@ static int gpuprof__write_trace_locked(const char *path) {
 int gpuprof_write_trace(const char *path) {
     int rc;
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return -1;
-    pthread_mutex_lock(&gpuprof__life_lock);
+    gpuprof__mu_lock(&gpuprof__life_lock);
     rc = gpuprof__write_trace_locked(path);
-    pthread_mutex_unlock(&gpuprof__life_lock);
+    gpuprof__mu_unlock(&gpuprof__life_lock);
     return rc;
 }
 
@@ -16251,8 +16416,8 @@ void gpuprof_reset(void) {
     gpuprof__thread *t;
     uint32_t i;
     if (!gpuprof__usable("gpuprof_reset")) return;
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__g.state != GPUPROF__RUNNING) { pthread_mutex_unlock(&gpuprof__lock); return; }
+    gpuprof__mu_lock(&gpuprof__lock);
+    if (gpuprof__g.state != GPUPROF__RUNNING) { gpuprof__mu_unlock(&gpuprof__lock); return; }
     for (t = gpuprof__threads.threads; t; t = t->next) {
         uint32_t nn = GPUPROF__LDA(&t->nnodes);
         /* The calls that ended before now are of the old period: their
@@ -16310,7 +16475,7 @@ void gpuprof_reset(void) {
         gpuprof__kc_reset();
     }
 #endif
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
 }
 
 /* ----------------------------------------------------------------------
@@ -16360,14 +16525,14 @@ static void gpuprof__captures_write(int locked) {
         int rc;
         if (GPUPROF__LD(&c->state) != 0) continue;
         if (!locked && gpuprof__mono_ns() < c->asked + 10000000u) return;    /* the step's end is being recorded */
-        if (!locked && pthread_mutex_trylock(&gpuprof__life_lock) != 0) return;
+        if (!locked && gpuprof__mu_trylock(&gpuprof__life_lock) != 0) return;
         gpuprof__capture_name(c->file, sizeof c->file, i + 1);
         w.from_t = c->from;
         w.to_t = c->to;
         w.from_ns = gpuprof__ticks_to_ns(c->from);
         w.to_ns = gpuprof__ticks_to_ns(c->to);
         rc = gpuprof__ring_dump(c->file, &w);
-        if (!locked) pthread_mutex_unlock(&gpuprof__life_lock);
+        if (!locked) gpuprof__mu_unlock(&gpuprof__life_lock);
         GPUPROF__STR(&c->state, rc == 0 ? 1 : -1);
     }
 }
@@ -16383,26 +16548,26 @@ static void *gpuprof__keeper_main(void *arg) {
     uint64_t quick = gpuprof__mono_ns() + 2000000000u;   /* the sampler's first 2 s: threads made then (a pool, OpenMP's) are found sooner */
     (void)arg;
     gpuprof__own_thread();
-    pthread_mutex_lock(&gpuprof__keep_mu);
+    gpuprof__mu_lock(&gpuprof__keep_mu);
     while (!gpuprof__bg.keeper_stop) {
         uint64_t now = gpuprof__mono_ns(), wait;
         if (captures) {
-            pthread_mutex_unlock(&gpuprof__keep_mu);
+            gpuprof__mu_unlock(&gpuprof__keep_mu);
             gpuprof__captures_write(0);
-            pthread_mutex_lock(&gpuprof__keep_mu);
+            gpuprof__mu_lock(&gpuprof__keep_mu);
         }
         if (checkpoints && now >= next) {
-            pthread_mutex_unlock(&gpuprof__keep_mu);
+            gpuprof__mu_unlock(&gpuprof__keep_mu);
             gpuprof__checkpoint();
-            pthread_mutex_lock(&gpuprof__keep_mu);
+            gpuprof__mu_lock(&gpuprof__keep_mu);
             now = gpuprof__mono_ns();
             while (next <= now) next += period;       /* a slow checkpoint skips the ones it overran */
             continue;
         }
         if (sampling) {
-            pthread_mutex_unlock(&gpuprof__keep_mu);
+            gpuprof__mu_unlock(&gpuprof__keep_mu);
             gpuprof__smp_check();
-            pthread_mutex_lock(&gpuprof__keep_mu);
+            gpuprof__mu_lock(&gpuprof__keep_mu);
             sampling = GPUPROF__SMP_ON();
         }
         wait = next - now;
@@ -16410,7 +16575,7 @@ static void *gpuprof__keeper_main(void *arg) {
         if (sampling && wait > GPUPROF__SMP_CHECK_NS) wait = now < quick ? GPUPROF__SMP_CHECK_NS / 5 : GPUPROF__SMP_CHECK_NS;
         if (!gpuprof__bg.keeper_stop) gpuprof__cond_wait_ns(&gpuprof__keep_cond, &gpuprof__keep_mu, wait);
     }
-    pthread_mutex_unlock(&gpuprof__keep_mu);
+    gpuprof__mu_unlock(&gpuprof__keep_mu);
     return NULL;
 }
 
@@ -16434,11 +16599,11 @@ static void gpuprof__keeper_start(void) {
         /* a streamed trace: its latest written blocks are kept as the flight recorder's would be
            (GPUPROF_TRACE_RING_MB, at most half the trace's buffers) */
         uint32_t m = (uint32_t)(((uint64_t)(gpuprof__g.cfg.trace_ring_mb > 0 ? gpuprof__g.cfg.trace_ring_mb : 32) << 20) / sizeof(gpuprof__block));
-        pthread_mutex_lock(&gpuprof__trace_lock);
+        gpuprof__mu_lock(&gpuprof__trace_lock);
         gpuprof__trace.ring_max = m < gpuprof__trace.blocks_max / 2 ? m : gpuprof__trace.blocks_max / 2;
         if (gpuprof__trace.ring_max < 2) gpuprof__trace.ring_max = 2;
         gpuprof__trace.keep_written = 1;
-        pthread_mutex_unlock(&gpuprof__trace_lock);
+        gpuprof__mu_unlock(&gpuprof__trace_lock);
     } else if (gpuprof__g.cfg.capture_slow > 0 && gpuprof__trace.mode != GPUPROF__TRACE_RING) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CAPTURE_SLOW reads the flight recorder, which is off (GPUPROF_TRACE_RING_MB=0): no slow step is captured");
         gpuprof__g.cfg.capture_slow = 0;
@@ -16459,10 +16624,10 @@ static void gpuprof__keeper_start(void) {
 static void gpuprof__keeper_stop(void) {
     gpuprof__dev_stop();
     if (!GPUPROF__LD(&gpuprof__bg.keeper_running)) return;
-    pthread_mutex_lock(&gpuprof__keep_mu);
+    gpuprof__mu_lock(&gpuprof__keep_mu);
     gpuprof__bg.keeper_stop = 1;
     pthread_cond_signal(&gpuprof__keep_cond);
-    pthread_mutex_unlock(&gpuprof__keep_mu);
+    gpuprof__mu_unlock(&gpuprof__keep_mu);
     pthread_join(gpuprof__bg.keeper, NULL);
     GPUPROF__ST(&gpuprof__bg.keeper_running, 0);
     if (gpuprof__g.cfg.capture_slow > 0) gpuprof__captures_write(1);
@@ -17559,19 +17724,19 @@ static int gpuprof__mpi_hook(MPI_Comm comm, int keyval, void *value, void *extra
 static void gpuprof__mpi_attach(void) {
     int init = 0, fin = 0, level = MPI_THREAD_SINGLE, is_main = 0, key, wr = -1;
     if (GPUPROF__LDA(&gpuprof__mpis.attached) || gpuprof__mpi.Initialized(&init) != MPI_SUCCESS || !init) return;   /* a step of a run without MPI: no lock */
-    pthread_mutex_lock(&gpuprof__mpis.mu);
+    gpuprof__mu_lock(&gpuprof__mpis.mu);
     if (gpuprof__mpis.attached || gpuprof__mpi.Finalized(&fin) != MPI_SUCCESS || fin) {
-        pthread_mutex_unlock(&gpuprof__mpis.mu);
+        gpuprof__mu_unlock(&gpuprof__mpis.mu);
         return;
     }
     gpuprof__mpi.Query_thread(&level);
     gpuprof__mpi.Is_thread_main(&is_main);
-    if (level != MPI_THREAD_MULTIPLE && !is_main) { pthread_mutex_unlock(&gpuprof__mpis.mu); return; }
+    if (level != MPI_THREAD_MULTIPLE && !is_main) { gpuprof__mu_unlock(&gpuprof__mpis.mu); return; }
     if (gpuprof__mpi.Comm_create_keyval(MPI_COMM_NULL_COPY_FN, gpuprof__mpi_hook, &key, NULL) != MPI_SUCCESS ||
         gpuprof__mpi.Comm_set_attr(MPI_COMM_SELF, key, NULL) != MPI_SUCCESS) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "cannot register a hook at MPI_Finalize (MPI_Comm_set_attr on MPI_COMM_SELF failed); no cross-rank report");
         GPUPROF__STR(&gpuprof__mpis.attached, -1);
-        pthread_mutex_unlock(&gpuprof__mpis.mu);
+        gpuprof__mu_unlock(&gpuprof__mpis.mu);
         return;
     }
     GPUPROF__STR(&gpuprof__mpis.attached, 1);
@@ -17579,7 +17744,7 @@ static void gpuprof__mpi_attach(void) {
     if (gpuprof__run.rank >= 0 && wr != gpuprof__run.rank)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "this process is rank %d to MPI but rank %d from %s; the cross-rank report uses MPI's", wr, gpuprof__run.rank,
                       gpuprof__run.rank_source ? gpuprof__run.rank_source : "the environment");
-    pthread_mutex_unlock(&gpuprof__mpis.mu);
+    gpuprof__mu_unlock(&gpuprof__mpis.mu);
 }
 
 /* Appends raw bytes (the record is read back by the same program on the
@@ -17624,8 +17789,8 @@ static void gpuprof__mpi_keep(void) {
         gpuprof__env_flag("GPUPROF_MERGE_TRACES", &merge);     /* 0: gpuprof-ranks merges them later */
         if (merge) gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__run.trace_pattern);
     }
-    pthread_mutex_lock(&gpuprof__lock);
-    if (gpuprof__collect(&s) != 0) { pthread_mutex_unlock(&gpuprof__lock); return; }
+    gpuprof__mu_lock(&gpuprof__lock);
+    if (gpuprof__collect(&s) != 0) { gpuprof__mu_unlock(&gpuprof__lock); return; }
     steps = gpuprof__steps.counted ? (double)gpuprof__steps.counted : 1.0;
     step_ns = gpuprof__steps.stats.count ? gpuprof_stats_quantile(&gpuprof__steps.stats, 0.5) : GPUPROF__NAN;
     head[0] = gpuprof__run.rank;
@@ -17638,7 +17803,7 @@ static void gpuprof__mpi_keep(void) {
     for (i = 0; i < s.nflat; i++) if (s.flatp[i]->stats.count || s.flatp[i]->gpu.count) n++;
 #ifdef GPUPROF_CUDA
     /* NCCL's kernels (kernel capture): the GPU side of the collectives */
-    pthread_mutex_lock(&gpuprof__kc_mu);
+    gpuprof__mu_lock(&gpuprof__kc_mu);
     if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL)
         for (i = 0; i < nk; i++) if (kv[i]->stats.count && gpuprof__is_comm(kv[i]->shown)) n++;
 #endif
@@ -17675,7 +17840,7 @@ static void gpuprof__mpi_keep(void) {
         gpuprof__rec_put(&b, k->shown, len);
     }
     GPUPROF_FREE(kv);
-    pthread_mutex_unlock(&gpuprof__kc_mu);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
 #endif
     {
         const char *tp = gpuprof__g.trace_path && gpuprof__trace.mode == GPUPROF__TRACE_STREAM && !GPUPROF__LDA(&gpuprof__trace.out.failed) ? gpuprof__g.trace_path : "";
@@ -17684,7 +17849,7 @@ static void gpuprof__mpi_keep(void) {
         gpuprof__rec_put(&b, tp, len);
     }
     gpuprof__snap_free(&s);
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     if (b.failed) { GPUPROF_FREE(b.p); return; }
     gpuprof__mpis.mine = b.p;
     gpuprof__mpis.nmine = b.len;
@@ -18077,7 +18242,27 @@ static void gpuprof__process_name(char *out, size_t n) {
 /* ----------------------------------------------------------------------
    Lifecycle: init, exit, fork, the session's start and its shutdown
    ---------------------------------------------------------------------- */
-static void gpuprof__atexit(void) { gpuprof_shutdown(); }
+/* At exit, gpuprof waits this long for its locks (another thread inside
+   gpuprof lets go of them in microseconds): past that, it writes nothing
+   rather than hang the program's exit. */
+#define GPUPROF__EXIT_WAIT_MS 3000
+static void gpuprof__shutdown_within(int wait_ms);
+/* exit(), or main's return. A signal handler that calls exit() may have
+   interrupted this very thread inside gpuprof (PROF_STEP, a report, a
+   warning) with one of its locks held: the state is half-updated and the
+   lock is this thread's own, so nothing is written -- the last checkpoint's
+   files stay -- and the program's exit goes on with its status. */
+static void gpuprof__atexit(void) {
+    GPUPROF__STR(&gpuprof__exiting, 1);
+    if (gpuprof__held > 0) {
+        if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__RUNNING)
+            gpuprof__say("gpuprof: the program exited from a signal handler that interrupted gpuprof's own code (PROF_STEP, a report): "
+                         "no outputs are written at exit, the last checkpoint's stay (GPUPROF_SUMMARY_EVERY); to get them all, "
+                         "set a flag in the handler and leave the loop, or call exit() outside it\n");
+        return;
+    }
+    gpuprof__shutdown_within(GPUPROF__EXIT_WAIT_MS);
+}
 
 /* fork(): the child has no writer thread and shares the trace file, so it
    records nothing and writes nothing; the parent is unaffected. */
@@ -18096,12 +18281,12 @@ static void gpuprof__fork_prepare(void) {
         pthread_sigmask(SIG_BLOCK, &block, &gpuprof__fork_mask);
     }
 #endif
-    pthread_mutex_lock(&gpuprof__life_lock);
-    pthread_mutex_lock(&gpuprof__keep_mu);       /* a shutdown (under life_lock) stops the keeper: after life_lock */
-    pthread_mutex_lock(&gpuprof__lock);
-    pthread_mutex_lock(&gpuprof__mem_mu);
-    pthread_mutex_lock(&gpuprof__trace_lock);
-    pthread_mutex_lock(&gpuprof__warn_mu);
+    gpuprof__mu_lock(&gpuprof__life_lock);
+    gpuprof__mu_lock(&gpuprof__keep_mu);       /* a shutdown (under life_lock) stops the keeper: after life_lock */
+    gpuprof__mu_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__mem_mu);
+    gpuprof__mu_lock(&gpuprof__trace_lock);
+    gpuprof__mu_lock(&gpuprof__warn_mu);
 }
 static void gpuprof__fork_unblock(void) {
 #if GPUPROF__SAMPLER
@@ -18109,12 +18294,12 @@ static void gpuprof__fork_unblock(void) {
 #endif
 }
 static void gpuprof__fork_parent(void) {
-    pthread_mutex_unlock(&gpuprof__warn_mu);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
-    pthread_mutex_unlock(&gpuprof__mem_mu);
-    pthread_mutex_unlock(&gpuprof__lock);
-    pthread_mutex_unlock(&gpuprof__keep_mu);
-    pthread_mutex_unlock(&gpuprof__life_lock);
+    gpuprof__mu_unlock(&gpuprof__warn_mu);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__keep_mu);
+    gpuprof__mu_unlock(&gpuprof__life_lock);
     gpuprof__fork_unblock();
 }
 static void gpuprof__fork_child(void) {
@@ -18131,12 +18316,12 @@ static void gpuprof__fork_child(void) {
     gpuprof__trace.writer_running = 0;
     gpuprof__bg.collector_running = 0;               /* the parent's threads: not in this process */
     gpuprof__bg.keeper_running = 0;
-    pthread_mutex_unlock(&gpuprof__warn_mu);
-    pthread_mutex_unlock(&gpuprof__trace_lock);
-    pthread_mutex_unlock(&gpuprof__mem_mu);
-    pthread_mutex_unlock(&gpuprof__lock);
-    pthread_mutex_unlock(&gpuprof__keep_mu);
-    pthread_mutex_unlock(&gpuprof__life_lock);
+    gpuprof__mu_unlock(&gpuprof__warn_mu);
+    gpuprof__mu_unlock(&gpuprof__trace_lock);
+    gpuprof__mu_unlock(&gpuprof__mem_mu);
+    gpuprof__mu_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__keep_mu);
+    gpuprof__mu_unlock(&gpuprof__life_lock);
     gpuprof__fork_unblock();                        /* the parent's timers are not the child's: it samples none of them */
 }
 
@@ -18479,12 +18664,12 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
             gpuprof__warn(GPUPROF__W_DOUBLE_INIT, "gpuprof_init() in a process forked while its parent was profiling: this process records nothing and leaves the parent's files alone (to profile a child, fork it before the first range or after gpuprof_shutdown())");
         return 1;
     }
-    pthread_mutex_lock(&gpuprof__life_lock);           /* waits for a shutdown under way */
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__life_lock);           /* waits for a shutdown under way */
+    gpuprof__mu_lock(&gpuprof__lock);
     state = GPUPROF__LD(&gpuprof__g.state);
     if (state == GPUPROF__RUNNING || (state == GPUPROF__DOWN && !explicit_call)) {
-        pthread_mutex_unlock(&gpuprof__lock);
-        pthread_mutex_unlock(&gpuprof__life_lock);
+        gpuprof__mu_unlock(&gpuprof__lock);
+        gpuprof__mu_unlock(&gpuprof__life_lock);
         if (explicit_call)
             gpuprof__warn(GPUPROF__W_DOUBLE_INIT, "gpuprof_init() called while already running (perhaps after a range auto-initialised it); this call's config is ignored");
         return 1;
@@ -18511,15 +18696,15 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     if (!gpuprof__g.process_name || gpuprof__outputs_open(&cfg, off) != 0 || gpuprof__names_open(&cfg, off) != 0) {
         gpuprof__free_settings();
         GPUPROF__STR(&gpuprof__g.state, state);
-        pthread_mutex_unlock(&gpuprof__lock);
-        pthread_mutex_unlock(&gpuprof__life_lock);
+        gpuprof__mu_unlock(&gpuprof__lock);
+        gpuprof__mu_unlock(&gpuprof__life_lock);
         return -1;
     }
     gpuprof__session_start(&cfg, off);
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__RUNNING);
     gpuprof__apply_phase();
-    pthread_mutex_unlock(&gpuprof__lock);
-    pthread_mutex_unlock(&gpuprof__life_lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__life_lock);
 #ifdef GPUPROF_MPI
     GPUPROF__ST(&gpuprof__step_hook, &gpuprof__mpi_attach);   /* the steps register it once MPI runs */
     gpuprof__mpi_attach();          /* profiling off too: every rank joins the gather */
@@ -18539,18 +18724,23 @@ static void gpuprof__register_start(void) { GPUPROF__ST(&gpuprof__lazy_start, &g
 
 int gpuprof_init(const gpuprof_config *cfg) {
     gpuprof__register_start();          /* done already where constructors run; a compiler without them starts lazily after this */
+    if (GPUPROF__LDA(&gpuprof__exiting) && GPUPROF__LDA(&gpuprof__g.state) != GPUPROF__RUNNING) {
+        /* an atexit handler or a destructor run after gpuprof's: no session can end, so none starts */
+        gpuprof__warn(GPUPROF__W_AFTER_SHUTDOWN, "gpuprof_init() while the program exits (an atexit handler or a destructor run after gpuprof's) starts nothing and writes no output (call it before exit)");
+        return -1;
+    }
     return gpuprof__init_internal(cfg, 1);
 }
 
 void gpuprof_set_enabled(int on) {
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
     if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__NEVER) gpuprof__init_internal(NULL, 0);
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     if (gpuprof__g.state == GPUPROF__RUNNING && !gpuprof__g.off) {   /* GPUPROF_OFF=1 is the user's last word */
         gpuprof__g.user_enabled = on != 0;
         gpuprof__apply_phase();
     }
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
 }
 
 
@@ -18612,12 +18802,18 @@ static void gpuprof__outputs_write(void) {
     GPUPROF_FREE(b.p);
 }
 
-static void gpuprof__shutdown_locked(void) {
+/* wait_ms < 0: waits for gpuprof__lock as long as it takes (a call of the
+   program's); else that long at most (at exit), then gives up with a line. */
+static void gpuprof__shutdown_locked(int wait_ms) {
     gpuprof__thread *self = gpuprof__tls, *t, *next;
     int keep_names = 0;
-    pthread_mutex_lock(&gpuprof__lock);
+    if (wait_ms < 0) gpuprof__mu_lock(&gpuprof__lock);
+    else if (gpuprof__mu_lock_within(&gpuprof__lock, wait_ms) != 0) {
+        gpuprof__say("gpuprof: at exit, another thread held gpuprof's lock for %d ms: no outputs are written at exit, the last checkpoint's stay\n", wait_ms);
+        return;
+    }
     if (gpuprof__g.state != GPUPROF__RUNNING || gpuprof__g.forked_child) {
-        pthread_mutex_unlock(&gpuprof__lock);
+        gpuprof__mu_unlock(&gpuprof__lock);
         return;
     }
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__STOPPING);
@@ -18631,7 +18827,7 @@ static void gpuprof__shutdown_locked(void) {
             GPUPROF__ADD(&gpuprof__g.warn_count[GPUPROF__W_UNCLOSED], (uint64_t)(t->depth - 1));   /* one per open range */
         }
     }
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
     gpuprof__collector_stop();      /* the report drains the rings itself */
     gpuprof__keeper_stop();         /* a checkpoint under way ends first, captures asked for are written */
     gpuprof__smp_stop_all();        /* the samples as they are now, no handler in them while they are read */
@@ -18651,9 +18847,10 @@ static void gpuprof__shutdown_locked(void) {
 #ifdef GPUPROF_CUDA
     gpuprof__kc_close();
 #endif
-    pthread_mutex_lock(&gpuprof__lock);
+    gpuprof__mu_lock(&gpuprof__lock);
     GPUPROF__ST(&gpuprof__g.mem_ranges, 0);
     gpuprof__mem_close();
+    gpuprof__symc_clear();          /* the symbols read for the outputs (a report on another thread reads them under this lock) */
     /* Free what no thread can touch again: this thread's state and those of
        threads that have exited. A thread still running keeps its state
        (retired, still reachable) because it may be inside a range now. This
@@ -18687,15 +18884,21 @@ static void gpuprof__shutdown_locked(void) {
     gpuprof__step_figures_clear();     /* the kinds' and outliers' tables: the node indexes are of threads freed above */
     gpuprof__warn_reset();
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__DOWN);
-    pthread_mutex_unlock(&gpuprof__lock);
+    gpuprof__mu_unlock(&gpuprof__lock);
 }
 
-void gpuprof_shutdown(void) {
+static void gpuprof__shutdown_within(int wait_ms) {
     if (GPUPROF__LD(&gpuprof__g.forked_child)) return;
-    pthread_mutex_lock(&gpuprof__life_lock);
-    gpuprof__shutdown_locked();
-    pthread_mutex_unlock(&gpuprof__life_lock);
+    if (wait_ms < 0) gpuprof__mu_lock(&gpuprof__life_lock);
+    else if (gpuprof__mu_lock_within(&gpuprof__life_lock, wait_ms) != 0) {
+        if (GPUPROF__LDA(&gpuprof__g.state) == GPUPROF__RUNNING)
+            gpuprof__say("gpuprof: at exit, another thread was starting or ending gpuprof for %d ms: no outputs are written at exit\n", wait_ms);
+        return;
+    }
+    gpuprof__shutdown_locked(wait_ms);
+    gpuprof__mu_unlock(&gpuprof__life_lock);
 }
+void gpuprof_shutdown(void) { gpuprof__shutdown_within(-1); }
 
 #endif /* !GPUPROF_DISABLE */
 #endif /* GPUPROF__IMPLEMENTED */

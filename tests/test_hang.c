@@ -9,6 +9,7 @@
 #define _GNU_SOURCE                   /* dladdr */
 #include "gpuprof.h"
 #include "json_util.h"
+#include "child.h"
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,13 +20,8 @@
 #include <dlfcn.h>
 
 #define OWN_STATUS 7
-static const char *self, *simnvml, *simnvml_bare, *sample_lib, *sample_other, *sample_dbg, *sample_bare;
+static const char *simnvml, *simnvml_bare, *sample_lib, *sample_other, *sample_dbg, *sample_bare;
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* A little CPU work, so that steps take about a millisecond. */
 static __thread volatile double sink;     /* each thread its own: no race */
@@ -240,65 +236,6 @@ static int child_reset_samples(void) {
 }
 
 /* ---- the parent ---- */
-
-typedef struct {
-    int rc;                           /* the child's exit status, or 128 + its signal, or -1: killed by us (it hung) */
-    double wall;                      /* seconds */
-    char *err;                        /* its stderr */
-} child_result;
-
-/* Runs this program in mode with the environment entries env (NULL-ended)
-   added, stderr into a file; kills it after limit seconds. */
-static child_result run_child(const char *mode, const char *const *env, double limit) {
-    child_result r = { -1, 0, NULL };
-    char errfile[64];
-    double t0 = now_s();
-    int status = 0, done = 0;
-    pid_t pid;
-    snprintf(errfile, sizeof errfile, "%s.stderr", mode);
-    fflush(NULL);
-    if ((pid = fork()) == 0) {
-        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int i;
-        if (fd >= 0) { dup2(fd, 2); close(fd); }
-        for (i = 0; env && env[i]; i++) putenv((char *)env[i]);
-        execl(self, self, "child", mode, (char *)NULL);
-        _exit(127);
-    }
-    while (pid > 0 && now_s() - t0 < limit) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) { done = 1; break; }
-        usleep(20000);
-    }
-    r.wall = now_s() - t0;
-    if (!done && pid > 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        r.rc = -1;
-    } else if (done) r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.err = check_slurp(errfile);
-    if (!r.err) r.err = strdup("");
-    return r;
-}
-
-/* Lines of text starting "gpuprof: " that hold needle. */
-static int lines_with(const char *text, const char *needle) {
-    int n = 0;
-    const char *p = text;
-    while (p && *p) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
-        if (!strncmp(line, "gpuprof: ", 9) && strstr(line, needle)) n++;
-        p = e ? e + 1 : NULL;
-    }
-    return n;
-}
-
-static void show(const char *what, const child_result *r) {
-    fprintf(stderr, "%s: status %d after %.2f s\n%s", what, r->rc, r->wall, r->err);
-}
 
 /* run_child with GPUPROF_NVML_PATH=lib added to env. */
 static child_result run_with_nvml(const char *mode, const char *const *env, const char *lib) {
@@ -696,7 +633,7 @@ static void case_reset_samples(void) {
 }
 
 int main(int argc, char **argv) {
-    self = argv[0];
+    child_self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
         const char *m = argv[2];
         return !strcmp(m, "nvml_hang") ? child_nvml_hang() : !strcmp(m, "nvml_init_slow") ? child_nvml_init_slow() :

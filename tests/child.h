@@ -1,0 +1,83 @@
+/* child.h -- the hostile-case tests' way of running a program: this test
+   program again, as a child in one of its modes, with an environment of the
+   case, its stderr kept; killed when it outlives its limit (it hung). Used
+   by tests/test_hang.c and tests/test_hostile.c. */
+#ifndef GPUPROF_CHILD_H
+#define GPUPROF_CHILD_H
+#include "check.h"
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/wait.h>
+
+static const char *child_self;        /* argv[0]: main sets it */
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+typedef struct {
+    int rc;                           /* the child's exit status, or 128 + its signal, or -1: killed by us (it hung) */
+    double wall;                      /* seconds */
+    char *err;                        /* its stderr */
+} child_result;
+
+/* Runs this program in mode with the environment entries env (NULL-ended)
+   added, stderr into a file; sends it signal sig (0: none) after `after`
+   seconds; kills it after limit seconds. */
+static child_result run_child_signal(const char *mode, const char *const *env, double limit, int sig, double after) {
+    child_result r = { -1, 0, NULL };
+    char errfile[64];
+    double t0 = now_s();
+    int status = 0, done = 0, sent = 0;
+    pid_t pid;
+    snprintf(errfile, sizeof errfile, "%s.stderr", mode);
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int i;
+        if (fd >= 0) { dup2(fd, 2); close(fd); }
+        for (i = 0; env && env[i]; i++) putenv((char *)env[i]);
+        execl(child_self, child_self, "child", mode, (char *)NULL);
+        _exit(127);
+    }
+    while (pid > 0 && now_s() - t0 < limit) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) { done = 1; break; }
+        if (sig && !sent && now_s() - t0 >= after) { kill(pid, sig); sent = 1; continue; }
+        usleep(sig && !sent ? 1000 : 20000);
+    }
+    r.wall = now_s() - t0;
+    if (!done && pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        r.rc = -1;
+    } else if (done) r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = check_slurp(errfile);
+    if (!r.err) r.err = strdup("");
+    return r;
+}
+static child_result run_child(const char *mode, const char *const *env, double limit) { return run_child_signal(mode, env, limit, 0, 0); }
+
+/* Lines of text starting "gpuprof: " that hold needle. */
+static int lines_with(const char *text, const char *needle) {
+    int n = 0;
+    const char *p = text;
+    while (p && *p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        if (!strncmp(line, "gpuprof: ", 9) && strstr(line, needle)) n++;
+        p = e ? e + 1 : NULL;
+    }
+    return n;
+}
+
+static void show(const char *what, const child_result *r) {
+    fprintf(stderr, "%s: status %d after %.2f s\n%s", what, r->rc, r->wall, r->err);
+}
+
+#endif
