@@ -1833,6 +1833,24 @@ static uint32_t gpuprof__hash(const char *s, size_t n) {
     return h ? h : 1;
 }
 
+/* n bytes of a message onto stderr, a control character in them (a newline
+   in a path the user gave) written as an escape: a message stays one line. */
+static void gpuprof__line_put(const char *s, size_t n) {
+    size_t i, from = 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        if (c >= 0x20 && c != 0x7f) continue;
+        fwrite(s + from, 1, i - from, stderr);
+        if (c == '\n') memcpy(esc, "\\n", 3);
+        else if (c == '\t') memcpy(esc, "\\t", 3);
+        else { static const char hex[] = "0123456789abcdef"; esc[0] = '\\'; esc[1] = 'x'; esc[2] = hex[c >> 4]; esc[3] = hex[c & 15]; }
+        fwrite(esc, 1, c == '\n' || c == '\t' ? 2 : 4, stderr);
+        from = i + 1;
+    }
+    fwrite(s + from, 1, n - from, stderr);
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -1858,9 +1876,9 @@ static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
     if (kind == GPUPROF__W_BAD_ENV) print = 1;        /* every bad setting has its line (they come once, at init) */
     gpuprof__mu_unlock(&gpuprof__warn_mu);
     if (print) {                                      /* fwrite: fprintf to an unbuffered stderr takes 8 KiB of the caller's stack (glibc) */
-        line[n] = '\n';
         fwrite("gpuprof: ", 1, 9, stderr);
-        fwrite(line, 1, (size_t)n + 1, stderr);
+        gpuprof__line_put(line, (size_t)n);
+        fwrite("\n", 1, 1, stderr);
         fflush(stderr);
     }
 }
@@ -1878,7 +1896,11 @@ static void gpuprof__say(const char *fmt, ...) {
     n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (n < 0) return;
-    fwrite(line, 1, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1, stderr);
+    if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
+    if (n && line[n - 1] == '\n') {                 /* one line: its newline kept, any other escaped */
+        gpuprof__line_put(line, (size_t)n - 1);
+        fwrite("\n", 1, 1, stderr);
+    } else gpuprof__line_put(line, (size_t)n);
     fflush(stderr);
 }
 
@@ -6873,7 +6895,8 @@ static void gpuprof__sym_debuglink(int fd, const Elf64_Ehdr *eh, const Elf64_Shd
    gpuprof__symc_mu, which nothing holds longer than a list walk. */
 typedef struct gpuprof__symc {
     struct gpuprof__symc *next;
-    uint64_t dev, ino, size, mtime_ns;
+    uint64_t dev, ino, size;
+    int64_t mtime;                        /* seconds (st_mtime: every C mode has it) */
     int got;                              /* 1 from a .symtab (static functions too), 0 from .dynsym, -1 none */
     gpuprof__sym *syms;                   /* the file's addresses, sorted */
     uint32_t nsyms;
@@ -6890,7 +6913,7 @@ static gpuprof__symc *gpuprof__symc_find(const char *path, const struct stat *st
     gpuprof__mu_lock(&gpuprof__symc_mu);
     for (e = gpuprof__symc_head; e; e = e->next)
         if (!strcmp(e->path, path) && (!st || (e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino && e->size == (uint64_t)st->st_size &&
-                                                e->mtime_ns == (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec)))
+                                                e->mtime == (int64_t)st->st_mtime)))
             break;
     gpuprof__mu_unlock(&gpuprof__symc_mu);
     return e;
@@ -6967,7 +6990,7 @@ static gpuprof__symc *gpuprof__symc_read(const char *path, int fd, const struct 
     e->dev = (uint64_t)st->st_dev;
     e->ino = (uint64_t)st->st_ino;
     e->size = (uint64_t)st->st_size;
-    e->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec;
+    e->mtime = (int64_t)st->st_mtime;
     debug[0] = 0;
     e->got = gpuprof__sym_table(e, path, fd, 0, debug, sizeof debug);
     if (e->got < 0 && debug[0]) {
@@ -6994,7 +7017,7 @@ static gpuprof__symc *gpuprof__symc_get(const char *path) {
     close(fd);
     if (!e) return NULL;
     gpuprof__mu_lock(&gpuprof__symc_mu);
-    for (had = gpuprof__symc_head; had && !(had->dev == e->dev && had->ino == e->ino && had->size == e->size && had->mtime_ns == e->mtime_ns &&
+    for (had = gpuprof__symc_head; had && !(had->dev == e->dev && had->ino == e->ino && had->size == e->size && had->mtime == e->mtime &&
                                             !strcmp(had->path, e->path)); had = had->next) {}
     if (!had) { e->next = gpuprof__symc_head; gpuprof__symc_head = e; }
     gpuprof__mu_unlock(&gpuprof__symc_mu);
@@ -9261,30 +9284,35 @@ static int gpuprof__tmp_create(const char *path, char *tmp, size_t n) {
 
 /* A pipe or a device at an output's path is written through, and must
    never stop or kill the program: it is opened without blocking (a FIFO
-   that no process reads fails at once), SIGPIPE is held back in the
-   writing thread while it is written (a reader that went away is EPIPE,
-   and the signal it raised is taken back), and a pipe that stays full for
-   GPUPROF__PIPE_WAIT_MS gives up. SIGPIPE is held back where the C mode
-   declares POSIX's signals (not in a strict -std=c99 without
-   _POSIX_C_SOURCE). */
+   that no process reads fails at once), and a pipe that stays full for
+   GPUPROF__PIPE_WAIT_MS gives up. While gpuprof writes any output, SIGPIPE
+   and SIGXFSZ are held back in the writing thread: a reader that went away
+   is EPIPE, a file past the process's size limit (ulimit -f) is EFBIG, and
+   the signal the write raised is taken back -- neither kills the program.
+   Held where the C mode declares POSIX's signals (not in a strict -std=c99
+   without _POSIX_C_SOURCE). */
 #define GPUPROF__PIPE_WAIT_MS 1000
-#if defined(SIGPIPE) && defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
+#if defined(SIGPIPE) && defined(SIGXFSZ) && defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
 #define GPUPROF__HOLD_SIGPIPE 1
-typedef struct { sigset_t old; int pending; } gpuprof__sigpipe_hold;
+typedef struct { sigset_t old; int pending_pipe, pending_fsize; } gpuprof__sigpipe_hold;
 static void gpuprof__sigpipe_block(gpuprof__sigpipe_hold *h) {
-    sigset_t pipe, pend;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, &h->old);
-    h->pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+    sigset_t both, pend;
+    sigemptyset(&both);
+    sigaddset(&both, SIGPIPE);
+    sigaddset(&both, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &both, &h->old);
+    h->pending_pipe = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+    h->pending_fsize = sigismember(&pend, SIGXFSZ);
 }
-static void gpuprof__sigpipe_restore(gpuprof__sigpipe_hold *h, int raised) {
-    if (raised && !h->pending) {                  /* ours: taken back before the mask lets it through */
-        sigset_t pipe;
+/* err: the failed write's errno (0: none). */
+static void gpuprof__sigpipe_restore(gpuprof__sigpipe_hold *h, int err) {
+    int sig = err == EPIPE && !h->pending_pipe ? SIGPIPE : err == EFBIG && !h->pending_fsize ? SIGXFSZ : 0;
+    if (sig) {                                    /* ours: taken back before the mask lets it through */
+        sigset_t one;
         struct timespec zero = { 0, 0 };
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR) {}
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {}
     }
     pthread_sigmask(SIG_SETMASK, &h->old, NULL);
 }
@@ -9292,8 +9320,51 @@ static void gpuprof__sigpipe_restore(gpuprof__sigpipe_hold *h, int raised) {
 #define GPUPROF__HOLD_SIGPIPE 0
 typedef struct { int pending; } gpuprof__sigpipe_hold;
 #define gpuprof__sigpipe_block(h) ((void)(h))
-#define gpuprof__sigpipe_restore(h, raised) ((void)(h), (void)(raised))
+#define gpuprof__sigpipe_restore(h, err) ((void)(h), (void)(err))
 #endif
+
+/* The file-size limit met by any output: one line for them all. */
+static void gpuprof__fsize_warn(void) {
+    gpuprof__warn(GPUPROF__W_IO, "the process's file-size limit (ulimit -f) stops gpuprof's outputs: a summary, report, metrics or trace file that meets it is not written (the last complete one stays), the run goes on (raise the limit; GPUPROF_TRACE_MAX_MB splits the trace)");
+}
+
+/* The descriptor an output path names that is the program's own stream
+   (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1: such an
+   output is written through that stream, never replaced or truncated. */
+static int gpuprof__std_fd(const char *path) {
+    const char *n = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : NULL;
+    int fd = 0;
+    if (!strcmp(path, "/dev/stdout")) return 1;
+    if (!strcmp(path, "/dev/stderr")) return 2;
+    if (!n || !*n) return -1;
+    for (; *n >= '0' && *n <= '9' && fd < 100000; n++) fd = fd * 10 + (*n - '0');
+    return *n ? -1 : fd;
+}
+
+/* One rule for every output's path: a symbolic link there is not followed
+   (a link planted in a shared directory must not make gpuprof overwrite its
+   target), and the output is refused with one line. 1: refused. */
+static int gpuprof__out_link(const char *path, const char *what) {
+    struct stat st;
+    if (gpuprof__std_fd(path) >= 0 || gpuprof__lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return 0;
+    gpuprof__warn(GPUPROF__W_IO, "the %s path '%s' is a symbolic link, not a file; nothing is written there (gpuprof follows no link at an output's path: name the file itself)",
+                  what, path);
+    return 1;
+}
+
+/* An output streamed from its start (the trace, its parts, a copy, a dump):
+   the program's own stream duplicated, else the file created or truncated,
+   never through a link (-1 with errno ELOOP and the line said). */
+static int gpuprof__out_open(const char *path, const char *what) {
+    int std = gpuprof__std_fd(path);
+    if (std >= 0) {
+        int fd = dup(std);
+        if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    }
+    if (gpuprof__out_link(path, what)) { errno = ELOOP; return -1; }
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
 
 /* The buffer into fd; 0, or -1 with errno. A pipe (nonblock) that stays
    full GPUPROF__PIPE_WAIT_MS is EAGAIN. */
@@ -9316,21 +9387,52 @@ static int gpuprof__write_all(int fd, const gpuprof__buf *b, int nonblock) {
     return 0;
 }
 
-/* Writes the whole buffer to a path (expanded already); a one-line message
-   names the path and the reason on failure. A summary and the live metrics
-   go to a temporary file (gpuprof__tmp_create) renamed over the last: a
-   reader, or a kill, never meets half of one. Only over a regular file or
-   none: a device or a pipe is written through, as it is (above). made (not
-   NULL): the file is read by another user (node_exporter), so 0644
-   whatever the umask, and *made is the file written. */
-static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const char *what, struct stat *made, char *tmp) {
-    int fd, had = 0, rc, atomic = strcmp(what, "summary") == 0 || strcmp(what, "metrics") == 0, special, err, exists;
+/* The buffer to the program's own stream fd when it is a regular file (a
+   redirected stdout): appended where the stream stands, as the program's
+   own writes are; 1 when written so (rc in *rc), 0 when fd is no file. */
+static int gpuprof__write_std(int fd, const char *path, const gpuprof__buf *b, const char *what, int *rc) {
     struct stat st;
     gpuprof__sigpipe_hold hold;
-    exists = stat(path, &st) == 0;
-    special = exists && !S_ISREG(st.st_mode);
-    if (atomic) atomic = exists ? (had = S_ISREG(st.st_mode)) : errno == ENOENT;
-    fd = atomic ? gpuprof__tmp_create(path, tmp, GPUPROF__PATH_MAX + 104) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (special ? O_NONBLOCK : 0), 0644);
+    int err;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (fd == 1) fflush(stdout);
+    if (fd == 2) fflush(stderr);
+    gpuprof__sigpipe_block(&hold);
+    *rc = gpuprof__write_all(fd, b, 0);
+    err = *rc ? errno : 0;
+    gpuprof__sigpipe_restore(&hold, err);
+    if (*rc && err == EFBIG) gpuprof__fsize_warn();
+    else if (*rc) gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(err));
+    return 1;
+}
+
+/* The line for a failed write of the whole file. */
+static void gpuprof__write_failed(const char *path, const char *what, int err, int special, int kept) {
+    if (special && err == EPIPE) gpuprof__warn(GPUPROF__W_IO, "the reader of '%s' went away during a write of the %s: that write is lost, the run goes on", path, what);
+    else if (special && (err == EAGAIN || err == EWOULDBLOCK))
+        gpuprof__warn(GPUPROF__W_IO, "'%s' is a pipe that nobody empties (full for %d ms): that write of the %s is dropped, the run goes on", path, GPUPROF__PIPE_WAIT_MS, what);
+    else if (err == EFBIG) gpuprof__fsize_warn();
+    else gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, strerror(err), kept ? "; the last complete file stays" : "");
+}
+
+/* Writes the whole buffer to a path (expanded already); a one-line message
+   names the path and the reason on failure. One rule for every output: the
+   program's own stream (/dev/stdout, /dev/fd/N) is written through; a link
+   at the path is refused (gpuprof__out_link); a device or a pipe is
+   written through, as it is (above); a regular file, or none, is written to
+   a temporary file (gpuprof__tmp_create) renamed over the last: a reader,
+   a kill or a failed write never leaves half of one. made (not NULL): the
+   file is read by another user (node_exporter), so 0644 whatever the umask,
+   and *made is the file written. */
+static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const char *what, struct stat *made, char *tmp) {
+    int fd, had, rc, special, err, std = gpuprof__std_fd(path);
+    struct stat st;
+    gpuprof__sigpipe_hold hold;
+    if (std >= 0 && gpuprof__write_std(std, path, b, what, &rc)) return rc;
+    if (gpuprof__out_link(path, what)) return -1;
+    had = stat(path, &st) == 0;
+    special = had && !S_ISREG(st.st_mode);
+    fd = !special ? gpuprof__tmp_create(path, tmp, GPUPROF__PATH_MAX + 104) : open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         if (special && errno == ENXIO)
             gpuprof__warn(GPUPROF__W_IO, "no process reads the pipe '%s': the %s goes nowhere (start its reader first, or name a file)", path, what);
@@ -9338,26 +9440,24 @@ static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const
         return -1;
     }
     if (made) (void)gpuprof__fchmod(fd, 0644);
-    if (special) gpuprof__sigpipe_block(&hold);
+    gpuprof__sigpipe_block(&hold);
     rc = gpuprof__write_all(fd, b, special);
-    err = errno;
-    if (special) gpuprof__sigpipe_restore(&hold, rc != 0 && err == EPIPE);
+    err = rc ? errno : 0;
+    gpuprof__sigpipe_restore(&hold, err);
     if (rc != 0) {
-        if (special && err == EPIPE) gpuprof__warn(GPUPROF__W_IO, "the reader of '%s' went away during a write of the %s: that write is lost, the run goes on", path, what);
-        else if (special && (err == EAGAIN || err == EWOULDBLOCK))
-            gpuprof__warn(GPUPROF__W_IO, "'%s' is a pipe that nobody empties (full for %d ms): that write of the %s is dropped, the run goes on", path, GPUPROF__PIPE_WAIT_MS, what);
-        else gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, strerror(err), atomic && had ? "; the last complete file stays" : "");
+        gpuprof__write_failed(path, what, err, special, had && !special);
         close(fd);
-        if (atomic) unlink(tmp);
+        if (!special) unlink(tmp);
+        errno = err;                              /* the caller's: EFBIG means stderr is no place for it either */
         return -1;
     }
     if (made && fstat(fd, made) != 0) memset(made, 0, sizeof *made);
     if (close(fd) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(errno));
-        if (atomic) unlink(tmp);
+        if (!special) unlink(tmp);
         return -1;
     }
-    if (atomic && rename(tmp, path) != 0) {
+    if (!special && rename(tmp, path) != 0) {
         gpuprof__warn(GPUPROF__W_IO, "cannot rename '%s' to '%s' for the %s: %s", tmp, path, what, strerror(errno));
         unlink(tmp);
         return -1;
@@ -9390,20 +9490,27 @@ static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const ch
 /* n bytes to the output's file. A failed write is one message; the output
    then writes nothing more (failed), and the statistics go on. */
 static void gpuprof__trace_bytes(gpuprof__tout *o, const char *s, size_t n) {
+    gpuprof__sigpipe_hold hold;
+    int err = 0;
     o->off += n;
-    while (n && !o->failed) {
+    if (!n || o->failed) return;
+    gpuprof__sigpipe_block(&hold);                 /* a file-size limit or a closed pipe is an error here, not the program's death */
+    while (n) {
         ssize_t w = write(o->fd, s, n);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            snprintf(o->error, sizeof o->error, "%s", w < 0 ? strerror(errno) : "no progress");
-            GPUPROF__STR(&o->failed, 1);    /* a report reads the error after it */
-            gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s; the trace stops here, statistics go on (check the path and free space)",
-                          o->path, o->error);
-            return;
+            err = w < 0 ? errno : EIO;
+            snprintf(o->error, sizeof o->error, "%s", w < 0 ? strerror(err) : "no progress");
+            break;
         }
         s += w;
         n -= (size_t)w;
     }
+    gpuprof__sigpipe_restore(&hold, err);
+    if (!n) return;
+    GPUPROF__STR(&o->failed, 1);    /* a report reads the error after it */
+    if (err == EFBIG) gpuprof__fsize_warn();
+    else gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s; the trace stops here, statistics go on (check the path and free space)", o->path, o->error);
 }
 
 /* The bytes staged (gpuprof__trace_stage), written now. */
@@ -11254,7 +11361,7 @@ static void gpuprof__trace_rotate(void) {
     char *next = gpuprof__trace.part_next, *old = gpuprof__trace.part_next;     /* not on the stack: gpuprof_write_trace's caller may have 16 KiB */
     int fd;
     gpuprof__part_name(next, sizeof gpuprof__trace.part_next, gpuprof__trace.nparts + 1);
-    fd = open(next, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = gpuprof__out_open(next, "trace part");
     if (fd < 0) {          /* this part goes on, past the limit */
         gpuprof__warn(GPUPROF__W_IO, "cannot open the trace's next part '%s': %s; the trace goes on in '%s' past GPUPROF_TRACE_MAX_MB", next, strerror(errno), o->path);
         gpuprof__g.cfg.trace_max_mb = 0;
@@ -11402,10 +11509,11 @@ static int gpuprof__trace_open(void) {
     gpuprof__tout *o = &gpuprof__trace.out;
     o->path = gpuprof__g.trace_path;
     o->format = gpuprof__trace_format(o->path);
-    o->fd = open(gpuprof__g.trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    o->fd = gpuprof__out_open(gpuprof__g.trace_path, "trace");
     if (o->fd < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot open the trace file '%s': %s; no trace is written, statistics go on (check that the directory exists and is writable)",
-                      gpuprof__g.trace_path, strerror(errno));
+        if (errno != ELOOP)                          /* a link: said already */
+            gpuprof__warn(GPUPROF__W_IO, "cannot open the trace file '%s': %s; no trace is written, statistics go on (check that the directory exists and is writable)",
+                          gpuprof__g.trace_path, strerror(errno));
         o->fd = -1;
         return -1;
     }
@@ -11569,8 +11677,8 @@ static int gpuprof__trace_copy(const char *path) {
         GPUPROF_FREE(chunk);
         return -1;
     }
-    if ((o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
+    if ((o.fd = gpuprof__out_open(path, "trace")) < 0) {
+        if (errno != ELOOP) gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
         close(in);
         GPUPROF_FREE(chunk);
         return -1;
@@ -11693,8 +11801,8 @@ static int gpuprof__ring_dump(const char *path, const gpuprof__window *w) {
     memset(&o, 0, sizeof o);
     o.path = path;
     o.format = gpuprof__trace_format(path);
-    if ((o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
+    if ((o.fd = gpuprof__out_open(path, "trace")) < 0) {
+        if (errno != ELOOP) gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s (check that the directory exists and is writable)", path, strerror(errno));
         return -1;
     }
     if (!gpuprof__trace.wbuf && !(gpuprof__trace.wbuf = (char *)gpuprof__alloc(GPUPROF__WBUF))) { close(o.fd); return -1; }
@@ -16218,9 +16326,9 @@ static void gpuprof__metrics_begin(void) {
 static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
     struct stat st;
     if (gpuprof__lstat(path, &st) == 0) {
-        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        if (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {   /* a link: the rule of every output */
             gpuprof__warn(GPUPROF__W_IO, "the metrics path '%s' is %s, not a file; no metrics are written (name a file, *.prom)", path,
-                          S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "special");
+                          S_ISDIR(st.st_mode) ? "a directory" : "special");
             return -1;
         }
         if (S_ISREG(st.st_mode) && gpuprof__metrics_file.written &&
@@ -18794,7 +18902,7 @@ static void gpuprof__outputs_write(void) {
     }
     if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
     else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
-    else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL) == 0 && gpuprof__write_file(report, &b, "report") != 0) {
+    else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL) == 0 && gpuprof__write_file(report, &b, "report") != 0 && errno != EFBIG) {
         gpuprof__say("gpuprof: the report that could not go to '%s' follows here\n", report);
         if (fwrite(b.p, 1, b.len, stderr) != b.len) gpuprof__warn(GPUPROF__W_IO, "cannot write the report to stderr either: %s", strerror(errno));
         fflush(stderr);

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <dlfcn.h>
 #include <sys/resource.h>
+#include <dirent.h>
 
 #define OWN_STATUS 21
 static const char *sample_dbg;
@@ -103,6 +104,43 @@ static int child_fifo_debuglink(void) {
     }
     fprintf(stderr, "child: %d steps, the longest %.3f s\n", steps, worst);
     return worst < 0.5 ? OWN_STATUS : 3;
+}
+
+/* Steps of 20 ranges for secs seconds. */
+static void ranged_steps(double secs) {
+    double t0 = now_s();
+    while (now_s() - t0 < secs) {
+        int i;
+        for (i = 0; i < 20; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "phase_%02d", i);
+            { GPUPROF_RANGE_DYN(name); work_ms(0.02); }
+        }
+        PROF_STEP();
+    }
+}
+
+/* A file-size limit of 1 MiB (ulimit -f 1024), set by the program itself. */
+static int child_fsize(void) {
+    struct rlimit rl = { 1 << 20, 1 << 20 };
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 2;
+    ranged_steps(0.6);
+    return OWN_STATUS;
+}
+
+static int child_plain(void) {
+    ranged_steps(0.2);
+    return OWN_STATUS;
+}
+
+/* stdout redirected to a file by the program (as a shell's > does), the
+   summary to /dev/stdout. */
+static int child_stdout_file(void) {
+    if (!freopen("stdout.txt", "w", stdout)) return 2;
+    printf("the program's own output\n");
+    ranged_steps(0.2);
+    printf("the program's last line\n");
+    return OWN_STATUS;
 }
 
 /* ---- the parent ---- */
@@ -196,17 +234,105 @@ static void case_fifo_debuglink(void) {
     free(r.err);
 }
 
+/* Whether any file in the working directory ends in .tmp. */
+static int tmp_left(void) {
+    DIR *d = opendir(".");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)) != NULL) n += strlen(e->d_name) > 4 && !strcmp(e->d_name + strlen(e->d_name) - 4, ".tmp");
+    if (d) closedir(d);
+    return n;
+}
+
+static void case_fsize(void) {
+    static const char *const env[] = { "GPUPROF_SUMMARY=fsize.json", "GPUPROF_REPORT=fsize.txt", "GPUPROF_TRACE=fsize.trace.json", NULL };
+    child_result r = run_child("fsize", env, 30);
+    int whole;
+    show("a file-size limit of 1 MiB (ulimit -f)", &r);
+    CHECK(r.rc == OWN_STATUS, "RLIMIT_FSIZE of 1 MiB, a trace that outgrows it: no SIGXFSZ, the program ends with its own status");
+    CHECK(gpuprof_lines(r.err) == 1 && lines_with(r.err, "the process's file-size limit (ulimit -f) stops gpuprof's outputs") == 1,
+          "... one gpuprof: line names the limit");
+    CHECK(tmp_left() == 0, "... and no temporary file is left");
+    CHECK(summary_valid("fsize.json", &whole), "... the summary (small enough) is written whole");
+    free(r.err);
+}
+
+/* A file of text, mode 0600, and a link planted at link pointing to it. */
+static void plant(const char *link, const char *victim) {
+    FILE *f = fopen(victim, "w");
+    if (f) { fputs("precious\n", f); fclose(f); }
+    chmod(victim, 0600);
+    remove(link);
+    if (symlink(victim, link) != 0) perror("symlink");
+}
+
+static void case_links(void) {
+    static const char *const outs[][3] = {
+        { "GPUPROF_TRACE=link.trace.json", "link.trace.json", "trace" }, { "GPUPROF_REPORT=link.txt", "link.txt", "report" },
+        { "GPUPROF_SUMMARY=link.json", "link.json", "summary" }, { "GPUPROF_SAMPLE_FOLDED=link.folded", "link.folded", "folded stacks" } };
+    int i;
+    for (i = 0; i < 4; i++) {
+        const char *env[] = { outs[i][0], "GPUPROF_SAMPLE=1", i == 1 ? NULL : "GPUPROF_REPORT=off", NULL };
+        char victim[64], *text, msg[160], what[200];
+        struct stat st;
+        child_result r;
+        snprintf(victim, sizeof victim, "victim%d.txt", i);
+        plant(outs[i][1], victim);
+        r = run_child("plain", env, 30);
+        text = check_slurp(victim);
+        snprintf(msg, sizeof msg, "the %s path '%s' is a symbolic link, not a file; nothing is written there", outs[i][2], outs[i][1]);
+        snprintf(what, sizeof what, "a link planted at the %s's path: its target (mode 0600) untouched, the link kept, the program's own status", outs[i][2]);
+        if (r.rc != OWN_STATUS || gpuprof_lines(r.err) != 1) show("a planted link", &r);
+        CHECK(r.rc == OWN_STATUS && text && !strcmp(text, "precious\n") && lstat(outs[i][1], &st) == 0 && S_ISLNK(st.st_mode), what);
+        CHECK(gpuprof_lines(r.err) == 1 + (i == 1) && lines_with(r.err, msg) == 1 && (i != 1 || lines_with(r.err, "the report that could not go to 'link.txt' follows here")),
+              "... one line says the link is not followed (and for the report, that it follows on stderr)");
+        free(text);
+        free(r.err);
+    }
+}
+
+static void case_dev_stdout(void) {
+    static const char *const env[] = { "GPUPROF_SUMMARY=/dev/stdout", "GPUPROF_REPORT=off", NULL };
+    child_result r = run_child("stdout_file", env, 30);
+    char *out = check_slurp("stdout.txt"), *brace = out ? strchr(out, '{') : NULL;
+    cJSON *j = brace ? cJSON_Parse(brace) : NULL;
+    struct stat st;
+    show("GPUPROF_SUMMARY=/dev/stdout with stdout redirected to a file", &r);
+    CHECK(r.rc == OWN_STATUS && lstat("/dev/stdout", &st) == 0 && S_ISLNK(st.st_mode),
+          "GPUPROF_SUMMARY=/dev/stdout, stdout a file: /dev/stdout is written through, never replaced");
+    CHECK(out && !strncmp(out, "the program's own output\nthe program's last line\n{", 50) && j && cJSON_GetObjectItem(j, "complete"),
+          "... the summary follows the program's own output in its file (appended, not truncated over it)");
+    CHECK(gpuprof_lines(r.err) == 0, "... and no gpuprof: line");
+    cJSON_Delete(j);
+    free(out);
+    free(r.err);
+}
+
+static void case_newline_path(void) {
+    static const char *const env[] = { "GPUPROF_REPORT=no_such_dir/a\nb.txt", NULL };
+    child_result r = run_child("plain", env, 30);
+    CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 2 && lines_with(r.err, "cannot open 'no_such_dir/a\\nb.txt' for the report") == 1,
+          "a newline in an output's path is escaped in its message: one line (then the report's own line saying it follows on stderr)");
+    if (r.rc != OWN_STATUS) show("a newline in a path", &r);
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     child_self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
         const char *m = argv[2];
         return !strcmp(m, "term_loop") ? child_term_loop() : !strcmp(m, "term_reporter") ? child_term_reporter() :
-               !strcmp(m, "term_in_report") ? child_term_in_report() : !strcmp(m, "fifo_debuglink") ? child_fifo_debuglink() : 2;
+               !strcmp(m, "term_in_report") ? child_term_in_report() : !strcmp(m, "fifo_debuglink") ? child_fifo_debuglink() :
+               !strcmp(m, "fsize") ? child_fsize() : !strcmp(m, "plain") ? child_plain() : !strcmp(m, "stdout_file") ? child_stdout_file() : 2;
     }
     if (argc < 2) { fprintf(stderr, "usage: test_hostile LIBSAMPLE_DBG\n"); return 2; }
     sample_dbg = argv[1];
     case_sigterm_random();
     case_sigterm_in_report();
     case_fifo_debuglink();
+    case_fsize();
+    case_links();
+    case_dev_stdout();
+    case_newline_path();
     return check_done("test_hostile");
 }

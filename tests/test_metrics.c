@@ -295,7 +295,7 @@ static void scenario_faults(void) {
             err = check_slurp("fsize.err");
             snprintf(tmpname, sizeof tmpname, "fsize.prom.%d.tmp", (int)getpid());
             ok = before && after && !strcmp(before, after) && strlen(before) > 200 && access(tmpname, F_OK) != 0 && err &&
-                 count_lines(err, "gpuprof:") == 1 && strstr(err, "gpuprof: cannot write the metrics to 'fsize.prom': File too large (check free space); the last complete file stays");
+                 count_lines(err, "gpuprof:") == 1 && strstr(err, "gpuprof: the process's file-size limit (ulimit -f) stops gpuprof's outputs: a summary, report, metrics or trace file that meets it is not written (the last complete one stays)");
             if (!ok) fprintf(stderr, "fsize: it printed:\n%s", err ? err : "(nothing)");
             _exit(ok ? 0 : 1);
         }
@@ -309,7 +309,7 @@ static void scenario_faults(void) {
     CHECK(symlink("victim.txt", "link.prom") == 0, "a link planted at the metrics path");
     err = faulty("link.prom", "link.err");
     victim = check_slurp("victim.txt");
-    CHECK(err && count_lines(err, "gpuprof:") == 1 && strstr(err, "gpuprof: the metrics path 'link.prom' is a symbolic link, not a file; no metrics are written"),
+    CHECK(err && count_lines(err, "gpuprof:") == 1 && strstr(err, "gpuprof: the metrics path 'link.prom' is a symbolic link, not a file; nothing is written there (gpuprof follows no link at an output's path: name the file itself)"),
           "a link at the metrics path: one line, nothing written through it");
     CHECK(victim && !strcmp(victim, "precious\n") && lstat("link.prom", &st) == 0 && S_ISLNK(st.st_mode), "... the link and its target untouched");
     free(err);
