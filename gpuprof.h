@@ -1540,6 +1540,8 @@ typedef struct gpuprof__smp {
     uintptr_t stack_lo, stack_hi;         /* the thread's stack: the frame walk stays inside it */
     uint64_t cpu0_ns;                     /* the thread's CPU time when its timer started */
     uint64_t cpu_ns;                      /* CPU time sampled so far, timers stopped since */
+    uint64_t cpu_before;                  /* a thread that records no range: the CPU time of the threads its entry held before */
+    uint32_t threads;                     /* ... and how many threads it has held (a pool's ended threads' entries are reused) */
     uint64_t taken, lost;                 /* samples the handler took; those it had no room to keep */
     uint64_t overruns;                    /* expiries the kernel merged into one signal (si_overrun): a tick coarser than the rate, or a thread preempted */
     uint64_t gen;                         /* the thread's timer: its number + 1 (0: none) */
@@ -6041,19 +6043,26 @@ static struct {
     char *code_path[512];                  /* so that one unloaded since is still named at report time */
     double hz;                             /* asked */
     uint64_t timers;                       /* timers made so far */
+    uint64_t refused;                      /* threads whose timer could not be made (ulimit -i, seccomp): not sampled */
     char why[192];                         /* asked but not running: why */
 } gpuprof__smp_global;
 #define GPUPROF__SMP_ON() GPUPROF__LD(&gpuprof__smp_global.on)   /* sampling now (the sections below ask) */
 #define GPUPROF__SMP_ASKED() (gpuprof__smp_global.hz > 0)        /* asked for this session */
 
 /* Threads that record no range: their entries (filled by the keeper, section below). */
-#define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at most, per session */
+#define GPUPROF__SMP_FOREIGN 64            /* such threads sampled at once, at most */
 static struct {
     gpuprof__smp *m[GPUPROF__SMP_FOREIGN];
     uintptr_t timer[GPUPROF__SMP_FOREIGN];
     char name[GPUPROF__SMP_FOREIGN][24];   /* /proc/self/task/TID/comm (16 bytes at most), else "thread TID" */
+    uint64_t last_cpu[GPUPROF__SMP_FOREIGN];   /* its thread's CPU time at the keeper's last look */
     uint32_t n;                            /* entries made (release: a report reads them) */
-    uint64_t missed;                       /* threads found with the table full */
+    uint64_t missed;                       /* busy threads found with every entry busy */
+    int *seen_tid;                         /* the threads of the last look, by tid, */
+    uint64_t *seen_cpu;                    /* and their CPU time then */
+    uint32_t nseen;
+    long nthreads;                         /* the process's thread count at the last reading of /proc/self/task */
+    uint32_t looks;                        /* looks since then */
 } gpuprof__smp_foreign;
 static pthread_mutex_t gpuprof__smp_foreign_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -6313,7 +6322,7 @@ static void gpuprof__smp_foreign_stop(uint32_t i) {
     timer_delete((timer_t)gpuprof__smp_foreign.timer[i]);
     GPUPROF__ST(&m->gen, 0);
     now = gpuprof__smp_cpu_of(m->tid);            /* 0 once the thread is gone: its time up to the last scan stays */
-    if (now > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);
+    if (now > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, m->cpu_before + (now - m->cpu0_ns));
 }
 
 /* A thread that now records ranges: the timer the keeper gave it stops (it
@@ -6324,28 +6333,46 @@ static void gpuprof__smp_foreign_drop(int tid) {
         if (gpuprof__smp_foreign.m[i]->tid == tid) gpuprof__smp_foreign_stop(i);
 }
 
-/* A timer for thread tid, its signal carrying its new slots. */
-static void gpuprof__smp_foreign_start(int tid) {
-    gpuprof__smp *m;
+/* A thread's timer could not be made (RLIMIT_SIGPENDING, ulimit -i; a
+   seccomp filter): one line for all such threads, each counted. */
+static void gpuprof__smp_refused(int err) {
+    GPUPROF__ADD(&gpuprof__smp_global.refused, 1);
+    gpuprof__warn(GPUPROF__W_IO, "CPU samples: a thread's CPU timer cannot be made (timer_create: %s), so such threads are not sampled and the report counts them apart (%s)",
+                  strerror(err), err == EAGAIN ? "raise the pending-signals limit, ulimit -i" : "a seccomp filter or the kernel forbids timer_create");
+}
+
+/* A timer for thread tid, its signal carrying entry i's slots: a new entry
+   (i == n), or one whose thread ended or went idle (its samples stay; the
+   new thread's add to them). */
+static void gpuprof__smp_foreign_start(int tid, uint32_t i, uint64_t cpu_now) {
+    gpuprof__smp *m = i < gpuprof__smp_foreign.n ? gpuprof__smp_foreign.m[i] : NULL;
     struct sigevent ev;
     struct itimerspec its;
     timer_t timer;
     char path[64];
     FILE *f;
-    uint32_t i = gpuprof__smp_foreign.n;
     double period = 1e9 / gpuprof__smp_global.hz;
-    if (i == GPUPROF__SMP_FOREIGN) { gpuprof__smp_foreign.missed++; return; }
-    if (!(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
-    m->tid = tid;
-    m->cpu0_ns = gpuprof__smp_cpu_of(tid);
+    if (!m && !(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = gpuprof__smp_global.signo;
     ev.sigev_value.sival_ptr = m;
     ev._sigev_un._tid = tid;
-    if (timer_create((clockid_t)((~(unsigned)tid << 3) | 6u), &ev, &timer) != 0) { GPUPROF_FREE(m); return; }   /* it ended meanwhile */
+    if (timer_create((clockid_t)((~(unsigned)tid << 3) | 6u), &ev, &timer) != 0) {
+        if (errno != EINVAL && errno != ESRCH) gpuprof__smp_refused(errno);   /* else it ended meanwhile */
+        if (i == gpuprof__smp_foreign.n) GPUPROF_FREE(m);
+        return;
+    }
+    m->cpu_before = GPUPROF__LD(&m->cpu_ns);      /* the earlier threads' time (0 for a new entry) */
+    m->tid = tid;
+    m->cpu0_ns = cpu_now;
+    m->stack_lo = 0;
+    GPUPROF__ST(&m->stack_hi, (uintptr_t)0);      /* this thread's stack: found anew from its samples */
+    GPUPROF__ST(&m->seen_sp, (uintptr_t)0);
+    m->threads++;
     gpuprof__smp_foreign.m[i] = m;
     gpuprof__smp_foreign.timer[i] = (uintptr_t)timer;
+    gpuprof__smp_foreign.last_cpu[i] = cpu_now;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
     snprintf(gpuprof__smp_foreign.name[i], sizeof gpuprof__smp_foreign.name[i], "thread %d", tid);
     if ((f = fopen(path, "r")) != NULL) {
@@ -6353,7 +6380,7 @@ static void gpuprof__smp_foreign_start(int tid) {
         fclose(f);
     }
     GPUPROF__ST(&m->gen, GPUPROF__ADD(&gpuprof__smp_global.timers, 1) + 1);
-    GPUPROF__STR(&gpuprof__smp_foreign.n, i + 1);
+    if (i == gpuprof__smp_foreign.n) GPUPROF__STR(&gpuprof__smp_foreign.n, i + 1);
     its.it_interval.tv_sec = (time_t)((uint64_t)period / 1000000000u);
     its.it_interval.tv_nsec = (long)((uint64_t)period % 1000000000u);
     its.it_value.tv_sec = 0;
@@ -6410,36 +6437,128 @@ static int gpuprof__smp_foreign_blocks(int tid) {
     return found && gpuprof__smp_global.signo >= 1 && gpuprof__smp_global.signo <= 64 && (mask >> (gpuprof__smp_global.signo - 1) & 1);
 }
 
-/* The keeper's look for threads that record no range: new ones get a
-   timer, ended ones lose theirs. */
-static void gpuprof__smp_foreign_scan(void) {
+/* The thread tid's CPU time at the last look (0: not seen then). */
+static uint64_t gpuprof__smp_seen(int tid) {
+    uint32_t a = 0, b = gpuprof__smp_foreign.nseen;
+    while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (gpuprof__smp_foreign.seen_tid[mid] < tid) a = mid + 1;
+        else b = mid;
+    }
+    return a < gpuprof__smp_foreign.nseen && gpuprof__smp_foreign.seen_tid[a] == tid ? gpuprof__smp_foreign.seen_cpu[a] + 1 : 0;
+}
+
+/* The process's thread count (/proc/self/stat's 20th field; -1: unknown). */
+static long gpuprof__smp_nthreads(void) {
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+    long n = fd >= 0 ? (long)read(fd, buf, sizeof buf - 1) : -1;
+    const char *p;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    if (!(p = strrchr(buf, ')'))) return -1;          /* after the command name, which may hold spaces */
+    for (p++; *p && field < 20; p++) if (*p == ' ' && p[1] != ' ') field++;
+    return field == 20 ? atol(p) : -1;
+}
+
+/* The process's threads now (gpuprof's own left out), sorted by tid, into
+   *tids (grown as needed); their count, or -1. Reading /proc/self/task
+   costs about 0.4 us a thread: it is read again only when the count of
+   threads changed, or every tenth look (a thread replaced by another). */
+static int gpuprof__smp_tasks(int **tids, uint32_t *cap) {
     DIR *d;
     struct dirent *e;
-    unsigned char alive[GPUPROF__SMP_FOREIGN];
-    uint32_t i;
-    if (!(d = opendir("/proc/self/task"))) return;
-    memset(alive, 0, sizeof alive);
-    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
+    uint32_t n = 0, i, j;
+    long nt = gpuprof__smp_nthreads();
+    if (nt > 0 && nt == gpuprof__smp_foreign.nthreads && ++gpuprof__smp_foreign.looks < 10 && gpuprof__smp_foreign.seen_tid) {
+        n = gpuprof__smp_foreign.nseen;
+        if (!(*tids = (int *)gpuprof__alloc((n ? n : 1) * sizeof **tids))) return -1;
+        if (n) memcpy(*tids, gpuprof__smp_foreign.seen_tid, n * sizeof **tids);
+        *cap = n;
+        return (int)n;
+    }
+    gpuprof__smp_foreign.nthreads = nt;
+    gpuprof__smp_foreign.looks = 0;
+    if (!(d = opendir("/proc/self/task"))) return -1;
     while ((e = readdir(d)) != NULL) {
         int tid = atoi(e->d_name);
         if (tid <= 0 || gpuprof__is_own_tid(tid)) continue;
-        for (i = 0; i < gpuprof__smp_foreign.n && gpuprof__smp_foreign.m[i]->tid != tid; i++) {}
-        if (i < gpuprof__smp_foreign.n) alive[i] = 1;
-        if (!gpuprof__smp_foreign_known(tid) && GPUPROF__LD(&gpuprof__smp_global.on) && !gpuprof__smp_foreign_blocks(tid)) {
-            uint32_t before = gpuprof__smp_foreign.n;
-            gpuprof__smp_foreign_start(tid);
-            if (gpuprof__smp_foreign.n > before) alive[before] = 1;
+        if (n == *cap) {
+            uint32_t c = *cap ? 2 * *cap : 256;
+            int *g = (int *)gpuprof__grow(*tids, sizeof **tids, n, c);
+            if (!g) break;
+            *tids = g;
+            *cap = c;
         }
+        (*tids)[n++] = tid;
     }
     closedir(d);
+    for (i = 1; i < n; i++) {                   /* nearly sorted already: insertion */
+        int v = (*tids)[i];
+        for (j = i; j > 0 && (*tids)[j - 1] > v; j--) (*tids)[j] = (*tids)[j - 1];
+        (*tids)[j] = v;
+    }
+    return (int)n;
+}
+
+/* An entry for a busy thread: a new one, else one whose thread ended, else
+   one whose thread used less than a sampling period since the last look
+   (its timer stops; its samples stay). n: none free. */
+static uint32_t gpuprof__smp_foreign_slot(const unsigned char *alive, const uint64_t *delta, uint64_t period) {
+    uint32_t i;
+    if (gpuprof__smp_foreign.n < GPUPROF__SMP_FOREIGN) return gpuprof__smp_foreign.n;
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) if (!GPUPROF__LD(&gpuprof__smp_foreign.m[i]->gen)) return i;
+    for (i = 0; i < gpuprof__smp_foreign.n; i++)
+        if (alive[i] && delta[i] < period) { gpuprof__smp_foreign_stop(i); return i; }
+    return GPUPROF__SMP_FOREIGN;
+}
+
+/* The keeper's look for threads that record no range, every
+   GPUPROF__SMP_CHECK_NS: a thread that used at least a sampling period of
+   CPU since the last look (a busy one; an idle pool's thousand sleepers get
+   nothing) gets a timer, in an entry of its own or one an ended or idle
+   thread held; ended threads lose theirs. Each thread costs one read of its
+   CPU clock a look (no file opened), whatever their number. */
+static void gpuprof__smp_foreign_scan(void) {
+    int *tids = NULL;
+    uint32_t cap = 0, i, k;
+    unsigned char alive[GPUPROF__SMP_FOREIGN];
+    uint64_t delta[GPUPROF__SMP_FOREIGN], *cpus, period = (uint64_t)(1e9 / gpuprof__smp_global.hz);
+    int n = gpuprof__smp_tasks(&tids, &cap);
+    if (n < 0 || !(cpus = (uint64_t *)gpuprof__alloc(((size_t)n + 1) * sizeof *cpus))) { GPUPROF_FREE(tids); return; }
+    memset(alive, 0, sizeof alive);
+    memset(delta, 0, sizeof delta);
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
+    for (k = 0; k < (uint32_t)n; k++) {
+        uint64_t was = gpuprof__smp_seen(tids[k]), now = gpuprof__smp_cpu_of(tids[k]), used = was && now + 1 >= was ? now + 1 - was : now;
+        cpus[k] = now;
+        for (i = 0; i < gpuprof__smp_foreign.n && gpuprof__smp_foreign.m[i]->tid != tids[k]; i++) {}
+        if (i < gpuprof__smp_foreign.n && GPUPROF__LD(&gpuprof__smp_foreign.m[i]->gen)) {
+            alive[i] = 1;
+            delta[i] = now > gpuprof__smp_foreign.last_cpu[i] ? now - gpuprof__smp_foreign.last_cpu[i] : 0;
+            gpuprof__smp_foreign.last_cpu[i] = now;
+            continue;
+        }
+        if (used < period || !GPUPROF__LD(&gpuprof__smp_global.on) || gpuprof__smp_foreign_known(tids[k]) || gpuprof__smp_foreign_blocks(tids[k])) continue;
+        if ((i = gpuprof__smp_foreign_slot(alive, delta, period)) == GPUPROF__SMP_FOREIGN) { gpuprof__smp_foreign.missed++; continue; }
+        gpuprof__smp_foreign_start(tids[k], i, now);
+        if (i < gpuprof__smp_foreign.n) { alive[i] = 1; delta[i] = used; }
+    }
     for (i = 0; i < gpuprof__smp_foreign.n; i++) {
         gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         uint64_t now;
         if (!GPUPROF__LD(&m->gen)) continue;
         if (!alive[i]) { gpuprof__smp_foreign_stop(i); continue; }
-        if ((now = gpuprof__smp_cpu_of(m->tid)) > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, now - m->cpu0_ns);   /* its CPU time, were it to end */
+        if ((now = gpuprof__smp_foreign.last_cpu[i]) > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, m->cpu_before + (now - m->cpu0_ns));   /* were it to end */
     }
     gpuprof__smp_foreign_stacks();
+    /* this look's threads and times, for the next */
+    GPUPROF_FREE(gpuprof__smp_foreign.seen_tid);
+    GPUPROF_FREE(gpuprof__smp_foreign.seen_cpu);
+    gpuprof__smp_foreign.seen_tid = tids;
+    gpuprof__smp_foreign.seen_cpu = cpus;
+    gpuprof__smp_foreign.nseen = (uint32_t)n;
     gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 }
 #endif
@@ -6459,6 +6578,12 @@ static void gpuprof__smp_foreign_clear(void) {
     for (i = 0; i < gpuprof__smp_foreign.n; i++) GPUPROF_FREE(gpuprof__smp_foreign.m[i]);
     GPUPROF__ST(&gpuprof__smp_foreign.n, 0u);
     gpuprof__smp_foreign.missed = 0;
+    GPUPROF_FREE(gpuprof__smp_foreign.seen_tid);
+    GPUPROF_FREE(gpuprof__smp_foreign.seen_cpu);
+    gpuprof__smp_foreign.seen_tid = NULL;
+    gpuprof__smp_foreign.seen_cpu = NULL;
+    gpuprof__smp_foreign.nseen = 0;
+    gpuprof__smp_foreign.nthreads = 0;
     gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 }
 
@@ -6468,6 +6593,7 @@ static void gpuprof__smp_foreign_clear(void) {
 static void gpuprof__smp_setup(double hz) {
     gpuprof__smp_foreign_clear();                 /* the last session's threads without ranges */
     gpuprof__smp_global.why[0] = 0;
+    GPUPROF__ST(&gpuprof__smp_global.refused, (uint64_t)0);
     gpuprof__smp_global.hz = hz <= 0 ? 0 : hz <= 1 ? GPUPROF__SMP_HZ : hz;
     if (gpuprof__smp_global.hz <= 0) return;
 #if GPUPROF__SAMPLER
@@ -6560,7 +6686,7 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
     ev.sigev_signo = gpuprof__smp_global.signo;
     ev._sigev_un._tid = t->tid;
     if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &timer) != 0) {
-        gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples of thread %d: timer_create failed: %s", t->tid, strerror(errno));
+        gpuprof__smp_refused(errno);
         return;
     }
     period = 1e9 / gpuprof__smp_global.hz;
@@ -13445,7 +13571,7 @@ static double gpuprof__smp_cpu_s(const gpuprof__smp *m, int ranged) {
 #if GPUPROF__SAMPLER
     if (GPUPROF__LDA(&m->gen)) {
         uint64_t now = gpuprof__smp_cpu_of(ranged && gpuprof__tls && m->tid == gpuprof__tls->tid ? 0 : m->tid);
-        if (now > m->cpu0_ns) cpu = ranged ? cpu + (now - m->cpu0_ns) : (now - m->cpu0_ns > cpu ? now - m->cpu0_ns : cpu);
+        if (now > m->cpu0_ns) cpu = ranged ? cpu + (now - m->cpu0_ns) : (m->cpu_before + (now - m->cpu0_ns) > cpu ? m->cpu_before + (now - m->cpu0_ns) : cpu);
     }
 #else
     (void)ranged;
@@ -13499,7 +13625,7 @@ static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
     snprintf(r->exe, sizeof r->exe, "%s", gpuprof__sym_exe(&st));
     for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
         const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
-        if (!m) continue;
+        if (!m || (!GPUPROF__LD(&m->taken) && !GPUPROF__LD(&m->gen))) continue;    /* no timer could be made for it: not sampled */
         r->threads++;
         r->cpu_s += gpuprof__smp_cpu_s(m, 1);
         gpuprof__smp_take_all(r, &st, m, folded, nm);
@@ -13509,7 +13635,7 @@ static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
     for (i = 0; i < gpuprof__smp_foreign.n; i++) {
         const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
         if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
-        if (!gpuprof__smp_tid_records(m->tid)) { r->threads++; r->foreign++; }
+        if (!gpuprof__smp_tid_records(m->tid)) { r->threads += m->threads; r->foreign += m->threads; }   /* an entry may have held several */
         r->cpu_s += gpuprof__smp_cpu_s(m, 0);
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
@@ -13568,12 +13694,16 @@ static void gpuprof__smp_mechanism(char *out, size_t n) {
    none asked for): the header line, then each range with samples (most
    first), its top functions by self samples. */
 static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *r, uint32_t rows) {
-    char mech[96], over[48];
+    char mech[96], over[112];
     uint32_t i, k;
+    uint64_t refused = GPUPROF__LD(&gpuprof__smp_global.refused);
+    int o = 0;
     if (!r) return;
     gpuprof__smp_mechanism(mech, sizeof mech);
     over[0] = 0;
-    if (r->overruns) gpuprof__fmt(over, sizeof over, ", %llu timer overruns", (unsigned long long)r->overruns);
+    if (r->overruns) o = gpuprof__fmt(over, sizeof over, ", %llu timer overruns", (unsigned long long)r->overruns);
+    if (refused && o >= 0 && (size_t)o < sizeof over)
+        gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s not sampled (no timer could be made)", (unsigned long long)refused, refused == 1 ? "" : "s");
     gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
                            "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smp_global.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
                         r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
@@ -13702,8 +13832,9 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_num(b, gpuprof__smp_global.hz);
     gpuprof__buf_s(b, ",\"rate_hz\":");
     gpuprof__buf_num(b, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0);
-    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"error\":", (unsigned long long)r.taken,
-                        (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers, (unsigned long long)r.trace_lost);
+    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"threads_without_timer\":%llu,\"error\":",
+                        (unsigned long long)r.taken, (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers,
+                        (unsigned long long)r.trace_lost, (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.refused));
     if (gpuprof__smp_global.why[0]) gpuprof__buf_json_str(b, gpuprof__smp_global.why);
     else gpuprof__buf_s(b, "null");
     gpuprof__summary_sample_threads(b);

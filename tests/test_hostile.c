@@ -143,6 +143,86 @@ static int child_stdout_file(void) {
     return OWN_STATUS;
 }
 
+/* ---- threads that record no range: a pool of sleepers, a few busy ---- */
+static int pool_stop;
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
+static void *sleeper(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&pool_mu);
+    while (!pool_stop) pthread_cond_wait(&pool_cond, &pool_mu);
+    pthread_mutex_unlock(&pool_mu);
+    return NULL;
+}
+static void *spinner(void *arg) {
+    double until = now_s() + *(const double *)arg, x = 1;
+    while (now_s() < until) { int i; for (i = 0; i < 1000; i++) x = x * 1.0000001 + 1e-9; }
+    sink = x;
+    return NULL;
+}
+/* n sleeping threads (small stacks); 0 when all started. */
+static int sleepers(pthread_t *th, int n) {
+    pthread_attr_t a;
+    int i;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    for (i = 0; i < n; i++) if (pthread_create(&th[i], &a, sleeper, NULL) != 0) return -1;
+    pthread_attr_destroy(&a);
+    return 0;
+}
+static void sleepers_join(pthread_t *th, int n) {
+    int i;
+    pthread_mutex_lock(&pool_mu);
+    pool_stop = 1;
+    pthread_cond_broadcast(&pool_cond);
+    pthread_mutex_unlock(&pool_mu);
+    for (i = 0; i < n; i++) pthread_join(th[i], NULL);
+}
+
+/* 800 sleeping threads, then 64 busy ones for 1.5 s, while the stepping
+   thread waits in range "pool". */
+static int child_busy_pool(void) {
+    static pthread_t idle[800], busy[64];
+    double secs = 1.5;
+    int i;
+    { PROF_RANGE("start"); work_ms(1); }
+    PROF_STEP();                                  /* the stepping thread: the threads without ranges work for its range */
+    if (sleepers(idle, 800) != 0) return 2;
+    usleep(300000);                               /* the keeper has looked at them */
+    {
+        PROF_RANGE("pool");
+        for (i = 0; i < 64; i++) if (pthread_create(&busy[i], NULL, spinner, &secs) != 0) return 2;
+        for (i = 0; i < 64; i++) pthread_join(busy[i], NULL);
+    }
+    PROF_STEP();
+    sleepers_join(idle, 800);
+    return OWN_STATUS;
+}
+
+/* The process's CPU time, in seconds. */
+static double process_cpu_s(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* 1000 sleeping threads for 3 s, the stepping thread asleep too: what the
+   process spends is the keeper's. */
+static int child_idle_pool(void) {
+    static pthread_t idle[1000];
+    double c0, c1, t0;
+    { PROF_RANGE("start"); work_ms(1); }
+    if (sleepers(idle, 1000) != 0) return 2;
+    usleep(2000000);                              /* past the sampler's first 2 s, when the keeper looks five times as often */
+    c0 = process_cpu_s();
+    t0 = now_s();
+    { PROF_RANGE("idle"); usleep(3000000); }
+    c1 = process_cpu_s();
+    fprintf(stderr, "child: %.1f%% of a core over %.2f s\n", 100 * (c1 - c0) / (now_s() - t0), now_s() - t0);
+    sleepers_join(idle, 1000);
+    return OWN_STATUS;
+}
+
 /* ---- the parent ---- */
 
 /* The summary at path: absent, or whole JSON that says its state. */
@@ -317,13 +397,42 @@ static void case_newline_path(void) {
     free(r.err);
 }
 
+static void case_busy_pool(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=pool.json", "GPUPROF_REPORT=pool.txt", NULL };
+    child_result r = run_child("busy_pool", env, 60);
+    cJSON *j = summary_load("pool.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL, *rg, *th;
+    double pool = 0, foreign = 0;
+    cJSON_ArrayForEach(rg, cJSON_GetObjectItem(smp, "by_range"))
+        if (!strcmp(cJSON_GetObjectItem(rg, "range")->valuestring, "pool")) pool = jnum(rg, "samples");
+    cJSON_ArrayForEach(th, cJSON_GetObjectItem(smp, "threads"))
+        if (cJSON_IsFalse(cJSON_GetObjectItem(th, "records_ranges"))) foreign += jnum(th, "samples");
+    show("64 busy threads started after 800 sleeping ones", &r);
+    fprintf(stderr, "pool: %.0f samples in \"pool\", %.0f from threads without ranges, of %.0f taken\n", pool, foreign, jnum(smp, "taken"));
+    CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 0, "64 busy threads after 800 sleeping ones, sampled: the program's own status, no gpuprof: line");
+    /* 64 threads share 2 CPUs for 1.5 s: about 3 CPU-seconds, 750 ticks at 250 Hz; each is found within 0.1-0.2 s */
+    CHECK(pool >= 150 && foreign >= 150, "... the busy threads are sampled (their samples in the range the stepping thread waits in)");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
+static void case_idle_pool(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=idle.json", "GPUPROF_REPORT=idle.txt", NULL };
+    child_result r = run_child("idle_pool", env, 60);
+    const char *at = strstr(r.err, "child: ");
+    double pct = at ? atof(at + 7) : 100;
+    show("1000 sleeping threads, sampled", &r);
+    CHECK(r.rc == OWN_STATUS && pct < 2.0, "1000 sleeping threads without ranges, sampling on: the process spends under 2% of a core while they sleep (the keeper reads no file per thread)");
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     child_self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
         const char *m = argv[2];
         return !strcmp(m, "term_loop") ? child_term_loop() : !strcmp(m, "term_reporter") ? child_term_reporter() :
                !strcmp(m, "term_in_report") ? child_term_in_report() : !strcmp(m, "fifo_debuglink") ? child_fifo_debuglink() :
-               !strcmp(m, "fsize") ? child_fsize() : !strcmp(m, "plain") ? child_plain() : !strcmp(m, "stdout_file") ? child_stdout_file() : 2;
+               !strcmp(m, "fsize") ? child_fsize() : !strcmp(m, "plain") ? child_plain() : !strcmp(m, "stdout_file") ? child_stdout_file() :
+               !strcmp(m, "busy_pool") ? child_busy_pool() : !strcmp(m, "idle_pool") ? child_idle_pool() : 2;
     }
     if (argc < 2) { fprintf(stderr, "usage: test_hostile LIBSAMPLE_DBG\n"); return 2; }
     sample_dbg = argv[1];
@@ -334,5 +443,7 @@ int main(int argc, char **argv) {
     case_links();
     case_dev_stdout();
     case_newline_path();
+    case_busy_pool();
+    case_idle_pool();
     return check_done("test_hostile");
 }
