@@ -1281,7 +1281,8 @@ enum {
     GPUPROF__W_DOUBLE_INIT, GPUPROF__W_BAD_NAME, GPUPROF__W_LONG_NAME, GPUPROF__W_BAD_VALUE,
     GPUPROF__W_NAMES_FULL, GPUPROF__W_PATHS_FULL, GPUPROF__W_TOO_DEEP, GPUPROF__W_NO_MEMORY,
     GPUPROF__W_DROPPED, GPUPROF__W_BAD_ENV, GPUPROF__W_IO, GPUPROF__W_NO_GPU, GPUPROF__W_CUDA,
-    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_BEFORE_INIT, GPUPROF__W_KERNELS, GPUPROF__W_DEVICE, GPUPROF__W_COUNT
+    GPUPROF__W_MEM_UNKNOWN, GPUPROF__W_MEM_TWICE, GPUPROF__W_MEM_CAP, GPUPROF__W_BEFORE_INIT, GPUPROF__W_KERNELS, GPUPROF__W_DEVICE,
+    GPUPROF__W_SAMPLER, GPUPROF__W_COUNT
 };
 static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "END without BEGIN", "mismatched nesting", "ranges open at shutdown", "calls after shutdown",
@@ -1289,7 +1290,7 @@ static const char *const gpuprof__warn_label[GPUPROF__W_COUNT] = {
     "names over the cap", "call paths over the cap", "ranges nested too deep", "allocation failures",
     "trace events dropped", "bad settings", "output errors", "GPU unavailable", "CUDA errors",
     "frees of untracked pointers", "allocations tracked twice", "memory categories/labels over the cap",
-    "calls before anything was recorded", "kernel capture", "device telemetry"
+    "calls before anything was recorded", "kernel capture", "device telemetry", "threads the sampler could not sample"
 };
 
 /* The session's lifecycle, one atomic word (gpuprof__g.state): NEVER or
@@ -1545,6 +1546,8 @@ typedef struct gpuprof__smp {
     uint64_t taken, lost;                 /* samples the handler took; those it had no room to keep */
     uint64_t overruns;                    /* expiries the kernel merged into one signal (si_overrun): a tick coarser than the rate, or a thread preempted */
     uint64_t gen;                         /* the thread's timer: its number + 1 (0: none) */
+    int silent;                           /* its timer fired and no sample arrived: its signal is blocked there, or read (signalfd) */
+    uint64_t look_taken, look_cpu;        /* the keeper's: samples taken when it last saw one arrive, and the thread's CPU time then */
     int busy;                             /* the handler is in it */
     int tid;
     uintptr_t seen_sp;                    /* a thread that records no range: a stack pointer its handler saw, until the keeper
@@ -1867,7 +1870,7 @@ static GPUPROF__NOINLINE void gpuprof__warn(int kind, const char *fmt, ...) {
     va_end(ap);
     if (n < 0) n = 0;
     if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-    if (kind == GPUPROF__W_IO || kind == GPUPROF__W_NO_GPU || kind == GPUPROF__W_DOUBLE_INIT || kind == GPUPROF__W_DEVICE) h = gpuprof__hash(line, (size_t)n);
+    if (kind == GPUPROF__W_IO || kind == GPUPROF__W_SAMPLER || kind == GPUPROF__W_NO_GPU || kind == GPUPROF__W_DOUBLE_INIT || kind == GPUPROF__W_DEVICE) h = gpuprof__hash(line, (size_t)n);
     else h = gpuprof__hash(fmt, strlen(fmt));
     h |= 1u;                                          /* 0 marks a free slot */
     gpuprof__mu_lock(&gpuprof__warn_mu);
@@ -6044,6 +6047,7 @@ static struct {
     double hz;                             /* asked */
     uint64_t timers;                       /* timers made so far */
     uint64_t refused;                      /* threads whose timer could not be made (ulimit -i, seccomp): not sampled */
+    uint64_t silent;                       /* threads that block the signal, or whose timer fired with no sample arriving: not sampled */
     char why[192];                         /* asked but not running: why */
 } gpuprof__smp_global;
 #define GPUPROF__SMP_ON() GPUPROF__LD(&gpuprof__smp_global.on)   /* sampling now (the sections below ask) */
@@ -6062,6 +6066,7 @@ static struct {
     uint64_t *seen_cpu;                    /* and their CPU time then */
     uint32_t nseen;
     long nthreads;                         /* the process's thread count at the last reading of /proc/self/task */
+    int refused;                           /* a timer was refused (ulimit -i, seccomp): no more are tried this session */
     uint32_t looks;                        /* looks since then */
 } gpuprof__smp_foreign;
 static pthread_mutex_t gpuprof__smp_foreign_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -6337,8 +6342,20 @@ static void gpuprof__smp_foreign_drop(int tid) {
    seccomp filter): one line for all such threads, each counted. */
 static void gpuprof__smp_refused(int err) {
     GPUPROF__ADD(&gpuprof__smp_global.refused, 1);
-    gpuprof__warn(GPUPROF__W_IO, "CPU samples: a thread's CPU timer cannot be made (timer_create: %s), so such threads are not sampled and the report counts them apart (%s)",
+    gpuprof__warn(GPUPROF__W_SAMPLER, "CPU samples: a thread's CPU timer cannot be made (timer_create: %s), so such threads are not sampled and the report counts them apart (%s)",
                   strerror(err), err == EAGAIN ? "raise the pending-signals limit, ulimit -i" : "a seccomp filter or the kernel forbids timer_create");
+}
+
+/* A thread whose samples cannot arrive: it blocks the sampler's signal, or
+   the program reads that signal itself (sigwait, a signalfd: each of
+   gpuprof's ticks would then reach the program as one of its own). One
+   line for all such threads; each is counted, and not sampled. */
+static void gpuprof__smp_silent(void) {
+    int sig = gpuprof__smp_global.signo;
+    GPUPROF__ADD(&gpuprof__smp_global.silent, 1);
+    gpuprof__warn(GPUPROF__W_SAMPLER, "CPU samples: the program blocks signal %d (%s) in some threads, or reads it itself (sigwait, signalfd): those threads are not sampled "
+                  "(unblock it there, or set GPUPROF_SAMPLE_SIGNAL to a signal the program leaves alone, such as SIGRTMIN+3)", sig,
+                  sig == SIGPROF ? "SIGPROF" : sig == SIGURG ? "SIGURG" : "GPUPROF_SAMPLE_SIGNAL");
 }
 
 /* A timer for thread tid, its signal carrying entry i's slots: a new entry
@@ -6359,7 +6376,10 @@ static void gpuprof__smp_foreign_start(int tid, uint32_t i, uint64_t cpu_now) {
     ev.sigev_value.sival_ptr = m;
     ev._sigev_un._tid = tid;
     if (timer_create((clockid_t)((~(unsigned)tid << 3) | 6u), &ev, &timer) != 0) {
-        if (errno != EINVAL && errno != ESRCH) gpuprof__smp_refused(errno);   /* else it ended meanwhile */
+        if (errno != EINVAL && errno != ESRCH) {   /* else it ended meanwhile */
+            gpuprof__smp_refused(errno);
+            gpuprof__smp_foreign.refused = 1;
+        }
         if (i == gpuprof__smp_foreign.n) GPUPROF_FREE(m);
         return;
     }
@@ -6393,7 +6413,7 @@ static int gpuprof__smp_foreign_known(int tid) {
     gpuprof__thread *t;
     uint32_t i;
     for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
-        if (t->tid == tid && t->smp && GPUPROF__LD(&t->smp->gen)) return 1;
+        if (t->tid == tid && t->smp && (GPUPROF__LD(&t->smp->gen) || !t->exited)) return 1;   /* a thread with ranges: its own timer, or none to be had */
     for (i = 0; i < gpuprof__smp_foreign.n; i++)
         if (gpuprof__smp_foreign.m[i]->tid == tid && GPUPROF__LD(&gpuprof__smp_foreign.m[i]->gen)) return 1;
     return 0;
@@ -6540,7 +6560,9 @@ static void gpuprof__smp_foreign_scan(void) {
             gpuprof__smp_foreign.last_cpu[i] = now;
             continue;
         }
-        if (used < period || !GPUPROF__LD(&gpuprof__smp_global.on) || gpuprof__smp_foreign_known(tids[k]) || gpuprof__smp_foreign_blocks(tids[k])) continue;
+        if (used < period || !GPUPROF__LD(&gpuprof__smp_global.on) || gpuprof__smp_foreign.refused || gpuprof__smp_foreign_known(tids[k]) ||
+            gpuprof__smp_foreign_blocks(tids[k]))
+            continue;
         if ((i = gpuprof__smp_foreign_slot(alive, delta, period)) == GPUPROF__SMP_FOREIGN) { gpuprof__smp_foreign.missed++; continue; }
         gpuprof__smp_foreign_start(tids[k], i, now);
         if (i < gpuprof__smp_foreign.n) { alive[i] = 1; delta[i] = used; }
@@ -6584,6 +6606,7 @@ static void gpuprof__smp_foreign_clear(void) {
     gpuprof__smp_foreign.seen_cpu = NULL;
     gpuprof__smp_foreign.nseen = 0;
     gpuprof__smp_foreign.nthreads = 0;
+    gpuprof__smp_foreign.refused = 0;
     gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
 }
 
@@ -6594,6 +6617,7 @@ static void gpuprof__smp_setup(double hz) {
     gpuprof__smp_foreign_clear();                 /* the last session's threads without ranges */
     gpuprof__smp_global.why[0] = 0;
     GPUPROF__ST(&gpuprof__smp_global.refused, (uint64_t)0);
+    GPUPROF__ST(&gpuprof__smp_global.silent, (uint64_t)0);
     gpuprof__smp_global.hz = hz <= 0 ? 0 : hz <= 1 ? GPUPROF__SMP_HZ : hz;
     if (gpuprof__smp_global.hz <= 0) return;
 #if GPUPROF__SAMPLER
@@ -6665,10 +6689,15 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
     timer_t timer;
     pthread_attr_t attr;
     double period;
+    sigset_t cur;
     if (!GPUPROF__LD(&gpuprof__smp_global.on) || (m && m->gen)) return;
     if (!m) {
         if (!(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
         GPUPROF__STR(&t->smp, m);
+    }
+    if (pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, gpuprof__smp_global.signo)) {   /* its ticks would pile up, unseen */
+        if (!m->silent) { m->silent = 1; gpuprof__smp_silent(); }
+        return;
     }
     m->stack_lo = m->stack_hi = 0;       /* no walk until they are known (the timer starts below) */
     if (gpuprof__getattr_np(pthread_self(), &attr) == 0) {
@@ -6774,6 +6803,36 @@ static void gpuprof__smp_stop_all(void) {
    and one line says so; the samples before are kept. The code map is
    brought up to date then too. */
 #define GPUPROF__SMP_CHECK_NS 100000000ull
+
+/* Threads that record ranges whose timer has run 100 ms of their CPU time
+   (50 periods at the least) since a sample last arrived: the program blocked the
+   signal there after their first range, or reads it itself (a signalfd).
+   Their timer stops -- its ticks would reach the program as its own -- and
+   one line says so (gpuprof__smp_silent). The list is walked as the
+   collector walks it, without gpuprof__lock: a step never waits for these
+   clock reads. */
+static void gpuprof__smp_silent_check(void) {
+#if GPUPROF__SAMPLER
+    uint64_t need = (uint64_t)(50e9 / gpuprof__smp_global.hz);
+    gpuprof__thread *t;
+    if (need < 100000000u) need = 100000000u;
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
+        gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+        uint64_t now;
+        uint64_t taken, since;
+        if (!m || !GPUPROF__LD(&m->gen) || m->silent || t->exited) continue;
+        now = gpuprof__smp_cpu_of(m->tid);
+        taken = GPUPROF__LD(&m->taken);
+        since = m->look_cpu > GPUPROF__LD(&m->cpu0_ns) ? m->look_cpu : GPUPROF__LD(&m->cpu0_ns);   /* a timer restarted since: from then */
+        if (taken != m->look_taken || !m->look_cpu) { m->look_taken = taken; m->look_cpu = now; continue; }
+        if (now <= since || now - since < need) continue;
+        m->silent = 1;
+        gpuprof__smp_thread_stop(t, 0);
+        gpuprof__smp_silent();
+    }
+#endif
+}
+
 static void gpuprof__smp_check(void) {
 #if GPUPROF__SAMPLER
     struct sigaction cur;
@@ -6783,6 +6842,7 @@ static void gpuprof__smp_check(void) {
     if (!GPUPROF__LD(&gpuprof__smp_global.on)) return;
     gpuprof__smp_code();                              /* objects loaded since: their return addresses are code too */
     gpuprof__smp_foreign_scan();                             /* threads that record no range */
+    gpuprof__smp_silent_check();                             /* threads whose samples cannot arrive */
     if (!gpuprof__smp_global.installed || sigaction(gpuprof__smp_global.signo, NULL, &cur) != 0) return;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == gpuprof__smp_handler) return;
     what = (cur.sa_flags & SA_SIGINFO) ? "installed a handler of its own for" : cur.sa_handler == SIG_DFL ? "reset to its default" :
@@ -13694,16 +13754,18 @@ static void gpuprof__smp_mechanism(char *out, size_t n) {
    none asked for): the header line, then each range with samples (most
    first), its top functions by self samples. */
 static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *r, uint32_t rows) {
-    char mech[96], over[112];
+    char mech[96], over[192];
     uint32_t i, k;
-    uint64_t refused = GPUPROF__LD(&gpuprof__smp_global.refused);
+    uint64_t refused = GPUPROF__LD(&gpuprof__smp_global.refused), silent = GPUPROF__LD(&gpuprof__smp_global.silent);
     int o = 0;
     if (!r) return;
     gpuprof__smp_mechanism(mech, sizeof mech);
     over[0] = 0;
     if (r->overruns) o = gpuprof__fmt(over, sizeof over, ", %llu timer overruns", (unsigned long long)r->overruns);
     if (refused && o >= 0 && (size_t)o < sizeof over)
-        gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s not sampled (no timer could be made)", (unsigned long long)refused, refused == 1 ? "" : "s");
+        o += gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s not sampled (no timer could be made)", (unsigned long long)refused, refused == 1 ? "" : "s");
+    if (silent && o >= 0 && (size_t)o < sizeof over)
+        gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s left out (the program blocks or reads the signal there)", (unsigned long long)silent, silent == 1 ? "" : "s");
     gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
                            "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smp_global.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
                         r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
@@ -13770,7 +13832,10 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report 
     } else if (n && omp) {
         gpuprof__buf_printf(b, "\n   try: its OpenMP threads wait in the runtime for %.0f%% of its %llu CPU samples: " GPUPROF__OMP_REMEDY "; %s\n",
                             100.0 * (double)omp / (double)n, (unsigned long long)n, named ? named : remedy);
-    } else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
+    } else if (GPUPROF__LD(&gpuprof__smp_global.silent) || GPUPROF__LD(&gpuprof__smp_global.refused))
+        gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: %s in some threads, see the header of CPU samples per range)\n", remedy,
+                            GPUPROF__LD(&gpuprof__smp_global.silent) ? "the program blocks or reads the sampler's signal" : "no sampling timer could be made");
+    else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
     gpuprof__smp_range_free(&all);
 }
 
@@ -13796,7 +13861,7 @@ static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
     gpuprof__buf_s(b, ",\"threads\":[");
     for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
         const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
-        if (!m || t->exited == 2) continue;
+        if (!m || t->exited == 2 || (!GPUPROF__LD(&m->taken) && !GPUPROF__LD(&m->gen))) continue;   /* no timer could be made for it, or no sample arrived */
         gpuprof__buf_printf(b, "%s{\"name\":", sep);
         gpuprof__buf_json_str(b, t->label);
         gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":true", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
@@ -13832,9 +13897,10 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_num(b, gpuprof__smp_global.hz);
     gpuprof__buf_s(b, ",\"rate_hz\":");
     gpuprof__buf_num(b, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0);
-    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"threads_without_timer\":%llu,\"error\":",
+    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"threads_without_timer\":%llu,\"threads_signal_blocked\":%llu,\"error\":",
                         (unsigned long long)r.taken, (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers,
-                        (unsigned long long)r.trace_lost, (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.refused));
+                        (unsigned long long)r.trace_lost, (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.refused),
+                        (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.silent));
     if (gpuprof__smp_global.why[0]) gpuprof__buf_json_str(b, gpuprof__smp_global.why);
     else gpuprof__buf_s(b, "null");
     gpuprof__summary_sample_threads(b);
@@ -15529,7 +15595,7 @@ static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "bad_name", "long_name", "bad_counter_value", "names_over_cap", "paths_over_cap", "too_deep",
     "out_of_memory", "trace_dropped", "bad_setting", "output_error", "gpu_unavailable", "cuda_error",
     "mem_unknown_free", "mem_tracked_twice", "mem_over_cap", "before_init", "kernel_capture",
-    "device_telemetry"
+    "device_telemetry", "sampler"
 };
 
 static void gpuprof__json_stats_q(gpuprof__buf *b, const gpuprof_stats *st, const char *unit, const double *q) {

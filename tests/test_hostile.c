@@ -223,6 +223,86 @@ static int child_idle_pool(void) {
     return OWN_STATUS;
 }
 
+/* No timer can be made (RLIMIT_SIGPENDING of 0: ulimit -i 0), then 100
+   threads that record ranges, sampled. */
+static void *ranged_task(void *arg) { (void)arg; { PROF_RANGE("task"); work_ms(2); } return NULL; }
+static int child_no_timers(void) {
+    struct rlimit rl = { 0, 0 };
+    pthread_t th[100];
+    int i;
+    if (setrlimit(RLIMIT_SIGPENDING, &rl) != 0) return 2;
+    { PROF_RANGE("main"); work_ms(5); }
+    PROF_STEP();
+    for (i = 0; i < 100; i++) if (pthread_create(&th[i], NULL, ranged_task, NULL) != 0) return 2;
+    for (i = 0; i < 100; i++) pthread_join(th[i], NULL);
+    PROF_STEP();
+    return OWN_STATUS;
+}
+
+/* ---- the sampler's signal blocked, or read by the program ---- */
+static __attribute__((noinline)) void spin_cpu(double secs) {
+    struct timespec t;
+    double until, x = 1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    until = (double)t.tv_sec + t.tv_nsec / 1e9 + secs;
+    for (;;) {
+        int i;
+        for (i = 0; i < 1000; i++) x = x * 1.0000001 + 1e-9;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        if ((double)t.tv_sec + t.tv_nsec / 1e9 >= until) break;
+    }
+    sink = x;
+}
+static void *blocked_worker(void *arg) { (void)arg; { PROF_RANGE("work"); spin_cpu(0.3); } return NULL; }
+
+/* Every signal blocked before anything (a program that takes its signals
+   with sigwait on one thread), then 4 threads of ranges. */
+static int child_all_blocked(void) {
+    sigset_t all;
+    pthread_t th[4];
+    int i;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    for (i = 0; i < 4; i++) pthread_create(&th[i], NULL, blocked_worker, NULL);
+    for (i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    for (i = 0; i < 4; i++) {
+        { PROF_RANGE("step_work"); spin_cpu(0.05); }
+        PROF_STEP();
+    }
+    return OWN_STATUS;
+}
+
+/* The program's own SIGPROF ticks (setitimer, 100 Hz of CPU), read through
+   a signalfd from its first range on: it counts them over 1.5 s of CPU. */
+#include <sys/signalfd.h>
+#include <sys/time.h>
+static int child_signalfd(void) {
+    sigset_t prof;
+    struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+    struct signalfd_siginfo si;
+    long ticks = 0;
+    int fd;
+    { PROF_RANGE("before"); spin_cpu(0.2); }
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, NULL);
+    if ((fd = signalfd(-1, &prof, SFD_NONBLOCK)) < 0) return 2;
+    setitimer(ITIMER_PROF, &it, NULL);
+    {
+        PROF_RANGE("after");
+        int k;
+        for (k = 0; k < 150; k++) {
+            spin_cpu(0.01);
+            while (read(fd, &si, sizeof si) == (ssize_t)sizeof si) ticks++;
+        }
+    }
+    memset(&it, 0, sizeof it);
+    setitimer(ITIMER_PROF, &it, NULL);
+    while (read(fd, &si, sizeof si) == (ssize_t)sizeof si) ticks++;
+    fprintf(stderr, "child: the program read %ld SIGPROF ticks of its own timer over 1.5 s of CPU (100 Hz: 150)\n", ticks);
+    return ticks <= 200 ? OWN_STATUS : 3;
+}
+
 /* ---- the parent ---- */
 
 /* The summary at path: absent, or whole JSON that says its state. */
@@ -425,6 +505,49 @@ static void case_idle_pool(void) {
     free(r.err);
 }
 
+static void case_no_timers(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=notimer.json", "GPUPROF_REPORT=notimer.txt", NULL };
+    child_result r = run_child("no_timers", env, 60);
+    cJSON *j = summary_load("notimer.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    char *report = check_slurp("notimer.txt");
+    show("no timer can be made (ulimit -i 0), 101 threads with ranges", &r);
+    CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 1 && lines_with(r.err, "CPU samples: a thread's CPU timer cannot be made (timer_create: ") == 1,
+          "timers that cannot be made (ulimit -i 0): one line for all 101 threads, the program's own status");
+    /* 101 threads record ranges; the keeper may have tried one of them (busy before its first range) as a thread without ranges */
+    CHECK(jnum(smp, "threads_without_timer") >= 101 && jnum(smp, "threads_without_timer") <= 102 && cJSON_GetArraySize(cJSON_GetObjectItem(smp, "threads")) == 0,
+          "... the summary counts the 101 threads left unsampled and lists none as sampled");
+    CHECK(report && strstr(report, "0 threads sampled, 0 recording no range; 0 taken, 0 lost, 10") && strstr(report, " threads not sampled (no timer could be made)"),
+          "... and the report's header says so");
+    cJSON_Delete(j);
+    free(report);
+    free(r.err);
+}
+
+static void case_all_blocked(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=blocked.json", "GPUPROF_REPORT=blocked.txt", NULL };
+    child_result r = run_child("all_blocked", env, 60);
+    cJSON *j = summary_load("blocked.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    char *report = check_slurp("blocked.txt");
+    show("every signal blocked before the threads start, sampled", &r);
+    CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 1 && lines_with(r.err, "CPU samples: the program blocks signal 27 (SIGPROF) in some threads") == 1,
+          "every signal blocked by the program: one line says the sampler's is, the program's own status");
+    CHECK(jnum(smp, "threads_signal_blocked") == 5 && jnum(smp, "taken") == 0, "... the summary counts the 5 threads left unsampled");
+    CHECK(report && !strstr(report, "shorter than a tick") && strstr(report, "(no CPU samples in it: the program blocks or reads the sampler's signal in some threads"),
+          "... and the verdict does not call the phase shorter than a tick");
+    cJSON_Delete(j);
+    free(report);
+    free(r.err);
+}
+
+static void case_signalfd(void) {
+    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=sfd.json", "GPUPROF_REPORT=sfd.txt", NULL };
+    child_result r = run_child("signalfd", env, 60);
+    show("the program reads SIGPROF through a signalfd after its first range", &r);
+    CHECK(r.rc == OWN_STATUS, "a program that reads SIGPROF through a signalfd: its own tick count stays within a third of its timer's (gpuprof's timer stops)");
+    CHECK(gpuprof_lines(r.err) == 1 && lines_with(r.err, "or reads it itself (sigwait, signalfd)") == 1, "... and one line says why that thread is not sampled");
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     child_self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
@@ -432,7 +555,9 @@ int main(int argc, char **argv) {
         return !strcmp(m, "term_loop") ? child_term_loop() : !strcmp(m, "term_reporter") ? child_term_reporter() :
                !strcmp(m, "term_in_report") ? child_term_in_report() : !strcmp(m, "fifo_debuglink") ? child_fifo_debuglink() :
                !strcmp(m, "fsize") ? child_fsize() : !strcmp(m, "plain") ? child_plain() : !strcmp(m, "stdout_file") ? child_stdout_file() :
-               !strcmp(m, "busy_pool") ? child_busy_pool() : !strcmp(m, "idle_pool") ? child_idle_pool() : 2;
+               !strcmp(m, "busy_pool") ? child_busy_pool() : !strcmp(m, "idle_pool") ? child_idle_pool() :
+               !strcmp(m, "no_timers") ? child_no_timers() :
+               !strcmp(m, "all_blocked") ? child_all_blocked() : !strcmp(m, "signalfd") ? child_signalfd() : 2;
     }
     if (argc < 2) { fprintf(stderr, "usage: test_hostile LIBSAMPLE_DBG\n"); return 2; }
     sample_dbg = argv[1];
@@ -445,5 +570,8 @@ int main(int argc, char **argv) {
     case_newline_path();
     case_busy_pool();
     case_idle_pool();
+    case_no_timers();
+    case_all_blocked();
+    case_signalfd();
     return check_done("test_hostile");
 }
