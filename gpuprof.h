@@ -2364,23 +2364,29 @@ static inline int gpuprof__is_own_tid(int tid) {   /* (inline: a build without t
    (it inherits the mask): a program's signals go to the program's threads,
    and the sampler, which leaves out a thread blocking its signal, never
    takes one for the program's even before it has said it is gpuprof's
-   (gpuprof__own_thread). pthread_create's result. */
+   (gpuprof__own_thread). Its stack is GPUPROF__STACK, not the default 8
+   MiB: a program under a tight address-space limit (ulimit -v) keeps that
+   room. pthread_create's result. */
 #include <signal.h>
+#define GPUPROF__STACK (1u << 20)       /* gpuprof's own code takes under 8 KiB of it (test_hang); NVML's and libc's calls the rest */
 static int gpuprof__spawn(pthread_t *th, void *(*fn)(void *)) {
+    pthread_attr_t attr;
+    int rc, sized = pthread_attr_init(&attr) == 0;
 #if defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
     static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS };
     sigset_t all, old;
     unsigned i;
-    int rc;
     sigfillset(&all);
     for (i = 0; i < sizeof sync_signals / sizeof sync_signals[0]; i++) sigdelset(&all, sync_signals[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    rc = pthread_create(th, NULL, fn, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-#else
-    return pthread_create(th, NULL, fn, NULL);
 #endif
+    if (sized) sized = pthread_attr_setstacksize(&attr, GPUPROF__STACK) == 0;
+    rc = pthread_create(th, sized ? &attr : NULL, fn, NULL);
+#if defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
+    pthread_attr_destroy(&attr);
+    return rc;
 }
 
 static void gpuprof__thread_identity(int *tid, char *label, size_t n) {
@@ -18895,6 +18901,31 @@ static uint64_t gpuprof__realtime_at_base(void) {
     return best;
 }
 
+/* A finite address-space limit (ulimit -v) that leaves the program little
+   room: gpuprof's threads take about 70 MiB of address space (not memory:
+   glibc gives the first of them that allocates a malloc arena of 64 MiB,
+   and each its stack of GPUPROF__STACK), so say so at the start rather than
+   let the program's own allocation fail later without a word. */
+static void gpuprof__as_check(void) {
+#if defined(RLIMIT_AS)
+    struct rlimit rl;
+    unsigned long pages = 0;
+    uint64_t used, left;
+    FILE *f;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    if ((f = fopen("/proc/self/statm", "r")) != NULL) {
+        if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    used = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+    left = (uint64_t)rl.rlim_cur > used ? (uint64_t)rl.rlim_cur - used : 0;
+    if (left < ((uint64_t)512 << 20))
+        gpuprof__warn(GPUPROF__W_NO_MEMORY, "the address-space limit (ulimit -v) leaves this process %llu MiB; gpuprof's threads take about 70 MiB of it "
+                      "(address space, not memory: glibc's malloc arena for them is 64 MiB of it) -- raise the limit by that much, or set MALLOC_ARENA_MAX=1",
+                      (unsigned long long)(left >> 20));
+#endif
+}
+
 /* A new session's counters, clock zero, GPU, trace and memory; then it runs. */
 static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     if (gpuprof__g.session == 0 || !gpuprof__clock.mult) {
@@ -18938,6 +18969,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
         gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture (GPUPROF_KERNELS, GPUPROF_GPU=kernels) needs a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart); ranges are timed as before");
 #endif
     gpuprof__peaks_init(cfg);
+    if (!off) gpuprof__as_check();
     if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {
         GPUPROF_FREE(gpuprof__g.trace_path);
         gpuprof__g.trace_path = NULL;

@@ -303,6 +303,40 @@ static int child_signalfd(void) {
     return ticks <= 200 ? OWN_STATUS : 3;
 }
 
+/* An atexit handler the program registered before gpuprof's (so it runs
+   after gpuprof's own) that starts gpuprof again. */
+static void late_init(void) {
+    gpuprof_init(NULL);
+    { PROF_RANGE("late"); work_ms(1); }
+}
+static int child_late_init(void) {
+    atexit(late_init);
+    ranged_steps(0.1);
+    return OWN_STATUS;
+}
+
+/* The process's address space now, in bytes (/proc/self/statm). */
+static unsigned long long vm_bytes(void) {
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) { if (fscanf(f, "%lu", &pages) != 1) pages = 0; fclose(f); }
+    return (unsigned long long)pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/* An address-space limit of 300 MiB over what the program has, then 150
+   MiB of its own, allocated and touched after gpuprof started. */
+static int child_as_limit(void) {
+    struct rlimit rl;
+    char *big;
+    rl.rlim_cur = rl.rlim_max = (rlim_t)(vm_bytes() + (300ull << 20));
+    if (setrlimit(RLIMIT_AS, &rl) != 0) return 2;
+    ranged_steps(0.2);
+    if (!(big = (char *)malloc(150u << 20))) { fprintf(stderr, "child: the program's 150 MiB were refused\n"); return 3; }
+    memset(big, 1, 150u << 20);
+    free(big);
+    return OWN_STATUS;
+}
+
 /* ---- the parent ---- */
 
 /* The summary at path: absent, or whole JSON that says its state. */
@@ -548,6 +582,34 @@ static void case_signalfd(void) {
     free(r.err);
 }
 
+static void case_late_init(void) {
+    static const char *const env[] = { "GPUPROF_TRACE=late.trace.json", "GPUPROF_REPORT=off", NULL };
+    child_result r = run_child("late_init", env, 30);
+    char *trace = check_slurp("late.trace.json");
+    cJSON *j = trace ? cJSON_Parse(trace) : NULL;
+    struct stat st;
+    show("gpuprof_init from an atexit handler that runs after gpuprof's", &r);
+    CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 1 &&
+          lines_with(r.err, "gpuprof_init() while the program exits (an atexit handler or a destructor run after gpuprof's) starts nothing") == 1,
+          "gpuprof_init from an atexit handler run after gpuprof's: one line, the program's own status");
+    CHECK(j && stat("late.trace.2.json", &st) != 0, "... the session's trace stays valid, and no second trace is begun");
+    cJSON_Delete(j);
+    free(trace);
+    free(r.err);
+}
+
+static void case_as_limit(void) {
+    static const char *const env[] = { "GPUPROF_SUMMARY=as.json", "GPUPROF_SAMPLE=1", "GPUPROF_TRACE=as.trace.json", "GPUPROF_REPORT=off", NULL };
+    child_result r = run_child("as_limit", env, 30);
+    int whole;
+    show("an address-space limit 300 MiB over the program's", &r);
+    CHECK(r.rc == OWN_STATUS, "RLIMIT_AS 300 MiB over the program's, every output on: the program's own 150 MiB are not refused because of gpuprof");
+    CHECK(gpuprof_lines(r.err) == 1 && lines_with(r.err, "the address-space limit (ulimit -v) leaves this process") == 1,
+          "... and one line says what gpuprof takes of the room the limit leaves");
+    CHECK(summary_valid("as.json", &whole) && whole, "... its summary written");
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     child_self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
@@ -557,7 +619,8 @@ int main(int argc, char **argv) {
                !strcmp(m, "fsize") ? child_fsize() : !strcmp(m, "plain") ? child_plain() : !strcmp(m, "stdout_file") ? child_stdout_file() :
                !strcmp(m, "busy_pool") ? child_busy_pool() : !strcmp(m, "idle_pool") ? child_idle_pool() :
                !strcmp(m, "no_timers") ? child_no_timers() :
-               !strcmp(m, "all_blocked") ? child_all_blocked() : !strcmp(m, "signalfd") ? child_signalfd() : 2;
+               !strcmp(m, "all_blocked") ? child_all_blocked() : !strcmp(m, "signalfd") ? child_signalfd() :
+               !strcmp(m, "late_init") ? child_late_init() : !strcmp(m, "as_limit") ? child_as_limit() : 2;
     }
     if (argc < 2) { fprintf(stderr, "usage: test_hostile LIBSAMPLE_DBG\n"); return 2; }
     sample_dbg = argv[1];
@@ -573,5 +636,7 @@ int main(int argc, char **argv) {
     case_no_timers();
     case_all_blocked();
     case_signalfd();
+    case_late_init();
+    case_as_limit();
     return check_done("test_hostile");
 }
