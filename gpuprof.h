@@ -6053,6 +6053,9 @@ static struct {
     double hz;                             /* asked */
     uint64_t timers;                       /* timers made so far */
     uint64_t refused;                      /* threads whose timer could not be made (ulimit -i, seccomp): not sampled */
+#if GPUPROF__SAMPLER
+    struct sigaction before;               /* the signal's disposition before gpuprof's handler (SIG_DFL or SIG_IGN) */
+#endif
     uint64_t silent;                       /* threads that block the signal, or whose timer fired with no sample arriving: not sampled */
     char why[192];                         /* asked but not running: why */
 } gpuprof__smp_global;
@@ -6656,6 +6659,7 @@ static void gpuprof__smp_setup(double hz) {
             sa.sa_flags = SA_SIGINFO | SA_RESTART;
             sigemptyset(&sa.sa_mask);
             if (sigaction(signo, &sa, NULL) == 0) {
+                gpuprof__smp_global.before = old;
                 gpuprof__smp_global.installed = 1;
                 gpuprof__smp_global.signo = signo;
                 GPUPROF__ST(&gpuprof__smp_global.on, 1);
@@ -6669,6 +6673,25 @@ static void gpuprof__smp_setup(double hz) {
              "and the file defining GPUPROF_IMPLEMENTATION built in a POSIX C mode such as -std=gnu11)");
 #endif
     gpuprof__warn(GPUPROF__W_BAD_ENV, "no CPU samples: %s", gpuprof__smp_global.why);
+}
+
+/* A copy of gpuprof in a library, at its session's end (its timers are
+   stopped): the signal's handler, still gpuprof's, given back -- the
+   library may be unloaded, and a handler left there would be a jump into
+   unmapped code. The signal is ignored first, which drops an instance
+   still pending, then set as it was before gpuprof's. */
+static void gpuprof__smp_uninstall(void) {
+#if GPUPROF__SAMPLER
+    struct sigaction cur, ign;
+    if (!gpuprof__smp_global.installed || sigaction(gpuprof__smp_global.signo, NULL, &cur) != 0) return;
+    gpuprof__smp_global.installed = 0;
+    if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != gpuprof__smp_handler) return;   /* the program's since: left alone */
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(gpuprof__smp_global.signo, &ign, NULL);
+    sigaction(gpuprof__smp_global.signo, &gpuprof__smp_global.before, NULL);
+#endif
 }
 
 /* The calling thread's timer, started as it joins the session: its slots
@@ -6811,8 +6834,9 @@ static void gpuprof__smp_stop_all(void) {
 #define GPUPROF__SMP_CHECK_NS 100000000ull
 
 /* Threads that record ranges whose timer has run 100 ms of their CPU time
-   (50 periods at the least) since a sample last arrived: the program blocked the
-   signal there after their first range, or reads it itself (a signalfd).
+   (50 periods at the least) since a sample last arrived, and which block the
+   signal (SigBlk of their /proc status, read only then): the program blocked
+   it there after their first range, or reads it itself (a signalfd, sigwait).
    Their timer stops -- its ticks would reach the program as its own -- and
    one line says so (gpuprof__smp_silent). The list is walked as the
    collector walks it, without gpuprof__lock: a step never waits for these
@@ -6832,6 +6856,7 @@ static void gpuprof__smp_silent_check(void) {
         since = m->look_cpu > GPUPROF__LD(&m->cpu0_ns) ? m->look_cpu : GPUPROF__LD(&m->cpu0_ns);   /* a timer restarted since: from then */
         if (taken != m->look_taken || !m->look_cpu) { m->look_taken = taken; m->look_cpu = now; continue; }
         if (now <= since || now - since < need) continue;
+        if (!gpuprof__smp_foreign_blocks(m->tid)) { m->look_cpu = now; continue; }   /* not blocked there: a loaded machine's delay, not a lost signal */
         m->silent = 1;
         gpuprof__smp_thread_stop(t, 0);
         gpuprof__smp_silent();
@@ -7489,6 +7514,7 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
 #define gpuprof__smp_reset() ((void)0)
 #define gpuprof__smp_code() ((void)0)
 #define gpuprof__smp_stop_all() ((void)0)
+#define gpuprof__smp_uninstall() ((void)0)
 #define gpuprof__smp_foreign_clear() ((void)0)
 #define gpuprof__smp_code_clear() ((void)0)
 #define gpuprof__symc_clear() ((void)0)
@@ -18764,6 +18790,111 @@ static const char *gpuprof__per_rank(const char *setting, const char *what, char
     return out;
 }
 
+/* Two copies of the implementation in one process (the program and a
+   library it loads both define GPUPROF_IMPLEMENTATION): each has state of
+   its own, and would write the same files. The copy in the main program
+   marks the process from its constructor, while the process has one thread
+   (GPUPROF_MAIN_COPY=pid:entry point, in the environment: a child or an
+   exec'd program has another). A copy in a library that finds its process
+   marked is the second: its outputs go to files of its own, named with the
+   library's name, it takes no CPU samples (the main copy samples every
+   thread), and one line says so. A copy in a library also gives its
+   sampler's signal back when its session ends (gpuprof__smp_uninstall):
+   the library may be unloaded next. Two copies in two libraries, with none
+   in the program, do not find each other. */
+#if defined(__linux__) && defined(__GLIBC__) && defined(__LP64__) && (defined(__GNUC__) || defined(__clang__))
+#include <elf.h>
+#include <sys/auxv.h>
+#define GPUPROF__COPIES 1
+extern int gpuprof__setenv(const char *name, const char *value, int overwrite) __asm__("setenv");
+typedef struct { const char *fname; void *fbase; const char *sname; void *saddr; } gpuprof__dl_addr;
+extern int gpuprof__dladdr(const void *addr, gpuprof__dl_addr *info) __asm__("dladdr");
+#else
+#define GPUPROF__COPIES 0
+#endif
+static struct {
+    int checked;                          /* looked at (once a process) */
+    int in_lib;                           /* this copy is in a library, not the main program */
+    int second;                           /* ... and the main program has one too */
+    char name[64];                        /* the library's file name up to its first dot (libfoo) */
+} gpuprof__copy;
+
+/* Whether this copy's code is in the main program (its loaded segments, from the auxiliary vector). */
+static int gpuprof__copy_in_main(void) {
+#if GPUPROF__COPIES
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
+    unsigned long n = getauxval(AT_PHNUM), i;
+    uintptr_t bias = 0, me = (uintptr_t)&gpuprof__copy_in_main;
+    if (!ph || !n) return 1;
+    for (i = 0; i < n; i++) if (ph[i].p_type == PT_PHDR) bias = (uintptr_t)ph - (uintptr_t)ph[i].p_vaddr;
+    for (i = 0; i < n; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && me >= bias + ph[i].p_vaddr && me < bias + ph[i].p_vaddr + ph[i].p_memsz) return 1;
+    return 0;
+#else
+    return 1;
+#endif
+}
+
+/* The process's mark, as the main program's copy sets it. */
+static void gpuprof__copy_mark_text(char *out, size_t n) {
+#if GPUPROF__COPIES
+    snprintf(out, n, "%d:%lx", (int)getpid(), getauxval(AT_ENTRY));
+#else
+    snprintf(out, n, "-");
+#endif
+}
+
+/* From the constructor: the main program's copy marks the process. */
+static void gpuprof__copy_mark(void) {
+#if GPUPROF__COPIES
+    char v[64];
+    if (!gpuprof__copy_in_main()) return;
+    gpuprof__copy_mark_text(v, sizeof v);
+    (void)gpuprof__setenv("GPUPROF_MAIN_COPY", v, 1);
+#endif
+}
+
+/* At a session's start: is this the second copy? Then no samples here. */
+static void gpuprof__copy_check(gpuprof_config *cfg) {
+#if GPUPROF__COPIES
+    if (!gpuprof__copy.checked) {
+        const char *v = getenv("GPUPROF_MAIN_COPY");
+        char want[64];
+        gpuprof__dl_addr info;
+        gpuprof__copy.checked = 1;
+        gpuprof__copy.in_lib = !gpuprof__copy_in_main();
+        gpuprof__copy_mark_text(want, sizeof want);
+        gpuprof__copy.second = gpuprof__copy.in_lib && v && !strcmp(v, want);
+        memset(&info, 0, sizeof info);
+        if (gpuprof__copy.second) {
+            const char *f = gpuprof__dladdr((const void *)(uintptr_t)&gpuprof__copy_check, &info) && info.fname ? info.fname : "library";
+            f = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+            snprintf(gpuprof__copy.name, sizeof gpuprof__copy.name, "%.*s", (int)strcspn(f, "."), f);
+            if (!gpuprof__copy.name[0]) snprintf(gpuprof__copy.name, sizeof gpuprof__copy.name, "library");
+        }
+    }
+    if (gpuprof__copy.second) cfg->sample_hz = 0;
+#else
+    (void)cfg;
+#endif
+}
+
+/* The path a second copy writes instead of path: its library's name before the extension. */
+static void gpuprof__copy_path(char *path, size_t n) {
+    const char *dot, *slash;
+    char *tail;
+    size_t at, add;
+    if (!gpuprof__copy.second || !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) return;
+    dot = strrchr(path, '.');
+    slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash)) dot = path + strlen(path);
+    at = (size_t)(dot - path);
+    add = strlen(gpuprof__copy.name) + 1;
+    if (strlen(path) + add + 1 > n || !(tail = gpuprof__strdup(path + at))) return;
+    snprintf(path + at, n - at, ".%s%s", gpuprof__copy.name, tail);
+    GPUPROF_FREE(tail);
+}
+
 /* The expanded path of an output setting (NULL: none); `what` names it in
    messages; *pattern (when asked) gets the setting as used, before expansion. */
 static char *gpuprof__output_path(const char *setting, const char *what, char **pattern) {
@@ -18779,6 +18910,7 @@ static char *gpuprof__output_path(const char *setting, const char *what, char **
     if (pattern) *pattern = gpuprof__strdup(setting);
     if (gpuprof__path_expand(setting, path, N) != 0)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%.64s...' is too long; no %s is written", what, setting, what);
+    else if (gpuprof__copy_path(path, N), 0) {}
     else if (!gpuprof__is_old_output(path)) out = gpuprof__strdup(path);
     else {
         dot = strrchr(path, '.');
@@ -19019,6 +19151,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__run.trace_pid = gpuprof__run.pid;      /* never the rank: pid 0 is special in Perfetto */
     gpuprof__config_defaults(&cfg);
     gpuprof__config_from_env(&cfg, &off);
+    gpuprof__copy_check(&cfg);
     gpuprof__g.cfg = cfg;
     gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made in names_open */
     gpuprof__g.cfg.schedule = gpuprof__g.cfg.host_ranges = NULL;   /* kept as parsed below, */
@@ -19036,6 +19169,12 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
         gpuprof__mu_unlock(&gpuprof__lock);
         gpuprof__mu_unlock(&gpuprof__life_lock);
         return -1;
+    }
+    if (gpuprof__copy.second && !off) {
+        const char *shown = gpuprof__g.summary_path ? gpuprof__g.summary_path : gpuprof__g.trace_path ? gpuprof__g.trace_path : gpuprof__g.report;
+        gpuprof__warn(GPUPROF__W_DOUBLE_INIT, "a second copy of gpuprof's implementation runs in this process (in %s; the main program has the first): its ranges go to "
+                      "files of their own, named with '.%s' ('%s'), and it takes no CPU samples (define GPUPROF_IMPLEMENTATION in one file of the program only)",
+                      gpuprof__copy.name, gpuprof__copy.name, shown);
     }
     gpuprof__session_start(&cfg, off);
     GPUPROF__STR(&gpuprof__g.state, (int)GPUPROF__RUNNING);
@@ -19058,6 +19197,10 @@ static int gpuprof__start_lazily(void) { return gpuprof__init_internal(NULL, 0);
 __attribute__((constructor(101)))
 #endif
 static void gpuprof__register_start(void) { GPUPROF__ST(&gpuprof__lazy_start, &gpuprof__start_lazily); }
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((constructor(101)))
+#endif
+static void gpuprof__mark_process(void) { gpuprof__copy_mark(); }   /* a constructor: the process has one thread (gpuprof__copy_check) */
 
 int gpuprof_init(const gpuprof_config *cfg) {
     gpuprof__register_start();          /* done already where constructors run; a compiler without them starts lazily after this */
@@ -19168,6 +19311,7 @@ static void gpuprof__shutdown_locked(int wait_ms) {
     gpuprof__collector_stop();      /* the report drains the rings itself */
     gpuprof__keeper_stop();         /* a checkpoint under way ends first, captures asked for are written */
     gpuprof__smp_stop_all();        /* the samples as they are now, no handler in them while they are read */
+    if (gpuprof__copy.in_lib) gpuprof__smp_uninstall();   /* a library may be unloaded next: no handler left in it */
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__kc_drain();            /* (GPUPROF_GPU=kernels: the GPU work still running) */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */

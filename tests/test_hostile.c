@@ -5,7 +5,7 @@
    Each case runs this program again as a child (tests/child.h) with the
    case's environment; the child ends with its own exit status, its outputs
    valid, at most one `gpuprof:` line.
-   Usage: test_hostile LIBSAMPLE_DBG */
+   Usage: test_hostile LIBSAMPLE_DBG LIBCOPY_LIB */
 #define _GNU_SOURCE                   /* dladdr, pthread_sigqueue */
 #include "gpuprof.h"
 #include "json_util.h"
@@ -337,6 +337,47 @@ static int child_as_limit(void) {
     return OWN_STATUS;
 }
 
+/* ---- two copies of the implementation: this program's, and copy_lib's ---- */
+static const char *copy_lib;
+
+/* The library loaded, 0.3 s of CPU in its range, unloaded; 1 when done. */
+static int copy_lib_run(void) {
+    void *lib = dlopen(getenv("COPY_LIB"), RTLD_NOW | RTLD_LOCAL);
+    double (*work)(double) = NULL;
+    if (!lib || !(*(void **)&work = dlsym(lib, "copy_lib_work"))) { fprintf(stderr, "child: %s\n", dlerror()); return 0; }
+    sink += work(0.3);
+    dlclose(lib);
+    return 1;
+}
+
+/* The program's own ranges before and after the library's. */
+static int child_copies(void) {
+    { PROF_RANGE("exe_before"); spin_cpu(0.1); }
+    if (!copy_lib_run()) return 2;
+    { PROF_RANGE("exe_after"); spin_cpu(0.3); }
+    return OWN_STATUS;
+}
+
+/* A program whose only copy is the library's (the mark this program's own
+   copy set is taken away first): once it is unloaded, no handler of its
+   for the sampler's signal and no thread of its is left. */
+static int child_copy_only(void) {
+    struct sigaction sa;
+    DIR *d;
+    struct dirent *e;
+    int threads = 0;
+    unsetenv("GPUPROF_MAIN_COPY");
+    if (!copy_lib_run()) return 2;
+    sigaction(SIGPROF, NULL, &sa);
+    if ((d = opendir("/proc/self/task")) != NULL) {
+        while ((e = readdir(d)) != NULL) threads += e->d_name[0] != '.';
+        closedir(d);
+    }
+    fprintf(stderr, "child: after dlclose, SIGPROF's handler is %s; %d thread%s\n", sa.sa_handler == SIG_DFL ? "the default" : "set",
+            threads, threads == 1 ? "" : "s");
+    return sa.sa_handler == SIG_DFL && !(sa.sa_flags & SA_SIGINFO) && threads == 1 ? OWN_STATUS : 3;
+}
+
 /* ---- the parent ---- */
 
 /* The summary at path: absent, or whole JSON that says its state. */
@@ -610,6 +651,48 @@ static void case_as_limit(void) {
     free(r.err);
 }
 
+/* Whether summary path holds a range named name. */
+static int summary_has_range(const char *path, const char *name) {
+    char *text = check_slurp(path), needle[96];
+    int has;
+    snprintf(needle, sizeof needle, "\"name\":\"%s\"", name);
+    has = text && strstr(text, needle) != NULL;
+    free(text);
+    return has;
+}
+
+static void case_copies(void) {
+    char lib[600];
+    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=copies.json", "GPUPROF_REPORT=off", lib, NULL };
+    child_result r;
+    snprintf(lib, sizeof lib, "COPY_LIB=%s", copy_lib);
+    r = run_child("copies", env, 30);
+    show("a library with a copy of the implementation of its own, loaded by a program with one", &r);
+    CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 1 &&
+          lines_with(r.err, "a second copy of gpuprof's implementation runs in this process (in libcopy_lib; the main program has the first): its ranges go to files of their own, named with '.libcopy_lib' ('copies.libcopy_lib.json')") == 1,
+          "two copies of the implementation (the program's, a library's): one line, the program's own status");
+    CHECK(summary_has_range("copies.libcopy_lib.json", "lib_work") && summary_has_range("copies.json", "exe_after") && !summary_has_range("copies.json", "lib_work"),
+          "... the library's ranges are in files of its own, the program's in its");
+    free(r.err);
+}
+
+static void case_copy_only(void) {
+    char lib[600];
+    const char *env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=only.json", "GPUPROF_REPORT=off", lib, NULL };
+    child_result r;
+    cJSON *j;
+    snprintf(lib, sizeof lib, "COPY_LIB=%s", copy_lib);
+    r = run_child("copy_only", env, 30);
+    show("the only copy in a library, sampled, then unloaded", &r);
+    CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 0,
+          "a library's copy of gpuprof, sampling, unloaded: it leaves no handler for SIGPROF and no thread behind");
+    j = summary_load("only.json");
+    CHECK(j && summary_has_range("only.json", "lib_work") && jnum(cJSON_GetObjectItem(j, "samples"), "taken") > 0,
+          "... and wrote its summary, with samples, as it was unloaded");
+    cJSON_Delete(j);
+    free(r.err);
+}
+
 int main(int argc, char **argv) {
     child_self = argv[0];
     if (argc == 3 && !strcmp(argv[1], "child")) {
@@ -620,10 +703,12 @@ int main(int argc, char **argv) {
                !strcmp(m, "busy_pool") ? child_busy_pool() : !strcmp(m, "idle_pool") ? child_idle_pool() :
                !strcmp(m, "no_timers") ? child_no_timers() :
                !strcmp(m, "all_blocked") ? child_all_blocked() : !strcmp(m, "signalfd") ? child_signalfd() :
-               !strcmp(m, "late_init") ? child_late_init() : !strcmp(m, "as_limit") ? child_as_limit() : 2;
+               !strcmp(m, "late_init") ? child_late_init() : !strcmp(m, "as_limit") ? child_as_limit() :
+               !strcmp(m, "copies") ? child_copies() : !strcmp(m, "copy_only") ? child_copy_only() : 2;
     }
-    if (argc < 2) { fprintf(stderr, "usage: test_hostile LIBSAMPLE_DBG\n"); return 2; }
+    if (argc < 3) { fprintf(stderr, "usage: test_hostile LIBSAMPLE_DBG LIBCOPY_LIB\n"); return 2; }
     sample_dbg = argv[1];
+    copy_lib = argv[2];
     case_sigterm_random();
     case_sigterm_in_report();
     case_fifo_debuglink();
@@ -638,5 +723,7 @@ int main(int argc, char **argv) {
     case_signalfd();
     case_late_init();
     case_as_limit();
+    case_copies();
+    case_copy_only();
     return check_done("test_hostile");
 }
