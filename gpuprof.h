@@ -6253,7 +6253,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     gpuprof__thread *t = gpuprof__tls;
     gpuprof__smp *m;
     (void)sig;
-    if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smp_global.on) && m->gen) {
+    if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smp_global.on) && GPUPROF__LD(&m->gen)) {
         uintptr_t st[GPUPROF__SMP_DEPTH];
         uint32_t d = t->depth, n;
         int k;
@@ -6841,8 +6841,8 @@ static void gpuprof__smp_stop_all(void) {
    one line says so (gpuprof__smp_silent). The list is walked as the
    collector walks it, without gpuprof__lock: a step never waits for these
    clock reads. */
-static void gpuprof__smp_silent_check(void) {
 #if GPUPROF__SAMPLER
+static void gpuprof__smp_silent_check(void) {
     uint64_t need = (uint64_t)(50e9 / gpuprof__smp_global.hz);
     gpuprof__thread *t;
     if (need < 100000000u) need = 100000000u;
@@ -6861,8 +6861,8 @@ static void gpuprof__smp_silent_check(void) {
         gpuprof__smp_thread_stop(t, 0);
         gpuprof__smp_silent();
     }
-#endif
 }
+#endif
 
 static void gpuprof__smp_check(void) {
 #if GPUPROF__SAMPLER
