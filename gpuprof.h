@@ -2370,8 +2370,8 @@ static inline int gpuprof__is_own_tid(int tid) {   /* (inline: a build without t
 #include <signal.h>
 #define GPUPROF__STACK (1u << 20)       /* gpuprof's own code takes under 8 KiB of it (test_hang); NVML's and libc's calls the rest */
 static int gpuprof__spawn(pthread_t *th, void *(*fn)(void *)) {
-    pthread_attr_t attr;
-    int rc, sized = pthread_attr_init(&attr) == 0;
+    pthread_attr_t th_attr;
+    int rc, sized = pthread_attr_init(&th_attr) == 0;
 #if defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
     static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS };
     sigset_t all, old;
@@ -2380,12 +2380,12 @@ static int gpuprof__spawn(pthread_t *th, void *(*fn)(void *)) {
     for (i = 0; i < sizeof sync_signals / sizeof sync_signals[0]; i++) sigdelset(&all, sync_signals[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
 #endif
-    if (sized) sized = pthread_attr_setstacksize(&attr, GPUPROF__STACK) == 0;
-    rc = pthread_create(th, sized ? &attr : NULL, fn, NULL);
+    if (sized) sized = pthread_attr_setstacksize(&th_attr, GPUPROF__STACK) == 0;
+    rc = pthread_create(th, sized ? &th_attr : NULL, fn, NULL);
 #if defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 #endif
-    pthread_attr_destroy(&attr);
+    pthread_attr_destroy(&th_attr);
     return rc;
 }
 
