@@ -179,6 +179,13 @@
        In paths, %p becomes the process id, %r the rank, %l the local rank, %h the
        host. Outputs naming one file are refused; a later session does not
        overwrite an earlier one's files (its own get .2, .3... before the extension).
+       A symbolic link at an output's path is refused (one line), /dev/stdout and
+       /dev/fd/N are written to the program's own stream, a device or FIFO written
+       through; files are written whole (a temporary file renamed). gpuprof sets
+       GPUPROF_MAIN_COPY in the environment from the main program's constructor: a
+       library with a copy of the implementation of its own then writes its own
+       files (run.libfoo.json) instead of the program's (docs/guide.md "When
+       things go wrong").
 
    SEVERAL PROCESSES (SPEC 10; docs/guide.md "Several processes")
        The rank, local rank and world size come from the launcher closest to the
