@@ -6562,13 +6562,17 @@ static void gpuprof__smp_foreign_scan(void) {
     unsigned char alive[GPUPROF__SMP_FOREIGN];
     uint64_t delta[GPUPROF__SMP_FOREIGN], *cpus, period = (uint64_t)(1e9 / gpuprof__smp_global.hz);
     int n = gpuprof__smp_tasks(&tids, &cap);
-    if (n < 0 || !(cpus = (uint64_t *)gpuprof__alloc(((size_t)n + 1) * sizeof *cpus))) { GPUPROF_FREE(tids); return; }
+    if (n < 0 || !(cpus = (uint64_t *)gpuprof__alloc(((size_t)n + 1) * 2 * sizeof *cpus))) { GPUPROF_FREE(tids); return; }
     memset(alive, 0, sizeof alive);
     memset(delta, 0, sizeof delta);
+    for (k = 0; k < (uint32_t)n; k++) {            /* the clocks read before the entries' lock: a thread's first range takes it */
+        uint64_t was = gpuprof__smp_seen(tids[k]), now = gpuprof__smp_cpu_of(tids[k]);
+        cpus[k] = now;
+        cpus[n + k] = was && now + 1 >= was ? now + 1 - was : now;   /* used since the last look */
+    }
     gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
     for (k = 0; k < (uint32_t)n; k++) {
-        uint64_t was = gpuprof__smp_seen(tids[k]), now = gpuprof__smp_cpu_of(tids[k]), used = was && now + 1 >= was ? now + 1 - was : now;
-        cpus[k] = now;
+        uint64_t now = cpus[k], used = cpus[n + k];
         for (i = 0; i < gpuprof__smp_foreign.n && gpuprof__smp_foreign.m[i]->tid != tids[k]; i++) {}
         if (i < gpuprof__smp_foreign.n && GPUPROF__LD(&gpuprof__smp_foreign.m[i]->gen)) {
             alive[i] = 1;
@@ -6732,7 +6736,7 @@ static void gpuprof__smp_thread_timer(gpuprof__thread *t) {
         GPUPROF__STR(&t->smp, m);
     }
     if (pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, gpuprof__smp_global.signo)) {   /* its ticks would pile up, unseen */
-        if (!m->silent) { m->silent = 1; gpuprof__smp_silent(); }
+        if (!GPUPROF__LD(&m->silent)) { GPUPROF__ST(&m->silent, 1); gpuprof__smp_silent(); }
         return;
     }
     m->stack_lo = m->stack_hi = 0;       /* no walk until they are known (the timer starts below) */
@@ -6857,14 +6861,14 @@ static void gpuprof__smp_silent_check(void) {
         gpuprof__smp *m = GPUPROF__LDA(&t->smp);
         uint64_t now;
         uint64_t taken, since;
-        if (!m || !GPUPROF__LD(&m->gen) || m->silent || t->exited) continue;
+        if (!m || !GPUPROF__LDA(&m->gen) || GPUPROF__LD(&m->silent)) continue;   /* acquire: the tid its timer was made with; an exited thread's timer is stopped */
         now = gpuprof__smp_cpu_of(m->tid);
         taken = GPUPROF__LD(&m->taken);
         since = m->look_cpu > GPUPROF__LD(&m->cpu0_ns) ? m->look_cpu : GPUPROF__LD(&m->cpu0_ns);   /* a timer restarted since: from then */
         if (taken != m->look_taken || !m->look_cpu) { m->look_taken = taken; m->look_cpu = now; continue; }
         if (now <= since || now - since < need) continue;
         if (!gpuprof__smp_foreign_blocks(m->tid)) { m->look_cpu = now; continue; }   /* not blocked there: a loaded machine's delay, not a lost signal */
-        m->silent = 1;
+        GPUPROF__ST(&m->silent, 1);
         gpuprof__smp_thread_stop(t, 0);
         gpuprof__smp_silent();
     }
