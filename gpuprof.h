@@ -6568,11 +6568,11 @@ static void gpuprof__smp_foreign_scan(void) {
     for (k = 0; k < (uint32_t)n; k++) {            /* the clocks read before the entries' lock: a thread's first range takes it */
         uint64_t was = gpuprof__smp_seen(tids[k]), now = gpuprof__smp_cpu_of(tids[k]);
         cpus[k] = now;
-        cpus[n + k] = was && now + 1 >= was ? now + 1 - was : now;   /* used since the last look */
+        cpus[(uint32_t)n + k] = was && now + 1 >= was ? now + 1 - was : now;   /* used since the last look */
     }
     gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
     for (k = 0; k < (uint32_t)n; k++) {
-        uint64_t now = cpus[k], used = cpus[n + k];
+        uint64_t now = cpus[k], used = cpus[(uint32_t)n + k];
         for (i = 0; i < gpuprof__smp_foreign.n && gpuprof__smp_foreign.m[i]->tid != tids[k]; i++) {}
         if (i < gpuprof__smp_foreign.n && GPUPROF__LD(&gpuprof__smp_foreign.m[i]->gen)) {
             alive[i] = 1;
