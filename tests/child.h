@@ -21,18 +21,22 @@ static double now_s(void) {
 typedef struct {
     int rc;                           /* the child's exit status, or 128 + its signal, or -1: killed by us (it hung) */
     double wall;                      /* seconds */
+    double after_signal;              /* seconds from the signal sent to its end (-1: none sent) */
     char *err;                        /* its stderr */
 } child_result;
 
 /* Runs this program in mode with the environment entries env (NULL-ended)
-   added, stderr into a file; sends it signal sig (0: none) after `after`
-   seconds; kills it after limit seconds. */
-static child_result run_child_signal(const char *mode, const char *const *env, double limit, int sig, double after) {
-    child_result r = { -1, 0, NULL };
+   added, stderr into a file; sends it signal sig (0: none) `after` seconds
+   after the file `ready` appears (NULL: after its start); kills it after
+   limit seconds. */
+static child_result run_child_signal(const char *mode, const char *const *env, double limit, int sig, double after, const char *ready) {
+    child_result r = { -1, 0, -1, NULL };
     char errfile[64];
-    double t0 = now_s();
+    double t0 = now_s(), sent_at = 0;
     int status = 0, done = 0, sent = 0;
+    double since = ready ? -1 : t0;               /* when the clock for `after` started (-1: not yet) */
     pid_t pid;
+    struct stat rst;
     snprintf(errfile, sizeof errfile, "%s.stderr", mode);
     fflush(NULL);
     if ((pid = fork()) == 0) {
@@ -46,10 +50,12 @@ static child_result run_child_signal(const char *mode, const char *const *env, d
     while (pid > 0 && now_s() - t0 < limit) {
         pid_t w = waitpid(pid, &status, WNOHANG);
         if (w == pid) { done = 1; break; }
-        if (sig && !sent && now_s() - t0 >= after) { kill(pid, sig); sent = 1; continue; }
+        if (sig && since < 0 && stat(ready, &rst) == 0) since = now_s();
+        if (sig && !sent && since >= 0 && now_s() - since >= after) { kill(pid, sig); sent = 1; sent_at = now_s(); continue; }
         usleep(sig && !sent ? 1000 : 20000);
     }
     r.wall = now_s() - t0;
+    if (sent) r.after_signal = now_s() - sent_at;
     if (!done && pid > 0) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
@@ -59,7 +65,7 @@ static child_result run_child_signal(const char *mode, const char *const *env, d
     if (!r.err) r.err = strdup("");
     return r;
 }
-static child_result run_child(const char *mode, const char *const *env, double limit) { return run_child_signal(mode, env, limit, 0, 0); }
+static child_result run_child(const char *mode, const char *const *env, double limit) { return run_child_signal(mode, env, limit, 0, 0, NULL); }
 
 /* Lines of text starting "gpuprof: " that hold needle. */
 static int lines_with(const char *text, const char *needle) {

@@ -231,7 +231,13 @@ static int child_no_timers(void) {
     struct rlimit rl = { 0, 0 };
     pthread_t th[100];
     int i;
+    struct sigevent ev;
+    timer_t probe;
     if (setrlimit(RLIMIT_SIGPENDING, &rl) != 0) return 2;
+    memset(&ev, 0, sizeof ev);                    /* does this kernel count a timer against the limit? (6.13 and on may not) */
+    ev.sigev_notify = SIGEV_SIGNAL;
+    ev.sigev_signo = SIGURG;
+    if (timer_create(CLOCK_MONOTONIC, &ev, &probe) == 0) { timer_delete(probe); return 77; }
     { PROF_RANGE("main"); work_ms(5); }
     PROF_STEP();
     for (i = 0; i < 100; i++) if (pthread_create(&th[i], NULL, ranged_task, NULL) != 0) return 2;
@@ -281,7 +287,7 @@ static int child_signalfd(void) {
     sigset_t prof;
     struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
     struct signalfd_siginfo si;
-    long ticks = 0;
+    long ticks = 0, late = 0;
     int fd;
     { PROF_RANGE("before"); spin_cpu(0.2); }
     sigemptyset(&prof);
@@ -294,14 +300,16 @@ static int child_signalfd(void) {
         int k;
         for (k = 0; k < 150; k++) {
             spin_cpu(0.01);
-            while (read(fd, &si, sizeof si) == (ssize_t)sizeof si) ticks++;
+            while (read(fd, &si, sizeof si) == (ssize_t)sizeof si) { ticks++; late += k >= 50; }
         }
     }
     memset(&it, 0, sizeof it);
     setitimer(ITIMER_PROF, &it, NULL);
     while (read(fd, &si, sizeof si) == (ssize_t)sizeof si) ticks++;
-    fprintf(stderr, "child: the program read %ld SIGPROF ticks of its own timer over 1.5 s of CPU (100 Hz: 150)\n", ticks);
-    return ticks <= 200 ? OWN_STATUS : 3;
+    /* gpuprof's timer is stopped within ~0.1-0.3 s of CPU: the last second's ticks are the program's own (100 Hz: 100),
+       where gpuprof's would add 250 (a 250 Hz kernel tick) to 1000 */
+    fprintf(stderr, "child: the program read %ld SIGPROF ticks of its own timer over 1.5 s of CPU (100 Hz: 150), %ld in the last 1 s (100)\n", ticks, late);
+    return late <= 140 ? OWN_STATUS : 3;
 }
 
 /* An atexit handler the program registered before gpuprof's (so it runs
@@ -402,17 +410,17 @@ static void case_sigterm_random(void) {
     double worst = 0;
     srand(12345);
     for (i = 0; i < 45; i++) {
-        double after = 0.15 + (rand() % 1000) / 1000.0 * 0.35;
+        double after = (rand() % 1000) / 1000.0 * 0.35;   /* after the first checkpoint: a loaded machine may start the child late */
         child_result r;
         int whole;
         remove("term.json");
-        r = run_child_signal(i < 30 ? "term_loop" : "term_reporter", env, 15, SIGTERM, after);
-        ended += r.rc != -1;
+        r = run_child_signal(i < 30 ? "term_loop" : "term_reporter", env, 15, SIGTERM, after, "term.json");
+        ended += r.rc != -1 && r.after_signal >= 0;   /* ended by the signal, not before it */
         hung += r.rc == -1;
         own += r.rc == OWN_STATUS;
         if (summary_valid("term.json", &whole)) { valid++; complete += whole; }
         quiet += gpuprof_lines(r.err) <= 1;
-        if (r.wall - after > worst) worst = r.wall - after;
+        if (r.after_signal > worst) worst = r.after_signal;
         if (r.rc != OWN_STATUS || gpuprof_lines(r.err) > 1) show(i < 30 ? "SIGTERM into a loop" : "SIGTERM into a loop with a reporter", &r);
         free(r.err);
     }
@@ -529,12 +537,13 @@ static void case_links(void) {
 
 static void case_dev_stdout(void) {
     static const char *const env[] = { "GPUPROF_SUMMARY=/dev/stdout", "GPUPROF_REPORT=off", NULL };
+    struct stat before, st;
+    int had = lstat("/dev/stdout", &before) == 0;   /* a link to /proc/self/fd/1 on Linux */
     child_result r = run_child("stdout_file", env, 30);
     char *out = check_slurp("stdout.txt"), *brace = out ? strchr(out, '{') : NULL;
     cJSON *j = brace ? cJSON_Parse(brace) : NULL;
-    struct stat st;
     show("GPUPROF_SUMMARY=/dev/stdout with stdout redirected to a file", &r);
-    CHECK(r.rc == OWN_STATUS && lstat("/dev/stdout", &st) == 0 && S_ISLNK(st.st_mode),
+    CHECK(r.rc == OWN_STATUS && had && lstat("/dev/stdout", &st) == 0 && st.st_ino == before.st_ino && (st.st_mode & S_IFMT) == (before.st_mode & S_IFMT),
           "GPUPROF_SUMMARY=/dev/stdout, stdout a file: /dev/stdout is written through, never replaced");
     CHECK(out && !strncmp(out, "the program's own output\nthe program's last line\n{", 50) && j && cJSON_GetObjectItem(j, "complete"),
           "... the summary follows the program's own output in its file (appended, not truncated over it)");
@@ -587,6 +596,13 @@ static void case_no_timers(void) {
     cJSON *j = summary_load("notimer.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
     char *report = check_slurp("notimer.txt");
     show("no timer can be made (ulimit -i 0), 101 threads with ranges", &r);
+    if (r.rc == 77) {                             /* this kernel makes timers whatever the limit: nothing to test */
+        fprintf(stderr, "no_timers: left out: this kernel makes a timer under RLIMIT_SIGPENDING 0\n");
+        cJSON_Delete(j);
+        free(report);
+        free(r.err);
+        return;
+    }
     CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 1 && lines_with(r.err, "CPU samples: a thread's CPU timer cannot be made (timer_create: ") == 1,
           "timers that cannot be made (ulimit -i 0): one line for all 101 threads, the program's own status");
     /* 101 threads record ranges; the keeper may have tried one of them (busy before its first range) as a thread without ranges */
@@ -619,7 +635,7 @@ static void case_signalfd(void) {
     static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=sfd.json", "GPUPROF_REPORT=sfd.txt", NULL };
     child_result r = run_child("signalfd", env, 60);
     show("the program reads SIGPROF through a signalfd after its first range", &r);
-    CHECK(r.rc == OWN_STATUS, "a program that reads SIGPROF through a signalfd: its own tick count stays within a third of its timer's (gpuprof's timer stops)");
+    CHECK(r.rc == OWN_STATUS, "a program that reads SIGPROF through a signalfd: gpuprof's timer stops, its last second's ticks are its own timer's (100, not 350 or more)");
     CHECK(gpuprof_lines(r.err) == 1 && lines_with(r.err, "or reads it itself (sigwait, signalfd)") == 1, "... and one line says why that thread is not sampled");
     free(r.err);
 }
