@@ -7135,14 +7135,19 @@ static gpuprof__symc *gpuprof__symc_head;
 static pthread_mutex_t gpuprof__symc_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The entry for path, of the file st when st is not NULL (else the latest
-   kept for the path: no system call). */
-static gpuprof__symc *gpuprof__symc_find(const char *path, const struct stat *st) {
+   kept for the path: no system call); gpuprof__symc_mu held. */
+static gpuprof__symc *gpuprof__symc_match(const char *path, const struct stat *st) {
     gpuprof__symc *e;
-    gpuprof__mu_lock(&gpuprof__symc_mu);
     for (e = gpuprof__symc_head; e; e = e->next)
         if (!strcmp(e->path, path) && (!st || (e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino && e->size == (uint64_t)st->st_size &&
                                                 e->mtime == (int64_t)st->st_mtime)))
             break;
+    return e;
+}
+static gpuprof__symc *gpuprof__symc_find(const char *path, const struct stat *st) {
+    gpuprof__symc *e;
+    gpuprof__mu_lock(&gpuprof__symc_mu);
+    e = gpuprof__symc_match(path, st);
     gpuprof__mu_unlock(&gpuprof__symc_mu);
     return e;
 }
@@ -7245,9 +7250,7 @@ static gpuprof__symc *gpuprof__symc_get(const char *path) {
     close(fd);
     if (!e) return NULL;
     gpuprof__mu_lock(&gpuprof__symc_mu);
-    for (had = gpuprof__symc_head; had && !(had->dev == e->dev && had->ino == e->ino && had->size == e->size && had->mtime == e->mtime &&
-                                            !strcmp(had->path, e->path)); had = had->next) {}
-    if (!had) { e->next = gpuprof__symc_head; gpuprof__symc_head = e; }
+    if (!(had = gpuprof__symc_match(path, &st))) { e->next = gpuprof__symc_head; gpuprof__symc_head = e; }
     gpuprof__mu_unlock(&gpuprof__symc_mu);
     if (had) { gpuprof__symc_free(e); return had; }     /* another thread read it meanwhile */
     return e;
@@ -9468,6 +9471,14 @@ static const char *gpuprof__fmt_val(char *buf, size_t n, double v) {
     return buf;
 }
 
+/* Where a path's extension starts (its last '.' in the file name, not a
+   leading one: run.json -> ".json"), else its end: what gpuprof names an
+   output's siblings by (run.2.json, run.%r.json, run.part2.json). */
+static const char *gpuprof__path_ext(const char *path) {
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    return !dot || (slash && dot < slash) || dot == path || dot[-1] == '/' ? path + strlen(path) : dot;
+}
+
 /* A path with %p (pid), %r (rank), %l (local rank; 0 without a launcher)
    and %h (host, a '/' in it as '_') replaced, %% a percent sign. */
 static int gpuprof__path_expand(const char *in, char *out, size_t n) {
@@ -9522,9 +9533,9 @@ static int gpuprof__tmp_create(const char *path, char *tmp, size_t n) {
    without _POSIX_C_SOURCE). */
 #define GPUPROF__PIPE_WAIT_MS 1000
 #if defined(SIGPIPE) && defined(SIGXFSZ) && defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
-#define GPUPROF__HOLD_SIGPIPE 1
-typedef struct { sigset_t old; int pending_pipe, pending_fsize; } gpuprof__sigpipe_hold;
-static void gpuprof__sigpipe_block(gpuprof__sigpipe_hold *h) {
+#define GPUPROF__HOLD_SIGS 1
+typedef struct { sigset_t old; int pending_pipe, pending_fsize; } gpuprof__sigs_hold;
+static void gpuprof__sigs_block(gpuprof__sigs_hold *h) {
     sigset_t both, pend;
     sigemptyset(&both);
     sigaddset(&both, SIGPIPE);
@@ -9534,7 +9545,7 @@ static void gpuprof__sigpipe_block(gpuprof__sigpipe_hold *h) {
     h->pending_fsize = sigismember(&pend, SIGXFSZ);
 }
 /* err: the failed write's errno (0: none). */
-static void gpuprof__sigpipe_restore(gpuprof__sigpipe_hold *h, int err) {
+static void gpuprof__sigs_restore(gpuprof__sigs_hold *h, int err) {
     int sig = err == EPIPE && !h->pending_pipe ? SIGPIPE : err == EFBIG && !h->pending_fsize ? SIGXFSZ : 0;
     if (sig) {                                    /* ours: taken back before the mask lets it through */
         sigset_t one;
@@ -9546,10 +9557,10 @@ static void gpuprof__sigpipe_restore(gpuprof__sigpipe_hold *h, int err) {
     pthread_sigmask(SIG_SETMASK, &h->old, NULL);
 }
 #else
-#define GPUPROF__HOLD_SIGPIPE 0
-typedef struct { int pending; } gpuprof__sigpipe_hold;
-#define gpuprof__sigpipe_block(h) ((void)(h))
-#define gpuprof__sigpipe_restore(h, err) ((void)(h), (void)(err))
+#define GPUPROF__HOLD_SIGS 0
+typedef struct { int pending; } gpuprof__sigs_hold;
+#define gpuprof__sigs_block(h) ((void)(h))
+#define gpuprof__sigs_restore(h, err) ((void)(h), (void)(err))
 #endif
 
 /* The file-size limit met by any output: one line for them all. */
@@ -9616,25 +9627,6 @@ static int gpuprof__write_all(int fd, const gpuprof__buf *b, int nonblock) {
     return 0;
 }
 
-/* The buffer to the program's own stream fd when it is a regular file (a
-   redirected stdout): appended where the stream stands, as the program's
-   own writes are; 1 when written so (rc in *rc), 0 when fd is no file. */
-static int gpuprof__write_std(int fd, const char *path, const gpuprof__buf *b, const char *what, int *rc) {
-    struct stat st;
-    gpuprof__sigpipe_hold hold;
-    int err;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    if (fd == 1) fflush(stdout);
-    if (fd == 2) fflush(stderr);
-    gpuprof__sigpipe_block(&hold);
-    *rc = gpuprof__write_all(fd, b, 0);
-    err = *rc ? errno : 0;
-    gpuprof__sigpipe_restore(&hold, err);
-    if (*rc && err == EFBIG) gpuprof__fsize_warn();
-    else if (*rc) gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(err));
-    return 1;
-}
-
 /* The line for a failed write of the whole file. */
 static void gpuprof__write_failed(const char *path, const char *what, int err, int special, int kept) {
     if (special && err == EPIPE) gpuprof__warn(GPUPROF__W_IO, "the reader of '%s' went away during a write of the %s: that write is lost, the run goes on", path, what);
@@ -9642,6 +9634,24 @@ static void gpuprof__write_failed(const char *path, const char *what, int err, i
         gpuprof__warn(GPUPROF__W_IO, "'%s' is a pipe that nobody empties (full for %d ms): that write of the %s is dropped, the run goes on", path, GPUPROF__PIPE_WAIT_MS, what);
     else if (err == EFBIG) gpuprof__fsize_warn();
     else gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, strerror(err), kept ? "; the last complete file stays" : "");
+}
+
+/* The buffer to the program's own stream fd when it is a regular file (a
+   redirected stdout): appended where the stream stands, as the program's
+   own writes are; 1 when written so (rc in *rc), 0 when fd is no file. */
+static int gpuprof__write_std(int fd, const char *path, const gpuprof__buf *b, const char *what, int *rc) {
+    struct stat st;
+    gpuprof__sigs_hold hold;
+    int err;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (fd == 1) fflush(stdout);
+    if (fd == 2) fflush(stderr);
+    gpuprof__sigs_block(&hold);
+    *rc = gpuprof__write_all(fd, b, 0);
+    err = *rc ? errno : 0;
+    gpuprof__sigs_restore(&hold, err);
+    if (*rc) gpuprof__write_failed(path, what, err, 0, 0);
+    return 1;
 }
 
 /* Writes the whole buffer to a path (expanded already); a one-line message
@@ -9656,7 +9666,7 @@ static void gpuprof__write_failed(const char *path, const char *what, int err, i
 static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const char *what, struct stat *made, char *tmp) {
     int fd, had, rc, special, err, std = gpuprof__std_fd(path);
     struct stat st;
-    gpuprof__sigpipe_hold hold;
+    gpuprof__sigs_hold hold;
     if (std >= 0 && gpuprof__write_std(std, path, b, what, &rc)) return rc;
     if (gpuprof__out_link(path, what)) return -1;
     had = stat(path, &st) == 0;
@@ -9669,10 +9679,10 @@ static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const
         return -1;
     }
     if (made) (void)gpuprof__fchmod(fd, 0644);
-    gpuprof__sigpipe_block(&hold);
+    gpuprof__sigs_block(&hold);
     rc = gpuprof__write_all(fd, b, special);
     err = rc ? errno : 0;
-    gpuprof__sigpipe_restore(&hold, err);
+    gpuprof__sigs_restore(&hold, err);
     if (rc != 0) {
         gpuprof__write_failed(path, what, err, special, had && !special);
         close(fd);
@@ -9719,11 +9729,11 @@ static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const ch
 /* n bytes to the output's file. A failed write is one message; the output
    then writes nothing more (failed), and the statistics go on. */
 static void gpuprof__trace_bytes(gpuprof__tout *o, const char *s, size_t n) {
-    gpuprof__sigpipe_hold hold;
+    gpuprof__sigs_hold hold;
     int err = 0;
     o->off += n;
     if (!n || o->failed) return;
-    gpuprof__sigpipe_block(&hold);                 /* a file-size limit or a closed pipe is an error here, not the program's death */
+    gpuprof__sigs_block(&hold);                 /* a file-size limit or a closed pipe is an error here, not the program's death */
     while (n) {
         ssize_t w = write(o->fd, s, n);
         if (w < 0 && errno == EINTR) continue;
@@ -9735,7 +9745,7 @@ static void gpuprof__trace_bytes(gpuprof__tout *o, const char *s, size_t n) {
         s += w;
         n -= (size_t)w;
     }
-    gpuprof__sigpipe_restore(&hold, err);
+    gpuprof__sigs_restore(&hold, err);
     if (!n) return;
     GPUPROF__STR(&o->failed, 1);    /* a report reads the error after it */
     if (err == EFBIG) gpuprof__fsize_warn();
@@ -11561,9 +11571,8 @@ static void gpuprof__trace_live(gpuprof__tout *o, int consume) {
 /* A file beside the trace: run.json -> run.<what><n>.json (run.pftrace ->
    run.<what><n>.pftrace: the trace's format; no extension: .json). */
 static void gpuprof__trace_sibling(char *out, size_t cap, const char *what, unsigned n) {
-    const char *tp = gpuprof__g.trace_path, *dot = strrchr(tp, '.'), *slash = strrchr(tp, '/');
-    if (!dot || (slash && dot < slash)) snprintf(out, cap, "%s.%s%u.json", tp, what, n);
-    else snprintf(out, cap, "%.*s.%s%u%s", (int)(dot - tp), tp, what, n, dot);
+    const char *tp = gpuprof__g.trace_path, *dot = gpuprof__path_ext(tp);
+    snprintf(out, cap, "%.*s.%s%u%s", (int)(dot - tp), tp, what, n, *dot ? dot : ".json");
 }
 
 /* Part n of the streamed trace: the trace's own name for the first, then
@@ -18641,7 +18650,9 @@ static void gpuprof__fork_unblock(void) {
     if (gpuprof__smp_global.installed) pthread_sigmask(SIG_SETMASK, &gpuprof__fork_mask, NULL);
 #endif
 }
-static void gpuprof__fork_parent(void) {
+/* The locks gpuprof__fork_prepare took, let go of in the reverse order,
+   and the sampler's signal as it was. */
+static void gpuprof__fork_release(void) {
     gpuprof__mu_unlock(&gpuprof__warn_mu);
     gpuprof__mu_unlock(&gpuprof__trace_lock);
     gpuprof__mu_unlock(&gpuprof__mem_mu);
@@ -18650,6 +18661,7 @@ static void gpuprof__fork_parent(void) {
     gpuprof__mu_unlock(&gpuprof__life_lock);
     gpuprof__fork_unblock();
 }
+static void gpuprof__fork_parent(void) { gpuprof__fork_release(); }
 static void gpuprof__fork_child(void) {
     int state = gpuprof__g.state;
     /* Forked while a session ran: the session stays the parent's. Forked
@@ -18664,13 +18676,7 @@ static void gpuprof__fork_child(void) {
     gpuprof__trace.writer_running = 0;
     gpuprof__bg.collector_running = 0;               /* the parent's threads: not in this process */
     gpuprof__bg.keeper_running = 0;
-    gpuprof__mu_unlock(&gpuprof__warn_mu);
-    gpuprof__mu_unlock(&gpuprof__trace_lock);
-    gpuprof__mu_unlock(&gpuprof__mem_mu);
-    gpuprof__mu_unlock(&gpuprof__lock);
-    gpuprof__mu_unlock(&gpuprof__keep_mu);
-    gpuprof__mu_unlock(&gpuprof__life_lock);
-    gpuprof__fork_unblock();                        /* the parent's timers are not the child's: it samples none of them */
+    gpuprof__fork_release();                        /* the parent's timers are not the child's: it samples none of them */
 }
 
 static void gpuprof__once_init(void) {
@@ -18789,11 +18795,9 @@ static void gpuprof__remember_output(const char *path) {
    would write the same file, so ".%r" goes before the extension (rank 0
    says so, once for each output). `out` holds at least 4096 bytes. */
 static const char *gpuprof__per_rank(const char *setting, const char *what, char *out) {
-    const char *dot, *slash;
+    const char *dot;
     if (gpuprof__run.world_size <= 1 || strstr(setting, "%r") || strstr(setting, "%p") || strlen(setting) > 4000) return setting;
-    dot = strrchr(setting, '.');
-    slash = strrchr(setting, '/');
-    if (!dot || (slash && dot < slash) || dot == setting || dot[-1] == '/') dot = setting + strlen(setting);
+    dot = gpuprof__path_ext(setting);
     snprintf(out, 4096, "%.*s.%%r%s", (int)(dot - setting), setting, dot);
     if (gpuprof__run.rank == 0)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%s' has no %%r, and %d ranks would all write it: each writes '%s' (%%r the rank)",
@@ -18892,18 +18896,13 @@ static void gpuprof__copy_check(gpuprof_config *cfg) {
 
 /* The path a second copy writes instead of path: its library's name before the extension. */
 static void gpuprof__copy_path(char *path, size_t n) {
-    const char *dot, *slash;
-    char *tail;
-    size_t at, add;
+    size_t at;
+    char *ext;
     if (!gpuprof__copy.second || !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) return;
-    dot = strrchr(path, '.');
-    slash = strrchr(path, '/');
-    if (!dot || (slash && dot < slash)) dot = path + strlen(path);
-    at = (size_t)(dot - path);
-    add = strlen(gpuprof__copy.name) + 1;
-    if (strlen(path) + add + 1 > n || !(tail = gpuprof__strdup(path + at))) return;
-    snprintf(path + at, n - at, ".%s%s", gpuprof__copy.name, tail);
-    GPUPROF_FREE(tail);
+    at = (size_t)(gpuprof__path_ext(path) - path);
+    if (strlen(path) + strlen(gpuprof__copy.name) + 2 > n || !(ext = gpuprof__strdup(path + at))) return;
+    snprintf(path + at, n - at, ".%s%s", gpuprof__copy.name, ext);
+    GPUPROF_FREE(ext);
 }
 
 /* The expanded path of an output setting (NULL: none); `what` names it in
@@ -18911,7 +18910,7 @@ static void gpuprof__copy_path(char *path, size_t n) {
 static char *gpuprof__output_path(const char *setting, const char *what, char **pattern) {
     enum { N = 4096 };                /* on the heap: any thread may start the session, on a stack of 16 KiB */
     char *mem, *path, *alt = NULL, *ranked, *out = NULL;
-    const char *dot, *slash;
+    const char *dot;
     unsigned k;
     if (!setting || !*setting || strcmp(setting, "off") == 0) return NULL;
     if ((mem = (char *)gpuprof__alloc(2 * N)) == NULL) return NULL;
@@ -18919,14 +18918,15 @@ static char *gpuprof__output_path(const char *setting, const char *what, char **
     ranked = mem + N;
     setting = gpuprof__per_rank(setting, what, ranked);
     if (pattern) *pattern = gpuprof__strdup(setting);
-    if (gpuprof__path_expand(setting, path, N) != 0)
+    if (gpuprof__path_expand(setting, path, N) != 0) {
         gpuprof__warn(GPUPROF__W_BAD_ENV, "the %s path '%.64s...' is too long; no %s is written", what, setting, what);
-    else if (gpuprof__copy_path(path, N), 0) {}
-    else if (!gpuprof__is_old_output(path)) out = gpuprof__strdup(path);
+        GPUPROF_FREE(mem);
+        return NULL;
+    }
+    gpuprof__copy_path(path, N);                   /* a second copy of gpuprof: files of its own */
+    if (!gpuprof__is_old_output(path)) out = gpuprof__strdup(path);
     else {
-        dot = strrchr(path, '.');
-        slash = strrchr(path, '/');
-        if (!dot || (slash && dot < slash)) dot = path + strlen(path);
+        dot = gpuprof__path_ext(path);
         for (k = 2; (alt = (char *)gpuprof__alloc(N + 24)) != NULL; k++) {
             snprintf(alt, N + 24, "%.*s.%u%s", (int)(dot - path), path, k, dot);
             if (!gpuprof__is_old_output(alt)) break;

@@ -5,12 +5,29 @@
 #ifndef GPUPROF_CHILD_H
 #define GPUPROF_CHILD_H
 #include "check.h"
+#include "json_util.h"
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
 
 static const char *child_self;        /* argv[0]: main sets it */
+
+/* A test's child modes, by name. */
+typedef struct { const char *name; int (*run)(void); } child_mode;
+#define CHILD_MODE(fn) { #fn, child_##fn }
+
+/* In main, first: when started as `PROGRAM child MODE`, runs that mode and
+   gives its status (*status; 1 returned); else 0, the test goes on. */
+static int child_dispatch(int argc, char **argv, const child_mode *modes, size_t n, int *status) {
+    size_t i;
+    child_self = argv[0];
+    if (argc != 3 || strcmp(argv[1], "child")) return 0;
+    *status = 2;
+    for (i = 0; i < n; i++)
+        if (!strcmp(argv[2], modes[i].name)) *status = modes[i].run();
+    return 1;
+}
 
 static double now_s(void) {
     struct timespec t;
@@ -86,4 +103,28 @@ static void show(const char *what, const child_result *r) {
     fprintf(stderr, "%s: status %d after %.2f s\n%s", what, r->rc, r->wall, r->err);
 }
 
+/* Child `mode` with CPU samples on, its summary and report named after it
+   (mode.json, mode.txt), the entries of extra (NULL-ended; NULL: none) also
+   in its environment: *j its summary (NULL: none; cJSON_Delete it), *smp
+   its samples, *report (when asked for) its report's text; shown as `what`. */
+static child_result run_sampled(const char *mode, const char *what, const char *const *extra, cJSON **j, cJSON **smp, char **report) {
+    char summary[96], rep[96];
+    const char *env[8] = { "GPUPROF_SAMPLE=1", summary, rep, NULL };
+    int i, n = 3;
+    child_result r;
+    snprintf(summary, sizeof summary, "GPUPROF_SUMMARY=%s.json", mode);
+    snprintf(rep, sizeof rep, "GPUPROF_REPORT=%s.txt", mode);
+    for (i = 0; extra && extra[i] && n < 7; i++) env[n++] = extra[i];
+    env[n] = NULL;
+    r = run_child(mode, env, 60);
+    snprintf(summary, sizeof summary, "%s.json", mode);
+    *j = summary_load(summary);
+    *smp = *j ? cJSON_GetObjectItem(*j, "samples") : NULL;
+    if (report) {
+        snprintf(rep, sizeof rep, "%s.txt", mode);
+        *report = check_slurp(rep);
+    }
+    show(what, &r);
+    return r;
+}
 #endif

@@ -485,10 +485,8 @@ static double range_samples(cJSON *smp, const char *range) {
 }
 
 static void case_thread_rounds(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=rounds.json", "GPUPROF_REPORT=rounds.txt", NULL };
-    child_result r = run_child("thread_rounds", env, 60);
-    cJSON *j = summary_load("rounds.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("rounds of fresh threads, sampled", &r);
+    cJSON *j, *smp;
+    child_result r = run_sampled("thread_rounds", "rounds of fresh threads, sampled", NULL, &j, &smp, NULL);
     fprintf(stderr, "rounds: %.0f samples, %.0f with callers\n", jnum(smp, "taken"), jnum(smp, "with_callers"));
     CHECK(r.rc == OWN_STATUS, "6 rounds of 2 fresh threads each, sampled: the program ends with its own status");
     CHECK(jnum(smp, "taken") >= 20 && jnum(smp, "with_callers") >= 0.9 * jnum(smp, "taken"),
@@ -498,10 +496,8 @@ static void case_thread_rounds(void) {
 }
 
 static void case_managed_stack(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=managed.json", "GPUPROF_REPORT=managed.txt", NULL };
-    child_result r = run_child("managed_stack", env, 60);
-    cJSON *j = summary_load("managed.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("threads on stacks the program maps and unmaps, sampled", &r);
+    cJSON *j, *smp;
+    child_result r = run_sampled("managed_stack", "threads on stacks the program maps and unmaps, sampled", NULL, &j, &smp, NULL);
     CHECK(r.rc == OWN_STATUS, "threads on stacks the program made and unmapped, one after another: no crash in the sampler, the program's own status");
     /* (a floor of 5: on a loaded machine the tick goes to other tasks; a run beside a full build took 9) */
     CHECK(jnum(smp, "taken") >= 5 && jnum(smp, "with_callers") >= 0.9 * jnum(smp, "taken"), "... their samples with callers");
@@ -510,10 +506,8 @@ static void case_managed_stack(void) {
 }
 
 static void case_own_handler_later(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=own.json", "GPUPROF_REPORT=own.txt", NULL };
-    child_result r = run_child("own_handler_later", env, 60);
-    cJSON *j = summary_load("own.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("a SIGPROF handler of the program's, installed after sampling began", &r);
+    cJSON *j, *smp;
+    child_result r = run_sampled("own_handler_later", "a SIGPROF handler of the program's, installed after sampling began", NULL, &j, &smp, NULL);
     CHECK(r.rc == OWN_STATUS, "a program that installs its own SIGPROF handler mid-run: gpuprof's timers stop, its handler sees few of their signals");
     CHECK(lines_with(r.err, "the program installed a handler of its own for signal 27 (SIGPROF), which gpuprof samples with: CPU sampling stopped there") == 1,
           "... one line says so");
@@ -523,10 +517,9 @@ static void case_own_handler_later(void) {
 }
 
 static void case_reset_default(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SAMPLE_SIGNAL=SIGURG", "GPUPROF_SUMMARY=urg.json", "GPUPROF_REPORT=urg.txt", NULL };
-    child_result r = run_child("reset_default", env, 60);
-    cJSON *j = summary_load("urg.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("the sampler's signal (SIGURG) reset to its default by the program", &r);
+    static const char *const urg[] = { "GPUPROF_SAMPLE_SIGNAL=SIGURG", NULL };
+    cJSON *j, *smp;
+    child_result r = run_sampled("reset_default", "the sampler's signal (SIGURG) reset to its default by the program", urg, &j, &smp, NULL);
     CHECK(r.rc == OWN_STATUS, "GPUPROF_SAMPLE_SIGNAL=SIGURG, reset to its default by a library mid-run: the program is not killed, its own status");
     CHECK(lines_with(r.err, "the program reset to its default signal 23 (SIGURG)") == 1, "... one line says sampling stopped");
     CHECK(range_samples(smp, "before") >= 15, "... the samples before it are kept");
@@ -535,11 +528,9 @@ static void case_reset_default(void) {
 }
 
 static void case_short_threads(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=short.json", "GPUPROF_REPORT=short.txt", NULL };
-    child_result r = run_child("short_threads", env, 60);
-    cJSON *j = summary_load("short.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
+    cJSON *j, *smp;
+    child_result r = run_sampled("short_threads", "threads of 300 us each, against one thread of the same CPU", NULL, &j, &smp, NULL);
     double s = range_samples(smp, "short"), l = range_samples(smp, "long");
-    show("threads of 300 us each, against one thread of the same CPU", &r);
     fprintf(stderr, "short threads: %.0f samples in 1000 threads of 300 us; one thread of 300 ms: %.0f\n", s, l);
     CHECK(r.rc == OWN_STATUS && l >= 15, "1000 threads of 300 us, then one of 300 ms, sampled");
     CHECK(s >= 0.4 * l && s <= 2.5 * l, "... the short-lived threads get their share of the samples (the long thread's, same CPU time, within a sampler's noise)");
@@ -560,19 +551,11 @@ static void top_function(cJSON *smp, const char *range, const char **name, const
    environment): its summary (*j; NULL: none) and its samples. */
 static child_result run_libs(const char *mode, const char *what, const char *var_a, const char *path_a, const char *var_b,
                              const char *path_b, cJSON **j, cJSON **smp) {
-    static char summary[64], report[64], a[600], b[600];
-    const char *env[] = { "GPUPROF_SAMPLE=1", summary, report, a, b, NULL };
-    child_result r;
-    snprintf(summary, sizeof summary, "GPUPROF_SUMMARY=%s.json", mode);
-    snprintf(report, sizeof report, "GPUPROF_REPORT=%s.txt", mode);
+    char a[600], b[600];
+    const char *libs[] = { a, b, NULL };
     snprintf(a, sizeof a, "%s=%s", var_a, path_a);
     snprintf(b, sizeof b, "%s=%s", var_b, path_b);
-    r = run_child(mode, env, 60);
-    snprintf(summary, sizeof summary, "%s.json", mode);
-    *j = summary_load(summary);
-    *smp = *j ? cJSON_GetObjectItem(*j, "samples") : NULL;
-    show(what, &r);
-    return r;
+    return run_sampled(mode, what, libs, j, smp, NULL);
 }
 
 static void case_unloaded_lib(void) {
@@ -621,10 +604,8 @@ static void case_stripped_libs(void) {
 }
 
 static void case_reset_samples(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=reset.json", "GPUPROF_REPORT=reset.txt", NULL };
-    child_result r = run_child("reset_samples", env, 60);
-    cJSON *j = summary_load("reset.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    show("gpuprof_reset between two sampled ranges", &r);
+    cJSON *j, *smp;
+    child_result r = run_sampled("reset_samples", "gpuprof_reset between two sampled ranges", NULL, &j, &smp, NULL);
     CHECK(r.rc == OWN_STATUS && smp, "gpuprof_reset with samples: the program runs");
     CHECK(range_samples(smp, "before") == 0 && range_samples(smp, "after") >= 15, "gpuprof_reset clears the samples as it clears the ranges");
     CHECK(jnum(smp, "taken") <= range_samples(smp, "after") + 2, "... and the count of samples taken");
@@ -632,18 +613,15 @@ static void case_reset_samples(void) {
     free(r.err);
 }
 
+static int child_many_ranges_long(void) { return child_many_ranges(1.5); }
+
 int main(int argc, char **argv) {
-    child_self = argv[0];
-    if (argc == 3 && !strcmp(argv[1], "child")) {
-        const char *m = argv[2];
-        return !strcmp(m, "nvml_hang") ? child_nvml_hang() : !strcmp(m, "nvml_init_slow") ? child_nvml_init_slow() :
-               !strcmp(m, "plain") ? child_plain() : !strcmp(m, "many_ranges") ? child_many_ranges(1.5) :
-               !strcmp(m, "small_stacks") ? child_small_stacks() : !strcmp(m, "thread_rounds") ? child_thread_rounds() :
-               !strcmp(m, "managed_stack") ? child_managed_stack() : !strcmp(m, "own_handler_later") ? child_own_handler_later() :
-               !strcmp(m, "reset_default") ? child_reset_default() : !strcmp(m, "reset_samples") ? child_reset_samples() :
-               !strcmp(m, "short_threads") ? child_short_threads() : !strcmp(m, "unloaded_lib") ? child_unloaded_lib() :
-               !strcmp(m, "stripped_libs") ? child_stripped_libs() : 2;
-    }
+    static const child_mode modes[] = {
+        CHILD_MODE(nvml_hang), CHILD_MODE(nvml_init_slow), CHILD_MODE(plain), { "many_ranges", child_many_ranges_long }, CHILD_MODE(small_stacks),
+        CHILD_MODE(thread_rounds), CHILD_MODE(managed_stack), CHILD_MODE(own_handler_later), CHILD_MODE(reset_default),
+        CHILD_MODE(reset_samples), CHILD_MODE(short_threads), CHILD_MODE(unloaded_lib), CHILD_MODE(stripped_libs) };
+    int status;
+    if (child_dispatch(argc, argv, modes, sizeof modes / sizeof modes[0], &status)) return status;
     if (argc < 7) { fprintf(stderr, "usage: test_hang LIBSIMNVML LIBSIMNVML_BARE LIBSAMPLE_LIB LIBSAMPLE_OTHER LIBSAMPLE_DBG LIBSAMPLE_BARE\n"); return 2; }
     simnvml = argv[1];
     simnvml_bare = argv[2];

@@ -563,15 +563,13 @@ static void case_newline_path(void) {
 }
 
 static void case_busy_pool(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=pool.json", "GPUPROF_REPORT=pool.txt", NULL };
-    child_result r = run_child("busy_pool", env, 60);
-    cJSON *j = summary_load("pool.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL, *rg, *th;
+    cJSON *j, *smp, *rg, *th;
+    child_result r = run_sampled("busy_pool", "64 busy threads started after 800 sleeping ones", NULL, &j, &smp, NULL);
     double pool = 0, foreign = 0;
     cJSON_ArrayForEach(rg, cJSON_GetObjectItem(smp, "by_range"))
         if (!strcmp(cJSON_GetObjectItem(rg, "range")->valuestring, "pool")) pool = jnum(rg, "samples");
     cJSON_ArrayForEach(th, cJSON_GetObjectItem(smp, "threads"))
         if (cJSON_IsFalse(cJSON_GetObjectItem(th, "records_ranges"))) foreign += jnum(th, "samples");
-    show("64 busy threads started after 800 sleeping ones", &r);
     fprintf(stderr, "pool: %.0f samples in \"pool\", %.0f from threads without ranges, of %.0f taken\n", pool, foreign, jnum(smp, "taken"));
     CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 0, "64 busy threads after 800 sleeping ones, sampled: the program's own status, no gpuprof: line");
     /* 64 threads share 2 CPUs for 1.5 s: about 3 CPU-seconds, 750 ticks at 250 Hz; each is found within 0.1-0.2 s */
@@ -581,21 +579,19 @@ static void case_busy_pool(void) {
 }
 
 static void case_idle_pool(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=idle.json", "GPUPROF_REPORT=idle.txt", NULL };
-    child_result r = run_child("idle_pool", env, 60);
+    cJSON *j, *smp;
+    child_result r = run_sampled("idle_pool", "1000 sleeping threads, sampled", NULL, &j, &smp, NULL);
     const char *at = strstr(r.err, "child: ");
     double pct = at ? atof(at + 7) : 100;
-    show("1000 sleeping threads, sampled", &r);
     CHECK(r.rc == OWN_STATUS && pct < 2.0, "1000 sleeping threads without ranges, sampling on: the process spends under 2% of a core while they sleep (the keeper reads no file per thread)");
+    cJSON_Delete(j);
     free(r.err);
 }
 
 static void case_no_timers(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=notimer.json", "GPUPROF_REPORT=notimer.txt", NULL };
-    child_result r = run_child("no_timers", env, 60);
-    cJSON *j = summary_load("notimer.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    char *report = check_slurp("notimer.txt");
-    show("no timer can be made (ulimit -i 0), 101 threads with ranges", &r);
+    cJSON *j, *smp;
+    char *report;
+    child_result r = run_sampled("no_timers", "no timer can be made (ulimit -i 0), 101 threads with ranges", NULL, &j, &smp, &report);
     if (r.rc == 77) {                             /* this kernel makes timers whatever the limit: nothing to test */
         fprintf(stderr, "no_timers: left out: this kernel makes a timer under RLIMIT_SIGPENDING 0\n");
         cJSON_Delete(j);
@@ -616,11 +612,9 @@ static void case_no_timers(void) {
 }
 
 static void case_all_blocked(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=blocked.json", "GPUPROF_REPORT=blocked.txt", NULL };
-    child_result r = run_child("all_blocked", env, 60);
-    cJSON *j = summary_load("blocked.json"), *smp = j ? cJSON_GetObjectItem(j, "samples") : NULL;
-    char *report = check_slurp("blocked.txt");
-    show("every signal blocked before the threads start, sampled", &r);
+    cJSON *j, *smp;
+    char *report;
+    child_result r = run_sampled("all_blocked", "every signal blocked before the threads start, sampled", NULL, &j, &smp, &report);
     CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 1 && lines_with(r.err, "CPU samples: the program blocks signal 27 (SIGPROF) in some threads") == 1,
           "every signal blocked by the program: one line says the sampler's is, the program's own status");
     CHECK(jnum(smp, "threads_signal_blocked") == 5 && jnum(smp, "taken") == 0, "... the summary counts the 5 threads left unsampled");
@@ -632,11 +626,11 @@ static void case_all_blocked(void) {
 }
 
 static void case_signalfd(void) {
-    static const char *const env[] = { "GPUPROF_SAMPLE=1", "GPUPROF_SUMMARY=sfd.json", "GPUPROF_REPORT=sfd.txt", NULL };
-    child_result r = run_child("signalfd", env, 60);
-    show("the program reads SIGPROF through a signalfd after its first range", &r);
+    cJSON *j, *smp;
+    child_result r = run_sampled("signalfd", "the program reads SIGPROF through a signalfd after its first range", NULL, &j, &smp, NULL);
     CHECK(r.rc == OWN_STATUS, "a program that reads SIGPROF through a signalfd: gpuprof's timer stops, its last second's ticks are its own timer's (100, not 350 or more)");
     CHECK(gpuprof_lines(r.err) == 1 && lines_with(r.err, "or reads it itself (sigwait, signalfd)") == 1, "... and one line says why that thread is not sampled");
+    cJSON_Delete(j);
     free(r.err);
 }
 
@@ -711,18 +705,12 @@ static void case_copy_only(void) {
 }
 
 int main(int argc, char **argv) {
-    child_self = argv[0];
-    if (argc == 3 && !strcmp(argv[1], "child")) {
-        const char *m = argv[2];
-        return !strcmp(m, "term_loop") ? child_term_loop() : !strcmp(m, "term_reporter") ? child_term_reporter() :
-               !strcmp(m, "term_in_report") ? child_term_in_report() : !strcmp(m, "fifo_debuglink") ? child_fifo_debuglink() :
-               !strcmp(m, "fsize") ? child_fsize() : !strcmp(m, "plain") ? child_plain() : !strcmp(m, "stdout_file") ? child_stdout_file() :
-               !strcmp(m, "busy_pool") ? child_busy_pool() : !strcmp(m, "idle_pool") ? child_idle_pool() :
-               !strcmp(m, "no_timers") ? child_no_timers() :
-               !strcmp(m, "all_blocked") ? child_all_blocked() : !strcmp(m, "signalfd") ? child_signalfd() :
-               !strcmp(m, "late_init") ? child_late_init() : !strcmp(m, "as_limit") ? child_as_limit() :
-               !strcmp(m, "copies") ? child_copies() : !strcmp(m, "copy_only") ? child_copy_only() : 2;
-    }
+    static const child_mode modes[] = {
+        CHILD_MODE(term_loop), CHILD_MODE(term_reporter), CHILD_MODE(term_in_report), CHILD_MODE(fifo_debuglink), CHILD_MODE(fsize),
+        CHILD_MODE(plain), CHILD_MODE(stdout_file), CHILD_MODE(busy_pool), CHILD_MODE(idle_pool), CHILD_MODE(no_timers),
+        CHILD_MODE(all_blocked), CHILD_MODE(signalfd), CHILD_MODE(late_init), CHILD_MODE(as_limit), CHILD_MODE(copies), CHILD_MODE(copy_only) };
+    int status;
+    if (child_dispatch(argc, argv, modes, sizeof modes / sizeof modes[0], &status)) return status;
     if (argc < 3) { fprintf(stderr, "usage: test_hostile LIBSAMPLE_DBG LIBCOPY_LIB\n"); return 2; }
     sample_dbg = argv[1];
     copy_lib = argv[2];
