@@ -7501,15 +7501,19 @@ static uint32_t gpuprof__smp_pcs(gpuprof__symtab *st, const uintptr_t *frames, u
     return n;
 }
 
-/* gcc's clones named as the function they are of: f.constprop.0, f.isra.0, f.part.0, f.cold -> f. */
+/* A function's pieces named as the function: the loops gcc outlines for
+   OpenMP (f._omp_fn.0; clang's f.omp_outlined), and gcc's clones
+   (f.constprop.0, f.isra.0, f.part.0, f.cold) -> f. name may be buf
+   itself (cut in place). */
 static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
-    static const char *const sfx[] = { ".constprop.", ".isra.", ".part.", ".cold" };
+    static const char *const sfx[] = { "._omp_fn.", ".omp_outlined", ".constprop.", ".isra.", ".part.", ".cold" };
     size_t i, cut = strlen(name);
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
         const char *p = strstr(name, sfx[i]);
-        if (p && (size_t)(p - name) < cut) cut = (size_t)(p - name);
+        if (p && p > name && (size_t)(p - name) < cut) cut = (size_t)(p - name);
     }
     if (cut == strlen(name)) return name;
+    if (name == buf) { buf[cut] = 0; return buf; }
     snprintf(buf, n, "%.*s", (int)cut, name);
     return buf;
 }
@@ -13173,6 +13177,17 @@ static int gpuprof__kind_is_syncs(const gpuprof__snap *s, int k) {
     return top && gpuprof__klass(top) == GPUPROF__K_SYNC;
 }
 
+/* A tree row's path, "forward/classifier": its name and its ancestors',
+   outermost first (as the CPU samples name the ranges they fell in). */
+static void gpuprof__row_path(const gpuprof__snap *s, const gpuprof__row *r, char *out, size_t cap) {
+    const gpuprof__row *chain[GPUPROF_MAX_DEPTH];
+    int d = 0;
+    size_t k = 0;
+    for (; r && d < GPUPROF_MAX_DEPTH; r = r->parent >= 0 ? &s->tree[r->parent] : NULL) chain[d++] = r;
+    out[0] = 0;
+    while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(chain[d]->name_id));
+}
+
 /* The mean of the typical steps (steps of other kinds and outlier steps apart). */
 static double gpuprof__typical_step(const gpuprof__snap *s, const gpuprof__verdict_t *v) {
     return (gpuprof__steps.stats.sum - v->apart_dur - (v->nout ? s->out_dur : 0.0)) / v->steps;
@@ -13637,13 +13652,13 @@ static gpuprof__smp_func *gpuprof__smp_fn(gpuprof__smp_per_range *g, const char 
 /* A stack's names while it is taken: on the heap, once a collection (a
    report may be asked for on a thread of 16 KiB). */
 typedef struct gpuprof__smp_names {
-    char path[512], buf[GPUPROF__SMP_DEPTH][160], base[160];
+    char path[512], buf[GPUPROF__SMP_DEPTH][160];
     const char *name[GPUPROF__SMP_DEPTH], *module[GPUPROF__SMP_DEPTH];
     uintptr_t pc[GPUPROF__SMP_DEPTH];
 } gpuprof__smp_names;
 static void gpuprof__smp_take(gpuprof__smp_report *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded,
                               gpuprof__smp_names *nm) {
-    char *path = nm->path, *base = nm->base;
+    char *path = nm->path;
     char (*buf)[160] = nm->buf;
     const char **name = nm->name, **module = nm->module;
     gpuprof__smp_per_range *g;
@@ -13656,7 +13671,15 @@ static void gpuprof__smp_take(gpuprof__smp_report *r, gpuprof__symtab *st, const
     r->kept += count;
     if (depth > 1) r->with_callers += count;
     depth = gpuprof__smp_pcs(st, &m->frames[s->at], depth, s->gen, nm->pc);
-    for (i = 0; i < depth; i++) name[i] = gpuprof__sym_of(st, nm->pc[i], s->gen, buf[i], sizeof buf[i], &module[i]);
+    for (i = j = 0; i < depth; i++) {
+        name[j] = gpuprof__smp_base(gpuprof__sym_of(st, nm->pc[i], s->gen, buf[j], sizeof buf[j], &module[j]), buf[j], sizeof buf[j]);
+        /* gpuprof's own code calls no function of the program: a frame
+           that says so is a stale one, and the stack ends there */
+        if (j && !strncmp(name[j], "gpuprof_", 8) && strncmp(name[j - 1], "gpuprof_", 8) && !strcmp(module[j - 1], r->exe)) break;
+        if (j && name[j] == name[j - 1] && !strcmp(name[j], GPUPROF__OMP_RUNTIME)) continue;   /* the runtime inside itself: one frame */
+        j++;
+    }
+    depth = j;
     for (i = 0; i < depth; i++) {
         gpuprof__smp_func *f;
         for (j = 0; j < i && !(module[j] == module[i] && !strcmp(name[j], name[i])); j++) {}
@@ -13669,7 +13692,7 @@ static void gpuprof__smp_take(gpuprof__smp_report *r, gpuprof__symtab *st, const
     gpuprof__buf_s(&r->folded, path);
     for (i = depth; i-- > 0;) {
         gpuprof__buf_s(&r->folded, ";");
-        gpuprof__buf_s(&r->folded, gpuprof__smp_base(name[i], base, sizeof nm->base));
+        gpuprof__buf_s(&r->folded, name[i]);
     }
     gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
 }
@@ -14949,7 +14972,9 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         /* a phase that declares its work already lacks only the peaks */
         const char *more = pr->flops != 0 || pr->bytes != 0 ? "or give the machine's peaks (GPUPROF_PEAK_GBPS, GPUPROF_PEAK_TFLOPS) for a roofline of its declared work"
                                                              : "or " GPUPROF__HOST_WORK;
-        gpuprof__verdict_samples(b, smp, name, remedy, !(v->snap && v->snap->has_gpu) ? more : NULL);
+        char path[512];
+        gpuprof__row_path(v->snap, pr, path, sizeof path);
+        gpuprof__verdict_samples(b, smp, path, remedy, !(v->snap && v->snap->has_gpu) ? more : NULL);
     }
     else gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
     if (v->waits_for >= 0) {

@@ -1,0 +1,112 @@
+/* real_loop.c -- a loop in the shapes of karpathy's llama2.c (a range that
+   wraps the step, phases inside it) and llm.c (OpenMP loops in a function,
+   a validation step every 10), for the advice on real loops (issue 57):
+   built as llm.c builds its trainer, -O2 -fopenmp, frame pointers kept.
+
+   Each step, "forward" wraps:
+     "attention"   a small OpenMP matmul; in outlier steps (every 12th, from
+                   step 7) it runs 8x longer in "rope", a range inside it;
+     "ffn"         starts 4 threads that record no range, each a few ms of
+                   CPU, and joins them: the stepping thread waits in it;
+     "classifier"  the bottleneck: classifier_matmul's two OpenMP loops
+                   (classifier_matmul._omp_fn.0 and .1, 30% each) and
+                   softmax_rows' one (40%): counted in pieces, softmax_rows
+                   would look the largest;
+     "io"          a 2 ms nanosleep: off the CPU, not CPU-bound.
+   then "sample" (outside it); every 10th step also "eval".
+
+       OMP_NUM_THREADS=1 GPUPROF_SAMPLE=1 ./build/tests/real_loop [STEPS [SCALE [SUMMARY]]]
+
+   SCALE (1) multiplies every phase's work and sleep: a run at 5 has a 5x
+   longer typical step. Writes SUMMARY (real_loop.summary.json) in the
+   working directory. */
+#include "gpuprof.h"             /* linked with the implementation's "ofast" configuration */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+enum { N = 96 };
+static float a[N * N], b[N * N], c[N * N], d[N * N];
+static int scale = 1;
+
+/* busy work: reps passes over the rows, a chain of dependent adds each
+   (no -ffast-math: nothing can be reordered away); about 14 us a pass */
+static float __attribute__((noinline)) spin_rows(const float *x, int reps) {
+    float s = 0;
+    for (int r = 0; r < reps; r++)
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) s += x[i * N + j] * 1.0001f;
+    return s;
+}
+
+/* one OpenMP loop over the rows: each row's dependent chain, reps times */
+#define ROWS_LOOP(out, x, y, reps)                                            \
+    _Pragma("omp parallel for")                                               \
+    for (int i = 0; i < N; i++) {                                             \
+        float acc = out[i];                                                   \
+        for (int r = 0; r < (reps); r++)                                      \
+            for (int j = 0; j < N; j++) acc += x[i * N + j] * y[j * N + i];   \
+        out[i] = acc * 1e-6f;                                                 \
+    }
+
+static void __attribute__((noinline)) attention(int reps) { ROWS_LOOP(c, a, b, reps) }
+
+/* two parallel loops: gcc outlines them as classifier_matmul._omp_fn.0 and .1 */
+static void __attribute__((noinline)) classifier_matmul(int reps) {
+    ROWS_LOOP(c, a, b, reps)
+    ROWS_LOOP(d, b, a, reps)
+}
+
+static void __attribute__((noinline)) softmax_rows(int reps) { ROWS_LOOP(d, c, a, reps) }
+
+static void *ffn_worker(void *arg) {
+    static float sink[4];
+    int k = (int)(size_t)arg;
+    sink[k] += spin_rows(a, 150 * scale);
+    return NULL;
+}
+
+static void ffn(void) {
+    pthread_t t[4];
+    int k;
+    for (k = 0; k < 4; k++) pthread_create(&t[k], NULL, ffn_worker, (void *)(size_t)k);
+    for (k = 0; k < 4; k++) pthread_join(t[k], NULL);
+}
+
+static void io_wait(void) {
+    struct timespec ts = { 0, 2000000L * scale };
+    nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv) {
+    gpuprof_config cfg = { 0 };
+    int steps = argc > 1 ? atoi(argv[1]) : 300, s, i;
+    float sum = 0;
+    scale = argc > 2 && atoi(argv[2]) > 0 ? atoi(argv[2]) : 1;
+    for (i = 0; i < N * N; i++) {
+        a[i] = (float)((unsigned)i * 7919u % 1000u) / 1000.0f;
+        b[i] = (float)((unsigned)i * 104729u % 1000u) / 1000.0f;
+    }
+    cfg.summary_path = argc > 3 ? argv[3] : "real_loop.summary.json";
+    cfg.process_name = "real_loop";
+    gpuprof_init(&cfg);
+    for (s = 1; s <= steps; s++) {
+        {
+            PROF_RANGE("forward");
+            {
+                PROF_RANGE("attention");
+                attention(40 * scale);
+                if (s % 12 == 7) { PROF_RANGE("rope"); attention(6500 * scale); }
+            }
+            { PROF_RANGE("ffn"); ffn(); }
+            { PROF_RANGE("classifier"); classifier_matmul(200 * scale); softmax_rows(270 * scale); }
+            { PROF_RANGE("io"); io_wait(); }
+        }
+        { PROF_RANGE("sample"); sum += spin_rows(d, 7); }
+        if (s % 10 == 0) { PROF_RANGE("eval"); sum += spin_rows(c, 200 * scale); }
+        PROF_STEP();
+    }
+    printf("real_loop: %d steps at scale %d, checksum %.3f\n", steps, scale, (double)sum);
+    return 0;
+}
