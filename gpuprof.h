@@ -1275,6 +1275,27 @@ double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
     return a + f * (b - a);
 }
 
+/* Takes x, added to s before, out of it again (an outlier step out of
+   the typical steps' lengths): its count, sums and bucket; where it was
+   the largest, the largest is then the top of the highest bucket left.
+   A value s does not hold (its bucket empty) leaves s as it is. */
+static void gpuprof__stats_drop(gpuprof_stats *s, double x) {
+    uint32_t idx;
+    int i;
+    if (!s->count || !gpuprof__finite(x) || s->halvings) return;
+    idx = (uint32_t)(gpuprof__key(x) - s->lo_key);
+    if (idx >= GPUPROF_STATS_BUCKETS || !s->bucket[idx]) return;
+    s->bucket[idx]--;
+    if (!--s->count) { gpuprof_stats_init(s); return; }
+    s->sum -= x;
+    s->sum_d -= x - s->shift;
+    s->sum_d2 -= (x - s->shift) * (x - s->shift);
+    if (s->sum_d2 < 0) s->sum_d2 = 0;
+    if (x < s->max) return;
+    for (i = GPUPROF_STATS_BUCKETS; i-- > 0 && !s->bucket[i];) {}
+    if (i >= 0 && gpuprof__key_value(s->lo_key + i + 1) < s->max) s->max = gpuprof__key_value(s->lo_key + i + 1);
+}
+
 #ifndef GPUPROF_DISABLE
 /* ----------------------------------------------------------------------
    Global state and warnings: the types the sections share, the session's
@@ -1667,6 +1688,7 @@ typedef struct gpuprof__outlier {
     int kind;                     /* index in gpuprof__steps.kinds, -1: none (the table was full) */
     uint32_t n;
     gpuprof__ran *ran;            /* every range of the stepping thread's outer two levels that ran in it */
+    double off_ns, rq_ns;         /* the stepping thread off the CPU in it, of which runnable (ns; < 0: unknown) */
 } gpuprof__outlier;
 
 /* A kind of step: the set of the stepping thread's ranges (outer two levels)
@@ -1734,6 +1756,7 @@ static struct {
     double runq;                          /* ... the time in them it was runnable but waited for a CPU (ns; < 0: unknown) */
     double vol, invol;                    /* ... its voluntary and involuntary context switches in them */
     uint64_t rq0, vol0, invol0;           /* those counters at the last GPUPROF_STEP */
+    double last_off, last_rq;             /* the step ending now: its time off the CPU, of which runnable (ns; < 0: unknown) */
     gpuprof__outlier outl[GPUPROF__OUTLIERS];   /* steps that may be outliers (judged against the final median at report time) */
     uint32_t noutl;
     int outl_full;                        /* a candidate found no room: outliers are not set apart */
@@ -9176,6 +9199,8 @@ static int gpuprof__step_window(gpuprof__thread *t, int first, double dur, uint6
         o->kind = kind;
         o->n = nran;
         o->ran = copy;
+        o->off_ns = gpuprof__steps.last_off;
+        o->rq_ns = gpuprof__steps.last_off >= 0 ? gpuprof__steps.last_rq : -1.0;
     }
     return kind;
 }
@@ -9285,6 +9310,7 @@ void gpuprof__step(void) {
     else gpuprof__steps.excluded++;
     /* A step lasts from one GPUPROF_STEP to the next; the first one has no start. */
     dur = first ? 0 : gpuprof__ticks_to_ns(now - gpuprof__steps.t0);
+    gpuprof__steps.last_off = gpuprof__steps.last_rq = -1.0;
     if (t && t->session == gpuprof__g.session) {
 #if !defined(GPUPROF_CLOCK_FN)
         /* The stepping thread's time off the CPU in a step: it was blocked
@@ -9293,8 +9319,12 @@ void gpuprof__step(void) {
         if (counted && !first && gpuprof__steps.stepper == t && gpuprof__steps.cpu0 && cpu >= gpuprof__steps.cpu0) {
             gpuprof__steps.cpu += (double)(cpu - gpuprof__steps.cpu0);
             gpuprof__steps.wall += (double)dur;
+            gpuprof__steps.last_off = (double)dur > (double)(cpu - gpuprof__steps.cpu0) ? (double)dur - (double)(cpu - gpuprof__steps.cpu0) : 0.0;
             if (!(got & 1) || rq < gpuprof__steps.rq0) gpuprof__steps.runq = -1.0;     /* unknown from now on */
-            else if (gpuprof__steps.runq >= 0) gpuprof__steps.runq += (double)(rq - gpuprof__steps.rq0);
+            else {
+                gpuprof__steps.last_rq = (double)(rq - gpuprof__steps.rq0);
+                if (gpuprof__steps.runq >= 0) gpuprof__steps.runq += gpuprof__steps.last_rq;
+            }
             if ((got & 2) && vol >= gpuprof__steps.vol0 && invol >= gpuprof__steps.invol0) {
                 gpuprof__steps.vol += (double)(vol - gpuprof__steps.vol0);
                 gpuprof__steps.invol += (double)(invol - gpuprof__steps.invol0);
@@ -12154,6 +12184,8 @@ typedef struct gpuprof__snap {
     uint64_t out_steps[8];
     double out_dur, out_median;
     unsigned char out_real[GPUPROF__OUTLIERS];
+    double out_len[GPUPROF__OUTLIERS];      /* the outlier steps' lengths (those of out_real) */
+    double out_off, out_rq, out_timed;      /* of them: off the CPU, runnable, in the steps where those were measured (ns) */
     gpuprof__kind *kinds;                   /* copies of the stepping thread's kinds of step (their sets and times) */
     uint32_t nkinds;
     int typical;                            /* the kind with the most steps (-1: none) */
@@ -12323,11 +12355,21 @@ static void gpuprof__outliers(gpuprof__snap *s) {
     for (i = 0; i < gpuprof__steps.noutl; i++) {
         if (!(gpuprof__steps.outl[i].dur > GPUPROF__OUTLIER_X * s->out_median) || gpuprof__outl_rare(s, i)) continue;
         s->out_real[i] = 1;
+        s->out_len[i] = gpuprof__steps.outl[i].dur;
+        if (gpuprof__steps.outl[i].off_ns >= 0 && gpuprof__steps.outl[i].rq_ns >= 0) {
+            s->out_off += gpuprof__steps.outl[i].off_ns;
+            s->out_rq += gpuprof__steps.outl[i].rq_ns;
+            s->out_timed += gpuprof__steps.outl[i].dur;
+        }
         if (s->nout < 8) s->out_steps[s->nout] = gpuprof__steps.outl[i].step;
         s->nout++;
         s->out_dur += gpuprof__steps.outl[i].dur;
     }
-    if (s->nout * 2 >= st->count) { s->nout = 0; s->out_dur = 0; memset(s->out_real, 0, sizeof s->out_real); }   /* not outliers: half the steps */
+    if (s->nout * 2 >= st->count) {              /* not outliers: half the steps */
+        s->nout = 0;
+        s->out_dur = s->out_off = s->out_rq = s->out_timed = 0;
+        memset(s->out_real, 0, sizeof s->out_real);
+    }
 }
 
 /* Adds one row into another (a node read once goes to its flat and its tree
@@ -13012,6 +13054,7 @@ static int gpuprof__k_gpu(int k) {
 #define GPUPROF__PHASES 48        /* phases the verdict lists, the largest first */
 #define GPUPROF__CONTAINER_SHARE 0.9   /* a range holding this much of every step wraps the step: its children are the phases */
 #define GPUPROF__BLOCKED_WAITS 0.25    /* the stepping thread off the CPU this share of its steps: it waited */
+#define GPUPROF__OUTLIER_SHARE 0.25    /* outlier steps holding this share of the run are said before the bottleneck */
 typedef struct gpuprof__phase {
     const gpuprof__row *r;
     int k;
@@ -13040,12 +13083,17 @@ typedef struct gpuprof__verdict_t {
     int nother;
     const gpuprof__row *outside[GPUPROF__PHASES]; /* ranges with time outside the steps worth listing (a model load) */
     int noutside;
+    gpuprof_stats typ;            /* the typical steps' lengths: the counted steps less the kinds set apart and the outlier
+                                     steps -- the one definition of the verdict, the summary's steps.typical_time, the live
+                                     metrics' step_seconds and so gpuprof-compare's step row */
     double blocked;               /* the stepping thread's share of the steps off the CPU (< 0: not measured) */
     double preempted;             /* of which runnable, waiting for a CPU another thread or process had (< 0: unknown) */
     double vol, invol;            /* its voluntary and involuntary context switches per counted step */
     uint32_t nout;                /* outlier steps, left out of the figures above (see gpuprof__snap) */
     uint64_t out_steps[8];        /* the first few */
     double out_x, out_median;     /* their mean length in median steps; the median step */
+    double out_share;             /* their share of all counted steps' time */
+    double out_off, out_rq;       /* the stepping thread's share of them off the CPU, of it runnable (< 0: not measured) */
     const gpuprof__row *extra[2]; /* the phases with the most extra time in them */
     double extra_ns[2];
     const struct gpuprof__snap *snap;      /* the snapshot it was made from: its kinds of step */
@@ -13141,6 +13189,23 @@ static double gpuprof__in_steps(const gpuprof__verdict_t *v, const gpuprof__row 
 static double gpuprof__extra_ns(const gpuprof__verdict_t *v, const gpuprof__row *r, double typical_steps) {
     double typ = (r->in_ns - r->out_ns - gpuprof__apart_ns(v, r)) / typical_steps;
     return r->out_runs ? r->out_ns / r->out_runs - (typ > 0 ? typ : 0) : 0;
+}
+
+/* The range inside outlier phase i's (v->extra[i]) that holds at least
+   half its extra time, where one does (a phase's outermost ranges and
+   theirs are followed in every step), named instead. */
+static void gpuprof__extra_deeper(const gpuprof__snap *s, gpuprof__verdict_t *v, int i) {
+    uint32_t j;
+    const gpuprof__row *best = NULL;
+    double most = 0;
+    for (j = 0; j < s->ntree; j++) {
+        const gpuprof__row *r = &s->tree[j];
+        double x;
+        if (r->parent < 0 || &s->tree[r->parent] != v->extra[i] || !r->windowed || !r->out_runs) continue;
+        x = gpuprof__extra_ns(v, r, v->steps) * (double)r->out_runs / (double)v->extra[i]->out_runs;   /* per outlier step that ran the phase */
+        if (x > most) { most = x; best = r; }
+    }
+    if (best && most >= 0.5 * v->extra_ns[i]) { v->extra[i] = best; v->extra_ns[i] = most; }
 }
 
 /* Long steps whose extra time is mostly a sync-bound range (a loss read
@@ -13290,6 +13355,22 @@ static void gpuprof__phase_classify(gpuprof__phase *p, const gpuprof__row *r, co
     }
 }
 
+/* The typical steps' lengths (v->typ): the kinds of step not set apart,
+   less the outlier steps; where the kinds do not hold every counted step
+   (their table was full), all counted steps less the outliers. */
+static void gpuprof__typical_stats(const gpuprof__snap *s, gpuprof__verdict_t *v) {
+    uint64_t held = 0;
+    uint32_t i;
+    int k;
+    gpuprof_stats_init(&v->typ);
+    if (!v->per_step) return;
+    for (k = 0; k < (int)s->nkinds; k++) held += s->kinds[k].durs.count;
+    for (k = 0; held == gpuprof__steps.stats.count && k < (int)s->nkinds; k++)
+        if (!v->apart[k]) gpuprof_stats_merge(&v->typ, &s->kinds[k].durs);
+    if (held != gpuprof__steps.stats.count) gpuprof_stats_merge(&v->typ, &gpuprof__steps.stats);
+    for (i = 0; v->nout && i < GPUPROF__OUTLIERS; i++) if (s->out_real[i]) gpuprof__stats_drop(&v->typ, s->out_len[i]);
+}
+
 /* One definition of a step for every figure, and the outlier steps set
    apart (an evaluation every N steps): the verdict is on the typical ones. */
 static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v) {
@@ -13319,7 +13400,11 @@ static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v
         memcpy(v->out_steps, s->out_steps, sizeof v->out_steps);
         v->out_median = s->out_median;
         v->out_x = s->out_median > 0 ? s->out_dur / (double)s->nout / s->out_median : 0;
+        v->out_share = gpuprof__steps.stats.sum > 0 ? s->out_dur / gpuprof__steps.stats.sum : 0;
+        v->out_off = s->out_timed > 0 ? s->out_off / s->out_timed : -1.0;
+        v->out_rq = s->out_timed > 0 ? s->out_rq / s->out_timed : -1.0;
     }
+    gpuprof__typical_stats(s, v);
 }
 
 /* For each kind of step set apart: the ranges it runs that the typical
@@ -13379,6 +13464,7 @@ static void gpuprof__step_bound(const gpuprof__snap *s, gpuprof__verdict_t *v, c
             if (x > v->extra_ns[0]) { v->extra[1] = v->extra[0]; v->extra_ns[1] = v->extra_ns[0]; v->extra[0] = r; v->extra_ns[0] = x; }
             else if (x > v->extra_ns[1]) { v->extra[1] = r; v->extra_ns[1] = x; }
         }
+    for (i = 0; i < 2 && v->extra[i]; i++) gpuprof__extra_deeper(s, v, (int)i);
     gpuprof__kinds_explain(s, v);
     v->gpu_step = v->step_ns > 0 && v->gpu_sum >= GPUPROF__GPU_BUSY * v->step_ns;   /* the GPU-bound phases fill the step */
     v->outside_ns = v->per_step && v->step_ns > v->cpu_sum ? v->step_ns - v->cpu_sum : 0;
@@ -14864,17 +14950,38 @@ static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdic
     }
 }
 
-/* The outlier steps, on a line of their own: which, how long, where their extra time went. */
+/* A row's path in quotes, "forward/ffn", after lead. */
+static void gpuprof__buf_qpath(gpuprof__buf *b, const char *lead, const gpuprof__snap *s, const gpuprof__row *r) {
+    char path[512];
+    gpuprof__row_path(s, r, path, sizeof path);
+    gpuprof__buf_s(b, lead);
+    gpuprof__buf_s(b, "\"");
+    gpuprof__buf_name(b, path);
+    gpuprof__buf_s(b, "\"");
+}
+
+/* The outlier steps, on a line of their own: which, how long, their share
+   of the run, where their extra time went (the deepest range that holds
+   it), and the stepping thread off the CPU in them where it mostly was. */
 static void gpuprof__report_outliers(gpuprof__buf *b, const gpuprof__verdict_t *v) {
-    char t1[32], t2[32];
+    char t1[32], t2[32], t3[32];
     uint32_t i;
     gpuprof__buf_printf(b, "   outlier steps: %u (step%s ", v->nout, v->nout == 1 ? "" : "s");
     for (i = 0; i < v->nout && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? ", " : "", (unsigned long long)v->out_steps[i]);
     gpuprof__fmt(t1, sizeof t1, "%.1f", v->out_x);
-    gpuprof__buf_printf(b, "%s): %sx the median step (%s) on average", v->nout > 8 ? ", ..." : "", t1, gpuprof__fmt_ns(t2, sizeof t2, v->out_median));
+    gpuprof__fmt(t3, sizeof t3, "%.0f", 100.0 * v->out_share);
+    gpuprof__buf_printf(b, "%s): %sx the median step (%s) on average, %s%% of the run's step time", v->nout > 8 ? ", ..." : "", t1,
+                        gpuprof__fmt_ns(t2, sizeof t2, v->out_median), t3);
     for (i = 0; i < 2 && v->extra[i]; i++) {
-        gpuprof__buf_qname(b, i ? " and " : "; the extra time is in ", v->extra[i]->name_id);
+        gpuprof__buf_qpath(b, i ? " and " : "; the extra time is in ", v->snap, v->extra[i]);
         gpuprof__buf_printf(b, " (%s per outlier step that ran it)", gpuprof__fmt_ns(t1, sizeof t1, v->extra_ns[i]));
+    }
+    if (v->out_off >= GPUPROF__BLOCKED_WAITS) {
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->out_off);
+        gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * (v->out_off - v->out_rq));
+        gpuprof__fmt(t3, sizeof t3, "%.0f", 100.0 * v->out_rq);
+        gpuprof__buf_printf(b, "; in them the stepping thread was off the CPU %s%% of the time: waiting %s%%, preempted %s%%%s", t1, t2, t3,
+                            v->out_rq > v->out_off - v->out_rq ? " (another thread or process had its CPU)" : "");
     }
     gpuprof__buf_s(b, "\n");
 }
@@ -14958,8 +15065,15 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     gpuprof__verdict_step(b, v, gpu_run);
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
+    if (v->nout && v->out_share >= GPUPROF__OUTLIER_SHARE) {   /* a third of the run elsewhere: said before the typical step's bottleneck */
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->out_share);
+        gpuprof__buf_printf(b, "   first: the %u outlier steps hold %s%% of the run's step time", v->nout, t1);
+        if (v->extra[0]) gpuprof__buf_qpath(b, ", their extra time in ", v->snap, v->extra[0]);
+        gpuprof__buf_s(b, " -- find what makes them long before tuning the typical step\n");
+    }
     gpuprof__fmt(t1, sizeof t1, "%.0f", v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
-    gpuprof__bottleneck_name(b, "   bottleneck: ", "   bottleneck: ", name);
+    gpuprof__bottleneck_name(b, v->nout && v->out_share >= GPUPROF__OUTLIER_SHARE ? "   then, in the typical step, bottleneck: " : "   bottleneck: ",
+                             "   bottleneck: ", name);
     gpuprof__buf_printf(b, ", %s %s per %s = %s%% of the %s, %s", v->gpu_step ? "GPU" : "host", gpuprof__fmt_ns(t2, sizeof t2, ns),
                         v->per_step ? "step" : "run", t1, v->per_step ? "step" : "time in outermost ranges", gpuprof__kname[k]);
     if (v->waits_for >= 0) {
@@ -15914,7 +16028,9 @@ static void gpuprof__json_kinds(gpuprof__buf *b, const gpuprof__verdict_t *v) {
         for (i = 0; i < (int)kd->steps && i < 8; i++) gpuprof__buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)kd->first[i]);
         gpuprof__buf_s(b, "],\"mean_step_ns\":");
         gpuprof__buf_num(b, mean);
-        gpuprof__buf_s(b, ",\"times_typical\":");
+        gpuprof__buf_s(b, ",\"time\":{");           /* its steps' lengths: gpuprof-compare's row for this kind */
+        gpuprof__json_stats(b, &kd->durs, "_ns");
+        gpuprof__buf_s(b, "},\"times_typical\":");
         gpuprof__buf_num(b, v->step_ns > 0 ? mean / v->step_ns : GPUPROF__NAN);
         gpuprof__buf_s(b, ",\"extra\":[");
         for (i = 0; i < 3 && v->kv[k].extra[i]; i++) {
@@ -15947,9 +16063,19 @@ static void gpuprof__json_apart(gpuprof__buf *b, const gpuprof__verdict_t *v) {
     gpuprof__buf_num(b, v->nout ? v->out_x : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"median_step_ns\":");
     gpuprof__buf_num(b, v->nout ? v->out_median : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"share_of_run\":");
+    gpuprof__buf_num(b, v->nout ? v->out_share : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"off_cpu_share\":");
+    gpuprof__buf_num(b, v->nout && v->out_off >= 0 ? v->out_off : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"preempted_share\":");
+    gpuprof__buf_num(b, v->nout && v->out_off >= 0 ? v->out_rq : GPUPROF__NAN);
     gpuprof__buf_s(b, ",\"extra\":[");
     for (i = 0; i < 2 && v->extra[i]; i++) {
+        char path[512];
         gpuprof__json_named(b, i, v->extra[i]->name_id);
+        gpuprof__row_path(v->snap, v->extra[i], path, sizeof path);
+        gpuprof__buf_s(b, ",\"path\":");
+        gpuprof__buf_json_str(b, path);
         gpuprof__buf_s(b, ",\"ns\":");
         gpuprof__buf_num(b, v->extra_ns[i]);
         gpuprof__buf_s(b, "}");
@@ -15965,6 +16091,20 @@ static void gpuprof__json_apart(gpuprof__buf *b, const gpuprof__verdict_t *v) {
         gpuprof__buf_num(b, v->outside[i]->after_ns);
         gpuprof__buf_s(b, "}");
     }
+}
+
+/* steps.typical_time: the lengths of the typical steps, as the verdict
+   counts them (null: none). */
+static void gpuprof__json_typical(gpuprof__buf *b, const gpuprof__snap *s) {
+    gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);   /* on the heap: the caller's stack may be 16 KiB */
+    if (!v) { b->failed = 1; return; }
+    gpuprof__analyze(s, v);
+    if (v->typ.count) {
+        gpuprof__buf_s(b, "{");
+        gpuprof__json_stats(b, &v->typ, "_ns");
+        gpuprof__buf_s(b, "},");
+    } else gpuprof__buf_s(b, "null,");
+    GPUPROF_FREE(v);
 }
 
 /* "peaks" and "verdict" (docs/summary.md). */
@@ -16330,12 +16470,8 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         gpuprof__steps.seen ? "true" : "false", (unsigned long long)gpuprof__steps.counted,
                         (unsigned long long)gpuprof__steps.excluded, (unsigned long long)gpuprof__steps.unrecorded);
     gpuprof__json_stats(b, &gpuprof__steps.stats, "_ns");
-    gpuprof__buf_s(b, "},\"typical_time\":");       /* the steps of the most common kind (the live metrics' step_seconds) */
-    if (s->typical >= 0) {
-        gpuprof__buf_s(b, "{");
-        gpuprof__json_stats(b, &s->kinds[s->typical].durs, "_ns");
-        gpuprof__buf_s(b, "},");
-    } else gpuprof__buf_s(b, "null,");
+    gpuprof__buf_s(b, "},\"typical_time\":");       /* the verdict's typical steps (the live metrics' step_seconds) */
+    gpuprof__json_typical(b, s);
     gpuprof__json_series(b, s);
     gpuprof__json_captures(b);
     gpuprof__buf_s(b, "},\n");
@@ -16528,10 +16664,12 @@ static void gpuprof__metrics_device(gpuprof__buf *b, const char *base) {
 static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
     static const double qs[3] = { 0.5, 0.9, 0.99 };
     static const char *const qn[3] = { "0.5", "0.9", "0.99" };
-    const gpuprof_stats *ty = s->typical >= 0 ? &s->kinds[s->typical].durs : NULL;
     gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);    /* on the heap: the caller's stack may be 16 KiB */
+    const gpuprof_stats *ty = NULL;
     char ws[16];
     int i;
+    if (v) gpuprof__analyze(s, v);
+    if (v && v->typ.count) ty = &v->typ;
     snprintf(ws, sizeof ws, "%d", gpuprof__run.world_size > 0 ? gpuprof__run.world_size : 1);
     gpuprof__metrics_family(b, "gpuprof_info", "gauge", "The profiled process: gpuprof's version, the process, its host, the job's world size.");
     gpuprof__buf_printf(b, "gpuprof_info{%s,version=\"" GPUPROF_VERSION "\",process=\"", base);
@@ -16541,13 +16679,12 @@ static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const 
     gpuprof__buf_printf(b, "\",world_size=\"%s\"} 1\n", ws);
     gpuprof__metrics_family(b, "gpuprof_steps_total", "counter", "Counted steps (GPUPROF_STEP, warm-up and excluded steps left out).");
     gpuprof__metrics_at(b, "gpuprof_steps_total", base, NULL, NULL, (double)gpuprof__steps.counted);
-    gpuprof__metrics_family(b, "gpuprof_step_seconds", "summary", "Step time of the typical steps (the most common kind: the same ranges ran), seconds.");
+    gpuprof__metrics_family(b, "gpuprof_step_seconds", "summary", "Step time of the typical steps (as the verdict: kinds of step set apart and outlier steps left out), seconds.");
     for (i = 0; i < 3; i++) gpuprof__metrics_at(b, "gpuprof_step_seconds", base, "quantile", qn[i], ty && ty->count ? gpuprof_stats_quantile(ty, qs[i]) / 1e9 : GPUPROF__NAN);
     gpuprof__metrics_at(b, "gpuprof_step_seconds_sum", base, NULL, NULL, ty ? ty->sum / 1e9 : 0.0);
     gpuprof__metrics_at(b, "gpuprof_step_seconds_count", base, NULL, NULL, ty ? (double)ty->count : 0.0);
     gpuprof__metrics_ranges(b, s, base);
     if (!v) { b->failed = 1; return; }
-    gpuprof__analyze(s, v);
     if (v->nph) gpuprof__metrics_family(b, "gpuprof_phase_share", "gauge", "The verdict's share of the step held by each phase (an outermost range), 0-1.");
     for (i = 0; i < v->nph; i++)
         gpuprof__metrics_at(b, "gpuprof_phase_share", base, "range", gpuprof__registry.names[v->ph[i].r->name_id].text, v->step_ns > 0 ? v->ph[i].t / v->step_ns : GPUPROF__NAN);
