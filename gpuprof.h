@@ -1414,6 +1414,7 @@ typedef struct gpuprof__node {
        line from the recording thread's core. */
     char pad_[64];
     uint64_t self_ns;         /* inclusive minus nested ranges, counted calls */
+    uint64_t smp_own;         /* CPU samples of its own thread's timer taken in it (not in nested ranges; written by that thread's handler) */
     gpuprof_stats stats;      /* inclusive time in ns (counters: the values) */
 } gpuprof__node;
 
@@ -6292,6 +6293,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         if (si && si->si_code == SI_TIMER && si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
         if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
         node = d ? t->stack[d - 1].node : NULL;
+        if (node) GPUPROF__ST(&t->stack[d - 1].node->smp_own, GPUPROF__LD(&node->smp_own) + 1);
         n = gpuprof__smp_walk(m, uc, st);
         GPUPROF__ST(&m->taken, m->taken + 1);
         k = gpuprof__smp_add(m, node, st, n);
@@ -6346,6 +6348,34 @@ static uint64_t gpuprof__smp_cpu_of(int tid) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 #endif
+
+/* A sampled thread's CPU time while sampled, in seconds: that of its
+   timers stopped, and of the one running now (ranged: whether it records
+   ranges, and so keeps the time of its stopped timers; else the keeper's
+   entry, whose one timer's time is the larger of the last look's and now's). */
+static double gpuprof__smp_cpu_s(const gpuprof__smp *m, int ranged) {
+    uint64_t cpu = GPUPROF__LD(&m->cpu_ns);
+#if GPUPROF__SAMPLER
+    if (GPUPROF__LDA(&m->gen)) {
+        uint64_t now = gpuprof__smp_cpu_of(ranged && gpuprof__tls && m->tid == gpuprof__tls->tid ? 0 : m->tid);
+        if (now > m->cpu0_ns) cpu = ranged ? cpu + (now - m->cpu0_ns) : (m->cpu_before + (now - m->cpu0_ns) > cpu ? m->cpu_before + (now - m->cpu0_ns) : cpu);
+    }
+#else
+    (void)ranged;
+#endif
+    return (double)cpu * 1e-9;
+}
+
+/* The stepping thread's samples per ns of its CPU time while sampled (0:
+   it is not sampled, or too few samples to tell): a range's samples of it
+   over this are its time on the CPU (the verdict's "waiting"). */
+static double gpuprof__smp_stepper_rate(void) {
+    const gpuprof__thread *t = gpuprof__steps.stepper;
+    const gpuprof__smp *m = t ? GPUPROF__LDA(&t->smp) : NULL;
+    double cpu = m ? gpuprof__smp_cpu_s(m, 1) : 0;
+    return cpu > 0 && GPUPROF__LD(&m->taken) >= 20 ? (double)GPUPROF__LD(&m->taken) / (cpu * 1e9) : 0.0;
+}
+
 
 /* Threads that record no range (SPEC 16a): found by the keeper in
    /proc/self/task every GPUPROF__SMP_CHECK_NS, each given a timer on its
@@ -7547,6 +7577,7 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
 #define GPUPROF__SAMPLER 0
 #define GPUPROF__SMP_ON() 0
 #define GPUPROF__SMP_ASKED() 0
+#define gpuprof__smp_stepper_rate() 0.0
 #define GPUPROF__SMP_CHECK_NS 0
 #define gpuprof__smp_thread_start(t) ((void)(t))
 #define gpuprof__smp_thread_stop(t, own) ((void)(t), (void)(own))
@@ -12153,6 +12184,7 @@ typedef struct gpuprof__row {
     uint64_t nvals, vals_seen;  /* kept, and added in all (more than kept: the older ones are gone) */
     uint32_t win_node;          /* windowed: the stepping thread's node index + 1 (kinds' times are by node) */
     uint64_t self_ns, excluded;
+    uint64_t smp_own;           /* CPU samples its own thread's timer took in it (not in nested ranges) */
     double flops, bytes, last;
     uint64_t gpu_self_ns, gpu_excluded;
     int64_t gpu_lag_ns, gpu_wait_ns;
@@ -12231,6 +12263,7 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     gpuprof_stats *pre = (gpuprof_stats *)GPUPROF__LDA(&n->pre);
     gpuprof_stats_merge(&r->stats, &n->stats);
     r->self_ns += GPUPROF__LD(&n->self_ns);
+    r->smp_own += GPUPROF__LD(&n->smp_own);
     r->excluded += GPUPROF__LD(&n->excluded);
     r->flops += gpuprof__ldd(&n->flops);
     r->bytes += gpuprof__ldd(&n->bytes);
@@ -12380,6 +12413,7 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->open_ns += src->open_ns;
     gpuprof_stats_merge(&dst->gpu, &src->gpu);
     dst->self_ns += src->self_ns;
+    dst->smp_own += src->smp_own;
     dst->excluded += src->excluded;
     dst->flops += src->flops;
     dst->bytes += src->bytes;
@@ -12878,12 +12912,12 @@ static uint64_t gpuprof__wall_ns(void) {
 enum { GPUPROF__PREC_FP32, GPUPROF__PREC_TF32, GPUPROF__PREC_FP16, GPUPROF__PREC_BF16, GPUPROF__PREC_FP8, GPUPROF__PREC_FP64, GPUPROF__PREC_COUNT };
 static const char *const gpuprof__prec_name[GPUPROF__PREC_COUNT] = { "fp32", "tf32", "fp16", "bf16", "fp8", "fp64" };
 enum { GPUPROF__K_NONE, GPUPROF__K_CPU, GPUPROF__K_LAUNCH, GPUPROF__K_SYNC, GPUPROF__K_GPU, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE,
-       GPUPROF__K_TRANSFER, GPUPROF__K_COMM, GPUPROF__K_UNDERFILL, GPUPROF__K_LATENCY, GPUPROF__K_COUNT };
+       GPUPROF__K_TRANSFER, GPUPROF__K_COMM, GPUPROF__K_UNDERFILL, GPUPROF__K_LATENCY, GPUPROF__K_WAIT, GPUPROF__K_COUNT };
 /* TRANSFER: from kernel capture's copies only; COMM: collectives; UNDERFILL: kernel capture's launch figures;
-   LATENCY: declared work far below both roofs (SPEC 20) */
+   LATENCY: declared work far below both roofs (SPEC 20); WAIT: a host phase whose thread was mostly off the CPU (CPU samples) */
 static const char *const gpuprof__kname[GPUPROF__K_COUNT] = {
     NULL, "CPU-bound", "launch-bound", "sync-bound", "GPU-bound", "memory-bound", "compute-bound", "transfer-bound", "comm-bound",
-    "under-filled", "latency-bound"
+    "under-filled", "latency-bound", "waiting"
 };
 /* The usual remedies of each class (the closing line of the verdict). */
 static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
@@ -12903,7 +12937,10 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
     "give the GPU more blocks: split the work over more of them (split-K for a long reduction, smaller tiles, one block per row "
     "or tile), or run such kernels beside other work on another stream",
     "raise the parallelism and fix the access: more warps or more independent work per thread, contiguous (coalesced) loads, "
-    "reuse through shared memory or registers (tiling) -- or a tuned library (cuBLAS, cuDNN, CUTLASS) for GEMM-like work"
+    "reuse through shared memory or registers (tiling) -- or a tuned library (cuBLAS, cuDNN, CUTLASS) for GEMM-like work",
+    "its thread sleeps or blocks there (I/O, a sleep, a lock, joining threads): overlap the wait with work (read ahead in a "
+    "background thread, asynchronous I/O), wait less often (batch the I/O, keep a thread pool instead of starting threads "
+    "each step), or take the sleep out"
 };
 /* latency-bound, with no kernel capture to say whether its grids fill the SMs */
 #define GPUPROF__LATENCY_REMEDY "first see whether its kernels' grids fill the SMs (GPUPROF_KERNELS=1: an under-filled grid is the " \
@@ -12923,6 +12960,7 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
 #define GPUPROF__UF_SHARE (1.0 / 3)   /* kernels that leave most SMs idle hold >= a third of a GPU-bound range's kernel time: under-filled */
 #define GPUPROF__TC_SHARE 0.5         /* kernels on the tensor cores hold >= half its kernel time: no "use the tensor cores" */
 #define GPUPROF__FAR_BELOW 0.2        /* GPU work under 20% of its bounding roof: latency-bound, neither memory- nor compute-bound */
+#define GPUPROF__OFF_CPU 0.5          /* a CPU-bound phase's thread on the CPU under half its time (its CPU samples): waiting */
 
 /* Is this name among GPUPROF_HOST_RANGES? */
 static int gpuprof__is_host(uint32_t name_id) {
@@ -13064,6 +13102,7 @@ typedef struct gpuprof__phase {
     int by_gpu;                   /* by_ns is GPU time (a comm-bound phase decided by NCCL's GPU time) */
     double kern_ns, uf_ns, tc_ns; /* kernel capture, run totals of it and its nested ranges: kernel time, of which in launches
                                      that leave most SMs idle, on the tensor cores */
+    double on_cpu;                /* its thread's share of its time on the CPU, from its CPU samples (< 0: not sampled) */
 } gpuprof__phase;
 
 typedef struct gpuprof__verdict_t {
@@ -13129,10 +13168,12 @@ typedef struct gpuprof__nested {
     double work_mem_best, work_comp_best;
     const gpuprof__row *work_mem_by, *work_comp_by;
     double kern_ns, uf_ns, tc_ns;         /* kernel capture: kernel time, in launches that leave most SMs idle, on the tensor cores */
+    uint64_t smp_own;                     /* CPU samples of its own thread in them */
 } gpuprof__nested;
 
 static void gpuprof__nested_add(gpuprof__nested *a, const gpuprof__row *d, int k) {
     double c = d->stats.sum, g = (double)d->gpu_self_ns;
+    a->smp_own += d->smp_own;
     a->kern_ns += (double)d->kernel_ns;
     a->uf_ns += (double)d->kuf_ns;
     a->tc_ns += (double)d->ktc_ns;
@@ -13371,6 +13412,18 @@ static void gpuprof__typical_stats(const gpuprof__snap *s, gpuprof__verdict_t *v
     for (i = 0; v->nout && i < GPUPROF__OUTLIERS; i++) if (s->out_real[i]) gpuprof__stats_drop(&v->typ, s->out_len[i]);
 }
 
+/* A host phase's time on the CPU, from its thread's CPU samples in it and
+   its nested ranges (rate: samples per ns of that thread's CPU time; 0:
+   not sampled): one that was off the CPU most of its time waited (a sleep,
+   I/O, a lock, a join), and is "waiting", not CPU-bound. */
+static void gpuprof__phase_on_cpu(gpuprof__phase *p, const gpuprof__row *r, const gpuprof__nested *a, double rate) {
+    p->on_cpu = -1.0;
+    if (!(rate > 0) || !(r->stats.sum > 0) || r->other) return;
+    p->on_cpu = (double)(r->smp_own + a->smp_own) / rate / r->stats.sum;
+    if (p->on_cpu > 1) p->on_cpu = 1;
+    if (p->k == GPUPROF__K_CPU && !p->by && !gpuprof__is_host(r->name_id) && p->on_cpu < GPUPROF__OFF_CPU) p->k = GPUPROF__K_WAIT;
+}
+
 /* One definition of a step for every figure, and the outlier steps set
    apart (an evaluation every N steps): the verdict is on the typical ones. */
 static void gpuprof__verdict_steps(const gpuprof__snap *s, gpuprof__verdict_t *v) {
@@ -13530,6 +13583,7 @@ static const char *gpuprof__kc_short(char *buf, size_t n, const gpuprof__kernel 
    per typical step, what bounds the step and the bottleneck. */
 static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     uint32_t i, j, nall = 0;
+    double rate;
     gpuprof__phase *all;
     gpuprof__nested *nest;
     unsigned char *is_phase;
@@ -13542,6 +13596,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
     if (!all || !nest || !is_phase) { GPUPROF_FREE(all); GPUPROF_FREE(nest); GPUPROF_FREE(is_phase); return; }
     gpuprof__verdict_steps(s, v);
     gpuprof__find_phases(s, v, is_phase);
+    rate = gpuprof__smp_stepper_rate();
     /* each nested range into its phase's totals: one pass, O(rows x depth) */
     for (j = 0; j < s->ntree; j++) {
         const gpuprof__row *d = &s->tree[j];
@@ -13564,6 +13619,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         p->cpu = r->stats.sum * per;
         p->gpu = r->gpu.count ? r->gpu.sum * per : 0;
         gpuprof__phase_classify(p, r, &nest[i], per);
+        gpuprof__phase_on_cpu(p, r, &nest[i], rate);
         /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
            somewhere later); any other for its CPU time */
         p->t = gpuprof__k_gpu(p->k) && p->gpu > p->cpu ? p->gpu : p->cpu;
@@ -13783,23 +13839,6 @@ static void gpuprof__smp_take(gpuprof__smp_report *r, gpuprof__symtab *st, const
     gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
 }
 
-/* A sampled thread's CPU time while sampled, in seconds: that of its
-   timers stopped, and of the one running now (ranged: whether it records
-   ranges, and so keeps the time of its stopped timers; else the keeper's
-   entry, whose one timer's time is the larger of the last look's and now's). */
-static double gpuprof__smp_cpu_s(const gpuprof__smp *m, int ranged) {
-    uint64_t cpu = GPUPROF__LD(&m->cpu_ns);
-#if GPUPROF__SAMPLER
-    if (GPUPROF__LDA(&m->gen)) {
-        uint64_t now = gpuprof__smp_cpu_of(ranged && gpuprof__tls && m->tid == gpuprof__tls->tid ? 0 : m->tid);
-        if (now > m->cpu0_ns) cpu = ranged ? cpu + (now - m->cpu0_ns) : (m->cpu_before + (now - m->cpu0_ns) > cpu ? m->cpu_before + (now - m->cpu0_ns) : cpu);
-    }
-#else
-    (void)ranged;
-#endif
-    return (double)cpu * 1e-9;
-}
-
 /* Whether thread tid records ranges (the keeper may have sampled it before
    its first range: those samples count, the thread once). */
 static int gpuprof__smp_tid_records(int tid) {
@@ -13981,7 +14020,7 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report 
     if (n && i < all.nfn && all.fn[i].self) {
         gpuprof__buf_printf(b, "\n   try: speed up %s, %.0f%% of its %llu CPU samples", all.fn[i].name, 100.0 * (double)all.fn[i].self / (double)n,
                             (unsigned long long)n);
-        for (k = i + 1, shown = 0; k < all.nfn && shown < 2 && all.fn[k].self; k++) {
+        for (k = i + 1, shown = 0; k < all.nfn && shown < 2 && 200 * all.fn[k].self >= n; k++) {    /* those of 0.5% or more */
             if (!strcmp(all.fn[k].name, GPUPROF__OMP_RUNTIME)) continue;
             gpuprof__buf_printf(b, "%s %s %.0f%%", !shown ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
             shown++;
@@ -14517,6 +14556,10 @@ static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s
     case GPUPROF__K_CPU:
         snprintf(out, n, gpuprof__is_host(r->name_id) ? "host work (GPUPROF_HOST_RANGES)" : "no GPU time: host work");
         break;
+    case GPUPROF__K_WAIT:
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * (1.0 - p->on_cpu));
+        snprintf(out, n, "off the CPU %s%% of its time (its thread's CPU samples): a sleep, I/O, a lock or a join", t1);
+        break;
     case GPUPROF__K_LAUNCH:
         if (r->kernel_calls >= 2 * r->stats.count) {
             /* kernel capture: many kernels, short ones, the GPU idle between them */
@@ -15051,7 +15094,9 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         gpuprof__buf_printf(b, " %8s", t1);
         gpuprof__cell_ns(b, p->cpu);
         gpuprof__cell_ns(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
-        if (!gpu_run && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
+        if (!gpu_run && p->k == GPUPROF__K_CPU && p->on_cpu >= 0)
+            snprintf(why, sizeof why, "no GPU in this run: host code, on the CPU %.0f%% of its time", 100.0 * p->on_cpu);
+        else if (!gpu_run && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
         else gpuprof__phase_why(why, sizeof why, v->snap, p);
         gpuprof__buf_printf(b, "  %-14s  %s\n", gpuprof__kname[p->k], why);
     }
@@ -16949,6 +16994,7 @@ void gpuprof_reset(void) {
                worst case is one sample of the old period kept in the new. */
             gpuprof__stats_clear(&n->stats);
             GPUPROF__ST(&n->self_ns, (uint64_t)0);
+            GPUPROF__ST(&n->smp_own, (uint64_t)0);
             GPUPROF__ST(&n->excluded, (uint64_t)0);
             GPUPROF__ST(&n->pre_self_ns, (uint64_t)0);
             gpuprof__std(&n->flops, 0.0);
