@@ -18,7 +18,7 @@ gen=$1; cmp=$2
 
 "$cmp" base.json rerun.json > same.out; code "same code, two runs" 0 $?
 cat same.out
-expect "same code: the step time" same.out "^(step time) .*within noise"
+expect "same code: the step time" same.out "^(typical step) .*within noise"
 expect "same code: backward" same.out "^backward .*within noise"
 expect "same code: the overall line" same.out "ranges: 0 faster, 0 slower, 6 within noise, 0 added, 0 gone -> no significant change"
 expect "same code: the memory peak is unchanged" same.out "tracked peak .*1.00 MiB ->   1.00 MiB  (+0.0%)"
@@ -27,7 +27,7 @@ expect "same code: the memory peak is unchanged" same.out "tracked peak .*1.00 M
 cat slow.out
 expect "slower: backward" slow.out "^backward .* +\(19.[5-9]\|20.[0-4]\)% .* SLOWER"
 expect "slower: forward is not" slow.out "^forward .*within noise"
-expect "slower: the step time" slow.out "^(step time) .*SLOWER"
+expect "slower: the step time" slow.out "^(typical step) .*SLOWER"
 expect "slower: the overall line" slow.out "ranges: 0 faster, 1 slower, 5 within noise"
 
 "$cmp" --fail-if-slower 10 base.json slow.json > fail.out; code "--fail-if-slower 10 on a 20% slower run" 1 $?
@@ -79,6 +79,19 @@ expect "a cut file is named" err.out "cut.json is not valid JSON"
 "$cmp" --alpha 2 base.json base.json 2> err.out; code "a bad --alpha" 2 $?
 "$cmp" --bogus base.json base.json 2> err.out; code "an unknown option" 2 $?
 expect "an unknown option is named" err.out "unknown option --bogus"
+
+# several runs a side: each run's mean one sample of the test
+"$gen" slow2.json 7 --slower 20
+"$cmp" base.json,rerun.json slow.json,slow2.json > runs.out; code "several runs a side" 0 $?
+cat runs.out
+expect "the runs are said" runs.out "^baseline: 2 runs; compared on its typical steps"
+expect "and how they are tested" runs.out "^several runs a side: each run's mean is one sample of the test"
+expect "runs: backward, 2 runs each" runs.out "^backward  *CPU  *2  *2 .* +\(19.[5-9]\|20.[0-4]\)% .* SLOWER"
+expect "runs: forward is not" runs.out "^forward .*within noise"
+"$cmp" base.json,rerun.json base.json,rerun.json > runs_same.out; code "the same runs on both sides" 0 $?
+expect "the same runs: no change" runs_same.out "-> no significant change"
+"$cmp" base.json, slow.json 2> err.out; code "a list ending in a comma" 2 $?
+expect "a bad list is named" err.out "is not a list of files"
 
 # a summary written while a range was open (a checkpoint inside the first
 # evaluation): the range is there, marked open with its time so far, and

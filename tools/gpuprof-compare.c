@@ -19,11 +19,14 @@
 #include "summary_json.h"
 
 static const char *const usage_text =
-    "usage: " TOOL " [options] BASELINE.json NEW.json\n"
+    "usage: " TOOL " [options] BASELINE.json[,MORE.json...] NEW.json[,MORE.json...]\n"
     "\n"
     "Compares two gpuprof JSON summaries (gpuprof_write_summary, GPUPROF_SUMMARY=path) range\n"
     "by range: the baseline and new mean time per call, the change, and whether the change\n"
-    "stands out of the noise. Also: ranges added or gone, memory peaks, the step time.\n"
+    "stands out of the noise. Also: ranges added or gone, memory peaks, the typical step's time\n"
+    "(the steps the verdict calls typical: other kinds of step, such as an evaluation every N,\n"
+    "and outlier steps set apart) and each other kind of step's on a row of its own.\n"
+    "Several runs a side, comma-separated, are compared run against run (see the rule).\n"
     "\n"
     "options:\n"
     "  --fail-if-slower PCT  exit 1 when the step time or any range is significantly slower\n"
@@ -42,10 +45,14 @@ static const char *const usage_text =
     "Either alone is not enough: with many calls a 0.1% drift is 'significant' yet not worth\n"
     "a look; with few, noisy calls a 10% change may be chance. The test takes the calls as\n"
     "independent samples; calls in a loop are often correlated, so treat p as a guide.\n"
-    "The test sees the noise within each run, not between runs: the same code run twice on a\n"
-    "busy machine can differ by a few percent throughout (clock speed, cache, neighbours).\n"
-    "Compare a rerun of the baseline with the baseline first to see your machine's level, and\n"
-    "set --min-change above it.\n"
+    "Steps within one run are not independent samples of the machine's speed: the same code\n"
+    "run twice on a busy machine can differ by more than its steps' spread (clock speed,\n"
+    "neighbours). So: with several runs a side, the test is Welch's on the runs' means (each\n"
+    "run one sample). With one run a side, the noise between runs is estimated from each run's\n"
+    "own drift (steps.over_time.drift: its last tenth of typical steps against its first),\n"
+    "added to the variance of each mean, and a change under twice that noise (at least\n"
+    "min-change) is within noise; the line 'noise between runs' says how large a change must\n"
+    "be. Run each side two or three times where the machine is shared.\n"
     "Ranges with fewer than 2 calls in either run are compared without a test ('n/a').\n"
     "\n"
     "exit status: 0 compared; 1 --fail-if-slower was exceeded; 2 bad usage or unreadable input.\n";
@@ -107,6 +114,9 @@ static double welch_p(double m1, double s1, double n1, double m2, double s2, dou
    The comparison.
    ---------------------------------------------------------------------- */
 typedef struct opts { double alpha, min_change, fail_pct; int fail_on, time_mode, rows; } opts;
+#define MAX_RUNS 16
+/* One side of the comparison: its runs' summaries. */
+typedef struct runs { jv doc[MAX_RUNS]; int n; double noise; } runs;
 enum { T_AUTO, T_GPU, T_CPU };
 enum { V_NA, V_SAME, V_FASTER, V_SLOWER, V_CALLS };
 
@@ -154,6 +164,74 @@ static void decide(cmp *c, const opts *o) {
     else c->verdict = V_SAME;
 }
 
+/* The same with the noise between runs (one run a side: each side's
+   relative noise, from its drift) added to each mean's variance, and a
+   change under twice it within noise. */
+static void decide_runs(cmp *c, const opts *o, const runs *a, const runs *b) {
+    opts w = *o;
+    double floor_pct = 200.0 * sqrt(a->noise * a->noise + b->noise * b->noise);
+    if (a->n == 1 && b->n == 1 && c->n1 > 0 && c->n2 > 0) {
+        c->s1 = sqrt(c->s1 * c->s1 + c->n1 * (a->noise * c->m1) * (a->noise * c->m1));
+        c->s2 = sqrt(c->s2 * c->s2 + c->n2 * (b->noise * c->m2) * (b->noise * c->m2));
+        if (floor_pct > w.min_change) w.min_change = floor_pct;
+    }
+    decide(c, &w);
+}
+
+/* A side's runs from "a.json,b.json" (0; 2: a file could not be read, said). */
+static int load_runs(const char *list, runs *r) {
+    char path[4096];
+    const char *p = list;
+    memset(r, 0, sizeof *r);
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (r->n == MAX_RUNS) { fprintf(stderr, TOOL ": more than %d runs on one side\n", MAX_RUNS); return 2; }
+        if (len >= sizeof path || !len) { fprintf(stderr, TOOL ": '%s' is not a list of files\n", list); return 2; }
+        memcpy(path, p, len);
+        path[len] = 0;
+        if (load(path, &r->doc[r->n]) != 0) return 2;
+        r->n++;
+        p = e ? e + 1 : p + len;
+        if (e && !*p) { fprintf(stderr, TOOL ": '%s' is not a list of files (it ends in a comma)\n", list); return 2; }
+    }
+    return r->n ? 0 : 2;
+}
+
+/* A run's steps compared: its typical steps (steps.typical_time) where the
+   summary has them, else all its counted steps. */
+static const jv *step_time(const jv *doc) {
+    const jv *t = jget(jget(doc, "steps"), "typical_time");
+    return jnum(t, "count") > 0 ? t : jget(jget(doc, "steps"), "time");
+}
+
+/* A run's noise between runs, relative: its drift's change (the last tenth
+   of its typical steps against the first), 0 where it had too few steps. */
+static double run_noise(const jv *doc) {
+    const jv *d = jget(jget(jget(doc, "steps"), "over_time"), "drift");
+    double a = jnum(d, "first_tenth_ns"), b = jnum(d, "last_tenth_ns");
+    return a > 0 && b == b ? fabs(b - a) / a : 0.0;
+}
+
+/* The statistics of one thing over a side's runs: with one run, its own
+   (count, mean, std); with several, each run's mean as one sample. get:
+   a run's count, mean and std (0: it has it). */
+typedef int (*get_fn)(const jv *doc, const void *arg, double *n, double *m, double *s);
+static int side_stats(const runs *r, get_fn get, const void *arg, double *n, double *m, double *s) {
+    double sum = 0, sum2 = 0, cn, cm, cs;
+    int k;
+    if (r->n == 1) return get(&r->doc[0], arg, n, m, s);
+    for (k = 0; k < r->n; k++) {
+        if (get(&r->doc[k], arg, &cn, &cm, &cs) != 0) return -1;
+        sum += cm;
+        sum2 += cm * cm;
+    }
+    *n = r->n;
+    *m = sum / r->n;
+    *s = sqrt(fmax(0.0, (sum2 - sum * sum / r->n) / (r->n - 1)));
+    return 0;
+}
+
 /* The statistics a range is compared on. */
 static int range_stats(const jv *r, int want_gpu, double *n, double *m, double *s) {
     const jv *g = jget(r, "gpu");
@@ -163,6 +241,48 @@ static int range_stats(const jv *r, int want_gpu, double *n, double *m, double *
     *m = jnum(src, "mean_ns");
     *s = jnum(src, "std_ns");
     return *n > 0 ? 0 : -1;
+}
+
+/* Getters for side_stats: the typical step; a kind of step (arg: its
+   ranges, "eval,log"); a range (arg: a range_key). */
+static int get_step(const jv *doc, const void *arg, double *n, double *m, double *s) {
+    const jv *t = step_time(doc);
+    (void)arg;
+    *n = jnum(t, "count"); *m = jnum(t, "mean_ns"); *s = jnum(t, "std_ns");
+    return *n > 0 ? 0 : -1;
+}
+static void kind_key(const jv *kd, char *out, size_t cap) {
+    const jv *rs = jget(kd, "ranges");
+    size_t i, k = 0;
+    out[0] = 0;
+    for (i = 0; rs && i < rs->n && k + 1 < cap; i++)
+        if (rs->kids[i].type == J_STR) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "," : "", rs->kids[i].str);
+}
+static const jv *find_kind(const jv *doc, const char *key) {
+    const jv *ks = jget(jget(doc, "verdict"), "step_kinds");
+    char k2[512];
+    size_t i;
+    for (i = 0; ks && i < ks->n; i++) {
+        kind_key(&ks->kids[i], k2, sizeof k2);
+        if (!strcmp(k2, key)) return &ks->kids[i];
+    }
+    return NULL;
+}
+static int get_kind(const jv *doc, const void *arg, double *n, double *m, double *s) {
+    const jv *t = jget(find_kind(doc, (const char *)arg), "time");
+    *n = jnum(t, "count"); *m = jnum(t, "mean_ns"); *s = jnum(t, "std_ns");
+    return *n > 0 ? 0 : -1;
+}
+typedef struct range_key { const char *name; int gpu; } range_key;
+static int get_range(const jv *doc, const void *arg, double *n, double *m, double *s) {
+    const range_key *k = (const range_key *)arg;
+    const jv *rs = jget(doc, "ranges");
+    size_t i;
+    for (i = 0; rs && i < rs->n; i++) {
+        const jv *nm = jget(&rs->kids[i], "name");
+        if (nm && nm->type == J_STR && !strcmp(nm->str, k->name)) return range_stats(&rs->kids[i], k->gpu, n, m, s);
+    }
+    return -1;
 }
 
 static int has_gpu(const jv *r) {
@@ -233,15 +353,61 @@ static const char *proc_of(const jv *doc) {
     return p && p->type == J_STR ? p->str : "?";
 }
 
+/* Which steps are compared, and with one run a side how large a change
+   must be to be told from the noise between runs. */
+static void describe_sides(const runs *sd, const opts *o) {
+    int a;
+    for (a = 0; a < 2; a++) {
+        const jv *st = jget(&sd[a].doc[0], "steps"), *ty = jget(st, "typical_time");
+        const jv *out = jget(jget(&sd[a].doc[0], "verdict"), "outlier_steps");
+        printf("%s: %d run%s", a ? "new" : "baseline", sd[a].n, sd[a].n == 1 ? "" : "s");
+        if (jnum(ty, "count") > 0)
+            printf("; compared on its typical steps, %.0f of %.0f counted (%.0f outlier steps and other kinds of step apart)", jnum(ty, "count"),
+                   jnum(st, "counted"), jnum(out, "count") == jnum(out, "count") ? jnum(out, "count") : 0.0);
+        else printf("; compared on all %.0f counted steps", jnum(st, "counted"));
+        printf("\n");
+    }
+    if (sd[0].n > 1 && sd[1].n > 1) printf("several runs a side: each run's mean is one sample of the test\n");
+    else {
+        double floor_pct = 200.0 * sqrt(sd[0].noise * sd[0].noise + sd[1].noise * sd[1].noise);
+        printf("noise between runs: %.1f%% and %.1f%% (each run's drift, its last tenth against its first): with one run a side, "
+               "a change under %.1f%% is within noise; several runs a side (a.json,b.json) test the runs themselves\n",
+               100.0 * sd[0].noise, 100.0 * sd[1].noise, floor_pct > o->min_change ? floor_pct : o->min_change);
+    }
+}
+
+/* A row for each kind of step set apart in the baseline and found in the
+   new run (by the ranges it runs): its steps' time. */
+static int kind_rows(const runs *sd, const opts *o, cmp *out, int max) {
+    const jv *ks = jget(jget(&sd[0].doc[0], "verdict"), "step_kinds");
+    static char keys[8][512];
+    size_t i;
+    int n = 0;
+    for (i = 0; ks && i < ks->n && n < max && n < 8; i++) {
+        cmp *c = &out[n];
+        kind_key(&ks->kids[i], keys[n], sizeof keys[n]);
+        memset(c, 0, sizeof *c);
+        if (!keys[n][0] || side_stats(&sd[0], get_kind, keys[n], &c->n1, &c->m1, &c->s1) != 0 ||
+            side_stats(&sd[1], get_kind, keys[n], &c->n2, &c->m2, &c->s2) != 0) continue;
+        c->name = keys[n];
+        decide_runs(c, o, &sd[0], &sd[1]);
+        n++;
+    }
+    return n;
+}
+
 int main(int argc, char **argv) {
     opts o = { 0.01, 5.0, 0.0, 0, T_AUTO, 40 };
     const char *files[2] = { NULL, NULL };
-    jv doc[2];
+    static runs side_[2];
+    jv *doc = NULL;
     const jv *r1, *r2;
     cmp *rows, step;
     size_t i, nrows = 0, cap;
     int nfiles = 0, width = 24, faster = 0, slower = 0, same = 0, na = 0, added = 0, gone = 0, fail = 0, a;
-    int have_step = 0, calls_changed = 0;
+    int have_step = 0, calls_changed = 0, nkinds, kk;
+    cmp kinds[8];
+    static char kind_names[8][520];
     double steps1, steps2;
 
     for (a = 1; a < argc; a++) {
@@ -275,8 +441,16 @@ int main(int argc, char **argv) {
         files[nfiles++] = s;
     }
     if (nfiles != 2) { fprintf(stderr, "%s", usage_text); return 2; }
-    if (load(files[0], &doc[0]) != 0) return 2;
-    if (load(files[1], &doc[1]) != 0) { jfree(&doc[0]); return 2; }
+    if (load_runs(files[0], &side_[0]) != 0 || load_runs(files[1], &side_[1]) != 0) return 2;
+    /* the first run of each side: the ranges listed, memory, what the step is */
+    doc = (jv *)calloc(2, sizeof *doc);
+    if (!doc) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
+    doc[0] = side_[0].doc[0];
+    doc[1] = side_[1].doc[0];
+    for (a = 0; a < 2; a++) {
+        int k;
+        for (k = 0; k < side_[a].n; k++) if (run_noise(&side_[a].doc[k]) > side_[a].noise) side_[a].noise = run_noise(&side_[a].doc[k]);
+    }
 
     r1 = jget(&doc[0], "ranges");
     r2 = jget(&doc[1], "ranges");
@@ -288,19 +462,17 @@ int main(int argc, char **argv) {
 
     printf("%s: baseline %s (%s) vs new %s (%s)\n", TOOL, files[0], proc_of(&doc[0]), files[1], proc_of(&doc[1]));
     printf("rule: p < %g (Welch's t-test on mean, std, count) and |change| >= %g%% (see --help)\n", o.alpha, o.min_change);
+    describe_sides(side_, &o);
 
-    /* the step time */
+    /* the typical step's time, then each other kind of step's */
     memset(&step, 0, sizeof step);
-    {
-        const jv *t1 = jget(jget(&doc[0], "steps"), "time"), *t2 = jget(jget(&doc[1], "steps"), "time");
-        if (jnum(t1, "count") > 0 && jnum(t2, "count") > 0) {
-            have_step = 1;
-            step.name = "(step time)";
-            step.n1 = jnum(t1, "count"); step.m1 = jnum(t1, "mean_ns"); step.s1 = jnum(t1, "std_ns");
-            step.n2 = jnum(t2, "count"); step.m2 = jnum(t2, "mean_ns"); step.s2 = jnum(t2, "std_ns");
-            decide(&step, &o);
-        }
+    if (side_stats(&side_[0], get_step, NULL, &step.n1, &step.m1, &step.s1) == 0 &&
+        side_stats(&side_[1], get_step, NULL, &step.n2, &step.m2, &step.s2) == 0) {
+        have_step = 1;
+        step.name = jnum(jget(jget(&doc[0], "steps"), "typical_time"), "count") > 0 ? "(typical step)" : "(step time)";
+        decide_runs(&step, &o, &side_[0], &side_[1]);
     }
+    nkinds = kind_rows(side_, &o, kinds, sizeof kinds / sizeof kinds[0]);
 
     for (i = 0; r1 && i < r1->n; i++) {
         const jv *a1 = &r1->kids[i], *nm = jget(a1, "name"), *a2;
@@ -316,17 +488,26 @@ int main(int argc, char **argv) {
            CPU time only to show) */
         gpu = o.time_mode == T_GPU ||
               (o.time_mode == T_AUTO && has_gpu(a1) && has_gpu(a2) && jnum(jget(a1, "gpu"), "mean_ns") > jnum(a1, "mean_ns"));
-        if (range_stats(a1, gpu, &c->n1, &c->m1, &c->s1) != 0 || range_stats(a2, gpu, &c->n2, &c->m2, &c->s2) != 0) {
-            if (o.time_mode == T_GPU) continue;       /* no GPU time in one of the runs */
-            gpu = 0;
-            if (range_stats(a1, 0, &c->n1, &c->m1, &c->s1) != 0 || range_stats(a2, 0, &c->n2, &c->m2, &c->s2) != 0) continue;
+        {
+            range_key key;
+            key.name = nm->str;
+            key.gpu = gpu;
+            if (side_stats(&side_[0], get_range, &key, &c->n1, &c->m1, &c->s1) != 0 || side_stats(&side_[1], get_range, &key, &c->n2, &c->m2, &c->s2) != 0) {
+                if (o.time_mode == T_GPU) continue;       /* no GPU time in one of the runs */
+                gpu = key.gpu = 0;
+                if (side_stats(&side_[0], get_range, &key, &c->n1, &c->m1, &c->s1) != 0 ||
+                    side_stats(&side_[1], get_range, &key, &c->n2, &c->m2, &c->s2) != 0) continue;
+            }
         }
         c->gpu = gpu;
-        c->base_total = c->m1 * c->n1;
-        decide(c, &o);
+        {
+            double bn, bm, bs;                   /* the order of the rows: the first baseline run's total */
+            c->base_total = range_stats(a1, gpu, &bn, &bm, &bs) == 0 ? bn * bm : 0;
+        }
+        decide_runs(c, &o, &side_[0], &side_[1]);
         /* a range called more or less often per step: its time per call is
            not the point; its time per step is (no test: one total per run) */
-        if (steps1 > 0 && steps2 > 0 && fabs(c->n1 / steps1 - c->n2 / steps2) > 0.01 * (c->n1 / steps1)) {
+        if (side_[0].n == 1 && side_[1].n == 1 && steps1 > 0 && steps2 > 0 && fabs(c->n1 / steps1 - c->n2 / steps2) > 0.01 * (c->n1 / steps1)) {
             double t1 = c->m1 * c->n1 / steps1, t2 = c->m2 * c->n2 / steps2;
             c->change = t1 > 0 ? 100.0 * (t2 - t1) / t1 : NAN;
             c->verdict = V_CALLS;
@@ -340,6 +521,11 @@ int main(int argc, char **argv) {
 
     printf("\n%-*s %3s %9s %9s %10s %10s %8s %8s  %s\n", width, "Range", "On", "Calls", "Calls", "Baseline", "New", "Change", "p", "Verdict");
     if (have_step) print_row(&step, width);
+    for (kk = 0; kk < nkinds; kk++) {
+        snprintf(kind_names[kk], sizeof kind_names[kk], "(steps with %s)", kinds[kk].name);
+        kinds[kk].name = kind_names[kk];
+        print_row(&kinds[kk], width);
+    }
     for (i = 0; i < nrows; i++) {
         cmp *c = &rows[i];
         if (o.rows == 0 || (int)i < o.rows) print_row(c, width);
@@ -421,7 +607,10 @@ int main(int argc, char **argv) {
         printf("%s: %s\n", TOOL, fail ? "FAIL: slower by more than the --fail-if-slower limit" : "ok: nothing slower than the --fail-if-slower limit");
     fflush(stdout);
     free(rows);
-    jfree(&doc[0]);
-    jfree(&doc[1]);
+    free(doc);
+    for (a = 0; a < 2; a++) {
+        int k;
+        for (k = 0; k < side_[a].n; k++) jfree(&side_[a].doc[k]);
+    }
     return fail ? 1 : 0;
 }
