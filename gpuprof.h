@@ -6108,8 +6108,33 @@ static struct {
     long nthreads;                         /* the process's thread count at the last reading of /proc/self/task */
     int refused;                           /* a timer was refused (ulimit -i, seccomp): no more are tried this session */
     uint32_t looks;                        /* looks since then */
+    double last_proc;                      /* the process's CPU time at the last look (s; < 0: none yet) */
 } gpuprof__smp_foreign;
 static pthread_mutex_t gpuprof__smp_foreign_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Threads that live between two of the keeper's looks (a pool's short
+   tasks, threads started each step): no timer of their own reaches them.
+   Once the keeper sees threads come and go, a process-wide CPU-time timer
+   samples whichever thread used the CPU when it expires (Linux 6.3 and
+   later signal the thread that consumed the time); a sample on a thread
+   with a timer of its own is dropped, so each thread counts once, in
+   proportion to its CPU. Its slots take the samples of all such threads,
+   one handler at a time (a sample finding them taken is lost); a sample is
+   its PC alone (such a thread's stack is not known), in the stepping
+   thread's innermost range, as another thread's without ranges. */
+#define GPUPROF__SMP_CHURN 8               /* threads the keeper met that ended or idled before a timer: the process timer is armed */
+static struct {
+    gpuprof__smp *m;                       /* its slots (NULL: never armed; m->gen 0: not armed now) */
+    uintptr_t timer;
+    int lock;                              /* a handler writes m (atomic) */
+    uint32_t met;                          /* threads the keeper met that it gave no timer: new at a look, and gone or idle by the next */
+    int off;                               /* stopped for the session: its signal found pending for the process (no thread takes it) */
+    double cpu0;                           /* the process's CPU time when sampling began (s; < 0: unknown) */
+} gpuprof__smp_short = { NULL, 0, 0, 0, 0, -1.0 };
+#if GPUPROF__SAMPLER
+static __thread int gpuprof__smp_timed;    /* a keeper's timer sampled this thread: it has its own */
+static __thread int gpuprof__smp_counted;  /* this thread is among the process timer's (m->threads) */
+#endif
 
 #if GPUPROF__SAMPLER
 /* The interrupted PC, frame pointer and stack pointer. */
@@ -6279,12 +6304,36 @@ static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const ui
     return -1;
 }
 
+/* The process timer's sample on a thread without a timer of its own. */
+static void gpuprof__smp_short_add(const siginfo_t *si, void *uc) {
+    gpuprof__smp *m = GPUPROF__LDA(&gpuprof__smp_short.m);
+    const gpuprof__thread *s = GPUPROF__LD(&gpuprof__steps.stepper);
+    uint32_t d = s ? GPUPROF__LD(&s->depth) : 0;
+    uintptr_t pc, fp, sp;
+    int free_ = 0;
+    if (!m || !GPUPROF__LD(&gpuprof__smp_global.on) || !GPUPROF__LD(&m->gen)) return;
+    if (!GPUPROF__CAS(&gpuprof__smp_short.lock, &free_, 1)) { GPUPROF__ADD(&m->lost, 1); return; }   /* another thread's sample is being written */
+    GPUPROF__ST(&m->busy, 1);
+    if (si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
+    if (!gpuprof__smp_counted) { gpuprof__smp_counted = 1; GPUPROF__ST(&m->threads, m->threads + 1); }
+    if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
+    gpuprof__smp_regs(uc, &pc, &fp, &sp);
+    GPUPROF__ST(&m->taken, m->taken + 1);
+    if (gpuprof__smp_add(m, d ? GPUPROF__LD(&s->stack[d - 1].node) : NULL, &pc, 1) >= 0 && GPUPROF__LD(&gpuprof__smp_global.trace))
+        GPUPROF__ST(&m->trace_lost, m->trace_lost + 1);           /* kept, not in the trace */
+    GPUPROF__STR(&m->busy, 0);
+    GPUPROF__STR(&gpuprof__smp_short.lock, 0);
+}
+
 static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     gpuprof__thread *t = gpuprof__tls;
     gpuprof__smp *m;
     (void)sig;
-    if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smp_global.on) && GPUPROF__LD(&m->gen)) {
+    if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)&gpuprof__smp_short) {
+        /* the process timer: a thread with a timer of its own is sampled by it */
+        if (!(t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&m->gen)) && !gpuprof__smp_timed) gpuprof__smp_short_add(si, uc);
+    } else if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smp_global.on) && GPUPROF__LD(&m->gen)) {
         uintptr_t st[GPUPROF__SMP_DEPTH];
         uint32_t d = t->depth, n;
         int k;
@@ -6322,6 +6371,7 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         uintptr_t st[GPUPROF__SMP_DEPTH], fp, sp;
         int k;
         GPUPROF__ST(&m->busy, 1);
+        gpuprof__smp_timed = 1;
         if (si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
         if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
         if (GPUPROF__LDA(&m->stack_hi)) n = gpuprof__smp_walk(m, uc, st);
@@ -6475,6 +6525,82 @@ static void gpuprof__smp_foreign_start(int tid, uint32_t i, uint64_t cpu_now) {
     its.it_value.tv_sec = 0;
     its.it_value.tv_nsec = 1;
     if (timer_settime(timer, 0, &its, NULL) != 0) gpuprof__smp_foreign_stop(i);
+}
+
+/* The process's CPU time, in seconds (< 0: unknown). */
+static double gpuprof__proc_cpu_s(void) {
+    gpuprof__timespec ts;
+    if (gpuprof__clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return -1.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The process timer armed (gpuprof__smp_short), its signal carrying the
+   short entry's address; one that cannot be made is not tried again. */
+static void gpuprof__smp_short_arm(void) {
+    gpuprof__smp *m = gpuprof__smp_short.m;
+    struct sigevent ev;
+    struct itimerspec its;
+    timer_t timer;
+    double period = 1e9 / gpuprof__smp_global.hz;
+    if (!m && !(m = (gpuprof__smp *)gpuprof__zalloc(sizeof *m))) return;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_SIGNAL;
+    ev.sigev_signo = gpuprof__smp_global.signo;
+    ev.sigev_value.sival_ptr = (void *)&gpuprof__smp_short;
+    if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &timer) != 0) {
+        gpuprof__smp_short.off = 1;
+        if (!gpuprof__smp_short.m) GPUPROF_FREE(m);
+        return;
+    }
+    gpuprof__smp_short.timer = (uintptr_t)timer;
+    GPUPROF__ST(&m->gen, GPUPROF__ADD(&gpuprof__smp_global.timers, 1) + 1);
+    GPUPROF__STR(&gpuprof__smp_short.m, m);
+    its.it_interval.tv_sec = its.it_value.tv_sec = (time_t)((uint64_t)period / 1000000000u);
+    its.it_interval.tv_nsec = its.it_value.tv_nsec = (long)((uint64_t)period % 1000000000u);
+    if (timer_settime(timer, 0, &its, NULL) != 0) { timer_delete(timer); GPUPROF__ST(&m->gen, 0); gpuprof__smp_short.off = 1; }
+}
+
+/* The process timer stopped (it waits for a handler writing its slots). */
+static void gpuprof__smp_short_stop(void) {
+    gpuprof__smp *m = GPUPROF__LDA(&gpuprof__smp_short.m);
+    int spins;
+    if (!m || !GPUPROF__LD(&m->gen)) return;
+    timer_delete((timer_t)gpuprof__smp_short.timer);
+    GPUPROF__ST(&m->gen, 0);
+    for (spins = 0; GPUPROF__LDA(&m->busy) && spins < 100000; spins++) {}
+}
+
+/* Whether the sampler's signal is pending for the whole process (ShdPnd of
+   /proc/self/status): every thread blocks it, so the program could read
+   the process timer's ticks (sigwait, a signalfd) as its own. */
+static int gpuprof__smp_short_pending(void) {
+    char line[128];
+    unsigned long long mask = 0;
+    int found = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    while (!found && fgets(line, sizeof line, f)) found = sscanf(line, "ShdPnd: %llx", &mask) == 1;
+    fclose(f);
+    return found && gpuprof__smp_global.signo >= 1 && gpuprof__smp_global.signo <= 64 && (mask >> (gpuprof__smp_global.signo - 1) & 1);
+}
+
+/* At each of the keeper's looks: CPU time the process used since the last
+   look in no thread the look found (threads that ended meanwhile) in two
+   looks arms the process timer; its signal pending for the process stops it. */
+static void gpuprof__smp_short_look(const uint64_t *used, uint32_t n, double *last_proc) {
+    double proc = gpuprof__proc_cpu_s(), sum = 0, d;
+    uint32_t k;
+    gpuprof__smp *m = gpuprof__smp_short.m;
+    if (m && GPUPROF__LD(&m->gen) && gpuprof__smp_short_pending()) {
+        gpuprof__smp_short_stop();
+        gpuprof__smp_short.off = 1;
+        gpuprof__smp_silent();
+    }
+    for (k = 0; k < n; k++) sum += (double)used[k] * 1e-9;
+    d = proc - *last_proc;
+    if (*last_proc >= 0 && proc >= 0 && d - sum > 0.005 && d - sum > 0.2 * d) gpuprof__smp_short.met++;
+    *last_proc = proc;
+    if (gpuprof__smp_short.met >= 2 && !gpuprof__smp_short.off && !(m && GPUPROF__LD(&m->gen)) && GPUPROF__LD(&gpuprof__smp_global.on)) gpuprof__smp_short_arm();
 }
 
 /* Whether thread tid is sampled already: it records ranges (its own timer), or has an entry. */
@@ -6648,6 +6774,7 @@ static void gpuprof__smp_foreign_scan(void) {
         if ((now = gpuprof__smp_foreign.last_cpu[i]) > m->cpu0_ns) GPUPROF__ST(&m->cpu_ns, m->cpu_before + (now - m->cpu0_ns));   /* were it to end */
     }
     gpuprof__smp_foreign_stacks();
+    gpuprof__smp_short_look(cpus + n, (uint32_t)n, &gpuprof__smp_foreign.last_proc);
     /* this look's threads and times, for the next */
     GPUPROF_FREE(gpuprof__smp_foreign.seen_tid);
     GPUPROF_FREE(gpuprof__smp_foreign.seen_cpu);
@@ -6680,7 +6807,13 @@ static void gpuprof__smp_foreign_clear(void) {
     gpuprof__smp_foreign.nseen = 0;
     gpuprof__smp_foreign.nthreads = 0;
     gpuprof__smp_foreign.refused = 0;
+    gpuprof__smp_foreign.last_proc = -1.0;
     gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__smp_short.met = 0;
+    gpuprof__smp_short.off = 0;
+    if (gpuprof__smp_short.m && !GPUPROF__LD(&gpuprof__smp_short.m->gen)) {   /* the last session's samples (its timer is stopped) */
+        memset(gpuprof__smp_short.m, 0, sizeof *gpuprof__smp_short.m);
+    }
 }
 
 /* GPUPROF_SAMPLE / cfg.sample_hz at a session's start: the signal and its
@@ -6711,6 +6844,7 @@ static void gpuprof__smp_setup(double hz) {
             else if (!*end && x > 0 && x <= SIGRTMAX) signo = (int)x;
             else gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_SAMPLE_SIGNAL='%.64s' is not a signal (a number, SIGPROF, SIGURG, SIGWINCH, SIGVTALRM, SIGUSR1, SIGUSR2 or SIGRTMIN+N); SIGPROF is used", v);
         }
+        gpuprof__smp_short.cpu0 = gpuprof__proc_cpu_s();
         if (gpuprof__smp_global.installed && gpuprof__smp_global.signo == signo) { GPUPROF__ST(&gpuprof__smp_global.on, 1); return; }
         if (sigaction(signo, NULL, &old) != 0) {
             snprintf(gpuprof__smp_global.why, sizeof gpuprof__smp_global.why, "signal %d cannot be handled here", signo);
@@ -6885,6 +7019,9 @@ static void gpuprof__smp_stop_all(void) {
         for (spins = 0; t->smp && GPUPROF__LDA(&t->smp->busy) && spins < 100000; spins++) {}
     for (i = 0; i < GPUPROF__LD(&gpuprof__smp_foreign.n); i++)
         for (spins = 0; GPUPROF__LDA(&gpuprof__smp_foreign.m[i]->busy) && spins < 100000; spins++) {}
+#if GPUPROF__SAMPLER
+    gpuprof__smp_short_stop();
+#endif
 }
 
 /* The sampler's signal as the program left it: gpuprof's handler, or one
@@ -6987,6 +7124,7 @@ static void gpuprof__smp_reset(void) {
     gpuprof__mu_lock(&gpuprof__smp_foreign_mu);                 /* and those of the threads that record no range */
     for (i = 0; i < GPUPROF__LD(&gpuprof__smp_foreign.n); i++) gpuprof__smp_clear_one(gpuprof__smp_foreign.m[i], 0);
     gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
+    if (gpuprof__smp_short.m) gpuprof__smp_clear_one(gpuprof__smp_short.m, 1);
 }
 
 /* ----------------------------------------------------------------------
@@ -13749,7 +13887,10 @@ typedef struct gpuprof__smp_report {
     uint64_t taken, lost, kept, with_callers, trace_lost;
     uint64_t overruns;                     /* expiries the kernel merged into the signals taken (si_overrun) */
     uint32_t threads, foreign;             /* threads sampled; of which record no range (their samples: the stepping thread's range) */
-    double cpu_s;                         /* CPU time of the sampled threads while sampled */
+    uint32_t short_threads;               /* of those, sampled by the process timer (threads that lived between the keeper's looks) */
+    uint64_t short_taken;                 /* ... and their samples */
+    double cpu_s;                         /* CPU time of the sampled threads while sampled (the process timer's aside) */
+    double unsampled_s, proc_s;           /* the process's CPU time in no sampled thread, and all of it, since sampling began (< 0: unknown) */
     gpuprof__smp_per_range *r;
     uint32_t nr, cr;
     gpuprof__buf folded;                  /* "path;outer;...;leaf count" lines, when asked */
@@ -13872,6 +14013,31 @@ static int gpuprof__smp_range_cmp(const void *a, const void *b) {
     return strcmp(x->path, y->path);
 }
 
+/* The process timer's samples (threads that lived between the keeper's
+   looks), and the process's CPU time no sampled thread accounts for: the
+   timer's share estimated at the other threads' rate, gpuprof's own
+   threads' small share in it. */
+static void gpuprof__smp_collect_short(gpuprof__smp_report *r, gpuprof__symtab *st, int folded, gpuprof__smp_names *nm) {
+    const gpuprof__smp *m = GPUPROF__LDA(&gpuprof__smp_short.m);
+    double rate = r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0, proc = -1.0;    /* the other threads' samples per CPU second (before these are added) */
+    r->unsampled_s = r->proc_s = -1.0;
+    if (m && GPUPROF__LD(&m->taken)) {
+        r->short_threads = GPUPROF__LD(&m->threads);
+        r->short_taken = GPUPROF__LD(&m->taken);
+        r->threads += r->short_threads;
+        r->foreign += r->short_threads;
+        gpuprof__smp_take_all(r, st, m, folded, nm);
+    }
+#if GPUPROF__SAMPLER
+    proc = gpuprof__proc_cpu_s();
+#endif
+    if (proc >= 0 && gpuprof__smp_short.cpu0 >= 0 && proc >= gpuprof__smp_short.cpu0) {
+        r->proc_s = proc - gpuprof__smp_short.cpu0;
+        r->unsampled_s = r->proc_s - r->cpu_s - (rate > 0 ? (double)r->short_taken / rate : 0.0);
+        if (r->unsampled_s < 0) r->unsampled_s = 0;
+    }
+}
+
 /* Every thread's samples so far, by range and function, most first. 0:
    sampling was not asked for. */
 static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
@@ -13900,6 +14066,7 @@ static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
         gpuprof__smp_take_all(r, &st, m, folded, nm);
     }
     gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__smp_collect_short(r, &st, folded, nm);
     for (i = 0; i < r->nr; i++)
         if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
     if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
@@ -13967,12 +14134,18 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *
     if (silent && o >= 0 && (size_t)o < sizeof over)
         gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s left out (the program blocks or reads the signal there)", (unsigned long long)silent, silent == 1 ? "" : "s");
     gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
-                           "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smp_global.hz, r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0.0, r->threads,
+                           "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smp_global.hz, r->cpu_s > 0 ? (double)(r->taken - r->short_taken) / r->cpu_s : 0.0, r->threads,
                         r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
                         /* expiries the kernel merged: the tick is coarser than the rate asked, or the threads wait for a CPU */
                         over,
                         r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
     if (gpuprof__smp_global.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smp_global.why);
+    if (r->short_threads)
+        gpuprof__buf_printf(b, "   %u of the threads lived between two of the keeper's looks (every 100 ms): %llu samples from a process-wide CPU timer, the PC alone\n",
+                            r->short_threads, (unsigned long long)r->short_taken);
+    if (r->proc_s > 0 && r->unsampled_s >= 0.05 * r->proc_s && r->unsampled_s >= 0.05)
+        gpuprof__buf_printf(b, "   not sampled: %.2f s of the process's %.2f s of CPU (%.0f%%) ran in threads no timer reached%s\n", r->unsampled_s, r->proc_s,
+                            100.0 * r->unsampled_s / r->proc_s, r->short_threads ? "" : " (threads that lived under 100 ms, before the process-wide timer was armed; gpuprof's own)");
     for (i = 0; i < r->nr && i < rows; i++) {
         gpuprof__smp_per_range g;
         memset(&g, 0, sizeof g);
@@ -14039,6 +14212,9 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report 
     gpuprof__smp_range_free(&all);
 }
 
+/* The threads sampled (the report's header). */
+static uint32_t gpuprof__smp_threads(const gpuprof__smp_report *r) { return r->threads; }
+
 /* The summary's "samples" (docs/summary.md): the mechanism, the rate
    achieved, samples taken and lost, and per range its functions by self
    samples (the top 50). */
@@ -14096,13 +14272,17 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
     gpuprof__buf_s(b, ",\"asked_hz\":");
     gpuprof__buf_num(b, gpuprof__smp_global.hz);
     gpuprof__buf_s(b, ",\"rate_hz\":");
-    gpuprof__buf_num(b, r.cpu_s > 0 ? (double)r.taken / r.cpu_s : 0.0);
+    gpuprof__buf_num(b, r.cpu_s > 0 ? (double)(r.taken - r.short_taken) / r.cpu_s : 0.0);
     gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"threads_without_timer\":%llu,\"threads_signal_blocked\":%llu,\"error\":",
                         (unsigned long long)r.taken, (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers,
                         (unsigned long long)r.trace_lost, (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.refused),
                         (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.silent));
     if (gpuprof__smp_global.why[0]) gpuprof__buf_json_str(b, gpuprof__smp_global.why);
     else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"short_lived_threads\":%u,\"short_lived_samples\":%llu,\"process_cpu_s\":", r.short_threads, (unsigned long long)r.short_taken);
+    gpuprof__buf_num(b, r.proc_s >= 0 ? r.proc_s : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"unsampled_cpu_s\":");
+    gpuprof__buf_num(b, r.unsampled_s >= 0 ? r.unsampled_s : GPUPROF__NAN);
     gpuprof__summary_sample_threads(b);
     gpuprof__buf_s(b, ",\"by_range\":[");
     for (i = 0; i < r.nr; i++) {
@@ -14126,6 +14306,7 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
 /* GPUPROF_NO_SAMPLES: the report, the verdict and the summary without samples. */
 typedef struct gpuprof__smp_report { int none; } gpuprof__smp_report;
 #define gpuprof__smp_collect(r, folded) ((void)(r), (void)(folded), 0)
+#define gpuprof__smp_threads(r) ((void)(r), 0u)
 #define gpuprof__smp_free(r) ((void)(r))
 #define gpuprof__report_samples(b, r, rows) ((void)(b), (void)(r), (void)(rows))
 #define gpuprof__verdict_samples(b, r, phase, remedy, named) \
@@ -15307,16 +15488,18 @@ static void gpuprof__report_captures(gpuprof__buf *b) {
     }
 }
 
-static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s) {
-    char t1[32], t2[32], t3[32], t4[32], rank[96] = "", device[640];
+static void gpuprof__report_header(gpuprof__buf *b, const gpuprof__snap *s, uint32_t sampled) {
+    char t1[32], t2[32], t3[32], t4[32], rank[96] = "", device[640], more[64] = "";
     double wall = (double)gpuprof__wall_ns();
     if (gpuprof__run.rank >= 0 && gpuprof__run.world_size > 0)
         snprintf(rank, sizeof rank, ", rank %d of %d on %.40s", gpuprof__run.rank, gpuprof__run.world_size, gpuprof__run.host);
     else if (gpuprof__run.rank >= 0) snprintf(rank, sizeof rank, ", rank %d on %.40s", gpuprof__run.rank, gpuprof__run.host);
     gpuprof__device_text(device, sizeof device);
-    gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | %s | wall %s | %d thread%s | clock %s\n",
+    /* the threads sampled, where more than record ranges (an OpenMP team, a pool) */
+    if (sampled > (uint32_t)gpuprof__threads.nthreads) snprintf(more, sizeof more, " with ranges, %u sampled", sampled);
+    gpuprof__buf_printf(b, "\n== gpuprof %s: %s (pid %d%s) | %s | wall %s | %d thread%s%s | clock %s\n",
                         GPUPROF_VERSION, gpuprof__g.process_name, gpuprof__run.pid, rank, device,
-                        gpuprof__fmt_ns(t1, sizeof t1, wall), (int)gpuprof__threads.nthreads, gpuprof__threads.nthreads == 1 ? "" : "s",
+                        gpuprof__fmt_ns(t1, sizeof t1, wall), (int)gpuprof__threads.nthreads, gpuprof__threads.nthreads == 1 ? "" : "s", more,
                         gpuprof__clock_name(0));
     if (gpuprof__steps.seen) {
         gpuprof__buf_printf(b, "   steps: %llu counted, %llu excluded (warm-up)", (unsigned long long)gpuprof__steps.counted,
@@ -15797,7 +15980,8 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         b->failed = 1;
         return;
     }
-    gpuprof__report_header(b, s);
+    sampled = gpuprof__smp_collect(smp, 0);    /* once: the header, the section and the verdict all use them */
+    gpuprof__report_header(b, s, sampled ? gpuprof__smp_threads(smp) : 0u);
     gpuprof__analyze(s, verdict);
     gpuprof__verdict_head(b, verdict);
     if (s->mem && (s->mem->snapshots || s->mem->allocs)) gpuprof__mem_reading(b, s->mem);
@@ -15814,7 +15998,6 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
     if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
     if (s->marks) gpuprof__buf_printf(b, "\nMarks: %llu\n", (unsigned long long)s->marks);
     gpuprof__report_device(b, s);
-    sampled = gpuprof__smp_collect(smp, 0);    /* once: the section and the verdict both name functions */
     gpuprof__report_samples(b, sampled ? smp : NULL, L.rows);
     gpuprof__report_verdict(b, verdict, L.width, s->has_gpu, sampled ? smp : NULL);
     gpuprof__smp_free(smp);
