@@ -6048,6 +6048,7 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 #define GPUPROF__SAMPLER 1
 #include <sys/ucontext.h>
 #include <sys/uio.h>                       /* struct iovec: process_vm_readv, called by its number (glibc declares it with _GNU_SOURCE only) */
+#include <sys/auxv.h>                      /* getauxval(AT_SYSINFO_EHDR): the vDSO's image, whose symbols are read from memory */
 #ifndef SIGEV_THREAD_ID
 #define SIGEV_THREAD_ID 4
 #endif
@@ -6571,9 +6572,8 @@ static void gpuprof__smp_short_stop(void) {
 }
 
 /* Whether the sampler's signal is pending for the whole process (ShdPnd of
-   /proc/self/status): every thread blocks it, so the program could read
-   the process timer's ticks (sigwait, a signalfd) as its own. */
-static int gpuprof__smp_short_pending(void) {
+   /proc/self/status) now. */
+static int gpuprof__smp_short_pending_now(void) {
     char line[128];
     unsigned long long mask = 0;
     int found = 0;
@@ -6582,6 +6582,20 @@ static int gpuprof__smp_short_pending(void) {
     while (!found && fgets(line, sizeof line, f)) found = sscanf(line, "ShdPnd: %llx", &mask) == 1;
     fclose(f);
     return found && gpuprof__smp_global.signo >= 1 && gpuprof__smp_global.signo <= 64 && (mask >> (gpuprof__smp_global.signo - 1) & 1);
+}
+
+/* Whether it stays pending: every thread blocks it, so the program could
+   read the process timer's ticks (sigwait, a signalfd) as its own. A tick
+   is pending for a moment before a thread takes it: pending at five reads
+   2 ms apart, it is left there. */
+static int gpuprof__smp_short_pending(void) {
+    int k;
+    for (k = 0; k < 5; k++) {
+        struct timespec ts = { 0, 2000000L };
+        if (!gpuprof__smp_short_pending_now()) return 0;
+        nanosleep(&ts, NULL);
+    }
+    return 1;
 }
 
 /* At each of the keeper's looks: CPU time the process used since the last
@@ -6598,7 +6612,7 @@ static void gpuprof__smp_short_look(const uint64_t *used, uint32_t n, double *la
     }
     for (k = 0; k < n; k++) sum += (double)used[k] * 1e-9;
     d = proc - *last_proc;
-    if (*last_proc >= 0 && proc >= 0 && d - sum > 0.005 && d - sum > 0.2 * d) gpuprof__smp_short.met++;
+    if (*last_proc >= 0 && proc >= 0 && d - sum > 0.005 && d - sum > 0.05 * d) gpuprof__smp_short.met++;   /* 5 ms and 5%: more than gpuprof's own threads take */
     *last_proc = proc;
     if (gpuprof__smp_short.met >= 2 && !gpuprof__smp_short.off && !(m && GPUPROF__LD(&m->gen)) && GPUPROF__LD(&gpuprof__smp_global.on)) gpuprof__smp_short_arm();
 }
@@ -7147,6 +7161,7 @@ typedef struct gpuprof__mod {
     int main;                             /* the main program */
     int code_ix;                          /* its entry in the sampler's code map (-1: none, or not yet known) */
     int full;                             /* its symbols are a .symtab's (static functions too), not .dynsym's alone */
+    int vdso;                             /* the kernel's vDSO: no file, its symbols read from its image in memory */
     const gpuprof__sym *syms;             /* its file's, kept by the symbol cache (below): not the symtab's to free */
     uint32_t nsyms;
 } gpuprof__mod;
@@ -7173,6 +7188,10 @@ static int gpuprof__sym_module(struct gpuprof__dlinfo *info, size_t size, void *
         snprintf(m->path, sizeof m->path, "[vdso]");
     }
     m->file = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+    {
+        uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+        m->vdso = vdso && (uintptr_t)info->phdr >= vdso && (uintptr_t)info->phdr < vdso + 4096;   /* its program headers: in its first page */
+    }
     m->bias = info->addr;
     m->lo = lo;
     m->hi = hi;
@@ -7447,14 +7466,65 @@ static gpuprof__symc *gpuprof__symc_get(const char *path) {
     return e;
 }
 
+/* The vDSO's functions, from its image in memory (it has no file; its
+   .dynsym and names stay mapped as long as the process lives): an entry
+   of the cache under the name "[vdso]", whose names are the image's. NULL:
+   its image does not hold what its headers say. */
+static gpuprof__symc *gpuprof__symc_vdso(void) {
+    const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+    const Elf64_Phdr *ph;
+    const Elf64_Shdr *sh;
+    gpuprof__symc *e, *had;
+    uint64_t size = 0, k, n;
+    int i, pick = -1;
+    if (!img || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof *ph ||
+        eh->e_shentsize != sizeof *sh || eh->e_phoff > 4096 - (uint64_t)eh->e_phnum * sizeof *ph)
+        return NULL;
+    ph = (const Elf64_Phdr *)(img + eh->e_phoff);
+    /* the image as mapped: its loaded segment, to the end of its last page
+       (the kernel maps the whole file, its section headers after the segment) */
+    for (i = 0; i < eh->e_phnum; i++) if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) size = (ph[i].p_filesz + 4095) & ~(uint64_t)4095;
+    if (!size || eh->e_shoff > size || (uint64_t)eh->e_shnum * sizeof *sh > size - eh->e_shoff) return NULL;
+    sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+    for (i = 0; i < eh->e_shnum; i++) if (sh[i].sh_type == SHT_DYNSYM) pick = i;
+    if (pick < 0 || sh[pick].sh_link >= eh->e_shnum || sh[pick].sh_entsize != sizeof(Elf64_Sym) || sh[pick].sh_offset > size ||
+        sh[pick].sh_size > size - sh[pick].sh_offset || sh[sh[pick].sh_link].sh_offset > size || sh[sh[pick].sh_link].sh_size > size - sh[sh[pick].sh_link].sh_offset ||
+        !(e = (gpuprof__symc *)gpuprof__zalloc(sizeof *e)))
+        return NULL;
+    n = sh[pick].sh_size / sizeof(Elf64_Sym);
+    snprintf(e->path, sizeof e->path, "[vdso]");
+    if (!(e->syms = (gpuprof__sym *)gpuprof__alloc((size_t)n * sizeof *e->syms + 1))) { GPUPROF_FREE(e); return NULL; }
+    for (k = 0; k < n; k++) {
+        const Elf64_Sym *sy = (const Elf64_Sym *)(img + sh[pick].sh_offset) + k;
+        const char *name = (const char *)img + sh[sh[pick].sh_link].sh_offset + sy->st_name;
+        if (ELF64_ST_TYPE(sy->st_info) != STT_FUNC || sy->st_shndx == SHN_UNDEF || !sy->st_value || sy->st_name >= sh[sh[pick].sh_link].sh_size ||
+            !memchr(name, 0, (size_t)(sh[sh[pick].sh_link].sh_size - sy->st_name)))
+            continue;
+        if (!strncmp(name, "__vdso_", 7)) name += 7;              /* clock_gettime, as the program calls it */
+        e->syms[e->nsyms].lo = sy->st_value;
+        e->syms[e->nsyms].hi = sy->st_value + (sy->st_size ? sy->st_size : 1);
+        e->syms[e->nsyms++].name = name;
+    }
+    if (e->nsyms) qsort(e->syms, e->nsyms, sizeof *e->syms, gpuprof__sym_cmp);
+    e->got = 1;                                   /* every function it has: the vDSO exports them all */
+    gpuprof__mu_lock(&gpuprof__symc_mu);
+    if (!(had = gpuprof__symc_match("[vdso]", NULL))) { e->next = gpuprof__symc_head; gpuprof__symc_head = e; }
+    gpuprof__mu_unlock(&gpuprof__symc_mu);
+    if (had) { gpuprof__symc_free(e); return had; }
+    return e;
+}
+
 /* A module's functions: the cache's entry for its path when one is kept
    (no system call: this runs under gpuprof__lock when the outputs are
    made, after gpuprof__sym_warm read the files), else read now. */
 static void gpuprof__sym_load(gpuprof__mod *m) {
     gpuprof__symc *e;
     m->loaded = -1;
-    if (!m->path[0] || m->path[0] == '[') return;        /* the vDSO: no file */
-    if (!(e = gpuprof__symc_find(m->path, NULL)) && !(e = gpuprof__symc_get(m->path))) return;
+    if (m->vdso) e = gpuprof__symc_find("[vdso]", NULL) ? gpuprof__symc_find("[vdso]", NULL) : gpuprof__symc_vdso();
+    else if (!m->path[0] || m->path[0] == '[') return;   /* an object with no file */
+    else if (!(e = gpuprof__symc_find(m->path, NULL)) && !(e = gpuprof__symc_get(m->path))) return;
+    if (!e) return;
     if (e->got < 0) return;
     m->syms = e->syms;
     m->nsyms = e->nsyms;
@@ -13099,6 +13169,7 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
 #define GPUPROF__TC_SHARE 0.5         /* kernels on the tensor cores hold >= half its kernel time: no "use the tensor cores" */
 #define GPUPROF__FAR_BELOW 0.2        /* GPU work under 20% of its bounding roof: latency-bound, neither memory- nor compute-bound */
 #define GPUPROF__OFF_CPU 0.5          /* a CPU-bound phase's thread on the CPU under half its time (its CPU samples): waiting */
+#define GPUPROF__OFF_CPU_SAMPLES 20.0 /* ... judged where it would hold this many samples on the CPU throughout */
 
 /* Is this name among GPUPROF_HOST_RANGES? */
 static int gpuprof__is_host(uint32_t name_id) {
@@ -13556,7 +13627,8 @@ static void gpuprof__typical_stats(const gpuprof__snap *s, gpuprof__verdict_t *v
    I/O, a lock, a join), and is "waiting", not CPU-bound. */
 static void gpuprof__phase_on_cpu(gpuprof__phase *p, const gpuprof__row *r, const gpuprof__nested *a, double rate) {
     p->on_cpu = -1.0;
-    if (!(rate > 0) || !(r->stats.sum > 0) || r->other) return;
+    /* a phase that would hold under 20 samples were it on the CPU throughout: too few to tell */
+    if (!(rate > 0) || !(r->stats.sum * rate >= GPUPROF__OFF_CPU_SAMPLES) || r->other) return;
     p->on_cpu = (double)(r->smp_own + a->smp_own) / rate / r->stats.sum;
     if (p->on_cpu > 1) p->on_cpu = 1;
     if (p->k == GPUPROF__K_CPU && !p->by && !gpuprof__is_host(r->name_id) && p->on_cpu < GPUPROF__OFF_CPU) p->k = GPUPROF__K_WAIT;
@@ -13875,6 +13947,9 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
 #define GPUPROF__HOST_NAMES "no GPU in this run: perf names the functions that take its CPU time (CPU samples are compiled out of this build), "
 #endif
 
+#define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
+#define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
+    "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
 #if GPUPROF__SAMPLES
 typedef struct gpuprof__smp_func { char *name, *module; uint64_t self, total; } gpuprof__smp_func;
 typedef struct gpuprof__smp_per_range {
@@ -14167,9 +14242,6 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *
    (its own and its nested ranges') name most, then the remedy (or, when
    given, the one for a phase whose functions are named); or the remedy and
    how to have them named (r: the samples collected; NULL: none asked for). */
-#define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
-#define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
-    "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
 static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report *r, const char *phase, const char *remedy, const char *named) {
     gpuprof__smp_per_range all;
     uint64_t n, omp;
@@ -14202,7 +14274,7 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report 
         if ((double)omp >= GPUPROF__OMP_SHARE * (double)n)
             gpuprof__buf_printf(b, "its OpenMP threads wait in the runtime for %.0f%% of its samples: " GPUPROF__OMP_REMEDY "; ", 100.0 * (double)omp / (double)n);
         gpuprof__buf_printf(b, "%s\n", named ? named : remedy);
-    } else if (n && omp) {
+    } else if (n && omp && (double)omp >= GPUPROF__OMP_SHARE * (double)n) {
         gpuprof__buf_printf(b, "\n   try: its OpenMP threads wait in the runtime for %.0f%% of its %llu CPU samples: " GPUPROF__OMP_REMEDY "; %s\n",
                             100.0 * (double)omp / (double)n, (unsigned long long)n, named ? named : remedy);
     } else if (GPUPROF__LD(&gpuprof__smp_global.silent) || GPUPROF__LD(&gpuprof__smp_global.refused))
@@ -14214,6 +14286,21 @@ static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report 
 
 /* The threads sampled (the report's header). */
 static uint32_t gpuprof__smp_threads(const gpuprof__smp_report *r) { return r->threads; }
+
+/* The OpenMP runtime's share of the CPU samples in the range at path and
+   those inside it (0: none, or no samples). */
+static double gpuprof__smp_omp_share(const gpuprof__smp_report *r, const char *path) {
+    uint64_t n = 0, omp = 0;
+    uint32_t i, k;
+    size_t len = strlen(path);
+    for (i = 0; r && i < r->nr; i++) {
+        const gpuprof__smp_per_range *g = &r->r[i];
+        if (strncmp(g->path, path, len) || (g->path[len] && g->path[len] != '/')) continue;
+        n += g->samples;
+        for (k = 0; k < g->nfn; k++) if (!strcmp(g->fn[k].name, GPUPROF__OMP_RUNTIME)) omp += g->fn[k].self;
+    }
+    return n ? (double)omp / (double)n : 0.0;
+}
 
 /* The summary's "samples" (docs/summary.md): the mechanism, the rate
    achieved, samples taken and lost, and per range its functions by self
@@ -14307,6 +14394,7 @@ static void gpuprof__summary_samples(gpuprof__buf *b) {
 typedef struct gpuprof__smp_report { int none; } gpuprof__smp_report;
 #define gpuprof__smp_collect(r, folded) ((void)(r), (void)(folded), 0)
 #define gpuprof__smp_threads(r) ((void)(r), 0u)
+#define gpuprof__smp_omp_share(r, path) ((void)(r), (void)(path), 0.0)
 #define gpuprof__smp_free(r) ((void)(r))
 #define gpuprof__report_samples(b, r, rows) ((void)(b), (void)(r), (void)(rows))
 #define gpuprof__verdict_samples(b, r, phase, remedy, named) \
@@ -15315,8 +15403,14 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
         char path[512];
         gpuprof__row_path(v->snap, pr, path, sizeof path);
         gpuprof__verdict_samples(b, smp, path, remedy, !(v->snap && v->snap->has_gpu) ? more : NULL);
-    }
-    else gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
+    } else if (k == GPUPROF__K_WAIT && name) {   /* its thread waits; other threads may spin meanwhile */
+        char path[512];
+        double omp;
+        gpuprof__row_path(v->snap, v->ph[v->bottleneck].r, path, sizeof path);
+        gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
+        if ((omp = gpuprof__smp_omp_share(smp, path)) >= GPUPROF__OMP_SHARE)
+            gpuprof__buf_printf(b, "   meanwhile OpenMP threads wait in the runtime for %.0f%% of the CPU samples in it: " GPUPROF__OMP_REMEDY "\n", 100.0 * omp);
+    } else gpuprof__buf_printf(b, "\n   try: %s\n", remedy);
     if (v->waits_for >= 0) {
         gpuprof__buf_qname(b, "   then, for ", v->ph[v->waits_for].r->name_id);
         gpuprof__buf_printf(b, ": %s\n", gpuprof__phase_remedy(&v->ph[v->waits_for]));
