@@ -6123,15 +6123,15 @@ static pthread_mutex_t gpuprof__smp_foreign_mu = PTHREAD_MUTEX_INITIALIZER;
    one handler at a time (a sample finding them taken is lost); a sample is
    its PC alone (such a thread's stack is not known), in the stepping
    thread's innermost range, as another thread's without ranges. */
-#define GPUPROF__SMP_CHURN 8               /* threads the keeper met that ended or idled before a timer: the process timer is armed */
+#define GPUPROF__SMP_UNMET_S 0.01          /* the process's CPU in threads the keeper never met, s: the process timer is armed */
 static struct {
     gpuprof__smp *m;                       /* its slots (NULL: never armed; m->gen 0: not armed now) */
     uintptr_t timer;
     int lock;                              /* a handler writes m (atomic) */
-    uint32_t met;                          /* threads the keeper met that it gave no timer: new at a look, and gone or idle by the next */
+    double unmet_s, all_s;                 /* the process's CPU between the keeper's looks in no thread either look found, and in all (s) */
     int off;                               /* stopped for the session: its signal found pending for the process (no thread takes it) */
     double cpu0;                           /* the process's CPU time when sampling began (s; < 0: unknown) */
-} gpuprof__smp_short = { NULL, 0, 0, 0, 0, -1.0 };
+} gpuprof__smp_short = { NULL, 0, 0, 0, 0, 0, -1.0 };
 #if GPUPROF__SAMPLER
 static __thread int gpuprof__smp_timed;    /* a keeper's timer sampled this thread: it has its own */
 static __thread int gpuprof__smp_counted;  /* this thread is among the process timer's (m->threads) */
@@ -6599,8 +6599,9 @@ static int gpuprof__smp_short_pending(void) {
 }
 
 /* At each of the keeper's looks: CPU time the process used since the last
-   look in no thread the look found (threads that ended meanwhile) in two
-   looks arms the process timer; its signal pending for the process stops it. */
+   look in no thread the look found (threads that ended meanwhile), added
+   up, arms the process timer once it is 10 ms and 5% of the CPU; its
+   signal pending for the process stops it. */
 static void gpuprof__smp_short_look(const uint64_t *used, uint32_t n, double *last_proc) {
     double proc = gpuprof__proc_cpu_s(), sum = 0, d;
     uint32_t k;
@@ -6612,9 +6613,15 @@ static void gpuprof__smp_short_look(const uint64_t *used, uint32_t n, double *la
     }
     for (k = 0; k < n; k++) sum += (double)used[k] * 1e-9;
     d = proc - *last_proc;
-    if (*last_proc >= 0 && proc >= 0 && d - sum > 0.005 && d - sum > 0.05 * d) gpuprof__smp_short.met++;   /* 5 ms and 5%: more than gpuprof's own threads take */
+    if (*last_proc >= 0 && proc >= 0) {
+        gpuprof__smp_short.all_s += d;
+        if (d > sum) gpuprof__smp_short.unmet_s += d - sum;
+    }
     *last_proc = proc;
-    if (gpuprof__smp_short.met >= 2 && !gpuprof__smp_short.off && !(m && GPUPROF__LD(&m->gen)) && GPUPROF__LD(&gpuprof__smp_global.on)) gpuprof__smp_short_arm();
+    /* 10 ms, and 5% of the CPU: more than gpuprof's own threads take */
+    if (gpuprof__smp_short.unmet_s >= GPUPROF__SMP_UNMET_S && gpuprof__smp_short.unmet_s >= 0.05 * gpuprof__smp_short.all_s && !gpuprof__smp_short.off &&
+        !(m && GPUPROF__LD(&m->gen)) && GPUPROF__LD(&gpuprof__smp_global.on))
+        gpuprof__smp_short_arm();
 }
 
 /* Whether thread tid is sampled already: it records ranges (its own timer), or has an entry. */
@@ -6823,7 +6830,7 @@ static void gpuprof__smp_foreign_clear(void) {
     gpuprof__smp_foreign.refused = 0;
     gpuprof__smp_foreign.last_proc = -1.0;
     gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
-    gpuprof__smp_short.met = 0;
+    gpuprof__smp_short.unmet_s = gpuprof__smp_short.all_s = 0;
     gpuprof__smp_short.off = 0;
     if (gpuprof__smp_short.m && !GPUPROF__LD(&gpuprof__smp_short.m->gen)) {   /* the last session's samples (its timer is stopped) */
         memset(gpuprof__smp_short.m, 0, sizeof *gpuprof__smp_short.m);
@@ -7339,6 +7346,7 @@ typedef struct gpuprof__symc {
     gpuprof__sym *syms;                   /* the file's addresses, sorted */
     uint32_t nsyms;
     char *strs;                           /* the names */
+    char *plt;                            /* the PLT stubs' names, "powf@plt" */
     char path[512];                       /* the module's path as loaded */
 } gpuprof__symc;
 static gpuprof__symc *gpuprof__symc_head;
@@ -7365,6 +7373,7 @@ static gpuprof__symc *gpuprof__symc_find(const char *path, const struct stat *st
 static void gpuprof__symc_free(gpuprof__symc *e) {
     GPUPROF_FREE(e->syms);
     GPUPROF_FREE(e->strs);
+    GPUPROF_FREE(e->plt);
     GPUPROF_FREE(e);
 }
 
@@ -7421,6 +7430,71 @@ static int gpuprof__sym_table(gpuprof__symc *e, const char *path, int fd, int an
     return got;
 }
 
+/* The index of the section named name in sh (its names: shstr, n bytes), -1: none. */
+static int gpuprof__sym_section(const Elf64_Ehdr *eh, const Elf64_Shdr *sh, const char *shstr, uint64_t n, const char *name) {
+    int i;
+    for (i = 0; i < eh->e_shnum; i++)
+        if (sh[i].sh_name < n && !strcmp(shstr + sh[i].sh_name, name)) return i;
+    return -1;
+}
+
+/* The module's PLT stubs as functions of their own, "powf@plt" (a call
+   through one is sampled there): stub i calls the function of .rela.plt's
+   entry i, at .plt.sec + 16 i where the file has one (x86-64 with IBT),
+   else .plt + 16 i after its first entry (16 bytes on x86-64, 32 on
+   AArch64). Added to e's functions, which are sorted again. */
+static void gpuprof__sym_plt(gpuprof__symc *e, int fd) {
+    Elf64_Ehdr eh;
+    Elf64_Shdr *sh = NULL;
+    Elf64_Rela *rel = NULL;
+    Elf64_Sym *dyn = NULL;
+    char *shstr = NULL, *dstr = NULL, *p;
+    int r, sec, ds;
+    uint64_t n, k, at, len = 0, head = 0;
+    gpuprof__sym *na;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum ||
+        !(sh = (Elf64_Shdr *)gpuprof__sym_read(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh)) ||
+        !(shstr = (char *)gpuprof__sym_read(fd, sh[eh.e_shstrndx].sh_offset, sh[eh.e_shstrndx].sh_size)))
+        goto done;
+    r = gpuprof__sym_section(&eh, sh, shstr, sh[eh.e_shstrndx].sh_size, ".rela.plt");
+    if ((sec = gpuprof__sym_section(&eh, sh, shstr, sh[eh.e_shstrndx].sh_size, ".plt.sec")) < 0 &&
+        (sec = gpuprof__sym_section(&eh, sh, shstr, sh[eh.e_shstrndx].sh_size, ".plt")) >= 0)
+        head = eh.e_machine == EM_AARCH64 ? 32 : 16;
+    if (r < 0 || sec < 0 || sh[r].sh_entsize != sizeof *rel || (ds = (int)sh[r].sh_link) <= 0 || ds >= eh.e_shnum || sh[ds].sh_link >= eh.e_shnum ||
+        sh[ds].sh_entsize != sizeof *dyn || !(rel = (Elf64_Rela *)gpuprof__sym_read(fd, sh[r].sh_offset, sh[r].sh_size)) ||
+        !(dyn = (Elf64_Sym *)gpuprof__sym_read(fd, sh[ds].sh_offset, sh[ds].sh_size)) ||
+        !(dstr = (char *)gpuprof__sym_read(fd, sh[sh[ds].sh_link].sh_offset, sh[sh[ds].sh_link].sh_size)))
+        goto done;
+    n = sh[r].sh_size / sizeof *rel;
+    for (k = 0; k < n; k++) {
+        uint64_t sy = ELF64_R_SYM(rel[k].r_info);
+        if (sy < sh[ds].sh_size / sizeof *dyn && dyn[sy].st_name < sh[sh[ds].sh_link].sh_size) len += strlen(dstr + dyn[sy].st_name) + 5;
+    }
+    if (!n || !(e->plt = p = (char *)gpuprof__alloc((size_t)len + 1)) ||
+        !(na = (gpuprof__sym *)gpuprof__alloc(((size_t)e->nsyms + (size_t)n) * sizeof *na + 1)))
+        goto done;
+    if (e->nsyms) memcpy(na, e->syms, e->nsyms * sizeof *na);
+    GPUPROF_FREE(e->syms);
+    e->syms = na;
+    for (k = 0; k < n; k++) {
+        uint64_t sy = ELF64_R_SYM(rel[k].r_info);
+        at = sh[sec].sh_addr + head + 16 * k;
+        if (sy >= sh[ds].sh_size / sizeof *dyn || dyn[sy].st_name >= sh[sh[ds].sh_link].sh_size || at + 16 > sh[sec].sh_addr + sh[sec].sh_size) continue;
+        e->syms[e->nsyms].lo = at;
+        e->syms[e->nsyms].hi = at + 16;
+        e->syms[e->nsyms++].name = p;
+        p += snprintf(p, (size_t)(e->plt + len + 1 - p), "%s@plt", dstr + dyn[sy].st_name) + 1;
+    }
+    qsort(e->syms, e->nsyms, sizeof *e->syms, gpuprof__sym_cmp);
+done:
+    GPUPROF_FREE(sh);
+    GPUPROF_FREE(shstr);
+    GPUPROF_FREE(rel);
+    GPUPROF_FREE(dyn);
+    GPUPROF_FREE(dstr);
+}
+
 /* The module's path read into a new entry: its .symtab; else that of its
    debug file (a stripped library whose distribution ships them, libc6-dbg,
    by build id; else the file its .gnu_debuglink names); else .dynsym
@@ -7445,6 +7519,7 @@ static gpuprof__symc *gpuprof__symc_read(const char *path, int fd, const struct 
         }
     }
     if (e->got < 0) e->got = gpuprof__sym_table(e, path, fd, 1, NULL, 0);
+    if (e->got >= 0) gpuprof__sym_plt(e, fd);
     return e;
 }
 
@@ -7744,7 +7819,8 @@ static uint32_t gpuprof__smp_pcs(gpuprof__symtab *st, const uintptr_t *frames, u
         int call = 0;
         if (i) callee = gpuprof__sym_callee(st, ret, gen, &call);
         if (callee && (cm = gpuprof__sym_mod(st, callee)) != NULL && cm->full) cs = gpuprof__sym_find(cm, callee);
-        if (cs && cm->bias + cs->lo != callee) cs = NULL;          /* not a function's entry: a PLT stub's is none */
+        /* not a function's entry, or a PLT stub (the function it jumps to is the one called) */
+        if (cs && (cm->bias + cs->lo != callee || strstr(cs->name, "@plt"))) cs = NULL;
         if (frames[i] & GPUPROF__SMP_SCANNED) {
             /* a word the stack scan found: a return address where a call
                precedes it that calls the function inside, or one the
@@ -14216,7 +14292,7 @@ static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *
                         r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
     if (gpuprof__smp_global.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smp_global.why);
     if (r->short_threads)
-        gpuprof__buf_printf(b, "   %u of the threads lived between two of the keeper's looks (every 100 ms): %llu samples from a process-wide CPU timer, the PC alone\n",
+        gpuprof__buf_printf(b, "   %u of the threads lived between two of the keeper's looks: %llu samples from a process-wide CPU timer, the PC alone\n",
                             r->short_threads, (unsigned long long)r->short_taken);
     if (r->proc_s > 0 && r->unsampled_s >= 0.05 * r->proc_s && r->unsampled_s >= 0.05)
         gpuprof__buf_printf(b, "   not sampled: %.2f s of the process's %.2f s of CPU (%.0f%%) ran in threads no timer reached%s\n", r->unsampled_s, r->proc_s,
