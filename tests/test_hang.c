@@ -607,7 +607,13 @@ static void case_reset_samples(void) {
     cJSON *j, *smp;
     child_result r = run_sampled("reset_samples", "gpuprof_reset between two sampled ranges", NULL, &j, &smp, NULL);
     CHECK(r.rc == OWN_STATUS && smp, "gpuprof_reset with samples: the program runs");
-    CHECK(range_samples(smp, "before") == 0 && range_samples(smp, "after") >= 15, "gpuprof_reset clears the samples as it clears the ranges");
+    cJSON *th = smp ? cJSON_GetArrayItem(cJSON_GetObjectItem(smp, "threads"), 0) : NULL;
+    double cpu = th ? jnum(th, "cpu_s") : 0;
+    /* judged on the CPU time sampled since the reset (0.3 s of "after"), not on samples a second: a loaded
+       machine's kernel tick gives a CPU-time timer fewer expiries */
+    fprintf(stderr, "reset: %.0f samples before, %.0f after, over %.3f s of CPU sampled since the reset\n", range_samples(smp, "before"), range_samples(smp, "after"), cpu);
+    CHECK(range_samples(smp, "before") == 0 && range_samples(smp, "after") >= 3, "gpuprof_reset clears the samples as it clears the ranges");
+    CHECK(cpu >= 0.25 && cpu <= 0.6, "... and the CPU time sampled: from the reset on (0.3 s of \"after\")");
     CHECK(jnum(smp, "taken") <= range_samples(smp, "after") + 2, "... and the count of samples taken");
     cJSON_Delete(j);
     free(r.err);
