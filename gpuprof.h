@@ -13244,7 +13244,7 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
 #define GPUPROF__UF_SHARE (1.0 / 3)   /* kernels that leave most SMs idle hold >= a third of a GPU-bound range's kernel time: under-filled */
 #define GPUPROF__TC_SHARE 0.5         /* kernels on the tensor cores hold >= half its kernel time: no "use the tensor cores" */
 #define GPUPROF__FAR_BELOW 0.2        /* GPU work under 20% of its bounding roof: latency-bound, neither memory- nor compute-bound */
-#define GPUPROF__OFF_CPU 0.5          /* a CPU-bound phase's thread on the CPU under half its time (its CPU samples): waiting */
+#define GPUPROF__OFF_CPU 0.5          /* a CPU-bound phase's thread waiting over half its time (its CPU samples, preemption aside): waiting */
 #define GPUPROF__OFF_CPU_SAMPLES 20.0 /* ... judged where it would hold this many samples on the CPU throughout */
 
 /* Is this name among GPUPROF_HOST_RANGES? */
@@ -13388,6 +13388,7 @@ typedef struct gpuprof__phase {
     double kern_ns, uf_ns, tc_ns; /* kernel capture, run totals of it and its nested ranges: kernel time, of which in launches
                                      that leave most SMs idle, on the tensor cores */
     double on_cpu;                /* its thread's share of its time on the CPU, from its CPU samples (< 0: not sampled) */
+    double waited;                /* ... and waiting (off the CPU, not preempted) */
 } gpuprof__phase;
 
 typedef struct gpuprof__verdict_t {
@@ -13699,15 +13700,19 @@ static void gpuprof__typical_stats(const gpuprof__snap *s, gpuprof__verdict_t *v
 
 /* A host phase's time on the CPU, from its thread's CPU samples in it and
    its nested ranges (rate: samples per ns of that thread's CPU time; 0:
-   not sampled): one that was off the CPU most of its time waited (a sleep,
-   I/O, a lock, a join), and is "waiting", not CPU-bound. */
-static void gpuprof__phase_on_cpu(gpuprof__phase *p, const gpuprof__row *r, const gpuprof__nested *a, double rate) {
+   not sampled): one that waited most of its time (a sleep, I/O, a lock, a
+   join) is "waiting", not CPU-bound. Its time off the CPU less the share
+   of the steps the thread was preempted (runnable while others had its
+   CPU: a loaded machine; taken as spread over the step) is its wait. */
+static void gpuprof__phase_on_cpu(gpuprof__phase *p, const gpuprof__row *r, const gpuprof__nested *a, double rate, double preempted) {
     p->on_cpu = -1.0;
     /* a phase that would hold under 20 samples were it on the CPU throughout: too few to tell */
     if (!(rate > 0) || !(r->stats.sum * rate >= GPUPROF__OFF_CPU_SAMPLES) || r->other) return;
     p->on_cpu = (double)(r->smp_own + a->smp_own) / rate / r->stats.sum;
     if (p->on_cpu > 1) p->on_cpu = 1;
-    if (p->k == GPUPROF__K_CPU && !p->by && !gpuprof__is_host(r->name_id) && p->on_cpu < GPUPROF__OFF_CPU) p->k = GPUPROF__K_WAIT;
+    p->waited = 1.0 - p->on_cpu - (preempted > 0 ? preempted : 0.0);
+    if (p->waited < 0) p->waited = 0;
+    if (p->k == GPUPROF__K_CPU && !p->by && !gpuprof__is_host(r->name_id) && p->waited > GPUPROF__OFF_CPU) p->k = GPUPROF__K_WAIT;
 }
 
 /* One definition of a step for every figure, and the outlier steps set
@@ -13905,7 +13910,7 @@ static void gpuprof__analyze(const gpuprof__snap *s, gpuprof__verdict_t *v) {
         p->cpu = r->stats.sum * per;
         p->gpu = r->gpu.count ? r->gpu.sum * per : 0;
         gpuprof__phase_classify(p, r, &nest[i], per);
-        gpuprof__phase_on_cpu(p, r, &nest[i], rate);
+        gpuprof__phase_on_cpu(p, r, &nest[i], rate, v->preempted);
         /* a GPU-bound phase holds the step for its GPU time (the CPU waits for it
            somewhere later); any other for its CPU time */
         p->t = gpuprof__k_gpu(p->k) && p->gpu > p->cpu ? p->gpu : p->cpu;
@@ -14902,8 +14907,8 @@ static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s
         snprintf(out, n, gpuprof__is_host(r->name_id) ? "host work (GPUPROF_HOST_RANGES)" : "no GPU time: host work");
         break;
     case GPUPROF__K_WAIT:
-        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * (1.0 - p->on_cpu));
-        snprintf(out, n, "off the CPU %s%% of its time (its thread's CPU samples): a sleep, I/O, a lock or a join", t1);
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * p->waited);
+        snprintf(out, n, "waits %s%% of its time, off the CPU (its thread's CPU samples): a sleep, I/O, a lock or a join", t1);
         break;
     case GPUPROF__K_LAUNCH:
         if (r->kernel_calls >= 2 * r->stats.count) {
@@ -16406,6 +16411,10 @@ static void gpuprof__json_phases(gpuprof__buf *b, const gpuprof__snap *s, const 
         else gpuprof__phase_why(why, sizeof why, s, p);
         gpuprof__buf_s(b, ",\"why\":");
         gpuprof__buf_json_str(b, why);
+        gpuprof__buf_s(b, ",\"on_cpu_share\":");        /* from its thread's CPU samples (null: not sampled, or too few) */
+        gpuprof__buf_num(b, p->on_cpu >= 0 ? p->on_cpu : GPUPROF__NAN);
+        gpuprof__buf_s(b, ",\"waiting_share\":");
+        gpuprof__buf_num(b, p->on_cpu >= 0 ? p->waited : GPUPROF__NAN);
         gpuprof__buf_s(b, "}");
     }
 }
