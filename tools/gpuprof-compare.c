@@ -396,20 +396,10 @@ static int kind_rows(const runs *sd, const opts *o, cmp *out, int max) {
     return n;
 }
 
-int main(int argc, char **argv) {
-    opts o = { 0.01, 5.0, 0.0, 0, T_AUTO, 40 };
-    const char *files[2] = { NULL, NULL };
-    static runs side_[2];
-    jv *doc = NULL;
-    const jv *r1, *r2;
-    cmp *rows, step;
-    size_t i, nrows = 0, cap;
-    int nfiles = 0, width = 24, faster = 0, slower = 0, same = 0, na = 0, added = 0, gone = 0, fail = 0, a;
-    int have_step = 0, calls_changed = 0, nkinds, kk;
-    cmp kinds[8];
-    static char kind_names[8][520];
-    double steps1, steps2;
-
+/* The options and the two sides' lists into o and files: -1 to go on, else
+   the exit status (the message said). */
+static int parse_args(int argc, char **argv, opts *o, const char **files) {
+    int nfiles = 0, a;
     for (a = 1; a < argc; a++) {
         const char *s = argv[a];
         char *end;
@@ -419,21 +409,21 @@ int main(int argc, char **argv) {
             if (a + 1 >= argc) { fprintf(stderr, TOOL ": %s needs a value (see --help)\n", s); return 2; }
             if (!strcmp(s, "--time")) {
                 const char *t = argv[++a];
-                if (!strcmp(t, "gpu")) o.time_mode = T_GPU;
-                else if (!strcmp(t, "cpu")) o.time_mode = T_CPU;
-                else if (!strcmp(t, "auto")) o.time_mode = T_AUTO;
+                if (!strcmp(t, "gpu")) o->time_mode = T_GPU;
+                else if (!strcmp(t, "cpu")) o->time_mode = T_CPU;
+                else if (!strcmp(t, "auto")) o->time_mode = T_AUTO;
                 else { fprintf(stderr, TOOL ": --time '%s' is not gpu, cpu or auto\n", t); return 2; }
                 continue;
             }
             errno = 0;
             x = strtod(argv[++a], &end);
             if (errno || *end || end == argv[a] || x != x || x < 0) { fprintf(stderr, TOOL ": %s '%s' is not a non-negative number\n", s, argv[a]); return 2; }
-            if (!strcmp(s, "--fail-if-slower")) { o.fail_pct = x; o.fail_on = 1; }
+            if (!strcmp(s, "--fail-if-slower")) { o->fail_pct = x; o->fail_on = 1; }
             else if (!strcmp(s, "--alpha")) {
                 if (!(x > 0 && x < 1)) { fprintf(stderr, TOOL ": --alpha must be between 0 and 1 (e.g. 0.01)\n"); return 2; }
-                o.alpha = x;
-            } else if (!strcmp(s, "--min-change")) o.min_change = x;
-            else o.rows = (int)x;
+                o->alpha = x;
+            } else if (!strcmp(s, "--min-change")) o->min_change = x;
+            else o->rows = (int)x;
             continue;
         }
         if (s[0] == '-' && s[1]) { fprintf(stderr, TOOL ": unknown option %s (see --help)\n", s); return 2; }
@@ -441,173 +431,176 @@ int main(int argc, char **argv) {
         files[nfiles++] = s;
     }
     if (nfiles != 2) { fprintf(stderr, "%s", usage_text); return 2; }
+    return -1;
+}
+
+/* Range a1 of the baseline (a2: the new run's of that name) compared into
+   c: 0 where it cannot be (no GPU time asked for, no counted call). */
+static int compare_range(const runs *sd, const opts *o, const jv *a1, const jv *a2, const char *name, cmp *c) {
+    double steps1 = jnum(jget(&sd[0].doc[0], "steps"), "counted"), steps2 = jnum(jget(&sd[1].doc[0], "steps"), "counted"), bn, bm, bs;
+    range_key key;
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    /* auto: the time that holds the range in the baseline: GPU time when
+       both runs have one and it is the longer (a range that waits has
+       CPU time only to show) */
+    key.name = name;
+    key.gpu = o->time_mode == T_GPU ||
+              (o->time_mode == T_AUTO && has_gpu(a1) && has_gpu(a2) && jnum(jget(a1, "gpu"), "mean_ns") > jnum(a1, "mean_ns"));
+    if (side_stats(&sd[0], get_range, &key, &c->n1, &c->m1, &c->s1) != 0 || side_stats(&sd[1], get_range, &key, &c->n2, &c->m2, &c->s2) != 0) {
+        if (o->time_mode == T_GPU) return 0;       /* no GPU time in one of the runs */
+        key.gpu = 0;
+        if (side_stats(&sd[0], get_range, &key, &c->n1, &c->m1, &c->s1) != 0 || side_stats(&sd[1], get_range, &key, &c->n2, &c->m2, &c->s2) != 0) return 0;
+    }
+    c->gpu = key.gpu;
+    c->base_total = range_stats(a1, key.gpu, &bn, &bm, &bs) == 0 ? bn * bm : 0;   /* the order of the rows: the first baseline run's total */
+    decide_runs(c, o, &sd[0], &sd[1]);
+    /* a range called more or less often per step: its time per call is
+       not the point; its time per step is (no test: one total per run) */
+    if (sd[0].n == 1 && sd[1].n == 1 && steps1 > 0 && steps2 > 0 && fabs(c->n1 / steps1 - c->n2 / steps2) > 0.01 * (c->n1 / steps1)) {
+        double t1 = c->m1 * c->n1 / steps1, t2 = c->m2 * c->n2 / steps2;
+        c->change = t1 > 0 ? 100.0 * (t2 - t1) / t1 : NAN;
+        c->verdict = V_CALLS;
+        c->p = NAN;
+    }
+    return 1;
+}
+
+/* Ranges open, or without a counted call, in either run (a summary
+   written mid-run: a checkpoint inside the first evaluation): said, not
+   dropped; then ranges in one run only, counted into *added and *gone. */
+static void print_unmatched(const jv *r1, const jv *r2, int width, int *added, int *gone) {
+    int open = 0;
+    size_t i;
+    char b[32];
+    for (i = 0; r1 && i < r1->n; i++) {
+        const jv *a1 = &r1->kids[i], *nm = jget(a1, "name"), *a2;
+        if (!nm || nm->type != J_STR) continue;
+        a2 = find_range(r2, nm->str);
+        if (a2 ? !is_open(a1) && !is_open(a2) && jnum(a1, "count") > 0 && jnum(a2, "count") > 0 : !is_open(a1)) continue;
+        open_line(&open, width, nm->str, a1, a2);
+    }
+    for (i = 0; r2 && i < r2->n; i++) {
+        const jv *nm = jget(&r2->kids[i], "name");
+        if (nm && nm->type == J_STR && !find_range(r1, nm->str) && is_open(&r2->kids[i])) open_line(&open, width, nm->str, NULL, &r2->kids[i]);
+    }
+    for (i = 0; r2 && i < r2->n; i++) {
+        const jv *nm = jget(&r2->kids[i], "name");
+        if (!nm || nm->type != J_STR || find_range(r1, nm->str)) continue;
+        if (!(*added)++) printf("\nadded (only in the new run):\n");
+        printf("  %-*s %9.0f calls, mean %s\n", width, nm->str, jnum(&r2->kids[i], "count"), fmt_ns(b, sizeof b, jnum(&r2->kids[i], "mean_ns")));
+    }
+    for (i = 0; r1 && i < r1->n; i++) {
+        const jv *nm = jget(&r1->kids[i], "name");
+        if (!nm || nm->type != J_STR || find_range(r2, nm->str)) continue;
+        if (!(*gone)++) printf("\ngone (only in the baseline):\n");
+        printf("  %-*s %9.0f calls, mean %s\n", width, nm->str, jnum(&r1->kids[i], "count"), fmt_ns(b, sizeof b, jnum(&r1->kids[i], "mean_ns")));
+    }
+}
+
+/* The memory peaks of the two first runs. */
+static void print_memory(const jv *doc1, const jv *doc2) {
+    const jv *m1 = jget(doc1, "memory"), *m2 = jget(doc2, "memory");
+    double t1 = jnum(jget(m1, "tracked"), "peak_bytes"), t2 = jnum(jget(m2, "tracked"), "peak_bytes");
+    double h1 = jnum(jget(m1, "host"), "peak_rss_bytes"), h2 = jnum(jget(m2, "host"), "peak_rss_bytes");
+    double d1 = jnum(jget(m1, "device"), "used_bytes"), d2 = jnum(jget(m2, "device"), "used_bytes");
+    double p1 = jnum(jget(jget(m1, "device"), "pool"), "used_high_bytes"), p2 = jnum(jget(jget(m2, "device"), "pool"), "used_high_bytes");
+    if (!((t1 > 0 || t2 > 0) || h1 == h1 || h2 == h2 || d1 == d1 || d2 == d2)) return;
+    printf("\nmemory (baseline -> new):\n");
+    if (t1 > 0 || t2 > 0) mem_line("tracked peak", t1, t2);
+    mem_line("device used (last snapshot)", d1, d2);
+    mem_line("pool used high-water", p1, p2);
+    mem_line("host peak RSS", h1, h2);
+}
+
+/* The rows' verdicts counted: [faster, slower, within noise, not testable, called differently]. */
+typedef struct tally { int n[5]; } tally;
+
+/* The overall line. */
+static void print_overall(const cmp *step, const jv *doc1, const tally *t, int added, int gone) {
+    printf("\noverall: ");
+    if (step) {
+        char b1[32], b2[32], p[32];
+        printf("step time %s -> %s (%+.1f%%, p %s): %s; ", fmt_ns(b1, sizeof b1, step->m1), fmt_ns(b2, sizeof b2, step->m2), step->change,
+               fmt_p(p, sizeof p, step->p), step->verdict == V_FASTER ? "faster" : step->verdict == V_SLOWER ? "SLOWER" : step->verdict == V_SAME ? "no significant change" : "not testable");
+    } else printf("no step time in %s; ", jnum(jget(jget(doc1, "steps"), "time"), "count") > 0 ? "the new run" : "the baseline");
+    printf("ranges: %d faster, %d slower, %d within noise", t->n[0], t->n[1], t->n[2]);
+    if (t->n[3]) printf(", %d not testable", t->n[3]);
+    if (t->n[4]) printf(", %d called differently", t->n[4]);
+    printf(", %d added, %d gone", added, gone);
+    if (!t->n[0] && !t->n[1] && (!step || (step->verdict != V_FASTER && step->verdict != V_SLOWER))) printf(" -> no significant change");
+    printf("\n");
+}
+
+int main(int argc, char **argv) {
+    opts o = { 0.01, 5.0, 0.0, 0, T_AUTO, 40 };
+    const char *files[2] = { NULL, NULL };
+    static runs side_[2];
+    static char kind_names[8][520];
+    const jv *doc1, *doc2, *r1, *r2;
+    cmp *rows, step, kinds[8];
+    tally t;
+    size_t i, nrows = 0;
+    int width = 24, added = 0, gone = 0, fail = 0, a, have_step = 0, nkinds;
+
+    if ((a = parse_args(argc, argv, &o, files)) >= 0) return a;
     if (load_runs(files[0], &side_[0]) != 0 || load_runs(files[1], &side_[1]) != 0) return 2;
-    /* the first run of each side: the ranges listed, memory, what the step is */
-    doc = (jv *)calloc(2, sizeof *doc);
-    if (!doc) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
-    doc[0] = side_[0].doc[0];
-    doc[1] = side_[1].doc[0];
+    doc1 = &side_[0].doc[0];                       /* the first run of each side: the ranges listed, memory, what the step is */
+    doc2 = &side_[1].doc[0];
     for (a = 0; a < 2; a++) {
         int k;
         for (k = 0; k < side_[a].n; k++) if (run_noise(&side_[a].doc[k]) > side_[a].noise) side_[a].noise = run_noise(&side_[a].doc[k]);
     }
+    r1 = jget(doc1, "ranges");
+    r2 = jget(doc2, "ranges");
+    if (!(rows = calloc((r1 ? r1->n : 0) + 1, sizeof *rows))) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
 
-    r1 = jget(&doc[0], "ranges");
-    r2 = jget(&doc[1], "ranges");
-    steps1 = jnum(jget(&doc[0], "steps"), "counted");
-    steps2 = jnum(jget(&doc[1], "steps"), "counted");
-    cap = (r1 ? r1->n : 0) + 1;
-    rows = calloc(cap, sizeof *rows);
-    if (!rows) { fprintf(stderr, TOOL ": out of memory\n"); return 2; }
-
-    printf("%s: baseline %s (%s) vs new %s (%s)\n", TOOL, files[0], proc_of(&doc[0]), files[1], proc_of(&doc[1]));
+    printf("%s: baseline %s (%s) vs new %s (%s)\n", TOOL, files[0], proc_of(doc1), files[1], proc_of(doc2));
     printf("rule: p < %g (Welch's t-test on mean, std, count) and |change| >= %g%% (see --help)\n", o.alpha, o.min_change);
     describe_sides(side_, &o);
 
-    /* the typical step's time, then each other kind of step's */
+    /* the typical step's time, then each other kind of step's, then the ranges */
     memset(&step, 0, sizeof step);
     if (side_stats(&side_[0], get_step, NULL, &step.n1, &step.m1, &step.s1) == 0 &&
         side_stats(&side_[1], get_step, NULL, &step.n2, &step.m2, &step.s2) == 0) {
         have_step = 1;
-        step.name = jnum(jget(jget(&doc[0], "steps"), "typical_time"), "count") > 0 ? "(typical step)" : "(step time)";
+        step.name = jnum(jget(jget(doc1, "steps"), "typical_time"), "count") > 0 ? "(typical step)" : "(step time)";
         decide_runs(&step, &o, &side_[0], &side_[1]);
     }
     nkinds = kind_rows(side_, &o, kinds, sizeof kinds / sizeof kinds[0]);
-
     for (i = 0; r1 && i < r1->n; i++) {
-        const jv *a1 = &r1->kids[i], *nm = jget(a1, "name"), *a2;
-        cmp *c;
-        int gpu;
-        if (!nm || nm->type != J_STR) continue;
-        if (!(a2 = find_range(r2, nm->str))) continue;
-        c = &rows[nrows];
-        memset(c, 0, sizeof *c);
-        c->name = nm->str;
-        /* auto: the time that holds the range in the baseline: GPU time when
-           both runs have one and it is the longer (a range that waits has
-           CPU time only to show) */
-        gpu = o.time_mode == T_GPU ||
-              (o.time_mode == T_AUTO && has_gpu(a1) && has_gpu(a2) && jnum(jget(a1, "gpu"), "mean_ns") > jnum(a1, "mean_ns"));
-        {
-            range_key key;
-            key.name = nm->str;
-            key.gpu = gpu;
-            if (side_stats(&side_[0], get_range, &key, &c->n1, &c->m1, &c->s1) != 0 || side_stats(&side_[1], get_range, &key, &c->n2, &c->m2, &c->s2) != 0) {
-                if (o.time_mode == T_GPU) continue;       /* no GPU time in one of the runs */
-                gpu = key.gpu = 0;
-                if (side_stats(&side_[0], get_range, &key, &c->n1, &c->m1, &c->s1) != 0 ||
-                    side_stats(&side_[1], get_range, &key, &c->n2, &c->m2, &c->s2) != 0) continue;
-            }
-        }
-        c->gpu = gpu;
-        {
-            double bn, bm, bs;                   /* the order of the rows: the first baseline run's total */
-            c->base_total = range_stats(a1, gpu, &bn, &bm, &bs) == 0 ? bn * bm : 0;
-        }
-        decide_runs(c, &o, &side_[0], &side_[1]);
-        /* a range called more or less often per step: its time per call is
-           not the point; its time per step is (no test: one total per run) */
-        if (side_[0].n == 1 && side_[1].n == 1 && steps1 > 0 && steps2 > 0 && fabs(c->n1 / steps1 - c->n2 / steps2) > 0.01 * (c->n1 / steps1)) {
-            double t1 = c->m1 * c->n1 / steps1, t2 = c->m2 * c->n2 / steps2;
-            c->change = t1 > 0 ? 100.0 * (t2 - t1) / t1 : NAN;
-            c->verdict = V_CALLS;
-            c->p = NAN;
-            calls_changed++;
-        }
-        if ((int)strlen(c->name) > width) width = (int)strlen(c->name) > 48 ? 48 : (int)strlen(c->name);
+        const jv *nm = jget(&r1->kids[i], "name"), *a2;
+        if (!nm || nm->type != J_STR || !(a2 = find_range(r2, nm->str)) || !compare_range(side_, &o, &r1->kids[i], a2, nm->str, &rows[nrows])) continue;
+        if ((int)strlen(nm->str) > width) width = (int)strlen(nm->str) > 48 ? 48 : (int)strlen(nm->str);
         nrows++;
     }
     qsort(rows, nrows, sizeof *rows, cmp_total);
 
     printf("\n%-*s %3s %9s %9s %10s %10s %8s %8s  %s\n", width, "Range", "On", "Calls", "Calls", "Baseline", "New", "Change", "p", "Verdict");
     if (have_step) print_row(&step, width);
-    for (kk = 0; kk < nkinds; kk++) {
-        snprintf(kind_names[kk], sizeof kind_names[kk], "(steps with %s)", kinds[kk].name);
-        kinds[kk].name = kind_names[kk];
-        print_row(&kinds[kk], width);
+    for (a = 0; a < nkinds; a++) {
+        snprintf(kind_names[a], sizeof kind_names[a], "(steps with %s)", kinds[a].name);
+        kinds[a].name = kind_names[a];
+        print_row(&kinds[a], width);
     }
+    memset(&t, 0, sizeof t);
     for (i = 0; i < nrows; i++) {
-        cmp *c = &rows[i];
+        const cmp *c = &rows[i];
         if (o.rows == 0 || (int)i < o.rows) print_row(c, width);
-        if (c->verdict == V_FASTER) faster++;
-        else if (c->verdict == V_SLOWER) slower++;
-        else if (c->verdict == V_SAME) same++;
-        else if (c->verdict != V_CALLS) na++;
+        t.n[c->verdict == V_FASTER ? 0 : c->verdict == V_SLOWER ? 1 : c->verdict == V_SAME ? 2 : c->verdict == V_CALLS ? 4 : 3]++;
         if (o.fail_on && c->verdict == V_SLOWER && c->change > o.fail_pct) fail = 1;
     }
     if (o.rows && (int)nrows > o.rows) printf("... %d more ranges (--rows 0 lists all)\n", (int)nrows - o.rows);
-    if (calls_changed)
-        printf("* called a different number of times per step: Baseline and New are per call, Change is of its total time per step\n");
+    if (t.n[4]) printf("* called a different number of times per step: Baseline and New are per call, Change is of its total time per step\n");
     if (o.fail_on && have_step && step.verdict == V_SLOWER && step.change > o.fail_pct) fail = 1;
 
-    /* ranges open, or without a counted call, in either run (a summary
-       written mid-run: a checkpoint inside the first evaluation): said, not dropped */
-    {
-        int open = 0;
-        for (i = 0; r1 && i < r1->n; i++) {
-            const jv *a1 = &r1->kids[i], *nm = jget(a1, "name"), *a2;
-            if (!nm || nm->type != J_STR) continue;
-            a2 = find_range(r2, nm->str);
-            if (a2 ? !is_open(a1) && !is_open(a2) && jnum(a1, "count") > 0 && jnum(a2, "count") > 0 : !is_open(a1)) continue;
-            open_line(&open, width, nm->str, a1, a2);
-        }
-        for (i = 0; r2 && i < r2->n; i++) {
-            const jv *nm = jget(&r2->kids[i], "name");
-            if (nm && nm->type == J_STR && !find_range(r1, nm->str) && is_open(&r2->kids[i])) open_line(&open, width, nm->str, NULL, &r2->kids[i]);
-        }
-    }
-
-    /* ranges in one run only */
-    for (i = 0; r2 && i < r2->n; i++) {
-        const jv *nm = jget(&r2->kids[i], "name");
-        if (nm && nm->type == J_STR && !find_range(r1, nm->str)) {
-            char b[32];
-            if (!added++) printf("\nadded (only in the new run):\n");
-            printf("  %-*s %9.0f calls, mean %s\n", width, nm->str, jnum(&r2->kids[i], "count"), fmt_ns(b, sizeof b, jnum(&r2->kids[i], "mean_ns")));
-        }
-    }
-    for (i = 0; r1 && i < r1->n; i++) {
-        const jv *nm = jget(&r1->kids[i], "name");
-        if (nm && nm->type == J_STR && !find_range(r2, nm->str)) {
-            char b[32];
-            if (!gone++) printf("\ngone (only in the baseline):\n");
-            printf("  %-*s %9.0f calls, mean %s\n", width, nm->str, jnum(&r1->kids[i], "count"), fmt_ns(b, sizeof b, jnum(&r1->kids[i], "mean_ns")));
-        }
-    }
-
-    /* memory peaks */
-    {
-        const jv *m1 = jget(&doc[0], "memory"), *m2 = jget(&doc[1], "memory");
-        double t1 = jnum(jget(m1, "tracked"), "peak_bytes"), t2 = jnum(jget(m2, "tracked"), "peak_bytes");
-        double h1 = jnum(jget(m1, "host"), "peak_rss_bytes"), h2 = jnum(jget(m2, "host"), "peak_rss_bytes");
-        double d1 = jnum(jget(m1, "device"), "used_bytes"), d2 = jnum(jget(m2, "device"), "used_bytes");
-        double p1 = jnum(jget(jget(m1, "device"), "pool"), "used_high_bytes"), p2 = jnum(jget(jget(m2, "device"), "pool"), "used_high_bytes");
-        if ((t1 > 0 || t2 > 0) || h1 == h1 || h2 == h2 || d1 == d1 || d2 == d2) {
-            printf("\nmemory (baseline -> new):\n");
-            if (t1 > 0 || t2 > 0) mem_line("tracked peak", t1, t2);
-            mem_line("device used (last snapshot)", d1, d2);
-            mem_line("pool used high-water", p1, p2);
-            mem_line("host peak RSS", h1, h2);
-        }
-    }
-
-    printf("\noverall: ");
-    if (have_step) {
-        char b1[32], b2[32], p[32];
-        printf("step time %s -> %s (%+.1f%%, p %s): %s; ", fmt_ns(b1, sizeof b1, step.m1), fmt_ns(b2, sizeof b2, step.m2), step.change,
-               fmt_p(p, sizeof p, step.p), step.verdict == V_FASTER ? "faster" : step.verdict == V_SLOWER ? "SLOWER" : step.verdict == V_SAME ? "no significant change" : "not testable");
-    } else printf("no step time in %s; ", jnum(jget(jget(&doc[0], "steps"), "time"), "count") > 0 ? "the new run" : "the baseline");
-    printf("ranges: %d faster, %d slower, %d within noise", faster, slower, same);
-    if (na) printf(", %d not testable", na);
-    if (calls_changed) printf(", %d called differently", calls_changed);
-    printf(", %d added, %d gone", added, gone);
-    if (!faster && !slower && (!have_step || step.verdict != V_FASTER) && (!have_step || step.verdict != V_SLOWER)) printf(" -> no significant change");
-    printf("\n");
+    print_unmatched(r1, r2, width, &added, &gone);
+    print_memory(doc1, doc2);
+    print_overall(have_step ? &step : NULL, doc1, &t, added, gone);
     if (o.fail_on)
         printf("%s: %s\n", TOOL, fail ? "FAIL: slower by more than the --fail-if-slower limit" : "ok: nothing slower than the --fail-if-slower limit");
     fflush(stdout);
     free(rows);
-    free(doc);
     for (a = 0; a < 2; a++) {
         int k;
         for (k = 0; k < side_[a].n; k++) jfree(&side_[a].doc[k]);
