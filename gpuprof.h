@@ -6122,7 +6122,8 @@ static pthread_mutex_t gpuprof__smp_foreign_mu = PTHREAD_MUTEX_INITIALIZER;
    proportion to its CPU. Its slots take the samples of all such threads,
    one handler at a time (a sample finding them taken is lost); a sample is
    its PC alone (such a thread's stack is not known), in the stepping
-   thread's innermost range, as another thread's without ranges. */
+   thread's innermost range, as another thread's without ranges. From its
+   first range on, a thread that records ranges is left to its own timer. */
 #define GPUPROF__SMP_UNMET_S 0.01          /* the process's CPU in threads the keeper never met, s: the process timer is armed */
 static struct {
     gpuprof__smp *m;                       /* its slots (NULL: never armed; m->gen 0: not armed now) */
@@ -6135,6 +6136,7 @@ static struct {
 #if GPUPROF__SAMPLER
 static __thread int gpuprof__smp_timed;    /* a keeper's timer sampled this thread: it has its own */
 static __thread int gpuprof__smp_counted;  /* this thread is among the process timer's (m->threads) */
+static __thread uint64_t gpuprof__smp_short_cpu;   /* its CPU time at its last process-timer sample (ns; 0: none) */
 #endif
 
 #if GPUPROF__SAMPLER
@@ -6305,6 +6307,17 @@ static int gpuprof__smp_add(gpuprof__smp *m, const gpuprof__node *node, const ui
     return -1;
 }
 
+/* A thread's CPU time in ns, read from any thread while it lives (Linux's
+   clock id of a thread: what pthread_getcpuclockid returns), or the
+   calling thread's (tid 0): the real CPU time, whatever clock the program
+   gave gpuprof (GPUPROF_CLOCK_FN). */
+static uint64_t gpuprof__smp_cpu_of(int tid) {
+    gpuprof__timespec ts;
+    clockid_t id = tid ? (clockid_t)((~(unsigned)tid << 3) | 6u) : CLOCK_THREAD_CPUTIME_ID;
+    if (gpuprof__clock_gettime(id, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The process timer's sample on a thread without a timer of its own. */
 static void gpuprof__smp_short_add(const siginfo_t *si, void *uc) {
     gpuprof__smp *m = GPUPROF__LDA(&gpuprof__smp_short.m);
@@ -6312,11 +6325,18 @@ static void gpuprof__smp_short_add(const siginfo_t *si, void *uc) {
     uint32_t d = s ? GPUPROF__LD(&s->depth) : 0;
     uintptr_t pc, fp, sp;
     int free_ = 0;
+    uint64_t cpu;
     if (!m || !GPUPROF__LD(&gpuprof__smp_global.on) || !GPUPROF__LD(&m->gen)) return;
+    /* a thread that did not run since its last such sample was woken to
+       take the signal (the kernel found the expiry where the thread that
+       used the time could not take it: it was exiting): not a sample of it */
+    cpu = gpuprof__smp_cpu_of(0);
+    if (gpuprof__smp_short_cpu && cpu - gpuprof__smp_short_cpu < (uint64_t)(0.25e9 / gpuprof__smp_global.hz)) return;
+    gpuprof__smp_short_cpu = cpu;
     if (!GPUPROF__CAS(&gpuprof__smp_short.lock, &free_, 1)) { GPUPROF__ADD(&m->lost, 1); return; }   /* another thread's sample is being written */
     GPUPROF__ST(&m->busy, 1);
     if (si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
-    if (!gpuprof__smp_counted) { gpuprof__smp_counted = 1; GPUPROF__ST(&m->threads, m->threads + 1); }
+    if (!gpuprof__smp_counted) { gpuprof__smp_counted = 1; GPUPROF__ADD(&m->threads, 1u); }
     if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
     gpuprof__smp_regs(uc, &pc, &fp, &sp);
     GPUPROF__ST(&m->taken, m->taken + 1);
@@ -6332,8 +6352,9 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     gpuprof__smp *m;
     (void)sig;
     if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)&gpuprof__smp_short) {
-        /* the process timer: a thread with a timer of its own is sampled by it */
-        if (!(t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&m->gen)) && !gpuprof__smp_timed) gpuprof__smp_short_add(si, uc);
+        /* the process timer: only a thread gpuprof knows nothing of (one that
+           records ranges has a timer of its own, or is between them) */
+        if (!t && !gpuprof__smp_timed) gpuprof__smp_short_add(si, uc);
     } else if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smp_global.on) && GPUPROF__LD(&m->gen)) {
         uintptr_t st[GPUPROF__SMP_DEPTH];
         uint32_t d = t->depth, n;
@@ -6373,6 +6394,10 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
         int k;
         GPUPROF__ST(&m->busy, 1);
         gpuprof__smp_timed = 1;
+        if (gpuprof__smp_counted && GPUPROF__LDA(&gpuprof__smp_short.m)) {   /* the process timer reached it first: counted once, here */
+            gpuprof__smp_counted = 0;
+            GPUPROF__ADD(&gpuprof__smp_short.m->threads, 0xffffffffu);
+        }
         if (si->si_overrun > 0) GPUPROF__ST(&m->overruns, m->overruns + (uint64_t)si->si_overrun);
         if (d > GPUPROF_MAX_DEPTH) d = GPUPROF_MAX_DEPTH;
         if (GPUPROF__LDA(&m->stack_hi)) n = gpuprof__smp_walk(m, uc, st);
@@ -6388,16 +6413,6 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     errno = saved;
 }
 
-/* A thread's CPU time in ns, read from any thread while it lives (Linux's
-   clock id of a thread: what pthread_getcpuclockid returns), or the
-   calling thread's (tid 0): the real CPU time, whatever clock the program
-   gave gpuprof (GPUPROF_CLOCK_FN). */
-static uint64_t gpuprof__smp_cpu_of(int tid) {
-    gpuprof__timespec ts;
-    clockid_t id = tid ? (clockid_t)((~(unsigned)tid << 3) | 6u) : CLOCK_THREAD_CPUTIME_ID;
-    if (gpuprof__clock_gettime(id, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 #endif
 
 /* A sampled thread's CPU time while sampled, in seconds: that of its
@@ -6598,6 +6613,24 @@ static int gpuprof__smp_short_pending(void) {
     return 1;
 }
 
+/* The CPU time gpuprof's own threads used since the last call (s). */
+static double gpuprof__smp_own_used(void) {
+    static uint64_t last[32];
+    static int last_tid[32];
+    double used = 0;
+    int i;
+    for (i = 0; i < 32; i++) {
+        int tid = GPUPROF__LD(&gpuprof__own_tids[i]);
+        uint64_t now;
+        if (!tid) continue;
+        now = gpuprof__smp_cpu_of(tid);                /* 0 once it ended */
+        if (tid != last_tid[i]) { last_tid[i] = tid; last[i] = 0; }
+        if (now > last[i]) used += (double)(now - last[i]) * 1e-9;
+        last[i] = now;
+    }
+    return used;
+}
+
 /* At each of the keeper's looks: CPU time the process used since the last
    look in no thread the look found (threads that ended meanwhile), added
    up, arms the process timer once it is 10 ms and 5% of the CPU; its
@@ -6612,6 +6645,7 @@ static void gpuprof__smp_short_look(const uint64_t *used, uint32_t n, double *la
         gpuprof__smp_silent();
     }
     for (k = 0; k < n; k++) sum += (double)used[k] * 1e-9;
+    sum += gpuprof__smp_own_used();              /* the keeper's own looks, gpuprof's other threads */
     d = proc - *last_proc;
     if (*last_proc >= 0 && proc >= 0) {
         gpuprof__smp_short.all_s += d;
@@ -6919,6 +6953,14 @@ static void gpuprof__smp_uninstall(void) {
    taken over by a new one, on another stack), the code map brought up to
    date (objects loaded since). */
 static void gpuprof__smp_thread_timer(gpuprof__thread *t);
+/* The calling thread joins a session: the process timer leaves it alone
+   (its own timer samples it from its first range on). */
+static void gpuprof__smp_known(void) {
+#if GPUPROF__SAMPLER
+    gpuprof__smp_timed = 1;
+#endif
+}
+
 static void gpuprof__smp_thread_start(gpuprof__thread *t) {
     if (!GPUPROF__LD(&gpuprof__smp_global.on)) return;
     /* the keeper may have given it a timer while it recorded no range: its own replaces that one */
@@ -7864,6 +7906,7 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
 #define gpuprof__smp_stepper_rate() 0.0
 #define GPUPROF__SMP_CHECK_NS 0
 #define gpuprof__smp_thread_start(t) ((void)(t))
+#define gpuprof__smp_known() ((void)0)
 #define gpuprof__smp_thread_stop(t, own) ((void)(t), (void)(own))
 #define gpuprof__smp_pending(t) ((void)(t), 0)
 #define gpuprof__smp_check() ((void)0)
@@ -8002,6 +8045,7 @@ static gpuprof__thread *gpuprof__thread_new(void) {
     uint32_t ids;
     unsigned session;
     char label[64];
+    gpuprof__smp_known();                        /* from here on the process timer leaves this thread to its own */
     gpuprof__thread_identity(&tid, label, sizeof label);
     gpuprof__mu_lock(&gpuprof__lock);
     gpuprof__retired_drop(gpuprof__tls, 0);     /* this thread's state of an earlier session, if any */
