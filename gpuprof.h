@@ -1275,27 +1275,6 @@ double gpuprof_stats_quantile(const gpuprof_stats *s, double q) {
     return a + f * (b - a);
 }
 
-/* Takes x, added to s before, out of it again (an outlier step out of
-   the typical steps' lengths): its count, sums and bucket; where it was
-   the largest, the largest is then the top of the highest bucket left.
-   A value s does not hold (its bucket empty) leaves s as it is. */
-static void gpuprof__stats_drop(gpuprof_stats *s, double x) {
-    uint32_t idx;
-    int i;
-    if (!s->count || !gpuprof__finite(x) || s->halvings) return;
-    idx = (uint32_t)(gpuprof__key(x) - s->lo_key);
-    if (idx >= GPUPROF_STATS_BUCKETS || !s->bucket[idx]) return;
-    s->bucket[idx]--;
-    if (!--s->count) { gpuprof_stats_init(s); return; }
-    s->sum -= x;
-    s->sum_d -= x - s->shift;
-    s->sum_d2 -= (x - s->shift) * (x - s->shift);
-    if (s->sum_d2 < 0) s->sum_d2 = 0;
-    if (x < s->max) return;
-    for (i = GPUPROF_STATS_BUCKETS; i-- > 0 && !s->bucket[i];) {}
-    if (i >= 0 && gpuprof__key_value(s->lo_key + i + 1) < s->max) s->max = gpuprof__key_value(s->lo_key + i + 1);
-}
-
 #ifndef GPUPROF_DISABLE
 /* ----------------------------------------------------------------------
    Global state and warnings: the types the sections share, the session's
@@ -13726,6 +13705,27 @@ static void gpuprof__phase_classify(gpuprof__phase *p, const gpuprof__row *r, co
     }
 }
 
+/* Takes x, added to s before, out of it again (an outlier step out of
+   the typical steps' lengths): its count, sums and bucket; where it was
+   the largest, the largest is then the top of the highest bucket left.
+   A value s does not hold (its bucket empty) leaves s as it is. */
+static void gpuprof__stats_drop(gpuprof_stats *s, double x) {
+    uint32_t idx;
+    int i;
+    if (!s->count || !gpuprof__finite(x) || s->halvings) return;
+    idx = (uint32_t)(gpuprof__key(x) - s->lo_key);
+    if (idx >= GPUPROF_STATS_BUCKETS || !s->bucket[idx]) return;
+    s->bucket[idx]--;
+    if (!--s->count) { gpuprof_stats_init(s); return; }
+    s->sum -= x;
+    s->sum_d -= x - s->shift;
+    s->sum_d2 -= (x - s->shift) * (x - s->shift);
+    if (s->sum_d2 < 0) s->sum_d2 = 0;
+    if (x < s->max) return;
+    for (i = GPUPROF_STATS_BUCKETS; i-- > 0 && !s->bucket[i];) {}
+    if (i >= 0 && gpuprof__key_value(s->lo_key + i + 1) < s->max) s->max = gpuprof__key_value(s->lo_key + i + 1);
+}
+
 /* The typical steps' lengths (v->typ): the kinds of step not set apart,
    less the outlier steps; where the kinds do not hold every counted step
    (their table was full), all counted steps less the outliers. */
@@ -15397,6 +15397,35 @@ static void gpuprof__buf_qpath(gpuprof__buf *b, const char *lead, const gpuprof_
     gpuprof__buf_s(b, "\"");
 }
 
+/* Whether outlier range i holds enough of the outlier steps' extra time
+   to be named (a tenth of it: where the steps were long for want of a CPU,
+   no range is). */
+static int gpuprof__extra_named(const gpuprof__verdict_t *v, int i) {
+    double extra = (v->out_x - 1.0) * v->out_median;
+    return v->extra[i] && v->extra_ns[i] >= 0.1 * extra;
+}
+
+/* The first line of a run whose outlier steps hold a quarter of it or
+   more: where their time went, the range or the CPU taken from the
+   stepping thread, before the typical step's bottleneck. */
+static void gpuprof__report_outliers_first(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    char t1[32], t2[32];
+    gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->out_share);
+    gpuprof__buf_printf(b, "   first: the %u outlier steps hold %s%% of the run's step time", v->nout, t1);
+    if (v->out_rq >= 0.5) {
+        gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * v->out_rq);
+        gpuprof__buf_printf(b, ", preempted %s%% of it: another thread or process had the stepping thread's CPU (a loaded machine) -- "
+                               "free or pin the CPUs, then measure again\n", t2);
+        return;
+    }
+    if (v->out_off >= 0 && v->out_off - v->out_rq >= 0.5) {
+        gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * (v->out_off - v->out_rq));
+        gpuprof__buf_printf(b, ", waiting %s%% of it off the CPU (I/O, a sleep, a lock)", t2);
+    }
+    if (gpuprof__extra_named(v, 0)) gpuprof__buf_qpath(b, ", their extra time in ", v->snap, v->extra[0]);
+    gpuprof__buf_s(b, " -- find what makes them long before tuning the typical step\n");
+}
+
 /* The outlier steps, on a line of their own: which, how long, their share
    of the run, where their extra time went (the deepest range that holds
    it), and the stepping thread off the CPU in them where it mostly was. */
@@ -15409,10 +15438,11 @@ static void gpuprof__report_outliers(gpuprof__buf *b, const gpuprof__verdict_t *
     gpuprof__fmt(t3, sizeof t3, "%.0f", 100.0 * v->out_share);
     gpuprof__buf_printf(b, "%s): %sx the median step (%s) on average, %s%% of the run's step time", v->nout > 8 ? ", ..." : "", t1,
                         gpuprof__fmt_ns(t2, sizeof t2, v->out_median), t3);
-    for (i = 0; i < 2 && v->extra[i]; i++) {
+    for (i = 0; i < 2 && gpuprof__extra_named(v, (int)i); i++) {
         gpuprof__buf_qpath(b, i ? " and " : "; the extra time is in ", v->snap, v->extra[i]);
         gpuprof__buf_printf(b, " (%s per outlier step that ran it)", gpuprof__fmt_ns(t1, sizeof t1, v->extra_ns[i]));
     }
+    if (!gpuprof__extra_named(v, 0)) gpuprof__buf_s(b, "; no range holds much of the extra time");
     if (v->out_off >= GPUPROF__BLOCKED_WAITS) {
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->out_off);
         gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * (v->out_off - v->out_rq));
@@ -15504,12 +15534,7 @@ static void gpuprof__report_verdict(gpuprof__buf *b, const gpuprof__verdict_t *v
     gpuprof__verdict_step(b, v, gpu_run);
     if (v->bottleneck == -1) return;
     gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
-    if (v->nout && v->out_share >= GPUPROF__OUTLIER_SHARE) {   /* a third of the run elsewhere: said before the typical step's bottleneck */
-        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->out_share);
-        gpuprof__buf_printf(b, "   first: the %u outlier steps hold %s%% of the run's step time", v->nout, t1);
-        if (v->extra[0]) gpuprof__buf_qpath(b, ", their extra time in ", v->snap, v->extra[0]);
-        gpuprof__buf_s(b, " -- find what makes them long before tuning the typical step\n");
-    }
+    if (v->nout && v->out_share >= GPUPROF__OUTLIER_SHARE) gpuprof__report_outliers_first(b, v);   /* a quarter of the run elsewhere: said first */
     gpuprof__fmt(t1, sizeof t1, "%.0f", v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
     gpuprof__bottleneck_name(b, v->nout && v->out_share >= GPUPROF__OUTLIER_SHARE ? "   then, in the typical step, bottleneck: " : "   bottleneck: ",
                              "   bottleneck: ", name);
