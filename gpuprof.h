@@ -1659,6 +1659,7 @@ typedef struct gpuprof__point {
     uint64_t t0, t1;                      /* the first step's start, the last one's end (ns since the session's start) */
     uint32_t tn;                          /* of them, typical steps (of the most common kind when they ended) ... */
     double tsum, tph[GPUPROF__SERIES_PH]; /* ... their lengths and the followed ranges' time in them (ns): the drift's */
+    double trq;                           /* ... and the stepping thread's time runnable but preempted in them (ns; 0: not measured) */
 } gpuprof__point;
 
 /* A step that may be an outlier: its length, its kind, and where its time went. */
@@ -9449,6 +9450,7 @@ static void gpuprof__point_merge(gpuprof__point *to, const gpuprof__point *a, co
     m.t1 = b->t1;
     m.tn += b->tn;
     m.tsum += b->tsum;
+    m.trq += b->trq;
     *to = m;
 }
 
@@ -9480,7 +9482,11 @@ static void gpuprof__series_add(gpuprof__thread *t, double dur, uint64_t step, u
     p->t1 = end_ns;
     p->n++;
     p->sum += dur;
-    if (typical) { p->tn++; p->tsum += dur; }
+    if (typical) {
+        p->tn++;
+        p->tsum += dur;
+        if (gpuprof__steps.last_rq > 0) p->trq += gpuprof__steps.last_rq;
+    }
     if (dur < p->min) p->min = dur;
     if (dur > p->max) p->max = dur;
     for (i = 0; i < nran; i++) {
@@ -13985,6 +13991,7 @@ typedef struct gpuprof__drift {
     double first, last;           /* the tenths' median step (ns) */
     int slot;                     /* the followed range with most of the change (index into the snapshot's ph_name), -1: none */
     double slot_change;           /* its change per step (ns) */
+    double rq_change;             /* the stepping thread's time preempted per step, its change (ns; 0: not measured) */
     uint64_t t[4];                /* the first tenth's start and end, the last tenth's (ns since the session's start) */
     uint64_t typical, all, skipped;   /* the steps compared from, of all the counted steps; left out as start-up */
 } gpuprof__drift;
@@ -14004,13 +14011,14 @@ static double gpuprof__median_spread(double *v, uint32_t n, double *spread) {
     return med;
 }
 
-/* The median over the points idx[a..b) of the typical steps' mean (slot < 0)
-   or of a followed range's time per typical step. */
+/* The median over the points idx[a..b) of the typical steps' mean (slot -1),
+   the stepping thread's time preempted in them (-2), or a followed range's
+   time per typical step. */
 static double gpuprof__tenth_median(const gpuprof__snap *s, const uint32_t *idx, uint32_t a, uint32_t b, int slot, double *v, double *spread) {
     uint32_t i;
     for (i = a; i < b; i++) {
         const gpuprof__point *p = &s->series[idx[i]];
-        v[i - a] = (slot < 0 ? p->tsum : p->tph[slot]) / p->tn;
+        v[i - a] = (slot == -1 ? p->tsum : slot == -2 ? p->trq : p->tph[slot]) / p->tn;
     }
     return gpuprof__median_spread(v, b - a, spread);
 }
@@ -14049,6 +14057,7 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
     d->t[2] = s->series[idx[a2]].t0;
     d->t[3] = s->series[idx[b2 - 1]].t1;
     d->drifted = fabs(d->last - d->first) >= GPUPROF__DRIFT_MIN * d->first && fabs(d->last - d->first) > 3 * se;
+    if (d->drifted) d->rq_change = gpuprof__tenth_median(s, idx, a2, b2, -2, v, NULL) - gpuprof__tenth_median(s, idx, a1, b1, -2, v, NULL);
     for (k = 0; d->drifted && k < (int)s->nph; k++) {
         double ch = gpuprof__tenth_median(s, idx, a2, b2, k, v, NULL) - gpuprof__tenth_median(s, idx, a1, b1, k, v, NULL);
         if (d->last > d->first ? ch > best : ch < best) { best = ch; d->slot = k; d->slot_change = ch; }
@@ -15705,7 +15714,10 @@ static void gpuprof__report_series(gpuprof__buf *b, const gpuprof__snap *s) {
     if (d.typical < d.all) gpuprof__buf_printf(b, " (its typical steps: %llu of %llu)", (unsigned long long)d.typical, (unsigned long long)d.all);
     gpuprof__buf_printf(b, ": median %s in the first tenth, ", gpuprof__fmt_ns(t2, sizeof t2, d.first));
     gpuprof__buf_printf(b, "%s in the last", gpuprof__fmt_ns(t2, sizeof t2, d.last));
-    if (d.slot >= 0) {
+    if (d.last > d.first && d.rq_change >= 0.5 * (d.last - d.first))   /* the machine got busier, not the code slower */
+        gpuprof__buf_printf(b, "; most of it preempted (+%s a step runnable while another thread or process had the stepping thread's CPU: "
+                               "the machine got busier)", gpuprof__fmt_ns(t2, sizeof t2, d.rq_change));
+    else if (d.slot >= 0) {
         gpuprof__buf_qname(b, "; most of it in ", s->ph_name[d.slot]);
         gpuprof__buf_printf(b, " (%s%s)", d.slot_change > 0 ? "+" : "-", gpuprof__fmt_ns(t2, sizeof t2, fabs(d.slot_change)));
     }
@@ -16795,6 +16807,8 @@ static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_s(b, d.slot >= 0 ? gpuprof__registry.names[s->ph_name[d.slot]].json : "null");
     gpuprof__buf_s(b, ",\"range_change_ns\":");
     gpuprof__buf_num(b, d.slot >= 0 ? d.slot_change : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"preempted_change_ns\":");
+    gpuprof__buf_num(b, d.drifted ? d.rq_change : GPUPROF__NAN);
     gpuprof__dev_drift_cause(cause, sizeof cause, &d);
     gpuprof__buf_s(b, ",\"device_cause\":");
     if (cause[0]) gpuprof__buf_json_str(b, cause);

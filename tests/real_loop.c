@@ -17,14 +17,19 @@
    every 10th step also "eval".
 
        OMP_NUM_THREADS=1 GPUPROF_SAMPLE=1 ./build/tests/real_loop [STEPS [SCALE [SUMMARY]]]
+       ./build/tests/real_loop busier
+
 
    SCALE (1) multiplies every phase's work and sleep: a run at 5 has a 5x
    longer typical step. Writes SUMMARY (real_loop.summary.json) in the
    working directory. */
-#include "gpuprof.h"             /* linked with the implementation's "ofast" configuration */
+#define _GNU_SOURCE                       /* sched_setaffinity: the "busier" mode */
+#include "gpuprof.h"             /* linked with the implementation's "plain" configuration */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 enum { N = 96 };
@@ -89,10 +94,47 @@ static void io_wait(void) {
     nanosleep(&ts, NULL);
 }
 
+/* "busier": the same 3 ms of work a step on one CPU, and from the middle of
+   the run two threads that spin on that CPU too: the step time rises
+   because the stepping thread is preempted, not because its code got
+   slower (the drift line must say so). */
+static volatile int spinning = 1;
+static void *spinner(void *arg) {
+    float x = 0;
+    (void)arg;
+    while (spinning) x += spin_rows(a, 1);
+    return NULL;
+}
+
+static int busier(void) {
+    gpuprof_config cfg = { 0 };
+    cpu_set_t one;
+    pthread_t th[2];
+    int s, k;
+    float sum = 0;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) { perror("real_loop: sched_setaffinity"); return 1; }
+    cfg.summary_path = "busier.summary.json";
+    cfg.process_name = "real_loop busier";
+    gpuprof_init(&cfg);
+    for (s = 1; s <= 200; s++) {
+        if (s == 100)
+            for (k = 0; k < 2; k++) pthread_create(&th[k], NULL, spinner, NULL);
+        { PROF_RANGE("work"); sum += spin_rows(b, 470); }
+        PROF_STEP();
+    }
+    spinning = 0;
+    for (k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    printf("real_loop busier: checksum %.3f\n", (double)sum);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     gpuprof_config cfg = { 0 };
     int steps = argc > 1 ? atoi(argv[1]) : 300, s, i;
     float sum = 0;
+    if (argc > 1 && !strcmp(argv[1], "busier")) return busier();
     scale = argc > 2 && atoi(argv[2]) > 0 ? atoi(argv[2]) : 1;
     for (i = 0; i < N * N; i++) {
         a[i] = (float)((unsigned)i * 7919u % 1000u) / 1000.0f;

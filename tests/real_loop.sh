@@ -15,6 +15,7 @@
 #     timer's signal goes to the thread that used the time);
 #   - no row says "(no symbols)": the vDSO's clock_gettime is named;
 #   - the summary's typical steps are the verdict's;
+#   - a run whose machine gets busier halfway drifts, put on the preemption;
 # then gpuprof-compare on a run with a 5x longer step against the normal
 # one (faster, -80%) and on two runs of the same program (no change).
 # Writes into a fresh temporary directory, removed when all pass.
@@ -83,6 +84,14 @@ else:
     print('kernel before 6.3: the short-lived threads are not checked')
 PY
 done
+
+# a machine that gets busier: the same work a step, on one CPU, two threads spinning there from the
+# middle of the run on; the step time rises, and the drift line puts it on the preemption, not on "work"
+"$bin" busier > busier.out 2>&1 || fail "real_loop busier failed: $(tail -3 busier.out)"
+echo "== a machine that gets busier"
+grep '^   step time rose' busier.out
+grep -q '^   step time rose [0-9]*% over the run: .*; most of it preempted (+[0-9.]* ms a step runnable while another' busier.out ||
+  fail "the drift is not put on the preemption: $(grep '^   step time\|^   over the run' busier.out)"
 
 # gpuprof-compare: the same program with a 5x longer step, then the normal one; and the
 # normal one twice (the noise between runs, on a machine that may be loaded: a second pair
