@@ -95,7 +95,7 @@ static void io_wait(void) {
 }
 
 /* "busier": the same 3 ms of work a step on one CPU, and from the middle of
-   the run two threads that spin on that CPU too: the step time rises
+   the run four threads that spin on that CPU too: the step time rises
    because the stepping thread is preempted, not because its code got
    slower (the drift line must say so). */
 static volatile int spinning = 1;
@@ -109,7 +109,7 @@ static void *spinner(void *arg) {
 static int busier(void) {
     gpuprof_config cfg = { 0 };
     cpu_set_t one, mine;
-    pthread_t th[2];
+    pthread_t th[4];
     int s, k, c = 0;
     float sum = 0;
     if (sched_getaffinity(0, sizeof mine, &mine) == 0)      /* the first CPU this process may run on */
@@ -122,12 +122,12 @@ static int busier(void) {
     gpuprof_init(&cfg);
     for (s = 1; s <= 200; s++) {
         if (s == 100)
-            for (k = 0; k < 2; k++) pthread_create(&th[k], NULL, spinner, NULL);
+            for (k = 0; k < 4; k++) pthread_create(&th[k], NULL, spinner, NULL);
         { PROF_RANGE("work"); sum += spin_rows(b, 470); }
         PROF_STEP();
     }
     spinning = 0;
-    for (k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    for (k = 0; k < 4; k++) pthread_join(th[k], NULL);
     printf("real_loop busier: checksum %.3f\n", (double)sum);
     return 0;
 }
