@@ -45,8 +45,8 @@ print(max((f for f in r['functions'] if f['name'] != '(OpenMP runtime)'), key=la
     fail "$t thread(s): the try: line does not name $top: $(grep '^   try:' run$t.out)"
   grep -q 'bottleneck: "classifier"' run$t.out || fail "$t thread(s): the bottleneck is not classifier: $(grep 'bottleneck: ' run$t.out)"
   grep -q '_omp_fn' run$t.out && fail "$t thread(s): an OpenMP piece has a row of its own: $(grep '_omp_fn' run$t.out | head -2)"
-  # 25 outlier steps by design; a loaded machine may add some (preempted steps)
-  grep -q '^   outlier steps: [2-9][0-9] (steps .*on average, [0-9]*% of the run.s step time; the extra time is in "forward/attention"' run$t.out ||
+  # 25 outlier steps by design; a loaded machine adds some (preempted steps) or hides some (a longer median)
+  grep -q '^   outlier steps: [1-9][0-9] (steps .*on average, [0-9]*% of the run.s step time; the extra time is in "forward/attention"' run$t.out ||
     fail "$t thread(s): the outlier line: $(grep '^   outlier steps' run$t.out)"
   grep -q '^io  .*  waiting  ' run$t.out || fail "$t thread(s): io (a sleep) is not waiting: $(grep '^io ' run$t.out)"
   grep -q '^ffn  .*  waiting  ' run$t.out || fail "$t thread(s): ffn (a join) is not waiting: $(grep '^ffn ' run$t.out)"
@@ -66,7 +66,10 @@ print('typical steps: summary %d; outliers %d, %.0f%% of the run, in %s; bottlen
 kinds = sum(k['count'] for k in v['step_kinds'])
 assert st['typical_time']['count'] == st['counted'] - kinds - out['count'], (st['typical_time']['count'], st['counted'], kinds, out['count'])
 assert abs(st['typical_time']['mean_ns'] - v['step_ns']) < 1e-6 * v['step_ns'], (st['typical_time']['mean_ns'], v['step_ns'])
-assert out['count'] >= 20 and out['share_of_run'] >= 0.2 and out['extra'][0]['path'] == 'forward/attention', out
+assert out['count'] >= 10 and out['share_of_run'] >= 0.1 and out['extra'][0]['path'] == 'forward/attention', out
+# a quarter of the run or more: said before the bottleneck
+first = any(l.startswith('   first: the %d outlier steps hold' % out['count']) for l in open(path.replace('.json', '.out')))
+assert first == (out['share_of_run'] >= 0.25), (first, out['share_of_run'])
 classes = {p['name']: p['class'] for p in v['phases']}
 assert classes['io'] == 'waiting' and classes['ffn'] == 'waiting' and classes['classifier'] == 'CPU-bound', classes
 fns = {r['range']: {f['name']: f['self'] for f in r['functions']} for r in smp['by_range']}
