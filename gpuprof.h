@@ -6114,7 +6114,7 @@ static struct {
     double cpu0;                           /* the process's CPU time when sampling began (s; < 0: unknown) */
 } gpuprof__smp_short = { NULL, 0, 0, 0, 0, 0, -1.0 };
 #if GPUPROF__SAMPLER
-static __thread int gpuprof__smp_timed;    /* a keeper's timer sampled this thread: it has its own */
+static __thread int gpuprof__smp_timed;    /* this thread has a timer of its own: it joined a session, or a keeper's timer sampled it */
 static __thread int gpuprof__smp_counted;  /* this thread is among the process timer's (m->threads) */
 static __thread uint64_t gpuprof__smp_short_cpu;   /* its CPU time at its last process-timer sample (ns; 0: none) */
 #endif
@@ -6332,9 +6332,8 @@ static void gpuprof__smp_handler(int sig, siginfo_t *si, void *uc) {
     gpuprof__smp *m;
     (void)sig;
     if (si && si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)&gpuprof__smp_short) {
-        /* the process timer: only a thread gpuprof knows nothing of (one that
-           records ranges has a timer of its own, or is between them) */
-        if (!t && !gpuprof__smp_timed) gpuprof__smp_short_add(si, uc);
+        /* the process timer: only a thread with no timer of its own */
+        if (!gpuprof__smp_timed) gpuprof__smp_short_add(si, uc);
     } else if (t && (m = GPUPROF__LD(&t->smp)) != NULL && GPUPROF__LD(&gpuprof__smp_global.on) && GPUPROF__LD(&m->gen)) {
         uintptr_t st[GPUPROF__SMP_DEPTH];
         uint32_t d = t->depth, n;
@@ -6421,7 +6420,6 @@ static double gpuprof__smp_stepper_rate(void) {
     double cpu = m ? gpuprof__smp_cpu_s(m, 1) : 0;
     return cpu > 0 && GPUPROF__LD(&m->taken) >= 20 ? (double)GPUPROF__LD(&m->taken) / (cpu * 1e9) : 0.0;
 }
-
 
 /* Threads that record no range (SPEC 16a): found by the keeper in
    /proc/self/task every GPUPROF__SMP_CHECK_NS, each given a timer on its
@@ -6523,6 +6521,21 @@ static void gpuprof__smp_foreign_start(int tid, uint32_t i, uint64_t cpu_now) {
     if (timer_settime(timer, 0, &its, NULL) != 0) gpuprof__smp_foreign_stop(i);
 }
 
+/* Whether the signal mask on the line `key` ("SigBlk:") of a /proc status
+   file holds the sampler's signal. */
+static int gpuprof__smp_status_has(const char *path, const char *key) {
+    char line[128];
+    unsigned long long mask = 0;
+    size_t n = strlen(key);
+    int found = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    while (!found && fgets(line, sizeof line, f))
+        if ((found = !strncmp(line, key, n)) != 0) mask = strtoull(line + n, NULL, 16);
+    fclose(f);
+    return found && gpuprof__smp_global.signo >= 1 && gpuprof__smp_global.signo <= 64 && (mask >> (gpuprof__smp_global.signo - 1) & 1);
+}
+
 /* The process's CPU time, in seconds (< 0: unknown). */
 static double gpuprof__proc_cpu_s(void) {
     gpuprof__timespec ts;
@@ -6566,19 +6579,6 @@ static void gpuprof__smp_short_stop(void) {
     for (spins = 0; GPUPROF__LDA(&m->busy) && spins < 100000; spins++) {}
 }
 
-/* Whether the sampler's signal is pending for the whole process (ShdPnd of
-   /proc/self/status) now. */
-static int gpuprof__smp_short_pending_now(void) {
-    char line[128];
-    unsigned long long mask = 0;
-    int found = 0;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return 0;
-    while (!found && fgets(line, sizeof line, f)) found = sscanf(line, "ShdPnd: %llx", &mask) == 1;
-    fclose(f);
-    return found && gpuprof__smp_global.signo >= 1 && gpuprof__smp_global.signo <= 64 && (mask >> (gpuprof__smp_global.signo - 1) & 1);
-}
-
 /* Whether it stays pending: every thread blocks it, so the program could
    read the process timer's ticks (sigwait, a signalfd) as its own. A tick
    is pending for a moment before a thread takes it: pending at five reads
@@ -6587,7 +6587,7 @@ static int gpuprof__smp_short_pending(void) {
     int k;
     for (k = 0; k < 5; k++) {
         struct timespec ts = { 0, 2000000L };
-        if (!gpuprof__smp_short_pending_now()) return 0;
+        if (!gpuprof__smp_status_has("/proc/self/status", "ShdPnd:")) return 0;   /* pending for the whole process now */
         nanosleep(&ts, NULL);
     }
     return 1;
@@ -6676,15 +6676,9 @@ static void gpuprof__smp_foreign_stacks(void) {
    status): one of gpuprof's (gpuprof__spawn), or a program's thread that
    asks not to be interrupted; either is left out. */
 static int gpuprof__smp_foreign_blocks(int tid) {
-    char path[64], line[128];
-    unsigned long long mask = 0;
-    int found = 0;
-    FILE *f;
+    char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
-    if (!(f = fopen(path, "r"))) return 0;
-    while (!found && fgets(line, sizeof line, f)) found = sscanf(line, "SigBlk: %llx", &mask) == 1;
-    fclose(f);
-    return found && gpuprof__smp_global.signo >= 1 && gpuprof__smp_global.signo <= 64 && (mask >> (gpuprof__smp_global.signo - 1) & 1);
+    return gpuprof__smp_status_has(path, "SigBlk:");
 }
 
 /* The thread tid's CPU time at the last look (0: not seen then). */
@@ -7618,7 +7612,7 @@ static gpuprof__symc *gpuprof__symc_vdso(void) {
 static void gpuprof__sym_load(gpuprof__mod *m) {
     gpuprof__symc *e;
     m->loaded = -1;
-    if (m->vdso) e = gpuprof__symc_find("[vdso]", NULL) ? gpuprof__symc_find("[vdso]", NULL) : gpuprof__symc_vdso();
+    if (m->vdso) { if (!(e = gpuprof__symc_find("[vdso]", NULL))) e = gpuprof__symc_vdso(); }
     else if (!m->path[0] || m->path[0] == '[') return;   /* an object with no file */
     else if (!(e = gpuprof__symc_find(m->path, NULL)) && !(e = gpuprof__symc_get(m->path))) return;
     if (!e) return;
@@ -13162,6 +13156,14 @@ static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, 
 
 static const char *gpuprof__name_text(uint32_t id) { return gpuprof__registry.names[id].text; }
 
+/* A range's path, "forward/classifier", from its name and its ancestors'
+   (ids[0..d), innermost first), outermost first. */
+static void gpuprof__name_path(const uint32_t *ids, int d, char *out, size_t cap) {
+    size_t k = 0;
+    out[0] = 0;
+    while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(ids[d]));
+}
+
 /* A name inside a line of text, as the tables show it: control characters
    and bytes that are not UTF-8 as '?', so a name cannot break the line. */
 static void gpuprof__buf_name(gpuprof__buf *b, const char *text) {
@@ -13601,12 +13603,10 @@ static int gpuprof__kind_is_syncs(const gpuprof__snap *s, int k) {
 /* A tree row's path, "forward/classifier": its name and its ancestors',
    outermost first (as the CPU samples name the ranges they fell in). */
 static void gpuprof__row_path(const gpuprof__snap *s, const gpuprof__row *r, char *out, size_t cap) {
-    const gpuprof__row *chain[GPUPROF_MAX_DEPTH];
+    uint32_t ids[GPUPROF_MAX_DEPTH];
     int d = 0;
-    size_t k = 0;
-    for (; r && d < GPUPROF_MAX_DEPTH; r = r->parent >= 0 ? &s->tree[r->parent] : NULL) chain[d++] = r;
-    out[0] = 0;
-    while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(chain[d]->name_id));
+    for (; r && d < GPUPROF_MAX_DEPTH; r = r->parent >= 0 ? &s->tree[r->parent] : NULL) ids[d++] = r->name_id;
+    gpuprof__name_path(ids, d, out, cap);
 }
 
 /* The mean of the typical steps (steps of other kinds and outlier steps apart). */
@@ -14108,13 +14108,11 @@ typedef struct gpuprof__smp_report {
 
 /* A range's path: its name and its ancestors', outermost first. */
 static void gpuprof__smp_path(const gpuprof__node *n, char *out, size_t cap) {
-    const gpuprof__node *chain[GPUPROF_MAX_DEPTH];
+    uint32_t ids[GPUPROF_MAX_DEPTH];
     int d = 0;
-    size_t k = 0;
-    for (; n && n->parent && d < GPUPROF_MAX_DEPTH; n = n->parent) chain[d++] = n;
+    for (; n && n->parent && d < GPUPROF_MAX_DEPTH; n = n->parent) ids[d++] = n->name_id;
     if (!d) { snprintf(out, cap, "(no range)"); return; }
-    out[0] = 0;
-    while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(chain[d]->name_id));
+    gpuprof__name_path(ids, d, out, cap);
 }
 
 static gpuprof__smp_per_range *gpuprof__smp_range(gpuprof__smp_report *r, const char *path) {
@@ -16581,28 +16579,23 @@ static void gpuprof__json_apart(gpuprof__buf *b, const gpuprof__verdict_t *v) {
     }
 }
 
-/* steps.typical_time: the lengths of the typical steps, as the verdict
+/* steps.typical_time: the lengths of the typical steps, as the verdict v
    counts them (null: none). */
-static void gpuprof__json_typical(gpuprof__buf *b, const gpuprof__snap *s) {
-    gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);   /* on the heap: the caller's stack may be 16 KiB */
-    if (!v) { b->failed = 1; return; }
-    gpuprof__analyze(s, v);
+static void gpuprof__json_typical(gpuprof__buf *b, const gpuprof__verdict_t *v) {
     if (v->typ.count) {
         gpuprof__buf_s(b, "{");
         gpuprof__json_stats(b, &v->typ, "_ns");
         gpuprof__buf_s(b, "},");
     } else gpuprof__buf_s(b, "null,");
-    GPUPROF_FREE(v);
 }
 
-/* "peaks" and "verdict" (docs/summary.md). */
-static void gpuprof__json_verdict(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__verdict_t *v) {
+/* "peaks" and "verdict" (docs/summary.md), from the verdict v made from s. */
+static void gpuprof__json_verdict(gpuprof__buf *b, const gpuprof__snap *s, const gpuprof__verdict_t *v) {
     const char *name, *remedy;
     double ns;
     int k, first, side;
     gpuprof__json_peaks(b);
     gpuprof__buf_s(b, "},\n\"verdict\":");
-    gpuprof__analyze(s, v);
     if (!v->nph) { gpuprof__buf_s(b, "null,\n"); return; }
     gpuprof__buf_printf(b, "{\"per\":\"%s\",\"step_ns\":", v->per_step ? "step" : "run");
     gpuprof__buf_num(b, v->step_ns);
@@ -16652,13 +16645,6 @@ static void gpuprof__json_verdict(gpuprof__buf *b, const gpuprof__snap *s, gpupr
     gpuprof__buf_s(b, ",\"remedy\":");
     gpuprof__buf_json_str(b, remedy);
     gpuprof__buf_s(b, "}},\n");
-}
-
-static void gpuprof__json_analysis(gpuprof__buf *b, const gpuprof__snap *s) {
-    gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);   /* on the heap: the caller's stack may be 16 KiB */
-    if (!v) { b->failed = 1; return; }
-    gpuprof__json_verdict(b, s, v);
-    GPUPROF_FREE(v);
 }
 
 #ifdef GPUPROF_CUDA
@@ -16908,6 +16894,8 @@ static void gpuprof__json_ranks(gpuprof__buf *b) {
 
 static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     uint32_t i;
+    gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);   /* on the heap: the caller's stack may be 16 KiB */
+    if (!v) { b->failed = 1; return; }
     gpuprof__buf_s(b, "{\n\"schema\":\"gpuprof-summary\",\"schema_version\":4,\"tool_version\":\"" GPUPROF_VERSION "\",");
     /* complete: written at the session's end; else a checkpoint (n) or a call of gpuprof_write_summary mid-run */
     gpuprof__buf_printf(b, "\"complete\":%s,\"checkpoint\":", gpuprof__g.state == GPUPROF__STOPPING ? "true" : "false");
@@ -16961,11 +16949,12 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         (unsigned long long)gpuprof__steps.excluded, (unsigned long long)gpuprof__steps.unrecorded);
     gpuprof__json_stats(b, &gpuprof__steps.stats, "_ns");
     gpuprof__buf_s(b, "},\"typical_time\":");       /* the verdict's typical steps (the live metrics' step_seconds) */
-    gpuprof__json_typical(b, s);
+    gpuprof__analyze(s, v);                         /* once: typical_time and the verdict */
+    gpuprof__json_typical(b, v);
     gpuprof__json_series(b, s);
     gpuprof__json_captures(b);
     gpuprof__buf_s(b, "},\n");
-    gpuprof__json_analysis(b, s);
+    gpuprof__json_verdict(b, s, v);
     gpuprof__json_kernels(b);
     gpuprof__summary_samples(b);
     gpuprof__json_device(b, s);
@@ -16996,6 +16985,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     for (i = 0; i < GPUPROF__W_COUNT; i++)
         gpuprof__buf_printf(b, "%s\"%s\":%llu", i ? "," : "", gpuprof__warn_key[i], (unsigned long long)GPUPROF__LD(&gpuprof__g.warn_count[i]));
     gpuprof__buf_s(b, "}\n}\n");
+    GPUPROF_FREE(v);
 }
 
 /* ----------------------------------------------------------------------
