@@ -59,6 +59,8 @@
                                 GPUPROF_METRICS then prints one line
        GPUPROF_NO_DEVICE        leave the device over the run (NVML) out the same
                                 way; GPUPROF_DEVICE_EVERY_MS then prints one line
+       GPUPROF_NO_GPU_METRICS   leave the GPU metrics (CUPTI PM sampling) out the same
+                                way; GPUPROF_GPU_METRICS then prints one line
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
@@ -138,6 +140,14 @@
        GPUPROF_NVML_PATH=path  the NVML library to load   GPUPROF_NVML_DEVICE=i  NVML's GPU i
                             (default: the CUDA device by PCI bus id, else the local rank)
        GPUPROF_DEVICE_GPM=1  say so when the GPU has no GPM metrics
+       GPU metrics per range (docs/guide.md "GPU metrics per range (PM sampling)"):
+       GPUPROF_GPU_METRICS=1  CUPTI's PM sampling (CUDA 12.6 on, Turing on): SMs active,
+                            SM issue, tensor pipe, occupancy, DRAM, PCIe and NVLink per
+                            range, in the report, the summary, the trace's counter
+                            tracks, and the verdict's class of a GPU-bound phase
+                            (needs the counters: admin rights or
+                            NVreg_RestrictProfilingToAdminUsers=0, no other profiler)
+       GPUPROF_GPU_METRICS_US=N  the sampling interval in us (default 100)
        Live metrics (docs/guide.md "Live metrics (Prometheus)"):
        GPUPROF_METRICS=path  Prometheus's text format for node_exporter's textfile
                             collector (path.prom, %r: a file per rank), rewritten
@@ -347,6 +357,8 @@ typedef struct gpuprof_config {
     const char *metrics;        /* live metrics: Prometheus's text format written here (atomically) at every
                                    checkpoint and at exit, for node_exporter's textfile collector; NULL: none
                                    (GPUPROF_METRICS; checkpoints every summary_every seconds) */
+    int gpu_metrics;            /* CUDA builds: the GPU's counters per range from CUPTI's PM sampling (GPUPROF_GPU_METRICS=1) */
+    double gpu_metrics_us;      /* ... sampled every this many us: 0 = 100 (GPUPROF_GPU_METRICS_US) */
 } gpuprof_config;
 
 /* A call site: one static record per GPUPROF_RANGE, so the hot path never
@@ -1379,6 +1391,7 @@ typedef struct gpuprof__node {
     struct gpuprof__vals *vals;   /* counters: their latest samples, exactly */
     gpuprof__gpustat *gpu;    /* CUDA builds: written by whoever harvests this thread's events (GPUPROF_GPU=kernels: the collector) */
     gpuprof__gpustat *kspan;  /* kernel capture: GPU time from the kernels launched inside it (written by the collector) */
+    void *gm;                 /* GPU metrics: its gpuprof__gm_acc, the samples over its counted calls' GPU spans (under gpuprof__gm_mu) */
     int64_t mem_delta, dev_delta;   /* mem_ranges: sums over counted calls of the change in tracked / device-used bytes */
     uint64_t mem_calls, dev_calls;
     uint64_t kernel_calls, kernel_ns;   /* kernel capture: kernels launched inside this range itself (written by the collector) */
@@ -3944,6 +3957,41 @@ static const gpuprof__lib_sym gpuprof__cupti_syms[] = {
 static const uint16_t gpuprof__kc_quiet_rt[] = { 17, 135, 139, 242, 317, 318, 327, 370, 371, 486 };
 static const uint16_t gpuprof__kc_quiet_drv[] = { 16, 119, 123, 441, 499, 500, 541, 587, 588, 780 };
 
+/* The library: GPUPROF_CUPTI_PATH, else a copy already loaded, else the
+   usual names and the toolkit's folders; runtime is cudart's version (0:
+   this build's). Kernel capture and the GPU metrics load it alike, so the
+   process has one CUPTI. NULL, with why, where none loads. */
+static void *gpuprof__cupti_open(int runtime, char *lib, size_t nlib, char *why, size_t nwhy) {
+    static const char *const loaded[] = { "libcupti.so.13", "libcupti.so.12" };
+    static const char *const dirs[] = { "CUDA_HOME", "CUDA_PATH" };
+    const char *env = getenv("GPUPROF_CUPTI_PATH");
+    char path[512];
+    void *h;
+    int i;
+    if (env && *env) {
+        if ((h = dlopen(env, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+            const char *e = dlerror();
+            snprintf(why, nwhy, "GPUPROF_CUPTI_PATH='%.200s' cannot be loaded (%.200s)", env, e ? e : "?");
+        } else snprintf(lib, nlib, "%s", env);
+        return h;
+    }
+    for (i = 0; i < 2; i++)
+        if ((h = dlopen(loaded[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) != NULL) { snprintf(lib, nlib, "%s", loaded[i]); return h; }
+    snprintf(path, sizeof path, "libcupti.so.%d", runtime >= 1000 ? runtime / 1000 : CUDART_VERSION / 1000);
+    if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL || (h = dlopen(strcpy(path, "libcupti.so"), RTLD_NOW | RTLD_LOCAL)) != NULL) {
+        snprintf(lib, nlib, "%s", path);
+        return h;
+    }
+    for (i = 0; i < 3; i++) {
+        const char *root = i < 2 ? getenv(dirs[i]) : "/usr/local/cuda";
+        if (!root || !*root) continue;
+        snprintf(path, sizeof path, "%s/extras/CUPTI/lib64/libcupti.so", root);
+        if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) { snprintf(lib, nlib, "%s", path); return h; }
+    }
+    snprintf(why, nwhy, "no CUPTI library found (install the CUDA toolkit's CUPTI, or set GPUPROF_CUPTI_PATH to libcupti.so)");
+    return NULL;
+}
+
 #define GPUPROF__KC_MAP (1u << 18)        /* correlation ids remembered (a ring: ids rise by one per API call) */
 #define GPUPROF__KC_PENDING 65536         /* GPU records waiting for their launch record */
 #define GPUPROF__KC_KERNELS 4096          /* distinct kernel names (then "(other kernels)") */
@@ -4116,6 +4164,1501 @@ static GPUPROF__NOINLINE void gpuprof__kc_pop(void) {
     if (gpuprof__kc.loaded > 0) (void)gpuprof__kc.api.ActivityPopExternalCorrelationId(GPUPROF__EXT_CUSTOM2, &id);
 }
 #endif /* GPUPROF_CUDA */
+
+/* ----------------------------------------------------------------------
+   Output helpers
+   ---------------------------------------------------------------------- */
+/* Integers are written two digits at a time from this table: the trace
+   writer spends most of its time on numbers. */
+static const char gpuprof__digits2[201] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+static char gpuprof__digits4[10000][4];     /* "0000" .. "9999": four digits per step */
+static const uint64_t gpuprof__pow10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
+    1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull
+};
+
+/* Decimal digits, written in place from the last (the trace writer's inner loop). */
+GPUPROF__INLINE char *gpuprof__put_u64(char *p, uint64_t v) {
+    unsigned n;
+    char *q;
+#if defined(__GNUC__) || defined(__clang__)
+    n = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233u >> 12;     /* floor(log10) or one more */
+    n = n + 1 - (n && v < gpuprof__pow10[n]);
+#else
+    for (n = 1; n < 20 && v >= gpuprof__pow10[n]; n++) {}
+#endif
+    q = p + n;
+    while (v >= 10000) { q -= 4; memcpy(q, gpuprof__digits4[v % 10000], 4); v /= 10000; }
+    while (v >= 100) { q -= 2; memcpy(q, gpuprof__digits2 + (v % 100) * 2, 2); v /= 100; }
+    if (v >= 10) { q -= 2; memcpy(q, gpuprof__digits2 + v * 2, 2); }
+    else *--q = (char)('0' + v);
+    return p + n;
+}
+
+/* Fills the four-digit table (once, before the first number is written). */
+static void gpuprof__digits4_init(void) {
+    int i;
+    for (i = 0; i < 10000; i++) {
+        gpuprof__digits4[i][0] = (char)('0' + i / 1000);
+        gpuprof__digits4[i][1] = (char)('0' + i / 100 % 10);
+        gpuprof__digits4[i][2] = (char)('0' + i / 10 % 10);
+        gpuprof__digits4[i][3] = (char)('0' + i % 10);
+    }
+}
+
+/* Microseconds with three decimals from integer nanoseconds: ts and dur are
+   both exact, so back-to-back events never overlap by a rounding error. */
+GPUPROF__INLINE char *gpuprof__put_us(char *p, uint64_t ns) {
+    uint32_t r = (uint32_t)(ns % 1000);
+    p = gpuprof__put_u64(p, ns / 1000);
+    *p++ = '.';
+    *p++ = (char)('0' + r / 100);
+    memcpy(p, gpuprof__digits2 + (r % 100) * 2, 2);
+    return p + 2;
+}
+
+static char *gpuprof__put_s(char *p, const char *s) {
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* A growable text buffer for the report and the summary. */
+typedef struct gpuprof__buf { char *p; size_t len, cap; int failed; } gpuprof__buf;
+
+/* Room for n more bytes and the ending 0; 0 when there is. */
+static int gpuprof__buf_room(gpuprof__buf *b, size_t n) {
+    if (b->failed) return -1;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        char *np;
+        while (cap < b->len + n + 1) cap *= 2;
+        np = (char *)gpuprof__alloc(cap);
+        if (!np) { b->failed = 1; return -1; }
+        if (b->p) { memcpy(np, b->p, b->len); GPUPROF_FREE(b->p); }
+        b->p = np;
+        b->cap = cap;
+    }
+    return 0;
+}
+
+static void gpuprof__buf_put(gpuprof__buf *b, const char *s, size_t n) {
+    if (gpuprof__buf_room(b, n) != 0) return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+static void gpuprof__buf_s(gpuprof__buf *b, const char *s) { gpuprof__buf_put(b, s, strlen(s)); }
+
+/* Text and integers only (those are locale-independent); doubles go
+   through gpuprof__fmt first. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void gpuprof__buf_printf(gpuprof__buf *b, const char *fmt, ...) {
+    enum { MOST = 1024 };             /* a piece's most bytes, with its 0; formatted in place (not on the caller's stack) */
+    va_list ap;
+    int n;
+    if (gpuprof__buf_room(b, MOST) != 0) return;
+    va_start(ap, fmt);
+    n = vsnprintf(b->p + b->len, MOST, fmt, ap);
+    va_end(ap);
+    if (n < 0) { b->p[b->len] = 0; return; }
+    b->len += (size_t)n < MOST ? (size_t)n : MOST - 1;
+}
+
+/* A JSON number: integers exactly, others with 9 significant digits; NaN
+   and infinities (not JSON) become null. */
+static void gpuprof__buf_num(gpuprof__buf *b, double v) {
+    char tmp[40];
+    if (!gpuprof__finite(v)) { gpuprof__buf_s(b, "null"); return; }
+    if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    else gpuprof__fmt(tmp, sizeof tmp, "%.9g", v);
+    gpuprof__buf_s(b, tmp);
+}
+
+static void gpuprof__buf_json_str(gpuprof__buf *b, const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    char *tmp = (char *)gpuprof__alloc(n * 6 + 3);
+    if (!tmp) { b->failed = 1; return; }
+    gpuprof__buf_put(b, tmp, gpuprof__json_escape(tmp, s ? s : "", n));
+    GPUPROF_FREE(tmp);
+}
+
+/* "812 ns", "4.21 us", "35.8 ms", "1.20 s": three significant digits. */
+static const char *gpuprof__fmt_ns(char *buf, size_t n, double ns) {
+    static const char *const unit[] = { "ns", "us", "ms", "s" };
+    int u = 0;
+    if (gpuprof__isnan(ns)) { snprintf(buf, n, "-"); return buf; }
+    while (u < 3 && (ns >= 999.5 || ns <= -999.5)) { ns /= 1000.0; u++; }
+    if (u == 0) gpuprof__fmt(buf, n, "%.0f", ns);
+    else if (ns < 0 ? ns > -9.995 : ns < 9.995) gpuprof__fmt(buf, n, "%.2f", ns);
+    else if (ns < 0 ? ns > -99.95 : ns < 99.95) gpuprof__fmt(buf, n, "%.1f", ns);
+    else gpuprof__fmt(buf, n, "%.0f", ns);
+    strncat(buf, " ", n - strlen(buf) - 1);
+    strncat(buf, unit[u], n - strlen(buf) - 1);
+    return buf;
+}
+
+static const char *gpuprof__fmt_val(char *buf, size_t n, double v) {
+    if (gpuprof__isnan(v)) snprintf(buf, n, "-");
+    else gpuprof__fmt(buf, n, "%.4g", v);
+    return buf;
+}
+
+/* Where a path's extension starts (its last '.' in the file name, not a
+   leading one: run.json -> ".json"), else its end: what gpuprof names an
+   output's siblings by (run.2.json, run.%r.json, run.part2.json). */
+static const char *gpuprof__path_ext(const char *path) {
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    return !dot || (slash && dot < slash) || dot == path || dot[-1] == '/' ? path + strlen(path) : dot;
+}
+
+/* A path with %p (pid), %r (rank), %l (local rank; 0 without a launcher)
+   and %h (host, a '/' in it as '_') replaced, %% a percent sign. */
+static int gpuprof__path_expand(const char *in, char *out, size_t n) {
+    size_t o = 0;
+    for (; *in && o + 24 < n; in++) {
+        if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r' || in[1] == 'l')) {
+            int v = in[1] == 'p' ? gpuprof__run.pid : in[1] == 'r' ? gpuprof__run.rank : gpuprof__run.local_rank;
+            o += (size_t)snprintf(out + o, n - o, "%d", v < 0 ? 0 : v);
+            in++;
+        } else if (in[0] == '%' && in[1] == 'h') {
+            const char *h;
+            for (h = gpuprof__run.host; *h && o + 24 < n; h++) out[o++] = *h == '/' ? '_' : *h;
+            in++;
+        } else if (in[0] == '%' && in[1] == '%') { out[o++] = '%'; in++; }
+        else out[o++] = *in;
+    }
+    out[o] = 0;
+    return *in ? -1 : 0;
+}
+
+static int gpuprof__same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The longest output path gpuprof expands (a buffer of it is on the heap:
+   any thread may call, on a stack of 16 KiB). */
+#define GPUPROF__PATH_MAX 4096
+
+/* A temporary file beside path (path.PID.tmp), created anew: O_EXCL and
+   O_NOFOLLOW, as an output's directory may be shared (never through a link
+   someone planted); one a killed run of the same pid left is replaced. */
+static int gpuprof__tmp_create(const char *path, char *tmp, size_t n) {
+    int fd = -1, tries;
+    if ((size_t)snprintf(tmp, n, "%s.%d.tmp", path, gpuprof__run.pid) >= n) { errno = ENAMETOOLONG; return -1; }
+    for (tries = 0; tries < 2; tries++) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST || unlink(tmp) != 0) break;
+    }
+    return fd;
+}
+
+/* A pipe or a device at an output's path is written through, and must
+   never stop or kill the program: it is opened without blocking (a FIFO
+   that no process reads fails at once), and a pipe that stays full for
+   GPUPROF__PIPE_WAIT_MS gives up. While gpuprof writes any output, SIGPIPE
+   and SIGXFSZ are held back in the writing thread: a reader that went away
+   is EPIPE, a file past the process's size limit (ulimit -f) is EFBIG, and
+   the signal the write raised is taken back -- neither kills the program.
+   Held where the C mode declares POSIX's signals (not in a strict -std=c99
+   without _POSIX_C_SOURCE). */
+#define GPUPROF__PIPE_WAIT_MS 1000
+#if defined(SIGPIPE) && defined(SIGXFSZ) && defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
+#define GPUPROF__HOLD_SIGS 1
+typedef struct { sigset_t old; int pending_pipe, pending_fsize; } gpuprof__sigs_hold;
+static void gpuprof__sigs_block(gpuprof__sigs_hold *h) {
+    sigset_t both, pend;
+    sigemptyset(&both);
+    sigaddset(&both, SIGPIPE);
+    sigaddset(&both, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &both, &h->old);
+    h->pending_pipe = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+    h->pending_fsize = sigismember(&pend, SIGXFSZ);
+}
+/* err: the failed write's errno (0: none). */
+static void gpuprof__sigs_restore(gpuprof__sigs_hold *h, int err) {
+    int sig = err == EPIPE && !h->pending_pipe ? SIGPIPE : err == EFBIG && !h->pending_fsize ? SIGXFSZ : 0;
+    if (sig) {                                    /* ours: taken back before the mask lets it through */
+        sigset_t one;
+        struct timespec zero = { 0, 0 };
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &h->old, NULL);
+}
+#else
+#define GPUPROF__HOLD_SIGS 0
+typedef struct { int pending; } gpuprof__sigs_hold;
+#define gpuprof__sigs_block(h) ((void)(h))
+#define gpuprof__sigs_restore(h, err) ((void)(h), (void)(err))
+#endif
+
+/* The file-size limit met by any output: one line for them all. */
+static void gpuprof__fsize_warn(void) {
+    gpuprof__warn(GPUPROF__W_IO, "the process's file-size limit (ulimit -f) stops gpuprof's outputs: a summary, report, metrics or trace file that meets it is not written (the last complete one stays), the run goes on (raise the limit; GPUPROF_TRACE_MAX_MB splits the trace)");
+}
+
+/* The descriptor an output path names that is the program's own stream
+   (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1: such an
+   output is written through that stream, never replaced or truncated. */
+static int gpuprof__std_fd(const char *path) {
+    const char *n = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : NULL;
+    int fd = 0;
+    if (!strcmp(path, "/dev/stdout")) return 1;
+    if (!strcmp(path, "/dev/stderr")) return 2;
+    if (!n || !*n) return -1;
+    for (; *n >= '0' && *n <= '9' && fd < 100000; n++) fd = fd * 10 + (*n - '0');
+    return *n ? -1 : fd;
+}
+
+/* One rule for every output's path: a symbolic link there is not followed
+   (a link planted in a shared directory must not make gpuprof overwrite its
+   target), and the output is refused with one line. 1: refused. */
+static int gpuprof__out_link(const char *path, const char *what) {
+    struct stat st;
+    if (gpuprof__std_fd(path) >= 0 || gpuprof__lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return 0;
+    gpuprof__warn(GPUPROF__W_IO, "the %s path '%s' is a symbolic link, not a file; nothing is written there (gpuprof follows no link at an output's path: name the file itself)",
+                  what, path);
+    return 1;
+}
+
+/* An output streamed from its start (the trace, its parts, a copy, a dump):
+   the program's own stream duplicated, else the file created or truncated,
+   never through a link (-1 with errno ELOOP and the line said). */
+static int gpuprof__out_open(const char *path, const char *what) {
+    int std = gpuprof__std_fd(path);
+    if (std >= 0) {
+        int fd = dup(std);
+        if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    }
+    if (gpuprof__out_link(path, what)) { errno = ELOOP; return -1; }
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
+
+/* The buffer into fd; 0, or -1 with errno. A pipe (nonblock) that stays
+   full GPUPROF__PIPE_WAIT_MS is EAGAIN. */
+static int gpuprof__write_all(int fd, const gpuprof__buf *b, int nonblock) {
+    size_t off = 0;
+    int waited = 0;
+    while (off < b->len) {
+        ssize_t w = write(fd, b->p + off, b->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && nonblock && (errno == EAGAIN || errno == EWOULDBLOCK) && waited < GPUPROF__PIPE_WAIT_MS) {
+            gpuprof__timespec ts = { 0, 10000000L };
+            gpuprof__nanosleep(&ts, NULL);
+            waited += 10;
+            continue;
+        }
+        if (w == 0) errno = EIO;
+        if (w <= 0) return -1;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+/* The line for a failed write of the whole file. */
+static void gpuprof__write_failed(const char *path, const char *what, int err, int special, int kept) {
+    if (special && err == EPIPE) gpuprof__warn(GPUPROF__W_IO, "the reader of '%s' went away during a write of the %s: that write is lost, the run goes on", path, what);
+    else if (special && (err == EAGAIN || err == EWOULDBLOCK))
+        gpuprof__warn(GPUPROF__W_IO, "'%s' is a pipe that nobody empties (full for %d ms): that write of the %s is dropped, the run goes on", path, GPUPROF__PIPE_WAIT_MS, what);
+    else if (err == EFBIG) gpuprof__fsize_warn();
+    else gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, strerror(err), kept ? "; the last complete file stays" : "");
+}
+
+/* The buffer to the program's own stream fd when it is a regular file (a
+   redirected stdout): appended where the stream stands, as the program's
+   own writes are; 1 when written so (rc in *rc), 0 when fd is no file. */
+static int gpuprof__write_std(int fd, const char *path, const gpuprof__buf *b, const char *what, int *rc) {
+    struct stat st;
+    gpuprof__sigs_hold hold;
+    int err;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (fd == 1) fflush(stdout);
+    if (fd == 2) fflush(stderr);
+    gpuprof__sigs_block(&hold);
+    *rc = gpuprof__write_all(fd, b, 0);
+    err = *rc ? errno : 0;
+    gpuprof__sigs_restore(&hold, err);
+    if (*rc) gpuprof__write_failed(path, what, err, 0, 0);
+    return 1;
+}
+
+/* Writes the whole buffer to a path (expanded already); a one-line message
+   names the path and the reason on failure. One rule for every output: the
+   program's own stream (/dev/stdout, /dev/fd/N) is written through; a link
+   at the path is refused (gpuprof__out_link); a device or a pipe is
+   written through, as it is (above); a regular file, or none, is written to
+   a temporary file (gpuprof__tmp_create) renamed over the last: a reader,
+   a kill or a failed write never leaves half of one. made (not NULL): the
+   file is read by another user (node_exporter), so 0644 whatever the umask,
+   and *made is the file written. */
+static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const char *what, struct stat *made, char *tmp) {
+    int fd, had, rc, special, err, std = gpuprof__std_fd(path);
+    struct stat st;
+    gpuprof__sigs_hold hold;
+    if (std >= 0 && gpuprof__write_std(std, path, b, what, &rc)) return rc;
+    if (gpuprof__out_link(path, what)) return -1;
+    had = stat(path, &st) == 0;
+    special = had && !S_ISREG(st.st_mode);
+    fd = !special ? gpuprof__tmp_create(path, tmp, GPUPROF__PATH_MAX + 104) : open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (special && errno == ENXIO)
+            gpuprof__warn(GPUPROF__W_IO, "no process reads the pipe '%s': the %s goes nowhere (start its reader first, or name a file)", path, what);
+        else gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", path, what, strerror(errno));
+        return -1;
+    }
+    if (made) (void)gpuprof__fchmod(fd, 0644);
+    gpuprof__sigs_block(&hold);
+    rc = gpuprof__write_all(fd, b, special);
+    err = rc ? errno : 0;
+    gpuprof__sigs_restore(&hold, err);
+    if (rc != 0) {
+        gpuprof__write_failed(path, what, err, special, had && !special);
+        close(fd);
+        if (!special) unlink(tmp);
+        errno = err;                              /* the caller's: EFBIG means stderr is no place for it either */
+        return -1;
+    }
+    if (made && fstat(fd, made) != 0) memset(made, 0, sizeof *made);
+    if (close(fd) != 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(errno));
+        if (!special) unlink(tmp);
+        return -1;
+    }
+    if (!special && rename(tmp, path) != 0) {
+        gpuprof__warn(GPUPROF__W_IO, "cannot rename '%s' to '%s' for the %s: %s", tmp, path, what, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const char *what, struct stat *made) {
+    char *tmp;                        /* the temporary file's name, on the heap: the caller's stack may be 16 KiB */
+    int rc;
+    if (b->failed || (tmp = (char *)gpuprof__alloc(GPUPROF__PATH_MAX + 104)) == NULL) return -1;
+    rc = gpuprof__write_file_in(path, b, what, made, tmp);
+    GPUPROF_FREE(tmp);
+    return rc;
+}
+static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) { return gpuprof__write_file_as(path, b, what, NULL); }
+
+/* ----------------------------------------------------------------------
+   GPU metrics: what the kernels do with the hardware, per range, from
+   CUPTI's PM sampling (CUDA builds, opt-in: GPUPROF_GPU_METRICS=1; SPEC 21)
+   The GPU samples its own performance counters every interval, in
+   hardware, with no replay and nothing on the program's threads: SMs
+   active, SM issue, tensor pipe, occupancy, warps in flight, DRAM, PCIe and
+   NVLink. One thread of gpuprof's own makes every PM sampling call: it
+   loads CUPTI (the library kernel capture loads), checks the device,
+   chooses the metrics for the device's chip -- as many of gpuprof__gm_info
+   as make one pass, by the host half of the API -- starts the sampler,
+   decodes what the hardware buffered every GPUPROF__GM_DECODE_MS into a
+   ring of samples on the trace's clock, and stops it at the end. A range's
+   GPU span (its CUDA-event span, harvested by the GPU backend, or its
+   kernels' span with GPUPROF_GPU=kernels) takes the overlap-weighted mean
+   of the samples that cover it, into its node; the verdict reads the means
+   of a GPU-bound phase that declares no work. Any refusal (no permission,
+   counters busy, an unsupported device, no driver, an old CUPTI, no one-pass
+   set) is one line, the state "unavailable" with its reason, and the rest
+   of the run unchanged; after cuptiProfilerInitialize fails nothing more is
+   called (the real library crashes in the next call).
+   ---------------------------------------------------------------------- */
+/* What a node gathers from the samples over its counted calls' GPU spans
+   (in every build: the report's rows carry one). */
+#define GPUPROF__GM_N 12
+typedef struct gpuprof__gm_acc {
+    uint64_t calls, samples;      /* spans attributed; samples overlapping them (one per span it covers) */
+    double span_ns, cov_ns;       /* the spans' GPU time, and the part samples cover */
+    double sum[GPUPROF__GM_N];    /* each metric's value times the overlap, summed */
+} gpuprof__gm_acc;
+
+#if defined(GPUPROF_CUDA) && !defined(GPUPROF_NO_GPU_METRICS)
+#define GPUPROF__GM 1
+#else
+#define GPUPROF__GM 0
+#endif
+
+enum { GPUPROF__GM_SMACT, GPUPROF__GM_ISSUE, GPUPROF__GM_TENSOR, GPUPROF__GM_OCC, GPUPROF__GM_WARPS, GPUPROF__GM_DRAM,
+       GPUPROF__GM_DRAM_RD, GPUPROF__GM_DRAM_WR, GPUPROF__GM_PCIE_RD, GPUPROF__GM_PCIE_WR, GPUPROF__GM_NVL_RX, GPUPROF__GM_NVL_TX };
+/* The metrics, in the order they are added (a chip that cannot have them all
+   in one pass loses the last): the summary's key, the report's label, the
+   PM-sampling name (FACTS-pmsampling section 4: the same on GA100 and GH100),
+   another name a chip may have instead, and whether it is a percentage. */
+static const struct { const char *key, *label, *metric, *alt; int pct; } gpuprof__gm_info[GPUPROF__GM_N] = {
+    { "sm_active_pct", "SMs active", "sm__cycles_active.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
+    { "sm_issue_pct", "SM issue", "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
+    { "tensor_active_pct", "tensor", "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
+    { "achieved_occupancy_pct", "occupancy", "sm__warps_active_realtime.avg.pct_of_peak_sustained_active", NULL, 1 },
+    { "warps_in_flight_pct", "warps in flight", "tpc__warps_active_shader_cs_realtime.avg.pct_of_peak_sustained_elapsed",
+      "TPC.TriageCompute.tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", 1 },
+    { "dram_pct", "DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
+    { "dram_read_pct", "DRAM read", "dram__read_throughput.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
+    { "dram_write_pct", "DRAM write", "dram__write_throughput.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
+    { "pcie_read_bytes_per_s", "PCIe read", "pcie__read_bytes.sum.per_second", NULL, 0 },
+    { "pcie_write_bytes_per_s", "PCIe write", "pcie__write_bytes.sum.per_second", NULL, 0 },
+    { "nvlink_rx_bytes_per_s", "NVLink rx", "nvlrx__bytes.sum.per_second", NULL, 0 },
+    { "nvlink_tx_bytes_per_s", "NVLink tx", "nvltx__bytes.sum.per_second", NULL, 0 }
+};
+
+/* The verdict's lines (SPEC 21; Nsight Compute's speed-of-light rules draw
+   theirs at about the same places), in %. */
+#define GPUPROF__GM_IDLE_SMS 50.0     /* SMs active under this: most SMs idle, under-filled */
+#define GPUPROF__GM_HIGH 60.0         /* DRAM, or the tensor pipe or SM issue, at this or more: memory- / compute-bound */
+#define GPUPROF__GM_LOW 30.0          /* SMs busy but issue, tensor and DRAM all under this: latency-bound */
+#define GPUPROF__GM_MIN_COVER 0.5     /* classed where samples cover half its GPU time ... */
+#define GPUPROF__GM_MIN_SAMPLES 3     /* ... and at least this many overlap it */
+#define GPUPROF__GM_FEW 10            /* under this many samples a range's row says "few" */
+/* The classes the figures give (the Analysis maps them to its own). */
+enum { GPUPROF__GMC_NONE, GPUPROF__GMC_UNDERFILL, GPUPROF__GMC_MEMORY, GPUPROF__GMC_COMPUTE, GPUPROF__GMC_LATENCY, GPUPROF__GMC_BALANCED };
+
+/* b's figures added to a's. */
+static void gpuprof__gm_merge(gpuprof__gm_acc *a, const gpuprof__gm_acc *b) {
+    int k;
+    a->calls += b->calls;
+    a->samples += b->samples;
+    a->span_ns += b->span_ns;
+    a->cov_ns += b->cov_ns;
+    for (k = 0; k < GPUPROF__GM_N; k++) a->sum[k] += b->sum[k];
+}
+
+/* A metric's mean over what acc gathered (NaN: not sampled). */
+static double gpuprof__gm_mean(const gpuprof__gm_acc *a, int k) {
+    return a && a->cov_ns > 0 ? a->sum[k] / a->cov_ns : GPUPROF__NAN;
+}
+
+#if GPUPROF__GM
+/* CUPTI's numbers for PM sampling (cupti_result.h, cupti_pmsampling.h, cupti_profiler_target.h). */
+enum { GPUPROF__PM_OK = 0, GPUPROF__PM_INVALID_PARAMETER = 1, GPUPROF__PM_OUT_OF_MEMORY = 8, GPUPROF__PM_HW_BUSY = 26,
+       GPUPROF__PM_NOT_SUPPORTED = 27, GPUPROF__PM_PRIVILEGES = 35, GPUPROF__PM_VGPU_PRIVILEGES = 40, GPUPROF__PM_MIG = 43 };
+enum { GPUPROF__PM_TYPE = 1, GPUPROF__PM_API = 3, GPUPROF__PM_SUPPORTED = 3, GPUPROF__PM_TRIGGER_SYSCLK = 0, GPUPROF__PM_TRIGGER_TIME = 1,
+       GPUPROF__PM_KEEP_OLDEST = 0, GPUPROF__PM_FULL = 1, GPUPROF__PM_END = 2 };
+#define GPUPROF__PM_VERSION 24        /* cuptiGetVersion of CUDA 12.6, the first with PM sampling */
+
+/* The parameter structs, as C (cupti_profiler_host.h is C++ only): each
+   begins with its size and a private pointer, zeroed but for the size.
+   tests/test_gm_layout.cpp checks every offset against the real headers. */
+#define GPUPROF__PM_HEAD size_t structSize; void *pPriv
+typedef struct { GPUPROF__PM_HEAD; } gpuprof__pm_init;
+typedef struct { GPUPROF__PM_HEAD; int cuDevice, isSupported, architecture, sli, vGpu, confidentialCompute, cmp, wsl, api; } gpuprof__pm_supported;
+typedef struct { GPUPROF__PM_HEAD; size_t deviceIndex; const char *pChipName; } gpuprof__pm_chip;
+typedef struct { GPUPROF__PM_HEAD; size_t deviceIndex, counterAvailabilityImageSize; uint8_t *pCounterAvailabilityImage; } gpuprof__pm_avail;
+typedef struct { GPUPROF__PM_HEAD; int profilerType; const char *pChipName; uint8_t *pCounterAvailabilityImage; void *pHostObject; } gpuprof__pm_host_init;
+typedef struct { GPUPROF__PM_HEAD; void *pHostObject; } gpuprof__pm_host_deinit;
+typedef struct { GPUPROF__PM_HEAD; void *pHostObject; const char **ppMetricNames; size_t numMetrics; } gpuprof__pm_add;
+typedef struct { GPUPROF__PM_HEAD; void *pHostObject; size_t configImageSize; } gpuprof__pm_image_size;
+typedef struct { GPUPROF__PM_HEAD; void *pHostObject; size_t configImageSize; uint8_t *pConfigImage; } gpuprof__pm_image;
+typedef struct { GPUPROF__PM_HEAD; size_t configImageSize; uint8_t *pConfigImage; size_t numOfPasses; } gpuprof__pm_passes;
+typedef struct {
+    GPUPROF__PM_HEAD;
+    void *pHostObject;
+    uint8_t *pCounterDataImage;
+    size_t counterDataImageSize, rangeIndex;
+    const char **ppMetricNames;
+    size_t numMetrics;
+    double *pMetricValues;
+} gpuprof__pm_eval;
+typedef struct { GPUPROF__PM_HEAD; size_t deviceIndex; void *pPmSamplingObject; } gpuprof__pm_enable;
+typedef struct {
+    GPUPROF__PM_HEAD;
+    void *pPmSamplingObject;
+    size_t configSize;
+    uint8_t *pConfig;
+    size_t hardwareBufferSize;
+    uint64_t samplingInterval;
+    int triggerMode, hwBufferAppendMode;
+} gpuprof__pm_config;
+typedef struct { GPUPROF__PM_HEAD; void *pPmSamplingObject; const char **pMetricNames; size_t numMetrics; uint32_t maxSamples; size_t counterDataSize; } gpuprof__pm_data_size;
+typedef struct { GPUPROF__PM_HEAD; void *pPmSamplingObject; size_t counterDataSize; uint8_t *pCounterData; } gpuprof__pm_data_init;
+typedef struct { GPUPROF__PM_HEAD; void *pPmSamplingObject; } gpuprof__pm_object;   /* Start, Stop, Disable */
+typedef struct { GPUPROF__PM_HEAD; void *pPmSamplingObject; uint8_t *pCounterDataImage; size_t counterDataImageSize; int decodeStopReason; uint8_t overflow; } gpuprof__pm_decode;
+typedef struct { GPUPROF__PM_HEAD; uint8_t *pCounterDataImage; size_t counterDataImageSize, numTotalSamples, numPopulatedSamples, numCompletedSamples; } gpuprof__pm_data_info;
+typedef struct { GPUPROF__PM_HEAD; void *pPmSamplingObject; uint8_t *pCounterDataImage; size_t counterDataImageSize, sampleIndex; uint64_t startTimestamp, endTimestamp; } gpuprof__pm_sample_info;
+/* STRUCT_SIZE: up to the last field's end (three have tail padding; CUDA 12.6's SetConfig ends at triggerMode) */
+#define GPUPROF__PM_SIZE(T, last) (offsetof(T, last) + sizeof(((T *)0)->last))
+
+/* The PM sampling seam: every entry point, found by dlsym in the CUPTI
+   loaded. The real libcupti (12.6 on) and tests/simcupti export them. */
+typedef int (*gpuprof__pm_call)(void *);
+typedef struct gpuprof__pm_api {
+    int (*GetVersion)(uint32_t *);
+    int (*GetTimestamp)(uint64_t *);
+    gpuprof__pm_call ProfilerInitialize, ProfilerDeviceSupported, DeviceGetChipName, PmSamplingGetCounterAvailability;
+    gpuprof__pm_call ProfilerHostInitialize, ProfilerHostDeinitialize, ProfilerHostConfigAddMetrics, ProfilerHostGetConfigImageSize;
+    gpuprof__pm_call ProfilerHostGetConfigImage, ProfilerHostGetNumOfPasses, ProfilerHostEvaluateToGpuValues;
+    gpuprof__pm_call PmSamplingEnable, PmSamplingSetConfig, PmSamplingGetCounterDataSize, PmSamplingCounterDataImageInitialize;
+    gpuprof__pm_call PmSamplingStart, PmSamplingDecodeData, PmSamplingGetCounterDataInfo, PmSamplingCounterDataGetSampleInfo;
+    gpuprof__pm_call PmSamplingStop, PmSamplingDisable;
+} gpuprof__pm_api;
+static const gpuprof__lib_sym gpuprof__pm_syms[] = {
+#define GPUPROF__PM_SYM(f) { "cupti" #f, offsetof(gpuprof__pm_api, f), 0 }
+    GPUPROF__PM_SYM(GetVersion), GPUPROF__PM_SYM(GetTimestamp), GPUPROF__PM_SYM(ProfilerInitialize),
+    GPUPROF__PM_SYM(ProfilerDeviceSupported), GPUPROF__PM_SYM(DeviceGetChipName), GPUPROF__PM_SYM(PmSamplingGetCounterAvailability),
+    GPUPROF__PM_SYM(ProfilerHostInitialize), GPUPROF__PM_SYM(ProfilerHostDeinitialize), GPUPROF__PM_SYM(ProfilerHostConfigAddMetrics),
+    GPUPROF__PM_SYM(ProfilerHostGetConfigImageSize), GPUPROF__PM_SYM(ProfilerHostGetConfigImage), GPUPROF__PM_SYM(ProfilerHostGetNumOfPasses),
+    GPUPROF__PM_SYM(ProfilerHostEvaluateToGpuValues), GPUPROF__PM_SYM(PmSamplingEnable), GPUPROF__PM_SYM(PmSamplingSetConfig),
+    GPUPROF__PM_SYM(PmSamplingGetCounterDataSize), GPUPROF__PM_SYM(PmSamplingCounterDataImageInitialize), GPUPROF__PM_SYM(PmSamplingStart),
+    GPUPROF__PM_SYM(PmSamplingDecodeData), GPUPROF__PM_SYM(PmSamplingGetCounterDataInfo), GPUPROF__PM_SYM(PmSamplingCounterDataGetSampleInfo),
+    GPUPROF__PM_SYM(PmSamplingStop), GPUPROF__PM_SYM(PmSamplingDisable)
+#undef GPUPROF__PM_SYM
+};
+#define GPUPROF__PM_P(T, v) T v; memset(&v, 0, sizeof v); v.structSize = sizeof v
+
+#define GPUPROF__GM_RING 65536            /* decoded samples kept for spans still to come (6.5 s at 100 us) */
+#define GPUPROF__GM_SPANS 8192            /* spans waiting for the samples that cover them */
+#define GPUPROF__GM_DECODE_MS 10          /* the decoding thread's period */
+#define GPUPROF__GM_MAX_SAMPLES 2048      /* slots in the counter data image: 200 ms at 100 us, decoded every 10 ms */
+#define GPUPROF__GM_HWBUF ((size_t)64 << 20)   /* the hardware buffer: ~10 s of samples at 100 us undecoded */
+#define GPUPROF__GM_WAIT_NS 1000000000ull      /* the exit waits this long for the decoding thread, then leaves it */
+#define GPUPROF__GM_POINT_NS 1000000      /* the trace: one point per metric per millisecond, the mean of its samples */
+
+typedef struct { int64_t a, b; float v[GPUPROF__GM_N]; } gpuprof__gm_sample;   /* trace ns */
+typedef struct { gpuprof__node *node; int64_t a, b; } gpuprof__gm_span;
+
+static struct {
+    int asked, state;             /* state: 0 off, 1 on, 2 unavailable, 3 stopped (an overflow, or a hang) */
+    char reason[32];              /* the summary's reason (empty: none) */
+    char chip[32], library[512];
+    int device;                   /* CUDA's index of the device sampled */
+    int runtime;                  /* cudart's version: the CUPTI to load */
+    uint64_t interval_ns;
+    int sysclk;                   /* the interval is counted in SYS clock cycles (Turing, GA100) */
+    int nmetric, have[GPUPROF__GM_N];      /* metrics configured; have[k]: 1 where gpuprof__gm_info[k] is among them */
+    const char *names[GPUPROF__GM_N];      /* their names, in the image's order */
+    int slot[GPUPROF__GM_N];      /* ... the metric of each */
+    gpuprof__pm_api api;
+    void *lib, *host, *obj;       /* the library; the host object (the evaluator); the sampler object */
+    uint8_t *avail;               /* the counter availability image (NULL: none) */
+    uint8_t *config, *data;       /* the config image (CUPTI keeps it until Disable), the counter data image */
+    size_t config_size, data_size;
+    int64_t clock_off;            /* trace ns = CUPTI ns + clock_off */
+    gpuprof__gm_sample *ring;     /* under gpuprof__gm_mu */
+    uint64_t nring;               /* samples ever put in the ring */
+    int64_t decoded_to;           /* the latest sample's end: spans ending before it are covered */
+    gpuprof__gm_span *spans;      /* waiting for decoded_to to pass their end */
+    uint32_t nspans;
+    uint64_t samples, lost, overflows, spans_uncovered, spans_dropped;
+    double period_sum;            /* the samples' lengths, for the measured interval */
+    double decode_cpu_s;          /* the decoding thread's CPU time */
+    gpuprof__thread *tracer;      /* a thread state of gpuprof's own for the counter tracks */
+    uint32_t ids[GPUPROF__GM_N];  /* their names */
+    int64_t pt_at;                /* the trace point being gathered: its millisecond, its sums */
+    double pt_sum[GPUPROF__GM_N], pt_n;
+    pthread_t th;
+    int running, opened, stop, done, hung;   /* the thread: started; past its opening; asked to end; ended; left behind at exit */
+    int pm_inited;                /* cuptiProfilerInitialize succeeded in this process (never undone: FACTS 2.1) */
+    gpuprof__gm_acc live[1];      /* device-wide means since the last checkpoint, for the live metrics */
+} gpuprof__gm;
+static pthread_mutex_t gpuprof__gm_mu = PTHREAD_MUTEX_INITIALIZER;       /* the ring, the spans, the nodes' gm */
+static pthread_mutex_t gpuprof__gm_th_mu = PTHREAD_MUTEX_INITIALIZER;    /* the thread's stop and done */
+static pthread_cond_t gpuprof__gm_cond = PTHREAD_COND_INITIALIZER;
+static const char *const gpuprof__gm_state_name[4] = { "off", "on", "unavailable", "stopped" };
+
+/* A refusal or a fault: the state and its reason for the summary, and one
+   line for the user that says why and what to do. */
+static void gpuprof__gm_refuse(int state, const char *reason, const char *fmt, ...) {
+    va_list ap;
+    char why[400];
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    gpuprof__gm.state = state;
+    snprintf(gpuprof__gm.reason, sizeof gpuprof__gm.reason, "%s", reason);
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+    gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics are %s: %s", state == 3 ? "stopped" : "off", why);
+}
+
+/* What a failed call's code means here, as (reason, what to do). */
+static const char *gpuprof__gm_cause(int rc, const char **reason) {
+    switch (rc) {
+    case GPUPROF__PM_PRIVILEGES:
+    case GPUPROF__PM_VGPU_PRIVILEGES:
+        *reason = "no_permission";
+        return "this user may not read the GPU's performance counters: run as root (or with CAP_SYS_ADMIN), or load the driver with "
+               "NVreg_RestrictProfilingToAdminUsers=0 (NVIDIA's ERR_NVGPUCTRPERM page)";
+    case GPUPROF__PM_HW_BUSY:
+        *reason = "counters_busy";
+        return "another profiler holds the GPU's counters (Nsight Systems --gpu-metrics-devices, Nsight Compute, DCGM's profiling "
+               "metrics, another process's CUPTI): stop it for this run (dcgmi profile --pause), or run without GPUPROF_GPU_METRICS";
+    case GPUPROF__PM_MIG:
+        *reason = "unsupported_device";
+        return "a MIG slice has no PM sampling: run on a whole GPU";
+    case GPUPROF__PM_NOT_SUPPORTED:
+        *reason = "unsupported_device";
+        return "this GPU or its setting has no PM sampling (Turing or newer, no vGPU, MIG, WSL or confidential computing)";
+    default:
+        *reason = "cupti_error";
+        return "check the CUDA installation; the rest of the run is profiled as before";
+    }
+}
+
+/* A call that failed: refused with its cause (-1), or 0. */
+static int gpuprof__gm_check(int rc, const char *call) {
+    const char *reason, *todo;
+    if (rc == GPUPROF__PM_OK) return 0;
+    todo = gpuprof__gm_cause(rc, &reason);
+    gpuprof__gm_refuse(2, reason, "%s failed (CUPTI error %d) -- %s", call, rc, todo);
+    return -1;
+}
+
+/* The names of a metric list, for messages. */
+static void gpuprof__gm_list(char *out, size_t n, const int *which, int nw) {
+    size_t at = 0;
+    int i;
+    out[0] = 0;
+    for (i = 0; i < nw && at + 2 < n; i++) at += (size_t)snprintf(out + at, n - at, "%s%s", i ? ", " : "", gpuprof__gm_info[which[i]].label);
+}
+
+/* The config image of names[0..n) on chip (host half: no GPU): 0 with the
+   image (malloc'd) and its pass count, else CUPTI's code. The host object
+   is kept in *host (the caller deinitializes it). */
+static int gpuprof__gm_image(const char *chip, uint8_t *avail, const char **names, size_t n, void **host, uint8_t **img, size_t *size, size_t *passes) {
+    const gpuprof__pm_api *a = &gpuprof__gm.api;
+    int rc;
+    GPUPROF__PM_P(gpuprof__pm_host_init, hi);
+    *host = NULL;
+    *img = NULL;
+    hi.profilerType = GPUPROF__PM_TYPE;
+    hi.pChipName = chip;
+    hi.pCounterAvailabilityImage = avail;
+    if ((rc = a->ProfilerHostInitialize(&hi)) != GPUPROF__PM_OK) return rc;
+    *host = hi.pHostObject;
+    {
+        GPUPROF__PM_P(gpuprof__pm_add, ad);
+        GPUPROF__PM_P(gpuprof__pm_image_size, is);
+        GPUPROF__PM_P(gpuprof__pm_image, im);
+        GPUPROF__PM_P(gpuprof__pm_passes, np);
+        ad.pHostObject = is.pHostObject = im.pHostObject = *host;
+        ad.ppMetricNames = names;
+        ad.numMetrics = n;
+        if ((rc = a->ProfilerHostConfigAddMetrics(&ad)) != GPUPROF__PM_OK || (rc = a->ProfilerHostGetConfigImageSize(&is)) != GPUPROF__PM_OK) return rc;
+        if (!is.configImageSize || (*img = (uint8_t *)gpuprof__zalloc(is.configImageSize)) == NULL) return GPUPROF__PM_OUT_OF_MEMORY;
+        im.configImageSize = is.configImageSize;
+        im.pConfigImage = *img;
+        if ((rc = a->ProfilerHostGetConfigImage(&im)) != GPUPROF__PM_OK) return rc;
+        np.configImageSize = is.configImageSize;
+        np.pConfigImage = *img;
+        if ((rc = a->ProfilerHostGetNumOfPasses(&np)) != GPUPROF__PM_OK) return rc;
+        *size = is.configImageSize;
+        *passes = np.numOfPasses;
+    }
+    return GPUPROF__PM_OK;
+}
+
+static void gpuprof__gm_host_free(void *host) {
+    GPUPROF__PM_P(gpuprof__pm_host_deinit, hd);
+    if (!host) return;
+    hd.pHostObject = host;
+    (void)gpuprof__gm.api.ProfilerHostDeinitialize(&hd);
+}
+
+/* One candidate list tried: 1 when it makes one pass (the image and host
+   object kept in gpuprof__gm), 0 when not or a name is refused, -1 when
+   the chip has no PM sampling at all (*rc). */
+static int gpuprof__gm_try(const char *chip, uint8_t *avail, const int *which, int nw, int *rc) {
+    const char *names[GPUPROF__GM_N];
+    void *host;
+    uint8_t *img;
+    size_t size = 0, passes = 0;
+    int i;
+    for (i = 0; i < nw; i++) names[i] = which[i] >= 0 ? gpuprof__gm_info[which[i]].metric : gpuprof__gm_info[-which[i] - 1].alt;
+    *rc = gpuprof__gm_image(chip, avail, names, (size_t)nw, &host, &img, &size, &passes);
+    if (*rc != GPUPROF__PM_OK || passes != 1) {
+        GPUPROF_FREE(img);
+        gpuprof__gm_host_free(host);
+        return *rc == GPUPROF__PM_NOT_SUPPORTED || *rc == 46 /* INVALID_CHIP_NAME */ ? -1 : 0;
+    }
+    gpuprof__gm_host_free(gpuprof__gm.host);
+    GPUPROF_FREE(gpuprof__gm.config);
+    gpuprof__gm.host = host;
+    gpuprof__gm.config = img;
+    gpuprof__gm.config_size = size;
+    for (i = 0; i < nw; i++) {
+        gpuprof__gm.names[i] = names[i];
+        gpuprof__gm.slot[i] = which[i] >= 0 ? which[i] : -which[i] - 1;
+    }
+    gpuprof__gm.nmetric = nw;
+    return 1;
+}
+
+/* The metric set for chip: all of gpuprof__gm_info where they make one pass
+   (the usual case), else greedily, each added (or its other name) while the
+   set stays one pass. 0, or -1 with the refusal said. */
+static int gpuprof__gm_select(const char *chip, uint8_t *avail) {
+    int which[GPUPROF__GM_N], nw = 0, k, r, rc = 0;
+    for (k = 0; k < GPUPROF__GM_N; k++) which[k] = k;
+    gpuprof__gm.nmetric = 0;
+    if ((r = gpuprof__gm_try(chip, avail, which, GPUPROF__GM_N, &rc)) < 0) {
+        gpuprof__gm_refuse(2, "unsupported_device", "CUPTI has no PM sampling for the chip %s (error %d): it needs Turing or newer", chip, rc);
+        return -1;
+    }
+    for (k = 0; !r && k < GPUPROF__GM_N; k++) {
+        which[nw] = k;
+        if (gpuprof__gm_try(chip, avail, which, nw + 1, &rc) > 0) { nw++; continue; }
+        if (!gpuprof__gm_info[k].alt) continue;
+        which[nw] = -k - 1;
+        if (gpuprof__gm_try(chip, avail, which, nw + 1, &rc) > 0) nw++;
+    }
+    if (!gpuprof__gm.nmetric) {
+        gpuprof__gm_refuse(2, "no_single_pass", "no metric of gpuprof's set can be sampled in one pass on %s (CUPTI error %d): PM sampling takes only "
+                           "one-pass sets", chip, rc);
+        return -1;
+    }
+    memset(gpuprof__gm.have, 0, sizeof gpuprof__gm.have);
+    for (k = 0; k < gpuprof__gm.nmetric; k++) gpuprof__gm.have[gpuprof__gm.slot[k]] = 1;
+    if (r <= 0) {
+        int left[GPUPROF__GM_N], nl = 0;
+        char list[256];
+        for (k = 0; k < GPUPROF__GM_N; k++) if (!gpuprof__gm.have[k]) left[nl++] = k;
+        gpuprof__gm_list(list, sizeof list, left, nl);
+        if (nl) gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics on %s: %s cannot be sampled with the rest in one pass, and %s left out", chip, list, nl == 1 ? "is" : "are");
+    }
+    return 0;
+}
+
+/* CUPTI's clock against the trace's: the closest of a few pairs of reads. */
+static void gpuprof__gm_clock(void) {
+    int64_t best = INT64_MAX;
+    int i;
+    for (i = 0; i < 5; i++) {
+        uint64_t base = GPUPROF__LD(&gpuprof__clock.base), t0 = gpuprof__ticks(), ts = 0, t1;
+        if (gpuprof__gm.api.GetTimestamp(&ts) != GPUPROF__PM_OK) return;
+        t1 = gpuprof__ticks();
+        if ((int64_t)gpuprof__ticks_to_ns(t1 - t0) < best) {
+            best = (int64_t)gpuprof__ticks_to_ns(t1 - t0);
+            gpuprof__gm.clock_off = (int64_t)gpuprof__ticks_to_ns(t0 - base) + best / 2 - (int64_t)ts;
+        }
+    }
+}
+
+/* CUPTI loaded and its PM sampling entry points bound; the device checked
+   and its chip named (0), or the refusal said (-1). */
+static int gpuprof__gm_load(void) {
+    const gpuprof__pm_api *a = &gpuprof__gm.api;
+    const char *missing;
+    char why[512];
+    uint32_t v = 0;
+    int rc;
+    if (!(gpuprof__gm.lib = gpuprof__cupti_open(gpuprof__gm.runtime, gpuprof__gm.library, sizeof gpuprof__gm.library, why, sizeof why))) {
+        gpuprof__gm_refuse(2, "no_cupti", "%s", why);
+        return -1;
+    }
+    missing = gpuprof__lib_bind(gpuprof__gm.lib, gpuprof__pm_syms, sizeof gpuprof__pm_syms / sizeof gpuprof__pm_syms[0], &gpuprof__gm.api, sizeof gpuprof__gm.api);
+    if (missing || a->GetVersion(&v) != GPUPROF__PM_OK || v < GPUPROF__PM_VERSION) {
+        gpuprof__gm_refuse(2, "old_cupti", "%s %s%s: PM sampling came with CUDA 12.6's CUPTI; point GPUPROF_CUPTI_PATH at a newer libcupti", gpuprof__gm.library,
+                           missing ? "has no " : "is too old", missing ? missing : "");
+        return -1;
+    }
+    if (!gpuprof__gm.pm_inited) {
+        GPUPROF__PM_P(gpuprof__pm_init, in);
+        if ((rc = a->ProfilerInitialize(&in)) != GPUPROF__PM_OK) {
+            /* nothing more: the library crashes in the next call where this fails (FACTS-pmsampling 1.2) */
+            gpuprof__gm.pm_inited = -1;
+            gpuprof__gm_refuse(2, "no_driver", "cuptiProfilerInitialize failed (CUPTI error %d): no usable NVIDIA driver or GPU for CUPTI's profiler here", rc);
+            return -1;
+        }
+        gpuprof__gm.pm_inited = 1;
+    }
+    {
+        GPUPROF__PM_P(gpuprof__pm_supported, sup);
+        GPUPROF__PM_P(gpuprof__pm_chip, ch);
+        sup.structSize = GPUPROF__PM_SIZE(gpuprof__pm_supported, api);
+        sup.cuDevice = gpuprof__gm.device;
+        sup.api = GPUPROF__PM_API;
+        if (gpuprof__gm_check(a->ProfilerDeviceSupported(&sup), "cuptiProfilerDeviceSupported") != 0) return -1;
+        if (sup.isSupported != GPUPROF__PM_SUPPORTED) {
+            const char *what = sup.architecture != GPUPROF__PM_SUPPORTED ? "its architecture (PM sampling needs Turing or newer)"
+                               : sup.vGpu != GPUPROF__PM_SUPPORTED ? "a vGPU (ask the host's administrator to enable profiling for it)"
+                               : sup.confidentialCompute != GPUPROF__PM_SUPPORTED ? "confidential computing"
+                               : sup.wsl != GPUPROF__PM_SUPPORTED ? "WSL" : sup.sli != GPUPROF__PM_SUPPORTED ? "SLI" : sup.cmp != GPUPROF__PM_SUPPORTED ? "a CMP board" : "a reason CUPTI does not give";
+            gpuprof__gm_refuse(2, "unsupported_device", "GPU %d has no PM sampling: %s", gpuprof__gm.device, what);
+            return -1;
+        }
+        ch.deviceIndex = (size_t)gpuprof__gm.device;
+        if (gpuprof__gm_check(a->DeviceGetChipName(&ch), "cuptiDeviceGetChipName") != 0) return -1;
+        snprintf(gpuprof__gm.chip, sizeof gpuprof__gm.chip, "%s", ch.pChipName ? ch.pChipName : "?");
+    }
+    gpuprof__gm_clock();
+    return 0;
+}
+
+/* The counter availability image (before Enable, as its header asks): NULL
+   where none (the host half does without it for the chips it knows), or a
+   refusal said (*failed). */
+static uint8_t *gpuprof__gm_avail(int *failed) {
+    GPUPROF__PM_P(gpuprof__pm_avail, av);
+    uint8_t *img;
+    int rc;
+    *failed = 0;
+    av.deviceIndex = (size_t)gpuprof__gm.device;
+    if ((rc = gpuprof__gm.api.PmSamplingGetCounterAvailability(&av)) != GPUPROF__PM_OK || !av.counterAvailabilityImageSize) {
+        if (rc == GPUPROF__PM_PRIVILEGES || rc == GPUPROF__PM_HW_BUSY) *failed = gpuprof__gm_check(rc, "cuptiPmSamplingGetCounterAvailability");
+        return NULL;
+    }
+    if ((img = (uint8_t *)gpuprof__zalloc(av.counterAvailabilityImageSize)) == NULL) return NULL;
+    av.pCounterAvailabilityImage = img;
+    if ((rc = gpuprof__gm.api.PmSamplingGetCounterAvailability(&av)) != GPUPROF__PM_OK) {
+        GPUPROF_FREE(img);
+        if (rc == GPUPROF__PM_PRIVILEGES || rc == GPUPROF__PM_HW_BUSY) *failed = gpuprof__gm_check(rc, "cuptiPmSamplingGetCounterAvailability");
+        return NULL;
+    }
+    return img;
+}
+
+/* The interval's trigger: time on GA10x and newer, SYS clock cycles on
+   Turing and GA100 (counted at 1 GHz: its measured length is in the summary). */
+static void gpuprof__gm_trigger(gpuprof__pm_config *c) {
+    const char *chip = gpuprof__gm.chip;
+    gpuprof__gm.sysclk = strncmp(chip, "TU", 2) == 0 || strcmp(chip, "GA100") == 0;
+    c->triggerMode = gpuprof__gm.sysclk ? GPUPROF__PM_TRIGGER_SYSCLK : GPUPROF__PM_TRIGGER_TIME;
+    c->samplingInterval = gpuprof__gm.interval_ns;
+}
+
+/* Enable, configure, the counter data image, start (0), or the refusal said. */
+static int gpuprof__gm_begin(uint32_t version) {
+    const gpuprof__pm_api *a = &gpuprof__gm.api;
+    GPUPROF__PM_P(gpuprof__pm_enable, en);
+    GPUPROF__PM_P(gpuprof__pm_config, cf);
+    GPUPROF__PM_P(gpuprof__pm_data_size, ds);
+    GPUPROF__PM_P(gpuprof__pm_data_init, di);
+    GPUPROF__PM_P(gpuprof__pm_object, st);
+    en.deviceIndex = (size_t)gpuprof__gm.device;
+    if (gpuprof__gm_check(a->PmSamplingEnable(&en), "cuptiPmSamplingEnable") != 0) return -1;
+    gpuprof__gm.obj = en.pPmSamplingObject;
+    /* CUDA 12.6's SetConfig ends at triggerMode; later ones add the append mode */
+    if (version < 25) cf.structSize = GPUPROF__PM_SIZE(gpuprof__pm_config, triggerMode);
+    cf.pPmSamplingObject = gpuprof__gm.obj;
+    cf.configSize = gpuprof__gm.config_size;
+    cf.pConfig = gpuprof__gm.config;
+    cf.hardwareBufferSize = GPUPROF__GM_HWBUF;
+    cf.hwBufferAppendMode = GPUPROF__PM_KEEP_OLDEST;
+    gpuprof__gm_trigger(&cf);
+    if (gpuprof__gm_check(a->PmSamplingSetConfig(&cf), "cuptiPmSamplingSetConfig") != 0) return -1;
+    ds.pPmSamplingObject = gpuprof__gm.obj;
+    ds.pMetricNames = gpuprof__gm.names;
+    ds.numMetrics = (size_t)gpuprof__gm.nmetric;
+    ds.maxSamples = GPUPROF__GM_MAX_SAMPLES;
+    if (gpuprof__gm_check(a->PmSamplingGetCounterDataSize(&ds), "cuptiPmSamplingGetCounterDataSize") != 0) return -1;
+    if (!ds.counterDataSize || (gpuprof__gm.data = (uint8_t *)gpuprof__zalloc(ds.counterDataSize)) == NULL) {
+        gpuprof__gm_refuse(2, "no_memory", "no memory for the counter data image (%lu bytes)", (unsigned long)ds.counterDataSize);
+        return -1;
+    }
+    gpuprof__gm.data_size = di.counterDataSize = ds.counterDataSize;
+    di.pPmSamplingObject = gpuprof__gm.obj;
+    di.pCounterData = gpuprof__gm.data;
+    if (gpuprof__gm_check(a->PmSamplingCounterDataImageInitialize(&di), "cuptiPmSamplingCounterDataImageInitialize") != 0) return -1;
+    st.pPmSamplingObject = gpuprof__gm.obj;
+    return gpuprof__gm_check(a->PmSamplingStart(&st), "cuptiPmSamplingStart");
+}
+
+/* Everything from loading CUPTI to a running sampler, on the decoding
+   thread (0), or the refusal said and what was made undone (-1). */
+static int gpuprof__gm_open(void) {
+    uint32_t version = 0;
+    int failed;
+    if (gpuprof__gm.pm_inited < 0) {
+        gpuprof__gm_refuse(2, "no_driver", "CUPTI's profiler failed to start earlier in this process, and is not called again");
+        return -1;
+    }
+    if (gpuprof__gm_load() != 0) return -1;
+    (void)gpuprof__gm.api.GetVersion(&version);
+    gpuprof__gm.avail = gpuprof__gm_avail(&failed);    /* kept with the host object it was given to */
+    if (failed || gpuprof__gm_select(gpuprof__gm.chip, gpuprof__gm.avail) != 0) return -1;
+    return gpuprof__gm_begin(version);
+}
+
+/* Samples [i, ...) of the ring that may overlap [a, b): the first whose end
+   is past a (they are in time order). Under gpuprof__gm_mu. */
+static uint64_t gpuprof__gm_first(int64_t a) {
+    uint64_t lo = gpuprof__gm.nring > GPUPROF__GM_RING ? gpuprof__gm.nring - GPUPROF__GM_RING : 0, hi = gpuprof__gm.nring;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (gpuprof__gm.ring[mid % GPUPROF__GM_RING].b <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* One span [a, b) of node's counted calls: the samples over it into its
+   accumulator (allocated on first use). Under gpuprof__gm_mu. */
+static void gpuprof__gm_attribute(gpuprof__node *node, int64_t a, int64_t b) {
+    gpuprof__gm_acc *acc = (gpuprof__gm_acc *)node->gm;
+    uint64_t i, oldest = gpuprof__gm.nring > GPUPROF__GM_RING ? gpuprof__gm.nring - GPUPROF__GM_RING : 0;
+    int k;
+    if (!acc) {
+        if ((acc = (gpuprof__gm_acc *)gpuprof__zalloc(sizeof *acc)) == NULL) return;
+        node->gm = acc;
+    }
+    acc->calls++;
+    acc->span_ns += (double)(b - a);
+    if (gpuprof__gm.nring == oldest || gpuprof__gm.ring[oldest % GPUPROF__GM_RING].a > a) gpuprof__gm.spans_uncovered++;
+    for (i = gpuprof__gm_first(a); i < gpuprof__gm.nring; i++) {
+        const gpuprof__gm_sample *s = &gpuprof__gm.ring[i % GPUPROF__GM_RING];
+        double ov;
+        if (s->a >= b) break;
+        ov = (double)((s->b < b ? s->b : b) - (s->a > a ? s->a : a));
+        if (ov <= 0) continue;
+        acc->samples++;
+        acc->cov_ns += ov;
+        for (k = 0; k < GPUPROF__GM_N; k++) if (gpuprof__gm.have[k]) acc->sum[k] += ov * (double)s->v[k];
+    }
+}
+
+/* A range's GPU span, from the GPU backend's harvest or kernel capture's
+   spans (trace ns, counted calls only): attributed at once where the
+   samples covering it are decoded, else kept until they are (a full list
+   attributes its oldest with what there is). Any thread. */
+static void gpuprof__gm_span_add(gpuprof__node *node, int dev, int64_t a, int64_t b) {
+    if (GPUPROF__LD(&gpuprof__gm.state) != 1 || dev != gpuprof__gm.device || b <= a || !node) return;
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    if (gpuprof__gm.state == 1 && gpuprof__gm.spans) {
+        if (b <= gpuprof__gm.decoded_to) gpuprof__gm_attribute(node, a, b);
+        else {
+            if (gpuprof__gm.nspans == GPUPROF__GM_SPANS) {
+                gpuprof__gm_attribute(gpuprof__gm.spans[0].node, gpuprof__gm.spans[0].a, gpuprof__gm.spans[0].b);
+                memmove(gpuprof__gm.spans, gpuprof__gm.spans + 1, (GPUPROF__GM_SPANS - 1) * sizeof *gpuprof__gm.spans);
+                gpuprof__gm.nspans--;
+                gpuprof__gm.spans_dropped++;
+            }
+            gpuprof__gm.spans[gpuprof__gm.nspans].node = node;
+            gpuprof__gm.spans[gpuprof__gm.nspans].a = a;
+            gpuprof__gm.spans[gpuprof__gm.nspans++].b = b;
+        }
+    }
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+}
+
+/* The spans the decoded samples now cover (all, at the end). Under gpuprof__gm_mu. */
+static void gpuprof__gm_settle(int all) {
+    uint32_t i, kept = 0;
+    for (i = 0; i < gpuprof__gm.nspans; i++) {
+        gpuprof__gm_span *sp = &gpuprof__gm.spans[i];
+        if (all || sp->b <= gpuprof__gm.decoded_to) gpuprof__gm_attribute(sp->node, sp->a, sp->b);
+        else gpuprof__gm.spans[kept++] = *sp;
+    }
+    gpuprof__gm.nspans = kept;
+}
+
+/* The trace's counter tracks: one point per metric per millisecond, the
+   mean of the samples that begin in it. On the decoding thread. */
+static void gpuprof__gm_point(int64_t at, const float *v, int last) {
+    gpuprof__thread *tr = gpuprof__gm.tracer;
+    int k;
+    if (!tr || !GPUPROF__LD(&gpuprof__trace.on)) return;
+    if (gpuprof__gm.pt_n > 0 && (last || at / GPUPROF__GM_POINT_NS != gpuprof__gm.pt_at)) {
+        double ns = (double)(gpuprof__gm.pt_at * GPUPROF__GM_POINT_NS);
+        uint64_t ticks = ns > 0 ? (uint64_t)(ns * 4294967296.0 / (double)gpuprof__clock.mult) : 0;
+        for (k = 0; k < GPUPROF__GM_N; k++) {
+            double m = gpuprof__gm.pt_sum[k] / gpuprof__gm.pt_n;
+            uint64_t u;
+            if (!gpuprof__gm.have[k]) continue;
+            memcpy(&u, &m, sizeof u);
+            gpuprof__trace_put(tr, GPUPROF__EV_COUNTER, gpuprof__gm.ids[k], 0, ticks + (tr->base - GPUPROF__LD(&gpuprof__clock.base)), u);
+        }
+        memset(gpuprof__gm.pt_sum, 0, sizeof gpuprof__gm.pt_sum);
+        gpuprof__gm.pt_n = 0;
+    }
+    if (last) return;
+    gpuprof__gm.pt_at = at / GPUPROF__GM_POINT_NS;
+    for (k = 0; k < GPUPROF__GM_N; k++) gpuprof__gm.pt_sum[k] += (double)v[k];
+    gpuprof__gm.pt_n++;
+}
+
+/* One decoded sample into the ring, the trace and the device-wide sums. */
+static void gpuprof__gm_put(uint64_t start, uint64_t end, const double *vals) {
+    gpuprof__gm_sample s;
+    int i;
+    memset(&s, 0, sizeof s);
+    s.a = (int64_t)start + gpuprof__gm.clock_off;
+    s.b = (int64_t)end + gpuprof__gm.clock_off;
+    for (i = 0; i < gpuprof__gm.nmetric; i++) s.v[gpuprof__gm.slot[i]] = (float)(vals[i] == vals[i] ? vals[i] : 0.0);
+    gpuprof__gm_point(s.a, s.v, 0);
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    gpuprof__gm.ring[gpuprof__gm.nring++ % GPUPROF__GM_RING] = s;
+    if (s.b > gpuprof__gm.decoded_to) gpuprof__gm.decoded_to = s.b;
+    gpuprof__gm.samples++;
+    gpuprof__gm.period_sum += (double)(end - start);
+    gpuprof__gm.live[0].samples++;
+    gpuprof__gm.live[0].cov_ns += (double)(end - start);
+    for (i = 0; i < GPUPROF__GM_N; i++) gpuprof__gm.live[0].sum[i] += (double)(end - start) * (double)s.v[i];
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+}
+
+/* The completed samples of the counter data image read out (0), -1 on a failed call. */
+static int gpuprof__gm_read(void) {
+    const gpuprof__pm_api *a = &gpuprof__gm.api;
+    GPUPROF__PM_P(gpuprof__pm_data_info, inf);
+    double vals[GPUPROF__GM_N];
+    size_t i;
+    inf.pCounterDataImage = gpuprof__gm.data;
+    inf.counterDataImageSize = gpuprof__gm.data_size;
+    if (a->PmSamplingGetCounterDataInfo(&inf) != GPUPROF__PM_OK) return -1;
+    for (i = 0; i < inf.numCompletedSamples; i++) {
+        GPUPROF__PM_P(gpuprof__pm_sample_info, si);
+        GPUPROF__PM_P(gpuprof__pm_eval, ev);
+        si.pPmSamplingObject = gpuprof__gm.obj;
+        si.pCounterDataImage = gpuprof__gm.data;
+        si.counterDataImageSize = gpuprof__gm.data_size;
+        si.sampleIndex = i;
+        if (a->PmSamplingCounterDataGetSampleInfo(&si) != GPUPROF__PM_OK) return -1;
+        /* after Stop, or after a full image, a sample may have no length or no time: not a sample */
+        if (si.endTimestamp <= si.startTimestamp || !si.startTimestamp) { gpuprof__gm.lost++; continue; }
+        ev.pHostObject = gpuprof__gm.host;
+        ev.pCounterDataImage = gpuprof__gm.data;
+        ev.counterDataImageSize = gpuprof__gm.data_size;
+        ev.rangeIndex = i;
+        ev.ppMetricNames = gpuprof__gm.names;
+        ev.numMetrics = (size_t)gpuprof__gm.nmetric;
+        ev.pMetricValues = vals;
+        if (a->ProfilerHostEvaluateToGpuValues(&ev) != GPUPROF__PM_OK) return -1;
+        gpuprof__gm_put(si.startTimestamp, si.endTimestamp, vals);
+    }
+    return 0;
+}
+
+/* One decoding pass: until CUPTI says everything buffered is decoded (a
+   full image is read out, reset and decoded again). 0; 1 on the overflow
+   (said once: the sampler stops); -1 on a failed call. */
+static int gpuprof__gm_decode(void) {
+    const gpuprof__pm_api *a = &gpuprof__gm.api;
+    int rounds;
+    for (rounds = 0; rounds < 64; rounds++) {
+        GPUPROF__PM_P(gpuprof__pm_decode, de);
+        GPUPROF__PM_P(gpuprof__pm_data_init, di);
+        int rc;
+        de.structSize = GPUPROF__PM_SIZE(gpuprof__pm_decode, overflow);
+        de.pPmSamplingObject = gpuprof__gm.obj;
+        de.pCounterDataImage = gpuprof__gm.data;
+        de.counterDataImageSize = gpuprof__gm.data_size;
+        rc = a->PmSamplingDecodeData(&de);
+        if (rc == GPUPROF__PM_OUT_OF_MEMORY || de.overflow) {
+            (void)gpuprof__gm_read();     /* what was decoded before it */
+            gpuprof__gm.overflows++;
+            return 1;
+        }
+        if (rc != GPUPROF__PM_OK || gpuprof__gm_read() != 0) return -1;
+        di.pPmSamplingObject = gpuprof__gm.obj;
+        di.counterDataSize = gpuprof__gm.data_size;
+        di.pCounterData = gpuprof__gm.data;
+        if (a->PmSamplingCounterDataImageInitialize(&di) != GPUPROF__PM_OK) return -1;
+        if (de.decodeStopReason != GPUPROF__PM_FULL) break;
+    }
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    gpuprof__gm_settle(0);
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+    return 0;
+}
+
+/* The sampler stopped, what it still holds decoded, and let go of in the
+   order CUPTI asks (Disable before the host object and the images). */
+static void gpuprof__gm_end(int stop) {
+    const gpuprof__pm_api *a = &gpuprof__gm.api;
+    if (gpuprof__gm.obj) {
+        GPUPROF__PM_P(gpuprof__pm_object, ob);
+        ob.pPmSamplingObject = gpuprof__gm.obj;
+        if (stop) {
+            (void)a->PmSamplingStop(&ob);
+            (void)gpuprof__gm_decode();
+        }
+        (void)a->PmSamplingDisable(&ob);
+        gpuprof__gm.obj = NULL;
+    }
+    gpuprof__gm_point(0, NULL, 1);
+    gpuprof__gm_host_free(gpuprof__gm.host);
+    gpuprof__gm.host = NULL;
+    GPUPROF_FREE(gpuprof__gm.config);
+    GPUPROF_FREE(gpuprof__gm.data);
+    GPUPROF_FREE(gpuprof__gm.avail);
+    gpuprof__gm.config = gpuprof__gm.data = gpuprof__gm.avail = NULL;
+}
+
+/* The decoding thread: opens the sampler, decodes every
+   GPUPROF__GM_DECODE_MS until asked to stop, stops it. gpuprof's own. */
+static void *gpuprof__gm_main(void *arg) {
+    gpuprof__timespec cpu;
+    int started, r = 0;
+    (void)arg;
+    gpuprof__own_thread();
+    started = gpuprof__gm_open() == 0;
+    if (started) {
+        gpuprof__mu_lock(&gpuprof__gm_mu);
+        gpuprof__gm.state = 1;
+        gpuprof__mu_unlock(&gpuprof__gm_mu);
+    } else gpuprof__gm_end(0);
+    gpuprof__mu_lock(&gpuprof__gm_th_mu);
+    gpuprof__gm.opened = 1;                          /* gpuprof__gm_start waits for this */
+    pthread_cond_broadcast(&gpuprof__gm_cond);
+    while (started && !gpuprof__gm.stop) {
+        gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, (uint64_t)GPUPROF__GM_DECODE_MS * 1000000u);
+        if (gpuprof__gm.stop) break;
+        gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+        r = gpuprof__gm_decode();
+        gpuprof__mu_lock(&gpuprof__gm_th_mu);
+        if (r) break;
+    }
+    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    if (r > 0)
+        gpuprof__gm_refuse(3, "overflow", "the GPU's sample buffer overflowed (%lu MiB undecoded): the samples up to it are kept; "
+                           "a longer GPUPROF_GPU_METRICS_US (now %.0f) keeps up", (unsigned long)(GPUPROF__GM_HWBUF >> 20), (double)gpuprof__gm.interval_ns / 1e3);
+    else if (r < 0) gpuprof__gm_refuse(3, "cupti_error", "decoding the samples failed; those decoded before are kept");
+    if (started) gpuprof__gm_end(r == 0);
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    gpuprof__gm_settle(1);
+    if (gpuprof__clock_gettime(GPUPROF__CLOCK_THREAD_CPU, &cpu) == 0) gpuprof__gm.decode_cpu_s = (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+    gpuprof__mu_lock(&gpuprof__gm_th_mu);
+    gpuprof__gm.done = 1;
+    pthread_cond_broadcast(&gpuprof__gm_cond);
+    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    return NULL;
+}
+
+/* The counter tracks' thread state and names (the metrics configured). */
+static void gpuprof__gm_tracks(void) {
+    gpuprof__thread *tr;
+    int k;
+    for (k = 0; k < GPUPROF__GM_N; k++) {      /* outside gpuprof__lock: registering takes it */
+        char name[96];
+        snprintf(name, sizeof name, "GPU %d %s (%s)", gpuprof__gm.device, gpuprof__gm_info[k].label, gpuprof__gm_info[k].pct ? "%" : "bytes/s");
+        if (gpuprof__gm.have[k]) gpuprof__gm.ids[k] = gpuprof__intern(name);
+    }
+    gpuprof__mu_lock(&gpuprof__lock);
+    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "GPU metrics", gpuprof__registry.max_ids, 1)) != NULL) {
+        tr->exited = 2;
+        tr->session = gpuprof__g.session;
+        tr->base = gpuprof__clock.base;
+        tr->names = gpuprof__registry.names;
+        tr->index = UINT32_MAX;
+        tr->next = gpuprof__threads.threads;
+        GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
+        gpuprof__gm.tracer = tr;
+    }
+    gpuprof__mu_unlock(&gpuprof__lock);
+}
+
+/* At a session's start (after the GPU probe): asked is GPUPROF_GPU_METRICS,
+   interval_us its interval, device CUDA's current device (-1: none),
+   runtime cudart's version (which CUPTI to load). The decoding
+   thread opens the sampler; the start waits for it (at most
+   GPUPROF__GM_WAIT_NS) so the program's first ranges are sampled. */
+static void gpuprof__gm_start(int asked, double interval_us, int device, int runtime) {
+    uint64_t until;
+    memset(gpuprof__gm.reason, 0, sizeof gpuprof__gm.reason);
+    gpuprof__gm.asked = asked;
+    gpuprof__gm.state = 0;
+    gpuprof__gm.runtime = runtime;
+    if (!asked) return;
+    if (device < 0) {
+        gpuprof__gm_refuse(2, "no_device", "CUDA found no usable GPU here (see the line above), so there are no counters to sample");
+        return;
+    }
+    if (getenv("NSYS_PROFILING_SESSION_ID")) {
+        gpuprof__gm_refuse(2, "counters_busy", "Nsight Systems profiles this process (NSYS_PROFILING_SESSION_ID is set) and may hold the GPU's counters: "
+                           "its --gpu-metrics-devices rows have them");
+        return;
+    }
+    gpuprof__gm.device = device;
+    gpuprof__gm.interval_ns = (uint64_t)((interval_us > 0 ? interval_us : 100.0) * 1e3);
+    gpuprof__gm.ring = (gpuprof__gm_sample *)gpuprof__zalloc(GPUPROF__GM_RING * sizeof *gpuprof__gm.ring);
+    gpuprof__gm.spans = (gpuprof__gm_span *)gpuprof__zalloc(GPUPROF__GM_SPANS * sizeof *gpuprof__gm.spans);
+    if (!gpuprof__gm.ring || !gpuprof__gm.spans) { gpuprof__gm_refuse(2, "no_memory", "no memory for the samples' ring (%u MiB)", (unsigned)((GPUPROF__GM_RING * sizeof(gpuprof__gm_sample)) >> 20)); return; }
+    gpuprof__gm.stop = gpuprof__gm.done = gpuprof__gm.opened = 0;
+    if (gpuprof__spawn(&gpuprof__gm.th, gpuprof__gm_main) != 0) {
+        gpuprof__gm_refuse(2, "no_thread", "cannot start gpuprof's thread that decodes them");
+        return;
+    }
+    gpuprof__gm.running = 1;
+    gpuprof__mu_lock(&gpuprof__gm_th_mu);
+    until = gpuprof__mono_ns() + GPUPROF__GM_WAIT_NS;
+    while (!gpuprof__gm.opened) {
+        uint64_t now = gpuprof__mono_ns();
+        if (now >= until) break;
+        gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, until - now);
+    }
+    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    if (GPUPROF__LD(&gpuprof__gm.state) == 1) gpuprof__gm_tracks();
+}
+
+/* Before the outputs, after the GPU's last spans are harvested: the
+   decoding thread stops the sampler, decodes the rest and attributes every
+   span waiting. One that does not return within GPUPROF__GM_WAIT_NS is
+   left where it is (the run's exit does not wait longer for it). */
+static void gpuprof__gm_stop(void) {
+    uint64_t until;
+    int done;
+    if (!gpuprof__gm.running) return;
+    gpuprof__mu_lock(&gpuprof__gm_th_mu);
+    gpuprof__gm.stop = 1;
+    pthread_cond_broadcast(&gpuprof__gm_cond);
+    until = gpuprof__mono_ns() + GPUPROF__GM_WAIT_NS;
+    while (!gpuprof__gm.done) {
+        uint64_t now = gpuprof__mono_ns();
+        if (now >= until) break;
+        gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, until - now);
+    }
+    done = gpuprof__gm.done;
+    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    gpuprof__gm.running = 0;
+    if (done) { pthread_join(gpuprof__gm.th, NULL); return; }
+    pthread_detach(gpuprof__gm.th);
+    gpuprof__gm.hung = 1;
+    gpuprof__gm_refuse(3, "hung", "a PM sampling call has not returned for %.1f s; the exit does not wait for it (the samples decoded before are kept)",
+                       (double)GPUPROF__GM_WAIT_NS / 1e9);
+}
+
+/* After the outputs: the ring and the waiting spans freed (a thread left
+   behind keeps them: it may still write). The nodes free their own. */
+static void gpuprof__gm_close(void) {
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    if (!gpuprof__gm.hung) {
+        GPUPROF_FREE(gpuprof__gm.ring);
+        GPUPROF_FREE(gpuprof__gm.spans);
+        gpuprof__gm.ring = NULL;
+        gpuprof__gm.spans = NULL;
+    }
+    gpuprof__gm.nring = gpuprof__gm.samples = gpuprof__gm.lost = gpuprof__gm.overflows = 0;
+    gpuprof__gm.spans_uncovered = gpuprof__gm.spans_dropped = 0;
+    gpuprof__gm.nspans = 0;
+    gpuprof__gm.decoded_to = 0;
+    gpuprof__gm.period_sum = gpuprof__gm.decode_cpu_s = 0;
+    gpuprof__gm.tracer = NULL;
+    memset(gpuprof__gm.live, 0, sizeof gpuprof__gm.live);
+    if (gpuprof__gm.state == 1 || gpuprof__gm.state == 3) gpuprof__gm.state = 0;
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+}
+
+/* A node's figures as they are now (zeroes: none). */
+static void gpuprof__gm_node_get(const gpuprof__node *n, gpuprof__gm_acc *out) {
+    memset(out, 0, sizeof *out);
+    if (!n->gm) return;
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    *out = *(const gpuprof__gm_acc *)n->gm;
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+}
+
+/* A node's figures cleared (the warm-up's end, a window's start). */
+static void gpuprof__gm_node_clear(gpuprof__node *n) {
+    if (!n->gm) return;
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    memset(n->gm, 0, sizeof(gpuprof__gm_acc));
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+}
+
+#if GPUPROF__METRICS
+/* The device-wide means since the last call, for the live metrics; 0 when no sample came. */
+static int gpuprof__gm_live(int *device, gpuprof__gm_acc *out) {
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    *out = gpuprof__gm.live[0];
+    memset(gpuprof__gm.live, 0, sizeof gpuprof__gm.live);
+    *device = gpuprof__gm.device;
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+    return out->samples > 0;
+}
+#endif
+#else
+#define gpuprof__gm_node_get(n, out) memset((out), 0, sizeof *(out))
+#define gpuprof__gm_node_clear(n) ((void)(n))
+#define gpuprof__gm_span_add(node, dev, a, b) ((void)(node), (void)(dev), (void)(a), (void)(b))
+#endif
+
+/* Whether the outputs have a GPU metrics part: asked for in this session. */
+static int gpuprof__gm_shown(void) {
+#if GPUPROF__GM
+    return gpuprof__gm.asked;
+#else
+    return 0;
+#endif
+}
+
+/* The class a range's figures give (GPUPROF__GMC_NONE: too few samples to
+   tell), in the order SPEC 21 gives the rules. */
+static int gpuprof__gm_class(const gpuprof__gm_acc *a) {
+    double sm = gpuprof__gm_mean(a, GPUPROF__GM_SMACT), issue = gpuprof__gm_mean(a, GPUPROF__GM_ISSUE);
+    double tensor = gpuprof__gm_mean(a, GPUPROF__GM_TENSOR), dram = gpuprof__gm_mean(a, GPUPROF__GM_DRAM);
+    if (!a || a->samples < GPUPROF__GM_MIN_SAMPLES || a->cov_ns < GPUPROF__GM_MIN_COVER * a->span_ns || sm != sm) return GPUPROF__GMC_NONE;
+    if (issue != issue) issue = 0;
+    if (tensor != tensor) tensor = 0;
+    if (dram != dram) dram = 0;
+    if (sm < GPUPROF__GM_IDLE_SMS) return GPUPROF__GMC_UNDERFILL;
+    if (dram >= GPUPROF__GM_HIGH) return GPUPROF__GMC_MEMORY;
+    if (tensor >= GPUPROF__GM_HIGH || issue >= GPUPROF__GM_HIGH) return GPUPROF__GMC_COMPUTE;
+    if (issue < GPUPROF__GM_LOW && tensor < GPUPROF__GM_LOW && dram < GPUPROF__GM_LOW) return GPUPROF__GMC_LATENCY;
+    return GPUPROF__GMC_BALANCED;
+}
+
+/* Its kernels run on the tensor cores: the tensor pipe at the compute line or more. */
+static int gpuprof__gm_on_tensor(const gpuprof__gm_acc *a) {
+    double t = gpuprof__gm_mean(a, GPUPROF__GM_TENSOR);
+    return t == t && t >= GPUPROF__GM_HIGH;
+}
+
+/* "DRAM 88%" (a percentage metric's mean) into out. */
+static const char *gpuprof__gm_pct(char *out, size_t n, const gpuprof__gm_acc *a, int k) {
+    double v = gpuprof__gm_mean(a, k);
+    if (v != v) { snprintf(out, n, "%s -", gpuprof__gm_info[k].label); return out; }
+    gpuprof__fmt(out, n, "%s %.0f%%", gpuprof__gm_info[k].label, v);
+    return out;
+}
+
+/* Why the figures give their class, quoting them (the verdict's Why). */
+static void gpuprof__gm_why(char *out, size_t n, const gpuprof__gm_acc *a, int cls) {
+    char sm[40], is[40], te[40], dr[40];
+    gpuprof__gm_pct(sm, sizeof sm, a, GPUPROF__GM_SMACT);
+    gpuprof__gm_pct(is, sizeof is, a, GPUPROF__GM_ISSUE);
+    gpuprof__gm_pct(te, sizeof te, a, GPUPROF__GM_TENSOR);
+    gpuprof__gm_pct(dr, sizeof dr, a, GPUPROF__GM_DRAM);
+    switch (cls) {
+    case GPUPROF__GMC_UNDERFILL: snprintf(out, n, "%s: most SMs idle while it runs (%s, %s; GPU metrics)", sm, is, dr); break;
+    case GPUPROF__GMC_MEMORY: snprintf(out, n, "%s of peak, %s (GPU metrics)", dr, is); break;
+    case GPUPROF__GMC_COMPUTE:
+        if (gpuprof__gm_on_tensor(a)) snprintf(out, n, "%s pipe, %s, %s (GPU metrics)", te, is, dr);
+        else snprintf(out, n, "%s, %s, %s (GPU metrics)", is, te, dr);
+        break;
+    case GPUPROF__GMC_LATENCY: snprintf(out, n, "%s, but %s, %s, %s: its warps wait (GPU metrics)", sm, is, te, dr); break;
+    default: snprintf(out, n, "%s, %s, %s, %s: no unit near its peak (GPU metrics)", sm, is, te, dr); break;
+    }
+}
+
+/* The class of a range that declares its work against its figures: a line
+   where they disagree much (declared memory-bound with DRAM under 30%, or
+   compute-bound with issue and tensor under 30%), else nothing (0). */
+static int gpuprof__gm_disagree(char *out, size_t n, const gpuprof__gm_acc *a, int memory_bound) {
+    char t1[40], t2[40];
+    double d = gpuprof__gm_mean(a, GPUPROF__GM_DRAM), is = gpuprof__gm_mean(a, GPUPROF__GM_ISSUE), te = gpuprof__gm_mean(a, GPUPROF__GM_TENSOR);
+    if (gpuprof__gm_class(a) == GPUPROF__GMC_NONE) return 0;
+    if (memory_bound && d == d && d < GPUPROF__GM_LOW) {
+        snprintf(out, n, "; but the GPU metrics measured %s: check the declared bytes", gpuprof__gm_pct(t1, sizeof t1, a, GPUPROF__GM_DRAM));
+        return 1;
+    }
+    if (!memory_bound && is == is && is < GPUPROF__GM_LOW && !(te == te && te >= GPUPROF__GM_LOW)) {
+        snprintf(out, n, "; but the GPU metrics measured %s, %s: check the declared FLOPs", gpuprof__gm_pct(t1, sizeof t1, a, GPUPROF__GM_ISSUE),
+                 gpuprof__gm_pct(t2, sizeof t2, a, GPUPROF__GM_TENSOR));
+        return 1;
+    }
+    return 0;
+}
+
+/* A declared-work Why with the measured figures beside it, or the
+   disagreement between the two said. */
+static void gpuprof__gm_both(char *out, size_t n, const gpuprof__gm_acc *a, int memory_bound) {
+    char t1[40], t2[40], more[200];
+    size_t at = strlen(out);
+    if (gpuprof__gm_class(a) == GPUPROF__GMC_NONE || at + 2 >= n) return;
+    if (!gpuprof__gm_disagree(more, sizeof more, a, memory_bound))
+        snprintf(more, sizeof more, "; measured %s, %s", gpuprof__gm_pct(t1, sizeof t1, a, memory_bound ? GPUPROF__GM_DRAM : GPUPROF__GM_ISSUE),
+                 gpuprof__gm_pct(t2, sizeof t2, a, memory_bound ? GPUPROF__GM_ISSUE : GPUPROF__GM_TENSOR));
+    snprintf(out + at, n - at, "%s", more);
+}
+
+/* A bytes-per-second figure, short ("12.3 GB/s"). */
+static const char *gpuprof__gm_rate(char *out, size_t n, double v) {
+    static const char *const unit[] = { "B/s", "kB/s", "MB/s", "GB/s", "TB/s" };
+    int u = 0;
+    if (v != v) return strcpy(out, "-");
+    while (v >= 1000 && u < 4) { v /= 1000; u++; }
+    gpuprof__fmt(out, n, v < 10 && u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return out;
+}
+
+/* One range's cells in the report's GPU metrics table. */
+static void gpuprof__gm_cells(gpuprof__buf *b, const gpuprof__gm_acc *a) {
+    static const int pct[] = { GPUPROF__GM_SMACT, GPUPROF__GM_ISSUE, GPUPROF__GM_TENSOR, GPUPROF__GM_OCC, GPUPROF__GM_DRAM };
+    char t[32], t2[32];
+    size_t i;
+    for (i = 0; i < sizeof pct / sizeof pct[0]; i++) {
+        double v = gpuprof__gm_mean(a, pct[i]);
+        if (v == v) { gpuprof__fmt(t, sizeof t, "%.0f%%", v); gpuprof__buf_printf(b, " %7s", t); }
+        else gpuprof__buf_printf(b, " %7s", "-");
+    }
+    gpuprof__gm_rate(t, sizeof t, gpuprof__gm_mean(a, GPUPROF__GM_PCIE_RD) + gpuprof__gm_mean(a, GPUPROF__GM_PCIE_WR));
+    gpuprof__gm_rate(t2, sizeof t2, gpuprof__gm_mean(a, GPUPROF__GM_NVL_RX) + gpuprof__gm_mean(a, GPUPROF__GM_NVL_TX));
+    gpuprof__buf_printf(b, " %10s %10s %8llu", t, t2, (unsigned long long)a->samples);
+    if (a->span_ns > 0 && a->cov_ns < 0.95 * a->span_ns) { gpuprof__fmt(t, sizeof t, "%.0f", 100.0 * a->cov_ns / a->span_ns); gpuprof__buf_printf(b, "  covers %s%%", t); }
+    if (a->samples < GPUPROF__GM_FEW) gpuprof__buf_s(b, "  few samples");
+}
+
+/* The report's GPU metrics header: the state, and with it the chip, interval, samples and anything lost. 1 when rows follow. */
+static int gpuprof__gm_head(gpuprof__buf *b) {
+#if GPUPROF__GM
+    char t[32];
+    int on;
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    on = gpuprof__gm.state == 1 || (gpuprof__gm.state == 3 && gpuprof__gm.samples);
+    gpuprof__buf_printf(b, "\nGPU metrics (CUPTI PM sampling, device-wide: other processes' work is in them)\n");
+    if (!gpuprof__gm.samples && gpuprof__gm.state != 1)
+        gpuprof__buf_printf(b, "  %s: %s\n", gpuprof__gm_state_name[gpuprof__gm.state], gpuprof__gm.reason[0] ? gpuprof__gm.reason : "-");
+    else {
+        gpuprof__fmt(t, sizeof t, "%.0f", gpuprof__gm.samples ? gpuprof__gm.period_sum / (double)gpuprof__gm.samples / 1e3 : (double)gpuprof__gm.interval_ns / 1e3);
+        gpuprof__buf_printf(b, "  GPU %d (%s), a sample every %s us%s, %llu samples", gpuprof__gm.device, gpuprof__gm.chip, t,
+                            gpuprof__gm.sysclk ? " (SYS clock cycles)" : "", (unsigned long long)gpuprof__gm.samples);
+        if (gpuprof__gm.lost) gpuprof__buf_printf(b, ", %llu empty", (unsigned long long)gpuprof__gm.lost);
+        if (gpuprof__gm.overflows) gpuprof__buf_printf(b, ", stopped by an overflow of the GPU's buffer");
+        else if (gpuprof__gm.state == 3) gpuprof__buf_printf(b, ", stopped: %s", gpuprof__gm.reason);
+        gpuprof__buf_s(b, "\n");
+        if (on) gpuprof__buf_printf(b, "  %-28s %7s %7s %7s %7s %7s %10s %10s %8s\n", "range", "SMs", "issue", "tensor", "occup.", "DRAM", "PCIe", "NVLink", "samples");
+    }
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+    return on;
+#else
+    (void)b;
+    return 0;
+#endif
+}
+
+/* A range's "gpu_metrics" object of the summary. */
+static void gpuprof__gm_json_acc(gpuprof__buf *b, const gpuprof__gm_acc *a) {
+    int k;
+    gpuprof__buf_printf(b, "{\"samples\":%llu,\"coverage\":", (unsigned long long)a->samples);
+    gpuprof__buf_num(b, a->span_ns > 0 ? a->cov_ns / a->span_ns : GPUPROF__NAN);
+    for (k = 0; k < GPUPROF__GM_N; k++) {
+        gpuprof__buf_printf(b, ",\"%s\":", gpuprof__gm_info[k].key);
+#if GPUPROF__GM
+        gpuprof__buf_num(b, gpuprof__gm.have[k] ? gpuprof__gm_mean(a, k) : GPUPROF__NAN);
+#else
+        gpuprof__buf_num(b, GPUPROF__NAN);
+#endif
+    }
+    gpuprof__buf_s(b, "}");
+}
+
+/* The summary's top-level "gpu_metrics" object. */
+static void gpuprof__gm_json_top(gpuprof__buf *b) {
+#if GPUPROF__GM
+    int k, first = 1;
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    gpuprof__buf_printf(b, "\"gpu_metrics\":{\"state\":\"%s\",\"reason\":", gpuprof__gm_state_name[gpuprof__gm.state]);
+    if (gpuprof__gm.reason[0]) gpuprof__buf_json_str(b, gpuprof__gm.reason);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"chip\":");
+    if (gpuprof__gm.chip[0]) gpuprof__buf_json_str(b, gpuprof__gm.chip);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"device\":%d,\"interval_ns\":%llu,\"measured_interval_ns\":", gpuprof__gm.device, (unsigned long long)gpuprof__gm.interval_ns);
+    gpuprof__buf_num(b, gpuprof__gm.samples ? gpuprof__gm.period_sum / (double)gpuprof__gm.samples : GPUPROF__NAN);
+    gpuprof__buf_printf(b, ",\"trigger\":\"%s\",\"samples\":%llu,\"lost_samples\":%llu,\"overflows\":%llu,\"metrics\":[", gpuprof__gm.sysclk ? "sysclk" : "time",
+                        (unsigned long long)gpuprof__gm.samples, (unsigned long long)gpuprof__gm.lost, (unsigned long long)gpuprof__gm.overflows);
+    for (k = 0; k < gpuprof__gm.nmetric; k++) {
+        if (!first) gpuprof__buf_s(b, ",");
+        gpuprof__buf_json_str(b, gpuprof__gm.names[k]);
+        first = 0;
+    }
+    gpuprof__buf_printf(b, "],\"spans_uncovered\":%llu,\"decode_cpu_s\":", (unsigned long long)gpuprof__gm.spans_uncovered);
+    gpuprof__buf_num(b, gpuprof__gm.decode_cpu_s);
+    gpuprof__buf_s(b, "}");
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+#else
+    gpuprof__buf_s(b, "\"gpu_metrics\":{\"state\":\"off\",\"reason\":\"not_built\"}");
+#endif
+}
 
 /* ----------------------------------------------------------------------
    GPU backend (CUDA builds; SPEC 5)
@@ -4684,6 +6227,7 @@ static int gpuprof__gpu_take(gpuprof__thread *owner, gpuprof__thread *me, gpupro
     GPUPROF__ADD(&gpuprof__gpu.timed, 1);
     if (r->depth == 0) gpuprof__gpu_busy(r->step, placed, start_ns, end_ns, dur);
     if (r->depth == 0 && placed) gpuprof__dev_gpu_window(r->node->name_id, start_ns, end_ns);
+    if (r->decision == 0 && placed) gpuprof__gm_span_add(r->node, r->dev, start_ns, end_ns);
     if (me && placed && GPUPROF__LD(&gpuprof__trace.on)) {
         int track = gpuprof__track(g, r->dev, r->stream, owner->tid);
         uint32_t depth = r->depth > 255 ? 255 : r->depth;
@@ -4942,37 +6486,6 @@ static int gpuprof__kc_check(int rc, const char *call) {
     return -1;
 }
 
-/* The library: GPUPROF_CUPTI_PATH, else a copy already loaded, else the usual names and the toolkit's folders. */
-static void *gpuprof__cupti_open(void) {
-    static const char *const loaded[] = { "libcupti.so.13", "libcupti.so.12" };
-    static const char *const dirs[] = { "CUDA_HOME", "CUDA_PATH" };
-    const char *env = getenv("GPUPROF_CUPTI_PATH");
-    char path[512];
-    void *h;
-    int i;
-    if (env && *env) {
-        if ((h = dlopen(env, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-            const char *e = dlerror();
-            gpuprof__kc_off("GPUPROF_CUPTI_PATH='%.200s' cannot be loaded (%.200s)", env, e ? e : "?");
-        } else snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", env);
-        return h;
-    }
-    for (i = 0; i < 2; i++)
-        if ((h = dlopen(loaded[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) != NULL) { snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", loaded[i]); return h; }
-    snprintf(path, sizeof path, "libcupti.so.%d", gpuprof__gpu.runtime >= 1000 ? gpuprof__gpu.runtime / 1000 : CUDART_VERSION / 1000);
-    if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL || (h = dlopen(strcpy(path, "libcupti.so"), RTLD_NOW | RTLD_LOCAL)) != NULL) {
-        snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", path);
-        return h;
-    }
-    for (i = 0; i < 3; i++) {
-        const char *root = i < 2 ? getenv(dirs[i]) : "/usr/local/cuda";
-        if (!root || !*root) continue;
-        snprintf(path, sizeof path, "%s/extras/CUPTI/lib64/libcupti.so", root);
-        if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) { snprintf(gpuprof__kc.library, sizeof gpuprof__kc.library, "%s", path); return h; }
-    }
-    gpuprof__kc_off("no CUPTI library found (install the CUDA toolkit's CUPTI, or set GPUPROF_CUPTI_PATH to libcupti.so)");
-    return NULL;
-}
 
 /* The clock CUPTI stamps records with: gpuprof's own, in ns, from an epoch
    that keeps it rising across sessions. */
@@ -5438,6 +6951,7 @@ static void gpuprof__kc_fold(gpuprof__kcall *c) {
             gpuprof__thread *tr = gpuprof__kc.tracer;
             gpuprof__gpustat_add(gpuprof__gpustat_at(&n->gpu), decision, span, c->own_ns, c->last - t1, c->first - t0);
             GPUPROF__ADD(&gpuprof__gpu.timed, 1);
+            if (decision == 0) gpuprof__gm_span_add(n, (int)c->device, c->first, c->last);
             if (tr && GPUPROF__LD(&gpuprof__trace.on) && gpuprof__phase_of(c->step) != GPUPROF__PHASE_OFF) {
                 int track = gpuprof__kc_track(c->device, c->stream, 1);
                 uint32_t depth = c->depth > 255 ? 255u : (uint32_t)c->depth;
@@ -5722,7 +7236,11 @@ static const int gpuprof__kc_kinds[] = { GPUPROF__AK_CONC_KERNEL, GPUPROF__AK_ME
 static int gpuprof__kc_load(void) {
     uint32_t v = 0;
     const char *missing;
-    if (!(gpuprof__kc.lib = gpuprof__cupti_open())) return -1;
+    char why[512];
+    if (!(gpuprof__kc.lib = gpuprof__cupti_open(gpuprof__gpu.runtime, gpuprof__kc.library, sizeof gpuprof__kc.library, why, sizeof why))) {
+        gpuprof__kc_off("%s", why);
+        return -1;
+    }
     missing = gpuprof__lib_bind(gpuprof__kc.lib, gpuprof__cupti_syms, sizeof gpuprof__cupti_syms / sizeof gpuprof__cupti_syms[0],
                                 &gpuprof__kc.api, sizeof gpuprof__kc.api);
     if (missing) {
@@ -7955,6 +9473,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
             GPUPROF_FREE(c[k].pre);
             if (c[k].gpu) { GPUPROF_FREE(c[k].gpu->pre); GPUPROF_FREE(c[k].gpu); }
             if (c[k].kspan) { GPUPROF_FREE(c[k].kspan->pre); GPUPROF_FREE(c[k].kspan); }
+            GPUPROF_FREE(c[k].gm);
         }
         GPUPROF_FREE(c);
     }
@@ -7963,6 +9482,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
     GPUPROF_FREE(t->overflow.pre);
     if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
     if (t->overflow.kspan) { GPUPROF_FREE(t->overflow.kspan->pre); GPUPROF_FREE(t->overflow.kspan); }
+    GPUPROF_FREE(t->overflow.gm);
 #ifdef GPUPROF_CUDA
     gpuprof__gput_free(t->gpu);
 #endif
@@ -9697,393 +11217,6 @@ void gpuprof__step(void) {
                                now - t->base, step);
     }
 }
-
-/* ----------------------------------------------------------------------
-   Output helpers
-   ---------------------------------------------------------------------- */
-/* Integers are written two digits at a time from this table: the trace
-   writer spends most of its time on numbers. */
-static const char gpuprof__digits2[201] =
-    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
-    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-
-static char gpuprof__digits4[10000][4];     /* "0000" .. "9999": four digits per step */
-static const uint64_t gpuprof__pow10[20] = {
-    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
-    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
-    1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull
-};
-
-/* Decimal digits, written in place from the last (the trace writer's inner loop). */
-GPUPROF__INLINE char *gpuprof__put_u64(char *p, uint64_t v) {
-    unsigned n;
-    char *q;
-#if defined(__GNUC__) || defined(__clang__)
-    n = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233u >> 12;     /* floor(log10) or one more */
-    n = n + 1 - (n && v < gpuprof__pow10[n]);
-#else
-    for (n = 1; n < 20 && v >= gpuprof__pow10[n]; n++) {}
-#endif
-    q = p + n;
-    while (v >= 10000) { q -= 4; memcpy(q, gpuprof__digits4[v % 10000], 4); v /= 10000; }
-    while (v >= 100) { q -= 2; memcpy(q, gpuprof__digits2 + (v % 100) * 2, 2); v /= 100; }
-    if (v >= 10) { q -= 2; memcpy(q, gpuprof__digits2 + v * 2, 2); }
-    else *--q = (char)('0' + v);
-    return p + n;
-}
-
-/* Fills the four-digit table (once, before the first number is written). */
-static void gpuprof__digits4_init(void) {
-    int i;
-    for (i = 0; i < 10000; i++) {
-        gpuprof__digits4[i][0] = (char)('0' + i / 1000);
-        gpuprof__digits4[i][1] = (char)('0' + i / 100 % 10);
-        gpuprof__digits4[i][2] = (char)('0' + i / 10 % 10);
-        gpuprof__digits4[i][3] = (char)('0' + i % 10);
-    }
-}
-
-/* Microseconds with three decimals from integer nanoseconds: ts and dur are
-   both exact, so back-to-back events never overlap by a rounding error. */
-GPUPROF__INLINE char *gpuprof__put_us(char *p, uint64_t ns) {
-    uint32_t r = (uint32_t)(ns % 1000);
-    p = gpuprof__put_u64(p, ns / 1000);
-    *p++ = '.';
-    *p++ = (char)('0' + r / 100);
-    memcpy(p, gpuprof__digits2 + (r % 100) * 2, 2);
-    return p + 2;
-}
-
-static char *gpuprof__put_s(char *p, const char *s) {
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
-/* A growable text buffer for the report and the summary. */
-typedef struct gpuprof__buf { char *p; size_t len, cap; int failed; } gpuprof__buf;
-
-/* Room for n more bytes and the ending 0; 0 when there is. */
-static int gpuprof__buf_room(gpuprof__buf *b, size_t n) {
-    if (b->failed) return -1;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *np;
-        while (cap < b->len + n + 1) cap *= 2;
-        np = (char *)gpuprof__alloc(cap);
-        if (!np) { b->failed = 1; return -1; }
-        if (b->p) { memcpy(np, b->p, b->len); GPUPROF_FREE(b->p); }
-        b->p = np;
-        b->cap = cap;
-    }
-    return 0;
-}
-
-static void gpuprof__buf_put(gpuprof__buf *b, const char *s, size_t n) {
-    if (gpuprof__buf_room(b, n) != 0) return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-static void gpuprof__buf_s(gpuprof__buf *b, const char *s) { gpuprof__buf_put(b, s, strlen(s)); }
-
-/* Text and integers only (those are locale-independent); doubles go
-   through gpuprof__fmt first. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void gpuprof__buf_printf(gpuprof__buf *b, const char *fmt, ...) {
-    enum { MOST = 1024 };             /* a piece's most bytes, with its 0; formatted in place (not on the caller's stack) */
-    va_list ap;
-    int n;
-    if (gpuprof__buf_room(b, MOST) != 0) return;
-    va_start(ap, fmt);
-    n = vsnprintf(b->p + b->len, MOST, fmt, ap);
-    va_end(ap);
-    if (n < 0) { b->p[b->len] = 0; return; }
-    b->len += (size_t)n < MOST ? (size_t)n : MOST - 1;
-}
-
-/* A JSON number: integers exactly, others with 9 significant digits; NaN
-   and infinities (not JSON) become null. */
-static void gpuprof__buf_num(gpuprof__buf *b, double v) {
-    char tmp[40];
-    if (!gpuprof__finite(v)) { gpuprof__buf_s(b, "null"); return; }
-    if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v) snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    else gpuprof__fmt(tmp, sizeof tmp, "%.9g", v);
-    gpuprof__buf_s(b, tmp);
-}
-
-static void gpuprof__buf_json_str(gpuprof__buf *b, const char *s) {
-    size_t n = s ? strlen(s) : 0;
-    char *tmp = (char *)gpuprof__alloc(n * 6 + 3);
-    if (!tmp) { b->failed = 1; return; }
-    gpuprof__buf_put(b, tmp, gpuprof__json_escape(tmp, s ? s : "", n));
-    GPUPROF_FREE(tmp);
-}
-
-/* "812 ns", "4.21 us", "35.8 ms", "1.20 s": three significant digits. */
-static const char *gpuprof__fmt_ns(char *buf, size_t n, double ns) {
-    static const char *const unit[] = { "ns", "us", "ms", "s" };
-    int u = 0;
-    if (gpuprof__isnan(ns)) { snprintf(buf, n, "-"); return buf; }
-    while (u < 3 && (ns >= 999.5 || ns <= -999.5)) { ns /= 1000.0; u++; }
-    if (u == 0) gpuprof__fmt(buf, n, "%.0f", ns);
-    else if (ns < 0 ? ns > -9.995 : ns < 9.995) gpuprof__fmt(buf, n, "%.2f", ns);
-    else if (ns < 0 ? ns > -99.95 : ns < 99.95) gpuprof__fmt(buf, n, "%.1f", ns);
-    else gpuprof__fmt(buf, n, "%.0f", ns);
-    strncat(buf, " ", n - strlen(buf) - 1);
-    strncat(buf, unit[u], n - strlen(buf) - 1);
-    return buf;
-}
-
-static const char *gpuprof__fmt_val(char *buf, size_t n, double v) {
-    if (gpuprof__isnan(v)) snprintf(buf, n, "-");
-    else gpuprof__fmt(buf, n, "%.4g", v);
-    return buf;
-}
-
-/* Where a path's extension starts (its last '.' in the file name, not a
-   leading one: run.json -> ".json"), else its end: what gpuprof names an
-   output's siblings by (run.2.json, run.%r.json, run.part2.json). */
-static const char *gpuprof__path_ext(const char *path) {
-    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-    return !dot || (slash && dot < slash) || dot == path || dot[-1] == '/' ? path + strlen(path) : dot;
-}
-
-/* A path with %p (pid), %r (rank), %l (local rank; 0 without a launcher)
-   and %h (host, a '/' in it as '_') replaced, %% a percent sign. */
-static int gpuprof__path_expand(const char *in, char *out, size_t n) {
-    size_t o = 0;
-    for (; *in && o + 24 < n; in++) {
-        if (in[0] == '%' && (in[1] == 'p' || in[1] == 'r' || in[1] == 'l')) {
-            int v = in[1] == 'p' ? gpuprof__run.pid : in[1] == 'r' ? gpuprof__run.rank : gpuprof__run.local_rank;
-            o += (size_t)snprintf(out + o, n - o, "%d", v < 0 ? 0 : v);
-            in++;
-        } else if (in[0] == '%' && in[1] == 'h') {
-            const char *h;
-            for (h = gpuprof__run.host; *h && o + 24 < n; h++) out[o++] = *h == '/' ? '_' : *h;
-            in++;
-        } else if (in[0] == '%' && in[1] == '%') { out[o++] = '%'; in++; }
-        else out[o++] = *in;
-    }
-    out[o] = 0;
-    return *in ? -1 : 0;
-}
-
-static int gpuprof__same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (strcmp(a, b) == 0) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* The longest output path gpuprof expands (a buffer of it is on the heap:
-   any thread may call, on a stack of 16 KiB). */
-#define GPUPROF__PATH_MAX 4096
-
-/* A temporary file beside path (path.PID.tmp), created anew: O_EXCL and
-   O_NOFOLLOW, as an output's directory may be shared (never through a link
-   someone planted); one a killed run of the same pid left is replaced. */
-static int gpuprof__tmp_create(const char *path, char *tmp, size_t n) {
-    int fd = -1, tries;
-    if ((size_t)snprintf(tmp, n, "%s.%d.tmp", path, gpuprof__run.pid) >= n) { errno = ENAMETOOLONG; return -1; }
-    for (tries = 0; tries < 2; tries++) {
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0 || errno != EEXIST || unlink(tmp) != 0) break;
-    }
-    return fd;
-}
-
-/* A pipe or a device at an output's path is written through, and must
-   never stop or kill the program: it is opened without blocking (a FIFO
-   that no process reads fails at once), and a pipe that stays full for
-   GPUPROF__PIPE_WAIT_MS gives up. While gpuprof writes any output, SIGPIPE
-   and SIGXFSZ are held back in the writing thread: a reader that went away
-   is EPIPE, a file past the process's size limit (ulimit -f) is EFBIG, and
-   the signal the write raised is taken back -- neither kills the program.
-   Held where the C mode declares POSIX's signals (not in a strict -std=c99
-   without _POSIX_C_SOURCE). */
-#define GPUPROF__PIPE_WAIT_MS 1000
-#if defined(SIGPIPE) && defined(SIGXFSZ) && defined(SIG_BLOCK) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L
-#define GPUPROF__HOLD_SIGS 1
-typedef struct { sigset_t old; int pending_pipe, pending_fsize; } gpuprof__sigs_hold;
-static void gpuprof__sigs_block(gpuprof__sigs_hold *h) {
-    sigset_t both, pend;
-    sigemptyset(&both);
-    sigaddset(&both, SIGPIPE);
-    sigaddset(&both, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &both, &h->old);
-    h->pending_pipe = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
-    h->pending_fsize = sigismember(&pend, SIGXFSZ);
-}
-/* err: the failed write's errno (0: none). */
-static void gpuprof__sigs_restore(gpuprof__sigs_hold *h, int err) {
-    int sig = err == EPIPE && !h->pending_pipe ? SIGPIPE : err == EFBIG && !h->pending_fsize ? SIGXFSZ : 0;
-    if (sig) {                                    /* ours: taken back before the mask lets it through */
-        sigset_t one;
-        struct timespec zero = { 0, 0 };
-        sigemptyset(&one);
-        sigaddset(&one, sig);
-        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {}
-    }
-    pthread_sigmask(SIG_SETMASK, &h->old, NULL);
-}
-#else
-#define GPUPROF__HOLD_SIGS 0
-typedef struct { int pending; } gpuprof__sigs_hold;
-#define gpuprof__sigs_block(h) ((void)(h))
-#define gpuprof__sigs_restore(h, err) ((void)(h), (void)(err))
-#endif
-
-/* The file-size limit met by any output: one line for them all. */
-static void gpuprof__fsize_warn(void) {
-    gpuprof__warn(GPUPROF__W_IO, "the process's file-size limit (ulimit -f) stops gpuprof's outputs: a summary, report, metrics or trace file that meets it is not written (the last complete one stays), the run goes on (raise the limit; GPUPROF_TRACE_MAX_MB splits the trace)");
-}
-
-/* The descriptor an output path names that is the program's own stream
-   (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1: such an
-   output is written through that stream, never replaced or truncated. */
-static int gpuprof__std_fd(const char *path) {
-    const char *n = !strncmp(path, "/dev/fd/", 8) ? path + 8 : !strncmp(path, "/proc/self/fd/", 14) ? path + 14 : NULL;
-    int fd = 0;
-    if (!strcmp(path, "/dev/stdout")) return 1;
-    if (!strcmp(path, "/dev/stderr")) return 2;
-    if (!n || !*n) return -1;
-    for (; *n >= '0' && *n <= '9' && fd < 100000; n++) fd = fd * 10 + (*n - '0');
-    return *n ? -1 : fd;
-}
-
-/* One rule for every output's path: a symbolic link there is not followed
-   (a link planted in a shared directory must not make gpuprof overwrite its
-   target), and the output is refused with one line. 1: refused. */
-static int gpuprof__out_link(const char *path, const char *what) {
-    struct stat st;
-    if (gpuprof__std_fd(path) >= 0 || gpuprof__lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return 0;
-    gpuprof__warn(GPUPROF__W_IO, "the %s path '%s' is a symbolic link, not a file; nothing is written there (gpuprof follows no link at an output's path: name the file itself)",
-                  what, path);
-    return 1;
-}
-
-/* An output streamed from its start (the trace, its parts, a copy, a dump):
-   the program's own stream duplicated, else the file created or truncated,
-   never through a link (-1 with errno ELOOP and the line said). */
-static int gpuprof__out_open(const char *path, const char *what) {
-    int std = gpuprof__std_fd(path);
-    if (std >= 0) {
-        int fd = dup(std);
-        if (fd >= 0) (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-        return fd;
-    }
-    if (gpuprof__out_link(path, what)) { errno = ELOOP; return -1; }
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-}
-
-/* The buffer into fd; 0, or -1 with errno. A pipe (nonblock) that stays
-   full GPUPROF__PIPE_WAIT_MS is EAGAIN. */
-static int gpuprof__write_all(int fd, const gpuprof__buf *b, int nonblock) {
-    size_t off = 0;
-    int waited = 0;
-    while (off < b->len) {
-        ssize_t w = write(fd, b->p + off, b->len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && nonblock && (errno == EAGAIN || errno == EWOULDBLOCK) && waited < GPUPROF__PIPE_WAIT_MS) {
-            gpuprof__timespec ts = { 0, 10000000L };
-            gpuprof__nanosleep(&ts, NULL);
-            waited += 10;
-            continue;
-        }
-        if (w == 0) errno = EIO;
-        if (w <= 0) return -1;
-        off += (size_t)w;
-    }
-    return 0;
-}
-
-/* The line for a failed write of the whole file. */
-static void gpuprof__write_failed(const char *path, const char *what, int err, int special, int kept) {
-    if (special && err == EPIPE) gpuprof__warn(GPUPROF__W_IO, "the reader of '%s' went away during a write of the %s: that write is lost, the run goes on", path, what);
-    else if (special && (err == EAGAIN || err == EWOULDBLOCK))
-        gpuprof__warn(GPUPROF__W_IO, "'%s' is a pipe that nobody empties (full for %d ms): that write of the %s is dropped, the run goes on", path, GPUPROF__PIPE_WAIT_MS, what);
-    else if (err == EFBIG) gpuprof__fsize_warn();
-    else gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s (check free space)%s", what, path, strerror(err), kept ? "; the last complete file stays" : "");
-}
-
-/* The buffer to the program's own stream fd when it is a regular file (a
-   redirected stdout): appended where the stream stands, as the program's
-   own writes are; 1 when written so (rc in *rc), 0 when fd is no file. */
-static int gpuprof__write_std(int fd, const char *path, const gpuprof__buf *b, const char *what, int *rc) {
-    struct stat st;
-    gpuprof__sigs_hold hold;
-    int err;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    if (fd == 1) fflush(stdout);
-    if (fd == 2) fflush(stderr);
-    gpuprof__sigs_block(&hold);
-    *rc = gpuprof__write_all(fd, b, 0);
-    err = *rc ? errno : 0;
-    gpuprof__sigs_restore(&hold, err);
-    if (*rc) gpuprof__write_failed(path, what, err, 0, 0);
-    return 1;
-}
-
-/* Writes the whole buffer to a path (expanded already); a one-line message
-   names the path and the reason on failure. One rule for every output: the
-   program's own stream (/dev/stdout, /dev/fd/N) is written through; a link
-   at the path is refused (gpuprof__out_link); a device or a pipe is
-   written through, as it is (above); a regular file, or none, is written to
-   a temporary file (gpuprof__tmp_create) renamed over the last: a reader,
-   a kill or a failed write never leaves half of one. made (not NULL): the
-   file is read by another user (node_exporter), so 0644 whatever the umask,
-   and *made is the file written. */
-static int gpuprof__write_file_in(const char *path, const gpuprof__buf *b, const char *what, struct stat *made, char *tmp) {
-    int fd, had, rc, special, err, std = gpuprof__std_fd(path);
-    struct stat st;
-    gpuprof__sigs_hold hold;
-    if (std >= 0 && gpuprof__write_std(std, path, b, what, &rc)) return rc;
-    if (gpuprof__out_link(path, what)) return -1;
-    had = stat(path, &st) == 0;
-    special = had && !S_ISREG(st.st_mode);
-    fd = !special ? gpuprof__tmp_create(path, tmp, GPUPROF__PATH_MAX + 104) : open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        if (special && errno == ENXIO)
-            gpuprof__warn(GPUPROF__W_IO, "no process reads the pipe '%s': the %s goes nowhere (start its reader first, or name a file)", path, what);
-        else gpuprof__warn(GPUPROF__W_IO, "cannot open '%s' for the %s: %s (check that the directory exists and is writable)", path, what, strerror(errno));
-        return -1;
-    }
-    if (made) (void)gpuprof__fchmod(fd, 0644);
-    gpuprof__sigs_block(&hold);
-    rc = gpuprof__write_all(fd, b, special);
-    err = rc ? errno : 0;
-    gpuprof__sigs_restore(&hold, err);
-    if (rc != 0) {
-        gpuprof__write_failed(path, what, err, special, had && !special);
-        close(fd);
-        if (!special) unlink(tmp);
-        errno = err;                              /* the caller's: EFBIG means stderr is no place for it either */
-        return -1;
-    }
-    if (made && fstat(fd, made) != 0) memset(made, 0, sizeof *made);
-    if (close(fd) != 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot write the %s to '%s': %s", what, path, strerror(errno));
-        if (!special) unlink(tmp);
-        return -1;
-    }
-    if (!special && rename(tmp, path) != 0) {
-        gpuprof__warn(GPUPROF__W_IO, "cannot rename '%s' to '%s' for the %s: %s", tmp, path, what, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const char *what, struct stat *made) {
-    char *tmp;                        /* the temporary file's name, on the heap: the caller's stack may be 16 KiB */
-    int rc;
-    if (b->failed || (tmp = (char *)gpuprof__alloc(GPUPROF__PATH_MAX + 104)) == NULL) return -1;
-    rc = gpuprof__write_file_in(path, b, what, made, tmp);
-    GPUPROF_FREE(tmp);
-    return rc;
-}
-static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) { return gpuprof__write_file_as(path, b, what, NULL); }
 
 /* ----------------------------------------------------------------------
    Trace output, the layers: recording (section "Trace buffers") fills each
@@ -12505,6 +13638,7 @@ typedef struct gpuprof__row {
     gpuprof_stats stats;
     gpuprof_stats gpu;          /* GPU time (CUDA builds) */
     gpuprof_stats kspan;        /* kernel capture: GPU time from the kernels launched inside (first start to last end) */
+    gpuprof__gm_acc gm;         /* GPU metrics: the samples over its counted calls' GPU spans */
 } gpuprof__row;
 
 typedef struct gpuprof__snap {
@@ -12587,6 +13721,11 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->copy_bytes += GPUPROF__LD(&n->copy_bytes);
     r->copy_pageable += GPUPROF__LD(&n->copy_pageable);
     r->sync_ns += GPUPROF__LD(&n->sync_ns);
+    if (n->gm) {
+        gpuprof__gm_acc a;
+        gpuprof__gm_node_get(n, &a);
+        gpuprof__gm_merge(&r->gm, &a);
+    }
     if (pre) {
         /* See gpuprof__exclude: warm-up if steps were used, ordinary calls if not. */
         if (GPUPROF__LD(&gpuprof__steps.seen)) r->excluded += gpuprof_stats_count(pre);
@@ -12745,6 +13884,7 @@ static void gpuprof__row_merge(gpuprof__row *dst, const gpuprof__row *src) {
     dst->sync_ns += src->sync_ns;
     dst->copy_bytes += src->copy_bytes;
     dst->copy_pageable += src->copy_pageable;
+    gpuprof__gm_merge(&dst->gm, &src->gm);
     dst->windowed |= src->windowed;
     dst->before_ns += src->before_ns;
     dst->in_ns += src->in_ns;
@@ -13261,6 +14401,9 @@ static const char *const gpuprof__remedy[GPUPROF__K_COUNT] = {
 #define GPUPROF__LATENCY_REMEDY "first see whether its kernels' grids fill the SMs (GPUPROF_KERNELS=1: an under-filled grid is the " \
     "larger fix); then raise the parallelism and fix the access: more warps or more independent work per thread, contiguous " \
     "(coalesced) loads, reuse through shared memory or registers (tiling) -- or a tuned library (cuBLAS, cuDNN, CUTLASS)"
+/* GPU-bound with the GPU metrics measuring no unit near its peak */
+#define GPUPROF__GM_BALANCED_REMEDY "no unit is near its peak on average: read its longest kernels in Nsight Compute (ncu --set full) " \
+    "for the stalls, or overlap its kernels with other work (streams, CUDA graphs)"
 /* compute-bound where the kernels already run on the tensor cores */
 #define GPUPROF__TC_REMEDY "its GEMMs already run on the tensor cores: do fewer FLOPs (a better algorithm, no padding or recomputation), " \
     "use a lower precision where accuracy allows (bf16 -> fp8), or fuse the element-wise work between them"
@@ -13350,13 +14493,17 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
     return 1;
 }
 
+/* The Analysis's class of each class the GPU metrics give. */
+static const int gpuprof__gm_klass[] = { GPUPROF__K_NONE, GPUPROF__K_UNDERFILL, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE, GPUPROF__K_LATENCY, GPUPROF__K_GPU };
+
 /* The class of one range from its own figures (per counted call):
    CPU-bound   named in GPUPROF_HOST_RANGES, or no GPU time;
    GPU-bound   GPU >= 1.5 x CPU, or the GPU ends it more than 10% of max(GPU, CPU) after the CPU
                (under-filled when kernels that give work to fewer than half
                the SMs hold a third of its kernel time; else memory- or
                compute-bound when the roofline can tell, latency-bound when
-               its work reaches under 20% of the bounding roof);
+               its work reaches under 20% of the bounding roof; with no
+               declared work, what the GPU metrics measured: gpuprof__gm_class);
    sync-bound  the GPU reaches the range >= half its CPU time late and its GPU
                time is <= half its CPU time: the CPU sat in it while the GPU
                worked through what was queued before;
@@ -13388,6 +14535,7 @@ static int gpuprof__klass(const gpuprof__row *r) {
         if (r->kernel_ns && (double)r->kuf_ns >= GPUPROF__UF_SHARE * (double)r->kernel_ns) return GPUPROF__K_UNDERFILL;
         /* far below its roof: latency, not bandwidth or FLOPs, sets the pace */
         if (gpuprof__roofline(r, &rf) && rf.bound) return rf.frac < GPUPROF__FAR_BELOW ? GPUPROF__K_LATENCY : rf.bound;
+        if ((m = gpuprof__gm_class(&r->gm)) != GPUPROF__GMC_NONE) return gpuprof__gm_klass[m];    /* measured (PM sampling) */
         if ((m = gpuprof__dev_class(r->name_id, NULL, NULL)) != 0) return m == 1 ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;   /* measured (GPM) */
         return GPUPROF__K_GPU;
     }
@@ -14988,22 +16136,30 @@ static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s
         break;
     }
     case GPUPROF__K_GPU:
+        if (gpuprof__gm_class(&r->gm) == GPUPROF__GMC_BALANCED) { gpuprof__gm_why(out, n, &r->gm, GPUPROF__GMC_BALANCED); break; }
         if (g >= GPUPROF__GPU_OVER_CPU * c) {
             gpuprof__fmt(t1, sizeof t1, "%.1f", c > 0 ? g / c : 0.0);
             snprintf(out, n, "GPU time %sx the CPU time", t1);
         } else snprintf(out, n, "the GPU ends %s per call after the CPU", gpuprof__fmt_ns(t1, sizeof t1, (double)r->gpu_lag_ns / (double)r->gpu.count));
         break;
     case GPUPROF__K_UNDERFILL:
-        gpuprof__why_underfilled(out, n, s, p);
+        if (!(p->kern_ns > 0 && p->uf_ns >= GPUPROF__UF_SHARE * p->kern_ns) && gpuprof__gm_class(&r->gm) == GPUPROF__GMC_UNDERFILL)
+            gpuprof__gm_why(out, n, &r->gm, GPUPROF__GMC_UNDERFILL);
+        else gpuprof__why_underfilled(out, n, s, p);
         break;
     case GPUPROF__K_MEMORY:
     case GPUPROF__K_COMPUTE:
     case GPUPROF__K_LATENCY:
+        if (!(gpuprof__roofline(r, &rf) && rf.bound) && gpuprof__gm_class(&r->gm) != GPUPROF__GMC_NONE) {
+            gpuprof__gm_why(out, n, &r->gm, gpuprof__gm_class(&r->gm));
+            break;
+        }
         gpuprof__roofline(r, &rf);
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * rf.frac);
         gpuprof__fmt(t2, sizeof t2, "%.3g", rf.ai);
         snprintf(out, n, "%s%% of peak %s at %s FLOP/B%s", t1, rf.bound == GPUPROF__K_MEMORY ? "bandwidth" : "FLOP/s", t2,
                  p->k == GPUPROF__K_LATENCY ? ": far below both roofs" : "");
+        gpuprof__gm_both(out, n, &r->gm, rf.bound == GPUPROF__K_MEMORY);
         break;
     default: snprintf(out, n, "-");
     }
@@ -15242,11 +16398,16 @@ static void gpuprof__report_roofline(gpuprof__buf *b, const gpuprof__snap *s, si
 }
 
 /* A phase's remedy: its class's, except that a compute-bound phase whose
-   kernel time is mostly on the tensor cores is not told to use them. */
+   kernel time is mostly on the tensor cores (kernel capture), or whose
+   tensor pipe is busy (GPU metrics), is not told to use them. */
 static const char *gpuprof__phase_remedy(const gpuprof__phase *p) {
+    int measured = gpuprof__gm_class(&p->r->gm) != GPUPROF__GMC_NONE;
     if (p->k == GPUPROF__K_COMPUTE && p->kern_ns > 0 && p->tc_ns >= GPUPROF__TC_SHARE * p->kern_ns) return GPUPROF__TC_REMEDY;
-    /* latency-bound without kernel capture: its grids may not fill the SMs, which capture would tell */
-    if (p->k == GPUPROF__K_LATENCY && p->kern_ns <= 0) return GPUPROF__LATENCY_REMEDY;
+    if (p->k == GPUPROF__K_COMPUTE && gpuprof__gm_on_tensor(&p->r->gm)) return GPUPROF__TC_REMEDY;
+    /* latency-bound without kernel capture: its grids may not fill the SMs, which capture would tell
+       (the GPU metrics tell it too: their latency-bound phase keeps the SMs active) */
+    if (p->k == GPUPROF__K_LATENCY && p->kern_ns <= 0 && !measured) return GPUPROF__LATENCY_REMEDY;
+    if (p->k == GPUPROF__K_GPU && measured) return GPUPROF__GM_BALANCED_REMEDY;
     return gpuprof__remedy[p->k];
 }
 
@@ -16219,6 +17380,26 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
 static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) { (void)b; (void)s; (void)width; (void)rows; }
 #endif
 
+/* The GPU metrics part (SPEC 21): the header line, then a row per range
+   whose GPU spans were sampled, the largest GPU time first. */
+static void gpuprof__report_gm(gpuprof__buf *b, const gpuprof__snap *s, uint32_t rows) {
+    uint32_t i, shown = 0, total = 0;
+    if (!gpuprof__gm_shown() || !gpuprof__gm_head(b)) return;
+    for (i = 0; i < s->nflat; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        char name[64];
+        if (!r->gm.calls) continue;
+        if (total++ >= rows) continue;
+        gpuprof__fmt(name, sizeof name, "%.28s", gpuprof__name_text(r->name_id));
+        gpuprof__buf_printf(b, "  %-28s", name);
+        gpuprof__gm_cells(b, &r->gm);
+        gpuprof__buf_s(b, "\n");
+        shown++;
+    }
+    if (!total) gpuprof__buf_s(b, "  no range's GPU time was sampled (ranges need a GPU part: GPUPROF_RANGE_STREAM, or GPUPROF_GPU=kernels)\n");
+    gpuprof__more_rows(b, total, shown);
+}
+
 /* ----------------------------------------------------------------------
    Text report, assembled (gpuprof_report and the report at exit)
    ---------------------------------------------------------------------- */
@@ -16247,6 +17428,7 @@ static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
         if (view != GPUPROF_VIEW_FLAT && s->norder) gpuprof__report_cpu_tree(b, s, L);
     }
     gpuprof__report_kernels(b, s, L.width, L.rows);
+    gpuprof__report_gm(b, s, L.rows);
     if (view != GPUPROF_VIEW_TREE) gpuprof__report_roofline(b, s, L.width, L.rows);
     if (s->ncounters) gpuprof__report_counters(b, s, L.width);
     if (s->mem) gpuprof__report_mem(b, s->mem, L.width);
@@ -16363,6 +17545,11 @@ static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double p
         gpuprof__json_stats(b, &r->kspan, "_ns");
         gpuprof__buf_printf(b, ",\"work_ns\":%llu,\"no_work_calls\":%llu}", (unsigned long long)r->kspan_self_ns, (unsigned long long)r->kspan_nowork);
     } else gpuprof__buf_s(b, "null");
+    if (gpuprof__gm_shown()) {
+        gpuprof__buf_s(b, ",\"gpu_metrics\":");
+        if (r->gm.calls) gpuprof__gm_json_acc(b, &r->gm);
+        else gpuprof__buf_s(b, "null");
+    }
 }
 
 /* A figure of a snapshot, or null where it has none. */
@@ -16958,6 +18145,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
     gpuprof__json_kernels(b);
     gpuprof__summary_samples(b);
     gpuprof__json_device(b, s);
+    if (gpuprof__gm_shown()) { gpuprof__gm_json_top(b); gpuprof__buf_s(b, ",\n"); }
     gpuprof__buf_s(b, "\"profiled_ns\":");
     gpuprof__buf_num(b, s->profiled_ns);
     gpuprof__buf_s(b, ",\n\"ranges\":[");
@@ -17139,6 +18327,29 @@ static void gpuprof__metrics_device(gpuprof__buf *b, const char *base) {
 }
 #endif
 
+#if GPUPROF__GM
+/* The GPU metrics' gauges (SPEC 21): SMs active, the tensor pipe and DRAM,
+   device-wide, the means since the last checkpoint, as ratios. */
+static void gpuprof__metrics_gm(gpuprof__buf *b, const char *base) {
+    static const struct { int k; const char *name, *help; } g[3] = {
+        { GPUPROF__GM_SMACT, "gpuprof_gpu_sm_active_ratio", "The GPU's SMs active share of cycles (CUPTI PM sampling), the mean since the last checkpoint." },
+        { GPUPROF__GM_TENSOR, "gpuprof_gpu_tensor_active_ratio", "The GPU's tensor pipe active share of cycles (CUPTI PM sampling), the mean since the last checkpoint." },
+        { GPUPROF__GM_DRAM, "gpuprof_gpu_dram_throughput_ratio", "The GPU's DRAM throughput as a share of its peak (CUPTI PM sampling), the mean since the last checkpoint." }
+    };
+    gpuprof__gm_acc a;
+    char gpu[16];
+    int device, i;
+    if (!gpuprof__gm_live(&device, &a)) return;
+    snprintf(gpu, sizeof gpu, "%d", device);
+    for (i = 0; i < 3; i++) {
+        double v = gpuprof__gm.have[g[i].k] ? gpuprof__gm_mean(&a, g[i].k) : GPUPROF__NAN;
+        if (!gpuprof__finite(v)) continue;
+        gpuprof__metrics_family(b, g[i].name, "gauge", g[i].help);
+        gpuprof__metrics_at(b, g[i].name, base, "gpu", gpu, v / 100.0);
+    }
+}
+#endif
+
 /* gpuprof_info, the steps, the phases' shares (the verdict's), counters,
    memory (with GPUPROF_MEM snapshots), drops, and whether the run ended. */
 static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const char *base) {
@@ -17181,6 +18392,9 @@ static void gpuprof__metrics_run(gpuprof__buf *b, const gpuprof__snap *s, const 
     gpuprof__metrics_at(b, "gpuprof_trace_dropped_events_total", base, NULL, NULL, (double)s->dropped);
 #if GPUPROF__DEVICE
     gpuprof__metrics_device(b, base);
+#endif
+#if GPUPROF__GM
+    gpuprof__metrics_gm(b, base);
 #endif
     gpuprof__metrics_family(b, "gpuprof_run_complete", "gauge", "1 once the run has ended and these are its final figures; 0 at a checkpoint.");
     gpuprof__metrics_at(b, "gpuprof_run_complete", base, NULL, NULL, gpuprof__g.state == GPUPROF__STOPPING ? 1.0 : 0.0);
@@ -17453,6 +18667,7 @@ void gpuprof_reset(void) {
             GPUPROF__ST(&n->copy_bytes, (uint64_t)0);
             GPUPROF__ST(&n->copy_pageable, (uint64_t)0);
             GPUPROF__ST(&n->sync_ns, (uint64_t)0);
+            gpuprof__gm_node_clear(n);
         }
         for (i = 0; i < gpuprof__registry.max_ids; i++) {
             gpuprof__node *n = (gpuprof__node *)GPUPROF__LDA(&t->counters[i]);
@@ -19399,6 +20614,8 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     gpuprof__env_flag("GPUPROF_MEM_RANGES", &cfg->mem_ranges);
     gpuprof__env_flag("GPUPROF_COLLECTOR", &cfg->collector);
     gpuprof__env_flag("GPUPROF_KERNELS", &cfg->kernels);
+    gpuprof__env_flag("GPUPROF_GPU_METRICS", &cfg->gpu_metrics);
+    gpuprof__env_parse("GPUPROF_GPU_METRICS_US", 0, 1e6, &cfg->gpu_metrics_us);
     if (gpuprof__env_int("GPUPROF_KERNEL_BUFFER_MB", &cfg->kernel_buffer_mb) && cfg->kernel_buffer_mb <= 0) cfg->kernel_buffer_mb = 64;
     if ((v = getenv("GPUPROF_SCHEDULE")) != NULL) cfg->schedule = v;
     if ((v = getenv("GPUPROF_HOST_RANGES")) != NULL) cfg->host_ranges = v;
@@ -19750,9 +20967,17 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_probe(!cfg->no_gpu && !off);
     gpuprof__kc_open(off ? 0 : cfg->gpu_from_kernels && !cfg->no_gpu ? 2 : cfg->kernels, cfg->kernel_buffer_mb);
+#if GPUPROF__GM
+    gpuprof__gm_start(!off && cfg->gpu_metrics, cfg->gpu_metrics_us, gpuprof__gpu.available ? gpuprof__gpu.dev0 : -1, gpuprof__gpu.runtime);
+#else
+    if (cfg->gpu_metrics && !off)
+        gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics (GPUPROF_GPU_METRICS) are compiled out of this build (GPUPROF_NO_GPU_METRICS); build without it to have them");
+#endif
 #else
     if ((cfg->kernels || cfg->gpu_from_kernels) && !off)
         gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture (GPUPROF_KERNELS, GPUPROF_GPU=kernels) needs a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart); ranges are timed as before");
+    if (cfg->gpu_metrics && !off)
+        gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics (GPUPROF_GPU_METRICS) need a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart)");
 #endif
     gpuprof__peaks_init(cfg);
     if (!off) gpuprof__as_check();
@@ -19969,6 +21194,9 @@ static void gpuprof__shutdown_locked(int wait_ms) {
     gpuprof__gpu_drain();           /* the GPU events go into the trace before it ends */
     gpuprof__kc_drain();            /* (GPUPROF_GPU=kernels: the GPU work still running) */
     gpuprof__kc_flush(1);           /* and the kernels CUPTI still holds */
+#if GPUPROF__GM
+    gpuprof__gm_stop();             /* the samples the GPU still holds, over the spans just harvested */
+#endif
     gpuprof__trace_finish();
 #ifdef GPUPROF_MPI
     gpuprof__mpi_keep();            /* this rank's table for the gather at MPI_Finalize */
@@ -19981,6 +21209,9 @@ static void gpuprof__shutdown_locked(int wait_ms) {
 #endif
 #ifdef GPUPROF_CUDA
     gpuprof__kc_close();
+#endif
+#if GPUPROF__GM
+    gpuprof__gm_close();
 #endif
     gpuprof__mu_lock(&gpuprof__lock);
     GPUPROF__ST(&gpuprof__g.mem_ranges, 0);
