@@ -4590,14 +4590,14 @@ typedef struct gpuprof__gm_acc {
 
 enum { GPUPROF__GM_SMACT, GPUPROF__GM_ISSUE, GPUPROF__GM_TENSOR, GPUPROF__GM_OCC, GPUPROF__GM_WARPS, GPUPROF__GM_DRAM,
        GPUPROF__GM_DRAM_RD, GPUPROF__GM_DRAM_WR, GPUPROF__GM_PCIE_RD, GPUPROF__GM_PCIE_WR, GPUPROF__GM_NVL_RX, GPUPROF__GM_NVL_TX };
-/* The metrics, in the order they are added (a chip that cannot have them all
-   in one pass loses the last): the summary's key, the report's label, the
+/* The metrics (a chip that cannot have them all in one pass loses the last
+   of gpuprof__gm_order): the summary's key, the report's label, the
    PM-sampling name (FACTS-pmsampling section 4: the same on GA100 and GH100),
    another name a chip may have instead, and whether it is a percentage. */
 static const struct { const char *key, *label, *metric, *alt; int pct; } gpuprof__gm_info[GPUPROF__GM_N] = {
     { "sm_active_pct", "SMs active", "sm__cycles_active.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
     { "sm_issue_pct", "SM issue", "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
-    { "tensor_active_pct", "tensor", "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
+    { "tensor_active_pct", "tensor pipe", "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", NULL, 1 },
     { "achieved_occupancy_pct", "occupancy", "sm__warps_active_realtime.avg.pct_of_peak_sustained_active", NULL, 1 },
     { "warps_in_flight_pct", "warps in flight", "tpc__warps_active_shader_cs_realtime.avg.pct_of_peak_sustained_elapsed",
       "TPC.TriageCompute.tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", 1 },
@@ -4609,6 +4609,11 @@ static const struct { const char *key, *label, *metric, *alt; int pct; } gpuprof
     { "nvlink_rx_bytes_per_s", "NVLink rx", "nvlrx__bytes.sum.per_second", NULL, 0 },
     { "nvlink_tx_bytes_per_s", "NVLink tx", "nvltx__bytes.sum.per_second", NULL, 0 }
 };
+
+/* The order they are added in (the verdict's four first). */
+static const int gpuprof__gm_order[GPUPROF__GM_N] = { GPUPROF__GM_SMACT, GPUPROF__GM_ISSUE, GPUPROF__GM_TENSOR, GPUPROF__GM_DRAM, GPUPROF__GM_OCC,
+                                                      GPUPROF__GM_WARPS, GPUPROF__GM_DRAM_RD, GPUPROF__GM_DRAM_WR, GPUPROF__GM_PCIE_RD,
+                                                      GPUPROF__GM_PCIE_WR, GPUPROF__GM_NVL_RX, GPUPROF__GM_NVL_TX };
 
 /* The verdict's lines (SPEC 21; Nsight Compute's speed-of-light rules draw
    theirs at about the same places), in %. */
@@ -4733,6 +4738,7 @@ static struct {
     uint64_t interval_ns;
     int sysclk;                   /* the interval is counted in SYS clock cycles (Turing, GA100) */
     int nmetric, have[GPUPROF__GM_N];      /* metrics configured; have[k]: 1 where gpuprof__gm_info[k] is among them */
+    int passes;                   /* the passes the first metric alone takes (a refusal's line) */
     const char *names[GPUPROF__GM_N];      /* their names, in the image's order */
     int slot[GPUPROF__GM_N];      /* ... the metric of each */
     gpuprof__pm_api api;
@@ -4873,6 +4879,7 @@ static int gpuprof__gm_try(const char *chip, uint8_t *avail, const int *which, i
     int i;
     for (i = 0; i < nw; i++) names[i] = which[i] >= 0 ? gpuprof__gm_info[which[i]].metric : gpuprof__gm_info[-which[i] - 1].alt;
     *rc = gpuprof__gm_image(chip, avail, names, (size_t)nw, &host, &img, &size, &passes);
+    if (nw == 1) gpuprof__gm.passes = (int)passes;
     if (*rc != GPUPROF__PM_OK || passes != 1) {
         GPUPROF_FREE(img);
         gpuprof__gm_host_free(host);
@@ -4896,22 +4903,25 @@ static int gpuprof__gm_try(const char *chip, uint8_t *avail, const int *which, i
    set stays one pass. 0, or -1 with the refusal said. */
 static int gpuprof__gm_select(const char *chip, uint8_t *avail) {
     int which[GPUPROF__GM_N], nw = 0, k, r, rc = 0;
-    for (k = 0; k < GPUPROF__GM_N; k++) which[k] = k;
+    for (k = 0; k < GPUPROF__GM_N; k++) which[k] = gpuprof__gm_order[k];
     gpuprof__gm.nmetric = 0;
     if ((r = gpuprof__gm_try(chip, avail, which, GPUPROF__GM_N, &rc)) < 0) {
         gpuprof__gm_refuse(2, "unsupported_device", "CUPTI has no PM sampling for the chip %s (error %d): it needs Turing or newer", chip, rc);
         return -1;
     }
     for (k = 0; !r && k < GPUPROF__GM_N; k++) {
-        which[nw] = k;
+        which[nw] = gpuprof__gm_order[k];
         if (gpuprof__gm_try(chip, avail, which, nw + 1, &rc) > 0) { nw++; continue; }
-        if (!gpuprof__gm_info[k].alt) continue;
-        which[nw] = -k - 1;
+        if (!gpuprof__gm_info[gpuprof__gm_order[k]].alt) continue;
+        which[nw] = -gpuprof__gm_order[k] - 1;
         if (gpuprof__gm_try(chip, avail, which, nw + 1, &rc) > 0) nw++;
     }
     if (!gpuprof__gm.nmetric) {
-        gpuprof__gm_refuse(2, "no_single_pass", "no metric of gpuprof's set can be sampled in one pass on %s (CUPTI error %d): PM sampling takes only "
-                           "one-pass sets", chip, rc);
+        char why[64];
+        if (rc) snprintf(why, sizeof why, "CUPTI error %d", rc);
+        else snprintf(why, sizeof why, "SMs active alone takes %d passes", gpuprof__gm.passes);
+        gpuprof__gm_refuse(2, "no_single_pass", "no metric of gpuprof's set can be sampled in one pass on %s (%s): PM sampling takes only one-pass sets",
+                           chip, why);
         return -1;
     }
     memset(gpuprof__gm.have, 0, sizeof gpuprof__gm.have);
@@ -4919,7 +4929,7 @@ static int gpuprof__gm_select(const char *chip, uint8_t *avail) {
     if (r <= 0) {
         int left[GPUPROF__GM_N], nl = 0;
         char list[256];
-        for (k = 0; k < GPUPROF__GM_N; k++) if (!gpuprof__gm.have[k]) left[nl++] = k;
+        for (k = 0; k < GPUPROF__GM_N; k++) if (!gpuprof__gm.have[gpuprof__gm_order[k]]) left[nl++] = gpuprof__gm_order[k];
         gpuprof__gm_list(list, sizeof list, left, nl);
         if (nl) gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics on %s: %s cannot be sampled with the rest in one pass, and %s left out", chip, list, nl == 1 ? "is" : "are");
     }
@@ -5259,16 +5269,18 @@ static int gpuprof__gm_decode(void) {
     return 0;
 }
 
-/* The sampler stopped, what it still holds decoded, and let go of in the
-   order CUPTI asks (Disable before the host object and the images). */
-static void gpuprof__gm_end(int stop) {
+/* The sampler stopped, what it still holds decoded (what gpuprof__gm_decode
+   returns), and let go of in the order CUPTI asks (Disable before the host
+   object and the images). */
+static int gpuprof__gm_end(int stop) {
     const gpuprof__pm_api *a = &gpuprof__gm.api;
+    int r = 0;
     if (gpuprof__gm.obj) {
         GPUPROF__PM_P(gpuprof__pm_object, ob);
         ob.pPmSamplingObject = gpuprof__gm.obj;
         if (stop) {
             (void)a->PmSamplingStop(&ob);
-            (void)gpuprof__gm_decode();
+            r = gpuprof__gm_decode();
         }
         (void)a->PmSamplingDisable(&ob);
         gpuprof__gm.obj = NULL;
@@ -5280,50 +5292,11 @@ static void gpuprof__gm_end(int stop) {
     GPUPROF_FREE(gpuprof__gm.data);
     GPUPROF_FREE(gpuprof__gm.avail);
     gpuprof__gm.config = gpuprof__gm.data = gpuprof__gm.avail = NULL;
+    return r;
 }
 
-/* The decoding thread: opens the sampler, decodes every
-   GPUPROF__GM_DECODE_MS until asked to stop, stops it. gpuprof's own. */
-static void *gpuprof__gm_main(void *arg) {
-    gpuprof__timespec cpu;
-    int started, r = 0;
-    (void)arg;
-    gpuprof__own_thread();
-    started = gpuprof__gm_open() == 0;
-    if (started) {
-        gpuprof__mu_lock(&gpuprof__gm_mu);
-        gpuprof__gm.state = 1;
-        gpuprof__mu_unlock(&gpuprof__gm_mu);
-    } else gpuprof__gm_end(0);
-    gpuprof__mu_lock(&gpuprof__gm_th_mu);
-    gpuprof__gm.opened = 1;                          /* gpuprof__gm_start waits for this */
-    pthread_cond_broadcast(&gpuprof__gm_cond);
-    while (started && !gpuprof__gm.stop) {
-        gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, (uint64_t)GPUPROF__GM_DECODE_MS * 1000000u);
-        if (gpuprof__gm.stop) break;
-        gpuprof__mu_unlock(&gpuprof__gm_th_mu);
-        r = gpuprof__gm_decode();
-        gpuprof__mu_lock(&gpuprof__gm_th_mu);
-        if (r) break;
-    }
-    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
-    if (r > 0)
-        gpuprof__gm_refuse(3, "overflow", "the GPU's sample buffer overflowed (%lu MiB undecoded): the samples up to it are kept; "
-                           "a longer GPUPROF_GPU_METRICS_US (now %.0f) keeps up", (unsigned long)(GPUPROF__GM_HWBUF >> 20), (double)gpuprof__gm.interval_ns / 1e3);
-    else if (r < 0) gpuprof__gm_refuse(3, "cupti_error", "decoding the samples failed; those decoded before are kept");
-    if (started) gpuprof__gm_end(r == 0);
-    gpuprof__mu_lock(&gpuprof__gm_mu);
-    gpuprof__gm_settle(1);
-    if (gpuprof__clock_gettime(GPUPROF__CLOCK_THREAD_CPU, &cpu) == 0) gpuprof__gm.decode_cpu_s = (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
-    gpuprof__mu_unlock(&gpuprof__gm_mu);
-    gpuprof__mu_lock(&gpuprof__gm_th_mu);
-    gpuprof__gm.done = 1;
-    pthread_cond_broadcast(&gpuprof__gm_cond);
-    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
-    return NULL;
-}
-
-/* The counter tracks' thread state and names (the metrics configured). */
+/* The counter tracks' thread state and names (the metrics configured), on
+   the decoding thread. */
 static void gpuprof__gm_tracks(void) {
     gpuprof__thread *tr;
     int k;
@@ -5345,6 +5318,52 @@ static void gpuprof__gm_tracks(void) {
     }
     gpuprof__mu_unlock(&gpuprof__lock);
 }
+
+/* The decoding thread: opens the sampler, decodes every
+   GPUPROF__GM_DECODE_MS until asked to stop, stops it. gpuprof's own. */
+static void *gpuprof__gm_main(void *arg) {
+    gpuprof__timespec cpu;
+    int started, r = 0;
+    (void)arg;
+    gpuprof__own_thread();
+    started = gpuprof__gm_open() == 0;
+    if (started) {
+        gpuprof__mu_lock(&gpuprof__gm_mu);
+        gpuprof__gm.state = 1;
+        gpuprof__mu_unlock(&gpuprof__gm_mu);
+    } else (void)gpuprof__gm_end(0);
+    gpuprof__mu_lock(&gpuprof__gm_th_mu);
+    gpuprof__gm.opened = 1;                          /* gpuprof__gm_start waits for this (holding gpuprof__lock) */
+    pthread_cond_broadcast(&gpuprof__gm_cond);
+    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    if (started) gpuprof__gm_tracks();               /* takes gpuprof__lock: once the start has let it go */
+    gpuprof__mu_lock(&gpuprof__gm_th_mu);
+    while (started && !gpuprof__gm.stop) {
+        gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, (uint64_t)GPUPROF__GM_DECODE_MS * 1000000u);
+        if (gpuprof__gm.stop) break;
+        gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+        r = gpuprof__gm_decode();
+        gpuprof__mu_lock(&gpuprof__gm_th_mu);
+        if (r) break;
+    }
+    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    if (started && r == 0) r = gpuprof__gm_end(1);
+    else if (started) (void)gpuprof__gm_end(0);
+    if (r > 0)
+        gpuprof__gm_refuse(3, "overflow", "the GPU's sample buffer overflowed (%lu MiB undecoded): the samples up to it are kept; "
+                           "a longer GPUPROF_GPU_METRICS_US (now %.0f) keeps up", (unsigned long)(GPUPROF__GM_HWBUF >> 20), (double)gpuprof__gm.interval_ns / 1e3);
+    else if (r < 0) gpuprof__gm_refuse(3, "cupti_error", "decoding the samples failed; those decoded before are kept");
+    gpuprof__mu_lock(&gpuprof__gm_mu);
+    gpuprof__gm_settle(1);
+    if (gpuprof__clock_gettime(GPUPROF__CLOCK_THREAD_CPU, &cpu) == 0) gpuprof__gm.decode_cpu_s = (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9;
+    gpuprof__mu_unlock(&gpuprof__gm_mu);
+    gpuprof__mu_lock(&gpuprof__gm_th_mu);
+    gpuprof__gm.done = 1;
+    pthread_cond_broadcast(&gpuprof__gm_cond);
+    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    return NULL;
+}
+
 
 /* At a session's start (after the GPU probe): asked is GPUPROF_GPU_METRICS,
    interval_us its interval, device CUDA's current device (-1: none),
@@ -5386,7 +5405,6 @@ static void gpuprof__gm_start(int asked, double interval_us, int device, int run
         gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, until - now);
     }
     gpuprof__mu_unlock(&gpuprof__gm_th_mu);
-    if (GPUPROF__LD(&gpuprof__gm.state) == 1) gpuprof__gm_tracks();
 }
 
 /* Before the outputs, after the GPU's last spans are harvested: the
@@ -5521,7 +5539,7 @@ static void gpuprof__gm_why(char *out, size_t n, const gpuprof__gm_acc *a, int c
     case GPUPROF__GMC_UNDERFILL: snprintf(out, n, "%s: most SMs idle while it runs (%s, %s; GPU metrics)", sm, is, dr); break;
     case GPUPROF__GMC_MEMORY: snprintf(out, n, "%s of peak, %s (GPU metrics)", dr, is); break;
     case GPUPROF__GMC_COMPUTE:
-        if (gpuprof__gm_on_tensor(a)) snprintf(out, n, "%s pipe, %s, %s (GPU metrics)", te, is, dr);
+        if (gpuprof__gm_on_tensor(a)) snprintf(out, n, "%s, %s, %s (GPU metrics)", te, is, dr);
         else snprintf(out, n, "%s, %s, %s (GPU metrics)", is, te, dr);
         break;
     case GPUPROF__GMC_LATENCY: snprintf(out, n, "%s, but %s, %s, %s: its warps wait (GPU metrics)", sm, is, te, dr); break;
@@ -13635,10 +13653,10 @@ typedef struct gpuprof__row {
     uint64_t copy_ns, copy_bytes, copy_pageable, sync_ns;
     uint64_t gpu_nowork;        /* GPUPROF_GPU=kernels: counted calls that launched nothing (no GPU time) */
     uint64_t kspan_self_ns, kspan_nowork;   /* kernel capture: the GPU time from kernels' own work, calls without any */
+    gpuprof__gm_acc gm;         /* GPU metrics: the samples over its counted calls' GPU spans */
     gpuprof_stats stats;
     gpuprof_stats gpu;          /* GPU time (CUDA builds) */
     gpuprof_stats kspan;        /* kernel capture: GPU time from the kernels launched inside (first start to last end) */
-    gpuprof__gm_acc gm;         /* GPU metrics: the samples over its counted calls' GPU spans */
 } gpuprof__row;
 
 typedef struct gpuprof__snap {

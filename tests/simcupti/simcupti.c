@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define SIM_MAX_FN 48
+#define SIM_MAX_FN 96
 #define SIM_STACK 256
 #define SIM_REALTIME 1700000000000000000ull
 
@@ -191,9 +191,11 @@ static uint32_t sim_api(uint32_t rt_cbid, uint32_t drv_cbid, uint64_t t0, uint64
    (gx,1,1), block (bx,1,1), 32 registers, 1 KiB of static shared memory. */
 static const simcupti_shape *next_shape;
 
+static void sim_pm_kernel(const char *name, uint64_t start, uint64_t dur);   /* the PM sampler's record of it (below) */
 static void sim_kernel_record(cudaStream_t s, const char *name, uint64_t start, uint64_t dur, unsigned gx, unsigned bx, uint32_t corr, uint32_t graph) {
     CUpti_ActivityKernel10 k;
     int kind = sim.enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : CUPTI_ACTIVITY_KIND_KERNEL;
+    sim_pm_kernel(name, start, dur);
     if (!sim.enabled[kind]) return;
     memset(&k, 0, sizeof k);
     k.kind = (CUpti_ActivityKind)kind;
@@ -515,6 +517,7 @@ void simcupti_reset(void) {
     sim.call_cost = 0;
     sim_last_period = 0;
     pthread_mutex_unlock(&mu);
+    simcupti_pm_reset();
 }
 void simcupti_set_call_cost(uint64_t ns) { pthread_mutex_lock(&mu); sim.call_cost = ns; pthread_mutex_unlock(&mu); }
 void simcupti_set_layout(int layout) { pthread_mutex_lock(&mu); sim.layout = layout; pthread_mutex_unlock(&mu); }
@@ -581,9 +584,10 @@ size_t simcupti_sample_buffer(uint8_t *buf, size_t size) {
 }
 
 /* ---------------- CUPTI ---------------- */
+static uint32_t sim_version;      /* simcupti_set_version (0: by the layout) */
 CUptiResult cuptiGetVersion(uint32_t *version) {
     ENTER("cuptiGetVersion");
-    *version = sim.layout == SIMCUPTI_CUDA12 ? 28 : 130001;
+    *version = sim_version ? sim_version : sim.layout == SIMCUPTI_CUDA12 ? 28 : 130001;
     LEAVE(CUPTI_SUCCESS);
 }
 CUptiResult cuptiGetResultString(CUptiResult result, const char **str) {
@@ -727,5 +731,323 @@ CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
 }
 CUptiResult cuptiFinalize(void) {
     ENTER("cuptiFinalize");
+    LEAVE(CUPTI_SUCCESS);
+}
+
+/* ---------------- PM sampling (SPEC 21) ----------------
+   A sampler over the simulated GPU: every kernel launched (any way) is
+   kept with its virtual start and end; a sample [t, t + interval) holds,
+   per metric, the sum over the kernels running in it of their profile's
+   value times the share of the sample they ran (percentages capped at
+   100), so idle gaps read 0 and a range's figures are its kernels'. The
+   host half accepts the names of simcupti_pm_names on the chips it knows;
+   its config image lists the metrics by index. Samples are made when
+   decoded, up to the virtual clock (whole intervals only). */
+#include <cupti_target.h>
+#include <cupti_profiler_target.h>
+#include <cupti_pmsampling.h>
+
+static const char *const sim_pm_names[SIMCUPTI_PM_N + 1] = {
+    "sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "sm__warps_active_realtime.avg.pct_of_peak_sustained_active",
+    "tpc__warps_active_shader_cs_realtime.avg.pct_of_peak_sustained_elapsed", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__read_throughput.avg.pct_of_peak_sustained_elapsed", "dram__write_throughput.avg.pct_of_peak_sustained_elapsed",
+    "pcie__read_bytes.sum.per_second", "pcie__write_bytes.sum.per_second", "nvlrx__bytes.sum.per_second", "nvltx__bytes.sum.per_second",
+    "TPC.TriageCompute.tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed"   /* GH100's other name for warps in flight */
+};
+#define SIM_PM_KERNELS 65536
+#define SIM_PM_PROFILES 32
+/* The host half's objects (C copies of cupti_profiler_host.h's structs, as gpuprof's). */
+typedef struct { size_t structSize; void *pPriv; int profilerType; const char *pChipName; uint8_t *pAvail; void *pHostObject; } sim_host_init;
+typedef struct { size_t structSize; void *pPriv; void *pHostObject; } sim_host_deinit;
+typedef struct { size_t structSize; void *pPriv; void *pHostObject; const char **ppMetricNames; size_t numMetrics; } sim_host_add;
+typedef struct { size_t structSize; void *pPriv; void *pHostObject; size_t configImageSize; } sim_host_size;
+typedef struct { size_t structSize; void *pPriv; void *pHostObject; size_t configImageSize; uint8_t *pConfigImage; } sim_host_image;
+typedef struct { size_t structSize; void *pPriv; size_t configImageSize; uint8_t *pConfigImage; size_t numOfPasses; } sim_host_passes;
+typedef struct {
+    size_t structSize; void *pPriv; void *pHostObject; uint8_t *pCounterDataImage; size_t counterDataImageSize, rangeIndex;
+    const char **ppMetricNames; size_t numMetrics; double *pMetricValues;
+} sim_host_eval;
+struct sim_host { char chip[32]; int n, idx[64]; };
+/* A counter data image: this header, then `cap` samples. */
+struct sim_pm_image { uint32_t magic, cap, count, pad; };
+struct sim_pm_entry { uint64_t start, end; double v[SIMCUPTI_PM_N]; };
+
+static struct {
+    struct { uint64_t a, b; int prof; } k[SIM_PM_KERNELS];
+    uint64_t nk;
+    struct { char name[64]; double v[SIMCUPTI_PM_N]; } prof[SIM_PM_PROFILES];
+    int nprof;
+    char chip[32];
+    int support[7];                   /* isSupported, architecture, sli, vGpu, confidentialCompute, cmp, wsl */
+    int max_metrics, enabled, started, overflowed, hang, inited;
+    char reject[SIMCUPTI_PM_N + 1];
+    int idx[SIMCUPTI_PM_N + 1], n;    /* the configured metrics, by index into sim_pm_names */
+    uint64_t interval, next, stop_at, made, overflow_after;
+    int trigger;
+    size_t hwbuf;
+} pm;
+static pthread_cond_t pm_cond = PTHREAD_COND_INITIALIZER;
+
+void simcupti_pm_reset(void) {
+    int inited;
+    pthread_mutex_lock(&mu);
+    inited = pm.inited;                   /* cuptiProfilerInitialize holds for the process */
+    memset(&pm, 0, sizeof pm);
+    pm.inited = inited;
+    strcpy(pm.chip, "GH100");
+    for (int i = 0; i < 7; i++) pm.support[i] = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+    sim_version = 0;
+    pthread_cond_broadcast(&pm_cond);
+    pthread_mutex_unlock(&mu);
+}
+void simcupti_set_version(uint32_t v) { pthread_mutex_lock(&mu); sim_version = v; pthread_mutex_unlock(&mu); }
+void simcupti_pm_profile(const char *kernel, const double v[SIMCUPTI_PM_N]) {
+    pthread_mutex_lock(&mu);
+    if (pm.nprof < SIM_PM_PROFILES) {
+        snprintf(pm.prof[pm.nprof].name, sizeof pm.prof[pm.nprof].name, "%s", kernel);
+        memcpy(pm.prof[pm.nprof++].v, v, sizeof pm.prof[0].v);
+    }
+    pthread_mutex_unlock(&mu);
+}
+void simcupti_pm_chip(const char *chip) { pthread_mutex_lock(&mu); snprintf(pm.chip, sizeof pm.chip, "%s", chip); pthread_mutex_unlock(&mu); }
+void simcupti_pm_support(int field, int level) { pthread_mutex_lock(&mu); if (field >= 0 && field < 7) pm.support[field] = level; pthread_mutex_unlock(&mu); }
+void simcupti_pm_max_metrics(int n) { pthread_mutex_lock(&mu); pm.max_metrics = n; pthread_mutex_unlock(&mu); }
+void simcupti_pm_reject(const char *metric) {
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i <= SIMCUPTI_PM_N; i++) if (!strcmp(sim_pm_names[i], metric)) pm.reject[i] = 1;
+    pthread_mutex_unlock(&mu);
+}
+void simcupti_pm_overflow_after(uint64_t samples) { pthread_mutex_lock(&mu); pm.overflow_after = samples; pthread_mutex_unlock(&mu); }
+void simcupti_pm_hang(int on) { pthread_mutex_lock(&mu); pm.hang = on; pthread_cond_broadcast(&pm_cond); pthread_mutex_unlock(&mu); }
+uint64_t simcupti_pm_samples(void) { uint64_t n; pthread_mutex_lock(&mu); n = pm.made; pthread_mutex_unlock(&mu); return n; }
+int simcupti_pm_state(void) { int s; pthread_mutex_lock(&mu); s = pm.started ? 2 : pm.enabled ? 1 : 0; pthread_mutex_unlock(&mu); return s; }
+uint64_t simcupti_pm_interval(void) { uint64_t n; pthread_mutex_lock(&mu); n = pm.interval; pthread_mutex_unlock(&mu); return n; }
+int simcupti_pm_trigger(void) { int n; pthread_mutex_lock(&mu); n = pm.trigger; pthread_mutex_unlock(&mu); return n; }
+
+/* Under mu: a kernel the GPU runs in [start, start + dur). */
+static void sim_pm_kernel(const char *name, uint64_t start, uint64_t dur) {
+    int p;
+    for (p = 0; p < pm.nprof && strcmp(pm.prof[p].name, name) != 0; p++) {}
+    pm.k[pm.nk % SIM_PM_KERNELS].a = start;
+    pm.k[pm.nk % SIM_PM_KERNELS].b = start + dur;
+    pm.k[pm.nk++ % SIM_PM_KERNELS].prof = p < pm.nprof ? p : -1;
+}
+
+/* Under mu: the sample [t, t + interval). */
+static void sim_pm_sample(uint64_t t, struct sim_pm_entry *e) {
+    uint64_t i, from = pm.nk > SIM_PM_KERNELS ? pm.nk - SIM_PM_KERNELS : 0, end = t + pm.interval;
+    int m;
+    memset(e, 0, sizeof *e);
+    e->start = sim_ts(t);
+    e->end = sim_ts(end);
+    for (i = from; i < pm.nk; i++) {
+        uint64_t a = pm.k[i % SIM_PM_KERNELS].a, b = pm.k[i % SIM_PM_KERNELS].b;
+        int p = pm.k[i % SIM_PM_KERNELS].prof;
+        double share;
+        if (p < 0 || b <= t || a >= end) continue;
+        share = (double)((b < end ? b : end) - (a > t ? a : t)) / (double)pm.interval;
+        for (m = 0; m < SIMCUPTI_PM_N; m++) e->v[m] += share * pm.prof[p].v[m];
+    }
+    for (m = 0; m < SIMCUPTI_PM_N; m++) if (m < SIMCUPTI_PM_PCIE_RD && e->v[m] > 100) e->v[m] = 100;
+}
+
+static int sim_pm_index(const char *name) {
+    for (int i = 0; i <= SIMCUPTI_PM_N; i++) if (!strcmp(sim_pm_names[i], name)) return i == SIMCUPTI_PM_N ? SIMCUPTI_PM_WARPS : i;
+    return -1;
+}
+
+CUptiResult cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p) {
+    ENTER("cuptiProfilerInitialize");
+    (void)p;
+    pm.inited = 1;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params *p) { ENTER("cuptiProfilerDeInitialize"); (void)p; pm.inited = 0; LEAVE(CUPTI_SUCCESS); }
+CUptiResult cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params *p) {
+    ENTER("cuptiProfilerDeviceSupported");
+    if (!pm.inited) LEAVE(CUPTI_ERROR_NOT_INITIALIZED);
+    if (p->structSize < CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    p->isSupported = (CUpti_Profiler_Support_Level)pm.support[0];
+    p->architecture = (CUpti_Profiler_Support_Level)pm.support[1];
+    p->sli = (CUpti_Profiler_Support_Level)pm.support[2];
+    p->vGpu = (CUpti_Profiler_Support_Level)pm.support[3];
+    p->confidentialCompute = (CUpti_Profiler_Support_Level)pm.support[4];
+    p->cmp = (CUpti_Profiler_Support_Level)pm.support[5];
+    p->wsl = (CUpti_Profiler_Support_Level)pm.support[6];
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p) {
+    ENTER("cuptiDeviceGetChipName");
+    if (!pm.inited) { pthread_mutex_unlock(&mu); abort(); }     /* as the real one crashes there (FACTS-pmsampling 1.2) */
+    p->pChipName = pm.chip;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params *p) {
+    ENTER("cuptiPmSamplingGetCounterAvailability");
+    if (!p->pCounterAvailabilityImage) p->counterAvailabilityImageSize = 64;
+    else memset(p->pCounterAvailabilityImage, 0xa5, p->counterAvailabilityImageSize);
+    LEAVE(CUPTI_SUCCESS);
+}
+static int sim_chip_known(const char *chip) {
+    static const char *const known[] = { "TU102", "TU104", "TU106", "TU116", "GA100", "GA102", "GA104", "GH100", "AD102", "GB100", NULL };
+    if (!strcmp(chip, "GV100")) return 0;
+    for (int i = 0; known[i]; i++) if (!strcmp(known[i], chip)) return 1;
+    return -1;
+}
+CUptiResult cuptiProfilerHostInitialize(sim_host_init *p) {
+    struct sim_host *h;
+    int k;
+    ENTER("cuptiProfilerHostInitialize");
+    if (!p->pChipName || (k = sim_chip_known(p->pChipName)) < 0) LEAVE(CUPTI_ERROR_INVALID_CHIP_NAME);
+    if (k == 0) LEAVE(CUPTI_ERROR_NOT_SUPPORTED);
+    h = (struct sim_host *)calloc(1, sizeof *h);
+    snprintf(h->chip, sizeof h->chip, "%s", p->pChipName);
+    p->pHostObject = h;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiProfilerHostDeinitialize(sim_host_deinit *p) { ENTER("cuptiProfilerHostDeinitialize"); free(p->pHostObject); LEAVE(CUPTI_SUCCESS); }
+CUptiResult cuptiProfilerHostConfigAddMetrics(sim_host_add *p) {
+    struct sim_host *h = (struct sim_host *)p->pHostObject;
+    ENTER("cuptiProfilerHostConfigAddMetrics");
+    for (size_t i = 0; i < p->numMetrics; i++) {
+        int k = -1;
+        for (int j = 0; j <= SIMCUPTI_PM_N; j++) if (!strcmp(sim_pm_names[j], p->ppMetricNames[i])) k = j;
+        /* GH100 has warps in flight only under its group's name; the others only under the plain one */
+        if (k < 0 || pm.reject[k] || (k == SIMCUPTI_PM_N && strcmp(h->chip, "GH100") != 0) || h->n == 64) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+        h->idx[h->n++] = k;
+    }
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiProfilerHostGetConfigImageSize(sim_host_size *p) {
+    ENTER("cuptiProfilerHostGetConfigImageSize");
+    p->configImageSize = 8 + 4 * (size_t)((struct sim_host *)p->pHostObject)->n;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiProfilerHostGetConfigImage(sim_host_image *p) {
+    struct sim_host *h = (struct sim_host *)p->pHostObject;
+    uint32_t head[2] = { 0x53504d31u, (uint32_t)h->n };
+    ENTER("cuptiProfilerHostGetConfigImage");
+    if (p->configImageSize < 8 + 4 * (size_t)h->n) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    memcpy(p->pConfigImage, head, 8);
+    for (int i = 0; i < h->n; i++) { uint32_t k = (uint32_t)h->idx[i]; memcpy(p->pConfigImage + 8 + 4 * i, &k, 4); }
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiProfilerHostGetNumOfPasses(sim_host_passes *p) {
+    uint32_t head[2];
+    ENTER("cuptiProfilerHostGetNumOfPasses");
+    memcpy(head, p->pConfigImage, 8);
+    p->numOfPasses = pm.max_metrics < 0 ? 2 : pm.max_metrics && (int)head[1] > pm.max_metrics ? 2 : 1;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiProfilerHostEvaluateToGpuValues(sim_host_eval *p) {
+    struct sim_pm_image *im = (struct sim_pm_image *)p->pCounterDataImage;
+    struct sim_pm_entry *e = (struct sim_pm_entry *)(im + 1);
+    ENTER("cuptiProfilerHostEvaluateToGpuValues");
+    if (p->rangeIndex >= im->count) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    for (size_t i = 0; i < p->numMetrics; i++) {
+        int k = sim_pm_index(p->ppMetricNames[i]);
+        if (k < 0) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+        p->pMetricValues[i] = e[p->rangeIndex].v[k];
+    }
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p) {
+    ENTER("cuptiPmSamplingEnable");
+    if (pm.enabled) LEAVE(CUPTI_ERROR_INVALID_OPERATION);
+    pm.enabled = 1;
+    p->pPmSamplingObject = (CUpti_PmSampling_Object *)&pm;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params *p) {
+    uint32_t head[2];
+    ENTER("cuptiPmSamplingSetConfig");
+    if (!pm.enabled || p->pPmSamplingObject != (CUpti_PmSampling_Object *)&pm || !p->pConfig || p->configSize < 8 || !p->samplingInterval)
+        LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    memcpy(head, p->pConfig, 8);
+    if (head[0] != 0x53504d31u || head[1] > SIMCUPTI_PM_N + 1) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    if (pm.max_metrics < 0 || (pm.max_metrics && (int)head[1] > pm.max_metrics)) LEAVE(CUPTI_ERROR_NOT_SUPPORTED);
+    pm.n = (int)head[1];
+    for (int i = 0; i < pm.n; i++) { uint32_t k; memcpy(&k, p->pConfig + 8 + 4 * i, 4); pm.idx[i] = (int)k; }
+    pm.interval = p->samplingInterval;     /* SYS clock cycles count as ns here: a 1 GHz SYS clock */
+    pm.trigger = (int)p->triggerMode;
+    pm.hwbuf = p->hardwareBufferSize;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params *p) {
+    ENTER("cuptiPmSamplingGetCounterDataSize");
+    if (!pm.enabled) LEAVE(CUPTI_ERROR_INVALID_OPERATION);
+    p->counterDataSize = sizeof(struct sim_pm_image) + p->maxSamples * sizeof(struct sim_pm_entry);
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingCounterDataImageInitialize(CUpti_PmSampling_CounterDataImage_Initialize_Params *p) {
+    struct sim_pm_image *im = (struct sim_pm_image *)p->pCounterData;
+    ENTER("cuptiPmSamplingCounterDataImageInitialize");
+    if (p->counterDataSize < sizeof *im) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    im->magic = 0x53504d32u;
+    im->cap = (uint32_t)((p->counterDataSize - sizeof *im) / sizeof(struct sim_pm_entry));
+    im->count = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p) {
+    ENTER("cuptiPmSamplingStart");
+    (void)p;
+    if (!pm.enabled || !pm.interval) LEAVE(CUPTI_ERROR_INVALID_OPERATION);
+    pm.started = 1;
+    pm.next = simcuda_now();
+    pm.stop_at = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p) {
+    ENTER("cuptiPmSamplingStop");
+    (void)p;
+    if (pm.started) pm.stop_at = simcuda_now();
+    pm.started = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p) {
+    ENTER("cuptiPmSamplingDisable");
+    (void)p;
+    pm.enabled = pm.started = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p) {
+    struct sim_pm_image *im = (struct sim_pm_image *)p->pCounterDataImage;
+    struct sim_pm_entry *e = (struct sim_pm_entry *)(im + 1);
+    uint64_t until;
+    ENTER("cuptiPmSamplingDecodeData");
+    while (pm.hang) pthread_cond_wait(&pm_cond, &mu);            /* a decode that does not return (until simcupti_pm_hang(0)) */
+    if (pm.overflowed) LEAVE(CUPTI_ERROR_OUT_OF_MEMORY);        /* for the rest of the session, as reported of the real one */
+    until = pm.started ? simcuda_now() : pm.stop_at;
+    im->count = 0;
+    while (pm.interval && pm.next + pm.interval <= until && im->count < im->cap) {
+        if (pm.overflow_after && pm.made >= pm.overflow_after) {
+            pm.overflowed = 1;
+            p->overflow = 1;
+            LEAVE(CUPTI_ERROR_OUT_OF_MEMORY);
+        }
+        sim_pm_sample(pm.next, &e[im->count++]);
+        pm.next += pm.interval;
+        pm.made++;
+    }
+    p->decodeStopReason = pm.interval && pm.next + pm.interval <= until ? CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL
+                                                                       : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+    p->overflow = 0;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params *p) {
+    const struct sim_pm_image *im = (const struct sim_pm_image *)p->pCounterDataImage;
+    ENTER("cuptiPmSamplingGetCounterDataInfo");
+    p->numTotalSamples = im->cap;
+    p->numPopulatedSamples = p->numCompletedSamples = im->count;
+    LEAVE(CUPTI_SUCCESS);
+}
+CUptiResult cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params *p) {
+    const struct sim_pm_image *im = (const struct sim_pm_image *)p->pCounterDataImage;
+    const struct sim_pm_entry *e = (const struct sim_pm_entry *)(im + 1);
+    ENTER("cuptiPmSamplingCounterDataGetSampleInfo");
+    if (p->sampleIndex >= im->count) LEAVE(CUPTI_ERROR_INVALID_PARAMETER);
+    p->startTimestamp = e[p->sampleIndex].start;
+    p->endTimestamp = e[p->sampleIndex].end;
     LEAVE(CUPTI_SUCCESS);
 }

@@ -77,6 +77,28 @@ uint32_t simcupti_graph_branches(cudaStream_t s, uint32_t graph_id, int branches
    early_ns before the work queued on s ends (not before now). */
 uint32_t simcupti_kernel_early(cudaStream_t s, const char *name, uint64_t dur_ns, uint64_t early_ns);
 
+/* PM sampling (SPEC 21): a sampler over the simulated GPU. A kernel's
+   profile is the value of each metric while it runs (percentages of peak,
+   bytes/s); a sample is the sum over the kernels in it of their values
+   times the share of the sample they ran (percentages capped at 100). */
+enum { SIMCUPTI_PM_SMACT, SIMCUPTI_PM_ISSUE, SIMCUPTI_PM_TENSOR, SIMCUPTI_PM_OCC, SIMCUPTI_PM_WARPS, SIMCUPTI_PM_DRAM,
+       SIMCUPTI_PM_DRAM_RD, SIMCUPTI_PM_DRAM_WR, SIMCUPTI_PM_PCIE_RD, SIMCUPTI_PM_PCIE_WR, SIMCUPTI_PM_NVL_RX, SIMCUPTI_PM_NVL_TX,
+       SIMCUPTI_PM_N };
+void     simcupti_pm_reset(void);                   /* (simcupti_reset does it too) chip GH100, all supported */
+void     simcupti_pm_profile(const char *kernel, const double v[SIMCUPTI_PM_N]);
+void     simcupti_pm_chip(const char *chip);        /* what cuptiDeviceGetChipName says; GV100 has no PM sampling */
+void     simcupti_pm_support(int field, int level); /* cuptiProfilerDeviceSupported: 0 isSupported, 1 architecture, 2 sli,
+                                                       3 vGpu, 4 confidentialCompute, 5 cmp, 6 wsl (3 supported) */
+void     simcupti_pm_max_metrics(int n);            /* a set of more than n metrics takes 2 passes (0: any, -1: every set) */
+void     simcupti_pm_reject(const char *metric);    /* the host half refuses this name (INVALID_PARAMETER) */
+void     simcupti_pm_overflow_after(uint64_t n);    /* the hardware buffer overflows after n samples (0: never) */
+void     simcupti_pm_hang(int on);                  /* cuptiPmSamplingDecodeData blocks until turned off */
+void     simcupti_set_version(uint32_t v);          /* what cuptiGetVersion says (0: by the layout) */
+uint64_t simcupti_pm_samples(void);                 /* samples made so far */
+int      simcupti_pm_state(void);                   /* 0 disabled, 1 enabled, 2 started */
+uint64_t simcupti_pm_interval(void);                /* the interval SetConfig gave */
+int      simcupti_pm_trigger(void);                 /* ... and its trigger mode (0 SYS clock, 1 time) */
+
 /* A sample buffer of one record of each kind, CUDA 13 layouts; returns its valid size. */
 size_t   simcupti_sample_buffer(uint8_t *buf, size_t size);
 
