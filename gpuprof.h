@@ -4931,7 +4931,8 @@ static int gpuprof__gm_select(const char *chip, uint8_t *avail) {
         char list[256];
         for (k = 0; k < GPUPROF__GM_N; k++) if (!gpuprof__gm.have[gpuprof__gm_order[k]]) left[nl++] = gpuprof__gm_order[k];
         gpuprof__gm_list(list, sizeof list, left, nl);
-        if (nl) gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics on %s: %s cannot be sampled with the rest in one pass, and %s left out", chip, list, nl == 1 ? "is" : "are");
+        if (nl) gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics on %s: %s cannot be sampled there with the rest in one pass (or the chip has no such counter), and %s left out",
+                              chip, list, nl == 1 ? "is" : "are");
     }
     return 0;
 }

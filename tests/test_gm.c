@@ -302,7 +302,7 @@ static int child_case(const char *name) {
         session_begin(name);
         for (int i = 0; i < 10; i++) step(0);
         session_end(name);
-        CHECK(strstr(errbuf, "GPU metrics on GH100: warps in flight, DRAM read, DRAM write, PCIe read, PCIe write, NVLink rx, NVLink tx cannot be sampled with the rest in one pass") != NULL,
+        CHECK(strstr(errbuf, "GPU metrics on GH100: warps in flight, DRAM read, DRAM write, PCIe read, PCIe write, NVLink rx, NVLink tx cannot be sampled there with the rest in one pass") != NULL,
               "a chip that cannot have them all in one pass: the verdict's four and occupancy kept, the rest named in one line");
         CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(sum, "gpu_metrics"), "metrics")) == 5, "... five kept");
         CHECK(cJSON_IsNull(cJSON_GetObjectItem(range_gm("stream"), "pcie_read_bytes_per_s")), "... a metric left out is null");
