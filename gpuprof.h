@@ -4588,6 +4588,10 @@ typedef struct gpuprof__gm_acc {
 #define GPUPROF__GM 0
 #endif
 
+/* The classes the figures give (the Analysis maps them to its own). */
+enum { GPUPROF__GMC_NONE, GPUPROF__GMC_UNDERFILL, GPUPROF__GMC_MEMORY, GPUPROF__GMC_COMPUTE, GPUPROF__GMC_LATENCY, GPUPROF__GMC_BALANCED };
+
+#if GPUPROF__GM
 enum { GPUPROF__GM_SMACT, GPUPROF__GM_ISSUE, GPUPROF__GM_TENSOR, GPUPROF__GM_OCC, GPUPROF__GM_WARPS, GPUPROF__GM_DRAM,
        GPUPROF__GM_DRAM_RD, GPUPROF__GM_DRAM_WR, GPUPROF__GM_PCIE_RD, GPUPROF__GM_PCIE_WR, GPUPROF__GM_NVL_RX, GPUPROF__GM_NVL_TX };
 /* The metrics (a chip that cannot have them all in one pass loses the last
@@ -4623,8 +4627,6 @@ static const int gpuprof__gm_order[GPUPROF__GM_N] = { GPUPROF__GM_SMACT, GPUPROF
 #define GPUPROF__GM_MIN_COVER 0.5     /* classed where samples cover half its GPU time ... */
 #define GPUPROF__GM_MIN_SAMPLES 3     /* ... and at least this many overlap it */
 #define GPUPROF__GM_FEW 10            /* under this many samples a range's row says "few" */
-/* The classes the figures give (the Analysis maps them to its own). */
-enum { GPUPROF__GMC_NONE, GPUPROF__GMC_UNDERFILL, GPUPROF__GMC_MEMORY, GPUPROF__GMC_COMPUTE, GPUPROF__GMC_LATENCY, GPUPROF__GMC_BALANCED };
 
 /* b's figures added to a's. */
 static void gpuprof__gm_merge(gpuprof__gm_acc *a, const gpuprof__gm_acc *b) {
@@ -4641,7 +4643,6 @@ static double gpuprof__gm_mean(const gpuprof__gm_acc *a, int k) {
     return a && a->cov_ns > 0 ? a->sum[k] / a->cov_ns : GPUPROF__NAN;
 }
 
-#if GPUPROF__GM
 /* CUPTI's numbers for PM sampling (cupti_result.h, cupti_pmsampling.h, cupti_profiler_target.h). */
 enum { GPUPROF__PM_OK = 0, GPUPROF__PM_INVALID_PARAMETER = 1, GPUPROF__PM_OUT_OF_MEMORY = 8, GPUPROF__PM_HW_BUSY = 26,
        GPUPROF__PM_NOT_SUPPORTED = 27, GPUPROF__PM_PRIVILEGES = 35, GPUPROF__PM_VGPU_PRIVILEGES = 40, GPUPROF__PM_MIG = 43 };
@@ -5484,20 +5485,9 @@ static int gpuprof__gm_live(int *device, gpuprof__gm_acc *out) {
     return out->samples > 0;
 }
 #endif
-#else
-#define gpuprof__gm_node_get(n, out) memset((out), 0, sizeof *(out))
-#define gpuprof__gm_node_clear(n) ((void)(n))
-#define gpuprof__gm_span_add(node, dev, a, b) ((void)(node), (void)(dev), (void)(a), (void)(b))
-#endif
 
 /* Whether the outputs have a GPU metrics part: asked for in this session. */
-static int gpuprof__gm_shown(void) {
-#if GPUPROF__GM
-    return gpuprof__gm.asked;
-#else
-    return 0;
-#endif
-}
+static int gpuprof__gm_shown(void) { return gpuprof__gm.asked; }
 
 /* The class a range's figures give (GPUPROF__GMC_NONE: too few samples to
    tell), in the order SPEC 21 gives the rules. */
@@ -5608,7 +5598,6 @@ static void gpuprof__gm_cells(gpuprof__buf *b, const gpuprof__gm_acc *a) {
 
 /* The report's GPU metrics header: the state, and with it the chip, interval, samples and anything lost. 1 when rows follow. */
 static int gpuprof__gm_head(gpuprof__buf *b) {
-#if GPUPROF__GM
     char t[32];
     int on;
     gpuprof__mu_lock(&gpuprof__gm_mu);
@@ -5628,10 +5617,6 @@ static int gpuprof__gm_head(gpuprof__buf *b) {
     }
     gpuprof__mu_unlock(&gpuprof__gm_mu);
     return on;
-#else
-    (void)b;
-    return 0;
-#endif
 }
 
 /* A range's "gpu_metrics" object of the summary. */
@@ -5641,18 +5626,13 @@ static void gpuprof__gm_json_acc(gpuprof__buf *b, const gpuprof__gm_acc *a) {
     gpuprof__buf_num(b, a->span_ns > 0 ? a->cov_ns / a->span_ns : GPUPROF__NAN);
     for (k = 0; k < GPUPROF__GM_N; k++) {
         gpuprof__buf_printf(b, ",\"%s\":", gpuprof__gm_info[k].key);
-#if GPUPROF__GM
         gpuprof__buf_num(b, gpuprof__gm.have[k] ? gpuprof__gm_mean(a, k) : GPUPROF__NAN);
-#else
-        gpuprof__buf_num(b, GPUPROF__NAN);
-#endif
     }
     gpuprof__buf_s(b, "}");
 }
 
 /* The summary's top-level "gpu_metrics" object. */
 static void gpuprof__gm_json_top(gpuprof__buf *b) {
-#if GPUPROF__GM
     int k, first = 1;
     gpuprof__mu_lock(&gpuprof__gm_mu);
     gpuprof__buf_printf(b, "\"gpu_metrics\":{\"state\":\"%s\",\"reason\":", gpuprof__gm_state_name[gpuprof__gm.state]);
@@ -5674,10 +5654,23 @@ static void gpuprof__gm_json_top(gpuprof__buf *b) {
     gpuprof__buf_num(b, gpuprof__gm.decode_cpu_s);
     gpuprof__buf_s(b, "}");
     gpuprof__mu_unlock(&gpuprof__gm_mu);
-#else
-    gpuprof__buf_s(b, "\"gpu_metrics\":{\"state\":\"off\",\"reason\":\"not_built\"}");
-#endif
 }
+#else
+/* GPUPROF_NO_GPU_METRICS, or a CPU build: what the other sections call, as no-ops. */
+#define gpuprof__gm_merge(a, b) ((void)(a), (void)(b))
+#define gpuprof__gm_node_get(n, out) memset((out), 0, sizeof *(out))
+#define gpuprof__gm_node_clear(n) ((void)(n))
+#define gpuprof__gm_span_add(node, dev, a, b) ((void)(node), (void)(dev), (void)(a), (void)(b))
+#define gpuprof__gm_shown() 0
+#define gpuprof__gm_class(a) ((void)(a), GPUPROF__GMC_NONE)
+#define gpuprof__gm_on_tensor(a) ((void)(a), 0)
+#define gpuprof__gm_why(out, n, a, cls) ((void)(out), (void)(n), (void)(a), (void)(cls))
+#define gpuprof__gm_both(out, n, a, memory_bound) ((void)(out), (void)(n), (void)(a), (void)(memory_bound))
+#define gpuprof__gm_head(b) ((void)(b), 0)
+#define gpuprof__gm_cells(b, a) ((void)(b), (void)(a))
+#define gpuprof__gm_json_acc(b, a) ((void)(b), (void)(a))
+#define gpuprof__gm_json_top(b) ((void)(b))
+#endif
 
 /* ----------------------------------------------------------------------
    GPU backend (CUDA builds; SPEC 5)
@@ -14512,9 +14505,6 @@ static int gpuprof__roofline(const gpuprof__row *r, gpuprof__roof *o) {
     return 1;
 }
 
-/* The Analysis's class of each class the GPU metrics give. */
-static const int gpuprof__gm_klass[] = { GPUPROF__K_NONE, GPUPROF__K_UNDERFILL, GPUPROF__K_MEMORY, GPUPROF__K_COMPUTE, GPUPROF__K_LATENCY, GPUPROF__K_GPU };
-
 /* The class of one range from its own figures (per counted call):
    CPU-bound   named in GPUPROF_HOST_RANGES, or no GPU time;
    GPU-bound   GPU >= 1.5 x CPU, or the GPU ends it more than 10% of max(GPU, CPU) after the CPU
@@ -14554,7 +14544,14 @@ static int gpuprof__klass(const gpuprof__row *r) {
         if (r->kernel_ns && (double)r->kuf_ns >= GPUPROF__UF_SHARE * (double)r->kernel_ns) return GPUPROF__K_UNDERFILL;
         /* far below its roof: latency, not bandwidth or FLOPs, sets the pace */
         if (gpuprof__roofline(r, &rf) && rf.bound) return rf.frac < GPUPROF__FAR_BELOW ? GPUPROF__K_LATENCY : rf.bound;
-        if ((m = gpuprof__gm_class(&r->gm)) != GPUPROF__GMC_NONE) return gpuprof__gm_klass[m];    /* measured (PM sampling) */
+        switch (gpuprof__gm_class(&r->gm)) {                           /* measured (PM sampling) */
+        case GPUPROF__GMC_UNDERFILL: return GPUPROF__K_UNDERFILL;
+        case GPUPROF__GMC_MEMORY: return GPUPROF__K_MEMORY;
+        case GPUPROF__GMC_COMPUTE: return GPUPROF__K_COMPUTE;
+        case GPUPROF__GMC_LATENCY: return GPUPROF__K_LATENCY;
+        case GPUPROF__GMC_BALANCED: return GPUPROF__K_GPU;
+        default: break;
+        }
         if ((m = gpuprof__dev_class(r->name_id, NULL, NULL)) != 0) return m == 1 ? GPUPROF__K_MEMORY : GPUPROF__K_COMPUTE;   /* measured (GPM) */
         return GPUPROF__K_GPU;
     }

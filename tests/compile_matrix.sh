@@ -141,6 +141,26 @@ if [ -x "$nvcc" ]; then
       throttle
     done
   done
+  # GPUPROF_NO_GPU_METRICS (a CUDA build's feature): nothing of it in the object
+  # at -O0 or -O2, and GPUPROF_GPU_METRICS=1 gets its one line.
+  for std in gnu11 c++17; do
+    case $std in c++*) comp="g++ -x c++";; *) comp=gcc;; esac
+    cell "gcc -std=$std -DGPUPROF_CUDA -DGPUPROF_NO_GPU_METRICS"
+    ( cd "$cell_dir" || exit 1
+      left=; : > log
+      for o in -O0 -O2; do
+        $comp -std=$std $flags $o -DGPUPROF_CUDA -DGPUPROF_NO_GPU_METRICS -isystem "$cuda/include" -c "$root/tests/compile/use_all.c" -o use$o.o 2>>log &&
+          left="$left$(nm -C use$o.o | sed 's/^.* [a-zA-Z] //; s/(.*//' | grep -E 'gpuprof__(gm_|pm_)' | head -3)"
+      done
+      [ -z "$left" ] && [ -f use-O2.o ] &&
+        $comp -std=$std $flags -DGPUPROF_CUDA -DGPUPROF_NO_GPU_METRICS -DCUDA_FIRST -isystem "$cuda/include" -c "$root/tests/compile/other_tu.c" -o other.o 2>>log &&
+        g++ use-O2.o other.o -o use -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart -ldl -lpthread -lm 2>>log &&
+        GPUPROF_GPU_METRICS=1 ./use >/dev/null 2>run.log && grep -q "^gpuprof: .*compiled out of this build (GPUPROF_NO_GPU_METRICS)" run.log
+      rc=$?
+      [ -n "$left" ] && echo "left in the object: $left" > left.log
+      cell_result $rc "$cell_what" left.log log run.log ) &
+    throttle
+  done
   # The wrappers with GPUPROF_DISABLE in C: they still allocate and free.
   cell "gcc -std=c99 -DGPUPROF_DISABLE with the CUDA wrappers"
   ( cd "$cell_dir" && gcc -std=c99 $flags -DGPUPROF_DISABLE -isystem "$cuda/include" -c "$root/tests/compile/use_all.c" -o use.o 2>log &&

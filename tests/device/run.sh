@@ -16,6 +16,10 @@
 #                       counter's mean against nvidia-smi --query-gpu read at the same time
 #   gpm_classes         a copy kernel and an FMA loop, no work declared: GPM must class
 #                       them memory-bound and compute-bound (H100 and later)
+#   pm_classes          the same with CUPTI's PM sampling (GPUPROF_GPU_METRICS=1) and
+#                       kernel capture beside it: classes, coverage, kernel records
+#   pm_probe            ../shared/probes/pmsampling/gpu_check.sh (FACTS-pmsampling's
+#                       open questions: clock domain, activity records, overflow)
 #   bench_device        one NVML sampling pass, the driver's library (bench_device --real)
 # usage: sh tests/device/run.sh [BUILD_DIR]      (default: build-device)
 # Needs cmake, the CUDA toolkit (nvcc on PATH or in /usr/local/cuda/bin) and
@@ -143,6 +147,39 @@ assert cls.get("copy") == "memory-bound" and cls.get("fma") == "compute-bound", 
 PY
 }
 check gpm_classes "$run/gpm" gpm
+# GPU metrics (SPEC 21): the same kernels classed from CUPTI's PM sampling, with
+# kernel capture on beside it (do kernel records keep coming while it samples?
+# are the samples on the records' clock, so each range's coverage is whole?).
+pm() {
+  GPUPROF_DEVICE_EVERY_MS=0 GPUPROF_GPU_METRICS=1 GPUPROF_KERNELS=1 LD_LIBRARY_PATH="$cudalib" GPUPROF_SUMMARY=pm_classes.json "$b/gpm_classes" > pm.out 2>&1; rc=$?
+  sed -n '/^GPU metrics/,/^$/p;/^Verdict/,/^$/p;/^gpuprof: /p' pm.out
+  [ $rc = 0 ] || { cat pm.out; return 1; }
+  grep -q 'no CUDA GPU here' pm.out && return 0
+  python3 - pm_classes.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+gm = j["gpu_metrics"]
+print("gpu_metrics: state %s reason %s chip %s samples %s interval %s ns (measured %s) decode CPU %s s" % (gm["state"], gm["reason"], gm.get("chip"),
+      gm.get("samples"), gm.get("interval_ns"), gm.get("measured_interval_ns"), gm.get("decode_cpu_s")))
+if gm["state"] != "on": print("PM sampling not available here: %s" % gm["reason"]); sys.exit(0)
+cls = {r["name"]: ((r.get("gpu") or {}).get("verdict"), r.get("gpu_metrics") or {}) for r in j["ranges"]}
+for r in ("copy", "fma"):
+    v, m = cls.get(r, (None, {}))
+    print("%-5s SMs %5.1f%%  issue %5.1f%%  tensor %5.1f%%  DRAM %5.1f%%  coverage %.2f  samples %s  class %s" % (r, m.get("sm_active_pct") or -1,
+          m.get("sm_issue_pct") or -1, m.get("tensor_active_pct") or -1, m.get("dram_pct") or -1, m.get("coverage") or -1, m.get("samples"), v))
+print("kernel records while sampling: %d kernels" % sum(k["count"] for k in j["kernels"]))
+assert cls["copy"][0] == "memory-bound" and cls["fma"][0] == "compute-bound", cls
+assert cls["copy"][1]["coverage"] > 0.9, "the samples do not cover the copy's GPU span: another clock?"
+assert j["kernels"], "no kernel record came while PM sampling ran"
+PY
+}
+check pm_classes "$run/pm" pm
+# FACTS-pmsampling's probe: the call sequence alone, copy/FMA/HMMA phases, overflow, the clocks.
+pmprobe() {
+  cp -r "$root/../shared/probes/pmsampling" probe && CUDA=$(dirname "$cudalib") OUT=$PWD/probe_out bash probe/gpu_check.sh
+}
+if [ -f "$root/../shared/probes/pmsampling/gpu_check.sh" ]; then check pm_probe "$run/pmprobe" pmprobe
+else say "SKIP  pm_probe (no ../shared/probes/pmsampling)"; skipped=$((skipped + 1)); fi
 check bench_device "$run/bench_device" "$b/bench_device" --real
 
 say ""
@@ -159,6 +196,10 @@ say "-- the device over the run against nvidia-smi"
 grep -E 'gpuprof|nvidia-smi|DIFFERS|ok$' "$run/nvml_vs_smi.log" 2>/dev/null | head -n 8 | tee -a "$summary"
 say "-- GPM's classes"
 grep -E '^(copy|fma) |no GPM' "$run/gpm_classes.log" 2>/dev/null | head -n 4 | tee -a "$summary"
+say "-- GPU metrics' classes (PM sampling)"
+grep -E '^(copy|fma) |^gpu_metrics:|^kernel records|not available' "$run/pm_classes.log" 2>/dev/null | head -n 5 | tee -a "$summary"
+say "-- FACTS-pmsampling's probe"
+grep -E '^(STATS|RANGE|ACTIVITY|ERROR|WARNING)' "$run/pm_probe.log" 2>/dev/null | head -n 12 | tee -a "$summary"
 say "-- bench_device --real"
 grep -E 'pass|device:' "$run/bench_device.log" 2>/dev/null | head -n 6 | tee -a "$summary"
 say "-- bench_gpu_real"
