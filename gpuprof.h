@@ -4756,7 +4756,7 @@ static struct {
     uint64_t samples, lost, overflows, spans_uncovered, spans_dropped;
     double period_sum;            /* the samples' lengths, for the measured interval */
     double decode_cpu_s;          /* the decoding thread's CPU time */
-    gpuprof__thread *tracer;      /* a thread state of gpuprof's own for the counter tracks */
+    gpuprof__thread *tracer;      /* a thread state of gpuprof's own for the counter tracks (written once, at the start) */
     uint32_t ids[GPUPROF__GM_N];  /* their names */
     int64_t pt_at;                /* the trace point being gathered: its millisecond, its sums */
     double pt_sum[GPUPROF__GM_N], pt_n;
@@ -5164,7 +5164,7 @@ static void gpuprof__gm_settle(int all) {
 /* The trace's counter tracks: one point per metric per millisecond, the
    mean of the samples that begin in it. On the decoding thread. */
 static void gpuprof__gm_point(int64_t at, const float *v, int last) {
-    gpuprof__thread *tr = gpuprof__gm.tracer;
+    gpuprof__thread *tr = GPUPROF__LDA(&gpuprof__gm.tracer);
     int k;
     if (!tr || !GPUPROF__LD(&gpuprof__trace.on)) return;
     if (gpuprof__gm.pt_n > 0 && (last || at / GPUPROF__GM_POINT_NS != gpuprof__gm.pt_at)) {
@@ -5297,29 +5297,6 @@ static int gpuprof__gm_end(int stop) {
     return r;
 }
 
-/* The counter tracks' thread state and names (the metrics configured), on
-   the decoding thread. */
-static void gpuprof__gm_tracks(void) {
-    gpuprof__thread *tr;
-    int k;
-    for (k = 0; k < GPUPROF__GM_N; k++) {      /* outside gpuprof__lock: registering takes it */
-        char name[96];
-        snprintf(name, sizeof name, "GPU %d %s (%s)", gpuprof__gm.device, gpuprof__gm_info[k].label, gpuprof__gm_info[k].pct ? "%" : "bytes/s");
-        if (gpuprof__gm.have[k]) gpuprof__gm.ids[k] = gpuprof__intern(name);
-    }
-    gpuprof__mu_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "GPU metrics", gpuprof__registry.max_ids, 1)) != NULL) {
-        tr->exited = 2;
-        tr->session = gpuprof__g.session;
-        tr->base = gpuprof__clock.base;
-        tr->names = gpuprof__registry.names;
-        tr->index = UINT32_MAX;
-        tr->next = gpuprof__threads.threads;
-        GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
-        gpuprof__gm.tracer = tr;
-    }
-    gpuprof__mu_unlock(&gpuprof__lock);
-}
 
 /* The decoding thread: opens the sampler, decodes every
    GPUPROF__GM_DECODE_MS until asked to stop, stops it. gpuprof's own. */
@@ -5335,11 +5312,8 @@ static void *gpuprof__gm_main(void *arg) {
         gpuprof__mu_unlock(&gpuprof__gm_mu);
     } else (void)gpuprof__gm_end(0);
     gpuprof__mu_lock(&gpuprof__gm_th_mu);
-    gpuprof__gm.opened = 1;                          /* gpuprof__gm_start waits for this (holding gpuprof__lock) */
+    gpuprof__gm.opened = 1;                          /* gpuprof__gm_start waits for this (holding gpuprof__lock: no taking it here) */
     pthread_cond_broadcast(&gpuprof__gm_cond);
-    gpuprof__mu_unlock(&gpuprof__gm_th_mu);
-    if (started) gpuprof__gm_tracks();               /* takes gpuprof__lock: once the start has let it go */
-    gpuprof__mu_lock(&gpuprof__gm_th_mu);
     while (started && !gpuprof__gm.stop) {
         gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, (uint64_t)GPUPROF__GM_DECODE_MS * 1000000u);
         if (gpuprof__gm.stop) break;
@@ -5366,6 +5340,28 @@ static void *gpuprof__gm_main(void *arg) {
     return NULL;
 }
 
+
+/* The counter tracks' thread state and names (the metrics configured), at
+   the start, under gpuprof__lock (init holds it). */
+static void gpuprof__gm_tracks(void) {
+    gpuprof__thread *tr;
+    int k;
+    for (k = 0; k < GPUPROF__GM_N; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "GPU %d %s (%s)", gpuprof__gm.device, gpuprof__gm_info[k].label, gpuprof__gm_info[k].pct ? "%" : "bytes/s");
+        if (gpuprof__gm.have[k]) gpuprof__gm.ids[k] = gpuprof__name_lookup(name, strlen(name));
+    }
+    if ((tr = gpuprof__thread_alloc(0, "GPU metrics", gpuprof__registry.max_ids, 1)) != NULL) {
+        tr->exited = 2;
+        tr->session = gpuprof__g.session;
+        tr->base = gpuprof__clock.base;
+        tr->names = gpuprof__registry.names;
+        tr->index = UINT32_MAX;
+        tr->next = gpuprof__threads.threads;
+        GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
+        GPUPROF__STR(&gpuprof__gm.tracer, tr);            /* the decoding thread's from now */
+    }
+}
 
 /* At a session's start (after the GPU probe): asked is GPUPROF_GPU_METRICS,
    interval_us its interval, device CUDA's current device (-1: none),
@@ -5407,6 +5403,7 @@ static void gpuprof__gm_start(int asked, double interval_us, int device, int run
         gpuprof__cond_wait_ns(&gpuprof__gm_cond, &gpuprof__gm_th_mu, until - now);
     }
     gpuprof__mu_unlock(&gpuprof__gm_th_mu);
+    if (GPUPROF__LD(&gpuprof__gm.state) == 1) gpuprof__gm_tracks();
 }
 
 /* Before the outputs, after the GPU's last spans are harvested: the

@@ -186,7 +186,11 @@ static void scenario_classes(void) {
         last_ms = jnum(e, "ts") / 1000.0;
         n++;
     }
-    CHECK(n >= 120 && n <= 140, "the trace has a DRAM counter track, a point per millisecond of the run (131 ms)");
+    {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the trace has a DRAM counter track, a point per millisecond of the run (%d points over 131 ms)", n);
+        CHECK(n >= 120 && n <= 140, msg);
+    }
     CHECK(bad == 0, "... in time order, never two in one millisecond");
     cJSON_Delete(tr);
 }
