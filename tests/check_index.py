@@ -22,7 +22,7 @@ def implementations(tests):
     for top, dirs, files in os.walk(tests):
         dirs[:] = sorted(d for d in dirs if not d.startswith('.') and d != '__pycache__')
         for f in sorted(files):
-            if f.endswith(('.c', '.cu', '.h')):
+            if f.endswith(('.c', '.cpp', '.cu', '.h')):
                 path = os.path.join(top, f)
                 text = open(path, encoding='utf-8', errors='replace').read()
                 if re.search(r'^\s*#\s*define\s+GPUPROF_IMPLEMENTATION\b', text, re.M):

@@ -3,17 +3,17 @@
    known counter values, so each range's means are known, and the verdict's
    class of each GPU-bound phase follows from them. Refusals and faults that
    are process-wide (cuptiProfilerInitialize failing is never retried) run in
-   a child process each (this program again, with --case NAME).
+   a child process each (this program again, with --case NAME). It links the
+   implementation built against the simulated runtime and its clock (impl sim).
 
    argv: [1] libsimcupti.so */
 #define _GNU_SOURCE
 #include "simcuda/simcuda.h"
 #include "simcupti/simcupti.h"
-#define GPUPROF_CLOCK_FN() simcuda_now()
-#define GPUPROF_IMPLEMENTATION
 #include "gpuprof.h"
 #include "json_util.h"
 #include <sys/wait.h>
+#include <time.h>
 
 #define US 1000ull
 #define MS 1000000ull
