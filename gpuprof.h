@@ -4751,8 +4751,8 @@ static struct {
     gpuprof__gm_sample *ring;     /* under gpuprof__gm_mu */
     uint64_t nring;               /* samples ever put in the ring */
     int64_t decoded_to;           /* the latest sample's end: spans ending before it are covered */
-    gpuprof__gm_span *spans;      /* waiting for decoded_to to pass their end */
-    uint32_t nspans;
+    gpuprof__gm_span *spans;      /* a ring: waiting for decoded_to to pass their end */
+    uint32_t span0, nspans;       /* the oldest, and how many */
     uint64_t samples, lost, overflows, spans_uncovered, spans_dropped;
     double period_sum;            /* the samples' lengths, for the measured interval */
     double decode_cpu_s;          /* the decoding thread's CPU time */
@@ -5136,15 +5136,18 @@ static void gpuprof__gm_span_add(gpuprof__node *node, int dev, int64_t a, int64_
     if (gpuprof__gm.state == 1 && gpuprof__gm.spans) {
         if (b <= gpuprof__gm.decoded_to) gpuprof__gm_attribute(node, a, b);
         else {
-            if (gpuprof__gm.nspans == GPUPROF__GM_SPANS) {
-                gpuprof__gm_attribute(gpuprof__gm.spans[0].node, gpuprof__gm.spans[0].a, gpuprof__gm.spans[0].b);
-                memmove(gpuprof__gm.spans, gpuprof__gm.spans + 1, (GPUPROF__GM_SPANS - 1) * sizeof *gpuprof__gm.spans);
+            gpuprof__gm_span *sp;
+            if (gpuprof__gm.nspans == GPUPROF__GM_SPANS) {       /* full: the oldest takes what there is */
+                sp = &gpuprof__gm.spans[gpuprof__gm.span0];
+                gpuprof__gm_attribute(sp->node, sp->a, sp->b);
+                gpuprof__gm.span0 = (gpuprof__gm.span0 + 1) % GPUPROF__GM_SPANS;
                 gpuprof__gm.nspans--;
                 gpuprof__gm.spans_dropped++;
             }
-            gpuprof__gm.spans[gpuprof__gm.nspans].node = node;
-            gpuprof__gm.spans[gpuprof__gm.nspans].a = a;
-            gpuprof__gm.spans[gpuprof__gm.nspans++].b = b;
+            sp = &gpuprof__gm.spans[(gpuprof__gm.span0 + gpuprof__gm.nspans++) % GPUPROF__GM_SPANS];
+            sp->node = node;
+            sp->a = a;
+            sp->b = b;
         }
     }
     gpuprof__mu_unlock(&gpuprof__gm_mu);
@@ -5152,11 +5155,11 @@ static void gpuprof__gm_span_add(gpuprof__node *node, int dev, int64_t a, int64_
 
 /* The spans the decoded samples now cover (all, at the end). Under gpuprof__gm_mu. */
 static void gpuprof__gm_settle(int all) {
-    uint32_t i, kept = 0;
+    uint32_t i, kept = 0, h = gpuprof__gm.span0;
     for (i = 0; i < gpuprof__gm.nspans; i++) {
-        gpuprof__gm_span *sp = &gpuprof__gm.spans[i];
+        gpuprof__gm_span *sp = &gpuprof__gm.spans[(h + i) % GPUPROF__GM_SPANS];
         if (all || sp->b <= gpuprof__gm.decoded_to) gpuprof__gm_attribute(sp->node, sp->a, sp->b);
-        else gpuprof__gm.spans[kept++] = *sp;
+        else gpuprof__gm.spans[(h + kept++) % GPUPROF__GM_SPANS] = *sp;
     }
     gpuprof__gm.nspans = kept;
 }
@@ -5445,7 +5448,7 @@ static void gpuprof__gm_close(void) {
     }
     gpuprof__gm.nring = gpuprof__gm.samples = gpuprof__gm.lost = gpuprof__gm.overflows = 0;
     gpuprof__gm.spans_uncovered = gpuprof__gm.spans_dropped = 0;
-    gpuprof__gm.nspans = 0;
+    gpuprof__gm.nspans = gpuprof__gm.span0 = 0;
     gpuprof__gm.decoded_to = 0;
     gpuprof__gm.period_sum = gpuprof__gm.decode_cpu_s = 0;
     gpuprof__gm.tracer = NULL;

@@ -6,7 +6,8 @@
    (tests/simcupti): the same range with its external correlation push and pop,
    the collector's CPU per launch (the kernel, the runtime and driver calls and
    their external correlations; gpuprof's own event queries too) and the memory
-   capture holds. The simulated calls cost ~20-40 ns each (a mutex); a real driver's cudaEventRecord costs microseconds (bench/README.md
+   capture holds. With GPU metrics on (the simulated PM sampler): the same
+   range with its GPU span handed to the sampler. The simulated calls cost ~20-40 ns each (a mutex); a real driver's cudaEventRecord costs microseconds (bench/README.md
    has an H100's figures), which this does not measure.
 
    Prints "key value" lines that bench_overhead reads into its table.
@@ -40,14 +41,15 @@ static double loop(long n) {
 
 /* Median and spread of RUNS runs of n ranges, in a session with or without
    GPU timing, with or without kernel capture (2: and the ranges timed by
-   their kernels, GPUPROF_GPU=kernels). */
+   their kernels, GPUPROF_GPU=kernels; 3: no capture, GPU metrics). */
 static void measure(long n, int gpu, int kernels, double *med, double *lo, double *hi) {
     gpuprof_config cfg = {0};
     double r[RUNS];
     cfg.report = "off";
     cfg.no_gpu = !gpu;
-    cfg.kernels = kernels;
+    cfg.kernels = kernels == 1 || kernels == 2;
     cfg.gpu_from_kernels = kernels == 2;      /* GPUPROF_GPU=kernels: no CUDA event, a call slot */
+    cfg.gpu_metrics = kernels == 3;           /* GPU metrics: each harvested span goes to the sampler's list */
     /* its calls are folded (their slots freed) where buffers come, at GPUPROF_STEP and at reports:
        a loop of a training step's size, so the slots are reused as in a program */
     step_every = kernels == 2 ? 1000 : 0;
@@ -56,7 +58,7 @@ static void measure(long n, int gpu, int kernels, double *med, double *lo, doubl
     /* gpuprof's part only: the simulated CUPTI's recording of every
        cudaEventQuery (what the real one costs there is the H100's figure in
        bench/README.md) stays off */
-    if (kernels) simcuda_event_hook = NULL;
+    if (kernels == 1 || kernels == 2) simcuda_event_hook = NULL;
     loop(n / 10);
     for (int k = 0; k < RUNS; k++) r[k] = loop(n);
     gpuprof_shutdown();
@@ -118,7 +120,7 @@ static void collector(long n) {
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 200000, steady = 10000, launches = n / 4;
-    double cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi, kern, kern_lo, kern_hi, kspan, kspan_lo, kspan_hi;
+    double cpu, cpu_lo, cpu_hi, gpu, gpu_lo, gpu_hi, kern, kern_lo, kern_hi, kspan, kspan_lo, kspan_hi, gm, gm_lo, gm_hi;
     uint64_t rec0, sync0, create0;
     gpuprof_config cfg = {0};
     if (n < 1000) n = 1000;
@@ -130,6 +132,11 @@ int main(int argc, char **argv) {
     measure(n, 1, 1, &kern, &kern_lo, &kern_hi);
     simcupti_reset();
     measure(n, 1, 2, &kspan, &kspan_lo, &kspan_hi);
+    /* GPU metrics: the virtual clock stands still here, so no sample comes and
+       every span waits in the sampler's list until it is full (then the oldest
+       is attributed to each new one): its most expensive steady state */
+    simcupti_reset();
+    measure(n, 1, 3, &gm, &gm_lo, &gm_hi);
     collector(launches);
 
     /* steady state: after 1000 ranges, count the calls of 10 000 more */
@@ -148,6 +155,7 @@ int main(int argc, char **argv) {
     printf("gpu_sim_gpu_timed_ns %.2f %.2f %.2f\n", gpu, gpu_lo, gpu_hi);
     printf("gpu_sim_kernels_ns %.2f %.2f %.2f\n", kern, kern_lo, kern_hi);
     printf("gpu_sim_from_kernels_ns %.2f %.2f %.2f\n", kspan, kspan_lo, kspan_hi);
+    printf("gpu_sim_gpu_metrics_ns %.2f %.2f %.2f\n", gm, gm_lo, gm_hi);
     printf("gpu_sim_call_slots_mib %.1f\n", (double)GPUPROF__KC_CALLS * sizeof(gpuprof__kcall) / 1048576.0);
     return 0;
 }
