@@ -2462,6 +2462,26 @@ static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label, uint32
     return t;
 }
 
+/* A thread state of gpuprof's own that holds the trace events of one of its
+   parts (kernel capture's records, the device's and the GPU metrics' counter
+   tracks): no program thread's, never recording a range, linked into the
+   session's threads so the trace writer finds it. Under gpuprof__lock. NULL:
+   no memory. */
+#if GPUPROF__DEVICE || defined(GPUPROF_CUDA)
+static gpuprof__thread *gpuprof__own_tracer(const char *label, int max_nodes) {
+    gpuprof__thread *tr = gpuprof__thread_alloc(0, label, gpuprof__registry.max_ids, max_nodes);
+    if (!tr) return NULL;
+    tr->exited = 2;
+    tr->session = gpuprof__g.session;
+    tr->base = gpuprof__clock.base;
+    tr->names = gpuprof__registry.names;
+    tr->index = UINT32_MAX;
+    tr->next = gpuprof__threads.threads;
+    GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
+    return tr;
+}
+#endif
+
 /* The child of `parent` named `id`, created on first use. */
 static GPUPROF__NOINLINE gpuprof__node *gpuprof__child(gpuprof__thread *t, gpuprof__node *parent, uint32_t id) {
     gpuprof__node *n;
@@ -3542,16 +3562,7 @@ static void gpuprof__dev_open(void) {
         if (gpuprof__dev.c[k].on > 0) gpuprof__dev.c[k].id = gpuprof__intern(name);
     }
     gpuprof__mu_lock(&gpuprof__lock);
-    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__thread_alloc(0, "device telemetry", gpuprof__registry.max_ids, 1)) != NULL) {
-        tr->exited = 2;
-        tr->session = gpuprof__g.session;
-        tr->base = gpuprof__clock.base;
-        tr->names = gpuprof__registry.names;
-        tr->index = UINT32_MAX;
-        tr->next = gpuprof__threads.threads;
-        GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
-        gpuprof__dev.tracer = tr;
-    }
+    if (gpuprof__g.state == GPUPROF__RUNNING && (tr = gpuprof__own_tracer("device telemetry", 1)) != NULL) gpuprof__dev.tracer = tr;
     gpuprof__mu_unlock(&gpuprof__lock);
     GPUPROF__STR(&gpuprof__dev.on, 1);
 }
@@ -5354,16 +5365,7 @@ static void gpuprof__gm_tracks(void) {
         snprintf(name, sizeof name, "GPU %d %s (%s)", gpuprof__gm.device, gpuprof__gm_info[k].label, gpuprof__gm_info[k].pct ? "%" : "bytes/s");
         if (gpuprof__gm.have[k]) gpuprof__gm.ids[k] = gpuprof__name_lookup(name, strlen(name));
     }
-    if ((tr = gpuprof__thread_alloc(0, "GPU metrics", gpuprof__registry.max_ids, 1)) != NULL) {
-        tr->exited = 2;
-        tr->session = gpuprof__g.session;
-        tr->base = gpuprof__clock.base;
-        tr->names = gpuprof__registry.names;
-        tr->index = UINT32_MAX;
-        tr->next = gpuprof__threads.threads;
-        GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
-        GPUPROF__STR(&gpuprof__gm.tracer, tr);            /* the decoding thread's from now */
-    }
+    if ((tr = gpuprof__own_tracer("GPU metrics", 1)) != NULL) GPUPROF__STR(&gpuprof__gm.tracer, tr);   /* the decoding thread's from now */
 }
 
 /* At a session's start (after the GPU probe): asked is GPUPROF_GPU_METRICS,
@@ -7304,15 +7306,7 @@ static int gpuprof__kc_tables_open(void) {
     gpuprof__kc.spans_skipped = gpuprof__kc.spans_late = 0;
     gpuprof__kc.settled_at = 0;
     /* a thread state of gpuprof's own for the trace events (under gpuprof__lock: init holds it) */
-    if ((gpuprof__kc.tracer = gpuprof__thread_alloc(0, "kernel capture", gpuprof__registry.max_ids, gpuprof__g.cfg.max_nodes)) != NULL) {
-        gpuprof__kc.tracer->exited = 2;
-        gpuprof__kc.tracer->session = gpuprof__g.session;
-        gpuprof__kc.tracer->base = gpuprof__clock.base;
-        gpuprof__kc.tracer->names = gpuprof__registry.names;
-        gpuprof__kc.tracer->index = UINT32_MAX;
-        gpuprof__kc.tracer->next = gpuprof__threads.threads;
-        GPUPROF__STR(&gpuprof__threads.threads, gpuprof__kc.tracer);   /* release: see gpuprof__collector_main */
-    }
+    gpuprof__kc.tracer = gpuprof__own_tracer("kernel capture", gpuprof__g.cfg.max_nodes);
     if (!gpuprof__kc.map || !gpuprof__kc.pending || !gpuprof__kc.kern || !gpuprof__kc.kern_hash) {
         gpuprof__kc_clear();
         gpuprof__mu_unlock(&gpuprof__kc_mu);

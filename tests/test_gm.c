@@ -356,6 +356,9 @@ int main(int argc, char **argv) {
     setenv("GPUPROF_CUPTI_PATH", sim_lib, 1);
     unsetenv("NSYS_PROFILING_SESSION_ID");
     unsetenv("GPUPROF_GPU");
+    unsetenv("GPUPROF_TRACE");              /* the sessions name their own outputs */
+    unsetenv("GPUPROF_SUMMARY");
+    unsetenv("GPUPROF_REPORT");
     if (argc > 3 && !strcmp(argv[2], "--case")) {
         if (!strcmp(argv[3], "nolib")) setenv("GPUPROF_CUPTI_PATH", "/nonexistent/libcupti.so", 1);
         return child_case(argv[3]);
