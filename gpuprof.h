@@ -358,6 +358,8 @@ typedef struct gpuprof_config {
                                    checkpoint and at exit, for node_exporter's textfile collector; NULL: none
                                    (GPUPROF_METRICS; checkpoints every summary_every seconds) */
     int gpu_metrics;            /* CUDA builds: the GPU's counters per range from CUPTI's PM sampling (GPUPROF_GPU_METRICS=1) */
+    const char *html;           /* the run as one self-contained HTML page, written with the summary (at exit, at every
+                                   checkpoint); NULL: none (GPUPROF_HTML) */
     double gpu_metrics_us;      /* ... sampled every this many us: 0 = 100 (GPUPROF_GPU_METRICS_US) */
 } gpuprof_config;
 
@@ -1719,6 +1721,7 @@ static struct {
     char *host_ranges;                    /* comma-separated names (the verdict's CPU-bound ranges), or NULL */
     char *sample_folded;                  /* GPUPROF_SAMPLE_FOLDED's file, or NULL */
     char *metrics_path;                   /* GPUPROF_METRICS's file, or NULL */
+    char *html_path;                      /* GPUPROF_HTML's page, or NULL */
     struct {                              /* roofline peaks (0: unknown) and where they came from */
         double flops, bw;
         int user_flops, user_bw;          /* set by the config or the environment: they apply to CPU times too */
@@ -18465,6 +18468,443 @@ static int gpuprof__metrics_write(const char *path, const gpuprof__buf *b) {
 #endif
 
 /* ----------------------------------------------------------------------
+   The page (SPEC 22; GPUPROF_HTML=path): the run as one self-contained HTML
+   file, written with the summary -- from the same snapshot, at exit and at
+   every checkpoint, replaced atomically. Inline CSS and SVG, no script and
+   no request to anything outside the file: the charts are SVG (a value on
+   hover is an SVG <title>), the tables HTML. Top to bottom, each part only
+   where the run has it: the run, the verdict and the bottleneck (the
+   report's own figures and words), the step over the run, the phases of a
+   step, the ranges, GPU metrics per range, CPU samples as an icicle per
+   sampled range, the device over the run. Bounded whatever the run's
+   length: the series has at most GPUPROF__SERIES points, the tables and
+   the icicles keep their largest rows.
+   ---------------------------------------------------------------------- */
+#if !defined(GPUPROF_NO_HTML)
+#define GPUPROF__HTML 1
+#define GPUPROF__HTML_ROWS 200        /* the ranges table's rows at most */
+#define GPUPROF__HTML_FLAMES 8        /* sampled ranges drawn, the most samples first */
+#define GPUPROF__HTML_NODES 400       /* an icicle's boxes at most (the narrowest go first) */
+#define GPUPROF__HTML_W 960           /* a chart's width in px */
+
+/* Text into HTML: & < > " ' escaped. */
+static void gpuprof__html_esc(gpuprof__buf *b, const char *s) {
+    const char *p = s;
+    for (; *p; p++) {
+        const char *e = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '"' ? "&quot;" : *p == '\'' ? "&#39;" : NULL;
+        if (!e) continue;
+        gpuprof__buf_put(b, s, (size_t)(p - s));
+        gpuprof__buf_s(b, e);
+        s = p + 1;
+    }
+    gpuprof__buf_put(b, s, (size_t)(p - s));
+}
+
+/* A duration cell, as the report writes it. */
+static void gpuprof__html_ns(gpuprof__buf *b, double ns) {
+    char t[32];
+    if (ns != ns) { gpuprof__buf_s(b, "<td class=n>-</td>"); return; }
+    gpuprof__buf_printf(b, "<td class=n>%s</td>", gpuprof__fmt_ns(t, sizeof t, ns));
+}
+
+/* A share cell, with its bar. */
+static void gpuprof__html_pct(gpuprof__buf *b, double share) {
+    char t[32];
+    if (share != share) { gpuprof__buf_s(b, "<td class=n>-</td>"); return; }
+    gpuprof__fmt(t, sizeof t, "%.1f", 100.0 * share);
+    gpuprof__buf_printf(b, "<td class=n><span class=bar style='width:%.0fpx'></span>%s%%</td>", share > 1 ? 60.0 : share < 0 ? 0.0 : 60.0 * share, t);
+}
+
+static const char gpuprof__html_css[] =
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d232a;margin:0;background:#f6f7f9}"
+    "main{max-width:1000px;margin:0 auto;padding:18px 24px 60px}h1{font-size:22px;margin:8px 0 2px}"
+    "h2{font-size:17px;margin:30px 0 8px;padding-bottom:4px;border-bottom:1px solid #d8dde3}"
+    ".sub{color:#5b6570;margin:0 0 14px}.facts{display:flex;flex-wrap:wrap;gap:8px 22px;margin:8px 0 4px}"
+    ".facts div{background:#fff;border:1px solid #e1e5ea;border-radius:6px;padding:6px 12px}.facts b{display:block;font-size:16px}"
+    "table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e1e5ea;font-size:13px}"
+    "th,td{padding:4px 8px;text-align:left;border-bottom:1px solid #eef0f3;vertical-align:top}th{background:#eef1f5;font-weight:600}"
+    "td.n,th.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
+    ".bar{display:inline-block;height:8px;background:#6c8ebf;margin-right:6px;vertical-align:middle;border-radius:2px}"
+    ".k{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;white-space:nowrap;background:#e6eaf0}"
+    ".k-gpu{background:#dcebdc}.k-cpu{background:#f6e3c8}.k-wait{background:#e9defa}.k-sync{background:#f7d9d9}"
+    ".verdict{background:#fff;border-left:4px solid #c0392b;padding:10px 14px;margin:12px 0;border-radius:4px}"
+    ".verdict b{font-size:15px}.try{color:#2c3e50;margin-top:6px}svg{background:#fff;border:1px solid #e1e5ea;border-radius:4px}"
+    "svg text{font:11px system-ui,sans-serif;fill:#5b6570}.note{color:#5b6570;font-size:12px;margin:4px 0}"
+    "details{margin:10px 0}summary{cursor:pointer;font-weight:600}footer{color:#8a939c;font-size:12px;margin-top:40px}";
+
+/* A class as a badge: its colour by what bounds it. */
+static void gpuprof__html_class(gpuprof__buf *b, int k) {
+    const char *c = gpuprof__k_gpu(k) || k == GPUPROF__K_TRANSFER ? "k-gpu" : k == GPUPROF__K_CPU ? "k-cpu" : k == GPUPROF__K_WAIT ? "k-wait"
+                  : k == GPUPROF__K_SYNC || k == GPUPROF__K_LAUNCH ? "k-sync" : "";
+    gpuprof__buf_printf(b, "<span class='k %s'>%s</span>", c, k > 0 && k < GPUPROF__K_COUNT ? gpuprof__kname[k] : "-");
+}
+
+/* The run: what ran, where, for how long. */
+static void gpuprof__html_run(gpuprof__buf *b, const gpuprof__snap *s) {
+    char t[64];
+    gpuprof__buf_s(b, "<h1>");
+    gpuprof__html_esc(b, gpuprof__g.process_name ? gpuprof__g.process_name : "?");
+    gpuprof__buf_s(b, "</h1><p class=sub>gpuprof " GPUPROF_VERSION " &middot; pid ");
+    gpuprof__buf_printf(b, "%d &middot; ", gpuprof__run.pid);
+    gpuprof__html_esc(b, gpuprof__run.host);
+    if (gpuprof__run.rank >= 0) gpuprof__buf_printf(b, " &middot; rank %d of %d", gpuprof__run.rank, gpuprof__run.world_size);
+    gpuprof__buf_printf(b, "%s</p><div class=facts>", s->checkpoint ? " &middot; <b>a checkpoint: the run goes on</b>" : "");
+    gpuprof__buf_printf(b, "<div>wall time<b>%s</b></div>", gpuprof__fmt_ns(t, sizeof t, (double)gpuprof__wall_ns()));
+    gpuprof__buf_printf(b, "<div>steps counted<b id=steps>%llu</b></div>", (unsigned long long)gpuprof__steps.counted);
+    if (gpuprof__steps.stats.count) gpuprof__buf_printf(b, "<div>mean step<b>%s</b></div>", gpuprof__fmt_ns(t, sizeof t, gpuprof__steps.stats.sum / (double)gpuprof__steps.stats.count));
+    gpuprof__buf_printf(b, "<div>threads<b>%u</b></div>", gpuprof__threads.nthreads);
+#ifdef GPUPROF_CUDA
+    gpuprof__buf_s(b, "<div>GPU<b>");
+    gpuprof__html_esc(b, gpuprof__gpu.available ? gpuprof__gpu.name : "none usable");
+    gpuprof__buf_s(b, "</b></div>");
+#endif
+    gpuprof__buf_s(b, "</div>\n");
+}
+
+/* The verdict: each phase's class and share, why, and the step's bottleneck with what to try. */
+static void gpuprof__html_verdict(gpuprof__buf *b, const gpuprof__snap *s, const gpuprof__verdict_t *v) {
+    const char *name, *remedy;
+    char why[512];
+    double ns;
+    int i, k;
+    if (!v->nph) return;
+    gpuprof__buf_printf(b, "<h2 id=verdict>Verdict</h2><p class=note>per %s, %s; phases are the outermost ranges (the rules: docs/guide.md, \"Verdict\")</p>",
+                        v->per_step ? "counted step" : "run", v->per_step ? "its typical steps' mean" : "the phases' sum");
+    gpuprof__bottleneck(v, &name, &k, &ns, &remedy);
+    gpuprof__buf_s(b, "<div class=verdict><b>");
+    gpuprof__buf_printf(b, "the %s bounds the step: ", v->gpu_step ? "GPU" : "CPU");
+    gpuprof__html_class(b, v->step_k);
+    gpuprof__buf_s(b, "</b><br>bottleneck: <b id=bottleneck>");
+    gpuprof__html_esc(b, name ? name : "CPU time outside any range");
+    gpuprof__buf_printf(b, "</b>, %s per step = %.0f%% of the step", gpuprof__fmt_ns(why, sizeof why, ns), v->step_ns > 0 ? 100.0 * ns / v->step_ns : 0.0);
+    gpuprof__buf_s(b, "<div class=try id=remedy>try: ");
+    gpuprof__html_esc(b, remedy ? remedy : "-");
+    gpuprof__buf_s(b, "</div></div>\n<table id=phases><tr><th>phase</th><th class=n>share</th><th>class</th><th class=n>host / step</th>"
+                      "<th class=n>GPU / step</th><th>why</th></tr>\n");
+    for (i = 0; i < v->nph; i++) {
+        const gpuprof__phase *p = &v->ph[i];
+        gpuprof__buf_s(b, "<tr><td>");
+        gpuprof__html_esc(b, gpuprof__name_text(p->r->name_id));
+        gpuprof__buf_s(b, "</td>");
+        gpuprof__html_pct(b, v->step_ns > 0 ? p->t / v->step_ns : GPUPROF__NAN);
+        gpuprof__buf_s(b, "<td>");
+        gpuprof__html_class(b, p->k);
+        gpuprof__buf_s(b, "</td>");
+        gpuprof__html_ns(b, p->cpu);
+        gpuprof__html_ns(b, p->r->gpu.count ? p->gpu : GPUPROF__NAN);
+        if (!s->has_gpu && p->k == GPUPROF__K_CPU) snprintf(why, sizeof why, "no GPU in this run: host code");
+        else gpuprof__phase_why(why, sizeof why, s, p);
+        gpuprof__buf_s(b, "<td>");
+        gpuprof__html_esc(b, why);
+        gpuprof__buf_s(b, "</td></tr>\n");
+    }
+    gpuprof__buf_s(b, "</table>\n");
+    if (v->more) gpuprof__buf_printf(b, "<p class=note>%d smaller phases left out</p>", v->more);
+}
+
+/* The phases of a step as bars: host time and GPU time per step, to one scale. */
+static void gpuprof__html_phase_bars(gpuprof__buf *b, const gpuprof__verdict_t *v) {
+    double top = 0;
+    int i, h = 24 * v->nph + 30;
+    if (v->nph < 1) return;
+    for (i = 0; i < v->nph; i++) {
+        if (v->ph[i].cpu > top) top = v->ph[i].cpu;
+        if (v->ph[i].r->gpu.count && v->ph[i].gpu > top) top = v->ph[i].gpu;
+    }
+    if (!(top > 0)) return;
+    gpuprof__buf_printf(b, "<h2>The phases of a step</h2><svg width=%d height=%d role=img aria-label='host and GPU time per phase'>", GPUPROF__HTML_W, h);
+    for (i = 0; i < v->nph; i++) {
+        const gpuprof__phase *p = &v->ph[i];
+        char t1[32], t2[32];
+        int y = 8 + 24 * i;
+        double wc = 640.0 * p->cpu / top, wg = p->r->gpu.count ? 640.0 * p->gpu / top : 0;
+        gpuprof__buf_printf(b, "<text x=8 y=%d>", y + 13);
+        gpuprof__html_esc(b, gpuprof__name_text(p->r->name_id));
+        gpuprof__buf_printf(b, "</text><rect x=200 y=%d width=%.1f height=9 fill='#e0a458'><title>host %s per step</title></rect>", y, wc,
+                            gpuprof__fmt_ns(t1, sizeof t1, p->cpu));
+        if (p->r->gpu.count)
+            gpuprof__buf_printf(b, "<rect x=200 y=%d width=%.1f height=9 fill='#5b9a68'><title>GPU %s per step</title></rect>", y + 10, wg,
+                                gpuprof__fmt_ns(t2, sizeof t2, p->gpu));
+        gpuprof__buf_printf(b, "<text x=%.0f y=%d>%s%s%s</text>", 206 + (wc > wg ? wc : wg), y + 13, gpuprof__fmt_ns(t1, sizeof t1, p->cpu),
+                            p->r->gpu.count ? " / GPU " : "", p->r->gpu.count ? gpuprof__fmt_ns(t2, sizeof t2, p->gpu) : "");
+    }
+    gpuprof__buf_printf(b, "<text x=200 y=%d>orange: host time per step, green: GPU time per step</text></svg>\n", h - 6);
+}
+
+/* The step over the run: each point's mean (a line), its min to max (a band), the typical steps' mean. */
+static void gpuprof__html_steps(gpuprof__buf *b, const gpuprof__snap *s) {
+    double top = 0, x, y;
+    uint32_t i;
+    int w = GPUPROF__HTML_W, h = 220, pad = 46;
+    char t[32];
+    if (s->npoints < 2 || !s->series) return;
+    for (i = 0; i < s->npoints; i++) if (s->series[i].n && s->series[i].max > top) top = s->series[i].max;
+    if (!(top > 0)) return;
+    gpuprof__buf_printf(b, "<h2 id=over_time>The step over the run</h2><svg width=%d height=%d role=img aria-label='step time over the run'>", w, h);
+    gpuprof__buf_printf(b, "<text x=4 y=14>%s</text><text x=4 y=%d>0</text>", gpuprof__fmt_ns(t, sizeof t, top), h - 24);
+    gpuprof__buf_s(b, "<polygon fill='#dbe4f0' points='");
+    for (i = 0; i < s->npoints; i++) {
+        x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
+        gpuprof__buf_printf(b, "%.1f,%.1f ", x, 10 + (h - 40) * (1 - s->series[i].max / top));
+    }
+    for (i = s->npoints; i-- > 0;) {
+        x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
+        gpuprof__buf_printf(b, "%.1f,%.1f ", x, 10 + (h - 40) * (1 - s->series[i].min / top));
+    }
+    gpuprof__buf_s(b, "'/><polyline fill=none stroke='#2f5d8a' stroke-width=1.5 points='");
+    for (i = 0; i < s->npoints; i++) {
+        if (!s->series[i].n) continue;
+        x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
+        y = 10 + (h - 40) * (1 - s->series[i].sum / s->series[i].n / top);
+        gpuprof__buf_printf(b, "%.1f,%.1f ", x, y);
+    }
+    gpuprof__buf_printf(b, "'/><text x=%d y=%d>step %llu</text><text x=%d y=%d text-anchor=end>step %llu</text>", pad, h - 8,
+                        (unsigned long long)s->series[0].step, w - 10, h - 8,
+                        (unsigned long long)(s->series[s->npoints - 1].step + s->series[s->npoints - 1].n - 1));
+    gpuprof__buf_printf(b, "</svg><p class=note>the mean step of each point (%u step%s a point; blue band: min to max); "
+                           "outlier steps and kinds set apart are in the verdict</p>\n", s->per_point, s->per_point == 1 ? "" : "s");
+}
+
+/* The ranges: the call tree, each with its calls and times (the largest rows). */
+static void gpuprof__html_ranges(gpuprof__buf *b, const gpuprof__snap *s) {
+    uint32_t i, shown = 0;
+    if (!s->norder) return;
+    gpuprof__buf_s(b, "<h2 id=ranges>Ranges</h2><table><tr><th>range</th><th class=n>calls</th><th class=n>mean</th><th class=n>p50</th>"
+                      "<th class=n>p90</th><th class=n>p99</th><th class=n>GPU mean</th><th class=n>self share</th></tr>\n");
+    for (i = 0; i < s->norder && shown < GPUPROF__HTML_ROWS; i++) {
+        const gpuprof__row *r = &s->tree[s->order[i]];
+        if (!r->stats.count) continue;
+        gpuprof__buf_printf(b, "<tr><td style='padding-left:%upx'>", 8 + 14 * (r->depth > 20 ? 20 : r->depth));
+        gpuprof__html_esc(b, gpuprof__name_text(r->name_id));
+        gpuprof__buf_printf(b, "</td><td class=n>%llu</td>", (unsigned long long)r->stats.count);
+        gpuprof__html_ns(b, r->stats.sum / (double)r->stats.count);
+        gpuprof__html_ns(b, gpuprof_stats_quantile(&r->stats, 0.5));
+        gpuprof__html_ns(b, gpuprof_stats_quantile(&r->stats, 0.9));
+        gpuprof__html_ns(b, gpuprof_stats_quantile(&r->stats, 0.99));
+        gpuprof__html_ns(b, r->gpu.count ? r->gpu.sum / (double)r->gpu.count : GPUPROF__NAN);
+        gpuprof__html_pct(b, s->profiled_ns > 0 ? (double)r->self_ns / s->profiled_ns : GPUPROF__NAN);
+        gpuprof__buf_s(b, "</tr>\n");
+        shown++;
+    }
+    gpuprof__buf_s(b, "</table>\n");
+    if (shown < s->norder) gpuprof__buf_printf(b, "<p class=note>the %u largest rows of %u</p>", shown, s->norder);
+}
+
+/* GPU metrics per range (SPEC 21), where they were asked for. */
+static void gpuprof__html_gm(gpuprof__buf *b, const gpuprof__snap *s) {
+#if GPUPROF__GM
+    static const int col[] = { GPUPROF__GM_SMACT, GPUPROF__GM_ISSUE, GPUPROF__GM_TENSOR, GPUPROF__GM_OCC, GPUPROF__GM_DRAM };
+    uint32_t i;
+    size_t c;
+    if (!gpuprof__gm_shown()) return;
+    gpuprof__buf_printf(b, "<h2 id=gpu_metrics>GPU metrics per range</h2><p class=note>CUPTI PM sampling, device-wide: %s</p>",
+                        gpuprof__gm.state == 1 ? "on" : gpuprof__gm.reason[0] ? gpuprof__gm.reason : gpuprof__gm_state_name[gpuprof__gm.state]);
+    gpuprof__buf_s(b, "<table><tr><th>range</th><th class=n>SMs active</th><th class=n>SM issue</th><th class=n>tensor</th><th class=n>occupancy</th>"
+                      "<th class=n>DRAM</th><th class=n>samples</th></tr>\n");
+    for (i = 0; i < s->nflat; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        if (!r->gm.calls) continue;
+        gpuprof__buf_s(b, "<tr><td>");
+        gpuprof__html_esc(b, gpuprof__name_text(r->name_id));
+        gpuprof__buf_s(b, "</td>");
+        for (c = 0; c < sizeof col / sizeof col[0]; c++) gpuprof__html_pct(b, gpuprof__gm.have[col[c]] ? gpuprof__gm_mean(&r->gm, col[c]) / 100.0 : GPUPROF__NAN);
+        gpuprof__buf_printf(b, "<td class=n>%llu</td></tr>\n", (unsigned long long)r->gm.samples);
+    }
+    gpuprof__buf_s(b, "</table>\n");
+#else
+    (void)b; (void)s;
+#endif
+}
+
+#if GPUPROF__SAMPLES
+/* An icicle's box: a frame under its parent, with its samples; x and depth once laid out. */
+typedef struct { uint32_t parent, first, next, len, depth; uint64_t n; const char *name; double x; } gpuprof__html_box;
+#define GPUPROF__HTML_BOXES 4096      /* distinct frames an icicle gathers (then deeper ones are left out) */
+
+/* The box for frame (name, len) under parent, made on first use (UINT32_MAX: full). */
+static uint32_t gpuprof__html_child(gpuprof__html_box *t, uint32_t *nt, uint32_t parent, const char *name, uint32_t len) {
+    uint32_t c;
+    for (c = t[parent].first; c != UINT32_MAX; c = t[c].next)
+        if (t[c].len == len && !memcmp(t[c].name, name, len)) return c;
+    if (*nt == GPUPROF__HTML_BOXES) return UINT32_MAX;
+    c = (*nt)++;
+    memset(&t[c], 0, sizeof t[c]);
+    t[c].parent = parent;
+    t[c].first = UINT32_MAX;
+    t[c].next = t[parent].first;
+    t[c].name = name;
+    t[c].len = len;
+    t[c].depth = t[parent].depth + 1;
+    t[parent].first = c;
+    return c;
+}
+
+/* The folded stacks' lines of one range ("range;outer;...;leaf N") into boxes under box 0. */
+static uint32_t gpuprof__html_gather(gpuprof__html_box *t, const gpuprof__buf *folded, const char *range, size_t rlen) {
+    const char *p = folded->p, *end = folded->p + folded->len;
+    uint32_t nt = 1;
+    while (p < end) {
+        const char *eol = (const char *)memchr(p, '\n', (size_t)(end - p)), *cnt, *q;
+        uint64_t n;
+        uint32_t at = 0;
+        if (!eol) eol = end;
+        for (cnt = eol; cnt > p && cnt[-1] != ' '; cnt--) {}
+        n = strtoull(cnt, NULL, 10);
+        if (cnt > p + rlen + 1 && !memcmp(p, range, rlen) && p[rlen] == ';') {
+            for (q = p + rlen + 1; q < cnt - 1 && at != UINT32_MAX;) {
+                const char *e = (const char *)memchr(q, ';', (size_t)(cnt - 1 - q));
+                if (!e) e = cnt - 1;
+                if ((at = gpuprof__html_child(t, &nt, at, q, (uint32_t)(e - q))) != UINT32_MAX) t[at].n += n;
+                q = e + 1;
+            }
+        }
+        p = eol + 1;
+    }
+    return nt;
+}
+
+/* One box of an icicle: its rectangle, its figures on hover, its name where it fits. */
+static void gpuprof__html_box_svg(gpuprof__buf *b, const gpuprof__html_box *x, double w, uint64_t total) {
+    char nm[256];
+    gpuprof__fmt(nm, sizeof nm, "%.*s", (int)(x->len > 250 ? 250 : x->len), x->name);
+    gpuprof__buf_printf(b, "<rect x=%.1f y=%u width=%.1f height=17 fill='hsl(%u,58%%,70%%)'><title>", x->x, 2 + 18 * (x->depth - 1), w > 1 ? w - 1 : w,
+                        15 + (x->len * 37u + (unsigned char)nm[0]) % 45);
+    gpuprof__html_esc(b, nm);
+    gpuprof__buf_printf(b, ": %llu samples (%.1f%%)</title></rect>", (unsigned long long)x->n, 100.0 * (double)x->n / (double)total);
+    if (w < 40) return;
+    nm[(size_t)(w / 6.6) < sizeof nm - 1 ? (size_t)(w / 6.6) : sizeof nm - 1] = 0;
+    gpuprof__buf_printf(b, "<text x=%.1f y=%u>", x->x + 3, 14 + 18 * (x->depth - 1));
+    gpuprof__html_esc(b, nm);
+    gpuprof__buf_s(b, "</text>");
+}
+
+/* One range's icicle: its functions as boxes, each callee under its caller,
+   widths by samples; boxes narrower than 2 px and below 24 levels left out. */
+static void gpuprof__html_icicle(gpuprof__buf *b, const gpuprof__buf *folded, const char *range, uint64_t total) {
+    gpuprof__html_box *t = (gpuprof__html_box *)gpuprof__alloc(GPUPROF__HTML_BOXES * sizeof *t);
+    uint32_t nt, i, stack[256], sp = 0, drawn = 0, deepest = 1;
+    if (!t || !total) { GPUPROF_FREE(t); return; }
+    memset(&t[0], 0, sizeof t[0]);
+    t[0].first = UINT32_MAX;
+    nt = gpuprof__html_gather(t, folded, range, strlen(range));
+    for (i = 1; i < nt; i++) if (t[i].depth > deepest && t[i].depth <= 24) deepest = t[i].depth;
+    gpuprof__buf_printf(b, "<svg width=%d height=%u role=img aria-label='CPU samples'>", GPUPROF__HTML_W, 18 * deepest + 6);
+    for (i = t[0].first; i != UINT32_MAX && sp < 256; i = t[i].next) stack[sp++] = i;
+    {
+        double x = 0;
+        uint32_t k;
+        for (k = sp; k-- > 0;) { t[stack[k]].x = x; x += (double)GPUPROF__HTML_W * (double)t[stack[k]].n / (double)total; }
+    }
+    while (sp && drawn < GPUPROF__HTML_NODES) {
+        const gpuprof__html_box *cur = &t[stack[--sp]];
+        double w = (double)GPUPROF__HTML_W * (double)cur->n / (double)total, x = cur->x;
+        uint32_t c;
+        if (w < 2 || cur->depth > 24) continue;
+        gpuprof__html_box_svg(b, cur, w, total);
+        drawn++;
+        for (c = cur->first; c != UINT32_MAX && sp < 256; c = t[c].next) {
+            t[c].x = x;
+            x += (double)GPUPROF__HTML_W * (double)t[c].n / (double)total;
+            stack[sp++] = c;
+        }
+    }
+    gpuprof__buf_s(b, "</svg>\n");
+    GPUPROF_FREE(t);
+}
+
+/* CPU samples: an icicle per sampled range, the most sampled first. */
+static void gpuprof__html_samples(gpuprof__buf *b, const gpuprof__smp_report *r) {
+    uint32_t i, shown = 0;
+    if (!r || !r->nr || !r->folded.len) return;
+    gpuprof__buf_s(b, "<h2 id=samples>CPU samples per range</h2><p class=note>each range's samples as an icicle: a box per function, "
+                      "its callees under it, its width its share of the range's samples (hover for the figures)</p>\n");
+    for (i = 0; i < r->nr && shown < GPUPROF__HTML_FLAMES; i++) {
+        const gpuprof__smp_per_range *pr = &r->r[i];
+        if (pr->samples < 10) continue;
+        gpuprof__buf_s(b, "<details open><summary>");
+        gpuprof__html_esc(b, pr->path);
+        gpuprof__buf_printf(b, " &middot; %llu samples</summary>", (unsigned long long)pr->samples);
+        gpuprof__html_icicle(b, &r->folded, pr->path, pr->samples);
+        gpuprof__buf_s(b, "</details>\n");
+        shown++;
+    }
+}
+#else
+#define gpuprof__html_samples(b, r) ((void)(b), (void)(r))
+#endif
+
+#if GPUPROF__DEVICE
+/* The device over the run: a line per counter, the clocks held back shaded. */
+static void gpuprof__html_device(gpuprof__buf *b) {
+    static const int ks[3] = { GPUPROF__DEV_SMCLK, GPUPROF__DEV_POWER, GPUPROF__DEV_UTIL };
+    int c;
+    uint32_t i, n;
+    gpuprof__mu_lock(&gpuprof__dev_mu);
+    n = gpuprof__dev.npt;
+    if (n >= 2 && gpuprof__dev.pt) {
+        gpuprof__buf_s(b, "<h2 id=device>The device over the run</h2>");
+        for (c = 0; c < 3; c++) {
+            int k = ks[c];
+            double top = 0;
+            char t[32];
+            for (i = 0; i < n; i++) if (gpuprof__dev.pt[i].cnt[k] && gpuprof__dev.pt[i].max[k] > top) top = gpuprof__dev.pt[i].max[k];
+            if (!(top > 0)) continue;
+            gpuprof__buf_printf(b, "<svg width=%d height=110 role=img aria-label='%s'>", GPUPROF__HTML_W, gpuprof__dev_info[k].name);
+            for (i = 0; i < n; i++) {                      /* clocks held back (any reason but idle) in most of a point's samples */
+                const gpuprof__dev_interval *p = &gpuprof__dev.pt[i];
+                int r, held = 0;
+                for (r = 0; r < GPUPROF__DEV_WHY - 1; r++) if (p->nwhy && 2 * p->why[r] > p->nwhy) held = 1;
+                if (held) gpuprof__buf_printf(b, "<rect x=%.1f y=4 width=%.1f height=80 fill='#f7e1d7'/>", 46 + 900.0 * i / n, 900.0 / n + 0.5);
+            }
+            gpuprof__buf_s(b, "<polyline fill=none stroke='#8a4f9e' stroke-width=1.5 points='");
+            for (i = 0; i < n; i++) {
+                const gpuprof__dev_interval *p = &gpuprof__dev.pt[i];
+                if (!p->cnt[k]) continue;
+                gpuprof__buf_printf(b, "%.1f,%.1f ", 46 + 900.0 * (i + 0.5) / n, 4 + 80 * (1 - p->sum[k] / p->cnt[k] / top));
+            }
+            gpuprof__fmt(t, sizeof t, "%.0f", top);
+            gpuprof__buf_printf(b, "'/><text x=4 y=14>%s</text><text x=4 y=84>0</text><text x=46 y=102>%s (%s)%s</text></svg>\n", t,
+                                gpuprof__dev_info[k].name, gpuprof__dev_info[k].unit, c == 0 ? "; shaded: clocks held back (power, thermal, ...)" : "");
+        }
+    }
+    gpuprof__mu_unlock(&gpuprof__dev_mu);
+}
+#else
+#define gpuprof__html_device(b) ((void)(b))
+#endif
+
+/* The page, from one snapshot (the summary's: under gpuprof__lock). */
+static void gpuprof__html_page(gpuprof__buf *b, const gpuprof__snap *s) {
+    /* on the heap: the caller's stack may be 16 KiB */
+    gpuprof__verdict_t *v = (gpuprof__verdict_t *)gpuprof__zalloc(sizeof *v);
+    gpuprof__smp_report *smp = (gpuprof__smp_report *)gpuprof__zalloc(sizeof *smp);
+    int sampled = smp && gpuprof__smp_collect(smp, 1);
+    if (!v) { GPUPROF_FREE(smp); b->failed = 1; return; }
+    gpuprof__analyze(s, v);
+    gpuprof__buf_s(b, "<!doctype html>\n<html lang=en><head><meta charset=utf-8><meta name=viewport content='width=device-width'>"
+                      "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>gpuprof: ");
+    gpuprof__html_esc(b, gpuprof__g.process_name ? gpuprof__g.process_name : "?");
+    gpuprof__buf_s(b, "</title><style>");
+    gpuprof__buf_s(b, gpuprof__html_css);
+    gpuprof__buf_s(b, "</style></head><body><main>\n");
+    gpuprof__html_run(b, s);
+    gpuprof__html_verdict(b, s, v);
+    gpuprof__html_steps(b, s);
+    gpuprof__html_phase_bars(b, v);
+    gpuprof__html_ranges(b, s);
+    gpuprof__html_gm(b, s);
+    if (sampled) gpuprof__html_samples(b, smp);
+    gpuprof__html_device(b);
+    gpuprof__buf_s(b, "<footer>written by gpuprof " GPUPROF_VERSION "; the same figures as its report and summary</footer></main></body></html>\n");
+    if (smp) gpuprof__smp_free(smp);
+    GPUPROF_FREE(smp);
+    GPUPROF_FREE(v);
+}
+#else
+#define GPUPROF__HTML 0
+#endif
+
+/* ----------------------------------------------------------------------
    Writing the outputs: files, the report, the summary, the trace on
    demand, gpuprof_flush and gpuprof_reset
    ---------------------------------------------------------------------- */
@@ -18485,7 +18925,7 @@ static void gpuprof__series_pre(gpuprof__buf *out) {
 /* The report or the summary into b; with metrics (not NULL), also the live
    metrics, from the same snapshot. A checkpoint neither waits for the GPU
    nor flushes CUPTI: it has what the steps harvested. */
-static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
+static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics, gpuprof__buf *html) {
     gpuprof__snap *sp = (gpuprof__snap *)gpuprof__zalloc(sizeof *sp);     /* on the heap: a caller's stack may be 16 KiB */
     gpuprof__buf series = { NULL, 0, 0, 0 };
     int rc;
@@ -18512,6 +18952,11 @@ static int gpuprof__make(gpuprof__buf *b, int what, gpuprof__buf *metrics) {
         if (what == GPUPROF__MAKE_REPORT) gpuprof__report_text(b, sp);
         else gpuprof__summary_json(b, sp);
         if (metrics) gpuprof__metrics_text(metrics, sp);
+#if GPUPROF__HTML
+        if (html) gpuprof__html_page(html, sp);
+#else
+        (void)html;
+#endif
         gpuprof__snap_free(sp);
     }
     gpuprof__mu_unlock(&gpuprof__lock);
@@ -18533,7 +18978,7 @@ static int gpuprof__usable(const char *fn) {
 
 static int gpuprof__report_to(FILE *out) {
     gpuprof__buf b = { NULL, 0, 0, 0 };
-    int rc = gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL);
+    int rc = gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL, NULL);
     if (rc == 0 && (fwrite(b.p, 1, b.len, out) != b.len || fflush(out) != 0)) {
         gpuprof__warn(GPUPROF__W_IO, "cannot write the report: %s", strerror(errno));
         rc = -1;
@@ -18558,7 +19003,7 @@ int gpuprof_write_summary(const char *path) {
     if (gpuprof__path_expand(path, full, GPUPROF__PATH_MAX) != 0) gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary(): the path '%.64s...' is too long", path);
     else if (gpuprof__g.trace_path && gpuprof__same_file(full, gpuprof__g.trace_path))
         gpuprof__warn(GPUPROF__W_IO, "gpuprof_write_summary('%s'): that is the file the trace is written to; nothing written (give the summary its own path)", full);
-    else if ((rc = gpuprof__make(&b, GPUPROF__MAKE_SUMMARY, NULL)) == 0) rc = gpuprof__write_file(full, &b, "summary");
+    else if ((rc = gpuprof__make(&b, GPUPROF__MAKE_SUMMARY, NULL, NULL)) == 0) rc = gpuprof__write_file(full, &b, "summary");
     GPUPROF_FREE(b.p);
     GPUPROF_FREE(full);
     return rc;
@@ -18710,16 +19155,18 @@ void gpuprof_reset(void) {
    checkpoint ("complete": false); and it writes the slow steps' windows
    that GPUPROF_STEP asks for (gpuprof__capture_ask), off the stepping thread.
    ---------------------------------------------------------------------- */
-/* The summary and the live metrics as they stand (at exit: final),
-   written atomically, each where asked for; 0 when every one asked for
-   was written. */
+/* The summary, the live metrics and the page as they stand (at exit:
+   final), from one snapshot, written atomically, each where asked for; 0
+   when every one asked for was written. */
 static int gpuprof__summary_and_metrics(int what) {
-    gpuprof__buf b = { NULL, 0, 0, 0 }, m = { NULL, 0, 0, 0 };
-    int made = gpuprof__make(&b, what, gpuprof__g.metrics_path ? &m : NULL) == 0, ok = made;
+    gpuprof__buf b = { NULL, 0, 0, 0 }, m = { NULL, 0, 0, 0 }, h = { NULL, 0, 0, 0 };
+    int made = gpuprof__make(&b, what, gpuprof__g.metrics_path ? &m : NULL, gpuprof__g.html_path ? &h : NULL) == 0, ok = made;
     if (made && gpuprof__g.summary_path && gpuprof__write_file(gpuprof__g.summary_path, &b, "summary") != 0) ok = 0;
     if (made && gpuprof__g.metrics_path && gpuprof__metrics_write(gpuprof__g.metrics_path, &m) != 0) ok = 0;   /* each tried */
+    if (made && gpuprof__g.html_path && !h.failed && gpuprof__write_file(gpuprof__g.html_path, &h, "page") != 0) ok = 0;
     GPUPROF_FREE(b.p);
     GPUPROF_FREE(m.p);
+    GPUPROF_FREE(h.p);
     return ok ? 0 : -1;
 }
 
@@ -18767,7 +19214,7 @@ static void gpuprof__captures_write(int locked) {
    NVML may block.) */
 static void *gpuprof__keeper_main(void *arg) {
     double every = gpuprof__g.cfg.summary_every;
-    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
+    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path || gpuprof__g.html_path) && every > 0, captures = gpuprof__g.cfg.capture_slow > 0;
     int sampling = GPUPROF__SMP_ON();
     uint64_t period = checkpoints ? (uint64_t)(every * 1e9) : UINT64_MAX / 2, next = gpuprof__mono_ns() + period;
     uint64_t quick = gpuprof__mono_ns() + 2000000000u;   /* the sampler's first 2 s: threads made then (a pool, OpenMP's) are found sooner */
@@ -18808,7 +19255,7 @@ static void *gpuprof__keeper_main(void *arg) {
    asked for. Captures read the flight recorder: without it (a streamed
    trace, or GPUPROF_TRACE_RING_MB=0) they are off, and a line says so. */
 static void gpuprof__keeper_start(void) {
-    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path) && gpuprof__g.cfg.summary_every > 0;
+    int checkpoints = (gpuprof__g.summary_path || gpuprof__g.metrics_path || gpuprof__g.html_path) && gpuprof__g.cfg.summary_every > 0;
     GPUPROF__ST(&gpuprof__bg.checkpoints, 0u);
     gpuprof__metrics_begin();
     GPUPROF__ST(&gpuprof__bg.ncap, 0u);
@@ -20577,10 +21024,12 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.host_ranges);
     GPUPROF_FREE(gpuprof__g.sample_folded);
     GPUPROF_FREE(gpuprof__g.metrics_path);
+    GPUPROF_FREE(gpuprof__g.html_path);
     GPUPROF_FREE(gpuprof__run.summary_pattern);
     GPUPROF_FREE(gpuprof__run.trace_pattern);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
     gpuprof__g.host_ranges = gpuprof__run.summary_pattern = gpuprof__run.trace_pattern = gpuprof__g.sample_folded = gpuprof__g.metrics_path = NULL;
+    gpuprof__g.html_path = NULL;
 }
 
 /* The defaults of every setting a zeroed config leaves open. */
@@ -20637,6 +21086,7 @@ static void gpuprof__config_from_env(gpuprof_config *cfg, int *off) {
     gpuprof__env_parse("GPUPROF_SAMPLE", 0, 100000, &cfg->sample_hz);
     if ((v = getenv("GPUPROF_SAMPLE_FOLDED")) != NULL && *v) cfg->sample_folded = v;
     if ((v = getenv("GPUPROF_METRICS")) != NULL) cfg->metrics = v;
+    if ((v = getenv("GPUPROF_HTML")) != NULL) cfg->html = v;
     if (gpuprof__env_parse("GPUPROF_DEVICE_EVERY_MS", 0, 3600000, &cfg->device_every_ms) && cfg->device_every_ms == 0) cfg->device_every_ms = -1;
 }
 
@@ -20821,6 +21271,19 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
 #else
     if (!off && cfg->metrics && *cfg->metrics)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_METRICS: live metrics are compiled out of this build (GPUPROF_NO_METRICS); build without it to have them");
+#endif
+#if GPUPROF__HTML
+    gpuprof__g.html_path = off ? NULL : gpuprof__output_path(cfg->html, "page", NULL);
+    if (gpuprof__g.html_path && ((gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.html_path, gpuprof__g.trace_path)) ||
+                                 (gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.html_path, gpuprof__g.summary_path)))) {
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_HTML names the same file as the %s ('%s'); no page is written (give it its own path, *.html)",
+                      gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.html_path, gpuprof__g.trace_path) ? "trace" : "summary", gpuprof__g.html_path);
+        GPUPROF_FREE(gpuprof__g.html_path);
+        gpuprof__g.html_path = NULL;
+    }
+#else
+    if (!off && cfg->html && *cfg->html)
+        gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_HTML: the page is compiled out of this build (GPUPROF_NO_HTML); build without it to have it");
 #endif
     if (gpuprof__g.metrics_path && ((gpuprof__g.trace_path && gpuprof__same_file(gpuprof__g.metrics_path, gpuprof__g.trace_path)) ||
                                     (gpuprof__g.summary_path && gpuprof__same_file(gpuprof__g.metrics_path, gpuprof__g.summary_path)))) {
@@ -21045,6 +21508,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made in names_open */
     gpuprof__g.cfg.schedule = gpuprof__g.cfg.host_ranges = NULL;   /* kept as parsed below, */
     gpuprof__g.cfg.trace_path = gpuprof__g.cfg.summary_path = gpuprof__g.cfg.report = gpuprof__g.cfg.process_name = gpuprof__g.cfg.metrics = NULL;   /* and as copied */
+    gpuprof__g.cfg.html = NULL;
     gpuprof__g.sched_on = 0;
     if (cfg.schedule && *cfg.schedule && gpuprof__parse_schedule(cfg.schedule) != 0)
         gpuprof__warn(GPUPROF__W_BAD_ENV, "schedule '%.100s' is not of the form wait=W,warmup=U,active=A,repeat=R (active >= 1); recording every step", cfg.schedule);
@@ -21125,7 +21589,7 @@ static void gpuprof__names_free(void) {
 static void gpuprof__outputs_write(void) {
     const char *report = gpuprof__g.report;
     gpuprof__buf b = { NULL, 0, 0, 0 };
-    if (gpuprof__g.summary_path || gpuprof__g.metrics_path) (void)gpuprof__summary_and_metrics(GPUPROF__MAKE_SUMMARY);
+    if (gpuprof__g.summary_path || gpuprof__g.metrics_path || gpuprof__g.html_path) (void)gpuprof__summary_and_metrics(GPUPROF__MAKE_SUMMARY);
 #if GPUPROF__SAMPLES
     if (gpuprof__g.sample_folded) {
         gpuprof__smp_report r;
@@ -21163,7 +21627,7 @@ static void gpuprof__outputs_write(void) {
     }
     if (strcmp(report, "stderr") == 0) gpuprof__report_to(stderr);
     else if (strcmp(report, "stdout") == 0) gpuprof__report_to(stdout);
-    else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL) == 0 && gpuprof__write_file(report, &b, "report") != 0 && errno != EFBIG) {
+    else if (gpuprof__make(&b, GPUPROF__MAKE_REPORT, NULL, NULL) == 0 && gpuprof__write_file(report, &b, "report") != 0 && errno != EFBIG) {
         gpuprof__say("gpuprof: the report that could not go to '%s' follows here\n", report);
         if (fwrite(b.p, 1, b.len, stderr) != b.len) gpuprof__warn(GPUPROF__W_IO, "cannot write the report to stderr either: %s", strerror(errno));
         fflush(stderr);
@@ -21254,6 +21718,7 @@ static void gpuprof__shutdown_locked(int wait_ms) {
     else gpuprof__names_free();
     gpuprof__remember_output(gpuprof__g.trace_path);
     gpuprof__remember_output(gpuprof__g.summary_path);
+    gpuprof__remember_output(gpuprof__g.html_path);
     if (gpuprof__g.report && strcmp(gpuprof__g.report, "stderr") && strcmp(gpuprof__g.report, "stdout") && strcmp(gpuprof__g.report, "off"))
         gpuprof__remember_output(gpuprof__g.report);
     gpuprof__free_settings();
