@@ -61,6 +61,7 @@
                                 way; GPUPROF_DEVICE_EVERY_MS then prints one line
        GPUPROF_NO_GPU_METRICS   leave the GPU metrics (CUPTI PM sampling) out the same
                                 way; GPUPROF_GPU_METRICS then prints one line
+       GPUPROF_NO_HTML          leave the page (GPUPROF_HTML) out the same way
 
    MACROS (each also as PROF_X)
        GPUPROF_RANGE(name)             range to the end of the block; name is a literal
@@ -154,6 +155,10 @@
                             atomically at every checkpoint (GPUPROF_SUMMARY_EVERY, 60 s)
                             and at exit: steps, step time, ranges, phase shares,
                             counters, memory, the device's gauges; labels rank, job
+       GPUPROF_HTML=path    the run as one self-contained HTML page (no script, no
+                            request): the verdict, the step over the run, the phases,
+                            the ranges, GPU metrics, CPU samples as icicles, the device;
+                            written with the summary, at exit and every checkpoint
        GPUPROF_JOB=name     the job label (else SLURM_JOB_ID, TORCHELASTIC_RUN_ID, the
                             process name)
        GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
@@ -18612,12 +18617,12 @@ static void gpuprof__html_phase_bars(gpuprof__buf *b, const gpuprof__verdict_t *
         if (v->ph[i].r->gpu.count && v->ph[i].gpu > top) top = v->ph[i].gpu;
     }
     if (!(top > 0)) return;
-    gpuprof__buf_printf(b, "<h2>The phases of a step</h2><svg width=%d height=%d role=img aria-label='host and GPU time per phase'>", GPUPROF__HTML_W, h);
+    gpuprof__buf_printf(b, "<h2 id=phase_bars>The phases of a step</h2><svg width=%d height=%d role=img aria-label='host and GPU time per phase'>", GPUPROF__HTML_W, h);
     for (i = 0; i < v->nph; i++) {
         const gpuprof__phase *p = &v->ph[i];
         char t1[32], t2[32];
         int y = 8 + 24 * i;
-        double wc = 640.0 * p->cpu / top, wg = p->r->gpu.count ? 640.0 * p->gpu / top : 0;
+        double wc = 560.0 * p->cpu / top, wg = p->r->gpu.count ? 560.0 * p->gpu / top : 0;
         gpuprof__buf_printf(b, "<text x=8 y=%d>", y + 13);
         gpuprof__html_esc(b, gpuprof__name_text(p->r->name_id));
         gpuprof__buf_printf(b, "</text><rect x=200 y=%d width=%.1f height=9 fill='#e0a458'><title>host %s per step</title></rect>", y, wc,
@@ -18640,6 +18645,7 @@ static void gpuprof__html_steps(gpuprof__buf *b, const gpuprof__snap *s) {
     if (s->npoints < 2 || !s->series) return;
     for (i = 0; i < s->npoints; i++) if (s->series[i].n && s->series[i].max > top) top = s->series[i].max;
     if (!(top > 0)) return;
+    top *= 1.15;                                           /* room above the highest point */
     gpuprof__buf_printf(b, "<h2 id=over_time>The step over the run</h2><svg width=%d height=%d role=img aria-label='step time over the run'>", w, h);
     gpuprof__buf_printf(b, "<text x=4 y=14>%s</text><text x=4 y=%d>0</text>", gpuprof__fmt_ns(t, sizeof t, top), h - 24);
     gpuprof__buf_s(b, "<polygon fill='#dbe4f0' points='");

@@ -1,0 +1,53 @@
+#!/bin/sh
+# The page (SPEC 22, GPUPROF_HTML): written where asked and nowhere else,
+# self-contained, the same figures as the summary written from the same
+# snapshot -- opened in headless Chromium (check_page.py) where a Python with
+# playwright is given: the CPU demo with CPU samples, the simulated-GPU demo
+# with kernel capture, GPU metrics on the simulated PM sampler; a run of 20 000
+# steps within 2 MB; a run killed after its checkpoints leaves a page that
+# opens. Writes into a fresh temporary directory, removed when all pass.
+#   usage: page.sh BUILD_DIR SOURCE_DIR [BROWSER_PYTHON]
+build=$1; src=$2; bpy=${3:-}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/gpuprof-page-XXXXXX") && cd "$dir" || exit 1
+fail() { echo "page: $*; files kept in $dir"; exit 1; }
+export GPUPROF_REPORT=off
+check() {          # check PAGE SUMMARY [--expect PART ...]: in the browser where there is one
+  [ -s "$1" ] || fail "no page at $1"
+  grep -q '</html>' "$1" || fail "$1 is not whole"
+  if grep -Eq '(src|href)=|https?://|<script' "$1"; then fail "$1 refers to something outside itself, or has a script"; fi
+  [ -z "$bpy" ] && return 0
+  "$bpy" "$src/tests/html/check_page.py" "$@" || fail "$1 in the browser"
+}
+# 1. No page unless asked.
+"$build/train_evals" > plain.out 2>&1 || fail "train_evals failed"
+[ -z "$(ls ./*.html 2>/dev/null)" ] || fail "a page was written without GPUPROF_HTML: $(ls ./*.html)"
+# 2. The CPU demo with CPU samples: the verdict, the step over the run, the ranges, the icicles.
+GPUPROF_HTML=demo.html GPUPROF_SUMMARY=demo.json GPUPROF_SAMPLE=1 "$build/train_evals" > demo.out 2>&1 || fail "train_evals with a page failed"
+check demo.html demo.json --expect verdict --expect over_time --expect ranges --expect samples --shot demo.png
+# 3. The simulated GPU with kernel capture, and GPU metrics on the simulated PM sampler.
+if [ -x "$build/tests/sim_demo" ]; then
+  GPUPROF_HTML=sim.html GPUPROF_SUMMARY=sim.json GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" \
+    "$build/tests/sim_demo" --mlp > sim.out 2>&1 || fail "sim_demo with a page failed"
+  check sim.html sim.json --expect verdict --expect over_time --expect ranges --shot sim.png
+  GPUPROF_HTML=gm.html GPUPROF_SUMMARY=gm.json GPUPROF_GPU_METRICS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" \
+    "$build/tests/sim_demo" --mlp > gm.out 2>&1 || fail "sim_demo with GPU metrics and a page failed"
+  check gm.html gm.json --expect verdict --expect gpu_metrics
+fi
+# 4. A long run: 20 000 steps, the page within 2 MB.
+GPUPROF_HTML=long.html GPUPROF_SUMMARY=long.json "$build/tests/long_run" 20000 > long.out 2>&1 || fail "long_run failed"
+size=$(wc -c < long.html)
+[ "$size" -le 2000000 ] || fail "the page of 20 000 steps is $size bytes, over 2 MB"
+check long.html long.json --expect verdict --expect over_time
+echo "page: 20 000 steps: $size bytes"
+# 5. A run killed after its checkpoints: the last checkpoint's page opens.
+GPUPROF_HTML=killed.html GPUPROF_SUMMARY=killed.json GPUPROF_SUMMARY_EVERY=0.2 "$build/tests/long_run" 100000 --sleep-us 2000 > killed.out 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -qs 'a checkpoint' killed.html; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+grep -q 'a checkpoint' killed.html || fail "no checkpoint's page before the kill"
+ls killed.html.* 2>/dev/null && fail "a temporary file was left beside the page"
+check killed.html killed.json --expect ranges --loose
+cd / && rm -rf "$dir"
+echo "page: ok${bpy:+ (opened in Chromium)}"
