@@ -18535,7 +18535,8 @@ static const char gpuprof__html_css[] =
     ".verdict{background:#fff;border-left:4px solid #c0392b;padding:10px 14px;margin:12px 0;border-radius:4px}"
     ".verdict b{font-size:15px}.try{color:#2c3e50;margin-top:6px}svg{background:#fff;border:1px solid #e1e5ea;border-radius:4px}"
     "svg text{font:11px system-ui,sans-serif;fill:#5b6570}.note{color:#5b6570;font-size:12px;margin:4px 0}"
-    "details{margin:10px 0}summary{cursor:pointer;font-weight:600}footer{color:#8a939c;font-size:12px;margin-top:40px}";
+    "details{margin:10px 0}summary{cursor:pointer;font-weight:600}footer{color:#8a939c;font-size:12px;margin-top:40px}"
+    "table+table,div.facts+table{margin-top:12px}";
 
 /* A class as a badge: its colour by what bounds it. */
 static void gpuprof__html_class(gpuprof__buf *b, int k) {
@@ -18696,6 +18697,52 @@ static void gpuprof__html_ranges(gpuprof__buf *b, const gpuprof__snap *s) {
     if (shown < s->norder) gpuprof__buf_printf(b, "<p class=note>the %u largest rows of %u</p>", shown, s->norder);
 }
 
+#ifdef GPUPROF_CUDA
+/* The kernels (kernel capture): time, calls, launch shape, SM fill, occupancy and its limiter (SPEC 20), the range. */
+static void gpuprof__html_kernels(gpuprof__buf *b) {
+    gpuprof__kernel **v;
+    uint32_t i, n;
+    double total;
+    if (!gpuprof__kc.asked || !gpuprof__kc.map) return;
+    gpuprof__mu_lock(&gpuprof__kc_mu);
+    v = gpuprof__kc_sorted(&n, &total);
+    if (v && n) {
+        gpuprof__buf_s(b, "<h2 id=kernels>Kernels</h2><table><tr><th>kernel</th><th class=n>calls</th><th class=n>GPU total</th><th class=n>mean</th>"
+                          "<th class=n>share</th><th>grid x block</th><th class=n>SMs given work</th><th>occupancy</th><th>range</th></tr>\n");
+        for (i = 0; i < n && i < 50; i++) {
+            const gpuprof__kernel *k = v[i];
+            int sh = gpuprof__ktop_best(&k->shapes);
+            const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+            const char *rg = gpuprof__kc_range(&k->ranges);
+            char t[96];
+            gpuprof__buf_s(b, "<tr><td>");
+            gpuprof__html_esc(b, k->shown);
+            gpuprof__buf_printf(b, "</td><td class=n>%llu</td>", (unsigned long long)k->stats.count);
+            gpuprof__html_ns(b, k->stats.sum);
+            gpuprof__html_ns(b, gpuprof_stats_mean(&k->stats));
+            gpuprof__html_pct(b, total > 0 ? k->stats.sum / total : GPUPROF__NAN);
+            if (sh >= 0) snprintf(t, sizeof t, "(%u,%u,%u) x (%u,%u,%u)", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2], k->shape[sh][3],
+                                  k->shape[sh][4], k->shape[sh][5]);
+            gpuprof__buf_printf(b, "<td>%s</td>", sh >= 0 ? t : "-");
+            if (f && f->blocks_per_sm >= 0 && k->known_ns > 0) {
+                gpuprof__html_pct(b, k->fill_ns / k->known_ns);
+                gpuprof__fmt(t, sizeof t, "%.0f%% (%s)", 100.0 * f->occupancy, f->blocks_per_sm ? gpuprof__lim_name[f->limiter] : "cannot launch");
+                gpuprof__buf_printf(b, "<td>%s</td>", t);
+            } else gpuprof__buf_s(b, "<td class=n>-</td><td>-</td>");
+            gpuprof__buf_s(b, "<td>");
+            gpuprof__html_esc(b, rg ? rg : "-");
+            gpuprof__buf_s(b, "</td></tr>\n");
+        }
+        gpuprof__buf_s(b, "</table>\n");
+        if (n > 50) gpuprof__buf_printf(b, "<p class=note>the 50 longest of %u kernels</p>", n);
+    }
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
+    GPUPROF_FREE(v);
+}
+#else
+#define gpuprof__html_kernels(b) ((void)(b))
+#endif
+
 /* GPU metrics per range (SPEC 21), where they were asked for. */
 static void gpuprof__html_gm(gpuprof__buf *b, const gpuprof__snap *s) {
 #if GPUPROF__GM
@@ -18820,8 +18867,10 @@ static void gpuprof__html_icicle(gpuprof__buf *b, const gpuprof__buf *folded, co
 
 /* CPU samples: an icicle per sampled range, the most sampled first. */
 static void gpuprof__html_samples(gpuprof__buf *b, const gpuprof__smp_report *r) {
-    uint32_t i, shown = 0;
+    uint32_t i, shown = 0, big = 0;
     if (!r || !r->nr || !r->folded.len) return;
+    for (i = 0; i < r->nr; i++) big += r->r[i].samples >= 10;
+    if (!big) return;                                      /* none with enough samples to draw */
     gpuprof__buf_s(b, "<h2 id=samples>CPU samples per range</h2><p class=note>each range's samples as an icicle: a box per function, "
                       "its callees under it, its width its share of the range's samples (hover for the figures)</p>\n");
     for (i = 0; i < r->nr && shown < GPUPROF__HTML_FLAMES; i++) {
@@ -18879,6 +18928,53 @@ static void gpuprof__html_device(gpuprof__buf *b) {
 #define gpuprof__html_device(b) ((void)(b))
 #endif
 
+/* Memory (GPUPROF_MEM snapshots, tracked allocations): the peak and what
+   made it, then per phase (the snapshot's label) the figures at its last
+   snapshot and its change; the categories at the peak. */
+static void gpuprof__html_memory(gpuprof__buf *b, const gpuprof__memstate *m) {
+    char t1[32], t2[32];
+    uint32_t i;
+    if (!m || !(m->snapshots || m->allocs)) return;
+    gpuprof__buf_printf(b, "<h2 id=memory>Memory</h2><div class=facts><div>tracked now<b>%s</b></div><div>tracked peak<b>%s</b></div>",
+                        gpuprof__fmt_bytes(t1, sizeof t1, (double)m->live, 0), gpuprof__fmt_bytes(t2, sizeof t2, (double)m->peak, 0));
+    if (m->peak_label) {
+        gpuprof__buf_s(b, "<div>the peak came in<b>");
+        gpuprof__html_esc(b, gpuprof__name_text(m->peak_label));
+        gpuprof__buf_printf(b, "</b></div>");
+    }
+    if (m->have_prev && m->any_dev) gpuprof__buf_printf(b, "<div>device used<b>%s</b></div>", gpuprof__fmt_bytes(t1, sizeof t1, (double)m->prev.dev_used, 0));
+    if (m->have_prev && m->any_host) gpuprof__buf_printf(b, "<div>host RSS<b>%s</b></div>", gpuprof__fmt_bytes(t1, sizeof t1, (double)m->prev.rss, 0));
+    gpuprof__buf_s(b, "</div>\n");
+    if (m->nphase) {
+        gpuprof__buf_s(b, "<table><tr><th>phase (snapshot label)</th><th class=n>snapshots</th><th class=n>tracked</th><th class=n>change</th>"
+                          "<th class=n>peak before it</th><th class=n>device used</th></tr>\n");
+        for (i = 0; i < m->nphase; i++) {
+            const gpuprof__memphase *p = &m->phase[i];
+            gpuprof__buf_s(b, "<tr><td>");
+            gpuprof__html_esc(b, gpuprof__name_text(p->name_id));
+            gpuprof__buf_printf(b, "</td><td class=n>%llu</td><td class=n>%s</td>", (unsigned long long)p->count,
+                                gpuprof__fmt_bytes(t1, sizeof t1, (double)p->last.tracked, 0));
+            gpuprof__buf_printf(b, "<td class=n>%s</td>", p->has_delta ? gpuprof__fmt_bytes(t1, sizeof t1, (double)p->d_tracked, 1) : "-");
+            gpuprof__buf_printf(b, "<td class=n>%s</td>", gpuprof__fmt_bytes(t1, sizeof t1, (double)p->peak, 0));
+            gpuprof__buf_printf(b, "<td class=n>%s</td></tr>\n", m->any_dev ? gpuprof__fmt_bytes(t1, sizeof t1, (double)p->last.dev_used, 0) : "-");
+        }
+        gpuprof__buf_s(b, "</table>\n");
+    }
+    if (m->ncat) {
+        gpuprof__buf_s(b, "<table><tr><th>category</th><th class=n>live</th><th class=n>peak</th><th class=n>at the overall peak</th><th class=n>allocations</th></tr>\n");
+        for (i = 0; i < m->ncat; i++) {
+            const gpuprof__memcat *c = &m->cat[i];
+            gpuprof__buf_s(b, "<tr><td>");
+            gpuprof__html_esc(b, gpuprof__name_text(c->name_id));
+            gpuprof__buf_printf(b, "</td><td class=n>%s</td>", gpuprof__fmt_bytes(t1, sizeof t1, (double)c->live, 0));
+            gpuprof__buf_printf(b, "<td class=n>%s</td>", gpuprof__fmt_bytes(t1, sizeof t1, (double)c->peak, 0));
+            gpuprof__buf_printf(b, "<td class=n>%s</td><td class=n>%llu</td></tr>\n", gpuprof__fmt_bytes(t1, sizeof t1, (double)c->at_peak, 0),
+                                (unsigned long long)c->allocs);
+        }
+        gpuprof__buf_s(b, "</table>\n");
+    }
+}
+
 /* The page, from one snapshot (the summary's: under gpuprof__lock). */
 static void gpuprof__html_page(gpuprof__buf *b, const gpuprof__snap *s) {
     /* on the heap: the caller's stack may be 16 KiB */
@@ -18898,9 +18994,11 @@ static void gpuprof__html_page(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__html_steps(b, s);
     gpuprof__html_phase_bars(b, v);
     gpuprof__html_ranges(b, s);
+    gpuprof__html_kernels(b);
     gpuprof__html_gm(b, s);
     if (sampled) gpuprof__html_samples(b, smp);
     gpuprof__html_device(b);
+    gpuprof__html_memory(b, s->mem);
     gpuprof__buf_s(b, "<footer>written by gpuprof " GPUPROF_VERSION "; the same figures as its report and summary</footer></main></body></html>\n");
     if (smp) gpuprof__smp_free(smp);
     GPUPROF_FREE(smp);

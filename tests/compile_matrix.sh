@@ -64,7 +64,8 @@ done
 #   SWITCH:SETTING=VALUE:SYMBOLS (a grep -E pattern)
 for sw in "GPUPROF_NO_SAMPLES:GPUPROF_SAMPLE=1:gpuprof__(smp|smpf|sym_|pf_stack|pf_samples|self_read|summary_sample)" \
           "GPUPROF_NO_METRICS:GPUPROF_METRICS=use.prom:gpuprof__(prom_|metrics_)" \
-          "GPUPROF_NO_DEVICE:GPUPROF_DEVICE_EVERY_MS=50:gpuprof__(dev_|dv_|nv_|nvr|nvml|prom_device|report_device|json_device)"; do
+          "GPUPROF_NO_DEVICE:GPUPROF_DEVICE_EVERY_MS=50:gpuprof__(dev_|dv_|nv_|nvr|nvml|prom_device|report_device|json_device)" \
+          "GPUPROF_NO_HTML:GPUPROF_HTML=use.html:gpuprof__html_"; do
   def=${sw%%:*}; rest=${sw#*:}; setting=${rest%%:*}; syms=${rest#*:}
   for cc in gcc clang; do
     command -v $cc >/dev/null || continue

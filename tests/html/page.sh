@@ -28,7 +28,7 @@ check demo.html demo.json --expect verdict --expect over_time --expect ranges --
 if [ -x "$build/tests/sim_demo" ]; then
   GPUPROF_HTML=sim.html GPUPROF_SUMMARY=sim.json GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" \
     "$build/tests/sim_demo" --mlp > sim.out 2>&1 || fail "sim_demo with a page failed"
-  check sim.html sim.json --expect verdict --expect over_time --expect ranges --shot sim.png
+  check sim.html sim.json --expect verdict --expect over_time --expect ranges --expect kernels --shot sim.png
   GPUPROF_HTML=gm.html GPUPROF_SUMMARY=gm.json GPUPROF_GPU_METRICS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" \
     "$build/tests/sim_demo" --mlp > gm.out 2>&1 || fail "sim_demo with GPU metrics and a page failed"
   check gm.html gm.json --expect verdict --expect gpu_metrics
