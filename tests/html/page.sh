@@ -3,7 +3,8 @@
 # self-contained, the same figures as the summary written from the same
 # snapshot -- opened in headless Chromium (check_page.py) where a Python with
 # playwright is given: the CPU demo with CPU samples, the simulated-GPU demo
-# with kernel capture, GPU metrics on the simulated PM sampler; a run of 20 000
+# with kernel capture, GPU metrics on the simulated PM sampler, the device on
+# the simulated NVML at its power cap; a run of 20 000
 # steps within 2 MB; a run killed after its checkpoints leaves a page that
 # opens. Writes into a fresh temporary directory, removed when all pass.
 #   usage: page.sh BUILD_DIR SOURCE_DIR [BROWSER_PYTHON]
@@ -32,6 +33,13 @@ if [ -x "$build/tests/sim_demo" ]; then
   GPUPROF_HTML=gm.html GPUPROF_SUMMARY=gm.json GPUPROF_GPU_METRICS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" \
     "$build/tests/sim_demo" --mlp > gm.out 2>&1 || fail "sim_demo with GPU metrics and a page failed"
   check gm.html gm.json --expect verdict --expect gpu_metrics
+fi
+# 3b. The device over the run, on the simulated NVML whose GPU reaches its power cap: the clocks held back shaded.
+if [ -e "$build/tests/libsimnvml.so" ]; then
+  GPUPROF_HTML=dev.html GPUPROF_SUMMARY=dev.json GPUPROF_NVML_PATH="$build/tests/libsimnvml.so" SIMNVML_SCENARIO=powercap SIMNVML_AFTER=8 \
+    GPUPROF_DEVICE_EVERY_MS=50 "$build/train_evals" > dev.out 2>&1 || fail "train_evals with the simulated NVML failed"
+  grep -q "fill='#f7e1d7'" dev.html || fail "the device's power cap is not shaded"
+  check dev.html dev.json --expect verdict --expect device
 fi
 # 4. A long run: 20 000 steps, the page within 2 MB.
 GPUPROF_HTML=long.html GPUPROF_SUMMARY=long.json "$build/tests/long_run" 20000 > long.out 2>&1 || fail "long_run failed"
