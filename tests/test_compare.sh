@@ -100,4 +100,13 @@ expect "mid-run summary: the open range, its call so far" mid.json '"name":"eval
 "$cmp" mid.json evals.json > open.out; code "a mid-run summary against the whole run" 0 $?
 cat open.out
 expect "the open range is listed" open.out "^  eval  *baseline: 0 calls, 1 open ([45].[0-9]* ms so far)  ;  new: 1 calls, mean [56].[0-9]* ms"
+# --html: the same comparison as one self-contained page (the slower backward's row and its bar, both verdicts)
+"$cmp" --html cmp.html base.json slow.json > html.out; code "--html" 0 $?
+expect "--html: a page" cmp.html "^<!doctype html>"
+expect "--html: backward's row, slower" cmp.html "<td>backward</td>.*+\(19.[5-9]\|20.[0-4]\)%.*SLOWER"
+expect "--html: both verdicts" cmp.html "<h2>The verdicts</h2>"
+if grep -Eq '<script|(src|href)=' cmp.html; then bad "--html: the page has a script or a reference outside itself"; else ok; fi
+if [ -e cmp.html.tmp ]; then bad "--html left its temporary file"; else ok; fi
+"$cmp" --html /nonexistent/dir/cmp.html base.json slow.json > /dev/null 2> html_err.out; code "--html to a path that cannot be written" 2 $?
+expect "--html: the failure is named" html_err.out "cannot write the page to '/nonexistent/dir/cmp.html'"
 check_done test_compare

@@ -37,6 +37,8 @@ static const char *const usage_text =
     "                        (auto, the default) GPU time where both runs have it and it is\n"
     "                        longer than the CPU time in the baseline, else CPU time\n"
     "  --rows N              ranges to list, largest baseline total first (default 40; 0 = all)\n"
+    "  --html PATH           also write the comparison as one self-contained HTML page: each\n"
+    "                        row's change as a bar, and the two runs' verdicts side by side\n"
     "  -h, --help            this text\n"
     "\n"
     "The rule: a change stands out of the noise when Welch's t-test on the two runs'\n"
@@ -113,7 +115,7 @@ static double welch_p(double m1, double s1, double n1, double m2, double s2, dou
 /* ----------------------------------------------------------------------
    The comparison.
    ---------------------------------------------------------------------- */
-typedef struct opts { double alpha, min_change, fail_pct; int fail_on, time_mode, rows; } opts;
+typedef struct opts { double alpha, min_change, fail_pct; int fail_on, time_mode, rows; const char *html; } opts;
 #define MAX_RUNS 16
 /* One side of the comparison: its runs' summaries. */
 typedef struct runs { jv doc[MAX_RUNS]; int n; double noise; } runs;
@@ -426,6 +428,11 @@ static int parse_args(int argc, char **argv, opts *o, const char **files) {
             else o->rows = (int)x;
             continue;
         }
+        if (!strcmp(s, "--html")) {
+            if (a + 1 >= argc) { fprintf(stderr, TOOL ": --html needs a path (see --help)\n"); return 2; }
+            o->html = argv[++a];
+            continue;
+        }
         if (s[0] == '-' && s[1]) { fprintf(stderr, TOOL ": unknown option %s (see --help)\n", s); return 2; }
         if (nfiles == 2) { fprintf(stderr, TOOL ": more than two files given (see --help)\n"); return 2; }
         files[nfiles++] = s;
@@ -532,8 +539,106 @@ static void print_overall(const cmp *step, const jv *doc1, const tally *t, int a
     printf("\n");
 }
 
+/* ----------------------------------------------------------------------
+   --html: the comparison as one self-contained page (inline CSS and SVG,
+   no script, no request), the same rows and words as the table.
+   ---------------------------------------------------------------------- */
+static void html_esc(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '&') fputs("&amp;", f);
+        else if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '"') fputs("&quot;", f);
+        else fputc(*s, f);
+    }
+}
+
+/* One row: its times, its change as a bar left (faster) or right (slower) of the middle. */
+static void html_row(FILE *f, const cmp *c) {
+    char b1[32], b2[32], p[32];
+    double w = c->change == c->change ? (fabs(c->change) > 100 ? 100 : fabs(c->change)) : 0;
+    const char *colour = c->verdict == V_FASTER ? "#4d9a5b" : c->verdict == V_SLOWER ? "#c0392b" : "#a9b4bf";
+    fputs("<tr><td>", f);
+    html_esc(f, c->name);
+    fprintf(f, "</td><td>%s</td><td class=n>%.0f</td><td class=n>%.0f</td><td class=n>%s</td><td class=n>%s</td>", c->gpu ? "GPU" : "CPU", c->n1,
+            c->n2, fmt_ns(b1, sizeof b1, c->m1), fmt_ns(b2, sizeof b2, c->m2));
+    fprintf(f, "<td><svg width=204 height=14><line x1=102 y1=0 x2=102 y2=14 stroke='#8a939c'/><rect x=%.1f y=3 width=%.1f height=8 fill='%s'/></svg> ",
+            c->change < 0 ? 102 - w : 102.0, w, colour);
+    if (c->change == c->change) fprintf(f, "%+.1f%%%s", c->change, c->verdict == V_CALLS ? "*" : "");
+    else fputs("-", f);
+    fprintf(f, "</td><td class=n>%s</td><td class='v%d'>%s</td></tr>\n", fmt_p(p, sizeof p, c->p), c->verdict, verdict_word(c->verdict));
+}
+
+/* A run's verdict: its phases, classes and shares, its bottleneck and what to try. */
+static void html_verdict(FILE *f, const char *file, const jv *doc) {
+    const jv *v = jget(doc, "verdict"), *ph = v ? jget(v, "phases") : NULL, *bn = v ? jget(v, "bottleneck") : NULL;
+    size_t i;
+    fputs("<div class=side><h3>", f);
+    html_esc(f, file);
+    fputs("</h3>", f);
+    if (!ph || ph->type != J_ARR) { fputs("<p>no verdict in this summary</p></div>", f); return; }
+    fputs("<table><tr><th>phase</th><th>class</th><th class=n>share</th></tr>", f);
+    for (i = 0; i < ph->n; i++) {
+        const jv *nm = jget(&ph->kids[i], "name"), *cl = jget(&ph->kids[i], "class");
+        fputs("<tr><td>", f);
+        html_esc(f, nm && nm->type == J_STR ? nm->str : "?");
+        fputs("</td><td>", f);
+        html_esc(f, cl && cl->type == J_STR ? cl->str : "?");
+        fprintf(f, "</td><td class=n>%.1f%%</td></tr>", 100.0 * jnum(&ph->kids[i], "share"));
+    }
+    fputs("</table>", f);
+    if (bn) {
+        const jv *nm = jget(bn, "name"), *rm = jget(bn, "remedy");
+        fputs("<p><b>bottleneck:</b> ", f);
+        html_esc(f, nm && nm->type == J_STR ? nm->str : "CPU time outside any range");
+        fputs("<br><b>try:</b> ", f);
+        html_esc(f, rm && rm->type == J_STR ? rm->str : "-");
+        fputs("</p>", f);
+    }
+    fputs("</div>", f);
+}
+
+/* The page: written to a temporary file, renamed over path (a reader never sees half of it). 0, or 2 with a line. */
+static int write_html(const char *path, const char *const *files, const opts *o, const jv *doc1, const jv *doc2, const cmp *step,
+                      const cmp *kinds, int nkinds, const cmp *rows, size_t nrows) {
+    char tmp[4096];
+    FILE *f;
+    size_t i;
+    int k;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (!(f = fopen(tmp, "w"))) { fprintf(stderr, TOOL ": cannot write the page to '%s': %s\n", path, strerror(errno)); return 2; }
+    fputs("<!doctype html>\n<html lang=en><head><meta charset=utf-8><meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'\"><title>gpuprof-compare</title><style>body{font:14px/1.45 system-ui,sans-serif;color:#1d232a;"
+          "background:#f6f7f9;margin:0}main{max-width:1100px;margin:0 auto;padding:18px 24px 50px}table{border-collapse:collapse;width:100%;"
+          "background:#fff;border:1px solid #e1e5ea;font-size:13px}th,td{padding:4px 8px;text-align:left;border-bottom:1px solid #eef0f3}"
+          "th{background:#eef1f5}.n{text-align:right;font-variant-numeric:tabular-nums}.v2{color:#2e7d32;font-weight:600}"
+          ".v3{color:#c0392b;font-weight:600}.sides{display:flex;gap:16px}.side{flex:1}.note{color:#5b6570;font-size:12px}</style></head><body><main>\n", f);
+    fputs("<h1>gpuprof-compare</h1><p>baseline <b>", f);
+    html_esc(f, files[0]);
+    fputs("</b> vs new <b>", f);
+    html_esc(f, files[1]);
+    fprintf(f, "</b></p><p class=note>rule: p &lt; %g (Welch's t-test on mean, std, count) and |change| &ge; %g%%; "
+               "bars: green faster, red slower, grey within noise (to &plusmn;100%%)</p>\n", o->alpha, o->min_change);
+    if (step) fprintf(f, "<p id=overall>step time %+.1f%%: <b>%s</b></p>", step->change, verdict_word(step->verdict));
+    fputs("<table id=rows><tr><th>range</th><th>on</th><th class=n>calls</th><th class=n>calls</th><th class=n>baseline</th><th class=n>new</th>"
+          "<th>change</th><th class=n>p</th><th>verdict</th></tr>\n", f);
+    if (step) html_row(f, step);
+    for (k = 0; k < nkinds; k++) html_row(f, &kinds[k]);
+    for (i = 0; i < nrows && (o->rows == 0 || (int)i < o->rows); i++) html_row(f, &rows[i]);
+    fputs("</table><h2>The verdicts</h2><div class=sides>", f);
+    html_verdict(f, files[0], doc1);
+    html_verdict(f, files[1], doc2);
+    fputs("</div></main></body></html>\n", f);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, TOOL ": cannot write the page to '%s': %s\n", path, strerror(errno));
+        remove(tmp);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    opts o = { 0.01, 5.0, 0.0, 0, T_AUTO, 40 };
+    opts o = { 0.01, 5.0, 0.0, 0, T_AUTO, 40, NULL };
     const char *files[2] = { NULL, NULL };
     static runs side_[2];
     static char kind_names[8][520];
@@ -541,7 +646,7 @@ int main(int argc, char **argv) {
     cmp *rows, step, kinds[8];
     tally t;
     size_t i, nrows = 0;
-    int width = 24, added = 0, gone = 0, fail = 0, a, have_step = 0, nkinds;
+    int width = 24, added = 0, gone = 0, fail = 0, a, have_step = 0, nkinds, html_rc = 0;
 
     if ((a = parse_args(argc, argv, &o, files)) >= 0) return a;
     if (load_runs(files[0], &side_[0]) != 0 || load_runs(files[1], &side_[1]) != 0) return 2;
@@ -597,6 +702,7 @@ int main(int argc, char **argv) {
     print_unmatched(r1, r2, width, &added, &gone);
     print_memory(doc1, doc2);
     print_overall(have_step ? &step : NULL, doc1, &t, added, gone);
+    if (o.html) html_rc = write_html(o.html, files, &o, doc1, doc2, have_step ? &step : NULL, kinds, nkinds, rows, nrows);
     if (o.fail_on)
         printf("%s: %s\n", TOOL, fail ? "FAIL: slower by more than the --fail-if-slower limit" : "ok: nothing slower than the --fail-if-slower limit");
     fflush(stdout);
@@ -605,5 +711,5 @@ int main(int argc, char **argv) {
         int k;
         for (k = 0; k < side_[a].n; k++) jfree(&side_[a].doc[k]);
     }
-    return fail ? 1 : 0;
+    return html_rc ? 2 : fail ? 1 : 0;
 }
