@@ -19893,6 +19893,55 @@ static void gpuprof__xr_text(gpuprof__buf *b, const gpuprof__xr *x) {
     }
 }
 
+#if defined(GPUPROF_RANKS_REPORT) && GPUPROF__HTML
+/* gpuprof-ranks --html: the ranks as one self-contained page (SPEC 22):
+   each rank's time per step in the straggler's range (or the largest) as
+   bars, the straggler's in red; the ranges' min / median / max and skew;
+   then the report's own text. */
+static void gpuprof__xr_html(gpuprof__buf *b, const gpuprof__xr *x) {
+    gpuprof__buf text = { NULL, 0, 0, 0 };
+    const gpuprof__xr_row *w = x->strag >= 0 ? &x->rows[x->strag] : x->nrow ? &x->rows[0] : NULL;
+    char t1[32], t2[32], t3[32];
+    int i;
+    gpuprof__buf_s(b, "<!doctype html>\n<html lang=en><head><meta charset=utf-8><meta http-equiv=Content-Security-Policy content=\"default-src 'none'; "
+                      "style-src 'unsafe-inline'\"><title>gpuprof-ranks</title><style>");
+    gpuprof__buf_s(b, gpuprof__html_css);
+    gpuprof__buf_printf(b, "pre{background:#fff;border:1px solid #e1e5ea;padding:10px;overflow-x:auto;font-size:12px}</style></head><body><main>\n"
+                           "<h1>gpuprof-ranks</h1><p class=sub>%d ranks (world size %d)</p>\n", x->nrun, x->world ? x->world : x->nrun);
+    if (w && w->max > 0) {
+        gpuprof__buf_s(b, "<h2 id=by_rank>");
+        gpuprof__html_esc(b, w->name);
+        gpuprof__buf_printf(b, " per step, rank by rank%s</h2><svg width=%d height=%d role=img aria-label='time per rank'>",
+                            x->strag >= 0 ? " (the straggler's range)" : "", GPUPROF__HTML_W, 16 * x->nrun + 10);
+        for (i = 0; i < x->nrun; i++) {
+            double wd = 700.0 * w->v[i] / w->max;
+            gpuprof__buf_printf(b, "<text x=4 y=%d>rank %d</text><rect x=90 y=%d width=%.1f height=11 fill='%s'><title>rank %d: %s per step</title></rect>",
+                                16 * i + 15, x->runs[i].rank, 16 * i + 5, wd, x->strag >= 0 && i == w->slowest ? "#c0392b" : "#6c8ebf", x->runs[i].rank,
+                                gpuprof__xr_ms(t1, sizeof t1, w->v[i]));
+            gpuprof__buf_printf(b, "<text x=%.0f y=%d>%s</text>", 96 + wd, 16 * i + 15, t1);
+        }
+        gpuprof__buf_s(b, "</svg>\n");
+    }
+    gpuprof__buf_s(b, "<h2 id=ranges>Ranges</h2><table><tr><th>range</th><th class=n>min</th><th class=n>median</th><th class=n>max</th>"
+                      "<th class=n>skew</th><th class=n>slowest</th><th class=n>fastest</th></tr>\n");
+    for (i = 0; i < x->nrow; i++) {
+        const gpuprof__xr_row *r = &x->rows[i];
+        gpuprof__buf_s(b, "<tr><td>");
+        gpuprof__html_esc(b, r->name);
+        gpuprof__buf_printf(b, "%s</td><td class=n>%s</td><td class=n>%s</td><td class=n>%s</td><td class=n>%.0f%%</td><td class=n>rank %d</td>"
+                               "<td class=n>rank %d</td></tr>\n", r->comm ? " (collective)" : "", gpuprof__xr_ms(t1, sizeof t1, r->min),
+                            gpuprof__xr_ms(t2, sizeof t2, r->median), gpuprof__xr_ms(t3, sizeof t3, r->max), 100 * r->skew, x->runs[r->slowest].rank,
+                            x->runs[r->fastest].rank);
+    }
+    gpuprof__buf_s(b, "</table>\n<h2 id=report>The report</h2><pre>");
+    gpuprof__xr_text(&text, x);
+    if (text.p) gpuprof__html_esc(b, text.p);
+    gpuprof__buf_s(b, "</pre></main></body></html>\n");
+    GPUPROF_FREE(text.p);
+    if (text.failed) b->failed = 1;
+}
+#endif
+
 static void gpuprof__xr_json_rows(gpuprof__buf *b, const char *key, const gpuprof__xr *x, const gpuprof__xr_row *rows, int nrow) {
     int i;
     gpuprof__buf_printf(b, "\"%s\":[", key);

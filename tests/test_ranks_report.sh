@@ -18,6 +18,12 @@ expect "and says where the other ranks' summaries are" slow.log "gpuprof: rank 0
 [ "$(grep -c '== gpuprof' slow.log)" = 1 ] && ok || bad "only rank 0 prints a table ($(grep -c '== gpuprof' slow.log) tables)"
 expect "each rank's rank is torchrun's RANK, not the sbatch script's SLURM_PROCID=0" slow.2.json '"rank":2,.*"rank_source":"RANK"' 
 "$tool" slow.0.json slow.1.json slow.2.json slow.3.json > slow.out; code "gpuprof-ranks reads the 4 summaries" 0 $?
+# --html: the same report as one self-contained page, the straggler's bar red
+"$tool" --html ranks.html slow.0.json slow.1.json slow.2.json slow.3.json > html.out; code "gpuprof-ranks --html" 0 $?
+expect "--html: the straggler's range, rank by rank" ranks.html "<h2 id=by_rank>data per step, rank by rank (the straggler's range)</h2>"
+expect "--html: rank 3's bar is the red one" ranks.html "fill='#c0392b'><title>rank 3: "
+expect "--html: the report's straggler line" ranks.html "straggler: rank 3 -- &quot;data&quot;"
+if grep -Eq '<script|(src|href)=' ranks.html; then bad "--html: the page has a script or a reference outside itself"; else ok; fi
 cat slow.out
 expect "the heading" slow.out "^4 ranks (world size 4), 16 counted steps"
 expect "the straggler is rank 3, late in data" slow.out "^straggler: rank 3 -- \"data\" "

@@ -18,7 +18,7 @@
 #include "../gpuprof.h"
 
 static const char *const usage_text =
-    "usage: " TOOL " [--json] SUMMARY.json...\n"
+    "usage: " TOOL " [--json] [--html PAGE.html] SUMMARY.json...\n"
     "       " TOOL " --trace TRACE.json... -o MERGED.json | --hta DIR\n"
     "       " TOOL " --trace TRACE.pftrace... -o MERGED.pftrace\n"
     "\n"
@@ -28,6 +28,8 @@ static const char *const usage_text =
     "that makes the others wait, the range that makes it late, the evidence and the cost.\n"
     "\n"
     "  --json      the same as JSON on stdout\n"
+    "  --html P    also write the report as one self-contained HTML page to P: each rank's time in the\n"
+    "              straggler's range as bars, the ranges' min / median / max and skew, the report's text\n"
     "  --trace T... -o M   merge the ranks' traces (GPUPROF_TRACE=trace.%r.json) into one: a process\n"
     "              per rank (pid rank+1, named \"rank R \xc2\xb7 host \xc2\xb7 pid P\"), times put on one timeline by\n"
     "              the wall-clock anchor each trace records (as good as the hosts' clock sync), corrected\n"
@@ -196,6 +198,24 @@ static int hta_copy(const gpuprof__xr_trace *ts, int n, const char *dir, int wor
 
 /* What the run reads lives until exit (a short-lived tool). */
 static rankrun all_runs[MAX_RANKS];
+/* --html: the page, to a temporary file renamed over path (0), or a line and -1. */
+static int write_page(const char *path, const gpuprof__xr *x) {
+    gpuprof__buf page = { NULL, 0, 0, 0 };
+    char tmp[4096];
+    FILE *f;
+    int rc = -1;
+    gpuprof__xr_html(&page, x);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (page.failed) fprintf(stderr, TOOL ": out of memory for the page\n");
+    else if (!(f = fopen(tmp, "w"))) fprintf(stderr, TOOL ": cannot write the page to '%s': %s\n", path, strerror(errno));
+    else if (fwrite(page.p, 1, page.len, f) != page.len || fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, TOOL ": cannot write the page to '%s': %s\n", path, strerror(errno));
+        remove(tmp);
+    } else rc = 0;
+    free(page.p);
+    return rc;
+}
+
 static gpuprof__xr_run all_xr[MAX_RANKS];
 static gpuprof__xr_trace all_traces[MAX_RANKS];
 
@@ -205,13 +225,14 @@ int main(int argc, char **argv) {
     gpuprof__xr x;
     gpuprof__buf out = { NULL, 0, 0, 0 }, warn = { NULL, 0, 0, 0 };
     int nrun = 0, i, as_json = 0, in_traces = 0, ntrace = 0;
-    const char *merged = NULL, *hta = NULL;
+    const char *merged = NULL, *hta = NULL, *html = NULL;
     gpuprof__xr_trace *traces = all_traces;
     const jv *sync = NULL;
     const char *sync_path = NULL;
     char why[600];
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) as_json = 1;
+        else if (strcmp(argv[i], "--html") == 0 && i + 1 < argc) html = argv[++i];
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) { fputs(usage_text, stdout); return 0; }
         else if (strcmp(argv[i], "--trace") == 0) in_traces = 1;
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) merged = argv[++i];
@@ -288,6 +309,7 @@ int main(int argc, char **argv) {
     else gpuprof__xr_text(&out, &x);
     if (out.failed) fprintf(stderr, TOOL ": out of memory\n");
     else fwrite(out.p, 1, out.len, stdout);
+    if (html && write_page(html, &x) != 0) out.failed = 1;
     gpuprof__xr_free(&x);
     free(out.p);
     free(warn.p);
