@@ -18637,39 +18637,63 @@ static void gpuprof__html_phase_bars(gpuprof__buf *b, const gpuprof__verdict_t *
     gpuprof__buf_printf(b, "<text x=200 y=%d>orange: host time per step, green: GPU time per step</text></svg>\n", h - 6);
 }
 
+/* A chart's height share, within its frame (what goes above is drawn at the top). */
+static double gpuprof__html_clip(double v) { return v > 1 ? 1 : v < 0 ? 0 : v; }
+
 /* The step over the run: each point's mean (a line), its min to max (a band), the typical steps' mean. */
 static void gpuprof__html_steps(gpuprof__buf *b, const gpuprof__snap *s) {
-    double top = 0, x, y;
+    double top = 0, x, y, typ = 0, ntyp = 0;
     uint32_t i;
     int w = GPUPROF__HTML_W, h = 220, pad = 46;
     char t[32];
     if (s->npoints < 2 || !s->series) return;
-    for (i = 0; i < s->npoints; i++) if (s->series[i].n && s->series[i].max > top) top = s->series[i].max;
+    for (i = 0; i < s->npoints; i++) {
+        if (s->series[i].n && s->series[i].max > top) top = s->series[i].max;
+        if (s->series[i].tn) { typ += s->series[i].tsum / s->series[i].tn; ntyp++; }
+    }
     if (!(top > 0)) return;
+    /* the typical steps set the scale: an evaluation step 50x longer would flatten them; what goes above is clipped (its value on hover) */
+    if (ntyp > 0 && top > 4 * typ / ntyp) top = 4 * typ / ntyp;
     top *= 1.15;                                           /* room above the highest point */
     gpuprof__buf_printf(b, "<h2 id=over_time>The step over the run</h2><svg width=%d height=%d role=img aria-label='step time over the run'>", w, h);
     gpuprof__buf_printf(b, "<text x=4 y=14>%s</text><text x=4 y=%d>0</text>", gpuprof__fmt_ns(t, sizeof t, top), h - 24);
     gpuprof__buf_s(b, "<polygon fill='#dbe4f0' points='");
     for (i = 0; i < s->npoints; i++) {
         x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
-        gpuprof__buf_printf(b, "%.1f,%.1f ", x, 10 + (h - 40) * (1 - s->series[i].max / top));
+        gpuprof__buf_printf(b, "%.1f,%.1f ", x, 10 + (h - 40) * (1 - gpuprof__html_clip(s->series[i].max / top)));
     }
     for (i = s->npoints; i-- > 0;) {
         x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
-        gpuprof__buf_printf(b, "%.1f,%.1f ", x, 10 + (h - 40) * (1 - s->series[i].min / top));
+        gpuprof__buf_printf(b, "%.1f,%.1f ", x, 10 + (h - 40) * (1 - gpuprof__html_clip(s->series[i].min / top)));
     }
     gpuprof__buf_s(b, "'/><polyline fill=none stroke='#2f5d8a' stroke-width=1.5 points='");
     for (i = 0; i < s->npoints; i++) {
         if (!s->series[i].n) continue;
         x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
-        y = 10 + (h - 40) * (1 - s->series[i].sum / s->series[i].n / top);
+        y = 10 + (h - 40) * (1 - gpuprof__html_clip(s->series[i].sum / s->series[i].n / top));
         gpuprof__buf_printf(b, "%.1f,%.1f ", x, y);
     }
-    gpuprof__buf_printf(b, "'/><text x=%d y=%d>step %llu</text><text x=%d y=%d text-anchor=end>step %llu</text>", pad, h - 8,
+    gpuprof__buf_s(b, "'/><polyline fill=none stroke='#5b9a68' stroke-width=1.5 stroke-dasharray='4 3' points='");
+    for (i = 0; i < s->npoints; i++) {                     /* the typical steps' mean: what the drift compares */
+        if (!s->series[i].tn) continue;
+        x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
+        gpuprof__buf_printf(b, "%.1f,%.1f ", x, 10 + (h - 40) * (1 - gpuprof__html_clip(s->series[i].tsum / s->series[i].tn / top)));
+    }
+    gpuprof__buf_s(b, "'/>");
+    for (i = 0; i < s->npoints; i++) {                     /* points holding other kinds of step or outliers */
+        if (!s->series[i].n || s->series[i].tn >= s->series[i].n) continue;
+        x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
+        gpuprof__buf_printf(b, "<circle cx=%.1f cy=%.1f r=3 fill='#e0a458'><title>steps %llu-%llu: %u of %u not typical (another kind, or outliers); "
+                               "the longest %s</title></circle>", x, 10 + (h - 40) * (1 - gpuprof__html_clip(s->series[i].max / top)),
+                            (unsigned long long)s->series[i].step, (unsigned long long)(s->series[i].step + s->series[i].n - 1),
+                            s->series[i].n - s->series[i].tn, s->series[i].n, gpuprof__fmt_ns(t, sizeof t, s->series[i].max));
+    }
+    gpuprof__buf_printf(b, "<text x=%d y=%d>step %llu</text><text x=%d y=%d text-anchor=end>step %llu</text>", pad, h - 8,
                         (unsigned long long)s->series[0].step, w - 10, h - 8,
                         (unsigned long long)(s->series[s->npoints - 1].step + s->series[s->npoints - 1].n - 1));
-    gpuprof__buf_printf(b, "</svg><p class=note>the mean step of each point (%u step%s a point; blue band: min to max); "
-                           "outlier steps and kinds set apart are in the verdict</p>\n", s->per_point, s->per_point == 1 ? "" : "s");
+    gpuprof__buf_printf(b, "</svg><p class=note>blue: the mean step of each point (%u step%s a point; the band: min to max); green, dashed: "
+                           "the typical steps' mean, what the drift compares; orange: points holding another kind of step (an evaluation "
+                           "every N) or outliers</p>\n", s->per_point, s->per_point == 1 ? "" : "s");
 }
 
 /* The ranges: the call tree, each with its calls and times (the largest rows). */
