@@ -18536,7 +18536,7 @@ static const char gpuprof__html_css[] =
     ".verdict b{font-size:15px}.try{color:#2c3e50;margin-top:6px}svg{background:#fff;border:1px solid #e1e5ea;border-radius:4px}"
     "svg text{font:11px system-ui,sans-serif;fill:#5b6570}.note{color:#5b6570;font-size:12px;margin:4px 0}"
     "details{margin:10px 0}summary{cursor:pointer;font-weight:600}footer{color:#8a939c;font-size:12px;margin-top:40px}"
-    "table+table,div.facts+table{margin-top:12px}";
+    "table+table,div.facts+table,svg+table.top{margin-top:12px}";
 
 /* A class as a badge: its colour by what bounds it. */
 static void gpuprof__html_class(gpuprof__buf *b, int k) {
@@ -18889,6 +18889,30 @@ static void gpuprof__html_icicle(gpuprof__buf *b, const gpuprof__buf *folded, co
     GPUPROF_FREE(t);
 }
 
+/* A sampled range's top functions by their own samples, as the report lists them. */
+static void gpuprof__html_top(gpuprof__buf *b, const gpuprof__smp_per_range *pr) {
+    uint32_t i, best[8], n = 0, k;
+    for (i = 0; i < pr->nfn; i++) {                      /* the 8 with the most self samples, largest first */
+        if (!pr->fn[i].self) continue;                     /* callers only: the icicle has them */
+        for (k = n < 8 ? n++ : 8; k > 0 && pr->fn[best[k - 1]].self < pr->fn[i].self; k--) if (k < 8) best[k] = best[k - 1];
+        if (k < 8) best[k] = i;
+    }
+    if (!n) return;
+    gpuprof__buf_s(b, "<table class=top><tr><th>function</th><th>module</th><th class=n>self</th><th class=n>total</th></tr>");
+    for (k = 0; k < n; k++) {
+        const gpuprof__smp_func *f = &pr->fn[best[k]];
+        gpuprof__buf_s(b, "<tr><td>");
+        gpuprof__html_esc(b, f->name);
+        gpuprof__buf_s(b, "</td><td>");
+        gpuprof__html_esc(b, f->module ? f->module : "");
+        gpuprof__buf_s(b, "</td>");
+        gpuprof__html_pct(b, (double)f->self / (double)pr->samples);
+        gpuprof__html_pct(b, (double)f->total / (double)pr->samples);
+        gpuprof__buf_s(b, "</tr>");
+    }
+    gpuprof__buf_s(b, "</table>\n");
+}
+
 /* CPU samples: an icicle per sampled range, the most sampled first. */
 static void gpuprof__html_samples(gpuprof__buf *b, const gpuprof__smp_report *r) {
     uint32_t i, shown = 0, big = 0;
@@ -18904,6 +18928,7 @@ static void gpuprof__html_samples(gpuprof__buf *b, const gpuprof__smp_report *r)
         gpuprof__html_esc(b, pr->path);
         gpuprof__buf_printf(b, " &middot; %llu samples</summary>", (unsigned long long)pr->samples);
         gpuprof__html_icicle(b, &r->folded, pr->path, pr->samples);
+        gpuprof__html_top(b, pr);
         gpuprof__buf_s(b, "</details>\n");
         shown++;
     }

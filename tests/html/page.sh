@@ -25,6 +25,9 @@ check() {          # check PAGE SUMMARY [--expect PART ...]: in the browser wher
 # 2. The CPU demo with CPU samples: the verdict, the step over the run, the ranges, the icicles.
 GPUPROF_HTML=demo.html GPUPROF_SUMMARY=demo.json GPUPROF_SAMPLE=1 "$build/train_evals" > demo.out 2>&1 || fail "train_evals with a page failed"
 check demo.html demo.json --expect verdict --expect over_time --expect ranges --expect samples --shot demo.png
+# 2b. The README's demo (train_mlp): its memory part too.
+GPUPROF_HTML=mlp.html GPUPROF_SUMMARY=mlp.json "$build/train_mlp" > mlp.out 2>&1 || fail "train_mlp with a page failed"
+check mlp.html mlp.json --expect verdict --expect ranges --expect memory
 # 3. The simulated GPU with kernel capture, and GPU metrics on the simulated PM sampler.
 if [ -x "$build/tests/sim_demo" ]; then
   GPUPROF_HTML=sim.html GPUPROF_SUMMARY=sim.json GPUPROF_KERNELS=1 GPUPROF_CUPTI_PATH="$build/tests/libsimcupti.so" \
