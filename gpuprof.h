@@ -18688,12 +18688,26 @@ static void gpuprof__html_steps(gpuprof__buf *b, const gpuprof__snap *s) {
                             (unsigned long long)s->series[i].step, (unsigned long long)(s->series[i].step + s->series[i].n - 1),
                             s->series[i].n - s->series[i].tn, s->series[i].n, gpuprof__fmt_ns(t, sizeof t, s->series[i].max));
     }
+    {                                                      /* the slow steps captured (GPUPROF_CAPTURE_SLOW): a red ring each */
+        unsigned c, ncap = GPUPROF__LDA(&gpuprof__bg.ncap);
+        for (c = 0; c < ncap; c++) {
+            const gpuprof__capture *cp = &gpuprof__bg.cap[c];
+            for (i = 0; i < s->npoints && !(cp->step >= s->series[i].step && cp->step < s->series[i].step + s->series[i].n); i++) {}
+            if (i == s->npoints) continue;
+            x = pad + (double)(w - pad - 10) * i / (s->npoints - 1);
+            gpuprof__buf_printf(b, "<circle cx=%.1f cy=%.1f r=6 fill=none stroke='#c0392b' stroke-width=2><title>step %llu captured: %s, %.1fx the median "
+                                   "step of its kind", x, 10 + (h - 40) * (1 - gpuprof__html_clip(cp->ns / top)), (unsigned long long)cp->step,
+                                gpuprof__fmt_ns(t, sizeof t, cp->ns), cp->median > 0 ? cp->ns / cp->median : 0.0);
+            if (GPUPROF__LDA(&cp->state) == 1) { gpuprof__buf_s(b, " -> "); gpuprof__html_esc(b, cp->file); }
+            gpuprof__buf_s(b, "</title></circle>");
+        }
+    }
     gpuprof__buf_printf(b, "<text x=%d y=%d>step %llu</text><text x=%d y=%d text-anchor=end>step %llu</text>", pad, h - 8,
                         (unsigned long long)s->series[0].step, w - 10, h - 8,
                         (unsigned long long)(s->series[s->npoints - 1].step + s->series[s->npoints - 1].n - 1));
     gpuprof__buf_printf(b, "</svg><p class=note>blue: the mean step of each point (%u step%s a point; the band: min to max); green, dashed: "
                            "the typical steps' mean, what the drift compares; orange: points holding another kind of step (an evaluation "
-                           "every N) or outliers</p>\n", s->per_point, s->per_point == 1 ? "" : "s");
+                           "every N) or outliers; red rings: slow steps captured (GPUPROF_CAPTURE_SLOW)</p>\n", s->per_point, s->per_point == 1 ? "" : "s");
 }
 
 /* The ranges: the call tree, each with its calls and times (the largest rows). */
