@@ -1,8 +1,9 @@
 /* bench_checkpoint.c -- what summary checkpoints (GPUPROF_SUMMARY_EVERY) cost
    the program that records: the same training-like loop (steps of 200
    ranges under 20 phases, one counter) in four sessions of one process,
-   without checkpoints, with one every second, one every 100 ms, and one
-   every 100 ms that also writes the live metrics (GPUPROF_METRICS). Per
+   without checkpoints, with one every second, one every 100 ms, one
+   every 100 ms that also writes the live metrics (GPUPROF_METRICS), and
+   one every 100 ms that also writes the page (GPUPROF_HTML). Per
    session: the recording thread's CPU time per range (thread CPU clock:
    a checkpoint runs on gpuprof's own thread), and the wall time of each
    GPUPROF_STEP call (a step takes gpuprof__lock, which a checkpoint holds
@@ -10,7 +11,7 @@
    checkpoints, measured in the same run; nothing here passes or fails.
 
    usage: bench_checkpoint [SECONDS per session, default 3]
-   Writes its summaries and metrics in the current directory (bench_checkpoint.*). */
+   Writes its summaries, metrics and page in the current directory (bench_checkpoint.*). */
 #define GPUPROF_IMPLEMENTATION
 #include "../gpuprof.h"
 
@@ -36,7 +37,7 @@ static const char *const phases[20] = { "data", "embed", "attn.0", "mlp.0", "att
 typedef struct { double ns_per_range, step_p50, step_p99, step_max; long steps, slow; } result;
 
 /* One session of `seconds`, checkpoints every `every` s (<= 0: none). */
-static result session(double seconds, double every, const char *summary, const char *metrics) {
+static result session(double seconds, double every, const char *summary, const char *metrics, const char *html) {
     gpuprof_config cfg;
     result r;
     double *step_ns = (double *)malloc(sizeof(double) * 4000000), t_end, cpu0, ranges = 0;
@@ -48,6 +49,7 @@ static result session(double seconds, double every, const char *summary, const c
     cfg.summary_path = summary;
     cfg.summary_every = every > 0 ? every : -1;
     cfg.metrics = metrics;
+    cfg.html = html;
     cfg.trace_ring_mb = -1;                          /* statistics only: the checkpoint's cost, not the trace's */
     gpuprof_init(&cfg);
     t_end = now_ns(CLOCK_MONOTONIC) + seconds * 1e9;
@@ -79,16 +81,18 @@ static result session(double seconds, double every, const char *summary, const c
 
 int main(int argc, char **argv) {
     double seconds = argc > 1 ? atof(argv[1]) : 3.0;
-    static const double every[4] = { 0, 1.0, 0.1, 0.1 };
-    static const char *const label[4] = { "no checkpoints (baseline)", "a checkpoint every 1 s", "a checkpoint every 100 ms", "... and live metrics" };
-    static const char *const file[4] = { "bench_checkpoint.none.json", "bench_checkpoint.1s.json", "bench_checkpoint.100ms.json", "bench_checkpoint.metrics.json" };
-    result r[4];
+    static const double every[5] = { 0, 1.0, 0.1, 0.1, 0.1 };
+    static const char *const label[5] = { "no checkpoints (baseline)", "a checkpoint every 1 s", "a checkpoint every 100 ms", "... and live metrics",
+                                           "... and the page" };
+    static const char *const file[5] = { "bench_checkpoint.none.json", "bench_checkpoint.1s.json", "bench_checkpoint.100ms.json", "bench_checkpoint.metrics.json",
+                                         "bench_checkpoint.page.json" };
+    result r[5];
     int i;
     if (!(seconds > 0)) seconds = 3.0;
-    for (i = 0; i < 4; i++) r[i] = session(seconds, every[i], file[i], i == 3 ? "bench_checkpoint.prom" : NULL);
+    for (i = 0; i < 5; i++) r[i] = session(seconds, every[i], file[i], i == 3 ? "bench_checkpoint.prom" : NULL, i == 4 ? "bench_checkpoint.html" : NULL);
     printf("bench_checkpoint: %.1f s per session, steps of 200 ranges (20 phases x 10), one counter; statistics only\n", seconds);
     printf("%-28s %10s %8s %12s %12s %12s %10s %12s\n", "session", "ns/range", "ratio", "step p50", "step p99", "step max", "steps", "over 100 us");
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < 5; i++)
         printf("%-28s %10.2f %7.3fx %9.0f ns %9.0f ns %9.0f ns %10ld %12ld\n", label[i], r[i].ns_per_range, r[i].ns_per_range / r[0].ns_per_range,
                r[i].step_p50, r[i].step_p99, r[i].step_max, r[i].steps, r[i].slow);
     printf("(ns/range: the recording thread's CPU time per range, its GPUPROF_STEP calls included; step: the wall time of one GPUPROF_STEP call)\n");
