@@ -570,10 +570,14 @@ static void case_busy_pool(void) {
         if (!strcmp(cJSON_GetObjectItem(rg, "range")->valuestring, "pool")) pool = jnum(rg, "samples");
     cJSON_ArrayForEach(th, cJSON_GetObjectItem(smp, "threads"))
         if (cJSON_IsFalse(cJSON_GetObjectItem(th, "records_ranges"))) foreign += jnum(th, "samples");
-    fprintf(stderr, "pool: %.0f samples in \"pool\", %.0f from threads without ranges, of %.0f taken\n", pool, foreign, jnum(smp, "taken"));
+    fprintf(stderr, "pool: %.0f samples in \"pool\", %.0f from threads without ranges, of %.0f taken; %.2f of %.2f CPU seconds unsampled\n", pool, foreign,
+            jnum(smp, "taken"), jnum(smp, "unsampled_cpu_s"), jnum(smp, "process_cpu_s"));
     CHECK(r.rc == OWN_STATUS && gpuprof_lines(r.err) == 0, "64 busy threads after 800 sleeping ones, sampled: the program's own status, no gpuprof: line");
-    /* 64 threads share 2 CPUs for 1.5 s: about 3 CPU-seconds, 750 ticks at 250 Hz; each is found within 0.1-0.2 s */
-    CHECK(pool >= 150 && foreign >= 150, "... the busy threads are sampled (their samples in the range the stepping thread waits in)");
+    /* 64 threads share 2 CPUs for 1.5 s: about 3 CPU-seconds, 750 ticks at 250 Hz on an idle machine; each is
+       found within 0.1-0.2 s. On a loaded one they get less CPU (115 samples in one CI run): what is checked is
+       that their CPU time was under a timer and their samples are in the stepping thread's range */
+    CHECK(foreign >= 50 && pool >= 0.9 * foreign && jnum(smp, "unsampled_cpu_s") <= 0.6 * jnum(smp, "process_cpu_s"),
+          "... the busy threads are sampled (their CPU time under a timer, bar the keeper's delay in finding them; their samples in the range the stepping thread waits in)");
     cJSON_Delete(j);
     free(r.err);
 }
