@@ -4664,7 +4664,8 @@ static double gpuprof__gm_mean(const gpuprof__gm_acc *a, int k) {
 
 /* CUPTI's numbers for PM sampling (cupti_result.h, cupti_pmsampling.h, cupti_profiler_target.h). */
 enum { GPUPROF__PM_OK = 0, GPUPROF__PM_INVALID_PARAMETER = 1, GPUPROF__PM_OUT_OF_MEMORY = 8, GPUPROF__PM_HW_BUSY = 26,
-       GPUPROF__PM_NOT_SUPPORTED = 27, GPUPROF__PM_PRIVILEGES = 35, GPUPROF__PM_VGPU_PRIVILEGES = 40, GPUPROF__PM_MIG = 43 };
+       GPUPROF__PM_NOT_SUPPORTED = 27, GPUPROF__PM_PRIVILEGES = 35, GPUPROF__PM_VGPU_PRIVILEGES = 40, GPUPROF__PM_MIG = 43,
+       GPUPROF__PM_INVALID_CHIP = 46 };
 enum { GPUPROF__PM_TYPE = 1, GPUPROF__PM_API = 3, GPUPROF__PM_SUPPORTED = 3, GPUPROF__PM_TRIGGER_SYSCLK = 0, GPUPROF__PM_TRIGGER_TIME = 1,
        GPUPROF__PM_KEEP_OLDEST = 0, GPUPROF__PM_FULL = 1, GPUPROF__PM_END = 2 };
 #define GPUPROF__PM_VERSION 24        /* cuptiGetVersion of CUDA 12.6, the first with PM sampling */
@@ -4772,7 +4773,7 @@ static struct {
     int64_t decoded_to;           /* the latest sample's end: spans ending before it are covered */
     gpuprof__gm_span *spans;      /* a ring: waiting for decoded_to to pass their end */
     uint32_t span0, nspans;       /* the oldest, and how many */
-    uint64_t samples, lost, overflows, spans_uncovered, spans_dropped;
+    uint64_t samples, lost, overflows, spans_uncovered;
     double period_sum;            /* the samples' lengths, for the measured interval */
     double decode_cpu_s;          /* the decoding thread's CPU time */
     gpuprof__thread *tracer;      /* a thread state of gpuprof's own for the counter tracks (written once, at the start) */
@@ -4782,7 +4783,7 @@ static struct {
     pthread_t th;
     int running, opened, stop, done, hung;   /* the thread: started; past its opening; asked to end; ended; left behind at exit */
     int pm_inited;                /* cuptiProfilerInitialize succeeded in this process (never undone: FACTS 2.1) */
-    gpuprof__gm_acc live[1];      /* device-wide means since the last checkpoint, for the live metrics */
+    gpuprof__gm_acc live;         /* device-wide means since the last checkpoint, for the live metrics */
 } gpuprof__gm;
 static pthread_mutex_t gpuprof__gm_mu = PTHREAD_MUTEX_INITIALIZER;       /* the ring, the spans, the nodes' gm */
 static pthread_mutex_t gpuprof__gm_th_mu = PTHREAD_MUTEX_INITIALIZER;    /* the thread's stop and done */
@@ -4798,7 +4799,7 @@ static void gpuprof__gm_refuse(int state, const char *reason, const char *fmt, .
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     gpuprof__mu_lock(&gpuprof__gm_mu);
-    gpuprof__gm.state = state;
+    GPUPROF__ST(&gpuprof__gm.state, state);         /* read without the lock by gpuprof__gm_span_add */
     snprintf(gpuprof__gm.reason, sizeof gpuprof__gm.reason, "%s", reason);
     gpuprof__mu_unlock(&gpuprof__gm_mu);
     gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics are %s: %s", state == 3 ? "stopped" : "off", why);
@@ -4903,7 +4904,7 @@ static int gpuprof__gm_try(const char *chip, uint8_t *avail, const int *which, i
     if (*rc != GPUPROF__PM_OK || passes != 1) {
         GPUPROF_FREE(img);
         gpuprof__gm_host_free(host);
-        return *rc == GPUPROF__PM_NOT_SUPPORTED || *rc == 46 /* INVALID_CHIP_NAME */ ? -1 : 0;
+        return *rc == GPUPROF__PM_NOT_SUPPORTED || *rc == GPUPROF__PM_INVALID_CHIP ? -1 : 0;
     }
     gpuprof__gm_host_free(gpuprof__gm.host);
     GPUPROF_FREE(gpuprof__gm.config);
@@ -5128,7 +5129,7 @@ static void gpuprof__gm_attribute(gpuprof__node *node, int64_t a, int64_t b) {
     int k;
     if (!acc) {
         if ((acc = (gpuprof__gm_acc *)gpuprof__zalloc(sizeof *acc)) == NULL) return;
-        node->gm = acc;
+        GPUPROF__STR(&node->gm, (void *)acc);     /* read without gpuprof__gm_mu by the report's collection */
     }
     acc->calls++;
     acc->span_ns += (double)(b - a);
@@ -5161,7 +5162,6 @@ static void gpuprof__gm_span_add(gpuprof__node *node, int dev, int64_t a, int64_
                 gpuprof__gm_attribute(sp->node, sp->a, sp->b);
                 gpuprof__gm.span0 = (gpuprof__gm.span0 + 1) % GPUPROF__GM_SPANS;
                 gpuprof__gm.nspans--;
-                gpuprof__gm.spans_dropped++;
             }
             sp = &gpuprof__gm.spans[(gpuprof__gm.span0 + gpuprof__gm.nspans++) % GPUPROF__GM_SPANS];
             sp->node = node;
@@ -5222,9 +5222,9 @@ static void gpuprof__gm_put(uint64_t start, uint64_t end, const double *vals) {
     if (s.b > gpuprof__gm.decoded_to) gpuprof__gm.decoded_to = s.b;
     gpuprof__gm.samples++;
     gpuprof__gm.period_sum += (double)(end - start);
-    gpuprof__gm.live[0].samples++;
-    gpuprof__gm.live[0].cov_ns += (double)(end - start);
-    for (i = 0; i < GPUPROF__GM_N; i++) gpuprof__gm.live[0].sum[i] += (double)(end - start) * (double)s.v[i];
+    gpuprof__gm.live.samples++;
+    gpuprof__gm.live.cov_ns += (double)(end - start);
+    for (i = 0; i < GPUPROF__GM_N; i++) gpuprof__gm.live.sum[i] += (double)(end - start) * (double)s.v[i];
     gpuprof__mu_unlock(&gpuprof__gm_mu);
 }
 
@@ -5330,7 +5330,7 @@ static void *gpuprof__gm_main(void *arg) {
     started = gpuprof__gm_open() == 0;
     if (started) {
         gpuprof__mu_lock(&gpuprof__gm_mu);
-        gpuprof__gm.state = 1;
+        GPUPROF__ST(&gpuprof__gm.state, 1);
         gpuprof__mu_unlock(&gpuprof__gm_mu);
     } else (void)gpuprof__gm_end(0);
     gpuprof__mu_lock(&gpuprof__gm_th_mu);
@@ -5385,7 +5385,7 @@ static void gpuprof__gm_start(int asked, double interval_us, int device, int run
     uint64_t until;
     memset(gpuprof__gm.reason, 0, sizeof gpuprof__gm.reason);
     gpuprof__gm.asked = asked;
-    gpuprof__gm.state = 0;
+    GPUPROF__ST(&gpuprof__gm.state, 0);
     gpuprof__gm.runtime = runtime;
     if (!asked) return;
     if (device < 0) {
@@ -5457,20 +5457,20 @@ static void gpuprof__gm_close(void) {
         gpuprof__gm.spans = NULL;
     }
     gpuprof__gm.nring = gpuprof__gm.samples = gpuprof__gm.lost = gpuprof__gm.overflows = 0;
-    gpuprof__gm.spans_uncovered = gpuprof__gm.spans_dropped = 0;
+    gpuprof__gm.spans_uncovered = 0;
     gpuprof__gm.nspans = gpuprof__gm.span0 = 0;
     gpuprof__gm.decoded_to = 0;
     gpuprof__gm.period_sum = gpuprof__gm.decode_cpu_s = 0;
     gpuprof__gm.tracer = NULL;
-    memset(gpuprof__gm.live, 0, sizeof gpuprof__gm.live);
-    if (gpuprof__gm.state == 1 || gpuprof__gm.state == 3) gpuprof__gm.state = 0;
+    memset(&gpuprof__gm.live, 0, sizeof gpuprof__gm.live);
+    if (gpuprof__gm.state == 1 || gpuprof__gm.state == 3) GPUPROF__ST(&gpuprof__gm.state, 0);
     gpuprof__mu_unlock(&gpuprof__gm_mu);
 }
 
 /* A node's figures as they are now (zeroes: none). */
 static void gpuprof__gm_node_get(const gpuprof__node *n, gpuprof__gm_acc *out) {
     memset(out, 0, sizeof *out);
-    if (!n->gm) return;
+    if (!GPUPROF__LDA(&n->gm)) return;
     gpuprof__mu_lock(&gpuprof__gm_mu);
     *out = *(const gpuprof__gm_acc *)n->gm;
     gpuprof__mu_unlock(&gpuprof__gm_mu);
@@ -5478,7 +5478,7 @@ static void gpuprof__gm_node_get(const gpuprof__node *n, gpuprof__gm_acc *out) {
 
 /* A node's figures cleared (the warm-up's end, a window's start). */
 static void gpuprof__gm_node_clear(gpuprof__node *n) {
-    if (!n->gm) return;
+    if (!GPUPROF__LDA(&n->gm)) return;
     gpuprof__mu_lock(&gpuprof__gm_mu);
     memset(n->gm, 0, sizeof(gpuprof__gm_acc));
     gpuprof__mu_unlock(&gpuprof__gm_mu);
@@ -5488,8 +5488,8 @@ static void gpuprof__gm_node_clear(gpuprof__node *n) {
 /* The device-wide means since the last call, for the live metrics; 0 when no sample came. */
 static int gpuprof__gm_live(int *device, gpuprof__gm_acc *out) {
     gpuprof__mu_lock(&gpuprof__gm_mu);
-    *out = gpuprof__gm.live[0];
-    memset(gpuprof__gm.live, 0, sizeof gpuprof__gm.live);
+    *out = gpuprof__gm.live;
+    memset(&gpuprof__gm.live, 0, sizeof gpuprof__gm.live);
     *device = gpuprof__gm.device;
     gpuprof__mu_unlock(&gpuprof__gm_mu);
     return out->samples > 0;
@@ -13735,7 +13735,7 @@ static void gpuprof__row_add(gpuprof__row *r, gpuprof__node *n) {
     r->copy_bytes += GPUPROF__LD(&n->copy_bytes);
     r->copy_pageable += GPUPROF__LD(&n->copy_pageable);
     r->sync_ns += GPUPROF__LD(&n->sync_ns);
-    if (n->gm) {
+    if (GPUPROF__LDA(&n->gm)) {
         gpuprof__gm_acc a;
         gpuprof__gm_node_get(n, &a);
         gpuprof__gm_merge(&r->gm, &a);
