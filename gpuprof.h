@@ -1543,54 +1543,11 @@ typedef struct gpuprof__pfseq {
    become the no-ops of the stubs there, and GPUPROF_SAMPLE gets one line). */
 #if defined(GPUPROF_NO_SAMPLES)
 #define GPUPROF__SAMPLES 0
-typedef struct gpuprof__smp gpuprof__smp;
 #else
 #define GPUPROF__SAMPLES 1
-/* CPU samples (SPEC 16; section "CPU samples: the sampler"): a sampled thread's
-   samples, added up by the signal handler as they come -- one slot per
-   (innermost open range, call stack), its return addresses in frames[] --
-   so that memory stays bounded over a run of hours. Preallocated when the
-   thread is first sampled; the handler writes it, a report reads it. */
-#define GPUPROF__SMP_SLOTS 4096           /* distinct (range, stack) pairs a thread keeps */
-#define GPUPROF__SMP_FRAMES 65536         /* the return addresses of their stacks, all together */
-#define GPUPROF__SMP_DEPTH 32             /* frames of a stack: the interrupted PC and 31 callers */
-#define GPUPROF__SMP_SCAN_WORDS 64        /* without a frame chain, the stack words read above the stack pointer ... */
-#define GPUPROF__SMP_SCAN_KEEP 8          /* ... and the code addresses kept of them, */
-#define GPUPROF__SMP_SCANNED ((uintptr_t)1 << 62)   /* each marked so (user addresses are below 2^48) */
-#define GPUPROF__SMP_RING 4096            /* a thread's samples waiting for the Perfetto trace's writer */
-typedef struct gpuprof__smp_slot {
-    uint64_t hash;                        /* 0: free; published last (release) */
-    const struct gpuprof__node *node;     /* the innermost open range (NULL: none) */
-    uint32_t at, depth;                   /* its stack: frames[at .. at + depth), the PC first */
-    uint32_t gen;                         /* the code map's size when taken: its addresses are named by the objects loaded then */
-    uint64_t count;
-} gpuprof__smp_slot;
-typedef struct gpuprof__smp {
-    uintptr_t stack_lo, stack_hi;         /* the thread's stack: the frame walk stays inside it */
-    uint64_t cpu0_ns;                     /* the thread's CPU time when its timer started */
-    uint64_t cpu_ns;                      /* CPU time sampled so far, timers stopped since */
-    uint64_t cpu_before;                  /* a thread that records no range: the CPU time of the threads its entry held before */
-    uint32_t threads;                     /* ... and how many threads it has held (a pool's ended threads' entries are reused) */
-    uint64_t taken, lost;                 /* samples the handler took; those it had no room to keep */
-    uint64_t overruns;                    /* expiries the kernel merged into one signal (si_overrun): a tick coarser than the rate, or a thread preempted */
-    uint64_t gen;                         /* the thread's timer: its number + 1 (0: none) */
-    int silent;                           /* its timer fired and no sample arrived: its signal is blocked there, or read (signalfd) */
-    uint64_t look_taken, look_cpu;        /* the keeper's: samples taken when it last saw one arrive, and the thread's CPU time then */
-    int busy;                             /* the handler is in it */
-    int tid;
-    uintptr_t seen_sp;                    /* a thread that records no range: a stack pointer its handler saw, until the keeper
-                                             finds its stack's bounds (the walk needs them) */
-    uint32_t nframes;
-    uint64_t ring_head, ring_tail;        /* samples for the trace: put by the handler, taken by its writer */
-    uint64_t trace_lost;                  /* samples kept but left out of the trace: the ring was full, or the thread records no range */
-    uint32_t map_seq;                     /* the Perfetto sequence that has the samples' mapping interned */
-    uint64_t ring_ts[GPUPROF__SMP_RING];  /* a sample's time: ticks since the thread's clock base */
-    uint32_t ring_slot[GPUPROF__SMP_RING];
-    uint32_t slot_seq[GPUPROF__SMP_SLOTS];   /* the Perfetto sequence a slot's call stack is interned in */
-    gpuprof__smp_slot slot[GPUPROF__SMP_SLOTS];
-    uintptr_t frames[GPUPROF__SMP_FRAMES];
-} gpuprof__smp;
 #endif
+/* A thread's samples (section "CPU samples: the sampler"). */
+typedef struct gpuprof__smp gpuprof__smp;
 
 typedef struct gpuprof__thread {
     struct gpuprof__thread *next;
@@ -7536,7 +7493,1813 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 #endif
 
 
-#if GPUPROF__SAMPLES
+/* ----------------------------------------------------------------------
+   Trace output, the layers: recording (section "Trace buffers") fills each
+   thread's blocks with fixed-size events; an encoder turns a block's events
+   into the bytes of a format (Chrome JSON, next section); a sink decides
+   where those bytes go and when (the streamed file and its writer thread, a
+   copy of it, the flight recorder's dump: the section after). A trace
+   output (gpuprof__tout) is one file being written: its descriptor, the
+   bytes and events in it, its format. A new format is one encoder and a
+   row in gpuprof__trace_encoders; a new destination is one sink.
+   ---------------------------------------------------------------------- */
+#define GPUPROF__WBUF 1048576         /* the encoders' buffer (gpuprof__trace.wbuf, a stage) */
+#define GPUPROF__WSTAGE 524288        /* a stage is written once it holds this much */
+
+/* n bytes to the output's file. A failed write is one message; the output
+   then writes nothing more (failed), and the statistics go on. */
+static void gpuprof__trace_bytes(gpuprof__tout *o, const char *s, size_t n) {
+    gpuprof__sigs_hold hold;
+    int err = 0;
+    o->off += n;
+    if (!n || o->failed) return;
+    gpuprof__sigs_block(&hold);                 /* a file-size limit or a closed pipe is an error here, not the program's death */
+    while (n) {
+        ssize_t w = write(o->fd, s, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : EIO;
+            snprintf(o->error, sizeof o->error, "%s", w < 0 ? strerror(err) : "no progress");
+            break;
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+    gpuprof__sigs_restore(&hold, err);
+    if (!n) return;
+    GPUPROF__STR(&o->failed, 1);    /* a report reads the error after it */
+    if (err == EFBIG) gpuprof__fsize_warn();
+    else gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s; the trace stops here, statistics go on (check the path and free space)", o->path, o->error);
+}
+
+/* The bytes staged (gpuprof__trace_stage), written now. */
+static void gpuprof__trace_flush(gpuprof__tout *o) {
+    size_t k = o->staged;
+    o->staged = 0;
+    if (k) gpuprof__trace_bytes(o, o->stage, k);
+}
+
+/* Appends n bytes to the output's file, after the bytes staged (none when
+   s is the stage itself: the encoder wrote on after them). */
+static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
+    if (s == o->stage) o->staged = 0;
+    else gpuprof__trace_flush(o);
+    gpuprof__trace_bytes(o, s, n);
+}
+
+/* Where an encoder puts a block's bytes: the output's stage, after what
+   waits there, or the shared buffer (dumps, copies: written at once). */
+GPUPROF__INLINE char *gpuprof__trace_buf(const gpuprof__tout *o) {
+    return o->stage ? o->stage : gpuprof__trace.wbuf;
+}
+
+/* The encoder is done with a block: its bytes [buf, end) are written, or,
+   in a stage that is not yet half full, kept for the next block's. The
+   kernel charges less for each byte of one large write() than of many
+   small ones (page-cache folios filled whole: about 3.5 against 6.5 ns per
+   22 bytes for 1 MiB against 45 KiB writes on ext4), and a busy stream's
+   blocks each encode to tens of KiB; the writer writes the stage out
+   whenever it runs out of blocks (gpuprof__trace_flush). */
+static void gpuprof__trace_stage(gpuprof__tout *o, char *buf, char *end) {
+    size_t n = (size_t)(end - buf);
+    if (o->stage && buf == o->stage && n < GPUPROF__WSTAGE) { o->staged = (uint32_t)n; return; }
+    gpuprof__trace_write(o, buf, n);
+}
+
+/* An encoder: what starts a file; a block's events [from, n) written (WORK,
+   FLOW and a kernel's argument records are parts of the event after them,
+   held in the recording thread's state until it comes), returning the
+   events written; what ends a file: the events in it, those dropped, and a
+   flight-recorder dump's window (events older than window_ns fell out). */
+typedef struct gpuprof__trace_encoder {
+    void (*begin)(gpuprof__tout *o);
+    uint32_t (*events)(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n);
+    void (*end)(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns);
+} gpuprof__trace_encoder;
+
+/* The work a WORK event left for this range event, if it is the one. */
+static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_id, double *w) {
+    if (t->fmt.work_name != name_id) return NULL;
+    w[0] = t->fmt.work_flops;
+    w[1] = t->fmt.work_bytes;
+    t->fmt.work_name = 0;
+    return w;
+}
+
+/* A record that is part of the event after it (WORK, FLOW; a kernel's KA
+   and KB), kept in its thread's state until that event is written. */
+static void gpuprof__trace_aux_hold(gpuprof__thread *t, const gpuprof__event *e, int type) {
+    switch (type) {
+    case GPUPROF__EV_WORK:
+        t->fmt.work_name = e->name_id;
+        t->fmt.work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
+        memcpy(&t->fmt.work_bytes, &e->ts, sizeof t->fmt.work_bytes);
+        memcpy(&t->fmt.work_flops, &e->u.dur_ns, sizeof t->fmt.work_flops);
+        break;
+    case GPUPROF__EV_FLOW:
+        t->fmt.flow_tid = (int)e->u.dur_ns;
+        t->fmt.flow_ns = gpuprof__ticks_to_ns(e->ts);
+        t->fmt.flow_name = e->name_id;
+        break;
+    default:       /* GPUPROF__EV_KA, GPUPROF__EV_KB */
+        t->fmt.karg[type - GPUPROF__EV_KA] = *e;
+        break;
+    }
+}
+
+GPUPROF__INLINE int gpuprof__trace_is_aux(int type) {
+    return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW || type == GPUPROF__EV_KA || type == GPUPROF__EV_KB;
+}
+
+#ifdef GPUPROF_CUDA
+/* The name of captured copy or memset work as Kineto spells it ("Memcpy
+   HtoD (Pinned -> Device)", "Memset (Device)"), from its event's flags:
+   the kind in bits 0-1, the direction in 2-5, the host memory in 6-7. */
+static const char *gpuprof__trace_copy_name(char *buf, size_t n, const gpuprof__event *e) {
+    static const char *const dir[11] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+    static const char *const host[4] = { "", "Pageable", "Pinned", "" };
+    uint32_t d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
+    if ((e->flags & 3u) != GPUPROF__KR_MEMCPY) return "Memset (Device)";
+    if (d > 10) d = 0;
+    if (*host[h] && (d == 1 || d == 2)) snprintf(buf, n, d == 1 ? "Memcpy %s (%s -> Device)" : "Memcpy %s (Device -> %s)", dir[d], host[h]);
+    else snprintf(buf, n, "Memcpy %s", dir[d]);
+    return buf;
+}
+
+/* A kernel event's occupancy arguments, from its aux events (karg) and its
+   device's limits: Kineto's "blocks per SM" (grid blocks / SMs), "warps per
+   SM" (grid warps / SMs) and "est. achieved occupancy %", and the
+   theoretical occupancy (SPEC 20). 0: the device's limits are unknown. */
+typedef struct gpuprof__kfig { double blocks_sm, warps_sm, est_pct, occ_pct; } gpuprof__kfig;
+static int gpuprof__trace_kfig(const gpuprof__event *karg, int dev, gpuprof__kfig *f) {
+    const gpuprof__devlim *d = dev >= 0 && dev < GPUPROF__MAX_DEV ? &gpuprof__gpu.lim[dev] : NULL;
+    uint64_t blocks = (karg[0].ts & 0xffffffffu) * (karg[0].ts >> 32) * (karg[0].u.dur_ns & 0xffffffffu);
+    uint64_t threads = (karg[0].u.dur_ns >> 32) * (karg[0].name_id & 0x7ffu) * ((karg[0].name_id >> 11) & 0x7fu);
+    int bps = (int)karg[1].flags - 1, max_warps;
+    double warps;
+    if (!d || bps < 0 || d->sms <= 0 || d->warp <= 0 || (max_warps = d->threads_sm / d->warp) <= 0) return 0;
+    warps = (double)((threads + (uint64_t)d->warp - 1) / (uint64_t)d->warp);
+    f->blocks_sm = (double)blocks / d->sms;
+    f->warps_sm = f->blocks_sm * warps;
+    f->occ_pct = 100.0 * bps * warps / max_warps;
+    f->est_pct = 100.0 * f->warps_sm / max_warps;
+    if (f->est_pct > f->occ_pct) f->est_pct = f->occ_pct;
+    return 1;
+}
+#endif
+
+#ifdef GPUPROF_CUDA
+/* The state whose block of thread tid the formatter encoded last, to name
+   that thread's track where other events land on it (captured CUDA calls,
+   written from gpuprof's own blocks) and none of its own do: a part of a
+   busy stream may hold none. NULL: no block of it was encoded yet. The
+   list is only ever added to while a session runs (release, at its head). */
+static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
+    gpuprof__thread *t;
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
+        if (t->fmt_tid == (int)tid) return t;
+    /* none yet: the first part of a trace may fill with the collector's
+       events before any block of the launching thread is encoded; its
+       state's own name and order then (set when it joined the session) */
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
+        if (t->tid == (int)tid && t->label[0]) {
+            t->fmt_tid = t->tid;
+            t->fmt_index = t->index;
+            memcpy(t->fmt_label, t->label, sizeof t->fmt_label);
+            return t;
+        }
+    return NULL;
+}
+#endif
+
+#ifdef GPUPROF_CUDA
+/* Lanes. GPU slices may overlap on one stream's track without nesting: a
+   graph's branches run at once on the stream it was launched into, a
+   programmatic dependent launch starts a kernel before the one before it
+   ends, two ranges' GPU spans cross. The Perfetto UI drops a JSON complete
+   event that overlaps its track's open one without nesting in it (import
+   stat slice_drop_overlapping_complete_event), and in Perfetto's format an
+   end would close the wrong begin. So each output puts every GPU slice on
+   a lane of its track: the first lane where it overlaps nothing (captured
+   work: kernels never nest) or nests with everything (GPU ranges: a child
+   inside its parent, begun later), judged against the last
+   GPUPROF__LANE_KEEP slices put there and the spans of those before them
+   (GPUPROF__LANE_RUNS runs, each covering some of them and the gaps
+   between). Lane 0 is the track itself; lane k is "GPU 0 stream 7 (k+1):
+   ...", just below it. Slices arrive in no set order (a parent after its
+   children, a buffer's kernels before or after the next buffer's), hence a
+   window, not a sorted list. */
+#define GPUPROF__LANE_TID(track, lane) (GPUPROF__GPU_TID0 + (uint32_t)(track) * GPUPROF__LANES + (uint32_t)(lane))
+
+/* Whether [ts, end] may go on the lane: apart from each slice there (ends
+   may touch begins) or, a range, strictly inside or around it; and apart
+   from each run of those no longer kept or, a range, around it. */
+static int gpuprof__lane_fits(const gpuprof__lane *l, uint64_t ts, uint64_t end, int nests) {
+    uint32_t i;
+    if (ts >= l->last || end <= l->first) return 1;   /* after or before all: most slices */
+    for (i = 0; i < l->n; i++) {                       /* newest first: the likeliest to overlap */
+        uint32_t k = (l->next + GPUPROF__LANE_KEEP - 1 - i) % GPUPROF__LANE_KEEP;
+        uint64_t a = l->ts[k], b = l->end[k];
+        if (end <= a || ts >= b) continue;
+        if (nests && ((ts < a && end >= b) || (ts > a && end <= b))) continue;
+        return 0;
+    }
+    for (i = 0; i < l->runs; i++)
+        if (end > l->lo[i] && ts < l->hi[i] && !(nests && ts < l->lo[i] && end >= l->hi[i])) return 0;
+    return 1;
+}
+
+/* A slice no longer kept, into the runs: merged with those it overlaps or
+   touches (back-to-back work is one run);
+   past GPUPROF__LANE_RUNS, the two neighbouring runs that span the least
+   time together become one (the gap between them taken as busy): siblings
+   rather than a long slice and a short one, so that a late parent can
+   still be around its children. */
+static void gpuprof__lane_forget(gpuprof__lane *l, uint64_t a, uint64_t b) {
+    uint32_t i, k, best = 0, r = l->runs;
+    if (r && a >= l->lo[r - 1] && a <= l->hi[r - 1]) {  /* the last run goes on (work in order): it meets no other */
+        if (b > l->hi[r - 1]) l->hi[r - 1] = b;
+        return;
+    }
+    for (i = 0; i < l->runs;) {
+        if (a <= l->hi[i] && b >= l->lo[i]) {        /* meets run i: they become one */
+            if (l->lo[i] < a) a = l->lo[i];
+            if (l->hi[i] > b) b = l->hi[i];
+            memmove(&l->lo[i], &l->lo[i + 1], (l->runs - i - 1) * sizeof l->lo[0]);
+            memmove(&l->hi[i], &l->hi[i + 1], (l->runs - i - 1) * sizeof l->hi[0]);
+            l->runs--;
+        } else i++;
+    }
+    if (l->runs == GPUPROF__LANE_RUNS) {                 /* full: the two spanning least together become one */
+        for (k = 1; k < l->runs; k++)
+            if (l->hi[k] - l->lo[k - 1] < l->hi[best + 1] - l->lo[best]) best = k - 1;
+        l->hi[best] = l->hi[best + 1];
+        memmove(&l->lo[best + 1], &l->lo[best + 2], (l->runs - best - 2) * sizeof l->lo[0]);
+        memmove(&l->hi[best + 1], &l->hi[best + 2], (l->runs - best - 2) * sizeof l->hi[0]);
+        l->runs--;
+        if (a <= l->hi[best] && b >= l->lo[best]) { gpuprof__lane_forget(l, a, b); return; }
+    }
+    for (i = 0; i < l->runs && l->lo[i] < a; i++) {}
+    memmove(&l->lo[i + 1], &l->lo[i], (l->runs - i) * sizeof l->lo[0]);
+    memmove(&l->hi[i + 1], &l->hi[i], (l->runs - i) * sizeof l->hi[0]);
+    l->lo[i] = a;
+    l->hi[i] = b;
+    l->runs++;
+}
+
+/* [ts, end] onto the lane; the oldest slice kept goes into the runs. */
+static void gpuprof__lane_put(gpuprof__lane *l, uint64_t ts, uint64_t end) {
+    if (!l->n || ts < l->first) l->first = ts;
+    if (!l->n || end > l->last) l->last = end;
+    if (l->n == GPUPROF__LANE_KEEP) gpuprof__lane_forget(l, l->ts[l->next], l->end[l->next]);
+    else l->n++;
+    l->ts[l->next] = ts;
+    l->end[l->next] = end;
+    l->next = (l->next + 1) % GPUPROF__LANE_KEEP;
+}
+
+/* The lane of a GPU slice [ts, end] on its track in this output. Without
+   memory for lanes, lane 0 (the track, as without lanes); past the last
+   lane, the last, with one message. */
+static uint32_t gpuprof__lane_of(gpuprof__tout *o, uint32_t track, uint64_t ts, uint64_t end, int nests) {
+    gpuprof__lanes *ls;
+    uint32_t k;
+    if (!o->lanes && !(o->lanes = (gpuprof__lanes **)gpuprof__zalloc(GPUPROF__TRACKS * sizeof *o->lanes))) return 0;
+    if (!(ls = o->lanes[track]) && !(ls = o->lanes[track] = (gpuprof__lanes *)gpuprof__zalloc(sizeof *ls))) return 0;
+    if (ls->gen != o->gen) {                  /* a new part: its lanes afresh */
+        memset(ls, 0, sizeof *ls);
+        ls->gen = o->gen;
+    }
+    for (k = 0; k < ls->used && !gpuprof__lane_fits(&ls->lane[k], ts, end, nests); k++) {}
+    if (k == ls->used) {
+        if (k < GPUPROF__LANES) ls->used++;
+        else {
+            k = GPUPROF__LANES - 1;
+            if (!ls->over++)
+                gpuprof__warn(GPUPROF__W_KERNELS, "more than %d GPU slices overlap at once on the trace's track \"%s\": the viewers drop those that do not fit its last lane",
+                              GPUPROF__LANES, gpuprof__gpu.track[track].label);
+        }
+    }
+    gpuprof__lane_put(&ls->lane[k], ts, end);
+    return k;
+}
+
+/* A lane's name: its track's, with " (k+1)" after the stream ("GPU 0
+   stream 7 (2): kernels, copies (CUPTI)"). */
+static const char *gpuprof__lane_label(char *buf, size_t n, uint32_t track, uint32_t lane) {
+    const char *label = gpuprof__gpu.track[track].label, *colon = strchr(label, ':');
+    if (!lane) return label;
+    if (colon) snprintf(buf, n, "%.*s (%u)%s", (int)(colon - label), label, lane + 1, colon);
+    else snprintf(buf, n, "%s (%u)", label, lane + 1);
+    return buf;
+}
+
+/* Whether lane k of the track is to be named in this output (once). */
+static int gpuprof__lane_unnamed(gpuprof__tout *o, uint32_t track, uint32_t lane) {
+    gpuprof__lanes *ls = o->lanes ? o->lanes[track] : NULL;
+    if (!lane) {                          /* the track itself: named as without lanes */
+        if (gpuprof__gpu.track_meta[track] == o->gen) return 0;
+        gpuprof__gpu.track_meta[track] = o->gen;
+        return 1;
+    }
+    if (!ls || (ls->named & (1u << lane))) return 0;
+    ls->named |= 1u << lane;
+    return 1;
+}
+
+static void gpuprof__lanes_free(gpuprof__tout *o) {
+    uint32_t i;
+    if (!o->lanes) return;
+    for (i = 0; i < GPUPROF__TRACKS; i++) GPUPROF_FREE(o->lanes[i]);
+    GPUPROF_FREE(o->lanes);
+    o->lanes = NULL;
+}
+#endif
+
+/* A step as the encoders see it: one marked outside any range (its depth,
+   in the flags, is 0) starts a slice that the next such step on the thread
+   ends; one inside a range starts none. The slice is "ProfilerStep#N"
+   (Kineto's name) with N the number of the step it is in gpuprof's report,
+   the summary and the slow-step captures: the step that the mark ending it
+   ends (the mark "step N"; the first GPUPROF_STEP ends none). Remembers
+   this step; returns 1 when it ends a slice, *from and *no that slice's
+   begin (ns) and N. */
+static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts, uint64_t *from, uint64_t *no) {
+    /* a step begun in an earlier part ends in this one (gpuprof__trace_rotate; a busy
+       part may hold none of the thread's events); generations only grow */
+    int outside = (e->flags >> 8) == 0, ends = outside && t->fmt.step_gen && t->fmt.step_gen >= o->first_gen;
+    *from = t->fmt.step_ns;
+    *no = e->u.step;
+    t->fmt.step_gen = outside ? o->gen : 0;
+    t->fmt.step_ns = ts;
+    return ends;
+}
+
+/* ----------------------------------------------------------------------
+   Trace encoder, Chrome JSON: the file is a JSON array of events ("[" ...
+   "]"), the form both the Perfetto UI and chrome://tracing open when the
+   closing "]" is missing, so a run killed at any moment leaves a file they
+   open as it is. A block's events are formatted into gpuprof__trace.wbuf and
+   written one write() per chunk of whole events.
+   ---------------------------------------------------------------------- */
+static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
+    p = gpuprof__put_s(p, ",\n{\"ph\":\"");
+    p = gpuprof__put_s(p, ph);
+    p = gpuprof__put_s(p, "\",\"pid\":");
+    if (gpuprof__run.trace_pid < 0) { *p++ = '-'; p = gpuprof__put_u64(p, (uint64_t)-(int64_t)gpuprof__run.trace_pid); }
+    else p = gpuprof__put_u64(p, (uint64_t)gpuprof__run.trace_pid);
+    p = gpuprof__put_s(p, ",\"tid\":");
+    return gpuprof__put_u64(p, tid);
+}
+
+/* A process killed inside write() leaves the file cut at a page boundary
+   (the kernel copies page by page and stops at a fatal signal). So no event
+   may straddle a 4 KiB file offset: one that would is pushed past it with
+   spaces, and any cut falls between two events. */
+static GPUPROF__NOINLINE char *gpuprof__trace_pad(uint64_t a, char *start, char *end) {
+    size_t pad = (size_t)(4096 - a % 4096);
+    memmove(start + pad, start, (size_t)(end - start));
+    memset(start, ' ', pad);
+    return end + pad;
+}
+GPUPROF__INLINE char *gpuprof__trace_fit(const gpuprof__tout *o, const char *buf, char *start, char *end) {
+    uint64_t a = o->off + (uint64_t)(start - buf), b = a + (uint64_t)(end - start);
+    if (GPUPROF__UNLIKELY(((a ^ (b - 1)) >> 12) != 0 && (b & 4095) != 0)) return gpuprof__trace_pad(a, start, end);
+    return end;
+}
+
+/* The metadata naming a track (a thread, or a GPU stream) and ordering it. */
+static char *gpuprof__trace_track_meta(char *p, uint32_t tid, const char *label, uint64_t sort_index) {
+    p = gpuprof__trace_head(p, "M", tid);
+    p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+    p += gpuprof__json_escape(p, label, strlen(label));
+    p = gpuprof__put_s(p, "}}");
+    p = gpuprof__trace_head(p, "M", tid);
+    p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+    p = gpuprof__put_u64(p, sort_index);
+    return gpuprof__put_s(p, "}}");
+}
+
+/* A JSON number (9 significant digits), or null for NaN and infinities. */
+static char *gpuprof__put_num(char *p, double v) {
+    if (!gpuprof__finite(v)) return gpuprof__put_s(p, "null");
+    return p + gpuprof__fmt(p, 40, "%.9g", v);
+}
+
+/* The rest of a complete event after its category: name, ts, dur, args
+   (warm-up; the work of a GPUPROF_RANGE_WORK range with the rates achieved
+   in this event's measured duration). */
+GPUPROF__INLINE char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags) {
+    if (GPUPROF__LIKELY(nm->json_len <= GPUPROF__JSON_PAD)) memcpy(p, nm->json, GPUPROF__JSON_PAD);   /* one fixed-size copy */
+    else memcpy(p, nm->json, nm->json_len);
+    p += nm->json_len;
+    memcpy(p, ",\"ts\":", 6);
+    p = gpuprof__put_us(p + 6, ts);
+    memcpy(p, ",\"dur\":", 7);
+    p = gpuprof__put_us(p + 7, dur);
+    if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
+    *p++ = '}';
+    return p;
+}
+
+/* The same with the work of a GPUPROF_RANGE_WORK call in args, and with
+   rates (the event measures the call: its GPU event, or its CPU event when
+   it has none) from its measured duration, before any drawing nudge. */
+static GPUPROF__NOINLINE char *gpuprof__trace_span_work(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags,
+                                                        const double *work, int rates, uint64_t measured) {
+    double s = measured > 0 ? (double)measured * 1e-9 : 0;
+    p = gpuprof__trace_span(p, nm, ts, dur, flags & ~GPUPROF__EVF_WARMUP) - 1;   /* reopened before its '}' */
+    p = gpuprof__put_s(p, (flags & GPUPROF__EVF_WARMUP) ? ",\"args\":{\"warmup\":true," : ",\"args\":{");
+    /* one number per call: without stb_sprintf gpuprof__fmt turns a locale's ',' into '.' */
+    p = gpuprof__put_num(gpuprof__put_s(p, "\"flops\":"), work[0]);
+    p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes\":"), work[1]);
+    if (work[1] > 0) p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_byte\":"), work[0] / work[1]);
+    if (s > 0 && rates) {
+        p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_s\":"), work[0] / s);
+        p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes_per_s\":"), work[1] / s);
+    }
+    return gpuprof__put_s(p, "}}");
+}
+
+#ifdef GPUPROF_CUDA
+/* A flow arrow from the CPU range that began a GPU range to it ("s" binds to
+   the slice around its ts on the CPU thread, "f" with "bp":"e" to the GPU
+   slice around its ts); Perfetto draws it, chrome://tracing too. */
+static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, const char *cat, const char *name, uint32_t cpu_tid, uint64_t cpu_ns, uint32_t gpu_tid, uint64_t gpu_ns) {
+    uint64_t id = ++o->flows;
+    p = gpuprof__trace_head(p, "s", cpu_tid);
+    p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, ",\"cat\":\""), cat), "\",\"name\":\""), name);
+    p = gpuprof__put_s(p, "\",\"id\":");
+    p = gpuprof__put_u64(p, id);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), cpu_ns);
+    *p++ = '}';
+    p = gpuprof__trace_head(p, "f", gpu_tid);
+    p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, ",\"bp\":\"e\",\"cat\":\""), cat), "\",\"name\":\""), name);
+    p = gpuprof__put_s(p, "\",\"id\":");
+    p = gpuprof__put_u64(p, id);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), gpu_ns);
+    *p++ = '}';
+    return p;
+}
+#endif
+
+#ifdef GPUPROF_CUDA
+/* A lane of a GPU stream's track: its name, once per output (the lanes
+   sorted below their track); returns its tid in *tid. */
+static char *gpuprof__trace_gpu_lane(gpuprof__tout *o, char *p, uint32_t track, uint32_t lane, uint32_t *tid) {
+    char label[128];
+    *tid = GPUPROF__LANE_TID(track, lane);
+    if (!gpuprof__lane_unnamed(o, track, lane)) return p;
+    return gpuprof__trace_track_meta(p, *tid, gpuprof__lane_label(label, sizeof label, track, lane), 100000 + (uint64_t)track * GPUPROF__LANES + lane);
+}
+
+/* The CUDA call that launched captured GPU work, on its CPU thread (Kineto's "cuda_runtime"). */
+static char *gpuprof__trace_kapi(char *p, const gpuprof__event *e) {
+    uint32_t cbid = e->flags & GPUPROF__KAPI_CBID, driver = e->flags >> 15;
+    p = gpuprof__trace_head(p, "X", (uint32_t)(e->u.dur_ns >> 40));
+    p = gpuprof__put_s(p, driver ? ",\"cat\":\"cuda_driver\",\"name\":\"" : ",\"cat\":\"cuda_runtime\",\"name\":\"");
+    p = gpuprof__put_s(p, gpuprof__kc_call_name(cbid, (int)driver));
+    if (!strcmp(gpuprof__kc_call_name(cbid, (int)driver), "CUDA call")) { *p++ = ' '; p = gpuprof__put_u64(p, cbid); }
+    p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), e->ts);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), e->u.dur_ns & ((1ull << 40) - 1));
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"correlation\":"), e->name_id);
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cbid\":"), cbid);
+    return gpuprof__put_s(p, "}}");
+}
+
+static char *gpuprof__put_dim3(char *p, uint64_t x, uint64_t y, uint64_t z) {
+    *p++ = '[';
+    p = gpuprof__put_u64(p, x);
+    *p++ = ',';
+    p = gpuprof__put_u64(p, y);
+    *p++ = ',';
+    p = gpuprof__put_u64(p, z);
+    *p++ = ']';
+    return p;
+}
+
+/* A captured kernel, copy or memset on its stream's track, with Kineto's
+   category and arguments, and an arrow from the call that launched it. */
+static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
+    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u;
+    uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts;
+    uint32_t launcher = karg[1].name_id, kern = karg[0].flags, tid;
+    char name[96];
+    gpuprof__kfig kf;
+    p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 0), &tid);
+    p = gpuprof__trace_head(p, "X", tid);
+    if (kind == GPUPROF__KR_KERNEL) {
+        p = gpuprof__put_s(p, ",\"cat\":\"kernel\",\"name\":");
+        p = gpuprof__put_s(p, kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->json : "\"(kernel)\"");
+    } else {
+        p = gpuprof__put_s(p, kind == GPUPROF__KR_MEMCPY ? ",\"cat\":\"gpu_memcpy\",\"name\":\"" : ",\"cat\":\"gpu_memset\",\"name\":\"");
+        p = gpuprof__put_s(p, gpuprof__trace_copy_name(name, sizeof name, e));
+        *p++ = '"';
+    }
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), ts);
+    p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), dur);
+    /* Kineto's device and stream (HolisticTraceAnalysis finds GPU work by its stream) */
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"device\":"), (uint64_t)gpuprof__gpu.track[track].dev);
+    {
+        uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
+        p = gpuprof__put_s(p, ",\"stream\":");
+        p = sv >= 0x10000u ? gpuprof__put_u64(p, (uint64_t)(sv - 0x10000u)) : gpuprof__put_s(p, "-1");   /* the shared last track */
+    }
+    if (kind == GPUPROF__KR_KERNEL) {
+        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"grid\":"), karg[0].ts & 0xffffffffu, karg[0].ts >> 32, karg[0].u.dur_ns & 0xffffffffu);
+        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"block\":"), karg[0].u.dur_ns >> 32, karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
+        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"registers per thread\":"), karg[0].name_id >> 18);
+        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"shared memory\":"), karg[1].u.dur_ns);
+        if (gpuprof__trace_kfig(karg, gpuprof__gpu.track[track].dev, &kf))
+            p += gpuprof__fmt(p, 160, ",\"blocks per SM\":%.6g,\"warps per SM\":%.6g,\"est. achieved occupancy %%\":%.0f,\"theoretical occupancy %%\":%.0f",
+                              kf.blocks_sm, kf.warps_sm, kf.est_pct, kf.occ_pct);
+    } else {
+        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"bytes\":"), karg[1].u.dur_ns);
+        if (kind == GPUPROF__KR_MEMCPY && dur) {
+            p = gpuprof__put_s(p, ",\"memory bandwidth (GB/s)\":");
+            p += gpuprof__fmt(p, 40, "%.3f", (double)karg[1].u.dur_ns / (double)dur);
+        }
+    }
+    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"correlation\":"), e->name_id);
+    p = gpuprof__put_s(p, "}}");
+    if (launcher && api >= o->from_ns) {
+        /* never back in time: a kernel placed a little before its launch gets the arrow at the launch */
+        uint64_t at = ts > api ? ts : api;
+        if (at <= ts + dur) p = gpuprof__trace_flow(o, p, "ac2g", "launch", launcher, api, tid, at);
+    }
+    return p;
+}
+#endif
+
+#ifdef GPUPROF_CUDA
+/* The name of the thread a captured CUDA call ran on, in this output, if
+   its own events have not put it there; t: gpuprof's own, writing the call. */
+static char *gpuprof__json_calls_meta(const gpuprof__tout *o, gpuprof__thread *t, char *p, uint32_t tid) {
+    gpuprof__thread *c;
+    if (t->fmt.calls_tid == (int)tid && t->fmt.calls_gen == o->gen) return p;
+    t->fmt.calls_tid = (int)tid;
+    t->fmt.calls_gen = o->gen;
+    if (!(c = gpuprof__trace_named(tid)) || (c->fmt.meta_tid == (int)tid && c->fmt.meta_gen == o->gen)) return p;
+    c->fmt.meta_tid = (int)tid;
+    c->fmt.meta_gen = o->gen;
+    return gpuprof__trace_track_meta(p, tid, c->fmt_label, c->fmt_index);
+}
+#endif
+
+/* An event other than a CPU range: a counter, a mark, a step and, in CUDA
+   builds, a GPU range, a captured CUDA call or kernel. ts and dur in ns. */
+static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
+                                                  const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t dur) {
+#ifndef GPUPROF_CUDA
+    (void)o; (void)t; (void)dur;            /* the GPU events' */
+#endif
+    switch (type) {
+    case GPUPROF__EV_COUNTER:
+        p = gpuprof__trace_head(p, "C", tid);
+        p = gpuprof__put_s(p, ",\"name\":");
+        p = gpuprof__put_s(p, nm->json);
+        p = gpuprof__put_s(p, ",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        p = gpuprof__put_s(p, ",\"args\":{\"value\":");
+        p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
+        p = gpuprof__put_s(p, "}}");
+        break;
+    case GPUPROF__EV_MARK:
+        p = gpuprof__trace_head(p, "i", tid);
+        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_MEM) ? ",\"s\":\"t\",\"cat\":\"memory\",\"name\":" : ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
+        p = gpuprof__put_s(p, nm->json);
+        p = gpuprof__put_s(p, ",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        *p++ = '}';
+        break;
+#ifdef GPUPROF_CUDA
+    case GPUPROF__EV_GPU: {
+        double work[2];
+        /* On its stream's track. Ranges that start or end together on the
+           GPU (a parent and its first child) would not nest once rounded:
+           each is shrunk by its depth in ns at both ends, far below the
+           events' 0.5 us resolution. */
+        uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8, lane_tid;
+        ts += depth;
+        dur = dur > 2 * depth ? dur - 2 * depth : 0;
+        p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 1), &lane_tid);
+        p = gpuprof__trace_head(p, "X", lane_tid);
+        p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
+        if (t->fmt.work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
+        else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
+        if (t->fmt.flow_tid) {
+            /* The arrow may not point back in time (chrome://tracing
+               drops it): a GPU range begun a few ns before its CPU range
+               read the clock (its event is recorded first) gets the arrow
+               at the CPU range's begin, inside the GPU range. */
+            uint64_t at = ts > t->fmt.flow_ns ? ts : t->fmt.flow_ns;
+            if (t->fmt.flow_ns >= o->from_ns && at <= ts + dur)
+                p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->fmt.flow_tid, t->fmt.flow_ns, lane_tid, at);
+            t->fmt.flow_tid = 0;
+        }
+        break;
+    }
+    case GPUPROF__EV_KAPI:
+        p = gpuprof__trace_kapi(gpuprof__json_calls_meta(o, t, p, (uint32_t)(e->u.dur_ns >> 40)), e);
+        break;
+    case GPUPROF__EV_KERNEL:
+        p = gpuprof__trace_kernel(o, p, e, t->fmt.karg);
+        memset(t->fmt.karg, 0, sizeof t->fmt.karg);
+        break;
+#endif
+    case GPUPROF__EV_STEP:
+    default: {
+        uint64_t from, no;
+        if (gpuprof__trace_step(o, t, e, ts, &from, &no)) {
+            /* the slice of the step the last one began (Kineto's name: HolisticTraceAnalysis's iterations) */
+            p = gpuprof__trace_head(p, "X", tid);
+            p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#"), no);
+            p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), from);
+            p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), ts - from);
+            *p++ = '}';
+        }
+        p = gpuprof__trace_head(p, "i", tid);
+        p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
+        p = gpuprof__put_u64(p, e->u.step);
+        p = gpuprof__put_s(p, "\",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        p = gpuprof__put_s(p, ",\"args\":{\"step\":");
+        p = gpuprof__put_u64(p, e->u.step);
+        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
+        break;
+    }
+    }
+    return p;
+}
+
+/* The encoder's events: formats events [from, n) of a block and writes
+   them; returns the events written. */
+static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
+    char *buf = gpuprof__trace_buf(o), *p = buf + o->staged, range_head[96];
+    double work[2];
+    gpuprof__thread *t = b->owner;
+    uint32_t tid = (uint32_t)b->tid, i, naux = 0;
+    size_t range_head_len;
+    /* what every complete event of this thread starts with (at most 69
+       bytes, copied as 80: one fixed-size copy) */
+    memset(range_head, 0, sizeof range_head);
+    range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
+    if (b->tid && (t->fmt.meta_tid != b->tid || t->fmt.meta_gen != o->gen)) {    /* tid 0: gpuprof's own, no track of its own */
+        char *start = p;
+        t->fmt.meta_tid = b->tid;
+        t->fmt.meta_gen = o->gen;
+        p = gpuprof__trace_track_meta(p, tid, b->label, b->sort_index);
+        p = gpuprof__trace_fit(o, buf, start, p);
+    }
+    for (i = from; i < n; i++) {
+        const gpuprof__event *e = &b->ev[i];
+        int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
+        const gpuprof__name *nm = &gpuprof__registry.names[named ? e->name_id : 0];
+        uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
+        char *start;
+        /* A CPU range's end is converted as a point in time, not as its
+           start plus a converted length: rounded so, a child that ends a
+           tick before its parent never ends a nanosecond after it. */
+        if (type == GPUPROF__EV_RANGE) dur = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks) - ts;
+        if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts += GPUPROF__NUDGE_NS(e); dur -= GPUPROF__NUDGE_NS(e); }
+        if ((size_t)(p - buf) + (named ? nm->len * 6 : GPUPROF__KC_NAME_MAX * 6) + 2048 + 4096 > GPUPROF__WBUF) {
+            gpuprof__trace_write(o, buf, (size_t)(p - buf));
+            p = buf;
+        }
+        start = p;
+        if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
+            memcpy(p, range_head, 80);
+            if (GPUPROF__UNLIKELY(t->fmt.work_name) && gpuprof__trace_work_for(t, e->name_id, work))
+                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->fmt.work_rates,
+                                             dur + GPUPROF__NUDGE_NS(e));
+            else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
+        } else if (gpuprof__trace_is_aux(type)) {
+            naux++;
+            gpuprof__trace_aux_hold(t, e, type);
+        } else p = gpuprof__json_other(o, t, p, e, type, nm, tid, ts, dur);
+        p = gpuprof__trace_fit(o, buf, start, p);
+    }
+    gpuprof__trace_stage(o, buf, p);
+    n = n > from ? n - from - naux : 0;
+    GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
+    return n;
+}
+
+/* The start of a trace file: "[" and the process's name. */
+static void gpuprof__json_begin(gpuprof__tout *o) {
+    char head[2048], name[96], *p = head;
+    size_t n;
+    if (gpuprof__run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__run.rank);
+    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
+    n = strlen(name);
+    p = gpuprof__put_s(p, "[\n{\"ph\":\"M\",\"pid\":");
+    p += snprintf(p, 32, "%d", gpuprof__run.trace_pid);
+    p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
+    p += gpuprof__json_escape(p, name, n);
+    if (gpuprof__run.rank >= 0) {
+        /* for tools that put ranks side by side: HTA finds the rank with the
+           pattern "rank":\s+N, hence the space after the colon */
+        p += snprintf(p, 48, ",\"distributedInfo\": {\"rank\": %d", gpuprof__run.rank);
+        if (gpuprof__run.world_size > 0) p += snprintf(p, 48, ", \"world_size\": %d", gpuprof__run.world_size);
+        *p++ = '}';
+    }
+    p = gpuprof__put_s(p, ",\"host\":");
+    n = strlen(gpuprof__run.host);
+    p += gpuprof__json_escape(p, gpuprof__run.host, n > 200 ? 200 : n);
+    p += snprintf(p, 64, ",\"t0_realtime_ns\":%llu}}", (unsigned long long)gpuprof__run.t0_realtime_ns);
+    if (gpuprof__run.rank >= 0) {
+        p = gpuprof__put_s(p, ",\n{\"ph\":\"M\",\"pid\":");
+        p += snprintf(p, 32, "%d", gpuprof__run.trace_pid);
+        p += snprintf(p, 96, ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", gpuprof__run.rank);
+    }
+    gpuprof__trace_write(o, head, (size_t)(p - head));
+}
+
+/* The end of a trace file: what it holds, in the process's labels (shown by
+   both viewers) and in args.gpuprof for programs, then "]". window_ns: a
+   flight-recorder dump holds every event that began after it. */
+static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
+    char tail[768], *p = tail;
+    p = gpuprof__trace_head(p, "M", 0);
+    p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof " GPUPROF_VERSION ": ");
+    p = gpuprof__put_u64(p, events);
+    p = gpuprof__put_s(p, " events, ");
+    p = gpuprof__put_u64(p, dropped);
+    p = gpuprof__put_s(p, " dropped");
+    if (fell_out) {
+        p = gpuprof__put_s(p, ", flight recorder: from ");
+        p = gpuprof__put_us(p, window_ns);
+        p = gpuprof__put_s(p, " us on (");
+        p = gpuprof__put_u64(p, fell_out);
+        p = gpuprof__put_s(p, " older events fell out)");
+    }
+    p = gpuprof__put_s(p, "\",\"gpuprof\":{\"version\":\"" GPUPROF_VERSION "\",\"events\":");
+    p = gpuprof__put_u64(p, events);
+    p = gpuprof__put_s(p, ",\"dropped\":");
+    p = gpuprof__put_u64(p, dropped);
+    p = gpuprof__put_s(p, gpuprof__trace.mode == GPUPROF__TRACE_RING ? ",\"flight_recorder\":true" : ",\"flight_recorder\":false");
+    p = gpuprof__put_s(p, ",\"fell_out\":");
+    p = gpuprof__put_u64(p, fell_out);
+    p = gpuprof__put_s(p, ",\"window_start_us\":");
+    p = gpuprof__put_us(p, window_ns);
+    p = gpuprof__put_s(p, "}}}\n]\n");
+    gpuprof__trace_write(o, tail, (size_t)(p - tail));
+}
+
+/* ----------------------------------------------------------------------
+   Trace encoder, Perfetto protobuf (SPEC 14): the file is a stream of
+   TracePackets, each framed as field 1 of a Trace (byte 0x0a, its length,
+   its bytes), so the file is a whole trace after every packet, and a run
+   killed inside one loses that packet only. Each thread that recorded
+   events is a sequence of its own in an output: its first packet clears
+   the sequence's state, interns the categories and argument names, sets
+   its defaults (the thread's track, the sequence's clock) and starts that
+   clock, an incremental one: an event's timestamp is the nanoseconds since
+   the sequence's previous one. Names are interned in the first packet that
+   uses them. A slice is a begin and an end packet. Events come in the
+   order ranges end, so a parent's begin is earlier than what went before
+   it on its sequence: such a timestamp is written on the absolute clock
+   (BOOTTIME, ns since the trace's time zero) and leaves the incremental
+   one as it was. The viewers sort by time; among equal times they keep
+   the file's order, and the recording makes a child start after its parent.
+   Field numbers: FACTS-perfetto.md and perfetto's protos/perfetto/trace.
+   ---------------------------------------------------------------------- */
+#define GPUPROF__PF_CLOCK 64u          /* the sequence-scoped incremental clock */
+#define GPUPROF__PF_ABS 6u             /* BOOTTIME: absolute, ns since the trace's time zero */
+/* interned event names' ids: a registered name's is its id + 1; the others' in spaces above */
+#define GPUPROF__PF_KERN (1ull << 32)  /* + the kernel's index */
+#define GPUPROF__PF_CALL (2ull << 32)  /* + cbid | driver << 16 */
+#define GPUPROF__PF_COPY (3ull << 32)  /* + the flags that name a copy or memset (gpuprof__trace_copy_name) */
+/* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's, a thread's CUDA calls */
+enum { GPUPROF__PF_TPROC = 1, GPUPROF__PF_TTHREAD = 2, GPUPROF__PF_TSTEPS = 3, GPUPROF__PF_TCOUNTER = 4, GPUPROF__PF_TCALLS = 5 };
+/* interned categories and argument names: their iid is their index + 1 (a CPU range has no
+   category: its track says what it is, and the common path writes two bytes fewer) */
+enum { GPUPROF__PC_GPU = 1, GPUPROF__PC_KERNEL, GPUPROF__PC_MEMCPY, GPUPROF__PC_MEMSET, GPUPROF__PC_RUNTIME,
+       GPUPROF__PC_DRIVER, GPUPROF__PC_MARK, GPUPROF__PC_MEMORY, GPUPROF__PC_STEP, GPUPROF__PC_ANNOTATION };
+static const char *const gpuprof__pf_cats[] = { "gpu", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
+                                                 "mark", "memory", "step", "user_annotation" };
+enum { GPUPROF__PA_WARMUP = 1, GPUPROF__PA_FLOPS, GPUPROF__PA_BYTES, GPUPROF__PA_FPB, GPUPROF__PA_FPS, GPUPROF__PA_BPS,
+       GPUPROF__PA_STEP, GPUPROF__PA_COUNTED, GPUPROF__PA_CORR, GPUPROF__PA_CBID, GPUPROF__PA_DEVICE, GPUPROF__PA_STREAM,
+       GPUPROF__PA_GRID, GPUPROF__PA_BLOCK, GPUPROF__PA_REGS, GPUPROF__PA_SHARED, GPUPROF__PA_BW, GPUPROF__PA_BLOCKS_SM,
+       GPUPROF__PA_WARPS_SM, GPUPROF__PA_EST_OCC, GPUPROF__PA_OCC };
+static const char *const gpuprof__pf_args[] = { "warmup", "flops", "bytes", "flop_per_byte", "flop_per_s", "bytes_per_s", "step",
+                                                 "counted", "correlation", "cbid", "device", "stream", "grid", "block",
+                                                 "registers per thread", "shared memory", "memory bandwidth (GB/s)", "blocks per SM",
+                                                 "warps per SM", "est. achieved occupancy %", "theoretical occupancy %" };
+
+/* Protobuf's wire format, written forward into a buffer with room. */
+GPUPROF__INLINE char *gpuprof__pb_varint(char *p, uint64_t v) {
+    while (v >= 0x80) { *p++ = (char)(v | 0x80); v >>= 7; }
+    *p++ = (char)v;
+    return p;
+}
+GPUPROF__INLINE char *gpuprof__pb_uint(char *p, uint32_t field, uint64_t v) {
+    return gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3), v);
+}
+/* v < 16384 as a varint in the low bytes of the result, without a branch:
+   v = a + 128 b (b > 0) is the bytes a | 0x80, b, that is v + 128 b + 128. */
+GPUPROF__INLINE uint64_t gpuprof__pb_v2(uint32_t v) {
+    uint32_t hi = v & ~0x7fu;
+    return (uint64_t)(v + hi + ((uint32_t)(hi != 0) << 7));
+}
+
+/* 8 bytes stored little-endian (the wire's order) at p, unaligned. */
+GPUPROF__INLINE void gpuprof__st64(char *p, uint64_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    int k;
+    for (k = 0; k < 8; k++) p[k] = (char)(w >> (8 * k));
+#else
+    memcpy(p, &w, 8);
+#endif
+}
+
+static char *gpuprof__pb_fixed64(char *p, uint32_t field, uint64_t v) {
+    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 1);
+    gpuprof__st64(p, v);
+    return p + 8;
+}
+static char *gpuprof__pb_double(char *p, uint32_t field, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    return gpuprof__pb_fixed64(p, field, bits);
+}
+static char *gpuprof__pb_bytes(char *p, uint32_t field, const char *s, size_t n) {
+    p = gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3 | 2), n);
+    memcpy(p, s, n);
+    return p + n;
+}
+static char *gpuprof__pb_str(char *p, uint32_t field, const char *s) {
+    return gpuprof__pb_bytes(p, field, s, strlen(s));
+}
+
+/* A length-delimited field whose length is known once written: its tag and
+   one byte for the length, returning where its content starts; closed by
+   gpuprof__pb_close, which moves the content on when the length needs more. */
+GPUPROF__INLINE char *gpuprof__pb_open(char *p, uint32_t field) {
+    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 2);
+    return p + 1;
+}
+static char *gpuprof__pb_close(char *start, char *end) {
+    size_t n = (size_t)(end - start), k = 1;
+    char tmp[10];
+    if (GPUPROF__LIKELY(n < 0x80)) { start[-1] = (char)n; return end; }
+    k = (size_t)(gpuprof__pb_varint(tmp, n) - tmp);
+    memmove(start + k - 1, start, n);
+    memcpy(start - 1, tmp, k);
+    return end + k - 1;
+}
+
+/* A track's uuid, small (most are one to three bytes on the wire): unique
+   in the file; gpuprof-ranks makes them unique across the ranks it merges. */
+static uint64_t gpuprof__pf_uuid(int kind, uint64_t id) {
+    return (id & 0xffffffffu) << 3 | (uint64_t)kind;
+}
+
+/* The process's track: its pid and name, (at the end) a label saying what
+   the file holds, and in its description the host, the wall-clock anchor
+   (CLOCK_REALTIME at time zero) and the rank. */
+static char *gpuprof__pf_process(char *p, const char *end_label) {
+    char name[128], lab[320], *pk = gpuprof__pb_open(p, 1), *td, *pd;
+    int n;
+    if (gpuprof__run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__run.rank);
+    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
+    td = gpuprof__pb_open(pk, 60);
+    pd = gpuprof__pb_open(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0)), 3);
+    p = gpuprof__pb_uint(pd, 1, (uint32_t)gpuprof__run.trace_pid);
+    p = gpuprof__pb_str(p, 6, name);
+    if (end_label) p = gpuprof__pb_str(p, 8, end_label);
+    p = gpuprof__pb_close(pd, p);
+    /* the anchor, for programs (gpuprof-ranks): in the track's description */
+    n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION "; host=%.200s; t0_realtime_ns=%llu", gpuprof__run.host, (unsigned long long)gpuprof__run.t0_realtime_ns);
+    if (gpuprof__run.rank >= 0 && n > 0 && (size_t)n < sizeof lab) n += snprintf(lab + n, sizeof lab - (size_t)n, "; rank=%d", gpuprof__run.rank);
+    if (gpuprof__run.world_size > 0 && n > 0 && (size_t)n < sizeof lab) snprintf(lab + n, sizeof lab - (size_t)n, "; world_size=%d", gpuprof__run.world_size);
+    p = gpuprof__pb_str(p, 14, lab);
+    if (gpuprof__run.rank >= 0) p = gpuprof__pb_uint(p, 12, (uint64_t)gpuprof__run.rank);     /* sibling_order_rank */
+    p = gpuprof__pb_close(td, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+/* The fast path's varints (gpuprof__pf_ranges_fast), for v < 16384: what
+   v adds to the word that opens a packet -- its varint's bytes at bytes 3-4,
+   1 to the frame's length at byte 1 when it takes two -- and, in the top
+   byte, which the next store overwrites, how far that packet's bytes reach
+   past it (4 or 5): one load instead of a dozen instructions. 128 KiB, made
+   when the first Perfetto output starts. */
+static uint64_t gpuprof__pf_vtab[16384];
+static pthread_once_t gpuprof__pf_vtab_once = PTHREAD_ONCE_INIT;
+static void gpuprof__pf_vtab_make(void) {
+    uint32_t v;
+    for (v = 0; v < 16384; v++) gpuprof__pf_vtab[v] = gpuprof__pb_v2(v) << 24 | (uint64_t)(v >= 0x80) << 8 | (uint64_t)(4 + (v >= 0x80)) << 56;
+}
+
+static void gpuprof__pf_begin(gpuprof__tout *o) {
+    char head[1024];
+    pthread_once(&gpuprof__pf_vtab_once, gpuprof__pf_vtab_make);
+    gpuprof__trace_write(o, head, (size_t)(gpuprof__pf_process(head, NULL) - head));
+}
+
+/* The end: the process's track again, its labels saying what the file
+   holds (as the JSON trace's process_labels do). */
+static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
+    char tail[1024], lab[256];
+    int n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION ": %llu events, %llu dropped", (unsigned long long)events, (unsigned long long)dropped);
+    if (fell_out && n > 0 && (size_t)n < sizeof lab)
+        snprintf(lab + n, sizeof lab - (size_t)n, ", flight recorder: from %.3f us on (%llu older events fell out)", (double)window_ns / 1e3,
+                 (unsigned long long)fell_out);
+    gpuprof__trace_write(o, tail, (size_t)(gpuprof__pf_process(tail, lab) - tail));
+    GPUPROF_FREE(o->pf_ctr);
+    GPUPROF_FREE(o->pf_tids);
+    GPUPROF_FREE(o->pf_begins);
+    GPUPROF_FREE(o->pf_lane);
+    o->pf_ctr = NULL;
+    o->pf_tids = NULL;
+    o->pf_begins = NULL;
+    o->pf_lane = NULL;
+    o->pf_nctr = o->pf_ntids = o->pf_ctids = 0;
+}
+
+/* The entry of tid among the thread tracks of the output: tid << 3 | 1
+   its track named | 2 its track written | 4 its "CUDA calls" track written;
+   added if need be; -1 when out of memory. */
+static int gpuprof__pf_tid_slot(gpuprof__tout *o, uint32_t tid) {
+    uint32_t i;
+    for (i = 0; i < o->pf_ntids; i++) if (o->pf_tids[i] >> 3 == tid) return (int)i;
+    if (o->pf_ntids == o->pf_ctids) {
+        uint32_t c = o->pf_ctids ? 2 * o->pf_ctids : 16, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
+        if (!nt) return -1;
+        if (o->pf_ntids) memcpy(nt, o->pf_tids, o->pf_ntids * sizeof *nt);
+        GPUPROF_FREE(o->pf_tids);
+        o->pf_tids = nt;
+        o->pf_ctids = c;
+    }
+    o->pf_tids[o->pf_ntids] = tid << 3;
+    return (int)o->pf_ntids++;
+}
+
+/* A thread's track (or a GPU stream's, shown as a thread), once per output;
+   label NULL: a thread known only by its tid (a CUDA call's launching
+   thread) until its own events name it. */
+static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, const char *label) {
+    char *pk, *td, *th;
+    int i = gpuprof__pf_tid_slot(o, tid);
+    if (i < 0 || (o->pf_tids[i] & 1) || (!label && (o->pf_tids[i] & 2))) return p;
+    o->pf_tids[i] |= label ? 3u : 2u;
+    pk = gpuprof__pb_open(p, 1);
+    td = gpuprof__pb_open(pk, 60);
+    p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
+    th = gpuprof__pb_open(p, 4);
+    p = gpuprof__pb_uint(th, 1, (uint32_t)gpuprof__run.trace_pid);
+    p = gpuprof__pb_uint(p, 2, tid);
+    if (label) p = gpuprof__pb_str(p, 5, label);
+    p = gpuprof__pb_close(th, p);
+    p = gpuprof__pb_close(td, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+#ifdef GPUPROF_CUDA
+/* A thread's "CUDA calls" track (captured CUDA calls: gpuprof's own
+   sequence writes them, late, so they get a track beside the thread's own
+   ranges rather than ties with them), once per output. */
+static char *gpuprof__pf_calls_track(gpuprof__tout *o, char *p, uint32_t tid) {
+    char *pk, *td;
+    int i = gpuprof__pf_tid_slot(o, tid);
+    if (i >= 0 && !(o->pf_tids[i] & 1)) {   /* the thread's own events have not named its track here */
+        const gpuprof__thread *c = gpuprof__trace_named(tid);
+        p = gpuprof__pf_thread_track(o, p, tid, c ? c->fmt_label : NULL);
+    }
+    if (i < 0 || (o->pf_tids[i] & 4)) return p;
+    o->pf_tids[i] |= 4;
+    pk = gpuprof__pb_open(p, 1);
+    td = gpuprof__pb_open(pk, 60);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid)), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
+    p = gpuprof__pb_str(p, 2, "CUDA calls");
+    return gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
+}
+#endif
+
+/* A counter's track (a process counter, named as the counter), once per output. */
+static char *gpuprof__pf_counter_track(gpuprof__tout *o, char *p, uint32_t name_id, const gpuprof__name *nm) {
+    char *pk, *td;
+    if (name_id >= o->pf_nctr) {
+        uint32_t c = name_id + 64;
+        unsigned char *nc = (unsigned char *)gpuprof__alloc(c);
+        if (!nc) return p;
+        memset(nc, 0, c);
+        if (o->pf_nctr) memcpy(nc, o->pf_ctr, o->pf_nctr);
+        GPUPROF_FREE(o->pf_ctr);
+        o->pf_ctr = nc;
+        o->pf_nctr = c;
+    }
+    if (o->pf_ctr[name_id]) return p;
+    o->pf_ctr[name_id] = 1;
+    pk = gpuprof__pb_open(p, 1);
+    td = gpuprof__pb_open(pk, 60);
+    p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCOUNTER, name_id));
+    p = gpuprof__pb_uint(p, 5, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
+    p = gpuprof__pb_bytes(p, 2, nm->text, nm->len);
+    *p++ = (char)(8 << 3 | 2);                /* counter: {} */
+    *p++ = 0;
+    p = gpuprof__pb_close(td, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+/* A thread's sequence in this output: begun at its first events in it
+   (or when its state passed to another thread): its track, then a packet
+   that clears the sequence's state, interns the categories and argument
+   names, sets the defaults and starts the incremental clock at 0. */
+static char *gpuprof__pf_seq_start(gpuprof__tout *o, gpuprof__pfseq *s, char *p, int tid, const char *label) {
+    char *pk, *f, *g;
+    uint32_t i;
+    s->seq = ++gpuprof__trace.pf_seqs;            /* never reused while the process runs: stale interning marks never match */
+    s->gen = o->gen;
+    s->tid = tid;
+    s->last = 0;
+    if (s->other) memset(s->other, 0, s->cother * sizeof *s->other);
+    s->nother = 0;
+    memset(s->fast, 0, sizeof s->fast);
+    s->head_len = (uint32_t)(gpuprof__pb_uint(s->head, 10, s->seq) - s->head);
+    if (tid) p = gpuprof__pf_thread_track(o, p, (uint32_t)tid, label);
+    pk = gpuprof__pb_open(p, 1);
+    p = gpuprof__pb_uint(pk, 10, s->seq);
+    p = gpuprof__pb_uint(p, 13, 3);          /* SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE */
+    f = gpuprof__pb_open(p, 12);              /* interned_data */
+    p = f;
+    for (i = 0; i < sizeof gpuprof__pf_cats / sizeof *gpuprof__pf_cats; i++) {
+        g = gpuprof__pb_open(p, 1);
+        p = gpuprof__pb_str(gpuprof__pb_uint(g, 1, i + 1), 2, gpuprof__pf_cats[i]);
+        p = gpuprof__pb_close(g, p);
+    }
+    for (i = 0; i < sizeof gpuprof__pf_args / sizeof *gpuprof__pf_args; i++) {
+        g = gpuprof__pb_open(p, 3);
+        p = gpuprof__pb_str(gpuprof__pb_uint(g, 1, i + 1), 2, gpuprof__pf_args[i]);
+        p = gpuprof__pb_close(g, p);
+    }
+    p = gpuprof__pb_close(f, p);
+    f = gpuprof__pb_open(p, 59);              /* trace_packet_defaults */
+    p = gpuprof__pb_uint(f, 58, GPUPROF__PF_CLOCK);
+    g = gpuprof__pb_open(p, 11);
+    p = gpuprof__pb_uint(g, 11, tid ? gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, (uint32_t)tid) : gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
+    p = gpuprof__pb_close(g, p);
+    p = gpuprof__pb_close(f, p);
+    f = gpuprof__pb_open(p, 6);               /* clock_snapshot: the incremental clock and BOOTTIME, both 0 now */
+    g = gpuprof__pb_open(f, 1);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(g, 1, GPUPROF__PF_CLOCK), 2, 0), 3, 1), 4, 1);
+    p = gpuprof__pb_close(g, p);
+    g = gpuprof__pb_open(p, 1);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(g, 1, GPUPROF__PF_ABS), 2, 0);
+    p = gpuprof__pb_close(g, p);
+    p = gpuprof__pb_close(f, p);
+    return gpuprof__pb_close(pk, p);
+}
+
+/* Opens a packet at ts (ns) on s's sequence: the timestamp as a delta on
+   the incremental clock, or, earlier than the sequence's last, on the
+   absolute clock; *pk: where the packet's content starts. */
+GPUPROF__INLINE char *gpuprof__pf_head(gpuprof__pfseq *s, char *p, uint64_t ts, char **pk) {
+    *p++ = 0x0a;
+    *pk = ++p;
+    if (GPUPROF__LIKELY(ts >= s->last)) {
+        *p++ = 0x40;                          /* timestamp */
+        p = gpuprof__pb_varint(p, ts - s->last);
+        s->last = ts;
+    } else {
+        p = gpuprof__pb_uint(p, 58, GPUPROF__PF_ABS);
+        *p++ = 0x40;
+        p = gpuprof__pb_varint(p, ts);
+    }
+    memcpy(p, s->head, 8);                    /* trusted_packet_sequence_id */
+    return p + s->head_len;
+}
+
+/* A registered name interned on this sequence already? Marks it so when not. */
+static int gpuprof__pf_name_seen(gpuprof__pfseq *s, uint32_t id) {
+    if (id >= s->niid) {
+        uint32_t c = id + 1 > 2 * s->niid ? id + 256 : 2 * s->niid, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
+        if (!nt) return -1;
+        memset(nt, 0, c * sizeof *nt);
+        if (s->niid) memcpy(nt, s->iid, s->niid * sizeof *nt);
+        GPUPROF_FREE(s->iid);
+        s->iid = nt;
+        s->niid = c;
+    }
+    if (s->iid[id] == s->seq) return 1;
+    s->iid[id] = s->seq;
+    return 0;
+}
+
+/* The name of an event, as an interned id, sent in this packet the first
+   time on the sequence (*p is inside the packet, before the track event).
+   seen: gpuprof__pf_name_seen's or gpuprof__pf_other's answer (1 interned
+   already, 0 not yet, -1 no room to remember it). Returns the iid, or 0:
+   the event carries the name itself (gpuprof__pf_put_name). */
+static uint64_t gpuprof__pf_name(char **p, int seen, uint64_t iid, const char *text, size_t n) {
+    char *f, *g, *q;
+    if (seen == 1) return iid;
+    if (seen < 0) return 0;
+    f = gpuprof__pb_open(*p, 12);
+    g = gpuprof__pb_open(f, 2);
+    q = gpuprof__pb_bytes(gpuprof__pb_uint(g, 1, iid), 2, text, n);
+    q = gpuprof__pb_close(g, q);
+    *p = gpuprof__pb_close(f, q);
+    return iid;
+}
+
+/* A track event's name: name_iid, or the name itself. */
+static char *gpuprof__pf_put_name(char *p, uint64_t iid, const char *text, size_t n) {
+    return iid ? gpuprof__pb_uint(p, 10, iid) : gpuprof__pb_bytes(p, 23, text, n);
+}
+
+/* A debug annotation with an interned name and a varint value: field 2
+   for a bool, 3 an unsigned, 4 a signed integer. */
+enum { GPUPROF__PF_BOOL = 2, GPUPROF__PF_UINT = 3, GPUPROF__PF_INT = 4 };
+static char *gpuprof__pf_arg_v(char *p, int name, int field, uint64_t v) {
+    char *a = gpuprof__pb_open(p, 4);
+    return gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, (uint64_t)name), (uint32_t)field, v));
+}
+static char *gpuprof__pf_arg_d(char *p, int name, double v) {
+    char *a = gpuprof__pb_open(p, 4);
+    return gpuprof__pb_close(a, gpuprof__pb_double(gpuprof__pb_uint(a, 1, (uint64_t)name), 5, v));
+}
+
+/* A range's work (GPUPROF_RANGE_WORK), with rates over its measured time. */
+static char *gpuprof__pf_work(char *p, const double *work, int rates, uint64_t measured) {
+    double s = measured > 0 ? (double)measured * 1e-9 : 0;
+    p = gpuprof__pf_arg_d(p, GPUPROF__PA_FLOPS, work[0]);
+    p = gpuprof__pf_arg_d(p, GPUPROF__PA_BYTES, work[1]);
+    if (work[1] > 0) p = gpuprof__pf_arg_d(p, GPUPROF__PA_FPB, work[0] / work[1]);
+    if (s > 0 && rates) {
+        p = gpuprof__pf_arg_d(p, GPUPROF__PA_FPS, work[0] / s);
+        p = gpuprof__pf_arg_d(p, GPUPROF__PA_BPS, work[1] / s);
+    }
+    return p;
+}
+
+/* The flow id of a CPU range (its thread, begin in ns, name) toward its
+   GPU range (a hash: both ends compute it, each from its own record; the
+   name tells a parent from a child begun in the same ns), and of a CUDA
+   call toward the work it launched (its correlation id). */
+static uint64_t gpuprof__pf_flow_cpu(uint32_t tid, uint64_t ns, uint32_t name_id) {
+    uint64_t h = (ns ^ ((uint64_t)tid << 40)) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 29) ^ name_id) * 0xBF58476D1CE4E5B9ull;
+    return (h ^ (h >> 32)) & ~(1ull << 63);
+}
+#define GPUPROF__PF_FLOW_CALL(corr) ((1ull << 63) | (uint64_t)(corr))
+
+/* A slice's end: an end packet on the track (0: the sequence's default). */
+GPUPROF__INLINE char *gpuprof__pf_end_slice(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t track, uint64_t flow_in) {
+    char *pk, *te;
+    p = gpuprof__pf_head(s, p, ts, &pk);
+    te = gpuprof__pb_open(p, 11);
+    te[0] = 0x48;                             /* type: SLICE_END */
+    te[1] = 2;
+    p = te + 2;
+    if (track) p = gpuprof__pb_uint(p, 11, track);
+    if (flow_in) p = gpuprof__pb_fixed64(p, 48, flow_in);
+    return gpuprof__pb_close(pk, gpuprof__pb_close(te, p));
+}
+
+/* Opens an event at ts: a slice's begin (type 1), an instant (3) or a
+   counter value (4): the packet's head, its name interned first if need be
+   (text NULL: no name), the track event's type and name. *pk and *te: where
+   the packet's and the track event's contents start (GPUPROF__PF_CLOSE). */
+static char *gpuprof__pf_event(gpuprof__pfseq *s, char *p, uint64_t ts, char **pk, char **te, int type, int seen, uint64_t iid,
+                               const char *text, size_t n) {
+    p = gpuprof__pf_head(s, p, ts, pk);
+    if (text) iid = gpuprof__pf_name(&p, seen, iid, text, n);
+    *te = gpuprof__pb_open(p, 11);
+    p = gpuprof__pb_uint(*te, 9, (uint64_t)type);
+    return text ? gpuprof__pf_put_name(p, iid, text, n) : p;
+}
+#define GPUPROF__PF_CLOSE(pk, te, p) gpuprof__pb_close(pk, gpuprof__pb_close(te, p))
+
+/* A CPU range with more than a name: warm-up, work, a GPU part (the flow's
+   start: its GPU range ends it). ts: its begin, the nudge applied. */
+static GPUPROF__NOINLINE char *gpuprof__pf_range_more(gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e,
+                                                      const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t end) {
+    char *pk, *te;
+    double work[2];
+    const double *w = t->fmt.work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+    if (e->flags & GPUPROF__EVF_GPU_PART) p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_cpu(tid, gpuprof__ticks_to_ns(e->ts), e->name_id));
+    if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__pf_arg_v(p, GPUPROF__PA_WARMUP, GPUPROF__PF_BOOL, 1);
+    if (w) p = gpuprof__pf_work(p, w, t->fmt.work_rates, end - ts + GPUPROF__NUDGE_NS(e));
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return gpuprof__pf_end_slice(s, p, end, 0, 0);
+}
+
+/* A step: an instant on the process's track ("step N"), and, when the step
+   before it was marked on this thread outside any range, the slice from
+   that one to this, "ProfilerStep#N" (Kineto's name), on a track "steps"
+   of the thread's: begun after the ranges inside it were written, on the
+   thread's own track it could not nest them. ts: the step's time. */
+static char *gpuprof__pf_step(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, uint64_t ts) {
+    char *pk, *te, name[48];
+    uint64_t from, no;
+    int n;
+    if (gpuprof__trace_step(o, t, e, ts, &from, &no)) {
+        uint64_t uuid = gpuprof__pf_uuid(GPUPROF__PF_TSTEPS, (uint32_t)s->tid);
+        if (t->fmt.step_track != o->gen) {
+            char *td;
+            t->fmt.step_track = o->gen;
+            pk = gpuprof__pb_open(p, 1);
+            td = gpuprof__pb_open(pk, 60);
+            p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, uuid), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, (uint32_t)s->tid));
+            p = gpuprof__pb_str(p, 2, "steps");
+            p = gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
+        }
+        n = snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)no);
+        p = gpuprof__pf_event(s, p, from, &pk, &te, 1, -1, 0, name, (size_t)n);
+        p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_ANNOTATION), 11, uuid);
+        p = gpuprof__pf_end_slice(s, GPUPROF__PF_CLOSE(pk, te, p), ts, uuid, 0);
+    }
+    n = snprintf(name, sizeof name, "step %llu", (unsigned long long)e->u.step);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, -1, 0, name, (size_t)n);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_STEP), 11, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_STEP, GPUPROF__PF_UINT, e->u.step);
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_COUNTED, GPUPROF__PF_BOOL, (e->flags & GPUPROF__EVF_COUNTED) ? 1 : 0);
+    return GPUPROF__PF_CLOSE(pk, te, p);
+}
+
+#ifdef GPUPROF_CUDA
+/* An interned id of a name other than a registered one, this sequence's
+   already? Marks it so when not (a set of ids; 0 when full: sent inline). */
+static int gpuprof__pf_other(gpuprof__pfseq *s, uint64_t iid) {
+    uint32_t i;
+    if (s->nother * 2 >= s->cother) {
+        uint32_t c = s->cother ? 2 * s->cother : 64, k;
+        uint64_t *nt = (uint64_t *)gpuprof__alloc(c * sizeof *nt);
+        if (!nt) return -1;
+        memset(nt, 0, c * sizeof *nt);
+        for (k = 0; k < s->cother; k++)
+            if (s->other[k]) {
+                for (i = (uint32_t)(s->other[k] * 0x9E3779B97F4A7C15ull >> 40) & (c - 1); nt[i]; i = (i + 1) & (c - 1)) {}
+                nt[i] = s->other[k];
+            }
+        GPUPROF_FREE(s->other);
+        s->other = nt;
+        s->cother = c;
+    }
+    for (i = (uint32_t)(iid * 0x9E3779B97F4A7C15ull >> 40) & (s->cother - 1); s->other[i]; i = (i + 1) & (s->cother - 1))
+        if (s->other[i] == iid) return 1;
+    s->other[i] = iid;
+    s->nother++;
+    return 0;
+}
+
+static char *gpuprof__pf_arg_s(char *p, int name, const char *v) {
+    char *a = gpuprof__pb_open(p, 4);
+    return gpuprof__pb_close(a, gpuprof__pb_str(gpuprof__pb_uint(a, 1, (uint64_t)name), 6, v));
+}
+
+/* GPU work comes in any order (GPU ranges as their events are read,
+   captured work and CUDA calls as CUPTI hands its buffers over), and the
+   viewers keep the file's order among equal times: a slice ending when a
+   slice written before it begins would close that one. So the ends of a
+   block's GPU slices and CUDA calls are written first (gpuprof__pf_gpu_ends), their begins after, and
+   on a stream's track an end comes before a begin at the same time. An end
+   meeting the begin of an earlier pass (work that came late) is written
+   1 ns earlier. A slice of no length has its begin and its end in the
+   second pass. */
+
+#define GPUPROF__PF_BEGINS 65536           /* 16384 sets of 4: 512 KiB, an output with GPU events only */
+
+/* A begin at ts on a track of late events (its uuid), remembered; or
+   whether one was written (mark 0). The ends of a later pass that would
+   meet one end 1 ns earlier. A cache: a set forgets its oldest of 4. */
+static int gpuprof__pf_begun(gpuprof__tout *o, uint64_t uuid, uint64_t ts, int mark) {
+    uint64_t key = (ts ^ (uuid * 0xBF58476D1CE4E5B9ull)) * 0x9E3779B97F4A7C15ull, *set;
+    int i;
+    key = (key ^ (key >> 31)) | 1;             /* 0: an empty slot */
+    if (!o->pf_begins) {
+        if (!mark || !(o->pf_begins = (uint64_t *)gpuprof__alloc(GPUPROF__PF_BEGINS * sizeof *o->pf_begins))) return 0;
+        memset(o->pf_begins, 0, GPUPROF__PF_BEGINS * sizeof *o->pf_begins);
+    }
+    set = &o->pf_begins[(key >> 50) * 4];
+    for (i = 0; i < 4; i++) if (set[i] == key) return 1;
+    if (mark) {
+        memmove(set + 1, set, 3 * sizeof *set);
+        set[0] = key;
+    }
+    return 0;
+}
+
+/* A late slice's begin and end in ns: a GPU range shrunk by its depth at
+   both ends (as in the JSON trace), captured work and a CUDA call as they
+   were recorded. */
+static void gpuprof__pf_late_times(const gpuprof__event *e, int type, uint64_t *ts, uint64_t *end) {
+    uint32_t depth = type == GPUPROF__EV_GPU ? (uint32_t)e->flags >> 8 : 0;
+    uint64_t dur = type == GPUPROF__EV_KAPI ? e->u.dur_ns & ((1ull << 40) - 1) : e->u.dur_ns;
+    *ts = e->ts + depth;
+    *end = *ts + (dur > 2 * depth ? dur - 2 * depth : 0);
+}
+
+/* A late slice's track (its uuid), begin and end in ns, its track's
+   descriptor written first if need be: a GPU range or captured work on
+   lane `lane` of its stream's track, a CUDA call on its thread's "CUDA
+   calls" track. */
+static char *gpuprof__pf_late_span(gpuprof__tout *o, char *p, const gpuprof__event *e, int type, uint32_t lane, uint64_t *uuid, uint64_t *ts, uint64_t *end) {
+    uint32_t track = (uint32_t)e->type >> 4, gtid = GPUPROF__LANE_TID(track, lane);
+    char label[128];
+    int slot;
+    gpuprof__pf_late_times(e, type, ts, end);
+    if (type == GPUPROF__EV_KAPI) {
+        uint32_t tid = (uint32_t)(e->u.dur_ns >> 40);
+        *uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid);
+        return gpuprof__pf_calls_track(o, p, tid);
+    }
+    *uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
+    if ((slot = gpuprof__pf_tid_slot(o, gtid)) >= 0 && (o->pf_tids[slot] & 1)) return p;   /* named already: no label to make */
+    return gpuprof__pf_thread_track(o, p, gtid, gpuprof__lane_label(label, sizeof label, track, lane));
+}
+
+/* The lane of a block's next GPU slice: the first pass chooses it
+   (gpuprof__lane_of) and keeps it for the second, which takes them in the
+   same order. No room to keep them: lane 0 in both. */
+static uint32_t gpuprof__pf_lane(gpuprof__tout *o, const gpuprof__event *e, int type, int first) {
+    uint64_t ts, end;
+    uint32_t lane;
+    if (!o->pf_lane) return 0;
+    if (!first) return o->pf_lane[o->pf_nlane++];
+    gpuprof__pf_late_times(e, type, &ts, &end);
+    lane = gpuprof__lane_of(o, (uint32_t)e->type >> 4, ts, end, type == GPUPROF__EV_GPU);
+    o->pf_lane[o->pf_nlane++] = (unsigned char)lane;
+    return lane;
+}
+
+/* A call's arrow to each piece of work it launched (a graph launch: many):
+   a flow bound as the legacy event's (bind_id, flow_direction): FLOW_OUT
+   on the call, FLOW_IN on each piece. Perfetto's reader draws an arrow
+   from the call to each FLOW_IN and keeps the flow open (flow_ids would
+   chain the pieces one to the next, terminating_flow_ids end it at the
+   first). */
+enum { GPUPROF__PF_FLOW_IN = 1, GPUPROF__PF_FLOW_OUT = 2 };
+static char *gpuprof__pf_bind(char *p, uint64_t id, int dir) {
+    char *l = gpuprof__pb_open(p, 6);
+    return gpuprof__pb_close(l, gpuprof__pb_uint(gpuprof__pb_uint(l, 8, id), 13, (uint64_t)dir));
+}
+
+/* A piece of work's end on its lane, the call's arrow ending there when
+   the piece began before the call (bind: its id; 0 none). */
+static char *gpuprof__pf_end_bound(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t track, uint64_t bind) {
+    char *pk, *te;
+    p = gpuprof__pf_head(s, p, ts, &pk);
+    te = gpuprof__pb_open(p, 11);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(te, 9, 2), 11, track);          /* type: SLICE_END */
+    if (bind) p = gpuprof__pf_bind(p, bind, GPUPROF__PF_FLOW_IN);
+    return gpuprof__pb_close(pk, gpuprof__pb_close(te, p));
+}
+
+/* The flow a GPU range ends (from the CPU range that began it: the FLOW
+   record before it): 0 when none, or when its CPU range is outside a
+   flight-recorder dump's window or began after it ended (the JSON trace's
+   rule); *at_end: on its end, the GPU range having begun before its CPU
+   range's begin, or with it (the viewers would meet the flow's end first). */
+static uint64_t gpuprof__pf_gpu_flow(const gpuprof__tout *o, int flow_tid, uint64_t flow_ns, uint32_t flow_name, uint64_t ts, uint64_t end, int *at_end) {
+    *at_end = ts <= flow_ns + 1;               /* + 1: a CPU range may begin 1 ns late (a nudged child) */
+    if (!flow_tid || flow_ns < o->from_ns || flow_ns > end) return 0;
+    return gpuprof__pf_flow_cpu((uint32_t)flow_tid, flow_ns, flow_name);
+}
+
+/* The flow captured work ends (from the CUDA call that launched it: its KB
+   record), as gpuprof__pf_gpu_flow. */
+static uint64_t gpuprof__pf_kernel_flow(const gpuprof__tout *o, const gpuprof__event *e, const gpuprof__event *kb, uint64_t ts, uint64_t end, int *at_end) {
+    *at_end = ts <= kb->ts;
+    if (!kb->name_id || kb->ts < o->from_ns || kb->ts > end) return 0;
+    return GPUPROF__PF_FLOW_CALL(e->name_id);
+}
+
+/* The first pass over a block's events [from, n): the ends of its GPU
+   slices, following the FLOW and KB records as the second pass will. */
+static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpuprof__thread *t, const gpuprof__block *b,
+                                  uint32_t from, uint32_t n, char *p) {
+    int flow_tid = t->fmt.flow_tid, at_end = 0;
+    uint64_t flow_ns = t->fmt.flow_ns, ts, end, flow = 0, uuid;
+    uint32_t flow_name = t->fmt.flow_name, i;
+    gpuprof__event kb = t->fmt.karg[1];
+    o->pf_nlane = 0;
+    for (i = from; i < n; i++) {
+        const gpuprof__event *e = &b->ev[i];
+        int type = e->type & 15;
+        if (type == GPUPROF__EV_FLOW) {
+            flow_tid = (int)e->u.dur_ns;
+            flow_ns = gpuprof__ticks_to_ns(e->ts);
+            flow_name = e->name_id;
+        } else if (type == GPUPROF__EV_KB) kb = *e;
+        else if (type == GPUPROF__EV_GPU || type == GPUPROF__EV_KERNEL || type == GPUPROF__EV_KAPI) {
+            p = gpuprof__pf_late_span(o, p, e, type, type == GPUPROF__EV_KAPI ? 0 : gpuprof__pf_lane(o, e, type, 1), &uuid, &ts, &end);
+            if (type == GPUPROF__EV_GPU) flow = gpuprof__pf_gpu_flow(o, flow_tid, flow_ns, flow_name, ts, end, &at_end);
+            if (type == GPUPROF__EV_KERNEL) flow = gpuprof__pf_kernel_flow(o, e, &kb, ts, end, &at_end);
+            if (end > ts + 1 && gpuprof__pf_begun(o, uuid, end, 0)) end--;
+            if (end > ts && type == GPUPROF__EV_KERNEL) p = gpuprof__pf_end_bound(s, p, end, uuid, at_end ? flow : 0);
+            else if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, type == GPUPROF__EV_GPU && at_end ? flow : 0);
+            if (type == GPUPROF__EV_GPU) flow_tid = 0;
+            if (type == GPUPROF__EV_KERNEL) memset(&kb, 0, sizeof kb);
+        }
+    }
+    o->pf_nlane = 0;                           /* the second pass takes the lanes from the first */
+    return p;
+}
+
+/* A GPU range's begin on its stream's track (its end: the first pass),
+   ending its CPU range's flow unless its end does. */
+static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, const gpuprof__name *nm) {
+    char *pk, *te;
+    double work[2];
+    const double *w;
+    uint64_t ts, end, uuid, flow;
+    int flow_at_end;
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_GPU, gpuprof__pf_lane(o, e, GPUPROF__EV_GPU, 0), &uuid, &ts, &end);
+    flow = gpuprof__pf_gpu_flow(o, t->fmt.flow_tid, t->fmt.flow_ns, t->fmt.flow_name, ts, end, &flow_at_end);
+    t->fmt.flow_tid = 0;
+    w = t->fmt.work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
+    gpuprof__pf_begun(o, uuid, ts, 1);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_GPU), 11, uuid);
+    if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
+    if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__pf_arg_v(p, GPUPROF__PA_WARMUP, GPUPROF__PF_BOOL, 1);
+    if (w) p = gpuprof__pf_work(p, w, 1, e->u.dur_ns);
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, flow_at_end ? flow : 0);
+}
+
+/* A CUDA call that launched captured work, its begin on its thread's
+   "CUDA calls" track (its end: the first pass), the start of the flow to
+   that work (ended by the kernel, copy or memset). */
+static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e) {
+    char *pk, *te, name[64];
+    uint32_t cbid = e->flags & GPUPROF__KAPI_CBID, driver = e->flags >> 15;
+    uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid, ts, end;
+    const char *call = gpuprof__kc_call_name(cbid, (int)driver);
+    int n = !strcmp(call, "CUDA call") ? snprintf(name, sizeof name, "CUDA call %u", cbid) : snprintf(name, sizeof name, "%s", call);
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KAPI, 0, &uuid, &ts, &end);
+    gpuprof__pf_begun(o, uuid, ts, 1);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
+    if (ts >= o->from_ns && !(e->flags & GPUPROF__KAPI_NOWORK))           /* its work's rule (gpuprof__pf_kernel_flow) */
+        p = gpuprof__pf_bind(p, GPUPROF__PF_FLOW_CALL(e->name_id), GPUPROF__PF_FLOW_OUT);
+    p = gpuprof__pf_arg_v(gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id), GPUPROF__PA_CBID, GPUPROF__PF_UINT, cbid);
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, 0);
+}
+
+/* A captured kernel, copy or memset on its stream's track, with Kineto's
+   category and arguments, ending the flow from the call that launched it. */
+static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
+    char *pk, *te, name[96], dims[64];
+    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, kern = karg[0].flags;
+    uint64_t ts, end, dur = e->u.dur_ns, uuid, iid, flow;
+    uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
+    const char *text;
+    int flow_at_end;
+    gpuprof__kfig kf;
+    if (kind == GPUPROF__KR_KERNEL) {
+        iid = GPUPROF__PF_KERN | kern;
+        text = kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->shown : "(kernel)";
+    } else {
+        iid = GPUPROF__PF_COPY | (e->flags & 0xffu);         /* the name's flags: kind, direction, host memory */
+        text = gpuprof__trace_copy_name(name, sizeof name, e);
+    }
+    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KERNEL, gpuprof__pf_lane(o, e, GPUPROF__EV_KERNEL, 0), &uuid, &ts, &end);
+    flow = gpuprof__pf_kernel_flow(o, e, &karg[1], ts, end, &flow_at_end);
+    gpuprof__pf_begun(o, uuid, ts, 1);
+    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, text, strlen(text));
+    p = gpuprof__pb_uint(p, 3, kind == GPUPROF__KR_KERNEL ? GPUPROF__PC_KERNEL : kind == GPUPROF__KR_MEMCPY ? GPUPROF__PC_MEMCPY : GPUPROF__PC_MEMSET);
+    p = gpuprof__pb_uint(p, 11, uuid);
+    if (flow && !flow_at_end) p = gpuprof__pf_bind(p, flow, GPUPROF__PF_FLOW_IN);
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_DEVICE, GPUPROF__PF_UINT, (uint64_t)gpuprof__gpu.track[track].dev);
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_STREAM, GPUPROF__PF_INT, sv >= 0x10000u ? (uint64_t)(sv - 0x10000u) : (uint64_t)(int64_t)-1);
+    if (kind == GPUPROF__KR_KERNEL) {
+        snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].ts & 0xffffffffu), (unsigned)(karg[0].ts >> 32), (unsigned)(karg[0].u.dur_ns & 0xffffffffu));
+        p = gpuprof__pf_arg_s(p, GPUPROF__PA_GRID, dims);
+        snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].u.dur_ns >> 32), karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
+        p = gpuprof__pf_arg_s(p, GPUPROF__PA_BLOCK, dims);
+        p = gpuprof__pf_arg_v(p, GPUPROF__PA_REGS, GPUPROF__PF_UINT, karg[0].name_id >> 18);
+        p = gpuprof__pf_arg_v(p, GPUPROF__PA_SHARED, GPUPROF__PF_UINT, karg[1].u.dur_ns);
+        if (gpuprof__trace_kfig(karg, gpuprof__gpu.track[track].dev, &kf)) {
+            p = gpuprof__pf_arg_d(p, GPUPROF__PA_BLOCKS_SM, kf.blocks_sm);
+            p = gpuprof__pf_arg_d(p, GPUPROF__PA_WARPS_SM, kf.warps_sm);
+            p = gpuprof__pf_arg_v(p, GPUPROF__PA_EST_OCC, GPUPROF__PF_UINT, (uint64_t)(kf.est_pct + 0.5));
+            p = gpuprof__pf_arg_v(p, GPUPROF__PA_OCC, GPUPROF__PF_UINT, (uint64_t)(kf.occ_pct + 0.5));
+        }
+    } else {
+        p = gpuprof__pf_arg_v(p, GPUPROF__PA_BYTES, GPUPROF__PF_UINT, karg[1].u.dur_ns);
+        if (kind == GPUPROF__KR_MEMCPY && dur) p = gpuprof__pf_arg_d(p, GPUPROF__PA_BW, (double)karg[1].u.dur_ns / (double)dur);
+    }
+    p = gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id);
+    p = GPUPROF__PF_CLOSE(pk, te, p);
+    return end > ts ? p : gpuprof__pf_end_bound(s, p, end, uuid, flow_at_end ? flow : 0);
+}
+#endif
+
+/* An event other than a plain CPU range. */
+static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e,
+                                                       int type, const gpuprof__name *nm, uint64_t ts) {
+    char *pk, *te;
+    switch (type) {
+    case GPUPROF__EV_COUNTER:
+        p = gpuprof__pf_counter_track(o, p, e->name_id, nm);
+        p = gpuprof__pf_event(s, p, ts, &pk, &te, 4, 0, 0, NULL, 0);
+        p = gpuprof__pb_uint(p, 11, gpuprof__pf_uuid(GPUPROF__PF_TCOUNTER, e->name_id));
+        return GPUPROF__PF_CLOSE(pk, te, gpuprof__pb_double(p, 44, e->u.value));
+    case GPUPROF__EV_MARK:
+        p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+        return GPUPROF__PF_CLOSE(pk, te, gpuprof__pb_uint(p, 3, (e->flags & GPUPROF__EVF_MEM) ? GPUPROF__PC_MEMORY : GPUPROF__PC_MARK));
+#ifdef GPUPROF_CUDA
+    case GPUPROF__EV_GPU:
+        return gpuprof__pf_gpu(o, s, t, p, e, nm);
+    case GPUPROF__EV_KAPI:
+        return gpuprof__pf_kapi(o, s, p, e);
+    case GPUPROF__EV_KERNEL:
+        p = gpuprof__pf_kernel(o, s, p, e, t->fmt.karg);
+        memset(t->fmt.karg, 0, sizeof t->fmt.karg);
+        return p;
+#endif
+    case GPUPROF__EV_STEP:
+    default:
+        return gpuprof__pf_step(o, s, t, p, e, ts);
+    }
+}
+
+/* The common case, in straight-line code: a run of CPU ranges with nothing
+   but a name already interned on the sequence, each begun less than 16 us
+   after the sequence's last timestamp and ending less than 16 us after its
+   begin, or, a parent, begun before the last timestamp and ending less than
+   16 us after it; name ids below 16383 and a sequence id below 16384: every
+   varint but a parent's absolute begin fits two bytes, every length one; 20
+   to 26 bytes a range. A range is five stores, each running past what it
+   writes into what the next one overwrites:
+   - the begin's frame, its length and the timestamp's tag and delta (8
+     bytes; the delta's part from gpuprof__pf_vtab), or a parent's on the
+     absolute clock (gpuprof__pf_abs_head);
+   - the sequence id and track_event { type = SLICE_BEGIN, name_iid }: the
+     same bytes for every range of a name (up to 10: 16 bytes stored), made
+     once per name on the sequence (gpuprof__pf_fast_name, four names kept:
+     names that take turns, a parent and its children), with the checks on
+     the event's type and flags; an event's last 8 bytes, name id, type and
+     flags, are compared with the name's as one word;
+   - the end's frame, length, timestamp;
+   - the sequence id and track_event { type = SLICE_END }: the sequence's.
+   The sequence's state is held in locals (stores through the byte pointer
+   would otherwise make the compiler reload it). Returns the first event it
+   did not write; *pp advanced, by at most 48 bytes an event written
+   (room: the caller's limit). */
+/* The bytes every begin of a name repeats on the sequence, for the event e
+   (its key read already); 0: the event is not for the fast path. */
+static GPUPROF__NOINLINE int gpuprof__pf_fast_name(const gpuprof__pfseq *s, const gpuprof__event *e, gpuprof__pfname *f) {
+    uint32_t id = e->name_id + 1, idl = 1 + (id >= 0x80), hl = s->head_len, v = (uint32_t)gpuprof__pb_v2(id);
+    unsigned char bb[16] = { 0 };
+    /* type 0 (a CPU range), none of the flags the slower paths handle, its name interned */
+    if ((e->type | (e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART | GPUPROF__EVF_NUDGE))) != 0 || id > s->niid ||
+        s->iid[id - 1] != s->seq || id >= 16384)
+        return 0;
+    memcpy(bb, s->head, hl);
+    bb[hl] = 0x5a;                            /* track_event, its length */
+    bb[hl + 1] = (unsigned char)(3 + idl);
+    bb[hl + 2] = 0x48;                        /* type = SLICE_BEGIN */
+    bb[hl + 3] = 1;
+    bb[hl + 4] = 0x50;                        /* name_iid */
+    bb[hl + 5] = (unsigned char)v;
+    bb[hl + 6] = (unsigned char)(v >> 8);
+    f->blen = hl + 5 + idl;
+    memcpy(f->b, bb, 16);
+    f->a0 = 0x0a | (uint64_t)(1 + 1 + f->blen) << 8 | 0x40 << 16;
+    return 1;
+}
+
+/* A begin's frame and timestamp on the absolute clock (timestamp_clock_id =
+   BOOTTIME, timestamp = ns since the trace's time zero), blen bytes to come
+   in the packet; at most 16 bytes. */
+static GPUPROF__NOINLINE char *gpuprof__pf_abs_head(char *p, uint64_t ts, uint64_t blen) {
+    char *q = gpuprof__pb_varint(p + 6, ts);
+    p[0] = 0x0a;
+    p[1] = (char)((q - p) - 2 + (ptrdiff_t)blen);
+    p[2] = (char)0xd0;                        /* field 58, timestamp_clock_id */
+    p[3] = 0x03;
+    p[4] = (char)GPUPROF__PF_ABS;
+    p[5] = 0x40;                              /* timestamp */
+    return q;
+}
+
+/* The loop, for a sequence id of hl - 1 bytes (a constant where called). */
+GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t stop, char **pp, uint32_t hl) {
+    char *p = *pp;
+    uint64_t last = s->last, d = 0, c0 = 0x0a | (uint64_t)(1 + 1 + hl + 4) << 8 | 0x40 << 16, m = gpuprof__clock.mult;
+    uint64_t key = ~0ull, a0 = 0, b0 = 0, b1 = 0, blen = 0;   /* the name's (gpuprof__pfname, in registers); no event's key: its type would be 0xffff */
+    const uint64_t *vt = gpuprof__pf_vtab;
+    const gpuprof__event *e = ev + i, *e_stop = ev + stop;
+    memcpy(&d, s->head, hl);
+    d |= 0x0248025aull << (8 * hl);          /* the end's sequence id, track_event { type = SLICE_END } */
+    for (; e < e_stop; e++) {
+        uint64_t k, ts, end, dt, du, v;   /* du: the end's delta on the incremental clock */
+        memcpy(&k, &e->name_id, 8);           /* name id, type, flags */
+        if (GPUPROF__UNLIKELY(k != key)) {
+            gpuprof__pfname *f = &s->fast[k & 3];
+            if (f->nkey != ~k) {
+                if (!gpuprof__pf_fast_name(s, e, f)) break;
+                f->nkey = ~k;
+            }
+            key = k;
+            a0 = f->a0;
+            b0 = f->b[0];
+            b1 = f->b[1];
+            blen = f->blen;
+        }
+        ts = gpuprof__ticks_to_ns_m(e->ts, m);
+        end = gpuprof__ticks_to_ns_m(e->ts + e->u.dur_ticks, m);
+        dt = ts - last;                       /* earlier times are too large, as unsigned numbers */
+        du = end - ts;                        /* the end's delta, from the begin */
+        if (GPUPROF__LIKELY((dt | du) < 16384)) {
+            v = vt[dt];
+            gpuprof__st64(p, a0 + v);
+            p += v >> 56;
+        } else {
+            /* a parent, its begin before what went before it on the sequence: on the
+               absolute clock, which leaves the incremental one as it was */
+            if (ts >= last || (du = end - last) >= 16384) break;
+            p = gpuprof__pf_abs_head(p, ts, blen);
+        }
+        last = end;
+        gpuprof__st64(p, b0);
+        gpuprof__st64(p + 8, b1);
+        p += blen;
+        v = vt[du];
+        gpuprof__st64(p, c0 + v);
+        p += v >> 56;
+        gpuprof__st64(p, d);
+        p += hl + 4;
+    }
+    s->last = last;
+    *pp = p;
+    return (uint32_t)(e - ev);
+}
+
+static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t n, char **pp, const char *limit) {
+    uint32_t room = *pp < limit ? (uint32_t)((size_t)(limit - *pp) / 48) : 0, stop = room < n - i ? i + room : n;
+    if (s->head_len == 2) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 2);
+    if (s->head_len == 3) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 3);
+    return i;
+}
+
+/* The encoder's events: events [from, n) of a block encoded and written;
+   returns the events written. */
+static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
+    char *buf = gpuprof__trace_buf(o), *p = buf + o->staged, *pk, *te;
+    gpuprof__thread *t = b->owner;
+    gpuprof__pfseq *s = &t->fmt.pf;
+    uint32_t tid = (uint32_t)b->tid, i, naux = 0;
+    if (s->gen != o->gen || s->tid != b->tid || !s->seq) p = gpuprof__pf_seq_start(o, s, p, b->tid, b->label);
+#ifdef GPUPROF_CUDA
+    if (!o->pf_lane) o->pf_lane = (unsigned char *)gpuprof__alloc(GPUPROF__BLOCK_EVENTS);
+    p = gpuprof__pf_gpu_ends(o, s, t, b, from, n, p);      /* at most 2048 ends of ~30 bytes: room in the buffer */
+#endif
+    for (i = from; i < n; i++) {
+        const gpuprof__event *e = &b->ev[i];
+        int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
+        const gpuprof__name *nm = &gpuprof__registry.names[named ? e->name_id : 0];
+        if ((size_t)(p - buf) + (named ? nm->len : GPUPROF__KC_NAME_MAX) + 4096 > GPUPROF__WBUF) {
+            gpuprof__trace_write(o, buf, (size_t)(p - buf));
+            p = buf;
+        }
+        if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
+            uint64_t ts = gpuprof__ticks_to_ns(e->ts) + GPUPROF__NUDGE_NS(e), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
+            uint32_t next;
+            if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->fmt.work_name)) {
+                p = gpuprof__pf_range_more(s, t, p, e, nm, tid, ts, end);
+                continue;
+            }
+            if ((next = gpuprof__pf_ranges_fast(s, b->ev, i, n, &p, buf + GPUPROF__WBUF - 8192)) > i) {
+                i = next - 1;                 /* a run of common ranges written */
+                continue;
+            }
+            p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
+            p = GPUPROF__PF_CLOSE(pk, te, p);
+            p = gpuprof__pf_end_slice(s, p, end, 0, 0);
+        } else if (gpuprof__trace_is_aux(type)) {
+            naux++;
+            gpuprof__trace_aux_hold(t, e, type);
+        } else {
+            uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts);
+            p = gpuprof__pf_other_event(o, s, t, p, e, type, nm, ts);
+        }
+    }
+    gpuprof__trace_stage(o, buf, p);
+    n = n > from ? n - from - naux : 0;
+    GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
+    return n;
+}
+
+/* ----------------------------------------------------------------------
+   Text report, its cells: terminal widths, names cut to a column, times.
+   ---------------------------------------------------------------------- */
+/* Terminal columns of a code point: 2 for East Asian wide and fullwidth
+   characters and most emoji, else 1. */
+static int gpuprof__columns(uint32_t cp) {
+    return (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+           (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
+           (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1faff) ||
+           (cp >= 0x20000 && cp <= 0x3fffd) ? 2 : 1;
+}
+
+/* Display width of a name in the table (see gpuprof__name_cell). */
+static size_t gpuprof__width(const char *s) {
+    size_t w = 0, n = strlen(s), i = 0, len;
+    uint32_t cp;
+    while (i < n) {
+        len = gpuprof__utf8(s + i, n - i, &cp);
+        w += len ? (size_t)gpuprof__columns(cp) : 1;
+        i += len ? len : 1;
+    }
+    return w;
+}
+
+/* The name in a column of `width`, indented: control characters and bytes
+   that are not UTF-8 shown as '?', cut with "..." when too long. */
+static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, size_t indent) {
+    char cell[GPUPROF_NAME_MAX * 2 + 256];
+    size_t o = 0, w = indent, i = 0, n = strlen(text), len, full = gpuprof__width(text) + indent;
+    uint32_t cp;
+    size_t room = full > width ? width - 3 : width;            /* leave room for "..." */
+    memset(cell, ' ', indent < 200 ? indent : 200);
+    o = indent < 200 ? indent : 200;
+    while (i < n && o < sizeof cell - 16) {
+        int cols;
+        len = gpuprof__utf8(text + i, n - i, &cp);
+        cols = len ? gpuprof__columns(cp) : 1;
+        if (w + (size_t)cols > room) break;
+        if (!len || cp < 0x20 || cp == 0x7f) { cell[o++] = '?'; i += len ? len : 1; }
+        else { memcpy(cell + o, text + i, len); o += len; i += len; }
+        w += (size_t)cols;
+    }
+    if (full > width) { while (w < width && o < sizeof cell - 2) { cell[o++] = '.'; w++; } }
+    while (w < width && o < sizeof cell - 2) { cell[o++] = ' '; w++; }
+    gpuprof__buf_put(b, cell, o);
+}
+
+static const char *gpuprof__name_text(uint32_t id) { return gpuprof__registry.names[id].text; }
+
+/* A range's path, "forward/classifier", from its name and its ancestors'
+   (ids[0..d), innermost first), outermost first. */
+static void gpuprof__name_path(const uint32_t *ids, int d, char *out, size_t cap) {
+    size_t k = 0;
+    out[0] = 0;
+    while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(ids[d]));
+}
+
+/* A name inside a line of text, as the tables show it: control characters
+   and bytes that are not UTF-8 as '?', so a name cannot break the line. */
+static void gpuprof__buf_name(gpuprof__buf *b, const char *text) {
+    size_t i = 0, n = strlen(text), len;
+    uint32_t cp;
+    while (i < n) {
+        len = gpuprof__utf8(text + i, n - i, &cp);
+        if (!len || cp < 0x20 || cp == 0x7f) { gpuprof__buf_put(b, "?", 1); i += len ? len : 1; }
+        else { gpuprof__buf_put(b, text + i, len); i += len; }
+    }
+}
+
+/* lead, then the name of id in quotes, as above. */
+static void gpuprof__buf_qname(gpuprof__buf *b, const char *lead, uint32_t id) {
+    gpuprof__buf_s(b, lead);
+    gpuprof__buf_s(b, "\"");
+    gpuprof__buf_name(b, gpuprof__name_text(id));
+    gpuprof__buf_s(b, "\"");
+}
+
+/* A table's title line(s), then its header row: the first column's name in
+   the names' width, then the other columns. */
+static void gpuprof__table_head(gpuprof__buf *b, const char *title, const char *first, size_t width, const char *columns) {
+    gpuprof__buf_s(b, title);
+    gpuprof__name_cell(b, first, width, 0);
+    gpuprof__buf_s(b, columns);
+}
+
+static void gpuprof__cell_ns(gpuprof__buf *b, double ns) {
+    char tmp[32];
+    gpuprof__buf_printf(b, " %10s", gpuprof__fmt_ns(tmp, sizeof tmp, ns));
+}
+
+static void gpuprof__cell_val(gpuprof__buf *b, double v) {
+    char tmp[32];
+    gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(tmp, sizeof tmp, v));
+}
+
+static const char *gpuprof__clock_name(int lower) {
+#if defined(GPUPROF_CLOCK_FN)
+    return lower ? "custom" : "GPUPROF_CLOCK_FN";
+#else
+    return gpuprof__clock.use_tsc ? (lower ? "tsc" : "TSC") : (lower ? "clock_monotonic" : "CLOCK_MONOTONIC");
+#endif
+}
+
+/* Since init; on the test clock when GPUPROF_CLOCK_FN replaces the real one. */
+static uint64_t gpuprof__wall_ns(void) {
+#if defined(GPUPROF_CLOCK_FN)
+    return gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
+#else
+    return gpuprof__mono_ns() - gpuprof__run.t_init_ns;
+#endif
+}
+
 /* ----------------------------------------------------------------------
    CPU samples: the sampler (SPEC 16). Each thread that records
    ranges gets a POSIX timer on its own CPU time (timer_create on
@@ -7554,6 +9317,52 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
    in a C mode with POSIX's signals and timers; elsewhere GPUPROF_SAMPLE
    says why there are no samples.
    ---------------------------------------------------------------------- */
+#if GPUPROF__SAMPLES
+/* A sampled thread's samples (its state's smp), added up by the signal
+   handler as they come -- one slot per (innermost open range, call
+   stack), its return addresses in frames[] -- so that memory stays
+   bounded over a run of hours. Preallocated when the thread is first
+   sampled; the handler writes it, a report reads it. */
+#define GPUPROF__SMP_SLOTS 4096           /* distinct (range, stack) pairs a thread keeps */
+#define GPUPROF__SMP_FRAMES 65536         /* the return addresses of their stacks, all together */
+#define GPUPROF__SMP_DEPTH 32             /* frames of a stack: the interrupted PC and 31 callers */
+#define GPUPROF__SMP_SCAN_WORDS 64        /* without a frame chain, the stack words read above the stack pointer ... */
+#define GPUPROF__SMP_SCAN_KEEP 8          /* ... and the code addresses kept of them, */
+#define GPUPROF__SMP_SCANNED ((uintptr_t)1 << 62)   /* each marked so (user addresses are below 2^48) */
+#define GPUPROF__SMP_RING 4096            /* a thread's samples waiting for the Perfetto trace's writer */
+typedef struct gpuprof__smp_slot {
+    uint64_t hash;                        /* 0: free; published last (release) */
+    const struct gpuprof__node *node;     /* the innermost open range (NULL: none) */
+    uint32_t at, depth;                   /* its stack: frames[at .. at + depth), the PC first */
+    uint32_t gen;                         /* the code map's size when taken: its addresses are named by the objects loaded then */
+    uint64_t count;
+} gpuprof__smp_slot;
+struct gpuprof__smp {
+    uintptr_t stack_lo, stack_hi;         /* the thread's stack: the frame walk stays inside it */
+    uint64_t cpu0_ns;                     /* the thread's CPU time when its timer started */
+    uint64_t cpu_ns;                      /* CPU time sampled so far, timers stopped since */
+    uint64_t cpu_before;                  /* a thread that records no range: the CPU time of the threads its entry held before */
+    uint32_t threads;                     /* ... and how many threads it has held (a pool's ended threads' entries are reused) */
+    uint64_t taken, lost;                 /* samples the handler took; those it had no room to keep */
+    uint64_t overruns;                    /* expiries the kernel merged into one signal (si_overrun): a tick coarser than the rate, or a thread preempted */
+    uint64_t gen;                         /* the thread's timer: its number + 1 (0: none) */
+    int silent;                           /* its timer fired and no sample arrived: its signal is blocked there, or read (signalfd) */
+    uint64_t look_taken, look_cpu;        /* the keeper's: samples taken when it last saw one arrive, and the thread's CPU time then */
+    int busy;                             /* the handler is in it */
+    int tid;
+    uintptr_t seen_sp;                    /* a thread that records no range: a stack pointer its handler saw, until the keeper
+                                             finds its stack's bounds (the walk needs them) */
+    uint32_t nframes;
+    uint64_t ring_head, ring_tail;        /* samples for the trace: put by the handler, taken by its writer */
+    uint64_t trace_lost;                  /* samples kept but left out of the trace: the ring was full, or the thread records no range */
+    uint32_t map_seq;                     /* the Perfetto sequence that has the samples' mapping interned */
+    uint64_t ring_ts[GPUPROF__SMP_RING];  /* a sample's time: ticks since the thread's clock base */
+    uint32_t ring_slot[GPUPROF__SMP_RING];
+    uint32_t slot_seq[GPUPROF__SMP_SLOTS];   /* the Perfetto sequence a slot's call stack is interned in */
+    gpuprof__smp_slot slot[GPUPROF__SMP_SLOTS];
+    uintptr_t frames[GPUPROF__SMP_FRAMES];
+};
+
 #include <signal.h>
 #if defined(__linux__) && defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__)) && defined(SA_SIGINFO) && \
     defined(SIGEV_SIGNAL) && defined(CLOCK_THREAD_CPUTIME_ID) && defined(SA_RESTART) && defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200809L
@@ -9430,6 +11239,576 @@ static const char *gpuprof__smp_base(const char *name, char *buf, size_t n) {
 #endif
 
 /* ----------------------------------------------------------------------
+   CPU samples in the trace (GPUPROF_SAMPLE with a Perfetto trace): each
+   sample the handler put in its thread's ring is a perf_sample packet on
+   the thread's sequence, on the absolute clock, its call stack interned
+   there the first time it comes (frames named as the report names them,
+   outermost first; one mapping for them all), so that the Perfetto UI
+   shows the samples on the thread and a flame graph of a selected area.
+   The sinks write them after each of the thread's blocks.
+   ---------------------------------------------------------------------- */
+#if GPUPROF__SAMPLES
+static gpuprof__symtab gpuprof__pf_syms;      /* the writer's loaded objects, read again when an address is in none */
+
+/* Slot k's call stack into the sequence's interned data (idata: open). */
+static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, char *p) {
+    const gpuprof__smp_slot *sl = &m->slot[k];
+    uint32_t i, depth = sl->depth < GPUPROF__SMP_DEPTH ? sl->depth : GPUPROF__SMP_DEPTH;
+    uintptr_t pc[GPUPROF__SMP_DEPTH];
+    char buf[160], base[160], label[240], *e;
+    if (m->map_seq != s->seq) {               /* the one mapping, and its empty build id */
+        e = gpuprof__pb_open(p, 19);
+        p = gpuprof__pb_close(e, gpuprof__pb_uint(gpuprof__pb_uint(e, 1, 1), 2, 1));
+        e = gpuprof__pb_open(p, 16);
+        p = gpuprof__pb_close(e, gpuprof__pb_str(gpuprof__pb_uint(e, 1, 1), 2, ""));
+        m->map_seq = s->seq;
+    }
+    depth = gpuprof__smp_pcs(&gpuprof__pf_syms, &m->frames[sl->at], depth, sl->gen, pc);
+    for (i = 0; i < depth; i++) {
+        const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, pc[i], sl->gen, buf, sizeof buf, &module);
+        const char *exe = gpuprof__sym_exe(&gpuprof__pf_syms);
+        uint64_t fid = (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1;
+        name = gpuprof__smp_base(name, base, sizeof base);
+        if (*module && strcmp(module, exe)) snprintf(label, sizeof label, "%s [%s]", name, module);
+        else snprintf(label, sizeof label, "%s", name);
+        e = gpuprof__pb_open(p, 5);           /* function_names { iid, str } */
+        p = gpuprof__pb_close(e, gpuprof__pb_str(gpuprof__pb_uint(e, 1, fid), 2, label));
+        e = gpuprof__pb_open(p, 6);           /* frames { iid, function_name_id, mapping_id } */
+        p = gpuprof__pb_close(e, gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(e, 1, fid), 2, fid), 3, 1));
+    }
+    e = gpuprof__pb_open(p, 7);               /* callstacks { iid, frame_ids: the outermost first } */
+    p = gpuprof__pb_uint(e, 1, (uint64_t)k + 1);
+    for (i = depth; i-- > 0;) p = gpuprof__pb_uint(p, 2, (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1);
+    m->slot_seq[k] = s->seq;
+    return gpuprof__pb_close(e, p);
+}
+
+/* The samples waiting in the ring of a block's thread, as packets on its
+   sequence after the block's events (staged by the encoder), staged. */
+static void gpuprof__pf_samples(gpuprof__tout *o, gpuprof__thread *t) {
+    gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+    gpuprof__pfseq *s = &t->fmt.pf;
+    char *buf, *p;
+    uint64_t tail, head;
+    uint32_t k, i;
+    if (!m || !s->seq || (tail = m->ring_tail) == (head = GPUPROF__LDA(&m->ring_head))) return;
+    buf = gpuprof__trace_buf(o);
+    p = buf + o->staged;
+    for (; tail != head; tail++) {
+        char *pk, *pe;
+        k = m->ring_slot[tail % GPUPROF__SMP_RING];
+        if (k >= GPUPROF__SMP_SLOTS || !GPUPROF__LDA(&m->slot[k].hash)) continue;
+        if ((size_t)(p - buf) + 16384 > GPUPROF__WBUF) {
+            gpuprof__trace_write(o, buf, (size_t)(p - buf));
+            p = buf;
+        }
+        if (m->slot_seq[k] != s->seq)         /* a new stack: its addresses in the objects known, else the objects read again */
+            for (i = 0; i < m->slot[k].depth && i < GPUPROF__SMP_DEPTH; i++)
+                if (!gpuprof__sym_mod(&gpuprof__pf_syms, m->frames[m->slot[k].at + i] & ~GPUPROF__SMP_SCANNED)) {
+                    gpuprof__sym_close(&gpuprof__pf_syms);
+                    gpuprof__sym_open(&gpuprof__pf_syms);
+                    break;
+                }
+        pk = gpuprof__pb_open(p, 1);
+        p = gpuprof__pb_uint(gpuprof__pb_uint(pk, 58, GPUPROF__PF_ABS), 8, gpuprof__ticks_to_ns(m->ring_ts[tail % GPUPROF__SMP_RING]));
+        p = gpuprof__pb_uint(gpuprof__pb_uint(p, 10, s->seq), 13, 2);      /* SEQ_NEEDS_INCREMENTAL_STATE: interned stacks */
+        if (m->slot_seq[k] != s->seq) {
+            char *id = gpuprof__pb_open(p, 12);
+            p = gpuprof__pb_close(id, gpuprof__pf_stack(s, m, k, id));
+        }
+        pe = gpuprof__pb_open(p, 66);         /* perf_sample { pid, tid, callstack_iid } */
+        p = gpuprof__pb_uint(gpuprof__pb_uint(pe, 2, (uint32_t)gpuprof__run.trace_pid), 3, (uint32_t)m->tid);
+        p = gpuprof__pb_close(pe, gpuprof__pb_uint(p, 4, (uint64_t)k + 1));
+        p = gpuprof__pb_close(pk, p);
+    }
+    GPUPROF__STR(&m->ring_tail, tail);
+    gpuprof__trace_stage(o, buf, p);
+}
+
+/* The streamed Perfetto trace's samples after a block's events: its
+   thread's (section "Trace sinks", after the encoder). */
+static void gpuprof__smp_trace_block(gpuprof__tout *o, gpuprof__thread *t) {
+    if (o == &gpuprof__trace.out && o->format == GPUPROF__FMT_PERFETTO && GPUPROF__LD(&gpuprof__smp_global.trace)) gpuprof__pf_samples(o, t);
+}
+
+/* A Perfetto file's end: the objects read again when a sample next needs them. */
+static void gpuprof__smp_trace_end(const gpuprof__tout *o) {
+    if (o->format == GPUPROF__FMT_PERFETTO) gpuprof__sym_close(&gpuprof__pf_syms);
+}
+#else
+#define gpuprof__smp_trace_block(o, t) ((void)(o), (void)(t))
+#define gpuprof__smp_trace_end(o) ((void)(o))
+#endif
+
+/* ----------------------------------------------------------------------
+   CPU samples: per range, what the samples say -- for the report's
+   "CPU samples per range", the verdict, the summary's `samples` and the
+   folded stacks (GPUPROF_SAMPLE_FOLDED). Every thread's slots are read as
+   they are (a sample coming meanwhile may be in or not), their addresses
+   named ("CPU samples: symbols"), and added up by range path ("forward/matmul"; "(no
+   range)" outside every range) and function.
+   ---------------------------------------------------------------------- */
+/* How a CPU-bound phase's functions get named (the verdict's try: line, sampling off). */
+#if GPUPROF__SAMPLES
+#define GPUPROF__HOST_NAMES "no GPU in this run: GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range), "
+#else
+#define GPUPROF__HOST_NAMES "no GPU in this run: perf names the functions that take its CPU time (CPU samples are compiled out of this build), "
+#endif
+
+#define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
+#define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
+    "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
+#if GPUPROF__SAMPLES
+typedef struct gpuprof__smp_func { char *name, *module; uint64_t self, total; } gpuprof__smp_func;
+typedef struct gpuprof__smp_per_range {
+    char *path;
+    uint64_t samples;
+    gpuprof__smp_func *fn;
+    uint32_t nfn, cfn;
+} gpuprof__smp_per_range;
+typedef struct gpuprof__smp_report {
+    uint64_t taken, lost, kept, with_callers, trace_lost;
+    uint64_t overruns;                     /* expiries the kernel merged into the signals taken (si_overrun) */
+    uint32_t threads, foreign;             /* threads sampled; of which record no range (their samples: the stepping thread's range) */
+    uint32_t short_threads;               /* of those, sampled by the process timer (threads that lived between the keeper's looks) */
+    uint64_t short_taken;                 /* ... and their samples */
+    double cpu_s;                         /* CPU time of the sampled threads while sampled (the process timer's aside) */
+    double unsampled_s, proc_s;           /* the process's CPU time in no sampled thread, and all of it, since sampling began (< 0: unknown) */
+    gpuprof__smp_per_range *r;
+    uint32_t nr, cr;
+    gpuprof__buf folded;                  /* "path;outer;...;leaf count" lines, when asked */
+    char exe[256];                        /* the main program's file name */
+} gpuprof__smp_report;
+
+/* A range's path: its name and its ancestors', outermost first. */
+static void gpuprof__smp_path(const gpuprof__node *n, char *out, size_t cap) {
+    uint32_t ids[GPUPROF_MAX_DEPTH];
+    int d = 0;
+    for (; n && n->parent && d < GPUPROF_MAX_DEPTH; n = n->parent) ids[d++] = n->name_id;
+    if (!d) { snprintf(out, cap, "(no range)"); return; }
+    gpuprof__name_path(ids, d, out, cap);
+}
+
+static gpuprof__smp_per_range *gpuprof__smp_range(gpuprof__smp_report *r, const char *path) {
+    uint32_t i;
+    void *na;
+    for (i = 0; i < r->nr; i++) if (!strcmp(r->r[i].path, path)) return &r->r[i];
+    if (!(na = gpuprof__room(r->r, sizeof *r->r, r->nr, &r->cr))) return NULL;
+    r->r = (gpuprof__smp_per_range *)na;
+    if (!(r->r[r->nr].path = gpuprof__strdup(path))) return NULL;
+    return &r->r[r->nr++];
+}
+
+static gpuprof__smp_func *gpuprof__smp_fn(gpuprof__smp_per_range *g, const char *name, const char *module) {
+    uint32_t i;
+    void *na;
+    for (i = 0; i < g->nfn; i++) if (!strcmp(g->fn[i].name, name) && !strcmp(g->fn[i].module, module)) return &g->fn[i];
+    if (!(na = gpuprof__room(g->fn, sizeof *g->fn, g->nfn, &g->cfn))) return NULL;
+    g->fn = (gpuprof__smp_func *)na;
+    if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
+    if (!(g->fn[g->nfn].module = gpuprof__strdup(module))) { GPUPROF_FREE(g->fn[g->nfn].name); return NULL; }
+    return &g->fn[g->nfn++];
+}
+
+/* One slot into the tables: its range's self count for the leaf's
+   function, a total for each function its stack holds (once a stack);
+   a folded line when asked. */
+/* A stack's names while it is taken: on the heap, once a collection (a
+   report may be asked for on a thread of 16 KiB). */
+typedef struct gpuprof__smp_names {
+    char path[512], buf[GPUPROF__SMP_DEPTH][160];
+    const char *name[GPUPROF__SMP_DEPTH], *module[GPUPROF__SMP_DEPTH];
+    uintptr_t pc[GPUPROF__SMP_DEPTH];
+} gpuprof__smp_names;
+static void gpuprof__smp_take(gpuprof__smp_report *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded,
+                              gpuprof__smp_names *nm) {
+    char *path = nm->path;
+    char (*buf)[160] = nm->buf;
+    const char **name = nm->name, **module = nm->module;
+    gpuprof__smp_per_range *g;
+    uint32_t i, j, depth = s->depth < GPUPROF__SMP_DEPTH ? s->depth : GPUPROF__SMP_DEPTH;
+    uint64_t count = GPUPROF__LD(&s->count);
+    if (!count) return;                         /* cleared by gpuprof_reset */
+    gpuprof__smp_path(s->node, path, sizeof nm->path);
+    if (!(g = gpuprof__smp_range(r, path)) || !depth) return;
+    g->samples += count;
+    r->kept += count;
+    if (depth > 1) r->with_callers += count;
+    depth = gpuprof__smp_pcs(st, &m->frames[s->at], depth, s->gen, nm->pc);
+    for (i = j = 0; i < depth; i++) {
+        name[j] = gpuprof__smp_base(gpuprof__sym_of(st, nm->pc[i], s->gen, buf[j], sizeof buf[j], &module[j]), buf[j], sizeof buf[j]);
+        /* gpuprof's own code calls no function of the program: a frame
+           that says so is a stale one, and the stack ends there */
+        if (j && !strncmp(name[j], "gpuprof_", 8) && strncmp(name[j - 1], "gpuprof_", 8) && !strcmp(module[j - 1], r->exe)) break;
+        if (j && name[j] == name[j - 1] && !strcmp(name[j], GPUPROF__OMP_RUNTIME)) continue;   /* the runtime inside itself: one frame */
+        j++;
+    }
+    depth = j;
+    for (i = 0; i < depth; i++) {
+        gpuprof__smp_func *f;
+        for (j = 0; j < i && !(module[j] == module[i] && !strcmp(name[j], name[i])); j++) {}
+        if (j < i) continue;                   /* recursion: once a stack */
+        if (!(f = gpuprof__smp_fn(g, name[i], module[i]))) return;
+        f->total += count;
+        if (!i) f->self += count;
+    }
+    if (!folded) return;
+    gpuprof__buf_s(&r->folded, path);
+    for (i = depth; i-- > 0;) {
+        gpuprof__buf_s(&r->folded, ";");
+        gpuprof__buf_s(&r->folded, name[i]);
+    }
+    gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
+}
+
+/* Whether thread tid records ranges (the keeper may have sampled it before
+   its first range: those samples count, the thread once). */
+static int gpuprof__smp_tid_records(int tid) {
+    const gpuprof__thread *t;
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) if (t->smp && t->smp->tid == tid) return 1;
+    return 0;
+}
+
+/* One thread's samples into the tables, and its counts. */
+static void gpuprof__smp_take_all(gpuprof__smp_report *r, gpuprof__symtab *st, const gpuprof__smp *m, int folded, gpuprof__smp_names *nm) {
+    uint32_t i;
+    r->taken += GPUPROF__LD(&m->taken);
+    r->lost += GPUPROF__LD(&m->lost);
+    r->overruns += GPUPROF__LD(&m->overruns);
+    r->trace_lost += GPUPROF__LD(&m->trace_lost);
+    for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
+        if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, st, m, &m->slot[i], folded, nm);
+}
+
+static int gpuprof__smp_fn_cmp(const void *a, const void *b) {
+    const gpuprof__smp_func *x = (const gpuprof__smp_func *)a, *y = (const gpuprof__smp_func *)b;
+    if (x->self != y->self) return x->self < y->self ? 1 : -1;
+    if (x->total != y->total) return x->total < y->total ? 1 : -1;
+    if ((x->name[0] == '_' && x->name[1] == '_') != (y->name[0] == '_' && y->name[1] == '_'))
+        return x->name[0] == '_' && x->name[1] == '_' ? 1 : -1;     /* the C library's own (__libc_start_call_main) after main */
+    return strcmp(x->name, y->name);
+}
+static int gpuprof__smp_range_cmp(const void *a, const void *b) {
+    const gpuprof__smp_per_range *x = (const gpuprof__smp_per_range *)a, *y = (const gpuprof__smp_per_range *)b;
+    if (x->samples != y->samples) return x->samples < y->samples ? 1 : -1;
+    return strcmp(x->path, y->path);
+}
+
+/* The process timer's samples (threads that lived between the keeper's
+   looks), and the process's CPU time no sampled thread accounts for: the
+   timer's share estimated at the other threads' rate, gpuprof's own
+   threads' small share in it. */
+static void gpuprof__smp_collect_short(gpuprof__smp_report *r, gpuprof__symtab *st, int folded, gpuprof__smp_names *nm) {
+    const gpuprof__smp *m = GPUPROF__LDA(&gpuprof__smp_short.m);
+    double rate = r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0, proc = -1.0;    /* the other threads' samples per CPU second (before these are added) */
+    r->unsampled_s = r->proc_s = -1.0;
+    if (m && GPUPROF__LD(&m->taken)) {
+        r->short_threads = GPUPROF__LD(&m->threads);
+        r->short_taken = GPUPROF__LD(&m->taken);
+        r->threads += r->short_threads;
+        r->foreign += r->short_threads;
+        gpuprof__smp_take_all(r, st, m, folded, nm);
+    }
+#if GPUPROF__SAMPLER
+    proc = gpuprof__proc_cpu_s();
+#endif
+    if (proc >= 0 && gpuprof__smp_short.cpu0 >= 0 && proc >= gpuprof__smp_short.cpu0) {
+        r->proc_s = proc - gpuprof__smp_short.cpu0;
+        r->unsampled_s = r->proc_s - r->cpu_s - (rate > 0 ? (double)r->short_taken / rate : 0.0);
+        if (r->unsampled_s < 0) r->unsampled_s = 0;
+    }
+}
+
+/* Every thread's samples so far, by range and function, most first. 0:
+   sampling was not asked for. */
+static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
+    gpuprof__symtab st;
+    gpuprof__thread *t;
+    gpuprof__smp_names *nm;
+    uint32_t i;
+    memset(r, 0, sizeof *r);
+    if (gpuprof__smp_global.hz <= 0 || (nm = (gpuprof__smp_names *)gpuprof__alloc(sizeof *nm)) == NULL) return 0;
+    gpuprof__sym_open(&st);
+    snprintf(r->exe, sizeof r->exe, "%s", gpuprof__sym_exe(&st));
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
+        const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+        if (!m || (!GPUPROF__LD(&m->taken) && !GPUPROF__LD(&m->gen))) continue;    /* no timer could be made for it: not sampled */
+        r->threads++;
+        r->cpu_s += gpuprof__smp_cpu_s(m, 1);
+        gpuprof__smp_take_all(r, &st, m, folded, nm);
+    }
+    /* threads that record no range: their CPU time up to the keeper's last look, or now */
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
+        const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
+        if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
+        if (!gpuprof__smp_tid_records(m->tid)) { r->threads += m->threads; r->foreign += m->threads; }   /* an entry may have held several */
+        r->cpu_s += gpuprof__smp_cpu_s(m, 0);
+        gpuprof__smp_take_all(r, &st, m, folded, nm);
+    }
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__smp_collect_short(r, &st, folded, nm);
+    for (i = 0; i < r->nr; i++)
+        if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
+    if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
+    gpuprof__sym_close(&st);
+    GPUPROF_FREE(nm);
+    return 1;
+}
+
+static void gpuprof__smp_range_free(gpuprof__smp_per_range *g) {
+    uint32_t k;
+    for (k = 0; k < g->nfn; k++) {
+        GPUPROF_FREE(g->fn[k].name);
+        GPUPROF_FREE(g->fn[k].module);
+    }
+    GPUPROF_FREE(g->fn);
+    GPUPROF_FREE(g->path);
+    memset(g, 0, sizeof *g);
+}
+
+static void gpuprof__smp_free(gpuprof__smp_report *r) {
+    uint32_t i;
+    for (i = 0; i < r->nr; i++) gpuprof__smp_range_free(&r->r[i]);
+    GPUPROF_FREE(r->r);
+    GPUPROF_FREE(r->folded.p);
+    memset(r, 0, sizeof *r);
+}
+
+/* A range's functions as the report shows them: gcc's clones of a
+   function (f.constprop.0, f.part.0, f.cold) added to it, most first
+   (out: zeroed by the caller; gpuprof__smp_range_free). */
+static void gpuprof__smp_merge(const gpuprof__smp_per_range *g, gpuprof__smp_per_range *out) {
+    char base[160];
+    uint32_t k;
+    for (k = 0; k < g->nfn; k++) {
+        gpuprof__smp_func *f = gpuprof__smp_fn(out, gpuprof__smp_base(g->fn[k].name, base, sizeof base), g->fn[k].module);
+        if (f) { f->self += g->fn[k].self; f->total += g->fn[k].total; }
+    }
+    out->samples += g->samples;
+    if (out->nfn) qsort(out->fn, out->nfn, sizeof out->fn[0], gpuprof__smp_fn_cmp);
+}
+
+/* The mechanism, in words. */
+static void gpuprof__smp_mechanism(char *out, size_t n) {
+#if GPUPROF__SAMPLER
+    snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smp_global.signo, gpuprof__smp_global.signo == SIGPROF ? " (SIGPROF)" : "");
+#else
+    snprintf(out, n, "none in this build");
+#endif
+}
+
+/* The report's "CPU samples per range" (r: the samples collected; NULL:
+   none asked for): the header line, then each range with samples (most
+   first), its top functions by self samples. */
+static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *r, uint32_t rows) {
+    char mech[96], over[192];
+    uint32_t i, k;
+    uint64_t refused = GPUPROF__LD(&gpuprof__smp_global.refused), silent = GPUPROF__LD(&gpuprof__smp_global.silent);
+    int o = 0;
+    if (!r) return;
+    gpuprof__smp_mechanism(mech, sizeof mech);
+    over[0] = 0;
+    if (r->overruns) o = gpuprof__fmt(over, sizeof over, ", %llu timer overruns", (unsigned long long)r->overruns);
+    if (refused && o >= 0 && (size_t)o < sizeof over)
+        o += gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s not sampled (no timer could be made)", (unsigned long long)refused, refused == 1 ? "" : "s");
+    if (silent && o >= 0 && (size_t)o < sizeof over)
+        gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s left out (the program blocks or reads the signal there)", (unsigned long long)silent, silent == 1 ? "" : "s");
+    gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
+                           "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smp_global.hz, r->cpu_s > 0 ? (double)(r->taken - r->short_taken) / r->cpu_s : 0.0, r->threads,
+                        r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
+                        /* expiries the kernel merged: the tick is coarser than the rate asked, or the threads wait for a CPU */
+                        over,
+                        r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
+    if (gpuprof__smp_global.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smp_global.why);
+    if (r->short_threads)
+        gpuprof__buf_printf(b, "   %u of the threads lived between two of the keeper's looks: %llu samples from a process-wide CPU timer, the PC alone\n",
+                            r->short_threads, (unsigned long long)r->short_taken);
+    if (r->proc_s > 0 && r->unsampled_s >= 0.05 * r->proc_s && r->unsampled_s >= 0.05)
+        gpuprof__buf_printf(b, "   not sampled: %.2f s of the process's %.2f s of CPU (%.0f%%) ran in threads no timer reached%s\n", r->unsampled_s, r->proc_s,
+                            100.0 * r->unsampled_s / r->proc_s, r->short_threads ? "" : " (threads that lived under 100 ms, before the process-wide timer was armed; gpuprof's own)");
+    for (i = 0; i < r->nr && i < rows; i++) {
+        gpuprof__smp_per_range g;
+        memset(&g, 0, sizeof g);
+        gpuprof__smp_merge(&r->r[i], &g);
+        gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", r->r[i].path, (unsigned long long)g.samples,
+                            r->kept ? 100.0 * (double)g.samples / (double)r->kept : 0.0);
+        for (k = 0; k < g.nfn && k < 10; k++) {
+            const gpuprof__smp_func *f = &g.fn[k];
+            if (!f->self && k >= 3) break;
+            gpuprof__buf_printf(b, "  %5.1f%%  %5.1f%%  %s", 100.0 * (double)f->self / (double)g.samples, 100.0 * (double)f->total / (double)g.samples, f->name);
+            if (strcmp(f->module, r->exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
+            gpuprof__buf_s(b, "\n");
+        }
+        gpuprof__smp_range_free(&g);
+    }
+}
+
+/* The verdict's "try:" for a CPU-bound phase: the functions its samples
+   (its own and its nested ranges') name most, then the remedy (or, when
+   given, the one for a phase whose functions are named); or the remedy and
+   how to have them named (r: the samples collected; NULL: none asked for). */
+static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report *r, const char *phase, const char *remedy, const char *named) {
+    gpuprof__smp_per_range all;
+    uint64_t n, omp;
+    uint32_t i, k, shown;
+    size_t len = strlen(phase);
+    if (!r) {            /* sampling off: the try: line itself says how to have the functions named */
+        if (named) gpuprof__buf_printf(b, "\n   try: " GPUPROF__HOST_NAMES "%s\n", named);
+        else gpuprof__buf_printf(b, "\n   try: %s; GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n", remedy);
+        return;
+    }
+    memset(&all, 0, sizeof all);
+    for (i = 0; i < r->nr; i++) {
+        const gpuprof__smp_per_range *g = &r->r[i];
+        if (strncmp(g->path, phase, len) || (g->path[len] && g->path[len] != '/')) continue;
+        gpuprof__smp_merge(g, &all);
+    }
+    n = all.samples;
+    /* the phase's own functions first; the OpenMP runtime (its workers waiting) after, with its own remedy */
+    for (i = 0, omp = 0; i < all.nfn; i++) if (!strcmp(all.fn[i].name, GPUPROF__OMP_RUNTIME)) omp += all.fn[i].self;
+    for (i = 0; i < all.nfn && !strcmp(all.fn[i].name, GPUPROF__OMP_RUNTIME); i++) {}
+    if (n && i < all.nfn && all.fn[i].self) {
+        gpuprof__buf_printf(b, "\n   try: speed up %s, %.0f%% of its %llu CPU samples", all.fn[i].name, 100.0 * (double)all.fn[i].self / (double)n,
+                            (unsigned long long)n);
+        for (k = i + 1, shown = 0; k < all.nfn && shown < 2 && 200 * all.fn[k].self >= n; k++) {    /* those of 0.5% or more */
+            if (!strcmp(all.fn[k].name, GPUPROF__OMP_RUNTIME)) continue;
+            gpuprof__buf_printf(b, "%s %s %.0f%%", !shown ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
+            shown++;
+        }
+        gpuprof__buf_printf(b, "%sCPU samples per range); ", shown ? "; " : " (");
+        if ((double)omp >= GPUPROF__OMP_SHARE * (double)n)
+            gpuprof__buf_printf(b, "its OpenMP threads wait in the runtime for %.0f%% of its samples: " GPUPROF__OMP_REMEDY "; ", 100.0 * (double)omp / (double)n);
+        gpuprof__buf_printf(b, "%s\n", named ? named : remedy);
+    } else if (n && omp && (double)omp >= GPUPROF__OMP_SHARE * (double)n) {
+        gpuprof__buf_printf(b, "\n   try: its OpenMP threads wait in the runtime for %.0f%% of its %llu CPU samples: " GPUPROF__OMP_REMEDY "; %s\n",
+                            100.0 * (double)omp / (double)n, (unsigned long long)n, named ? named : remedy);
+    } else if (GPUPROF__LD(&gpuprof__smp_global.silent) || GPUPROF__LD(&gpuprof__smp_global.refused))
+        gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: %s in some threads, see the header of CPU samples per range)\n", remedy,
+                            GPUPROF__LD(&gpuprof__smp_global.silent) ? "the program blocks or reads the sampler's signal" : "no sampling timer could be made");
+    else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
+    gpuprof__smp_range_free(&all);
+}
+
+/* The threads sampled (the report's header). */
+static uint32_t gpuprof__smp_threads(const gpuprof__smp_report *r) { return r->threads; }
+
+/* The OpenMP runtime's share of the CPU samples in the range at path and
+   those inside it (0: none, or no samples). */
+static double gpuprof__smp_omp_share(const gpuprof__smp_report *r, const char *path) {
+    uint64_t n = 0, omp = 0;
+    uint32_t i, k;
+    size_t len = strlen(path);
+    for (i = 0; r && i < r->nr; i++) {
+        const gpuprof__smp_per_range *g = &r->r[i];
+        if (strncmp(g->path, path, len) || (g->path[len] && g->path[len] != '/')) continue;
+        n += g->samples;
+        for (k = 0; k < g->nfn; k++) if (!strcmp(g->fn[k].name, GPUPROF__OMP_RUNTIME)) omp += g->fn[k].self;
+    }
+    return n ? (double)omp / (double)n : 0.0;
+}
+
+/* The summary's "samples" (docs/summary.md): the mechanism, the rate
+   achieved, samples taken and lost, and per range its functions by self
+   samples (the top 50). */
+/* A thread's CPU time while sampled and the rate it got (null: none),
+   closing its object. */
+static void gpuprof__summary_sample_rate(gpuprof__buf *b, const gpuprof__smp *m, int ranged) {
+    double cpu = gpuprof__smp_cpu_s(m, ranged);
+    gpuprof__buf_printf(b, ",\"cpu_s\":%.6f,\"rate_hz\":", cpu);
+    if (cpu > 0) gpuprof__buf_printf(b, "%.1f}", (double)GPUPROF__LD(&m->taken) / cpu);
+    else gpuprof__buf_s(b, "null}");
+}
+
+/* "threads": every sampled thread, its name, tid, samples, whether it
+   records ranges, its CPU time and rate (one that does not gives its samples to the stepping
+   thread's innermost range). */
+static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
+    gpuprof__thread *t;
+    uint32_t i;
+    const char *sep = "";
+    gpuprof__buf_s(b, ",\"threads\":[");
+    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
+        const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
+        if (!m || t->exited == 2 || (!GPUPROF__LD(&m->taken) && !GPUPROF__LD(&m->gen))) continue;   /* no timer could be made for it, or no sample arrived */
+        gpuprof__buf_printf(b, "%s{\"name\":", sep);
+        gpuprof__buf_json_str(b, t->label);
+        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":true", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        gpuprof__summary_sample_rate(b, m, 1);
+        sep = ",";
+    }
+    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
+    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
+        const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
+        if (!GPUPROF__LD(&m->taken) || gpuprof__smp_tid_records(m->tid)) continue;
+        gpuprof__buf_printf(b, "%s{\"name\":", sep);
+        gpuprof__buf_json_str(b, gpuprof__smp_foreign.name[i]);
+        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":false", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
+        gpuprof__summary_sample_rate(b, m, 0);
+        sep = ",";
+    }
+    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
+    gpuprof__buf_s(b, "]");
+}
+
+static void gpuprof__summary_samples(gpuprof__buf *b) {
+    gpuprof__smp_report r;
+    char mech[96];
+    uint32_t i, k;
+    if (!gpuprof__smp_collect(&r, 0)) {
+        gpuprof__buf_s(b, "\"samples\":null,\n");
+        return;
+    }
+    gpuprof__smp_mechanism(mech, sizeof mech);
+    gpuprof__buf_s(b, "\"samples\":{\"mechanism\":");
+    gpuprof__buf_json_str(b, mech);
+    gpuprof__buf_s(b, ",\"asked_hz\":");
+    gpuprof__buf_num(b, gpuprof__smp_global.hz);
+    gpuprof__buf_s(b, ",\"rate_hz\":");
+    gpuprof__buf_num(b, r.cpu_s > 0 ? (double)(r.taken - r.short_taken) / r.cpu_s : 0.0);
+    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"threads_without_timer\":%llu,\"threads_signal_blocked\":%llu,\"error\":",
+                        (unsigned long long)r.taken, (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers,
+                        (unsigned long long)r.trace_lost, (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.refused),
+                        (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.silent));
+    if (gpuprof__smp_global.why[0]) gpuprof__buf_json_str(b, gpuprof__smp_global.why);
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_printf(b, ",\"short_lived_threads\":%u,\"short_lived_samples\":%llu,\"process_cpu_s\":", r.short_threads, (unsigned long long)r.short_taken);
+    gpuprof__buf_num(b, r.proc_s >= 0 ? r.proc_s : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"unsampled_cpu_s\":");
+    gpuprof__buf_num(b, r.unsampled_s >= 0 ? r.unsampled_s : GPUPROF__NAN);
+    gpuprof__summary_sample_threads(b);
+    gpuprof__buf_s(b, ",\"by_range\":[");
+    for (i = 0; i < r.nr; i++) {
+        const gpuprof__smp_per_range *g = &r.r[i];
+        gpuprof__buf_s(b, i ? ",\n  {\"range\":" : "\n  {\"range\":");
+        gpuprof__buf_json_str(b, g->path);
+        gpuprof__buf_printf(b, ",\"samples\":%llu,\"functions\":[", (unsigned long long)g->samples);
+        for (k = 0; k < g->nfn && k < 50; k++) {
+            gpuprof__buf_s(b, k ? ",{\"name\":" : "{\"name\":");
+            gpuprof__buf_json_str(b, g->fn[k].name);
+            gpuprof__buf_s(b, ",\"module\":");
+            gpuprof__buf_json_str(b, g->fn[k].module);
+            gpuprof__buf_printf(b, ",\"self\":%llu,\"total\":%llu}", (unsigned long long)g->fn[k].self, (unsigned long long)g->fn[k].total);
+        }
+        gpuprof__buf_s(b, "]}");
+    }
+    gpuprof__buf_s(b, "]},\n");
+    gpuprof__smp_free(&r);
+}
+#else
+/* GPUPROF_NO_SAMPLES: the report, the verdict and the summary without samples. */
+typedef struct gpuprof__smp_report { int none; } gpuprof__smp_report;
+#define gpuprof__smp_collect(r, folded) ((void)(r), (void)(folded), 0)
+#define gpuprof__smp_threads(r) ((void)(r), 0u)
+#define gpuprof__smp_omp_share(r, path) ((void)(r), (void)(path), 0.0)
+#define gpuprof__smp_free(r) ((void)(r))
+#define gpuprof__report_samples(b, r, rows) ((void)(b), (void)(r), (void)(rows))
+#define gpuprof__verdict_samples(b, r, phase, remedy, named) \
+    ((void)(r), (void)(phase), gpuprof__buf_printf((b), "\n   try: %s%s\n", (named) ? GPUPROF__HOST_NAMES : "", (named) ? (named) : (remedy)))
+#define gpuprof__summary_samples(b) gpuprof__buf_s((b), "\"samples\":null,\n")
+#endif
+
+/* ----------------------------------------------------------------------
    Threads joining and leaving a session: a thread's first range binds it
    to a state (starting the session if none runs), its exit hands the
    state on; states and name tables a shutdown left to running threads
@@ -11233,1792 +13612,6 @@ void gpuprof__step(void) {
 }
 
 /* ----------------------------------------------------------------------
-   Trace output, the layers: recording (section "Trace buffers") fills each
-   thread's blocks with fixed-size events; an encoder turns a block's events
-   into the bytes of a format (Chrome JSON, next section); a sink decides
-   where those bytes go and when (the streamed file and its writer thread, a
-   copy of it, the flight recorder's dump: the section after). A trace
-   output (gpuprof__tout) is one file being written: its descriptor, the
-   bytes and events in it, its format. A new format is one encoder and a
-   row in gpuprof__trace_encoders; a new destination is one sink.
-   ---------------------------------------------------------------------- */
-#define GPUPROF__WBUF 1048576         /* the encoders' buffer (gpuprof__trace.wbuf, a stage) */
-#define GPUPROF__WSTAGE 524288        /* a stage is written once it holds this much */
-
-/* n bytes to the output's file. A failed write is one message; the output
-   then writes nothing more (failed), and the statistics go on. */
-static void gpuprof__trace_bytes(gpuprof__tout *o, const char *s, size_t n) {
-    gpuprof__sigs_hold hold;
-    int err = 0;
-    o->off += n;
-    if (!n || o->failed) return;
-    gpuprof__sigs_block(&hold);                 /* a file-size limit or a closed pipe is an error here, not the program's death */
-    while (n) {
-        ssize_t w = write(o->fd, s, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            err = w < 0 ? errno : EIO;
-            snprintf(o->error, sizeof o->error, "%s", w < 0 ? strerror(err) : "no progress");
-            break;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
-    gpuprof__sigs_restore(&hold, err);
-    if (!n) return;
-    GPUPROF__STR(&o->failed, 1);    /* a report reads the error after it */
-    if (err == EFBIG) gpuprof__fsize_warn();
-    else gpuprof__warn(GPUPROF__W_IO, "cannot write the trace to '%s': %s; the trace stops here, statistics go on (check the path and free space)", o->path, o->error);
-}
-
-/* The bytes staged (gpuprof__trace_stage), written now. */
-static void gpuprof__trace_flush(gpuprof__tout *o) {
-    size_t k = o->staged;
-    o->staged = 0;
-    if (k) gpuprof__trace_bytes(o, o->stage, k);
-}
-
-/* Appends n bytes to the output's file, after the bytes staged (none when
-   s is the stage itself: the encoder wrote on after them). */
-static void gpuprof__trace_write(gpuprof__tout *o, const char *s, size_t n) {
-    if (s == o->stage) o->staged = 0;
-    else gpuprof__trace_flush(o);
-    gpuprof__trace_bytes(o, s, n);
-}
-
-/* Where an encoder puts a block's bytes: the output's stage, after what
-   waits there, or the shared buffer (dumps, copies: written at once). */
-GPUPROF__INLINE char *gpuprof__trace_buf(const gpuprof__tout *o) {
-    return o->stage ? o->stage : gpuprof__trace.wbuf;
-}
-
-/* The encoder is done with a block: its bytes [buf, end) are written, or,
-   in a stage that is not yet half full, kept for the next block's. The
-   kernel charges less for each byte of one large write() than of many
-   small ones (page-cache folios filled whole: about 3.5 against 6.5 ns per
-   22 bytes for 1 MiB against 45 KiB writes on ext4), and a busy stream's
-   blocks each encode to tens of KiB; the writer writes the stage out
-   whenever it runs out of blocks (gpuprof__trace_flush). */
-static void gpuprof__trace_stage(gpuprof__tout *o, char *buf, char *end) {
-    size_t n = (size_t)(end - buf);
-    if (o->stage && buf == o->stage && n < GPUPROF__WSTAGE) { o->staged = (uint32_t)n; return; }
-    gpuprof__trace_write(o, buf, n);
-}
-
-/* An encoder: what starts a file; a block's events [from, n) written (WORK,
-   FLOW and a kernel's argument records are parts of the event after them,
-   held in the recording thread's state until it comes), returning the
-   events written; what ends a file: the events in it, those dropped, and a
-   flight-recorder dump's window (events older than window_ns fell out). */
-typedef struct gpuprof__trace_encoder {
-    void (*begin)(gpuprof__tout *o);
-    uint32_t (*events)(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n);
-    void (*end)(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns);
-} gpuprof__trace_encoder;
-
-/* The work a WORK event left for this range event, if it is the one. */
-static const double *gpuprof__trace_work_for(gpuprof__thread *t, uint32_t name_id, double *w) {
-    if (t->fmt.work_name != name_id) return NULL;
-    w[0] = t->fmt.work_flops;
-    w[1] = t->fmt.work_bytes;
-    t->fmt.work_name = 0;
-    return w;
-}
-
-/* A record that is part of the event after it (WORK, FLOW; a kernel's KA
-   and KB), kept in its thread's state until that event is written. */
-static void gpuprof__trace_aux_hold(gpuprof__thread *t, const gpuprof__event *e, int type) {
-    switch (type) {
-    case GPUPROF__EV_WORK:
-        t->fmt.work_name = e->name_id;
-        t->fmt.work_rates = !(e->flags & GPUPROF__EVF_GPU_PART);
-        memcpy(&t->fmt.work_bytes, &e->ts, sizeof t->fmt.work_bytes);
-        memcpy(&t->fmt.work_flops, &e->u.dur_ns, sizeof t->fmt.work_flops);
-        break;
-    case GPUPROF__EV_FLOW:
-        t->fmt.flow_tid = (int)e->u.dur_ns;
-        t->fmt.flow_ns = gpuprof__ticks_to_ns(e->ts);
-        t->fmt.flow_name = e->name_id;
-        break;
-    default:       /* GPUPROF__EV_KA, GPUPROF__EV_KB */
-        t->fmt.karg[type - GPUPROF__EV_KA] = *e;
-        break;
-    }
-}
-
-GPUPROF__INLINE int gpuprof__trace_is_aux(int type) {
-    return type == GPUPROF__EV_WORK || type == GPUPROF__EV_FLOW || type == GPUPROF__EV_KA || type == GPUPROF__EV_KB;
-}
-
-#ifdef GPUPROF_CUDA
-/* The name of captured copy or memset work as Kineto spells it ("Memcpy
-   HtoD (Pinned -> Device)", "Memset (Device)"), from its event's flags:
-   the kind in bits 0-1, the direction in 2-5, the host memory in 6-7. */
-static const char *gpuprof__trace_copy_name(char *buf, size_t n, const gpuprof__event *e) {
-    static const char *const dir[11] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
-    static const char *const host[4] = { "", "Pageable", "Pinned", "" };
-    uint32_t d = (e->flags >> 2) & 15u, h = (e->flags >> 6) & 3u;
-    if ((e->flags & 3u) != GPUPROF__KR_MEMCPY) return "Memset (Device)";
-    if (d > 10) d = 0;
-    if (*host[h] && (d == 1 || d == 2)) snprintf(buf, n, d == 1 ? "Memcpy %s (%s -> Device)" : "Memcpy %s (Device -> %s)", dir[d], host[h]);
-    else snprintf(buf, n, "Memcpy %s", dir[d]);
-    return buf;
-}
-
-/* A kernel event's occupancy arguments, from its aux events (karg) and its
-   device's limits: Kineto's "blocks per SM" (grid blocks / SMs), "warps per
-   SM" (grid warps / SMs) and "est. achieved occupancy %", and the
-   theoretical occupancy (SPEC 20). 0: the device's limits are unknown. */
-typedef struct gpuprof__kfig { double blocks_sm, warps_sm, est_pct, occ_pct; } gpuprof__kfig;
-static int gpuprof__trace_kfig(const gpuprof__event *karg, int dev, gpuprof__kfig *f) {
-    const gpuprof__devlim *d = dev >= 0 && dev < GPUPROF__MAX_DEV ? &gpuprof__gpu.lim[dev] : NULL;
-    uint64_t blocks = (karg[0].ts & 0xffffffffu) * (karg[0].ts >> 32) * (karg[0].u.dur_ns & 0xffffffffu);
-    uint64_t threads = (karg[0].u.dur_ns >> 32) * (karg[0].name_id & 0x7ffu) * ((karg[0].name_id >> 11) & 0x7fu);
-    int bps = (int)karg[1].flags - 1, max_warps;
-    double warps;
-    if (!d || bps < 0 || d->sms <= 0 || d->warp <= 0 || (max_warps = d->threads_sm / d->warp) <= 0) return 0;
-    warps = (double)((threads + (uint64_t)d->warp - 1) / (uint64_t)d->warp);
-    f->blocks_sm = (double)blocks / d->sms;
-    f->warps_sm = f->blocks_sm * warps;
-    f->occ_pct = 100.0 * bps * warps / max_warps;
-    f->est_pct = 100.0 * f->warps_sm / max_warps;
-    if (f->est_pct > f->occ_pct) f->est_pct = f->occ_pct;
-    return 1;
-}
-#endif
-
-#ifdef GPUPROF_CUDA
-/* The state whose block of thread tid the formatter encoded last, to name
-   that thread's track where other events land on it (captured CUDA calls,
-   written from gpuprof's own blocks) and none of its own do: a part of a
-   busy stream may hold none. NULL: no block of it was encoded yet. The
-   list is only ever added to while a session runs (release, at its head). */
-static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
-    gpuprof__thread *t;
-    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
-        if (t->fmt_tid == (int)tid) return t;
-    /* none yet: the first part of a trace may fill with the collector's
-       events before any block of the launching thread is encoded; its
-       state's own name and order then (set when it joined the session) */
-    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next)
-        if (t->tid == (int)tid && t->label[0]) {
-            t->fmt_tid = t->tid;
-            t->fmt_index = t->index;
-            memcpy(t->fmt_label, t->label, sizeof t->fmt_label);
-            return t;
-        }
-    return NULL;
-}
-#endif
-
-#ifdef GPUPROF_CUDA
-/* Lanes. GPU slices may overlap on one stream's track without nesting: a
-   graph's branches run at once on the stream it was launched into, a
-   programmatic dependent launch starts a kernel before the one before it
-   ends, two ranges' GPU spans cross. The Perfetto UI drops a JSON complete
-   event that overlaps its track's open one without nesting in it (import
-   stat slice_drop_overlapping_complete_event), and in Perfetto's format an
-   end would close the wrong begin. So each output puts every GPU slice on
-   a lane of its track: the first lane where it overlaps nothing (captured
-   work: kernels never nest) or nests with everything (GPU ranges: a child
-   inside its parent, begun later), judged against the last
-   GPUPROF__LANE_KEEP slices put there and the spans of those before them
-   (GPUPROF__LANE_RUNS runs, each covering some of them and the gaps
-   between). Lane 0 is the track itself; lane k is "GPU 0 stream 7 (k+1):
-   ...", just below it. Slices arrive in no set order (a parent after its
-   children, a buffer's kernels before or after the next buffer's), hence a
-   window, not a sorted list. */
-#define GPUPROF__LANE_TID(track, lane) (GPUPROF__GPU_TID0 + (uint32_t)(track) * GPUPROF__LANES + (uint32_t)(lane))
-
-/* Whether [ts, end] may go on the lane: apart from each slice there (ends
-   may touch begins) or, a range, strictly inside or around it; and apart
-   from each run of those no longer kept or, a range, around it. */
-static int gpuprof__lane_fits(const gpuprof__lane *l, uint64_t ts, uint64_t end, int nests) {
-    uint32_t i;
-    if (ts >= l->last || end <= l->first) return 1;   /* after or before all: most slices */
-    for (i = 0; i < l->n; i++) {                       /* newest first: the likeliest to overlap */
-        uint32_t k = (l->next + GPUPROF__LANE_KEEP - 1 - i) % GPUPROF__LANE_KEEP;
-        uint64_t a = l->ts[k], b = l->end[k];
-        if (end <= a || ts >= b) continue;
-        if (nests && ((ts < a && end >= b) || (ts > a && end <= b))) continue;
-        return 0;
-    }
-    for (i = 0; i < l->runs; i++)
-        if (end > l->lo[i] && ts < l->hi[i] && !(nests && ts < l->lo[i] && end >= l->hi[i])) return 0;
-    return 1;
-}
-
-/* A slice no longer kept, into the runs: merged with those it overlaps or
-   touches (back-to-back work is one run);
-   past GPUPROF__LANE_RUNS, the two neighbouring runs that span the least
-   time together become one (the gap between them taken as busy): siblings
-   rather than a long slice and a short one, so that a late parent can
-   still be around its children. */
-static void gpuprof__lane_forget(gpuprof__lane *l, uint64_t a, uint64_t b) {
-    uint32_t i, k, best = 0, r = l->runs;
-    if (r && a >= l->lo[r - 1] && a <= l->hi[r - 1]) {  /* the last run goes on (work in order): it meets no other */
-        if (b > l->hi[r - 1]) l->hi[r - 1] = b;
-        return;
-    }
-    for (i = 0; i < l->runs;) {
-        if (a <= l->hi[i] && b >= l->lo[i]) {        /* meets run i: they become one */
-            if (l->lo[i] < a) a = l->lo[i];
-            if (l->hi[i] > b) b = l->hi[i];
-            memmove(&l->lo[i], &l->lo[i + 1], (l->runs - i - 1) * sizeof l->lo[0]);
-            memmove(&l->hi[i], &l->hi[i + 1], (l->runs - i - 1) * sizeof l->hi[0]);
-            l->runs--;
-        } else i++;
-    }
-    if (l->runs == GPUPROF__LANE_RUNS) {                 /* full: the two spanning least together become one */
-        for (k = 1; k < l->runs; k++)
-            if (l->hi[k] - l->lo[k - 1] < l->hi[best + 1] - l->lo[best]) best = k - 1;
-        l->hi[best] = l->hi[best + 1];
-        memmove(&l->lo[best + 1], &l->lo[best + 2], (l->runs - best - 2) * sizeof l->lo[0]);
-        memmove(&l->hi[best + 1], &l->hi[best + 2], (l->runs - best - 2) * sizeof l->hi[0]);
-        l->runs--;
-        if (a <= l->hi[best] && b >= l->lo[best]) { gpuprof__lane_forget(l, a, b); return; }
-    }
-    for (i = 0; i < l->runs && l->lo[i] < a; i++) {}
-    memmove(&l->lo[i + 1], &l->lo[i], (l->runs - i) * sizeof l->lo[0]);
-    memmove(&l->hi[i + 1], &l->hi[i], (l->runs - i) * sizeof l->hi[0]);
-    l->lo[i] = a;
-    l->hi[i] = b;
-    l->runs++;
-}
-
-/* [ts, end] onto the lane; the oldest slice kept goes into the runs. */
-static void gpuprof__lane_put(gpuprof__lane *l, uint64_t ts, uint64_t end) {
-    if (!l->n || ts < l->first) l->first = ts;
-    if (!l->n || end > l->last) l->last = end;
-    if (l->n == GPUPROF__LANE_KEEP) gpuprof__lane_forget(l, l->ts[l->next], l->end[l->next]);
-    else l->n++;
-    l->ts[l->next] = ts;
-    l->end[l->next] = end;
-    l->next = (l->next + 1) % GPUPROF__LANE_KEEP;
-}
-
-/* The lane of a GPU slice [ts, end] on its track in this output. Without
-   memory for lanes, lane 0 (the track, as without lanes); past the last
-   lane, the last, with one message. */
-static uint32_t gpuprof__lane_of(gpuprof__tout *o, uint32_t track, uint64_t ts, uint64_t end, int nests) {
-    gpuprof__lanes *ls;
-    uint32_t k;
-    if (!o->lanes && !(o->lanes = (gpuprof__lanes **)gpuprof__zalloc(GPUPROF__TRACKS * sizeof *o->lanes))) return 0;
-    if (!(ls = o->lanes[track]) && !(ls = o->lanes[track] = (gpuprof__lanes *)gpuprof__zalloc(sizeof *ls))) return 0;
-    if (ls->gen != o->gen) {                  /* a new part: its lanes afresh */
-        memset(ls, 0, sizeof *ls);
-        ls->gen = o->gen;
-    }
-    for (k = 0; k < ls->used && !gpuprof__lane_fits(&ls->lane[k], ts, end, nests); k++) {}
-    if (k == ls->used) {
-        if (k < GPUPROF__LANES) ls->used++;
-        else {
-            k = GPUPROF__LANES - 1;
-            if (!ls->over++)
-                gpuprof__warn(GPUPROF__W_KERNELS, "more than %d GPU slices overlap at once on the trace's track \"%s\": the viewers drop those that do not fit its last lane",
-                              GPUPROF__LANES, gpuprof__gpu.track[track].label);
-        }
-    }
-    gpuprof__lane_put(&ls->lane[k], ts, end);
-    return k;
-}
-
-/* A lane's name: its track's, with " (k+1)" after the stream ("GPU 0
-   stream 7 (2): kernels, copies (CUPTI)"). */
-static const char *gpuprof__lane_label(char *buf, size_t n, uint32_t track, uint32_t lane) {
-    const char *label = gpuprof__gpu.track[track].label, *colon = strchr(label, ':');
-    if (!lane) return label;
-    if (colon) snprintf(buf, n, "%.*s (%u)%s", (int)(colon - label), label, lane + 1, colon);
-    else snprintf(buf, n, "%s (%u)", label, lane + 1);
-    return buf;
-}
-
-/* Whether lane k of the track is to be named in this output (once). */
-static int gpuprof__lane_unnamed(gpuprof__tout *o, uint32_t track, uint32_t lane) {
-    gpuprof__lanes *ls = o->lanes ? o->lanes[track] : NULL;
-    if (!lane) {                          /* the track itself: named as without lanes */
-        if (gpuprof__gpu.track_meta[track] == o->gen) return 0;
-        gpuprof__gpu.track_meta[track] = o->gen;
-        return 1;
-    }
-    if (!ls || (ls->named & (1u << lane))) return 0;
-    ls->named |= 1u << lane;
-    return 1;
-}
-
-static void gpuprof__lanes_free(gpuprof__tout *o) {
-    uint32_t i;
-    if (!o->lanes) return;
-    for (i = 0; i < GPUPROF__TRACKS; i++) GPUPROF_FREE(o->lanes[i]);
-    GPUPROF_FREE(o->lanes);
-    o->lanes = NULL;
-}
-#endif
-
-/* A step as the encoders see it: one marked outside any range (its depth,
-   in the flags, is 0) starts a slice that the next such step on the thread
-   ends; one inside a range starts none. The slice is "ProfilerStep#N"
-   (Kineto's name) with N the number of the step it is in gpuprof's report,
-   the summary and the slow-step captures: the step that the mark ending it
-   ends (the mark "step N"; the first GPUPROF_STEP ends none). Remembers
-   this step; returns 1 when it ends a slice, *from and *no that slice's
-   begin (ns) and N. */
-static int gpuprof__trace_step(const gpuprof__tout *o, gpuprof__thread *t, const gpuprof__event *e, uint64_t ts, uint64_t *from, uint64_t *no) {
-    /* a step begun in an earlier part ends in this one (gpuprof__trace_rotate; a busy
-       part may hold none of the thread's events); generations only grow */
-    int outside = (e->flags >> 8) == 0, ends = outside && t->fmt.step_gen && t->fmt.step_gen >= o->first_gen;
-    *from = t->fmt.step_ns;
-    *no = e->u.step;
-    t->fmt.step_gen = outside ? o->gen : 0;
-    t->fmt.step_ns = ts;
-    return ends;
-}
-
-/* ----------------------------------------------------------------------
-   Trace encoder, Chrome JSON: the file is a JSON array of events ("[" ...
-   "]"), the form both the Perfetto UI and chrome://tracing open when the
-   closing "]" is missing, so a run killed at any moment leaves a file they
-   open as it is. A block's events are formatted into gpuprof__trace.wbuf and
-   written one write() per chunk of whole events.
-   ---------------------------------------------------------------------- */
-static char *gpuprof__trace_head(char *p, const char *ph, uint32_t tid) {
-    p = gpuprof__put_s(p, ",\n{\"ph\":\"");
-    p = gpuprof__put_s(p, ph);
-    p = gpuprof__put_s(p, "\",\"pid\":");
-    if (gpuprof__run.trace_pid < 0) { *p++ = '-'; p = gpuprof__put_u64(p, (uint64_t)-(int64_t)gpuprof__run.trace_pid); }
-    else p = gpuprof__put_u64(p, (uint64_t)gpuprof__run.trace_pid);
-    p = gpuprof__put_s(p, ",\"tid\":");
-    return gpuprof__put_u64(p, tid);
-}
-
-/* A process killed inside write() leaves the file cut at a page boundary
-   (the kernel copies page by page and stops at a fatal signal). So no event
-   may straddle a 4 KiB file offset: one that would is pushed past it with
-   spaces, and any cut falls between two events. */
-static GPUPROF__NOINLINE char *gpuprof__trace_pad(uint64_t a, char *start, char *end) {
-    size_t pad = (size_t)(4096 - a % 4096);
-    memmove(start + pad, start, (size_t)(end - start));
-    memset(start, ' ', pad);
-    return end + pad;
-}
-GPUPROF__INLINE char *gpuprof__trace_fit(const gpuprof__tout *o, const char *buf, char *start, char *end) {
-    uint64_t a = o->off + (uint64_t)(start - buf), b = a + (uint64_t)(end - start);
-    if (GPUPROF__UNLIKELY(((a ^ (b - 1)) >> 12) != 0 && (b & 4095) != 0)) return gpuprof__trace_pad(a, start, end);
-    return end;
-}
-
-/* The metadata naming a track (a thread, or a GPU stream) and ordering it. */
-static char *gpuprof__trace_track_meta(char *p, uint32_t tid, const char *label, uint64_t sort_index) {
-    p = gpuprof__trace_head(p, "M", tid);
-    p = gpuprof__put_s(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
-    p += gpuprof__json_escape(p, label, strlen(label));
-    p = gpuprof__put_s(p, "}}");
-    p = gpuprof__trace_head(p, "M", tid);
-    p = gpuprof__put_s(p, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-    p = gpuprof__put_u64(p, sort_index);
-    return gpuprof__put_s(p, "}}");
-}
-
-/* A JSON number (9 significant digits), or null for NaN and infinities. */
-static char *gpuprof__put_num(char *p, double v) {
-    if (!gpuprof__finite(v)) return gpuprof__put_s(p, "null");
-    return p + gpuprof__fmt(p, 40, "%.9g", v);
-}
-
-/* The rest of a complete event after its category: name, ts, dur, args
-   (warm-up; the work of a GPUPROF_RANGE_WORK range with the rates achieved
-   in this event's measured duration). */
-GPUPROF__INLINE char *gpuprof__trace_span(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags) {
-    if (GPUPROF__LIKELY(nm->json_len <= GPUPROF__JSON_PAD)) memcpy(p, nm->json, GPUPROF__JSON_PAD);   /* one fixed-size copy */
-    else memcpy(p, nm->json, nm->json_len);
-    p += nm->json_len;
-    memcpy(p, ",\"ts\":", 6);
-    p = gpuprof__put_us(p + 6, ts);
-    memcpy(p, ",\"dur\":", 7);
-    p = gpuprof__put_us(p + 7, dur);
-    if (flags & GPUPROF__EVF_WARMUP) p = gpuprof__put_s(p, ",\"args\":{\"warmup\":true}");
-    *p++ = '}';
-    return p;
-}
-
-/* The same with the work of a GPUPROF_RANGE_WORK call in args, and with
-   rates (the event measures the call: its GPU event, or its CPU event when
-   it has none) from its measured duration, before any drawing nudge. */
-static GPUPROF__NOINLINE char *gpuprof__trace_span_work(char *p, const gpuprof__name *nm, uint64_t ts, uint64_t dur, int flags,
-                                                        const double *work, int rates, uint64_t measured) {
-    double s = measured > 0 ? (double)measured * 1e-9 : 0;
-    p = gpuprof__trace_span(p, nm, ts, dur, flags & ~GPUPROF__EVF_WARMUP) - 1;   /* reopened before its '}' */
-    p = gpuprof__put_s(p, (flags & GPUPROF__EVF_WARMUP) ? ",\"args\":{\"warmup\":true," : ",\"args\":{");
-    /* one number per call: without stb_sprintf gpuprof__fmt turns a locale's ',' into '.' */
-    p = gpuprof__put_num(gpuprof__put_s(p, "\"flops\":"), work[0]);
-    p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes\":"), work[1]);
-    if (work[1] > 0) p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_byte\":"), work[0] / work[1]);
-    if (s > 0 && rates) {
-        p = gpuprof__put_num(gpuprof__put_s(p, ",\"flop_per_s\":"), work[0] / s);
-        p = gpuprof__put_num(gpuprof__put_s(p, ",\"bytes_per_s\":"), work[1] / s);
-    }
-    return gpuprof__put_s(p, "}}");
-}
-
-#ifdef GPUPROF_CUDA
-/* A flow arrow from the CPU range that began a GPU range to it ("s" binds to
-   the slice around its ts on the CPU thread, "f" with "bp":"e" to the GPU
-   slice around its ts); Perfetto draws it, chrome://tracing too. */
-static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, const char *cat, const char *name, uint32_t cpu_tid, uint64_t cpu_ns, uint32_t gpu_tid, uint64_t gpu_ns) {
-    uint64_t id = ++o->flows;
-    p = gpuprof__trace_head(p, "s", cpu_tid);
-    p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, ",\"cat\":\""), cat), "\",\"name\":\""), name);
-    p = gpuprof__put_s(p, "\",\"id\":");
-    p = gpuprof__put_u64(p, id);
-    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), cpu_ns);
-    *p++ = '}';
-    p = gpuprof__trace_head(p, "f", gpu_tid);
-    p = gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(gpuprof__put_s(p, ",\"bp\":\"e\",\"cat\":\""), cat), "\",\"name\":\""), name);
-    p = gpuprof__put_s(p, "\",\"id\":");
-    p = gpuprof__put_u64(p, id);
-    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), gpu_ns);
-    *p++ = '}';
-    return p;
-}
-#endif
-
-#ifdef GPUPROF_CUDA
-/* A lane of a GPU stream's track: its name, once per output (the lanes
-   sorted below their track); returns its tid in *tid. */
-static char *gpuprof__trace_gpu_lane(gpuprof__tout *o, char *p, uint32_t track, uint32_t lane, uint32_t *tid) {
-    char label[128];
-    *tid = GPUPROF__LANE_TID(track, lane);
-    if (!gpuprof__lane_unnamed(o, track, lane)) return p;
-    return gpuprof__trace_track_meta(p, *tid, gpuprof__lane_label(label, sizeof label, track, lane), 100000 + (uint64_t)track * GPUPROF__LANES + lane);
-}
-
-/* The CUDA call that launched captured GPU work, on its CPU thread (Kineto's "cuda_runtime"). */
-static char *gpuprof__trace_kapi(char *p, const gpuprof__event *e) {
-    uint32_t cbid = e->flags & GPUPROF__KAPI_CBID, driver = e->flags >> 15;
-    p = gpuprof__trace_head(p, "X", (uint32_t)(e->u.dur_ns >> 40));
-    p = gpuprof__put_s(p, driver ? ",\"cat\":\"cuda_driver\",\"name\":\"" : ",\"cat\":\"cuda_runtime\",\"name\":\"");
-    p = gpuprof__put_s(p, gpuprof__kc_call_name(cbid, (int)driver));
-    if (!strcmp(gpuprof__kc_call_name(cbid, (int)driver), "CUDA call")) { *p++ = ' '; p = gpuprof__put_u64(p, cbid); }
-    p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), e->ts);
-    p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), e->u.dur_ns & ((1ull << 40) - 1));
-    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"correlation\":"), e->name_id);
-    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cbid\":"), cbid);
-    return gpuprof__put_s(p, "}}");
-}
-
-static char *gpuprof__put_dim3(char *p, uint64_t x, uint64_t y, uint64_t z) {
-    *p++ = '[';
-    p = gpuprof__put_u64(p, x);
-    *p++ = ',';
-    p = gpuprof__put_u64(p, y);
-    *p++ = ',';
-    p = gpuprof__put_u64(p, z);
-    *p++ = ']';
-    return p;
-}
-
-/* A captured kernel, copy or memset on its stream's track, with Kineto's
-   category and arguments, and an arrow from the call that launched it. */
-static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
-    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u;
-    uint64_t ts = e->ts, dur = e->u.dur_ns, api = karg[1].ts;
-    uint32_t launcher = karg[1].name_id, kern = karg[0].flags, tid;
-    char name[96];
-    gpuprof__kfig kf;
-    p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 0), &tid);
-    p = gpuprof__trace_head(p, "X", tid);
-    if (kind == GPUPROF__KR_KERNEL) {
-        p = gpuprof__put_s(p, ",\"cat\":\"kernel\",\"name\":");
-        p = gpuprof__put_s(p, kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->json : "\"(kernel)\"");
-    } else {
-        p = gpuprof__put_s(p, kind == GPUPROF__KR_MEMCPY ? ",\"cat\":\"gpu_memcpy\",\"name\":\"" : ",\"cat\":\"gpu_memset\",\"name\":\"");
-        p = gpuprof__put_s(p, gpuprof__trace_copy_name(name, sizeof name, e));
-        *p++ = '"';
-    }
-    p = gpuprof__put_us(gpuprof__put_s(p, ",\"ts\":"), ts);
-    p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), dur);
-    /* Kineto's device and stream (HolisticTraceAnalysis finds GPU work by its stream) */
-    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"args\":{\"device\":"), (uint64_t)gpuprof__gpu.track[track].dev);
-    {
-        uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
-        p = gpuprof__put_s(p, ",\"stream\":");
-        p = sv >= 0x10000u ? gpuprof__put_u64(p, (uint64_t)(sv - 0x10000u)) : gpuprof__put_s(p, "-1");   /* the shared last track */
-    }
-    if (kind == GPUPROF__KR_KERNEL) {
-        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"grid\":"), karg[0].ts & 0xffffffffu, karg[0].ts >> 32, karg[0].u.dur_ns & 0xffffffffu);
-        p = gpuprof__put_dim3(gpuprof__put_s(p, ",\"block\":"), karg[0].u.dur_ns >> 32, karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
-        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"registers per thread\":"), karg[0].name_id >> 18);
-        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"shared memory\":"), karg[1].u.dur_ns);
-        if (gpuprof__trace_kfig(karg, gpuprof__gpu.track[track].dev, &kf))
-            p += gpuprof__fmt(p, 160, ",\"blocks per SM\":%.6g,\"warps per SM\":%.6g,\"est. achieved occupancy %%\":%.0f,\"theoretical occupancy %%\":%.0f",
-                              kf.blocks_sm, kf.warps_sm, kf.est_pct, kf.occ_pct);
-    } else {
-        p = gpuprof__put_u64(gpuprof__put_s(p, ",\"bytes\":"), karg[1].u.dur_ns);
-        if (kind == GPUPROF__KR_MEMCPY && dur) {
-            p = gpuprof__put_s(p, ",\"memory bandwidth (GB/s)\":");
-            p += gpuprof__fmt(p, 40, "%.3f", (double)karg[1].u.dur_ns / (double)dur);
-        }
-    }
-    p = gpuprof__put_u64(gpuprof__put_s(p, ",\"correlation\":"), e->name_id);
-    p = gpuprof__put_s(p, "}}");
-    if (launcher && api >= o->from_ns) {
-        /* never back in time: a kernel placed a little before its launch gets the arrow at the launch */
-        uint64_t at = ts > api ? ts : api;
-        if (at <= ts + dur) p = gpuprof__trace_flow(o, p, "ac2g", "launch", launcher, api, tid, at);
-    }
-    return p;
-}
-#endif
-
-#ifdef GPUPROF_CUDA
-/* The name of the thread a captured CUDA call ran on, in this output, if
-   its own events have not put it there; t: gpuprof's own, writing the call. */
-static char *gpuprof__json_calls_meta(const gpuprof__tout *o, gpuprof__thread *t, char *p, uint32_t tid) {
-    gpuprof__thread *c;
-    if (t->fmt.calls_tid == (int)tid && t->fmt.calls_gen == o->gen) return p;
-    t->fmt.calls_tid = (int)tid;
-    t->fmt.calls_gen = o->gen;
-    if (!(c = gpuprof__trace_named(tid)) || (c->fmt.meta_tid == (int)tid && c->fmt.meta_gen == o->gen)) return p;
-    c->fmt.meta_tid = (int)tid;
-    c->fmt.meta_gen = o->gen;
-    return gpuprof__trace_track_meta(p, tid, c->fmt_label, c->fmt_index);
-}
-#endif
-
-/* An event other than a CPU range: a counter, a mark, a step and, in CUDA
-   builds, a GPU range, a captured CUDA call or kernel. ts and dur in ns. */
-static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
-                                                  const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t dur) {
-#ifndef GPUPROF_CUDA
-    (void)o; (void)t; (void)dur;            /* the GPU events' */
-#endif
-    switch (type) {
-    case GPUPROF__EV_COUNTER:
-        p = gpuprof__trace_head(p, "C", tid);
-        p = gpuprof__put_s(p, ",\"name\":");
-        p = gpuprof__put_s(p, nm->json);
-        p = gpuprof__put_s(p, ",\"ts\":");
-        p = gpuprof__put_us(p, ts);
-        p = gpuprof__put_s(p, ",\"args\":{\"value\":");
-        p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
-        p = gpuprof__put_s(p, "}}");
-        break;
-    case GPUPROF__EV_MARK:
-        p = gpuprof__trace_head(p, "i", tid);
-        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_MEM) ? ",\"s\":\"t\",\"cat\":\"memory\",\"name\":" : ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
-        p = gpuprof__put_s(p, nm->json);
-        p = gpuprof__put_s(p, ",\"ts\":");
-        p = gpuprof__put_us(p, ts);
-        *p++ = '}';
-        break;
-#ifdef GPUPROF_CUDA
-    case GPUPROF__EV_GPU: {
-        double work[2];
-        /* On its stream's track. Ranges that start or end together on the
-           GPU (a parent and its first child) would not nest once rounded:
-           each is shrunk by its depth in ns at both ends, far below the
-           events' 0.5 us resolution. */
-        uint32_t track = (uint32_t)e->type >> 4, depth = (uint32_t)e->flags >> 8, lane_tid;
-        ts += depth;
-        dur = dur > 2 * depth ? dur - 2 * depth : 0;
-        p = gpuprof__trace_gpu_lane(o, p, track, gpuprof__lane_of(o, track, ts, ts + dur, 1), &lane_tid);
-        p = gpuprof__trace_head(p, "X", lane_tid);
-        p = gpuprof__put_s(p, ",\"cat\":\"gpu\",\"name\":");
-        if (t->fmt.work_name && gpuprof__trace_work_for(t, e->name_id, work)) p = gpuprof__trace_span_work(p, nm, ts, dur, e->flags, work, 1, e->u.dur_ns);
-        else p = gpuprof__trace_span(p, nm, ts, dur, e->flags);
-        if (t->fmt.flow_tid) {
-            /* The arrow may not point back in time (chrome://tracing
-               drops it): a GPU range begun a few ns before its CPU range
-               read the clock (its event is recorded first) gets the arrow
-               at the CPU range's begin, inside the GPU range. */
-            uint64_t at = ts > t->fmt.flow_ns ? ts : t->fmt.flow_ns;
-            if (t->fmt.flow_ns >= o->from_ns && at <= ts + dur)
-                p = gpuprof__trace_flow(o, p, "flow", "cpu to gpu", (uint32_t)t->fmt.flow_tid, t->fmt.flow_ns, lane_tid, at);
-            t->fmt.flow_tid = 0;
-        }
-        break;
-    }
-    case GPUPROF__EV_KAPI:
-        p = gpuprof__trace_kapi(gpuprof__json_calls_meta(o, t, p, (uint32_t)(e->u.dur_ns >> 40)), e);
-        break;
-    case GPUPROF__EV_KERNEL:
-        p = gpuprof__trace_kernel(o, p, e, t->fmt.karg);
-        memset(t->fmt.karg, 0, sizeof t->fmt.karg);
-        break;
-#endif
-    case GPUPROF__EV_STEP:
-    default: {
-        uint64_t from, no;
-        if (gpuprof__trace_step(o, t, e, ts, &from, &no)) {
-            /* the slice of the step the last one began (Kineto's name: HolisticTraceAnalysis's iterations) */
-            p = gpuprof__trace_head(p, "X", tid);
-            p = gpuprof__put_u64(gpuprof__put_s(p, ",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#"), no);
-            p = gpuprof__put_us(gpuprof__put_s(p, "\",\"ts\":"), from);
-            p = gpuprof__put_us(gpuprof__put_s(p, ",\"dur\":"), ts - from);
-            *p++ = '}';
-        }
-        p = gpuprof__trace_head(p, "i", tid);
-        p = gpuprof__put_s(p, ",\"s\":\"p\",\"cat\":\"step\",\"name\":\"step ");
-        p = gpuprof__put_u64(p, e->u.step);
-        p = gpuprof__put_s(p, "\",\"ts\":");
-        p = gpuprof__put_us(p, ts);
-        p = gpuprof__put_s(p, ",\"args\":{\"step\":");
-        p = gpuprof__put_u64(p, e->u.step);
-        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_COUNTED) ? ",\"counted\":true}}" : ",\"counted\":false}}");
-        break;
-    }
-    }
-    return p;
-}
-
-/* The encoder's events: formats events [from, n) of a block and writes
-   them; returns the events written. */
-static uint32_t gpuprof__json_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
-    char *buf = gpuprof__trace_buf(o), *p = buf + o->staged, range_head[96];
-    double work[2];
-    gpuprof__thread *t = b->owner;
-    uint32_t tid = (uint32_t)b->tid, i, naux = 0;
-    size_t range_head_len;
-    /* what every complete event of this thread starts with (at most 69
-       bytes, copied as 80: one fixed-size copy) */
-    memset(range_head, 0, sizeof range_head);
-    range_head_len = (size_t)(gpuprof__put_s(gpuprof__trace_head(range_head, "X", tid), ",\"cat\":\"cpu\",\"name\":") - range_head);
-    if (b->tid && (t->fmt.meta_tid != b->tid || t->fmt.meta_gen != o->gen)) {    /* tid 0: gpuprof's own, no track of its own */
-        char *start = p;
-        t->fmt.meta_tid = b->tid;
-        t->fmt.meta_gen = o->gen;
-        p = gpuprof__trace_track_meta(p, tid, b->label, b->sort_index);
-        p = gpuprof__trace_fit(o, buf, start, p);
-    }
-    for (i = from; i < n; i++) {
-        const gpuprof__event *e = &b->ev[i];
-        int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
-        const gpuprof__name *nm = &gpuprof__registry.names[named ? e->name_id : 0];
-        uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts), dur = e->u.dur_ns;
-        char *start;
-        /* A CPU range's end is converted as a point in time, not as its
-           start plus a converted length: rounded so, a child that ends a
-           tick before its parent never ends a nanosecond after it. */
-        if (type == GPUPROF__EV_RANGE) dur = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks) - ts;
-        if (named && (e->flags & GPUPROF__EVF_NUDGE)) { ts += GPUPROF__NUDGE_NS(e); dur -= GPUPROF__NUDGE_NS(e); }
-        if ((size_t)(p - buf) + (named ? nm->len * 6 : GPUPROF__KC_NAME_MAX * 6) + 2048 + 4096 > GPUPROF__WBUF) {
-            gpuprof__trace_write(o, buf, (size_t)(p - buf));
-            p = buf;
-        }
-        start = p;
-        if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
-            memcpy(p, range_head, 80);
-            if (GPUPROF__UNLIKELY(t->fmt.work_name) && gpuprof__trace_work_for(t, e->name_id, work))
-                p = gpuprof__trace_span_work(p + range_head_len, nm, ts, dur, e->flags, work, t->fmt.work_rates,
-                                             dur + GPUPROF__NUDGE_NS(e));
-            else p = gpuprof__trace_span(p + range_head_len, nm, ts, dur, e->flags);
-        } else if (gpuprof__trace_is_aux(type)) {
-            naux++;
-            gpuprof__trace_aux_hold(t, e, type);
-        } else p = gpuprof__json_other(o, t, p, e, type, nm, tid, ts, dur);
-        p = gpuprof__trace_fit(o, buf, start, p);
-    }
-    gpuprof__trace_stage(o, buf, p);
-    n = n > from ? n - from - naux : 0;
-    GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
-    return n;
-}
-
-/* The start of a trace file: "[" and the process's name. */
-static void gpuprof__json_begin(gpuprof__tout *o) {
-    char head[2048], name[96], *p = head;
-    size_t n;
-    if (gpuprof__run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__run.rank);
-    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
-    n = strlen(name);
-    p = gpuprof__put_s(p, "[\n{\"ph\":\"M\",\"pid\":");
-    p += snprintf(p, 32, "%d", gpuprof__run.trace_pid);
-    p = gpuprof__put_s(p, ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
-    p += gpuprof__json_escape(p, name, n);
-    if (gpuprof__run.rank >= 0) {
-        /* for tools that put ranks side by side: HTA finds the rank with the
-           pattern "rank":\s+N, hence the space after the colon */
-        p += snprintf(p, 48, ",\"distributedInfo\": {\"rank\": %d", gpuprof__run.rank);
-        if (gpuprof__run.world_size > 0) p += snprintf(p, 48, ", \"world_size\": %d", gpuprof__run.world_size);
-        *p++ = '}';
-    }
-    p = gpuprof__put_s(p, ",\"host\":");
-    n = strlen(gpuprof__run.host);
-    p += gpuprof__json_escape(p, gpuprof__run.host, n > 200 ? 200 : n);
-    p += snprintf(p, 64, ",\"t0_realtime_ns\":%llu}}", (unsigned long long)gpuprof__run.t0_realtime_ns);
-    if (gpuprof__run.rank >= 0) {
-        p = gpuprof__put_s(p, ",\n{\"ph\":\"M\",\"pid\":");
-        p += snprintf(p, 32, "%d", gpuprof__run.trace_pid);
-        p += snprintf(p, 96, ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", gpuprof__run.rank);
-    }
-    gpuprof__trace_write(o, head, (size_t)(p - head));
-}
-
-/* The end of a trace file: what it holds, in the process's labels (shown by
-   both viewers) and in args.gpuprof for programs, then "]". window_ns: a
-   flight-recorder dump holds every event that began after it. */
-static void gpuprof__json_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
-    char tail[768], *p = tail;
-    p = gpuprof__trace_head(p, "M", 0);
-    p = gpuprof__put_s(p, ",\"name\":\"process_labels\",\"args\":{\"labels\":\"gpuprof " GPUPROF_VERSION ": ");
-    p = gpuprof__put_u64(p, events);
-    p = gpuprof__put_s(p, " events, ");
-    p = gpuprof__put_u64(p, dropped);
-    p = gpuprof__put_s(p, " dropped");
-    if (fell_out) {
-        p = gpuprof__put_s(p, ", flight recorder: from ");
-        p = gpuprof__put_us(p, window_ns);
-        p = gpuprof__put_s(p, " us on (");
-        p = gpuprof__put_u64(p, fell_out);
-        p = gpuprof__put_s(p, " older events fell out)");
-    }
-    p = gpuprof__put_s(p, "\",\"gpuprof\":{\"version\":\"" GPUPROF_VERSION "\",\"events\":");
-    p = gpuprof__put_u64(p, events);
-    p = gpuprof__put_s(p, ",\"dropped\":");
-    p = gpuprof__put_u64(p, dropped);
-    p = gpuprof__put_s(p, gpuprof__trace.mode == GPUPROF__TRACE_RING ? ",\"flight_recorder\":true" : ",\"flight_recorder\":false");
-    p = gpuprof__put_s(p, ",\"fell_out\":");
-    p = gpuprof__put_u64(p, fell_out);
-    p = gpuprof__put_s(p, ",\"window_start_us\":");
-    p = gpuprof__put_us(p, window_ns);
-    p = gpuprof__put_s(p, "}}}\n]\n");
-    gpuprof__trace_write(o, tail, (size_t)(p - tail));
-}
-
-/* ----------------------------------------------------------------------
-   Trace encoder, Perfetto protobuf (SPEC 14): the file is a stream of
-   TracePackets, each framed as field 1 of a Trace (byte 0x0a, its length,
-   its bytes), so the file is a whole trace after every packet, and a run
-   killed inside one loses that packet only. Each thread that recorded
-   events is a sequence of its own in an output: its first packet clears
-   the sequence's state, interns the categories and argument names, sets
-   its defaults (the thread's track, the sequence's clock) and starts that
-   clock, an incremental one: an event's timestamp is the nanoseconds since
-   the sequence's previous one. Names are interned in the first packet that
-   uses them. A slice is a begin and an end packet. Events come in the
-   order ranges end, so a parent's begin is earlier than what went before
-   it on its sequence: such a timestamp is written on the absolute clock
-   (BOOTTIME, ns since the trace's time zero) and leaves the incremental
-   one as it was. The viewers sort by time; among equal times they keep
-   the file's order, and the recording makes a child start after its parent.
-   Field numbers: FACTS-perfetto.md and perfetto's protos/perfetto/trace.
-   ---------------------------------------------------------------------- */
-#define GPUPROF__PF_CLOCK 64u          /* the sequence-scoped incremental clock */
-#define GPUPROF__PF_ABS 6u             /* BOOTTIME: absolute, ns since the trace's time zero */
-/* interned event names' ids: a registered name's is its id + 1; the others' in spaces above */
-#define GPUPROF__PF_KERN (1ull << 32)  /* + the kernel's index */
-#define GPUPROF__PF_CALL (2ull << 32)  /* + cbid | driver << 16 */
-#define GPUPROF__PF_COPY (3ull << 32)  /* + the flags that name a copy or memset (gpuprof__trace_copy_name) */
-/* tracks: the process's, a thread's (or a GPU stream's, as a thread), a thread's steps, a counter's, a thread's CUDA calls */
-enum { GPUPROF__PF_TPROC = 1, GPUPROF__PF_TTHREAD = 2, GPUPROF__PF_TSTEPS = 3, GPUPROF__PF_TCOUNTER = 4, GPUPROF__PF_TCALLS = 5 };
-/* interned categories and argument names: their iid is their index + 1 (a CPU range has no
-   category: its track says what it is, and the common path writes two bytes fewer) */
-enum { GPUPROF__PC_GPU = 1, GPUPROF__PC_KERNEL, GPUPROF__PC_MEMCPY, GPUPROF__PC_MEMSET, GPUPROF__PC_RUNTIME,
-       GPUPROF__PC_DRIVER, GPUPROF__PC_MARK, GPUPROF__PC_MEMORY, GPUPROF__PC_STEP, GPUPROF__PC_ANNOTATION };
-static const char *const gpuprof__pf_cats[] = { "gpu", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver",
-                                                 "mark", "memory", "step", "user_annotation" };
-enum { GPUPROF__PA_WARMUP = 1, GPUPROF__PA_FLOPS, GPUPROF__PA_BYTES, GPUPROF__PA_FPB, GPUPROF__PA_FPS, GPUPROF__PA_BPS,
-       GPUPROF__PA_STEP, GPUPROF__PA_COUNTED, GPUPROF__PA_CORR, GPUPROF__PA_CBID, GPUPROF__PA_DEVICE, GPUPROF__PA_STREAM,
-       GPUPROF__PA_GRID, GPUPROF__PA_BLOCK, GPUPROF__PA_REGS, GPUPROF__PA_SHARED, GPUPROF__PA_BW, GPUPROF__PA_BLOCKS_SM,
-       GPUPROF__PA_WARPS_SM, GPUPROF__PA_EST_OCC, GPUPROF__PA_OCC };
-static const char *const gpuprof__pf_args[] = { "warmup", "flops", "bytes", "flop_per_byte", "flop_per_s", "bytes_per_s", "step",
-                                                 "counted", "correlation", "cbid", "device", "stream", "grid", "block",
-                                                 "registers per thread", "shared memory", "memory bandwidth (GB/s)", "blocks per SM",
-                                                 "warps per SM", "est. achieved occupancy %", "theoretical occupancy %" };
-
-/* Protobuf's wire format, written forward into a buffer with room. */
-GPUPROF__INLINE char *gpuprof__pb_varint(char *p, uint64_t v) {
-    while (v >= 0x80) { *p++ = (char)(v | 0x80); v >>= 7; }
-    *p++ = (char)v;
-    return p;
-}
-GPUPROF__INLINE char *gpuprof__pb_uint(char *p, uint32_t field, uint64_t v) {
-    return gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3), v);
-}
-/* v < 16384 as a varint in the low bytes of the result, without a branch:
-   v = a + 128 b (b > 0) is the bytes a | 0x80, b, that is v + 128 b + 128. */
-GPUPROF__INLINE uint64_t gpuprof__pb_v2(uint32_t v) {
-    uint32_t hi = v & ~0x7fu;
-    return (uint64_t)(v + hi + ((uint32_t)(hi != 0) << 7));
-}
-
-/* 8 bytes stored little-endian (the wire's order) at p, unaligned. */
-GPUPROF__INLINE void gpuprof__st64(char *p, uint64_t w) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    int k;
-    for (k = 0; k < 8; k++) p[k] = (char)(w >> (8 * k));
-#else
-    memcpy(p, &w, 8);
-#endif
-}
-
-static char *gpuprof__pb_fixed64(char *p, uint32_t field, uint64_t v) {
-    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 1);
-    gpuprof__st64(p, v);
-    return p + 8;
-}
-static char *gpuprof__pb_double(char *p, uint32_t field, double v) {
-    uint64_t bits;
-    memcpy(&bits, &v, 8);
-    return gpuprof__pb_fixed64(p, field, bits);
-}
-static char *gpuprof__pb_bytes(char *p, uint32_t field, const char *s, size_t n) {
-    p = gpuprof__pb_varint(gpuprof__pb_varint(p, (uint64_t)field << 3 | 2), n);
-    memcpy(p, s, n);
-    return p + n;
-}
-static char *gpuprof__pb_str(char *p, uint32_t field, const char *s) {
-    return gpuprof__pb_bytes(p, field, s, strlen(s));
-}
-
-/* A length-delimited field whose length is known once written: its tag and
-   one byte for the length, returning where its content starts; closed by
-   gpuprof__pb_close, which moves the content on when the length needs more. */
-GPUPROF__INLINE char *gpuprof__pb_open(char *p, uint32_t field) {
-    p = gpuprof__pb_varint(p, (uint64_t)field << 3 | 2);
-    return p + 1;
-}
-static char *gpuprof__pb_close(char *start, char *end) {
-    size_t n = (size_t)(end - start), k = 1;
-    char tmp[10];
-    if (GPUPROF__LIKELY(n < 0x80)) { start[-1] = (char)n; return end; }
-    k = (size_t)(gpuprof__pb_varint(tmp, n) - tmp);
-    memmove(start + k - 1, start, n);
-    memcpy(start - 1, tmp, k);
-    return end + k - 1;
-}
-
-/* A track's uuid, small (most are one to three bytes on the wire): unique
-   in the file; gpuprof-ranks makes them unique across the ranks it merges. */
-static uint64_t gpuprof__pf_uuid(int kind, uint64_t id) {
-    return (id & 0xffffffffu) << 3 | (uint64_t)kind;
-}
-
-/* The process's track: its pid and name, (at the end) a label saying what
-   the file holds, and in its description the host, the wall-clock anchor
-   (CLOCK_REALTIME at time zero) and the rank. */
-static char *gpuprof__pf_process(char *p, const char *end_label) {
-    char name[128], lab[320], *pk = gpuprof__pb_open(p, 1), *td, *pd;
-    int n;
-    if (gpuprof__run.rank >= 0) snprintf(name, sizeof name, "%.60s (rank %d)", gpuprof__g.process_name, gpuprof__run.rank);
-    else snprintf(name, sizeof name, "%.60s", gpuprof__g.process_name);
-    td = gpuprof__pb_open(pk, 60);
-    pd = gpuprof__pb_open(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0)), 3);
-    p = gpuprof__pb_uint(pd, 1, (uint32_t)gpuprof__run.trace_pid);
-    p = gpuprof__pb_str(p, 6, name);
-    if (end_label) p = gpuprof__pb_str(p, 8, end_label);
-    p = gpuprof__pb_close(pd, p);
-    /* the anchor, for programs (gpuprof-ranks): in the track's description */
-    n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION "; host=%.200s; t0_realtime_ns=%llu", gpuprof__run.host, (unsigned long long)gpuprof__run.t0_realtime_ns);
-    if (gpuprof__run.rank >= 0 && n > 0 && (size_t)n < sizeof lab) n += snprintf(lab + n, sizeof lab - (size_t)n, "; rank=%d", gpuprof__run.rank);
-    if (gpuprof__run.world_size > 0 && n > 0 && (size_t)n < sizeof lab) snprintf(lab + n, sizeof lab - (size_t)n, "; world_size=%d", gpuprof__run.world_size);
-    p = gpuprof__pb_str(p, 14, lab);
-    if (gpuprof__run.rank >= 0) p = gpuprof__pb_uint(p, 12, (uint64_t)gpuprof__run.rank);     /* sibling_order_rank */
-    p = gpuprof__pb_close(td, p);
-    return gpuprof__pb_close(pk, p);
-}
-
-/* The fast path's varints (gpuprof__pf_ranges_fast), for v < 16384: what
-   v adds to the word that opens a packet -- its varint's bytes at bytes 3-4,
-   1 to the frame's length at byte 1 when it takes two -- and, in the top
-   byte, which the next store overwrites, how far that packet's bytes reach
-   past it (4 or 5): one load instead of a dozen instructions. 128 KiB, made
-   when the first Perfetto output starts. */
-static uint64_t gpuprof__pf_vtab[16384];
-static pthread_once_t gpuprof__pf_vtab_once = PTHREAD_ONCE_INIT;
-static void gpuprof__pf_vtab_make(void) {
-    uint32_t v;
-    for (v = 0; v < 16384; v++) gpuprof__pf_vtab[v] = gpuprof__pb_v2(v) << 24 | (uint64_t)(v >= 0x80) << 8 | (uint64_t)(4 + (v >= 0x80)) << 56;
-}
-
-static void gpuprof__pf_begin(gpuprof__tout *o) {
-    char head[1024];
-    pthread_once(&gpuprof__pf_vtab_once, gpuprof__pf_vtab_make);
-    gpuprof__trace_write(o, head, (size_t)(gpuprof__pf_process(head, NULL) - head));
-}
-
-#if GPUPROF__SAMPLES
-/* The objects loaded, as the writer of CPU samples knows them (gpuprof__pf_samples). */
-static gpuprof__symtab gpuprof__pf_syms;      /* the writer's loaded objects, read again when an address is in none */
-#endif
-
-/* The end: the process's track again, its labels saying what the file
-   holds (as the JSON trace's process_labels do). */
-static void gpuprof__pf_end(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
-    char tail[1024], lab[256];
-    int n = snprintf(lab, sizeof lab, "gpuprof " GPUPROF_VERSION ": %llu events, %llu dropped", (unsigned long long)events, (unsigned long long)dropped);
-    if (fell_out && n > 0 && (size_t)n < sizeof lab)
-        snprintf(lab + n, sizeof lab - (size_t)n, ", flight recorder: from %.3f us on (%llu older events fell out)", (double)window_ns / 1e3,
-                 (unsigned long long)fell_out);
-    gpuprof__trace_write(o, tail, (size_t)(gpuprof__pf_process(tail, lab) - tail));
-    GPUPROF_FREE(o->pf_ctr);
-    GPUPROF_FREE(o->pf_tids);
-    GPUPROF_FREE(o->pf_begins);
-    GPUPROF_FREE(o->pf_lane);
-#if GPUPROF__SAMPLES
-    gpuprof__sym_close(&gpuprof__pf_syms);      /* read again when a sample next needs it */
-#endif
-    o->pf_ctr = NULL;
-    o->pf_tids = NULL;
-    o->pf_begins = NULL;
-    o->pf_lane = NULL;
-    o->pf_nctr = o->pf_ntids = o->pf_ctids = 0;
-}
-
-/* The entry of tid among the thread tracks of the output: tid << 3 | 1
-   its track named | 2 its track written | 4 its "CUDA calls" track written;
-   added if need be; -1 when out of memory. */
-static int gpuprof__pf_tid_slot(gpuprof__tout *o, uint32_t tid) {
-    uint32_t i;
-    for (i = 0; i < o->pf_ntids; i++) if (o->pf_tids[i] >> 3 == tid) return (int)i;
-    if (o->pf_ntids == o->pf_ctids) {
-        uint32_t c = o->pf_ctids ? 2 * o->pf_ctids : 16, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
-        if (!nt) return -1;
-        if (o->pf_ntids) memcpy(nt, o->pf_tids, o->pf_ntids * sizeof *nt);
-        GPUPROF_FREE(o->pf_tids);
-        o->pf_tids = nt;
-        o->pf_ctids = c;
-    }
-    o->pf_tids[o->pf_ntids] = tid << 3;
-    return (int)o->pf_ntids++;
-}
-
-/* A thread's track (or a GPU stream's, shown as a thread), once per output;
-   label NULL: a thread known only by its tid (a CUDA call's launching
-   thread) until its own events name it. */
-static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, const char *label) {
-    char *pk, *td, *th;
-    int i = gpuprof__pf_tid_slot(o, tid);
-    if (i < 0 || (o->pf_tids[i] & 1) || (!label && (o->pf_tids[i] & 2))) return p;
-    o->pf_tids[i] |= label ? 3u : 2u;
-    pk = gpuprof__pb_open(p, 1);
-    td = gpuprof__pb_open(pk, 60);
-    p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
-    th = gpuprof__pb_open(p, 4);
-    p = gpuprof__pb_uint(th, 1, (uint32_t)gpuprof__run.trace_pid);
-    p = gpuprof__pb_uint(p, 2, tid);
-    if (label) p = gpuprof__pb_str(p, 5, label);
-    p = gpuprof__pb_close(th, p);
-    p = gpuprof__pb_close(td, p);
-    return gpuprof__pb_close(pk, p);
-}
-
-#ifdef GPUPROF_CUDA
-/* A thread's "CUDA calls" track (captured CUDA calls: gpuprof's own
-   sequence writes them, late, so they get a track beside the thread's own
-   ranges rather than ties with them), once per output. */
-static char *gpuprof__pf_calls_track(gpuprof__tout *o, char *p, uint32_t tid) {
-    char *pk, *td;
-    int i = gpuprof__pf_tid_slot(o, tid);
-    if (i >= 0 && !(o->pf_tids[i] & 1)) {   /* the thread's own events have not named its track here */
-        const gpuprof__thread *c = gpuprof__trace_named(tid);
-        p = gpuprof__pf_thread_track(o, p, tid, c ? c->fmt_label : NULL);
-    }
-    if (i < 0 || (o->pf_tids[i] & 4)) return p;
-    o->pf_tids[i] |= 4;
-    pk = gpuprof__pb_open(p, 1);
-    td = gpuprof__pb_open(pk, 60);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid)), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
-    p = gpuprof__pb_str(p, 2, "CUDA calls");
-    return gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
-}
-#endif
-
-/* A counter's track (a process counter, named as the counter), once per output. */
-static char *gpuprof__pf_counter_track(gpuprof__tout *o, char *p, uint32_t name_id, const gpuprof__name *nm) {
-    char *pk, *td;
-    if (name_id >= o->pf_nctr) {
-        uint32_t c = name_id + 64;
-        unsigned char *nc = (unsigned char *)gpuprof__alloc(c);
-        if (!nc) return p;
-        memset(nc, 0, c);
-        if (o->pf_nctr) memcpy(nc, o->pf_ctr, o->pf_nctr);
-        GPUPROF_FREE(o->pf_ctr);
-        o->pf_ctr = nc;
-        o->pf_nctr = c;
-    }
-    if (o->pf_ctr[name_id]) return p;
-    o->pf_ctr[name_id] = 1;
-    pk = gpuprof__pb_open(p, 1);
-    td = gpuprof__pb_open(pk, 60);
-    p = gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCOUNTER, name_id));
-    p = gpuprof__pb_uint(p, 5, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
-    p = gpuprof__pb_bytes(p, 2, nm->text, nm->len);
-    *p++ = (char)(8 << 3 | 2);                /* counter: {} */
-    *p++ = 0;
-    p = gpuprof__pb_close(td, p);
-    return gpuprof__pb_close(pk, p);
-}
-
-/* A thread's sequence in this output: begun at its first events in it
-   (or when its state passed to another thread): its track, then a packet
-   that clears the sequence's state, interns the categories and argument
-   names, sets the defaults and starts the incremental clock at 0. */
-static char *gpuprof__pf_seq_start(gpuprof__tout *o, gpuprof__pfseq *s, char *p, int tid, const char *label) {
-    char *pk, *f, *g;
-    uint32_t i;
-    s->seq = ++gpuprof__trace.pf_seqs;            /* never reused while the process runs: stale interning marks never match */
-    s->gen = o->gen;
-    s->tid = tid;
-    s->last = 0;
-    if (s->other) memset(s->other, 0, s->cother * sizeof *s->other);
-    s->nother = 0;
-    memset(s->fast, 0, sizeof s->fast);
-    s->head_len = (uint32_t)(gpuprof__pb_uint(s->head, 10, s->seq) - s->head);
-    if (tid) p = gpuprof__pf_thread_track(o, p, (uint32_t)tid, label);
-    pk = gpuprof__pb_open(p, 1);
-    p = gpuprof__pb_uint(pk, 10, s->seq);
-    p = gpuprof__pb_uint(p, 13, 3);          /* SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE */
-    f = gpuprof__pb_open(p, 12);              /* interned_data */
-    p = f;
-    for (i = 0; i < sizeof gpuprof__pf_cats / sizeof *gpuprof__pf_cats; i++) {
-        g = gpuprof__pb_open(p, 1);
-        p = gpuprof__pb_str(gpuprof__pb_uint(g, 1, i + 1), 2, gpuprof__pf_cats[i]);
-        p = gpuprof__pb_close(g, p);
-    }
-    for (i = 0; i < sizeof gpuprof__pf_args / sizeof *gpuprof__pf_args; i++) {
-        g = gpuprof__pb_open(p, 3);
-        p = gpuprof__pb_str(gpuprof__pb_uint(g, 1, i + 1), 2, gpuprof__pf_args[i]);
-        p = gpuprof__pb_close(g, p);
-    }
-    p = gpuprof__pb_close(f, p);
-    f = gpuprof__pb_open(p, 59);              /* trace_packet_defaults */
-    p = gpuprof__pb_uint(f, 58, GPUPROF__PF_CLOCK);
-    g = gpuprof__pb_open(p, 11);
-    p = gpuprof__pb_uint(g, 11, tid ? gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, (uint32_t)tid) : gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
-    p = gpuprof__pb_close(g, p);
-    p = gpuprof__pb_close(f, p);
-    f = gpuprof__pb_open(p, 6);               /* clock_snapshot: the incremental clock and BOOTTIME, both 0 now */
-    g = gpuprof__pb_open(f, 1);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(g, 1, GPUPROF__PF_CLOCK), 2, 0), 3, 1), 4, 1);
-    p = gpuprof__pb_close(g, p);
-    g = gpuprof__pb_open(p, 1);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(g, 1, GPUPROF__PF_ABS), 2, 0);
-    p = gpuprof__pb_close(g, p);
-    p = gpuprof__pb_close(f, p);
-    return gpuprof__pb_close(pk, p);
-}
-
-/* Opens a packet at ts (ns) on s's sequence: the timestamp as a delta on
-   the incremental clock, or, earlier than the sequence's last, on the
-   absolute clock; *pk: where the packet's content starts. */
-GPUPROF__INLINE char *gpuprof__pf_head(gpuprof__pfseq *s, char *p, uint64_t ts, char **pk) {
-    *p++ = 0x0a;
-    *pk = ++p;
-    if (GPUPROF__LIKELY(ts >= s->last)) {
-        *p++ = 0x40;                          /* timestamp */
-        p = gpuprof__pb_varint(p, ts - s->last);
-        s->last = ts;
-    } else {
-        p = gpuprof__pb_uint(p, 58, GPUPROF__PF_ABS);
-        *p++ = 0x40;
-        p = gpuprof__pb_varint(p, ts);
-    }
-    memcpy(p, s->head, 8);                    /* trusted_packet_sequence_id */
-    return p + s->head_len;
-}
-
-/* A registered name interned on this sequence already? Marks it so when not. */
-static int gpuprof__pf_name_seen(gpuprof__pfseq *s, uint32_t id) {
-    if (id >= s->niid) {
-        uint32_t c = id + 1 > 2 * s->niid ? id + 256 : 2 * s->niid, *nt = (uint32_t *)gpuprof__alloc(c * sizeof *nt);
-        if (!nt) return -1;
-        memset(nt, 0, c * sizeof *nt);
-        if (s->niid) memcpy(nt, s->iid, s->niid * sizeof *nt);
-        GPUPROF_FREE(s->iid);
-        s->iid = nt;
-        s->niid = c;
-    }
-    if (s->iid[id] == s->seq) return 1;
-    s->iid[id] = s->seq;
-    return 0;
-}
-
-/* The name of an event, as an interned id, sent in this packet the first
-   time on the sequence (*p is inside the packet, before the track event).
-   seen: gpuprof__pf_name_seen's or gpuprof__pf_other's answer (1 interned
-   already, 0 not yet, -1 no room to remember it). Returns the iid, or 0:
-   the event carries the name itself (gpuprof__pf_put_name). */
-static uint64_t gpuprof__pf_name(char **p, int seen, uint64_t iid, const char *text, size_t n) {
-    char *f, *g, *q;
-    if (seen == 1) return iid;
-    if (seen < 0) return 0;
-    f = gpuprof__pb_open(*p, 12);
-    g = gpuprof__pb_open(f, 2);
-    q = gpuprof__pb_bytes(gpuprof__pb_uint(g, 1, iid), 2, text, n);
-    q = gpuprof__pb_close(g, q);
-    *p = gpuprof__pb_close(f, q);
-    return iid;
-}
-
-/* A track event's name: name_iid, or the name itself. */
-static char *gpuprof__pf_put_name(char *p, uint64_t iid, const char *text, size_t n) {
-    return iid ? gpuprof__pb_uint(p, 10, iid) : gpuprof__pb_bytes(p, 23, text, n);
-}
-
-/* A debug annotation with an interned name and a varint value: field 2
-   for a bool, 3 an unsigned, 4 a signed integer. */
-enum { GPUPROF__PF_BOOL = 2, GPUPROF__PF_UINT = 3, GPUPROF__PF_INT = 4 };
-static char *gpuprof__pf_arg_v(char *p, int name, int field, uint64_t v) {
-    char *a = gpuprof__pb_open(p, 4);
-    return gpuprof__pb_close(a, gpuprof__pb_uint(gpuprof__pb_uint(a, 1, (uint64_t)name), (uint32_t)field, v));
-}
-static char *gpuprof__pf_arg_d(char *p, int name, double v) {
-    char *a = gpuprof__pb_open(p, 4);
-    return gpuprof__pb_close(a, gpuprof__pb_double(gpuprof__pb_uint(a, 1, (uint64_t)name), 5, v));
-}
-
-/* A range's work (GPUPROF_RANGE_WORK), with rates over its measured time. */
-static char *gpuprof__pf_work(char *p, const double *work, int rates, uint64_t measured) {
-    double s = measured > 0 ? (double)measured * 1e-9 : 0;
-    p = gpuprof__pf_arg_d(p, GPUPROF__PA_FLOPS, work[0]);
-    p = gpuprof__pf_arg_d(p, GPUPROF__PA_BYTES, work[1]);
-    if (work[1] > 0) p = gpuprof__pf_arg_d(p, GPUPROF__PA_FPB, work[0] / work[1]);
-    if (s > 0 && rates) {
-        p = gpuprof__pf_arg_d(p, GPUPROF__PA_FPS, work[0] / s);
-        p = gpuprof__pf_arg_d(p, GPUPROF__PA_BPS, work[1] / s);
-    }
-    return p;
-}
-
-/* The flow id of a CPU range (its thread, begin in ns, name) toward its
-   GPU range (a hash: both ends compute it, each from its own record; the
-   name tells a parent from a child begun in the same ns), and of a CUDA
-   call toward the work it launched (its correlation id). */
-static uint64_t gpuprof__pf_flow_cpu(uint32_t tid, uint64_t ns, uint32_t name_id) {
-    uint64_t h = (ns ^ ((uint64_t)tid << 40)) * 0x9E3779B97F4A7C15ull;
-    h = (h ^ (h >> 29) ^ name_id) * 0xBF58476D1CE4E5B9ull;
-    return (h ^ (h >> 32)) & ~(1ull << 63);
-}
-#define GPUPROF__PF_FLOW_CALL(corr) ((1ull << 63) | (uint64_t)(corr))
-
-/* A slice's end: an end packet on the track (0: the sequence's default). */
-GPUPROF__INLINE char *gpuprof__pf_end_slice(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t track, uint64_t flow_in) {
-    char *pk, *te;
-    p = gpuprof__pf_head(s, p, ts, &pk);
-    te = gpuprof__pb_open(p, 11);
-    te[0] = 0x48;                             /* type: SLICE_END */
-    te[1] = 2;
-    p = te + 2;
-    if (track) p = gpuprof__pb_uint(p, 11, track);
-    if (flow_in) p = gpuprof__pb_fixed64(p, 48, flow_in);
-    return gpuprof__pb_close(pk, gpuprof__pb_close(te, p));
-}
-
-/* Opens an event at ts: a slice's begin (type 1), an instant (3) or a
-   counter value (4): the packet's head, its name interned first if need be
-   (text NULL: no name), the track event's type and name. *pk and *te: where
-   the packet's and the track event's contents start (GPUPROF__PF_CLOSE). */
-static char *gpuprof__pf_event(gpuprof__pfseq *s, char *p, uint64_t ts, char **pk, char **te, int type, int seen, uint64_t iid,
-                               const char *text, size_t n) {
-    p = gpuprof__pf_head(s, p, ts, pk);
-    if (text) iid = gpuprof__pf_name(&p, seen, iid, text, n);
-    *te = gpuprof__pb_open(p, 11);
-    p = gpuprof__pb_uint(*te, 9, (uint64_t)type);
-    return text ? gpuprof__pf_put_name(p, iid, text, n) : p;
-}
-#define GPUPROF__PF_CLOSE(pk, te, p) gpuprof__pb_close(pk, gpuprof__pb_close(te, p))
-
-/* A CPU range with more than a name: warm-up, work, a GPU part (the flow's
-   start: its GPU range ends it). ts: its begin, the nudge applied. */
-static GPUPROF__NOINLINE char *gpuprof__pf_range_more(gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e,
-                                                      const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t end) {
-    char *pk, *te;
-    double work[2];
-    const double *w = t->fmt.work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
-    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
-    if (e->flags & GPUPROF__EVF_GPU_PART) p = gpuprof__pb_fixed64(p, 47, gpuprof__pf_flow_cpu(tid, gpuprof__ticks_to_ns(e->ts), e->name_id));
-    if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__pf_arg_v(p, GPUPROF__PA_WARMUP, GPUPROF__PF_BOOL, 1);
-    if (w) p = gpuprof__pf_work(p, w, t->fmt.work_rates, end - ts + GPUPROF__NUDGE_NS(e));
-    p = GPUPROF__PF_CLOSE(pk, te, p);
-    return gpuprof__pf_end_slice(s, p, end, 0, 0);
-}
-
-/* A step: an instant on the process's track ("step N"), and, when the step
-   before it was marked on this thread outside any range, the slice from
-   that one to this, "ProfilerStep#N" (Kineto's name), on a track "steps"
-   of the thread's: begun after the ranges inside it were written, on the
-   thread's own track it could not nest them. ts: the step's time. */
-static char *gpuprof__pf_step(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, uint64_t ts) {
-    char *pk, *te, name[48];
-    uint64_t from, no;
-    int n;
-    if (gpuprof__trace_step(o, t, e, ts, &from, &no)) {
-        uint64_t uuid = gpuprof__pf_uuid(GPUPROF__PF_TSTEPS, (uint32_t)s->tid);
-        if (t->fmt.step_track != o->gen) {
-            char *td;
-            t->fmt.step_track = o->gen;
-            pk = gpuprof__pb_open(p, 1);
-            td = gpuprof__pb_open(pk, 60);
-            p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, uuid), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, (uint32_t)s->tid));
-            p = gpuprof__pb_str(p, 2, "steps");
-            p = gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
-        }
-        n = snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)no);
-        p = gpuprof__pf_event(s, p, from, &pk, &te, 1, -1, 0, name, (size_t)n);
-        p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_ANNOTATION), 11, uuid);
-        p = gpuprof__pf_end_slice(s, GPUPROF__PF_CLOSE(pk, te, p), ts, uuid, 0);
-    }
-    n = snprintf(name, sizeof name, "step %llu", (unsigned long long)e->u.step);
-    p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, -1, 0, name, (size_t)n);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_STEP), 11, gpuprof__pf_uuid(GPUPROF__PF_TPROC, 0));
-    p = gpuprof__pf_arg_v(p, GPUPROF__PA_STEP, GPUPROF__PF_UINT, e->u.step);
-    p = gpuprof__pf_arg_v(p, GPUPROF__PA_COUNTED, GPUPROF__PF_BOOL, (e->flags & GPUPROF__EVF_COUNTED) ? 1 : 0);
-    return GPUPROF__PF_CLOSE(pk, te, p);
-}
-
-#ifdef GPUPROF_CUDA
-/* An interned id of a name other than a registered one, this sequence's
-   already? Marks it so when not (a set of ids; 0 when full: sent inline). */
-static int gpuprof__pf_other(gpuprof__pfseq *s, uint64_t iid) {
-    uint32_t i;
-    if (s->nother * 2 >= s->cother) {
-        uint32_t c = s->cother ? 2 * s->cother : 64, k;
-        uint64_t *nt = (uint64_t *)gpuprof__alloc(c * sizeof *nt);
-        if (!nt) return -1;
-        memset(nt, 0, c * sizeof *nt);
-        for (k = 0; k < s->cother; k++)
-            if (s->other[k]) {
-                for (i = (uint32_t)(s->other[k] * 0x9E3779B97F4A7C15ull >> 40) & (c - 1); nt[i]; i = (i + 1) & (c - 1)) {}
-                nt[i] = s->other[k];
-            }
-        GPUPROF_FREE(s->other);
-        s->other = nt;
-        s->cother = c;
-    }
-    for (i = (uint32_t)(iid * 0x9E3779B97F4A7C15ull >> 40) & (s->cother - 1); s->other[i]; i = (i + 1) & (s->cother - 1))
-        if (s->other[i] == iid) return 1;
-    s->other[i] = iid;
-    s->nother++;
-    return 0;
-}
-
-static char *gpuprof__pf_arg_s(char *p, int name, const char *v) {
-    char *a = gpuprof__pb_open(p, 4);
-    return gpuprof__pb_close(a, gpuprof__pb_str(gpuprof__pb_uint(a, 1, (uint64_t)name), 6, v));
-}
-
-/* GPU work comes in any order (GPU ranges as their events are read,
-   captured work and CUDA calls as CUPTI hands its buffers over), and the
-   viewers keep the file's order among equal times: a slice ending when a
-   slice written before it begins would close that one. So the ends of a
-   block's GPU slices and CUDA calls are written first (gpuprof__pf_gpu_ends), their begins after, and
-   on a stream's track an end comes before a begin at the same time. An end
-   meeting the begin of an earlier pass (work that came late) is written
-   1 ns earlier. A slice of no length has its begin and its end in the
-   second pass. */
-
-#define GPUPROF__PF_BEGINS 65536           /* 16384 sets of 4: 512 KiB, an output with GPU events only */
-
-/* A begin at ts on a track of late events (its uuid), remembered; or
-   whether one was written (mark 0). The ends of a later pass that would
-   meet one end 1 ns earlier. A cache: a set forgets its oldest of 4. */
-static int gpuprof__pf_begun(gpuprof__tout *o, uint64_t uuid, uint64_t ts, int mark) {
-    uint64_t key = (ts ^ (uuid * 0xBF58476D1CE4E5B9ull)) * 0x9E3779B97F4A7C15ull, *set;
-    int i;
-    key = (key ^ (key >> 31)) | 1;             /* 0: an empty slot */
-    if (!o->pf_begins) {
-        if (!mark || !(o->pf_begins = (uint64_t *)gpuprof__alloc(GPUPROF__PF_BEGINS * sizeof *o->pf_begins))) return 0;
-        memset(o->pf_begins, 0, GPUPROF__PF_BEGINS * sizeof *o->pf_begins);
-    }
-    set = &o->pf_begins[(key >> 50) * 4];
-    for (i = 0; i < 4; i++) if (set[i] == key) return 1;
-    if (mark) {
-        memmove(set + 1, set, 3 * sizeof *set);
-        set[0] = key;
-    }
-    return 0;
-}
-
-/* A late slice's begin and end in ns: a GPU range shrunk by its depth at
-   both ends (as in the JSON trace), captured work and a CUDA call as they
-   were recorded. */
-static void gpuprof__pf_late_times(const gpuprof__event *e, int type, uint64_t *ts, uint64_t *end) {
-    uint32_t depth = type == GPUPROF__EV_GPU ? (uint32_t)e->flags >> 8 : 0;
-    uint64_t dur = type == GPUPROF__EV_KAPI ? e->u.dur_ns & ((1ull << 40) - 1) : e->u.dur_ns;
-    *ts = e->ts + depth;
-    *end = *ts + (dur > 2 * depth ? dur - 2 * depth : 0);
-}
-
-/* A late slice's track (its uuid), begin and end in ns, its track's
-   descriptor written first if need be: a GPU range or captured work on
-   lane `lane` of its stream's track, a CUDA call on its thread's "CUDA
-   calls" track. */
-static char *gpuprof__pf_late_span(gpuprof__tout *o, char *p, const gpuprof__event *e, int type, uint32_t lane, uint64_t *uuid, uint64_t *ts, uint64_t *end) {
-    uint32_t track = (uint32_t)e->type >> 4, gtid = GPUPROF__LANE_TID(track, lane);
-    char label[128];
-    int slot;
-    gpuprof__pf_late_times(e, type, ts, end);
-    if (type == GPUPROF__EV_KAPI) {
-        uint32_t tid = (uint32_t)(e->u.dur_ns >> 40);
-        *uuid = gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid);
-        return gpuprof__pf_calls_track(o, p, tid);
-    }
-    *uuid = gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, gtid);
-    if ((slot = gpuprof__pf_tid_slot(o, gtid)) >= 0 && (o->pf_tids[slot] & 1)) return p;   /* named already: no label to make */
-    return gpuprof__pf_thread_track(o, p, gtid, gpuprof__lane_label(label, sizeof label, track, lane));
-}
-
-/* The lane of a block's next GPU slice: the first pass chooses it
-   (gpuprof__lane_of) and keeps it for the second, which takes them in the
-   same order. No room to keep them: lane 0 in both. */
-static uint32_t gpuprof__pf_lane(gpuprof__tout *o, const gpuprof__event *e, int type, int first) {
-    uint64_t ts, end;
-    uint32_t lane;
-    if (!o->pf_lane) return 0;
-    if (!first) return o->pf_lane[o->pf_nlane++];
-    gpuprof__pf_late_times(e, type, &ts, &end);
-    lane = gpuprof__lane_of(o, (uint32_t)e->type >> 4, ts, end, type == GPUPROF__EV_GPU);
-    o->pf_lane[o->pf_nlane++] = (unsigned char)lane;
-    return lane;
-}
-
-/* A call's arrow to each piece of work it launched (a graph launch: many):
-   a flow bound as the legacy event's (bind_id, flow_direction): FLOW_OUT
-   on the call, FLOW_IN on each piece. Perfetto's reader draws an arrow
-   from the call to each FLOW_IN and keeps the flow open (flow_ids would
-   chain the pieces one to the next, terminating_flow_ids end it at the
-   first). */
-enum { GPUPROF__PF_FLOW_IN = 1, GPUPROF__PF_FLOW_OUT = 2 };
-static char *gpuprof__pf_bind(char *p, uint64_t id, int dir) {
-    char *l = gpuprof__pb_open(p, 6);
-    return gpuprof__pb_close(l, gpuprof__pb_uint(gpuprof__pb_uint(l, 8, id), 13, (uint64_t)dir));
-}
-
-/* A piece of work's end on its lane, the call's arrow ending there when
-   the piece began before the call (bind: its id; 0 none). */
-static char *gpuprof__pf_end_bound(gpuprof__pfseq *s, char *p, uint64_t ts, uint64_t track, uint64_t bind) {
-    char *pk, *te;
-    p = gpuprof__pf_head(s, p, ts, &pk);
-    te = gpuprof__pb_open(p, 11);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(te, 9, 2), 11, track);          /* type: SLICE_END */
-    if (bind) p = gpuprof__pf_bind(p, bind, GPUPROF__PF_FLOW_IN);
-    return gpuprof__pb_close(pk, gpuprof__pb_close(te, p));
-}
-
-/* The flow a GPU range ends (from the CPU range that began it: the FLOW
-   record before it): 0 when none, or when its CPU range is outside a
-   flight-recorder dump's window or began after it ended (the JSON trace's
-   rule); *at_end: on its end, the GPU range having begun before its CPU
-   range's begin, or with it (the viewers would meet the flow's end first). */
-static uint64_t gpuprof__pf_gpu_flow(const gpuprof__tout *o, int flow_tid, uint64_t flow_ns, uint32_t flow_name, uint64_t ts, uint64_t end, int *at_end) {
-    *at_end = ts <= flow_ns + 1;               /* + 1: a CPU range may begin 1 ns late (a nudged child) */
-    if (!flow_tid || flow_ns < o->from_ns || flow_ns > end) return 0;
-    return gpuprof__pf_flow_cpu((uint32_t)flow_tid, flow_ns, flow_name);
-}
-
-/* The flow captured work ends (from the CUDA call that launched it: its KB
-   record), as gpuprof__pf_gpu_flow. */
-static uint64_t gpuprof__pf_kernel_flow(const gpuprof__tout *o, const gpuprof__event *e, const gpuprof__event *kb, uint64_t ts, uint64_t end, int *at_end) {
-    *at_end = ts <= kb->ts;
-    if (!kb->name_id || kb->ts < o->from_ns || kb->ts > end) return 0;
-    return GPUPROF__PF_FLOW_CALL(e->name_id);
-}
-
-/* The first pass over a block's events [from, n): the ends of its GPU
-   slices, following the FLOW and KB records as the second pass will. */
-static char *gpuprof__pf_gpu_ends(gpuprof__tout *o, gpuprof__pfseq *s, const gpuprof__thread *t, const gpuprof__block *b,
-                                  uint32_t from, uint32_t n, char *p) {
-    int flow_tid = t->fmt.flow_tid, at_end = 0;
-    uint64_t flow_ns = t->fmt.flow_ns, ts, end, flow = 0, uuid;
-    uint32_t flow_name = t->fmt.flow_name, i;
-    gpuprof__event kb = t->fmt.karg[1];
-    o->pf_nlane = 0;
-    for (i = from; i < n; i++) {
-        const gpuprof__event *e = &b->ev[i];
-        int type = e->type & 15;
-        if (type == GPUPROF__EV_FLOW) {
-            flow_tid = (int)e->u.dur_ns;
-            flow_ns = gpuprof__ticks_to_ns(e->ts);
-            flow_name = e->name_id;
-        } else if (type == GPUPROF__EV_KB) kb = *e;
-        else if (type == GPUPROF__EV_GPU || type == GPUPROF__EV_KERNEL || type == GPUPROF__EV_KAPI) {
-            p = gpuprof__pf_late_span(o, p, e, type, type == GPUPROF__EV_KAPI ? 0 : gpuprof__pf_lane(o, e, type, 1), &uuid, &ts, &end);
-            if (type == GPUPROF__EV_GPU) flow = gpuprof__pf_gpu_flow(o, flow_tid, flow_ns, flow_name, ts, end, &at_end);
-            if (type == GPUPROF__EV_KERNEL) flow = gpuprof__pf_kernel_flow(o, e, &kb, ts, end, &at_end);
-            if (end > ts + 1 && gpuprof__pf_begun(o, uuid, end, 0)) end--;
-            if (end > ts && type == GPUPROF__EV_KERNEL) p = gpuprof__pf_end_bound(s, p, end, uuid, at_end ? flow : 0);
-            else if (end > ts) p = gpuprof__pf_end_slice(s, p, end, uuid, type == GPUPROF__EV_GPU && at_end ? flow : 0);
-            if (type == GPUPROF__EV_GPU) flow_tid = 0;
-            if (type == GPUPROF__EV_KERNEL) memset(&kb, 0, sizeof kb);
-        }
-    }
-    o->pf_nlane = 0;                           /* the second pass takes the lanes from the first */
-    return p;
-}
-
-/* A GPU range's begin on its stream's track (its end: the first pass),
-   ending its CPU range's flow unless its end does. */
-static char *gpuprof__pf_gpu(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, const gpuprof__name *nm) {
-    char *pk, *te;
-    double work[2];
-    const double *w;
-    uint64_t ts, end, uuid, flow;
-    int flow_at_end;
-    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_GPU, gpuprof__pf_lane(o, e, GPUPROF__EV_GPU, 0), &uuid, &ts, &end);
-    flow = gpuprof__pf_gpu_flow(o, t->fmt.flow_tid, t->fmt.flow_ns, t->fmt.flow_name, ts, end, &flow_at_end);
-    t->fmt.flow_tid = 0;
-    w = t->fmt.work_name ? gpuprof__trace_work_for(t, e->name_id, work) : NULL;
-    gpuprof__pf_begun(o, uuid, ts, 1);
-    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, GPUPROF__PC_GPU), 11, uuid);
-    if (flow && !flow_at_end) p = gpuprof__pb_fixed64(p, 48, flow);
-    if (e->flags & GPUPROF__EVF_WARMUP) p = gpuprof__pf_arg_v(p, GPUPROF__PA_WARMUP, GPUPROF__PF_BOOL, 1);
-    if (w) p = gpuprof__pf_work(p, w, 1, e->u.dur_ns);
-    p = GPUPROF__PF_CLOSE(pk, te, p);
-    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, flow_at_end ? flow : 0);
-}
-
-/* A CUDA call that launched captured work, its begin on its thread's
-   "CUDA calls" track (its end: the first pass), the start of the flow to
-   that work (ended by the kernel, copy or memset). */
-static char *gpuprof__pf_kapi(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e) {
-    char *pk, *te, name[64];
-    uint32_t cbid = e->flags & GPUPROF__KAPI_CBID, driver = e->flags >> 15;
-    uint64_t iid = GPUPROF__PF_CALL | cbid | (uint64_t)driver << 16, uuid, ts, end;
-    const char *call = gpuprof__kc_call_name(cbid, (int)driver);
-    int n = !strcmp(call, "CUDA call") ? snprintf(name, sizeof name, "CUDA call %u", cbid) : snprintf(name, sizeof name, "%s", call);
-    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KAPI, 0, &uuid, &ts, &end);
-    gpuprof__pf_begun(o, uuid, ts, 1);
-    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, name, (size_t)n);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(p, 3, driver ? GPUPROF__PC_DRIVER : GPUPROF__PC_RUNTIME), 11, uuid);
-    if (ts >= o->from_ns && !(e->flags & GPUPROF__KAPI_NOWORK))           /* its work's rule (gpuprof__pf_kernel_flow) */
-        p = gpuprof__pf_bind(p, GPUPROF__PF_FLOW_CALL(e->name_id), GPUPROF__PF_FLOW_OUT);
-    p = gpuprof__pf_arg_v(gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id), GPUPROF__PA_CBID, GPUPROF__PF_UINT, cbid);
-    p = GPUPROF__PF_CLOSE(pk, te, p);
-    return end > ts ? p : gpuprof__pf_end_slice(s, p, end, uuid, 0);
-}
-
-/* A captured kernel, copy or memset on its stream's track, with Kineto's
-   category and arguments, ending the flow from the call that launched it. */
-static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, const gpuprof__event *e, const gpuprof__event *karg) {
-    char *pk, *te, name[96], dims[64];
-    uint32_t track = (uint32_t)e->type >> 4, kind = e->flags & 3u, kern = karg[0].flags;
-    uint64_t ts, end, dur = e->u.dur_ns, uuid, iid, flow;
-    uintptr_t sv = (uintptr_t)gpuprof__gpu.track[track].stream;    /* 0x10000 + CUPTI's stream id (gpuprof__kc_track) */
-    const char *text;
-    int flow_at_end;
-    gpuprof__kfig kf;
-    if (kind == GPUPROF__KR_KERNEL) {
-        iid = GPUPROF__PF_KERN | kern;
-        text = kern < GPUPROF__LDA(&gpuprof__kc.nkern) ? gpuprof__kc.kern[kern]->shown : "(kernel)";
-    } else {
-        iid = GPUPROF__PF_COPY | (e->flags & 0xffu);         /* the name's flags: kind, direction, host memory */
-        text = gpuprof__trace_copy_name(name, sizeof name, e);
-    }
-    p = gpuprof__pf_late_span(o, p, e, GPUPROF__EV_KERNEL, gpuprof__pf_lane(o, e, GPUPROF__EV_KERNEL, 0), &uuid, &ts, &end);
-    flow = gpuprof__pf_kernel_flow(o, e, &karg[1], ts, end, &flow_at_end);
-    gpuprof__pf_begun(o, uuid, ts, 1);
-    p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_other(s, iid), iid, text, strlen(text));
-    p = gpuprof__pb_uint(p, 3, kind == GPUPROF__KR_KERNEL ? GPUPROF__PC_KERNEL : kind == GPUPROF__KR_MEMCPY ? GPUPROF__PC_MEMCPY : GPUPROF__PC_MEMSET);
-    p = gpuprof__pb_uint(p, 11, uuid);
-    if (flow && !flow_at_end) p = gpuprof__pf_bind(p, flow, GPUPROF__PF_FLOW_IN);
-    p = gpuprof__pf_arg_v(p, GPUPROF__PA_DEVICE, GPUPROF__PF_UINT, (uint64_t)gpuprof__gpu.track[track].dev);
-    p = gpuprof__pf_arg_v(p, GPUPROF__PA_STREAM, GPUPROF__PF_INT, sv >= 0x10000u ? (uint64_t)(sv - 0x10000u) : (uint64_t)(int64_t)-1);
-    if (kind == GPUPROF__KR_KERNEL) {
-        snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].ts & 0xffffffffu), (unsigned)(karg[0].ts >> 32), (unsigned)(karg[0].u.dur_ns & 0xffffffffu));
-        p = gpuprof__pf_arg_s(p, GPUPROF__PA_GRID, dims);
-        snprintf(dims, sizeof dims, "[%u,%u,%u]", (unsigned)(karg[0].u.dur_ns >> 32), karg[0].name_id & 0x7ffu, (karg[0].name_id >> 11) & 0x7fu);
-        p = gpuprof__pf_arg_s(p, GPUPROF__PA_BLOCK, dims);
-        p = gpuprof__pf_arg_v(p, GPUPROF__PA_REGS, GPUPROF__PF_UINT, karg[0].name_id >> 18);
-        p = gpuprof__pf_arg_v(p, GPUPROF__PA_SHARED, GPUPROF__PF_UINT, karg[1].u.dur_ns);
-        if (gpuprof__trace_kfig(karg, gpuprof__gpu.track[track].dev, &kf)) {
-            p = gpuprof__pf_arg_d(p, GPUPROF__PA_BLOCKS_SM, kf.blocks_sm);
-            p = gpuprof__pf_arg_d(p, GPUPROF__PA_WARPS_SM, kf.warps_sm);
-            p = gpuprof__pf_arg_v(p, GPUPROF__PA_EST_OCC, GPUPROF__PF_UINT, (uint64_t)(kf.est_pct + 0.5));
-            p = gpuprof__pf_arg_v(p, GPUPROF__PA_OCC, GPUPROF__PF_UINT, (uint64_t)(kf.occ_pct + 0.5));
-        }
-    } else {
-        p = gpuprof__pf_arg_v(p, GPUPROF__PA_BYTES, GPUPROF__PF_UINT, karg[1].u.dur_ns);
-        if (kind == GPUPROF__KR_MEMCPY && dur) p = gpuprof__pf_arg_d(p, GPUPROF__PA_BW, (double)karg[1].u.dur_ns / (double)dur);
-    }
-    p = gpuprof__pf_arg_v(p, GPUPROF__PA_CORR, GPUPROF__PF_UINT, e->name_id);
-    p = GPUPROF__PF_CLOSE(pk, te, p);
-    return end > ts ? p : gpuprof__pf_end_bound(s, p, end, uuid, flow_at_end ? flow : 0);
-}
-#endif
-
-/* An event other than a plain CPU range. */
-static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e,
-                                                       int type, const gpuprof__name *nm, uint64_t ts) {
-    char *pk, *te;
-    switch (type) {
-    case GPUPROF__EV_COUNTER:
-        p = gpuprof__pf_counter_track(o, p, e->name_id, nm);
-        p = gpuprof__pf_event(s, p, ts, &pk, &te, 4, 0, 0, NULL, 0);
-        p = gpuprof__pb_uint(p, 11, gpuprof__pf_uuid(GPUPROF__PF_TCOUNTER, e->name_id));
-        return GPUPROF__PF_CLOSE(pk, te, gpuprof__pb_double(p, 44, e->u.value));
-    case GPUPROF__EV_MARK:
-        p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
-        return GPUPROF__PF_CLOSE(pk, te, gpuprof__pb_uint(p, 3, (e->flags & GPUPROF__EVF_MEM) ? GPUPROF__PC_MEMORY : GPUPROF__PC_MARK));
-#ifdef GPUPROF_CUDA
-    case GPUPROF__EV_GPU:
-        return gpuprof__pf_gpu(o, s, t, p, e, nm);
-    case GPUPROF__EV_KAPI:
-        return gpuprof__pf_kapi(o, s, p, e);
-    case GPUPROF__EV_KERNEL:
-        p = gpuprof__pf_kernel(o, s, p, e, t->fmt.karg);
-        memset(t->fmt.karg, 0, sizeof t->fmt.karg);
-        return p;
-#endif
-    case GPUPROF__EV_STEP:
-    default:
-        return gpuprof__pf_step(o, s, t, p, e, ts);
-    }
-}
-
-/* The common case, in straight-line code: a run of CPU ranges with nothing
-   but a name already interned on the sequence, each begun less than 16 us
-   after the sequence's last timestamp and ending less than 16 us after its
-   begin, or, a parent, begun before the last timestamp and ending less than
-   16 us after it; name ids below 16383 and a sequence id below 16384: every
-   varint but a parent's absolute begin fits two bytes, every length one; 20
-   to 26 bytes a range. A range is five stores, each running past what it
-   writes into what the next one overwrites:
-   - the begin's frame, its length and the timestamp's tag and delta (8
-     bytes; the delta's part from gpuprof__pf_vtab), or a parent's on the
-     absolute clock (gpuprof__pf_abs_head);
-   - the sequence id and track_event { type = SLICE_BEGIN, name_iid }: the
-     same bytes for every range of a name (up to 10: 16 bytes stored), made
-     once per name on the sequence (gpuprof__pf_fast_name, four names kept:
-     names that take turns, a parent and its children), with the checks on
-     the event's type and flags; an event's last 8 bytes, name id, type and
-     flags, are compared with the name's as one word;
-   - the end's frame, length, timestamp;
-   - the sequence id and track_event { type = SLICE_END }: the sequence's.
-   The sequence's state is held in locals (stores through the byte pointer
-   would otherwise make the compiler reload it). Returns the first event it
-   did not write; *pp advanced, by at most 48 bytes an event written
-   (room: the caller's limit). */
-/* The bytes every begin of a name repeats on the sequence, for the event e
-   (its key read already); 0: the event is not for the fast path. */
-static GPUPROF__NOINLINE int gpuprof__pf_fast_name(const gpuprof__pfseq *s, const gpuprof__event *e, gpuprof__pfname *f) {
-    uint32_t id = e->name_id + 1, idl = 1 + (id >= 0x80), hl = s->head_len, v = (uint32_t)gpuprof__pb_v2(id);
-    unsigned char bb[16] = { 0 };
-    /* type 0 (a CPU range), none of the flags the slower paths handle, its name interned */
-    if ((e->type | (e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART | GPUPROF__EVF_NUDGE))) != 0 || id > s->niid ||
-        s->iid[id - 1] != s->seq || id >= 16384)
-        return 0;
-    memcpy(bb, s->head, hl);
-    bb[hl] = 0x5a;                            /* track_event, its length */
-    bb[hl + 1] = (unsigned char)(3 + idl);
-    bb[hl + 2] = 0x48;                        /* type = SLICE_BEGIN */
-    bb[hl + 3] = 1;
-    bb[hl + 4] = 0x50;                        /* name_iid */
-    bb[hl + 5] = (unsigned char)v;
-    bb[hl + 6] = (unsigned char)(v >> 8);
-    f->blen = hl + 5 + idl;
-    memcpy(f->b, bb, 16);
-    f->a0 = 0x0a | (uint64_t)(1 + 1 + f->blen) << 8 | 0x40 << 16;
-    return 1;
-}
-
-/* A begin's frame and timestamp on the absolute clock (timestamp_clock_id =
-   BOOTTIME, timestamp = ns since the trace's time zero), blen bytes to come
-   in the packet; at most 16 bytes. */
-static GPUPROF__NOINLINE char *gpuprof__pf_abs_head(char *p, uint64_t ts, uint64_t blen) {
-    char *q = gpuprof__pb_varint(p + 6, ts);
-    p[0] = 0x0a;
-    p[1] = (char)((q - p) - 2 + (ptrdiff_t)blen);
-    p[2] = (char)0xd0;                        /* field 58, timestamp_clock_id */
-    p[3] = 0x03;
-    p[4] = (char)GPUPROF__PF_ABS;
-    p[5] = 0x40;                              /* timestamp */
-    return q;
-}
-
-/* The loop, for a sequence id of hl - 1 bytes (a constant where called). */
-GPUPROF__INLINE uint32_t gpuprof__pf_ranges_run(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t stop, char **pp, uint32_t hl) {
-    char *p = *pp;
-    uint64_t last = s->last, d = 0, c0 = 0x0a | (uint64_t)(1 + 1 + hl + 4) << 8 | 0x40 << 16, m = gpuprof__clock.mult;
-    uint64_t key = ~0ull, a0 = 0, b0 = 0, b1 = 0, blen = 0;   /* the name's (gpuprof__pfname, in registers); no event's key: its type would be 0xffff */
-    const uint64_t *vt = gpuprof__pf_vtab;
-    const gpuprof__event *e = ev + i, *e_stop = ev + stop;
-    memcpy(&d, s->head, hl);
-    d |= 0x0248025aull << (8 * hl);          /* the end's sequence id, track_event { type = SLICE_END } */
-    for (; e < e_stop; e++) {
-        uint64_t k, ts, end, dt, du, v;   /* du: the end's delta on the incremental clock */
-        memcpy(&k, &e->name_id, 8);           /* name id, type, flags */
-        if (GPUPROF__UNLIKELY(k != key)) {
-            gpuprof__pfname *f = &s->fast[k & 3];
-            if (f->nkey != ~k) {
-                if (!gpuprof__pf_fast_name(s, e, f)) break;
-                f->nkey = ~k;
-            }
-            key = k;
-            a0 = f->a0;
-            b0 = f->b[0];
-            b1 = f->b[1];
-            blen = f->blen;
-        }
-        ts = gpuprof__ticks_to_ns_m(e->ts, m);
-        end = gpuprof__ticks_to_ns_m(e->ts + e->u.dur_ticks, m);
-        dt = ts - last;                       /* earlier times are too large, as unsigned numbers */
-        du = end - ts;                        /* the end's delta, from the begin */
-        if (GPUPROF__LIKELY((dt | du) < 16384)) {
-            v = vt[dt];
-            gpuprof__st64(p, a0 + v);
-            p += v >> 56;
-        } else {
-            /* a parent, its begin before what went before it on the sequence: on the
-               absolute clock, which leaves the incremental one as it was */
-            if (ts >= last || (du = end - last) >= 16384) break;
-            p = gpuprof__pf_abs_head(p, ts, blen);
-        }
-        last = end;
-        gpuprof__st64(p, b0);
-        gpuprof__st64(p + 8, b1);
-        p += blen;
-        v = vt[du];
-        gpuprof__st64(p, c0 + v);
-        p += v >> 56;
-        gpuprof__st64(p, d);
-        p += hl + 4;
-    }
-    s->last = last;
-    *pp = p;
-    return (uint32_t)(e - ev);
-}
-
-static uint32_t gpuprof__pf_ranges_fast(gpuprof__pfseq *s, const gpuprof__event *ev, uint32_t i, uint32_t n, char **pp, const char *limit) {
-    uint32_t room = *pp < limit ? (uint32_t)((size_t)(limit - *pp) / 48) : 0, stop = room < n - i ? i + room : n;
-    if (s->head_len == 2) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 2);
-    if (s->head_len == 3) return gpuprof__pf_ranges_run(s, ev, i, stop, pp, 3);
-    return i;
-}
-
-/* CPU samples (GPUPROF_SAMPLE) in the streamed trace: each sample the
-   handler put in its thread's ring is a perf_sample packet on the thread's
-   sequence, on the absolute clock, its call stack interned there the first
-   time it comes (frames named as the report names them, outermost first;
-   one mapping for them all), so that the Perfetto UI shows the samples on
-   the thread and a flame graph of a selected area. */
-
-#if GPUPROF__SAMPLES
-/* Slot k's call stack into the sequence's interned data (idata: open). */
-static char *gpuprof__pf_stack(gpuprof__pfseq *s, gpuprof__smp *m, uint32_t k, char *p) {
-    const gpuprof__smp_slot *sl = &m->slot[k];
-    uint32_t i, depth = sl->depth < GPUPROF__SMP_DEPTH ? sl->depth : GPUPROF__SMP_DEPTH;
-    uintptr_t pc[GPUPROF__SMP_DEPTH];
-    char buf[160], base[160], label[240], *e;
-    if (m->map_seq != s->seq) {               /* the one mapping, and its empty build id */
-        e = gpuprof__pb_open(p, 19);
-        p = gpuprof__pb_close(e, gpuprof__pb_uint(gpuprof__pb_uint(e, 1, 1), 2, 1));
-        e = gpuprof__pb_open(p, 16);
-        p = gpuprof__pb_close(e, gpuprof__pb_str(gpuprof__pb_uint(e, 1, 1), 2, ""));
-        m->map_seq = s->seq;
-    }
-    depth = gpuprof__smp_pcs(&gpuprof__pf_syms, &m->frames[sl->at], depth, sl->gen, pc);
-    for (i = 0; i < depth; i++) {
-        const char *module, *name = gpuprof__sym_of(&gpuprof__pf_syms, pc[i], sl->gen, buf, sizeof buf, &module);
-        const char *exe = gpuprof__sym_exe(&gpuprof__pf_syms);
-        uint64_t fid = (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1;
-        name = gpuprof__smp_base(name, base, sizeof base);
-        if (*module && strcmp(module, exe)) snprintf(label, sizeof label, "%s [%s]", name, module);
-        else snprintf(label, sizeof label, "%s", name);
-        e = gpuprof__pb_open(p, 5);           /* function_names { iid, str } */
-        p = gpuprof__pb_close(e, gpuprof__pb_str(gpuprof__pb_uint(e, 1, fid), 2, label));
-        e = gpuprof__pb_open(p, 6);           /* frames { iid, function_name_id, mapping_id } */
-        p = gpuprof__pb_close(e, gpuprof__pb_uint(gpuprof__pb_uint(gpuprof__pb_uint(e, 1, fid), 2, fid), 3, 1));
-    }
-    e = gpuprof__pb_open(p, 7);               /* callstacks { iid, frame_ids: the outermost first } */
-    p = gpuprof__pb_uint(e, 1, (uint64_t)k + 1);
-    for (i = depth; i-- > 0;) p = gpuprof__pb_uint(p, 2, (uint64_t)k * GPUPROF__SMP_DEPTH + i + 1);
-    m->slot_seq[k] = s->seq;
-    return gpuprof__pb_close(e, p);
-}
-
-/* The thread's samples waiting in its ring, as packets after p (the
-   streamed trace only: the ring is taken once). */
-static char *gpuprof__pf_samples(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *buf, char *p) {
-    gpuprof__smp *m = GPUPROF__LDA(&t->smp);
-    uint64_t tail, head;
-    uint32_t k, i;
-    if (!m || (tail = m->ring_tail) == (head = GPUPROF__LDA(&m->ring_head))) return p;
-    for (; tail != head; tail++) {
-        char *pk, *pe;
-        k = m->ring_slot[tail % GPUPROF__SMP_RING];
-        if (k >= GPUPROF__SMP_SLOTS || !GPUPROF__LDA(&m->slot[k].hash)) continue;
-        if ((size_t)(p - buf) + 16384 > GPUPROF__WBUF) {
-            gpuprof__trace_write(o, buf, (size_t)(p - buf));
-            p = buf;
-        }
-        if (m->slot_seq[k] != s->seq)         /* a new stack: its addresses in the objects known, else the objects read again */
-            for (i = 0; i < m->slot[k].depth && i < GPUPROF__SMP_DEPTH; i++)
-                if (!gpuprof__sym_mod(&gpuprof__pf_syms, m->frames[m->slot[k].at + i] & ~GPUPROF__SMP_SCANNED)) {
-                    gpuprof__sym_close(&gpuprof__pf_syms);
-                    gpuprof__sym_open(&gpuprof__pf_syms);
-                    break;
-                }
-        pk = gpuprof__pb_open(p, 1);
-        p = gpuprof__pb_uint(gpuprof__pb_uint(pk, 58, GPUPROF__PF_ABS), 8, gpuprof__ticks_to_ns(m->ring_ts[tail % GPUPROF__SMP_RING]));
-        p = gpuprof__pb_uint(gpuprof__pb_uint(p, 10, s->seq), 13, 2);      /* SEQ_NEEDS_INCREMENTAL_STATE: interned stacks */
-        if (m->slot_seq[k] != s->seq) {
-            char *id = gpuprof__pb_open(p, 12);
-            p = gpuprof__pb_close(id, gpuprof__pf_stack(s, m, k, id));
-        }
-        pe = gpuprof__pb_open(p, 66);         /* perf_sample { pid, tid, callstack_iid } */
-        p = gpuprof__pb_uint(gpuprof__pb_uint(pe, 2, (uint32_t)gpuprof__run.trace_pid), 3, (uint32_t)m->tid);
-        p = gpuprof__pb_close(pe, gpuprof__pb_uint(p, 4, (uint64_t)k + 1));
-        p = gpuprof__pb_close(pk, p);
-    }
-    GPUPROF__STR(&m->ring_tail, tail);
-    return p;
-}
-#endif
-
-/* The encoder's events: events [from, n) of a block encoded and written;
-   returns the events written. */
-static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t from, uint32_t n) {
-    char *buf = gpuprof__trace_buf(o), *p = buf + o->staged, *pk, *te;
-    gpuprof__thread *t = b->owner;
-    gpuprof__pfseq *s = &t->fmt.pf;
-    uint32_t tid = (uint32_t)b->tid, i, naux = 0;
-    if (s->gen != o->gen || s->tid != b->tid || !s->seq) p = gpuprof__pf_seq_start(o, s, p, b->tid, b->label);
-#ifdef GPUPROF_CUDA
-    if (!o->pf_lane) o->pf_lane = (unsigned char *)gpuprof__alloc(GPUPROF__BLOCK_EVENTS);
-    p = gpuprof__pf_gpu_ends(o, s, t, b, from, n, p);      /* at most 2048 ends of ~30 bytes: room in the buffer */
-#endif
-    for (i = from; i < n; i++) {
-        const gpuprof__event *e = &b->ev[i];
-        int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
-        const gpuprof__name *nm = &gpuprof__registry.names[named ? e->name_id : 0];
-        if ((size_t)(p - buf) + (named ? nm->len : GPUPROF__KC_NAME_MAX) + 4096 > GPUPROF__WBUF) {
-            gpuprof__trace_write(o, buf, (size_t)(p - buf));
-            p = buf;
-        }
-        if (GPUPROF__LIKELY(type == GPUPROF__EV_RANGE)) {
-            uint64_t ts = gpuprof__ticks_to_ns(e->ts) + GPUPROF__NUDGE_NS(e), end = gpuprof__ticks_to_ns(e->ts + e->u.dur_ticks);
-            uint32_t next;
-            if (GPUPROF__UNLIKELY((e->flags & (GPUPROF__EVF_WARMUP | GPUPROF__EVF_GPU_PART)) || t->fmt.work_name)) {
-                p = gpuprof__pf_range_more(s, t, p, e, nm, tid, ts, end);
-                continue;
-            }
-            if ((next = gpuprof__pf_ranges_fast(s, b->ev, i, n, &p, buf + GPUPROF__WBUF - 8192)) > i) {
-                i = next - 1;                 /* a run of common ranges written */
-                continue;
-            }
-            p = gpuprof__pf_event(s, p, ts, &pk, &te, 1, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
-            p = GPUPROF__PF_CLOSE(pk, te, p);
-            p = gpuprof__pf_end_slice(s, p, end, 0, 0);
-        } else if (gpuprof__trace_is_aux(type)) {
-            naux++;
-            gpuprof__trace_aux_hold(t, e, type);
-        } else {
-            uint64_t ts = type == GPUPROF__EV_GPU || !named ? e->ts : gpuprof__ticks_to_ns(e->ts);
-            p = gpuprof__pf_other_event(o, s, t, p, e, type, nm, ts);
-        }
-    }
-#if GPUPROF__SAMPLES
-    if (o == &gpuprof__trace.out && GPUPROF__LD(&gpuprof__smp_global.trace)) p = gpuprof__pf_samples(o, s, t, buf, p);
-#endif
-    gpuprof__trace_stage(o, buf, p);
-    n = n > from ? n - from - naux : 0;
-    GPUPROF__ST(&o->events, o->events + n);      /* a report may read it meanwhile */
-    return n;
-}
-
-/* ----------------------------------------------------------------------
    Trace sinks: the streamed file, written by a background thread as blocks
    fill and, once a second, with what threads have recorded into blocks not
    yet full (a killed run loses at most about a second of events); a copy of
@@ -13056,11 +13649,14 @@ static uint32_t gpuprof__trace_events(gpuprof__tout *o, gpuprof__block *b, uint3
         t->fmt_index = b->sort_index;
         memcpy(t->fmt_label, b->label, sizeof t->fmt_label);
     }
-    return gpuprof__trace_encoders[o->format].events(o, b, from, n);
+    n = gpuprof__trace_encoders[o->format].events(o, b, from, n);
+    gpuprof__smp_trace_block(o, t);
+    return n;
 }
 
 static void gpuprof__trace_stop(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
     gpuprof__trace_encoders[o->format].end(o, events, dropped, fell_out, window_ns);
+    gpuprof__smp_trace_end(o);
 #ifdef GPUPROF_CUDA
     gpuprof__lanes_free(o);
 #endif
@@ -14262,118 +14858,6 @@ fail:
 }
 
 /* ----------------------------------------------------------------------
-   Text report, its cells: terminal widths, names cut to a column, times.
-   ---------------------------------------------------------------------- */
-/* Terminal columns of a code point: 2 for East Asian wide and fullwidth
-   characters and most emoji, else 1. */
-static int gpuprof__columns(uint32_t cp) {
-    return (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
-           (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
-           (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1faff) ||
-           (cp >= 0x20000 && cp <= 0x3fffd) ? 2 : 1;
-}
-
-/* Display width of a name in the table (see gpuprof__name_cell). */
-static size_t gpuprof__width(const char *s) {
-    size_t w = 0, n = strlen(s), i = 0, len;
-    uint32_t cp;
-    while (i < n) {
-        len = gpuprof__utf8(s + i, n - i, &cp);
-        w += len ? (size_t)gpuprof__columns(cp) : 1;
-        i += len ? len : 1;
-    }
-    return w;
-}
-
-/* The name in a column of `width`, indented: control characters and bytes
-   that are not UTF-8 shown as '?', cut with "..." when too long. */
-static void gpuprof__name_cell(gpuprof__buf *b, const char *text, size_t width, size_t indent) {
-    char cell[GPUPROF_NAME_MAX * 2 + 256];
-    size_t o = 0, w = indent, i = 0, n = strlen(text), len, full = gpuprof__width(text) + indent;
-    uint32_t cp;
-    size_t room = full > width ? width - 3 : width;            /* leave room for "..." */
-    memset(cell, ' ', indent < 200 ? indent : 200);
-    o = indent < 200 ? indent : 200;
-    while (i < n && o < sizeof cell - 16) {
-        int cols;
-        len = gpuprof__utf8(text + i, n - i, &cp);
-        cols = len ? gpuprof__columns(cp) : 1;
-        if (w + (size_t)cols > room) break;
-        if (!len || cp < 0x20 || cp == 0x7f) { cell[o++] = '?'; i += len ? len : 1; }
-        else { memcpy(cell + o, text + i, len); o += len; i += len; }
-        w += (size_t)cols;
-    }
-    if (full > width) { while (w < width && o < sizeof cell - 2) { cell[o++] = '.'; w++; } }
-    while (w < width && o < sizeof cell - 2) { cell[o++] = ' '; w++; }
-    gpuprof__buf_put(b, cell, o);
-}
-
-static const char *gpuprof__name_text(uint32_t id) { return gpuprof__registry.names[id].text; }
-
-/* A range's path, "forward/classifier", from its name and its ancestors'
-   (ids[0..d), innermost first), outermost first. */
-static void gpuprof__name_path(const uint32_t *ids, int d, char *out, size_t cap) {
-    size_t k = 0;
-    out[0] = 0;
-    while (d-- > 0 && k + 1 < cap) k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "/" : "", gpuprof__name_text(ids[d]));
-}
-
-/* A name inside a line of text, as the tables show it: control characters
-   and bytes that are not UTF-8 as '?', so a name cannot break the line. */
-static void gpuprof__buf_name(gpuprof__buf *b, const char *text) {
-    size_t i = 0, n = strlen(text), len;
-    uint32_t cp;
-    while (i < n) {
-        len = gpuprof__utf8(text + i, n - i, &cp);
-        if (!len || cp < 0x20 || cp == 0x7f) { gpuprof__buf_put(b, "?", 1); i += len ? len : 1; }
-        else { gpuprof__buf_put(b, text + i, len); i += len; }
-    }
-}
-
-/* lead, then the name of id in quotes, as above. */
-static void gpuprof__buf_qname(gpuprof__buf *b, const char *lead, uint32_t id) {
-    gpuprof__buf_s(b, lead);
-    gpuprof__buf_s(b, "\"");
-    gpuprof__buf_name(b, gpuprof__name_text(id));
-    gpuprof__buf_s(b, "\"");
-}
-
-/* A table's title line(s), then its header row: the first column's name in
-   the names' width, then the other columns. */
-static void gpuprof__table_head(gpuprof__buf *b, const char *title, const char *first, size_t width, const char *columns) {
-    gpuprof__buf_s(b, title);
-    gpuprof__name_cell(b, first, width, 0);
-    gpuprof__buf_s(b, columns);
-}
-
-static void gpuprof__cell_ns(gpuprof__buf *b, double ns) {
-    char tmp[32];
-    gpuprof__buf_printf(b, " %10s", gpuprof__fmt_ns(tmp, sizeof tmp, ns));
-}
-
-static void gpuprof__cell_val(gpuprof__buf *b, double v) {
-    char tmp[32];
-    gpuprof__buf_printf(b, " %10s", gpuprof__fmt_val(tmp, sizeof tmp, v));
-}
-
-static const char *gpuprof__clock_name(int lower) {
-#if defined(GPUPROF_CLOCK_FN)
-    return lower ? "custom" : "GPUPROF_CLOCK_FN";
-#else
-    return gpuprof__clock.use_tsc ? (lower ? "tsc" : "TSC") : (lower ? "clock_monotonic" : "CLOCK_MONOTONIC");
-#endif
-}
-
-/* Since init; on the test clock when GPUPROF_CLOCK_FN replaces the real one. */
-static uint64_t gpuprof__wall_ns(void) {
-#if defined(GPUPROF_CLOCK_FN)
-    return gpuprof__ticks_to_ns(gpuprof__ticks() - GPUPROF__LD(&gpuprof__clock.base));
-#else
-    return gpuprof__mono_ns() - gpuprof__run.t_init_ns;
-#endif
-}
-
-/* ----------------------------------------------------------------------
    Analysis (SPEC 9): the roofline figures of a range with declared work,
    the class of each range and the verdict per phase. The rules and their
    thresholds are in docs/guide.md, "Verdict"; keep the two in step.
@@ -15231,474 +15715,6 @@ static void gpuprof__drift_of(const gpuprof__snap *s, gpuprof__drift *d) {
     GPUPROF_FREE(v);
     GPUPROF_FREE(idx);
 }
-
-/* ----------------------------------------------------------------------
-   CPU samples: per range, what the samples say -- for the report's
-   "CPU samples per range", the verdict, the summary's `samples` and the
-   folded stacks (GPUPROF_SAMPLE_FOLDED). Every thread's slots are read as
-   they are (a sample coming meanwhile may be in or not), their addresses
-   named ("CPU samples: symbols"), and added up by range path ("forward/matmul"; "(no
-   range)" outside every range) and function.
-   ---------------------------------------------------------------------- */
-/* How a CPU-bound phase's functions get named (the verdict's try: line, sampling off). */
-#if GPUPROF__SAMPLES
-#define GPUPROF__HOST_NAMES "no GPU in this run: GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range), "
-#else
-#define GPUPROF__HOST_NAMES "no GPU in this run: perf names the functions that take its CPU time (CPU samples are compiled out of this build), "
-#endif
-
-#define GPUPROF__OMP_SHARE 0.2    /* the OpenMP runtime holds this share of a phase's samples: its wait policy is named */
-#define GPUPROF__OMP_REMEDY "set OMP_WAIT_POLICY=passive (or GOMP_SPINCOUNT=0; KMP_BLOCKTIME=0 for libomp) so that idle threads sleep " \
-    "instead of spinning, run fewer threads (OMP_NUM_THREADS), or give each parallel region more work"
-#if GPUPROF__SAMPLES
-typedef struct gpuprof__smp_func { char *name, *module; uint64_t self, total; } gpuprof__smp_func;
-typedef struct gpuprof__smp_per_range {
-    char *path;
-    uint64_t samples;
-    gpuprof__smp_func *fn;
-    uint32_t nfn, cfn;
-} gpuprof__smp_per_range;
-typedef struct gpuprof__smp_report {
-    uint64_t taken, lost, kept, with_callers, trace_lost;
-    uint64_t overruns;                     /* expiries the kernel merged into the signals taken (si_overrun) */
-    uint32_t threads, foreign;             /* threads sampled; of which record no range (their samples: the stepping thread's range) */
-    uint32_t short_threads;               /* of those, sampled by the process timer (threads that lived between the keeper's looks) */
-    uint64_t short_taken;                 /* ... and their samples */
-    double cpu_s;                         /* CPU time of the sampled threads while sampled (the process timer's aside) */
-    double unsampled_s, proc_s;           /* the process's CPU time in no sampled thread, and all of it, since sampling began (< 0: unknown) */
-    gpuprof__smp_per_range *r;
-    uint32_t nr, cr;
-    gpuprof__buf folded;                  /* "path;outer;...;leaf count" lines, when asked */
-    char exe[256];                        /* the main program's file name */
-} gpuprof__smp_report;
-
-/* A range's path: its name and its ancestors', outermost first. */
-static void gpuprof__smp_path(const gpuprof__node *n, char *out, size_t cap) {
-    uint32_t ids[GPUPROF_MAX_DEPTH];
-    int d = 0;
-    for (; n && n->parent && d < GPUPROF_MAX_DEPTH; n = n->parent) ids[d++] = n->name_id;
-    if (!d) { snprintf(out, cap, "(no range)"); return; }
-    gpuprof__name_path(ids, d, out, cap);
-}
-
-static gpuprof__smp_per_range *gpuprof__smp_range(gpuprof__smp_report *r, const char *path) {
-    uint32_t i;
-    void *na;
-    for (i = 0; i < r->nr; i++) if (!strcmp(r->r[i].path, path)) return &r->r[i];
-    if (!(na = gpuprof__room(r->r, sizeof *r->r, r->nr, &r->cr))) return NULL;
-    r->r = (gpuprof__smp_per_range *)na;
-    if (!(r->r[r->nr].path = gpuprof__strdup(path))) return NULL;
-    return &r->r[r->nr++];
-}
-
-static gpuprof__smp_func *gpuprof__smp_fn(gpuprof__smp_per_range *g, const char *name, const char *module) {
-    uint32_t i;
-    void *na;
-    for (i = 0; i < g->nfn; i++) if (!strcmp(g->fn[i].name, name) && !strcmp(g->fn[i].module, module)) return &g->fn[i];
-    if (!(na = gpuprof__room(g->fn, sizeof *g->fn, g->nfn, &g->cfn))) return NULL;
-    g->fn = (gpuprof__smp_func *)na;
-    if (!(g->fn[g->nfn].name = gpuprof__strdup(name))) return NULL;
-    if (!(g->fn[g->nfn].module = gpuprof__strdup(module))) { GPUPROF_FREE(g->fn[g->nfn].name); return NULL; }
-    return &g->fn[g->nfn++];
-}
-
-/* One slot into the tables: its range's self count for the leaf's
-   function, a total for each function its stack holds (once a stack);
-   a folded line when asked. */
-/* A stack's names while it is taken: on the heap, once a collection (a
-   report may be asked for on a thread of 16 KiB). */
-typedef struct gpuprof__smp_names {
-    char path[512], buf[GPUPROF__SMP_DEPTH][160];
-    const char *name[GPUPROF__SMP_DEPTH], *module[GPUPROF__SMP_DEPTH];
-    uintptr_t pc[GPUPROF__SMP_DEPTH];
-} gpuprof__smp_names;
-static void gpuprof__smp_take(gpuprof__smp_report *r, gpuprof__symtab *st, const gpuprof__smp *m, const gpuprof__smp_slot *s, int folded,
-                              gpuprof__smp_names *nm) {
-    char *path = nm->path;
-    char (*buf)[160] = nm->buf;
-    const char **name = nm->name, **module = nm->module;
-    gpuprof__smp_per_range *g;
-    uint32_t i, j, depth = s->depth < GPUPROF__SMP_DEPTH ? s->depth : GPUPROF__SMP_DEPTH;
-    uint64_t count = GPUPROF__LD(&s->count);
-    if (!count) return;                         /* cleared by gpuprof_reset */
-    gpuprof__smp_path(s->node, path, sizeof nm->path);
-    if (!(g = gpuprof__smp_range(r, path)) || !depth) return;
-    g->samples += count;
-    r->kept += count;
-    if (depth > 1) r->with_callers += count;
-    depth = gpuprof__smp_pcs(st, &m->frames[s->at], depth, s->gen, nm->pc);
-    for (i = j = 0; i < depth; i++) {
-        name[j] = gpuprof__smp_base(gpuprof__sym_of(st, nm->pc[i], s->gen, buf[j], sizeof buf[j], &module[j]), buf[j], sizeof buf[j]);
-        /* gpuprof's own code calls no function of the program: a frame
-           that says so is a stale one, and the stack ends there */
-        if (j && !strncmp(name[j], "gpuprof_", 8) && strncmp(name[j - 1], "gpuprof_", 8) && !strcmp(module[j - 1], r->exe)) break;
-        if (j && name[j] == name[j - 1] && !strcmp(name[j], GPUPROF__OMP_RUNTIME)) continue;   /* the runtime inside itself: one frame */
-        j++;
-    }
-    depth = j;
-    for (i = 0; i < depth; i++) {
-        gpuprof__smp_func *f;
-        for (j = 0; j < i && !(module[j] == module[i] && !strcmp(name[j], name[i])); j++) {}
-        if (j < i) continue;                   /* recursion: once a stack */
-        if (!(f = gpuprof__smp_fn(g, name[i], module[i]))) return;
-        f->total += count;
-        if (!i) f->self += count;
-    }
-    if (!folded) return;
-    gpuprof__buf_s(&r->folded, path);
-    for (i = depth; i-- > 0;) {
-        gpuprof__buf_s(&r->folded, ";");
-        gpuprof__buf_s(&r->folded, name[i]);
-    }
-    gpuprof__buf_printf(&r->folded, " %llu\n", (unsigned long long)count);
-}
-
-/* Whether thread tid records ranges (the keeper may have sampled it before
-   its first range: those samples count, the thread once). */
-static int gpuprof__smp_tid_records(int tid) {
-    const gpuprof__thread *t;
-    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) if (t->smp && t->smp->tid == tid) return 1;
-    return 0;
-}
-
-/* One thread's samples into the tables, and its counts. */
-static void gpuprof__smp_take_all(gpuprof__smp_report *r, gpuprof__symtab *st, const gpuprof__smp *m, int folded, gpuprof__smp_names *nm) {
-    uint32_t i;
-    r->taken += GPUPROF__LD(&m->taken);
-    r->lost += GPUPROF__LD(&m->lost);
-    r->overruns += GPUPROF__LD(&m->overruns);
-    r->trace_lost += GPUPROF__LD(&m->trace_lost);
-    for (i = 0; i < GPUPROF__SMP_SLOTS; i++)
-        if (GPUPROF__LDA(&m->slot[i].hash)) gpuprof__smp_take(r, st, m, &m->slot[i], folded, nm);
-}
-
-static int gpuprof__smp_fn_cmp(const void *a, const void *b) {
-    const gpuprof__smp_func *x = (const gpuprof__smp_func *)a, *y = (const gpuprof__smp_func *)b;
-    if (x->self != y->self) return x->self < y->self ? 1 : -1;
-    if (x->total != y->total) return x->total < y->total ? 1 : -1;
-    if ((x->name[0] == '_' && x->name[1] == '_') != (y->name[0] == '_' && y->name[1] == '_'))
-        return x->name[0] == '_' && x->name[1] == '_' ? 1 : -1;     /* the C library's own (__libc_start_call_main) after main */
-    return strcmp(x->name, y->name);
-}
-static int gpuprof__smp_range_cmp(const void *a, const void *b) {
-    const gpuprof__smp_per_range *x = (const gpuprof__smp_per_range *)a, *y = (const gpuprof__smp_per_range *)b;
-    if (x->samples != y->samples) return x->samples < y->samples ? 1 : -1;
-    return strcmp(x->path, y->path);
-}
-
-/* The process timer's samples (threads that lived between the keeper's
-   looks), and the process's CPU time no sampled thread accounts for: the
-   timer's share estimated at the other threads' rate, gpuprof's own
-   threads' small share in it. */
-static void gpuprof__smp_collect_short(gpuprof__smp_report *r, gpuprof__symtab *st, int folded, gpuprof__smp_names *nm) {
-    const gpuprof__smp *m = GPUPROF__LDA(&gpuprof__smp_short.m);
-    double rate = r->cpu_s > 0 ? (double)r->taken / r->cpu_s : 0, proc = -1.0;    /* the other threads' samples per CPU second (before these are added) */
-    r->unsampled_s = r->proc_s = -1.0;
-    if (m && GPUPROF__LD(&m->taken)) {
-        r->short_threads = GPUPROF__LD(&m->threads);
-        r->short_taken = GPUPROF__LD(&m->taken);
-        r->threads += r->short_threads;
-        r->foreign += r->short_threads;
-        gpuprof__smp_take_all(r, st, m, folded, nm);
-    }
-#if GPUPROF__SAMPLER
-    proc = gpuprof__proc_cpu_s();
-#endif
-    if (proc >= 0 && gpuprof__smp_short.cpu0 >= 0 && proc >= gpuprof__smp_short.cpu0) {
-        r->proc_s = proc - gpuprof__smp_short.cpu0;
-        r->unsampled_s = r->proc_s - r->cpu_s - (rate > 0 ? (double)r->short_taken / rate : 0.0);
-        if (r->unsampled_s < 0) r->unsampled_s = 0;
-    }
-}
-
-/* Every thread's samples so far, by range and function, most first. 0:
-   sampling was not asked for. */
-static int gpuprof__smp_collect(gpuprof__smp_report *r, int folded) {
-    gpuprof__symtab st;
-    gpuprof__thread *t;
-    gpuprof__smp_names *nm;
-    uint32_t i;
-    memset(r, 0, sizeof *r);
-    if (gpuprof__smp_global.hz <= 0 || (nm = (gpuprof__smp_names *)gpuprof__alloc(sizeof *nm)) == NULL) return 0;
-    gpuprof__sym_open(&st);
-    snprintf(r->exe, sizeof r->exe, "%s", gpuprof__sym_exe(&st));
-    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
-        const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
-        if (!m || (!GPUPROF__LD(&m->taken) && !GPUPROF__LD(&m->gen))) continue;    /* no timer could be made for it: not sampled */
-        r->threads++;
-        r->cpu_s += gpuprof__smp_cpu_s(m, 1);
-        gpuprof__smp_take_all(r, &st, m, folded, nm);
-    }
-    /* threads that record no range: their CPU time up to the keeper's last look, or now */
-    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
-    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
-        const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
-        if (!GPUPROF__LD(&m->taken)) continue;      /* never ran while sampled (a thread asleep throughout) */
-        if (!gpuprof__smp_tid_records(m->tid)) { r->threads += m->threads; r->foreign += m->threads; }   /* an entry may have held several */
-        r->cpu_s += gpuprof__smp_cpu_s(m, 0);
-        gpuprof__smp_take_all(r, &st, m, folded, nm);
-    }
-    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
-    gpuprof__smp_collect_short(r, &st, folded, nm);
-    for (i = 0; i < r->nr; i++)
-        if (r->r[i].nfn) qsort(r->r[i].fn, r->r[i].nfn, sizeof r->r[i].fn[0], gpuprof__smp_fn_cmp);
-    if (r->nr) qsort(r->r, r->nr, sizeof r->r[0], gpuprof__smp_range_cmp);
-    gpuprof__sym_close(&st);
-    GPUPROF_FREE(nm);
-    return 1;
-}
-
-static void gpuprof__smp_range_free(gpuprof__smp_per_range *g) {
-    uint32_t k;
-    for (k = 0; k < g->nfn; k++) {
-        GPUPROF_FREE(g->fn[k].name);
-        GPUPROF_FREE(g->fn[k].module);
-    }
-    GPUPROF_FREE(g->fn);
-    GPUPROF_FREE(g->path);
-    memset(g, 0, sizeof *g);
-}
-
-static void gpuprof__smp_free(gpuprof__smp_report *r) {
-    uint32_t i;
-    for (i = 0; i < r->nr; i++) gpuprof__smp_range_free(&r->r[i]);
-    GPUPROF_FREE(r->r);
-    GPUPROF_FREE(r->folded.p);
-    memset(r, 0, sizeof *r);
-}
-
-/* A range's functions as the report shows them: gcc's clones of a
-   function (f.constprop.0, f.part.0, f.cold) added to it, most first
-   (out: zeroed by the caller; gpuprof__smp_range_free). */
-static void gpuprof__smp_merge(const gpuprof__smp_per_range *g, gpuprof__smp_per_range *out) {
-    char base[160];
-    uint32_t k;
-    for (k = 0; k < g->nfn; k++) {
-        gpuprof__smp_func *f = gpuprof__smp_fn(out, gpuprof__smp_base(g->fn[k].name, base, sizeof base), g->fn[k].module);
-        if (f) { f->self += g->fn[k].self; f->total += g->fn[k].total; }
-    }
-    out->samples += g->samples;
-    if (out->nfn) qsort(out->fn, out->nfn, sizeof out->fn[0], gpuprof__smp_fn_cmp);
-}
-
-/* The mechanism, in words. */
-static void gpuprof__smp_mechanism(char *out, size_t n) {
-#if GPUPROF__SAMPLER
-    snprintf(out, n, "a POSIX CPU-time timer per thread, signal %d%s", gpuprof__smp_global.signo, gpuprof__smp_global.signo == SIGPROF ? " (SIGPROF)" : "");
-#else
-    snprintf(out, n, "none in this build");
-#endif
-}
-
-/* The report's "CPU samples per range" (r: the samples collected; NULL:
-   none asked for): the header line, then each range with samples (most
-   first), its top functions by self samples. */
-static void gpuprof__report_samples(gpuprof__buf *b, const gpuprof__smp_report *r, uint32_t rows) {
-    char mech[96], over[192];
-    uint32_t i, k;
-    uint64_t refused = GPUPROF__LD(&gpuprof__smp_global.refused), silent = GPUPROF__LD(&gpuprof__smp_global.silent);
-    int o = 0;
-    if (!r) return;
-    gpuprof__smp_mechanism(mech, sizeof mech);
-    over[0] = 0;
-    if (r->overruns) o = gpuprof__fmt(over, sizeof over, ", %llu timer overruns", (unsigned long long)r->overruns);
-    if (refused && o >= 0 && (size_t)o < sizeof over)
-        o += gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s not sampled (no timer could be made)", (unsigned long long)refused, refused == 1 ? "" : "s");
-    if (silent && o >= 0 && (size_t)o < sizeof over)
-        gpuprof__fmt(over + o, sizeof over - (size_t)o, ", %llu thread%s left out (the program blocks or reads the signal there)", (unsigned long long)silent, silent == 1 ? "" : "s");
-    gpuprof__buf_printf(b, "\nCPU samples per range (%s: asked %.0f Hz, got %.0f per CPU second; %u thread%s sampled, %u recording no range; "
-                           "%llu taken, %llu lost%s%s)\n", mech, gpuprof__smp_global.hz, r->cpu_s > 0 ? (double)(r->taken - r->short_taken) / r->cpu_s : 0.0, r->threads,
-                        r->threads == 1 ? "" : "s", r->foreign, (unsigned long long)r->taken, (unsigned long long)r->lost,
-                        /* expiries the kernel merged: the tick is coarser than the rate asked, or the threads wait for a CPU */
-                        over,
-                        r->kept && r->with_callers * 2 >= r->kept ? "; with callers" : r->kept ? "; no callers: build with -fno-omit-frame-pointer to see them" : "");
-    if (gpuprof__smp_global.why[0]) gpuprof__buf_printf(b, "   no samples: %s\n", gpuprof__smp_global.why);
-    if (r->short_threads)
-        gpuprof__buf_printf(b, "   %u of the threads lived between two of the keeper's looks: %llu samples from a process-wide CPU timer, the PC alone\n",
-                            r->short_threads, (unsigned long long)r->short_taken);
-    if (r->proc_s > 0 && r->unsampled_s >= 0.05 * r->proc_s && r->unsampled_s >= 0.05)
-        gpuprof__buf_printf(b, "   not sampled: %.2f s of the process's %.2f s of CPU (%.0f%%) ran in threads no timer reached%s\n", r->unsampled_s, r->proc_s,
-                            100.0 * r->unsampled_s / r->proc_s, r->short_threads ? "" : " (threads that lived under 100 ms, before the process-wide timer was armed; gpuprof's own)");
-    for (i = 0; i < r->nr && i < rows; i++) {
-        gpuprof__smp_per_range g;
-        memset(&g, 0, sizeof g);
-        gpuprof__smp_merge(&r->r[i], &g);
-        gpuprof__buf_printf(b, "%s: %llu samples (%.1f%%)\n    Self  Stacks  Function\n", r->r[i].path, (unsigned long long)g.samples,
-                            r->kept ? 100.0 * (double)g.samples / (double)r->kept : 0.0);
-        for (k = 0; k < g.nfn && k < 10; k++) {
-            const gpuprof__smp_func *f = &g.fn[k];
-            if (!f->self && k >= 3) break;
-            gpuprof__buf_printf(b, "  %5.1f%%  %5.1f%%  %s", 100.0 * (double)f->self / (double)g.samples, 100.0 * (double)f->total / (double)g.samples, f->name);
-            if (strcmp(f->module, r->exe)) gpuprof__buf_printf(b, "  [%s]", *f->module ? f->module : "no object");
-            gpuprof__buf_s(b, "\n");
-        }
-        gpuprof__smp_range_free(&g);
-    }
-}
-
-/* The verdict's "try:" for a CPU-bound phase: the functions its samples
-   (its own and its nested ranges') name most, then the remedy (or, when
-   given, the one for a phase whose functions are named); or the remedy and
-   how to have them named (r: the samples collected; NULL: none asked for). */
-static void gpuprof__verdict_samples(gpuprof__buf *b, const gpuprof__smp_report *r, const char *phase, const char *remedy, const char *named) {
-    gpuprof__smp_per_range all;
-    uint64_t n, omp;
-    uint32_t i, k, shown;
-    size_t len = strlen(phase);
-    if (!r) {            /* sampling off: the try: line itself says how to have the functions named */
-        if (named) gpuprof__buf_printf(b, "\n   try: " GPUPROF__HOST_NAMES "%s\n", named);
-        else gpuprof__buf_printf(b, "\n   try: %s; GPUPROF_SAMPLE=1 names the functions that take its CPU time (CPU samples per range)\n", remedy);
-        return;
-    }
-    memset(&all, 0, sizeof all);
-    for (i = 0; i < r->nr; i++) {
-        const gpuprof__smp_per_range *g = &r->r[i];
-        if (strncmp(g->path, phase, len) || (g->path[len] && g->path[len] != '/')) continue;
-        gpuprof__smp_merge(g, &all);
-    }
-    n = all.samples;
-    /* the phase's own functions first; the OpenMP runtime (its workers waiting) after, with its own remedy */
-    for (i = 0, omp = 0; i < all.nfn; i++) if (!strcmp(all.fn[i].name, GPUPROF__OMP_RUNTIME)) omp += all.fn[i].self;
-    for (i = 0; i < all.nfn && !strcmp(all.fn[i].name, GPUPROF__OMP_RUNTIME); i++) {}
-    if (n && i < all.nfn && all.fn[i].self) {
-        gpuprof__buf_printf(b, "\n   try: speed up %s, %.0f%% of its %llu CPU samples", all.fn[i].name, 100.0 * (double)all.fn[i].self / (double)n,
-                            (unsigned long long)n);
-        for (k = i + 1, shown = 0; k < all.nfn && shown < 2 && 200 * all.fn[k].self >= n; k++) {    /* those of 0.5% or more */
-            if (!strcmp(all.fn[k].name, GPUPROF__OMP_RUNTIME)) continue;
-            gpuprof__buf_printf(b, "%s %s %.0f%%", !shown ? " (then" : ",", all.fn[k].name, 100.0 * (double)all.fn[k].self / (double)n);
-            shown++;
-        }
-        gpuprof__buf_printf(b, "%sCPU samples per range); ", shown ? "; " : " (");
-        if ((double)omp >= GPUPROF__OMP_SHARE * (double)n)
-            gpuprof__buf_printf(b, "its OpenMP threads wait in the runtime for %.0f%% of its samples: " GPUPROF__OMP_REMEDY "; ", 100.0 * (double)omp / (double)n);
-        gpuprof__buf_printf(b, "%s\n", named ? named : remedy);
-    } else if (n && omp && (double)omp >= GPUPROF__OMP_SHARE * (double)n) {
-        gpuprof__buf_printf(b, "\n   try: its OpenMP threads wait in the runtime for %.0f%% of its %llu CPU samples: " GPUPROF__OMP_REMEDY "; %s\n",
-                            100.0 * (double)omp / (double)n, (unsigned long long)n, named ? named : remedy);
-    } else if (GPUPROF__LD(&gpuprof__smp_global.silent) || GPUPROF__LD(&gpuprof__smp_global.refused))
-        gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: %s in some threads, see the header of CPU samples per range)\n", remedy,
-                            GPUPROF__LD(&gpuprof__smp_global.silent) ? "the program blocks or reads the sampler's signal" : "no sampling timer could be made");
-    else gpuprof__buf_printf(b, "\n   try: %s\n   (no CPU samples in it: a phase shorter than a tick of the sampler's timer)\n", remedy);
-    gpuprof__smp_range_free(&all);
-}
-
-/* The threads sampled (the report's header). */
-static uint32_t gpuprof__smp_threads(const gpuprof__smp_report *r) { return r->threads; }
-
-/* The OpenMP runtime's share of the CPU samples in the range at path and
-   those inside it (0: none, or no samples). */
-static double gpuprof__smp_omp_share(const gpuprof__smp_report *r, const char *path) {
-    uint64_t n = 0, omp = 0;
-    uint32_t i, k;
-    size_t len = strlen(path);
-    for (i = 0; r && i < r->nr; i++) {
-        const gpuprof__smp_per_range *g = &r->r[i];
-        if (strncmp(g->path, path, len) || (g->path[len] && g->path[len] != '/')) continue;
-        n += g->samples;
-        for (k = 0; k < g->nfn; k++) if (!strcmp(g->fn[k].name, GPUPROF__OMP_RUNTIME)) omp += g->fn[k].self;
-    }
-    return n ? (double)omp / (double)n : 0.0;
-}
-
-/* The summary's "samples" (docs/summary.md): the mechanism, the rate
-   achieved, samples taken and lost, and per range its functions by self
-   samples (the top 50). */
-/* A thread's CPU time while sampled and the rate it got (null: none),
-   closing its object. */
-static void gpuprof__summary_sample_rate(gpuprof__buf *b, const gpuprof__smp *m, int ranged) {
-    double cpu = gpuprof__smp_cpu_s(m, ranged);
-    gpuprof__buf_printf(b, ",\"cpu_s\":%.6f,\"rate_hz\":", cpu);
-    if (cpu > 0) gpuprof__buf_printf(b, "%.1f}", (double)GPUPROF__LD(&m->taken) / cpu);
-    else gpuprof__buf_s(b, "null}");
-}
-
-/* "threads": every sampled thread, its name, tid, samples, whether it
-   records ranges, its CPU time and rate (one that does not gives its samples to the stepping
-   thread's innermost range). */
-static void gpuprof__summary_sample_threads(gpuprof__buf *b) {
-    gpuprof__thread *t;
-    uint32_t i;
-    const char *sep = "";
-    gpuprof__buf_s(b, ",\"threads\":[");
-    for (t = GPUPROF__LDA(&gpuprof__threads.threads); t; t = t->next) {
-        const gpuprof__smp *m = GPUPROF__LDA(&t->smp);
-        if (!m || t->exited == 2 || (!GPUPROF__LD(&m->taken) && !GPUPROF__LD(&m->gen))) continue;   /* no timer could be made for it, or no sample arrived */
-        gpuprof__buf_printf(b, "%s{\"name\":", sep);
-        gpuprof__buf_json_str(b, t->label);
-        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":true", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
-        gpuprof__summary_sample_rate(b, m, 1);
-        sep = ",";
-    }
-    gpuprof__mu_lock(&gpuprof__smp_foreign_mu);
-    for (i = 0; i < gpuprof__smp_foreign.n; i++) {
-        const gpuprof__smp *m = gpuprof__smp_foreign.m[i];
-        if (!GPUPROF__LD(&m->taken) || gpuprof__smp_tid_records(m->tid)) continue;
-        gpuprof__buf_printf(b, "%s{\"name\":", sep);
-        gpuprof__buf_json_str(b, gpuprof__smp_foreign.name[i]);
-        gpuprof__buf_printf(b, ",\"tid\":%d,\"samples\":%llu,\"records_ranges\":false", m->tid, (unsigned long long)GPUPROF__LD(&m->taken));
-        gpuprof__summary_sample_rate(b, m, 0);
-        sep = ",";
-    }
-    gpuprof__mu_unlock(&gpuprof__smp_foreign_mu);
-    gpuprof__buf_s(b, "]");
-}
-
-static void gpuprof__summary_samples(gpuprof__buf *b) {
-    gpuprof__smp_report r;
-    char mech[96];
-    uint32_t i, k;
-    if (!gpuprof__smp_collect(&r, 0)) {
-        gpuprof__buf_s(b, "\"samples\":null,\n");
-        return;
-    }
-    gpuprof__smp_mechanism(mech, sizeof mech);
-    gpuprof__buf_s(b, "\"samples\":{\"mechanism\":");
-    gpuprof__buf_json_str(b, mech);
-    gpuprof__buf_s(b, ",\"asked_hz\":");
-    gpuprof__buf_num(b, gpuprof__smp_global.hz);
-    gpuprof__buf_s(b, ",\"rate_hz\":");
-    gpuprof__buf_num(b, r.cpu_s > 0 ? (double)(r.taken - r.short_taken) / r.cpu_s : 0.0);
-    gpuprof__buf_printf(b, ",\"taken\":%llu,\"lost\":%llu,\"overruns\":%llu,\"with_callers\":%llu,\"trace_lost\":%llu,\"threads_without_timer\":%llu,\"threads_signal_blocked\":%llu,\"error\":",
-                        (unsigned long long)r.taken, (unsigned long long)r.lost, (unsigned long long)r.overruns, (unsigned long long)r.with_callers,
-                        (unsigned long long)r.trace_lost, (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.refused),
-                        (unsigned long long)GPUPROF__LD(&gpuprof__smp_global.silent));
-    if (gpuprof__smp_global.why[0]) gpuprof__buf_json_str(b, gpuprof__smp_global.why);
-    else gpuprof__buf_s(b, "null");
-    gpuprof__buf_printf(b, ",\"short_lived_threads\":%u,\"short_lived_samples\":%llu,\"process_cpu_s\":", r.short_threads, (unsigned long long)r.short_taken);
-    gpuprof__buf_num(b, r.proc_s >= 0 ? r.proc_s : GPUPROF__NAN);
-    gpuprof__buf_s(b, ",\"unsampled_cpu_s\":");
-    gpuprof__buf_num(b, r.unsampled_s >= 0 ? r.unsampled_s : GPUPROF__NAN);
-    gpuprof__summary_sample_threads(b);
-    gpuprof__buf_s(b, ",\"by_range\":[");
-    for (i = 0; i < r.nr; i++) {
-        const gpuprof__smp_per_range *g = &r.r[i];
-        gpuprof__buf_s(b, i ? ",\n  {\"range\":" : "\n  {\"range\":");
-        gpuprof__buf_json_str(b, g->path);
-        gpuprof__buf_printf(b, ",\"samples\":%llu,\"functions\":[", (unsigned long long)g->samples);
-        for (k = 0; k < g->nfn && k < 50; k++) {
-            gpuprof__buf_s(b, k ? ",{\"name\":" : "{\"name\":");
-            gpuprof__buf_json_str(b, g->fn[k].name);
-            gpuprof__buf_s(b, ",\"module\":");
-            gpuprof__buf_json_str(b, g->fn[k].module);
-            gpuprof__buf_printf(b, ",\"self\":%llu,\"total\":%llu}", (unsigned long long)g->fn[k].self, (unsigned long long)g->fn[k].total);
-        }
-        gpuprof__buf_s(b, "]}");
-    }
-    gpuprof__buf_s(b, "]},\n");
-    gpuprof__smp_free(&r);
-}
-#else
-/* GPUPROF_NO_SAMPLES: the report, the verdict and the summary without samples. */
-typedef struct gpuprof__smp_report { int none; } gpuprof__smp_report;
-#define gpuprof__smp_collect(r, folded) ((void)(r), (void)(folded), 0)
-#define gpuprof__smp_threads(r) ((void)(r), 0u)
-#define gpuprof__smp_omp_share(r, path) ((void)(r), (void)(path), 0.0)
-#define gpuprof__smp_free(r) ((void)(r))
-#define gpuprof__report_samples(b, r, rows) ((void)(b), (void)(r), (void)(rows))
-#define gpuprof__verdict_samples(b, r, phase, remedy, named) \
-    ((void)(r), (void)(phase), gpuprof__buf_printf((b), "\n   try: %s%s\n", (named) ? GPUPROF__HOST_NAMES : "", (named) ? (named) : (remedy)))
-#define gpuprof__summary_samples(b) gpuprof__buf_s((b), "\"samples\":null,\n")
-#endif
 
 /* ----------------------------------------------------------------------
    The device: its report -- the report's section, the summary's
