@@ -1037,6 +1037,10 @@ static void gpuprof__clock_init(int want_tsc) {
     gpuprof__clock.same_ns_ticks = ((uint64_t)1 << 32) / gpuprof__clock.mult + 1;
 }
 
+/* A session's time zero: the trace's and every figure's (ticks; a thread
+   of the last session may still read it). */
+static void gpuprof__clock_zero(void) { GPUPROF__ST(&gpuprof__clock.base, gpuprof__ticks()); }
+
 #endif /* !GPUPROF_DISABLE */
 
 /* ----------------------------------------------------------------------
@@ -1684,6 +1688,9 @@ static struct {
     char *sample_folded;                  /* GPUPROF_SAMPLE_FOLDED's file, or NULL */
     char *metrics_path;                   /* GPUPROF_METRICS's file, or NULL */
     char *html_path;                      /* GPUPROF_HTML's page, or NULL */
+    int report_implicit;                  /* the report goes to stderr because nothing said otherwise */
+    char *summary_pattern;                /* the summary path as set (with %r), for rank 0's line */
+    char *trace_pattern;                  /* the trace's (GPUPROF_MPI: rank 0's merged trace) */
     struct {                              /* roofline peaks (0: unknown) and where they came from */
         double flops, bw;
         int user_flops, user_bw;          /* set by the config or the environment: they apply to CPU times too */
@@ -1744,6 +1751,11 @@ static struct {
     gpuprof__capture cap[GPUPROF__CAPTURES];   /* slow steps to capture (GPUPROF_CAPTURE_SLOW): asked by the step, written by the keeper */
     unsigned ncap;                        /* asked (under gpuprof__lock) */
 } gpuprof__bg;
+/* In a forked child: the parent's collector and keeper are not in this process. */
+static void gpuprof__bg_forked(void) {
+    gpuprof__bg.collector_running = 0;
+    gpuprof__bg.keeper_running = 0;
+}
 /* This process in its job: pid, rank, host, time zero (section "Ranks";
    every output reads it). */
 static struct {
@@ -1752,9 +1764,6 @@ static struct {
     const char *rank_source;              /* the variable that gave the rank; NULL: none */
     char host[256];
     uint64_t t0_realtime_ns;              /* CLOCK_REALTIME at the trace's time zero */
-    int report_implicit;                  /* the report goes to stderr because nothing said otherwise */
-    char *summary_pattern;                /* the summary path as set (with %r), for rank 0's line */
-    char *trace_pattern;                  /* the trace's (GPUPROF_MPI: rank 0's merged trace) */
     uint64_t t_init_ns;
 } gpuprof__run;
 
@@ -2273,6 +2282,79 @@ static inline uint32_t gpuprof__site_id(gpuprof_site *site, unsigned session) {
     return (uint32_t)v;
 }
 
+/* Name tables of sessions shut down while other threads still ran. */
+typedef struct gpuprof__oldnames {
+    gpuprof__name *names;
+    uint32_t *hash, n;
+    unsigned session;
+    struct gpuprof__oldnames *next;
+} gpuprof__oldnames;
+static gpuprof__oldnames *gpuprof__oldnames_list;
+
+static void gpuprof__names_free_table(gpuprof__name *names, uint32_t *hash, uint32_t n) {
+    uint32_t i;
+    for (i = GPUPROF__ID_OTHER; i < n; i++) {
+        GPUPROF_FREE(names[i].text);
+        GPUPROF_FREE(names[i].json);
+    }
+    GPUPROF_FREE(names);
+    GPUPROF_FREE(hash);
+}
+
+/* The name table: id 0 is "unregistered", id 1 collects names over the cap.
+   A table the last session left to threads still running stays theirs. */
+static int gpuprof__registry_open(const gpuprof_config *cfg, int off) {
+    uint32_t hsize = 16;
+    if (gpuprof__registry.names_kept && gpuprof__registry.names) {
+        gpuprof__oldnames *o = (gpuprof__oldnames *)gpuprof__alloc(sizeof *o);
+        if (o) {
+            o->names = gpuprof__registry.names;
+            o->hash = gpuprof__registry.name_hash;
+            o->n = gpuprof__registry.nnames;
+            o->session = gpuprof__g.session;
+            o->next = gpuprof__oldnames_list;
+            gpuprof__oldnames_list = o;
+        }
+        gpuprof__registry.names = NULL;
+        gpuprof__registry.name_hash = NULL;
+    }
+    gpuprof__registry.names_kept = 0;
+    gpuprof__registry.max_ids = (uint32_t)cfg->max_names + GPUPROF__ID_FIRST_USER;
+    while (hsize < 2 * gpuprof__registry.max_ids) hsize <<= 1;
+    gpuprof__registry.names = (gpuprof__name *)gpuprof__alloc(gpuprof__registry.max_ids * sizeof *gpuprof__registry.names);
+    gpuprof__registry.name_hash = (uint32_t *)gpuprof__alloc(hsize * sizeof *gpuprof__registry.name_hash);
+    if (!gpuprof__registry.names || !gpuprof__registry.name_hash) {
+        GPUPROF_FREE(gpuprof__registry.names);
+        GPUPROF_FREE(gpuprof__registry.name_hash);
+        gpuprof__registry.names = NULL;
+        gpuprof__registry.name_hash = NULL;
+        return -1;
+    }
+    memset(gpuprof__registry.names, 0, gpuprof__registry.max_ids * sizeof *gpuprof__registry.names);
+    memset(gpuprof__registry.name_hash, 0, hsize * sizeof *gpuprof__registry.name_hash);
+    gpuprof__registry.name_hash_mask = hsize - 1;
+    gpuprof__registry.names[0].text = gpuprof__empty_json + 2;   /* the NUL after its "": an empty name */
+    gpuprof__registry.names[0].json = gpuprof__empty_json;
+    gpuprof__registry.nnames = 1;
+    gpuprof__nvtx_open(cfg, off);       /* the domain before the first name, so names are registered in it */
+    gpuprof__name_lookup("[other names]", 13);
+    return 0;
+}
+
+/* At shutdown: the name table freed, or, where a thread still running may
+   be in a call that reads a name (a message, a dynamic name's cache check),
+   kept (freed when the last such thread lets go, gpuprof__reclaim). */
+static void gpuprof__registry_close(int keep) {
+    if (keep) {
+        gpuprof__registry.names_kept = 1;
+        return;
+    }
+    gpuprof__names_free_table(gpuprof__registry.names, gpuprof__registry.name_hash, gpuprof__registry.nnames);
+    gpuprof__registry.names = NULL;
+    gpuprof__registry.name_hash = NULL;
+    gpuprof__registry.nnames = 0;
+}
+
 /* ----------------------------------------------------------------------
    Per-thread state: a stack of open ranges, a call tree of nodes with their
    statistics, and the current trace block. Only its own thread writes it.
@@ -2475,6 +2557,13 @@ static gpuprof__node *gpuprof__node_at(gpuprof__thread *t, uint32_t i) {
     return &t->chunks[i / GPUPROF__NODE_CHUNK][i % GPUPROF__NODE_CHUNK];
 }
 
+/* A new session's list of threads: empty (the last session's shutdown
+   freed or retired its threads' states, gpuprof__threads_release). */
+static void gpuprof__threads_reset(void) {
+    gpuprof__threads.threads = NULL;
+    gpuprof__threads.nthreads = 0;
+}
+
 /* ----------------------------------------------------------------------
    Trace buffers: each thread fills a block of events. A full block goes to
    the writer thread (a streamed trace) or onto the flight recorder's ring
@@ -2636,6 +2725,33 @@ static void gpuprof__trace_handoff(gpuprof__thread *t) {
     gpuprof__mu_unlock(&gpuprof__trace_lock);
 }
 
+
+/* A new session's trace: no file, no blocks, nothing queued (the mode,
+   the count of blocks and the free list's length are read unlocked by a
+   thread of the last session). */
+static void gpuprof__trace_reset(void) {
+    memset(&gpuprof__trace.out, 0, sizeof gpuprof__trace.out);
+    gpuprof__trace.out.fd = -1;
+    GPUPROF__ST(&gpuprof__trace.mode, (int)GPUPROF__TRACE_NONE);
+    gpuprof__trace.finished = 0;
+    gpuprof__trace.dropped_io = 0;
+    GPUPROF__ST(&gpuprof__trace.blocks_allocated, 0u);
+    GPUPROF__ST(&gpuprof__trace.free_count, 0u);
+    gpuprof__trace.queue_head = gpuprof__trace.queue_tail = gpuprof__trace.free_blocks = NULL;
+    gpuprof__trace.queue_len = 0;
+    gpuprof__trace.ring_head = gpuprof__trace.ring_tail = NULL;
+    gpuprof__trace.ring_blocks = 0;
+    gpuprof__trace.ring_fell_out = gpuprof__trace.ring_from_ns = 0;
+    gpuprof__trace.dumping = 0;
+}
+
+/* In a child forked while a session ran: the blocks, the file and the
+   writer are the parent's; the child records nothing. */
+static void gpuprof__trace_forked(void) {
+    gpuprof__trace.on = 0;
+    gpuprof__trace.mode = GPUPROF__TRACE_NONE;
+    gpuprof__trace.writer_running = 0;
+}
 
 /* ----------------------------------------------------------------------
    The device: NVML and its reader -- the device over the run (SPEC 17)
@@ -11331,6 +11447,15 @@ static void gpuprof__smp_trace_block(gpuprof__tout *o, gpuprof__thread *t) {
     if (o == &gpuprof__trace.out && o->format == GPUPROF__FMT_PERFETTO && GPUPROF__LD(&gpuprof__smp_global.trace)) gpuprof__pf_samples(o, t);
 }
 
+/* At a session's start: the samples go into the streamed trace when it is
+   Perfetto's, and gpuprof reads its own clock (a program's may not be safe
+   in a signal handler). */
+static void gpuprof__smp_trace_open(void) {
+#if !defined(GPUPROF_CLOCK_FN)
+    GPUPROF__ST(&gpuprof__smp_global.trace, GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.trace_path && gpuprof__trace.out.format == GPUPROF__FMT_PERFETTO);
+#endif
+}
+
 /* A Perfetto file's end: the objects read again when a sample next needs them. */
 static void gpuprof__smp_trace_end(const gpuprof__tout *o) {
     if (o->format == GPUPROF__FMT_PERFETTO) gpuprof__sym_close(&gpuprof__pf_syms);
@@ -11338,6 +11463,7 @@ static void gpuprof__smp_trace_end(const gpuprof__tout *o) {
 #else
 #define gpuprof__smp_trace_block(o, t) ((void)(o), (void)(t))
 #define gpuprof__smp_trace_end(o) ((void)(o))
+#define gpuprof__smp_trace_open() ((void)0)
 #endif
 
 /* ----------------------------------------------------------------------
@@ -11814,25 +11940,6 @@ typedef struct gpuprof__smp_report { int none; } gpuprof__smp_report;
    state on; states and name tables a shutdown left to running threads
    are freed when the last of them lets go.
    ---------------------------------------------------------------------- */
-/* Name tables of sessions shut down while other threads still ran. */
-typedef struct gpuprof__oldnames {
-    gpuprof__name *names;
-    uint32_t *hash, n;
-    unsigned session;
-    struct gpuprof__oldnames *next;
-} gpuprof__oldnames;
-static gpuprof__oldnames *gpuprof__oldnames_list;
-
-static void gpuprof__names_free_table(gpuprof__name *names, uint32_t *hash, uint32_t n) {
-    uint32_t i;
-    for (i = GPUPROF__ID_OTHER; i < n; i++) {
-        GPUPROF_FREE(names[i].text);
-        GPUPROF_FREE(names[i].json);
-    }
-    GPUPROF_FREE(names);
-    GPUPROF_FREE(hash);
-}
-
 static int gpuprof__session_retired(unsigned session) {   /* under gpuprof__lock */
     gpuprof__thread *t;
     for (t = gpuprof__threads.retired; t; t = t->next) if (t->session == session) return 1;
@@ -11921,6 +12028,27 @@ static void gpuprof__retired_drop(gpuprof__thread *t, int exiting) {
     }
     gpuprof__thread_free(t);
     gpuprof__reclaim();
+}
+
+/* At shutdown, under gpuprof__lock: frees what no thread can touch again,
+   the calling thread's state (self, or NULL) and those of threads that
+   have exited. A thread still running keeps its state (retired, still
+   reachable) because it may be inside a range now; returns 1 when one
+   does. self may also be a state an earlier shutdown retired (it recorded
+   nothing in this session): freed too, as it lets go of it. */
+static int gpuprof__threads_release(gpuprof__thread *self) {
+    gpuprof__thread *t, *next;
+    int running = 0;
+    if (self && self->session != gpuprof__g.session) gpuprof__retired_drop(self, 0);
+    for (t = gpuprof__threads.threads; t; t = next) {
+        next = t->next;
+        if (t == self || t->exited) gpuprof__thread_free(t);
+        else { t->next = gpuprof__threads.retired; gpuprof__threads.retired = t; running = 1; }
+    }
+    gpuprof__threads.threads = NULL;
+    gpuprof__tls = NULL;
+    if (self) pthread_setspecific(gpuprof__tls_key, NULL);   /* freed above: its exit must not see it */
+    return running;
 }
 
 /* Binds the calling thread to a state: that of a thread that has exited if
@@ -13233,6 +13361,17 @@ static void gpuprof__step_figures_clear(void) {
     gpuprof__steps.cpu = gpuprof__steps.wall = 0;
     gpuprof__steps.runq = gpuprof__steps.vol = gpuprof__steps.invol = 0;
     gpuprof__steps.rq0 = gpuprof__steps.vol0 = gpuprof__steps.invol0 = 0;
+}
+
+/* A new session's steps: none seen, no stepping thread, no figures. */
+static void gpuprof__steps_reset(void) {
+    gpuprof__steps.step = gpuprof__steps.counted = gpuprof__steps.excluded = gpuprof__steps.unrecorded = 0;
+    gpuprof__steps.seen = 0;
+    gpuprof__steps.t0 = 0;
+    gpuprof__steps.stepper = NULL;
+    gpuprof__steps.cpu0 = 0;
+    gpuprof__step_figures_clear();
+    gpuprof_stats_init(&gpuprof__steps.stats);
 }
 
 #if !defined(GPUPROF_CLOCK_FN)
@@ -20687,11 +20826,11 @@ static void gpuprof__mpi_keep(void) {
     }
     gpuprof__mpi_forget();
     gpuprof__mpis.report = gpuprof__strdup(gpuprof__g.report ? gpuprof__g.report : "stderr");
-    gpuprof__mpis.ranks_path = gpuprof__mpi_path(gpuprof__run.summary_pattern);
+    gpuprof__mpis.ranks_path = gpuprof__mpi_path(gpuprof__g.summary_pattern);
     {
         int merge = 1;
         gpuprof__env_flag("GPUPROF_MERGE_TRACES", &merge);     /* 0: gpuprof-ranks merges them later */
-        if (merge) gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__run.trace_pattern);
+        if (merge) gpuprof__mpis.merged_path = gpuprof__mpi_path(gpuprof__g.trace_pattern);
     }
     gpuprof__mu_lock(&gpuprof__lock);
     if (gpuprof__collect(&s) != 0) { gpuprof__mu_unlock(&gpuprof__lock); return; }
@@ -21100,6 +21239,8 @@ static void gpuprof__ranks_detect(const gpuprof_config *cfg) {
     const gpuprof__launcher *l;
     int r, x;
     size_t i;
+    gpuprof__run.pid = (int)getpid();
+    gpuprof__run.trace_pid = gpuprof__run.pid;      /* never the rank: pid 0 is special in Perfetto */
     gpuprof__run.rank = gpuprof__run.local_rank = gpuprof__run.restarts = -1;
     gpuprof__run.world_size = 0;
     gpuprof__run.rank_source = NULL;
@@ -21141,6 +21282,34 @@ static void gpuprof__process_name(char *out, size_t n) {
         fclose(f);
     }
     if (!out[0]) snprintf(out, n, "process");
+}
+
+/* CLOCK_REALTIME at the profiler clock's zero, so that the files of several
+   processes can be put on one timeline (SPEC 10): the wall clock read
+   between two reads of the profiler clock, the pair with the least time
+   between them of nine; never used for event times. */
+static uint64_t gpuprof__realtime_at_base(void) {
+    uint64_t best_gap = UINT64_MAX, best = 0;
+    int k;
+    for (k = 0; k < 9; k++) {            /* the closest pair: a preemption between two reads is not taken */
+        gpuprof__timespec ts;
+        uint64_t a = gpuprof__ticks(), b, gap, mid_ns, rt;
+        gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &ts);
+        b = gpuprof__ticks();
+        gap = b - a;
+        if (gap >= best_gap) continue;
+        best_gap = gap;
+        rt = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        mid_ns = gpuprof__ticks_to_ns(a + gap / 2 - gpuprof__clock.base);
+        best = rt - mid_ns;
+    }
+    return best;
+}
+
+/* A session's start on the wall clock and the monotonic one. */
+static void gpuprof__run_zero(void) {
+    gpuprof__run.t0_realtime_ns = gpuprof__realtime_at_base();
+    gpuprof__run.t_init_ns = gpuprof__mono_ns();
 }
 
 /* ----------------------------------------------------------------------
@@ -21218,11 +21387,8 @@ static void gpuprof__fork_child(void) {
     gpuprof__g.cuda_forked = gpuprof__g.cuda_started;
     gpuprof__g.live = 0;
     gpuprof__paused = gpuprof__g.forked_child;     /* the parent's session: the child's ranges make no call */
-    gpuprof__trace.on = 0;
-    gpuprof__trace.mode = GPUPROF__TRACE_NONE;    /* the blocks and the file are the parent's */
-    gpuprof__trace.writer_running = 0;
-    gpuprof__bg.collector_running = 0;               /* the parent's threads: not in this process */
-    gpuprof__bg.keeper_running = 0;
+    gpuprof__trace_forked();
+    gpuprof__bg_forked();
     gpuprof__fork_release();                        /* the parent's timers are not the child's: it samples none of them */
 }
 
@@ -21257,10 +21423,10 @@ static void gpuprof__free_settings(void) {
     GPUPROF_FREE(gpuprof__g.sample_folded);
     GPUPROF_FREE(gpuprof__g.metrics_path);
     GPUPROF_FREE(gpuprof__g.html_path);
-    GPUPROF_FREE(gpuprof__run.summary_pattern);
-    GPUPROF_FREE(gpuprof__run.trace_pattern);
+    GPUPROF_FREE(gpuprof__g.summary_pattern);
+    GPUPROF_FREE(gpuprof__g.trace_pattern);
     gpuprof__g.trace_path = gpuprof__g.report = gpuprof__g.summary_path = gpuprof__g.process_name = NULL;
-    gpuprof__g.host_ranges = gpuprof__run.summary_pattern = gpuprof__run.trace_pattern = gpuprof__g.sample_folded = gpuprof__g.metrics_path = NULL;
+    gpuprof__g.host_ranges = gpuprof__g.summary_pattern = gpuprof__g.trace_pattern = gpuprof__g.sample_folded = gpuprof__g.metrics_path = NULL;
     gpuprof__g.html_path = NULL;
 }
 
@@ -21494,9 +21660,9 @@ static char *gpuprof__output_path(const char *setting, const char *what, char **
 static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
     const char *v, *clash;
     v = getenv("GPUPROF_TRACE");
-    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", &gpuprof__run.trace_pattern);
+    gpuprof__g.trace_path = off ? NULL : gpuprof__output_path(v ? v : cfg->trace_path, "trace", &gpuprof__g.trace_pattern);
     v = getenv("GPUPROF_SUMMARY");
-    gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__run.summary_pattern);
+    gpuprof__g.summary_path = off ? NULL : gpuprof__output_path(v ? v : cfg->summary_path, "summary", &gpuprof__g.summary_pattern);
     gpuprof__g.sample_folded = off || !cfg->sample_folded || !*cfg->sample_folded ? NULL : gpuprof__output_path(cfg->sample_folded, "folded stacks", NULL);
 #if GPUPROF__METRICS
     gpuprof__g.metrics_path = off ? NULL : gpuprof__output_path(cfg->metrics, "metrics", NULL);
@@ -21525,7 +21691,7 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
         gpuprof__g.metrics_path = NULL;
     }
     v = getenv("GPUPROF_REPORT");
-    gpuprof__run.report_implicit = !v && !cfg->report;
+    gpuprof__g.report_implicit = !v && !cfg->report;
     if (!v) v = cfg->report ? cfg->report : "stderr";
     if (off) v = "off";
     if (!*v || strcmp(v, "stderr") == 0 || strcmp(v, "stdout") == 0 || strcmp(v, "off") == 0) gpuprof__g.report = gpuprof__strdup(*v ? v : "stderr");
@@ -21545,68 +21711,6 @@ static int gpuprof__outputs_open(const gpuprof_config *cfg, int off) {
         if ((gpuprof__g.report = gpuprof__strdup("stderr")) == NULL) return -1;
     }
     return 0;
-}
-
-/* The name table: id 0 is "unregistered", id 1 collects names over the cap.
-   A table the last session left to threads still running stays theirs. */
-static int gpuprof__names_open(const gpuprof_config *cfg, int off) {
-    uint32_t hsize = 16;
-    if (gpuprof__registry.names_kept && gpuprof__registry.names) {
-        gpuprof__oldnames *o = (gpuprof__oldnames *)gpuprof__alloc(sizeof *o);
-        if (o) {
-            o->names = gpuprof__registry.names;
-            o->hash = gpuprof__registry.name_hash;
-            o->n = gpuprof__registry.nnames;
-            o->session = gpuprof__g.session;
-            o->next = gpuprof__oldnames_list;
-            gpuprof__oldnames_list = o;
-        }
-        gpuprof__registry.names = NULL;
-        gpuprof__registry.name_hash = NULL;
-    }
-    gpuprof__registry.names_kept = 0;
-    gpuprof__registry.max_ids = (uint32_t)cfg->max_names + GPUPROF__ID_FIRST_USER;
-    while (hsize < 2 * gpuprof__registry.max_ids) hsize <<= 1;
-    gpuprof__registry.names = (gpuprof__name *)gpuprof__alloc(gpuprof__registry.max_ids * sizeof *gpuprof__registry.names);
-    gpuprof__registry.name_hash = (uint32_t *)gpuprof__alloc(hsize * sizeof *gpuprof__registry.name_hash);
-    if (!gpuprof__registry.names || !gpuprof__registry.name_hash) {
-        GPUPROF_FREE(gpuprof__registry.names);
-        GPUPROF_FREE(gpuprof__registry.name_hash);
-        gpuprof__registry.names = NULL;
-        gpuprof__registry.name_hash = NULL;
-        return -1;
-    }
-    memset(gpuprof__registry.names, 0, gpuprof__registry.max_ids * sizeof *gpuprof__registry.names);
-    memset(gpuprof__registry.name_hash, 0, hsize * sizeof *gpuprof__registry.name_hash);
-    gpuprof__registry.name_hash_mask = hsize - 1;
-    gpuprof__registry.names[0].text = gpuprof__empty_json + 2;   /* the NUL after its "": an empty name */
-    gpuprof__registry.names[0].json = gpuprof__empty_json;
-    gpuprof__registry.nnames = 1;
-    gpuprof__nvtx_open(cfg, off);       /* the domain before the first name, so names are registered in it */
-    gpuprof__name_lookup("[other names]", 13);
-    return 0;
-}
-
-/* CLOCK_REALTIME at the profiler clock's zero, so that the files of several
-   processes can be put on one timeline (SPEC 10): the wall clock read
-   between two reads of the profiler clock, the pair with the least time
-   between them of nine; never used for event times. */
-static uint64_t gpuprof__realtime_at_base(void) {
-    uint64_t best_gap = UINT64_MAX, best = 0;
-    int k;
-    for (k = 0; k < 9; k++) {            /* the closest pair: a preemption between two reads is not taken */
-        gpuprof__timespec ts;
-        uint64_t a = gpuprof__ticks(), b, gap, mid_ns, rt;
-        gpuprof__clock_gettime(GPUPROF__CLOCK_REALTIME, &ts);
-        b = gpuprof__ticks();
-        gap = b - a;
-        if (gap >= best_gap) continue;
-        best_gap = gap;
-        rt = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-        mid_ns = gpuprof__ticks_to_ns(a + gap / 2 - gpuprof__clock.base);
-        best = rt - mid_ns;
-    }
-    return best;
 }
 
 /* A finite address-space limit (ulimit -v) that leaves the program little
@@ -21642,31 +21746,11 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
             gpuprof__warn(GPUPROF__W_BAD_ENV, "GPUPROF_CLOCK='%.32s' is not tsc or monotonic; using the default", v);
         gpuprof__clock_init(!(v && strcmp(v, "monotonic") == 0));
     }
-    GPUPROF__ST(&gpuprof__clock.base, gpuprof__ticks());   /* the trace's time zero (a thread of the last session may still read it) */
-    gpuprof__run.t0_realtime_ns = gpuprof__realtime_at_base();
-    gpuprof__run.t_init_ns = gpuprof__mono_ns();
-    gpuprof__threads.threads = NULL;
-    gpuprof__threads.nthreads = 0;
-    gpuprof__steps.step = gpuprof__steps.counted = gpuprof__steps.excluded = gpuprof__steps.unrecorded = 0;
-    gpuprof__steps.seen = 0;
-    gpuprof__steps.t0 = 0;
-    gpuprof__steps.stepper = NULL;
-    gpuprof__steps.cpu0 = 0;
-    gpuprof__step_figures_clear();
-    gpuprof_stats_init(&gpuprof__steps.stats);
-    memset(&gpuprof__trace.out, 0, sizeof gpuprof__trace.out);
-    gpuprof__trace.out.fd = -1;
-    GPUPROF__ST(&gpuprof__trace.mode, (int)GPUPROF__TRACE_NONE);   /* these three: read unlocked by a thread of the last session */
-    gpuprof__trace.finished = 0;
-    gpuprof__trace.dropped_io = 0;
-    GPUPROF__ST(&gpuprof__trace.blocks_allocated, 0u);
-    GPUPROF__ST(&gpuprof__trace.free_count, 0u);
-    gpuprof__trace.queue_head = gpuprof__trace.queue_tail = gpuprof__trace.free_blocks = NULL;
-    gpuprof__trace.queue_len = 0;
-    gpuprof__trace.ring_head = gpuprof__trace.ring_tail = NULL;
-    gpuprof__trace.ring_blocks = 0;
-    gpuprof__trace.ring_fell_out = gpuprof__trace.ring_from_ns = 0;
-    gpuprof__trace.dumping = 0;
+    gpuprof__clock_zero();
+    gpuprof__run_zero();
+    gpuprof__threads_reset();
+    gpuprof__steps_reset();
+    gpuprof__trace_reset();
     /* read without the lock by a thread checking which session its state and ids belong to */
     GPUPROF__ST(&gpuprof__g.session, gpuprof__g.session + 1 ? gpuprof__g.session + 1 : 1u);
 #ifdef GPUPROF_CUDA
@@ -21698,10 +21782,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
 #endif
     gpuprof__smp_setup(off ? 0 : cfg->sample_hz);
     if (!off) gpuprof__keeper_start();          /* after the sampler: the keeper watches its signal */
-    /* samples into the streamed trace when it is Perfetto's (and gpuprof reads its own clock: a program's may not be safe in a signal handler) */
-#if !defined(GPUPROF_CLOCK_FN) && GPUPROF__SAMPLES
-    GPUPROF__ST(&gpuprof__smp_global.trace, GPUPROF__LD(&gpuprof__smp_global.on) && gpuprof__g.trace_path && gpuprof__trace.out.format == GPUPROF__FMT_PERFETTO);
-#endif
+    gpuprof__smp_trace_open();
     GPUPROF__ST(&gpuprof__g.mem_ranges, cfg->mem_ranges && !off);
     gpuprof__g.user_enabled = !cfg->start_disabled && !off;
     GPUPROF__ST(&gpuprof__g.off, off);
@@ -21730,14 +21811,12 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     GPUPROF__ST(&gpuprof__g.state, (int)GPUPROF__STARTING);
     if (user) cfg = *user;
     else memset(&cfg, 0, sizeof cfg);
-    gpuprof__run.pid = (int)getpid();
     gpuprof__ranks_detect(&cfg);
-    gpuprof__run.trace_pid = gpuprof__run.pid;      /* never the rank: pid 0 is special in Perfetto */
     gpuprof__config_defaults(&cfg);
     gpuprof__config_from_env(&cfg, &off);
     gpuprof__copy_check(&cfg);
     gpuprof__g.cfg = cfg;
-    gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made in names_open */
+    gpuprof__g.cfg.nvtx_domain = NULL;        /* not kept: the domain is made in registry_open */
     gpuprof__g.cfg.schedule = gpuprof__g.cfg.host_ranges = NULL;   /* kept as parsed below, */
     gpuprof__g.cfg.trace_path = gpuprof__g.cfg.summary_path = gpuprof__g.cfg.report = gpuprof__g.cfg.process_name = gpuprof__g.cfg.metrics = NULL;   /* and as copied */
     gpuprof__g.cfg.html = NULL;
@@ -21748,7 +21827,7 @@ static int gpuprof__init_internal(const gpuprof_config *user, int explicit_call)
     else gpuprof__process_name(pname, sizeof pname);
     gpuprof__g.process_name = gpuprof__strdup(pname);
     gpuprof__g.host_ranges = cfg.host_ranges && *cfg.host_ranges ? gpuprof__strdup(cfg.host_ranges) : NULL;
-    if (!gpuprof__g.process_name || gpuprof__outputs_open(&cfg, off) != 0 || gpuprof__names_open(&cfg, off) != 0) {
+    if (!gpuprof__g.process_name || gpuprof__outputs_open(&cfg, off) != 0 || gpuprof__registry_open(&cfg, off) != 0) {
         gpuprof__free_settings();
         GPUPROF__STR(&gpuprof__g.state, state);
         gpuprof__mu_unlock(&gpuprof__lock);
@@ -21809,13 +21888,6 @@ void gpuprof_set_enabled(int on) {
 }
 
 
-static void gpuprof__names_free(void) {
-    gpuprof__names_free_table(gpuprof__registry.names, gpuprof__registry.name_hash, gpuprof__registry.nnames);
-    gpuprof__registry.names = NULL;
-    gpuprof__registry.name_hash = NULL;
-    gpuprof__registry.nnames = 0;
-}
-
 /* At shutdown: the summary, then the report (to stderr, with a line saying
    why, when its file cannot be written). */
 static void gpuprof__outputs_write(void) {
@@ -21830,13 +21902,13 @@ static void gpuprof__outputs_write(void) {
     }
 #endif
     if (strcmp(report, "off") == 0) return;
-    if (gpuprof__run.report_implicit && gpuprof__run.world_size > 1) {
+    if (gpuprof__g.report_implicit && gpuprof__run.world_size > 1) {
         /* several ranks share the job's log: one table, and where the rest are */
         if (gpuprof__run.rank != 0) return;
         gpuprof__report_to(stderr);
-        if (gpuprof__run.summary_pattern) {
+        if (gpuprof__g.summary_pattern) {
             char glob[512];
-            const char *q = gpuprof__run.summary_pattern;
+            const char *q = gpuprof__g.summary_pattern;
             size_t k = 0;
             for (; *q && k + 2 < sizeof glob; q++) {      /* the pattern as a shell glob: %r, %l, %h, %p -> * */
                 if (q[0] == '%' && q[1] && strchr("rlhp", q[1])) { glob[k++] = '*'; q++; }
@@ -21846,11 +21918,11 @@ static void gpuprof__outputs_write(void) {
 #ifdef GPUPROF_MPI
             if (GPUPROF__LDA(&gpuprof__mpis.attached) == 1)
                 gpuprof__say("gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank); MPI_Finalize compares them "
-                                "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__run.world_size, gpuprof__run.summary_pattern);
+                                "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__run.world_size, gpuprof__g.summary_pattern);
             else
 #endif
             gpuprof__say("gpuprof: rank 0 of %d printed its table; every rank's summary is in '%s' (%%r the rank): gpuprof-ranks %s compares them "
-                            "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__run.world_size, gpuprof__run.summary_pattern, glob);
+                            "(GPUPROF_REPORT=stderr prints each rank's table)\n", gpuprof__run.world_size, gpuprof__g.summary_pattern, glob);
         }
         else
             gpuprof__say("gpuprof: rank 0 of %d printed its table; the other ranks print none (GPUPROF_REPORT=stderr prints each rank's table; GPUPROF_SUMMARY=run.%%r.json keeps each rank's figures)\n",
@@ -21870,7 +21942,7 @@ static void gpuprof__outputs_write(void) {
 /* wait_ms < 0: waits for gpuprof__lock as long as it takes (a call of the
    program's); else that long at most (at exit), then gives up with a line. */
 static void gpuprof__shutdown_locked(int wait_ms) {
-    gpuprof__thread *self = gpuprof__tls, *t, *next;
+    gpuprof__thread *self = gpuprof__tls, *t;
     int keep_names = 0;
     if (wait_ms < 0) gpuprof__mu_lock(&gpuprof__lock);
     else if (gpuprof__mu_lock_within(&gpuprof__lock, wait_ms) != 0) {
@@ -21923,31 +21995,14 @@ static void gpuprof__shutdown_locked(int wait_ms) {
     GPUPROF__ST(&gpuprof__g.mem_ranges, 0);
     gpuprof__mem_close();
     gpuprof__symc_clear();          /* the symbols read for the outputs (a report on another thread reads them under this lock) */
-    /* Free what no thread can touch again: this thread's state and those of
-       threads that have exited. A thread still running keeps its state
-       (retired, still reachable) because it may be inside a range now. This
-       thread's state may also be one an earlier shutdown retired (it has
-       recorded nothing in this session): freed too, as it lets go of it. */
-    if (self && self->session != gpuprof__g.session) gpuprof__retired_drop(self, 0);
-    for (t = gpuprof__threads.threads; t; t = next) {
-        next = t->next;
-        if (t == self || t->exited) gpuprof__thread_free(t);
-        else { t->next = gpuprof__threads.retired; gpuprof__threads.retired = t; keep_names = 1; }
-    }
-    gpuprof__threads.threads = NULL;
-    gpuprof__tls = NULL;
-    if (self) pthread_setspecific(gpuprof__tls_key, NULL);   /* freed above: its exit must not see it */
+    keep_names = gpuprof__threads_release(self);
 #ifdef GPUPROF_CUDA
     gpuprof__gpu_close();
 #endif
 #ifdef GPUPROF_NVTX
     GPUPROF__ST(&gpuprof__g.nvtx_on, 0);
 #endif
-    /* A thread still running may be in the middle of a call that reads a
-       name (a message, a dynamic name's cache check): then the name table
-       stays allocated (the next init starts a new one). */
-    if (keep_names) gpuprof__registry.names_kept = 1;
-    else gpuprof__names_free();
+    gpuprof__registry_close(keep_names);
     gpuprof__remember_output(gpuprof__g.trace_path);
     gpuprof__remember_output(gpuprof__g.summary_path);
     gpuprof__remember_output(gpuprof__g.html_path);
