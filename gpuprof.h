@@ -102,105 +102,17 @@
                                        where cuda_runtime_api.h was included first
        gpuprof_stats_*                 the statistics accumulator, usable on its own
 
-   ENVIRONMENT (overrides the config)
-       GPUPROF_TRACE=path   GPUPROF_REPORT=stderr|stdout|off|path   GPUPROF_SUMMARY=path
-                            (a trace named *.pftrace or *.perfetto-trace is Perfetto's
-                            protobuf format, ~4x smaller; any other name Chrome JSON)
-       GPUPROF_TRACE_RING_MB=N  without GPUPROF_TRACE: memory for the latest events
-                            (default 32; 0 = off, and then ranges record no trace events)
-       Long runs (docs/guide.md "Long runs"):
-       GPUPROF_SUMMARY_EVERY=S  with a summary path (or live metrics), gpuprof's thread
-                            rewrites it every S seconds (default 60; 0 = at exit only),
-                            "complete": false
-       GPUPROF_CAPTURE_SLOW=K   a step over K x the running median step of its kind (the
-                            ranges it ran) is written, with the step before, to
-                            run.slow.N.json (beside the trace) or
-                            gpuprof.<pid>.slow.N.json   GPUPROF_CAPTURE_MAX=N (default 5)
-       GPUPROF_TRACE_MAX_MB=N   the streamed trace goes on in run.part2.json, ... every N MiB
-       GPUPROF_TRACE_KEEP=K     only the newest K parts are kept
-       GPUPROF_SAMPLE=1|HZ  CPU samples of every thread on its own CPU time (one that
-                            records no range, an OpenMP worker, counts in the stepping
-                            thread's open range; 1: 1000 Hz asked; the kernel's tick
-                            may give 250): the
-                            functions in each range, in the report ("CPU samples per
-                            range", the verdict) and the summary; callers need frame
-                            pointers (-fno-omit-frame-pointer). A signal (SIGPROF) may
-                            make a blocking call return EINTR (docs/guide.md "CPU samples")
-       GPUPROF_SAMPLE_FOLDED=path  the samples' folded stacks (flamegraph.pl, speedscope)
-       GPUPROF_SAMPLE_SIGNAL=N|NAME|SIGRTMIN+K  the sampler's signal, when the program uses
-                            SIGPROF; SIGURG (ignored by default) where a library may reset
-                            it to its default. A signal the program takes over mid-run
-                            stops the sampling (one line)
-       The device over the run (docs/guide.md "The device over the run (NVML)"):
-       GPUPROF_DEVICE_EVERY_MS=N  a thread of gpuprof's reads the GPU's utilization, SM and
-                            memory clocks, power, temperature, throttle reasons, memory
-                            and (Hopper on) GPM's SM, tensor and DRAM activity from NVML
-                            every N ms (default 100 where libnvidia-ml.so.1 loads; 0 =
-                            off): counter tracks, "Device over the run" in the report,
-                            device_over_time in the summary, the drift's cause
-       GPUPROF_NVML_PATH=path  the NVML library to load   GPUPROF_NVML_DEVICE=i  NVML's GPU i
-                            (default: the CUDA device by PCI bus id, else the local rank)
-       GPUPROF_DEVICE_GPM=1  say so when the GPU has no GPM metrics
-       GPU metrics per range (docs/guide.md "GPU metrics per range (PM sampling)"):
-       GPUPROF_GPU_METRICS=1  CUPTI's PM sampling (CUDA 12.6 on, Turing on): SMs active,
-                            SM issue, tensor pipe, occupancy, DRAM, PCIe and NVLink per
-                            range, in the report, the summary, the trace's counter
-                            tracks, and the verdict's class of a GPU-bound phase
-                            (needs the counters: admin rights or
-                            NVreg_RestrictProfilingToAdminUsers=0, no other profiler)
-       GPUPROF_GPU_METRICS_US=N  the sampling interval in us (default 100)
-       Live metrics (docs/guide.md "Live metrics (Prometheus)"):
-       GPUPROF_METRICS=path  Prometheus's text format for node_exporter's textfile
-                            collector (path.prom, %r: a file per rank), rewritten
-                            atomically at every checkpoint (GPUPROF_SUMMARY_EVERY, 60 s)
-                            and at exit: steps, step time, ranges, phase shares,
-                            counters, memory, the device's gauges; labels rank, job
-       GPUPROF_HTML=path    the run as one self-contained HTML page (no script, no
-                            request): the verdict, the step over the run, the phases,
-                            the ranges, GPU metrics, CPU samples as icicles, the device;
-                            written with the summary, at exit and every checkpoint
-       GPUPROF_JOB=name     the job label (else SLURM_JOB_ID, TORCHELASTIC_RUN_ID, the
-                            process name)
-       GPUPROF_WARMUP=N     GPUPROF_SCHEDULE=wait=W,warmup=U,active=A,repeat=R
-       GPUPROF_OFF=1        GPUPROF_ROWS=N   GPUPROF_VIEW=flat|tree|both
-                            (on/off settings take 1/0, yes/no, true/false, on/off)
-       GPUPROF_CLOCK=tsc|monotonic   GPUPROF_GPU=0 (CPU time only in a CUDA build)
-       GPUPROF_NVTX=0       GPUPROF_NVTX_DOMAIN=name
-       GPUPROF_KERNELS=1    kernel capture (CUDA builds): every kernel, copy, memset and
-                            synchronization from CUPTI, attributed to the range that
-                            launched it: kernel, transfer and sync tables, kernels on the
-                            trace's stream tracks; libcupti is loaded with dlopen, no
-                            build-time dependency (docs/guide.md "Kernel capture")
-       GPUPROF_GPU=kernels  a range's GPU time from the GPU work launched inside it (its
-                            kernels' first start to last end, nested ranges and every
-                            stream included) instead of two CUDA events per range; turns
-                            kernel capture on; shown beside the events' whenever capture
-                            is on (docs/guide.md "A range's GPU time from its kernels")
-       GPUPROF_KERNEL_BUFFER_MB=N  memory for CUPTI's activity buffers (default 64)
-       GPUPROF_CUPTI_PATH=path     the libcupti to load (else one already loaded,
-                            libcupti.so.13/.12, then $CUDA_HOME/extras/CUPTI/lib64)
-       GPUPROF_COMM_RANGES=a,b  ranges that are communication (besides allreduce, nccl*,
-                            MPI_*...): comm-bound in the verdict, waiting in the cross-rank report
-       GPUPROF_MERGE_TRACES=0  GPUPROF_MPI: rank 0 does not merge the ranks' traces
-       GPUPROF_MPI_TIMEOUT=S   GPUPROF_MPI: how long rank 0 waits at MPI_Finalize for the
-                            other ranks (10 s; a rank that never called gpuprof never comes)
-       GPUPROF_MEM_RANGES=1 per range: the change in tracked and device-used bytes
-       GPUPROF_COLLECTOR=1  a collector thread adds the ranges' statistics, off the
-                            recording threads (default: each thread adds its own in
-                            batches; docs/guide.md "Threads" says when this pays)
-       GPUPROF_HOST_RANGES=data,io   ranges doing host work (CPU-bound in the verdict)
-       GPUPROF_PRECISION=fp32|tf32|fp16|bf16|fp8|fp64   which peak FLOP/s the roofline uses
-       GPUPROF_PEAK_TFLOPS=X  GPUPROF_PEAK_GBPS=X        the roofline's peaks, instead of the device's
-       In paths, %p becomes the process id, %r the rank, %l the local rank, %h the
-       host. Outputs naming one file are refused; a later session does not
-       overwrite an earlier one's files (its own get .2, .3... before the extension).
-       A symbolic link at an output's path is refused (one line), /dev/stdout and
-       /dev/fd/N are written to the program's own stream, a device or FIFO written
-       through; files are written whole (a temporary file renamed). gpuprof sets
-       GPUPROF_MAIN_COPY in the environment from the main program's constructor: a
-       library with a copy of the implementation of its own then writes its own
-       files (run.libfoo.json) instead of the program's (docs/guide.md "When
-       things go wrong").
+   ENVIRONMENT (overrides the config; every variable, its config field and
+   default: the table in docs/guide.md "Configuration", their one home)
+   The few a first run needs:
+       GPUPROF_TRACE=path      a trace (*.pftrace: Perfetto's format, else Chrome JSON)
+       GPUPROF_REPORT=stderr|stdout|off|path   GPUPROF_SUMMARY=path (JSON)
+       GPUPROF_HTML=path       the run as one self-contained HTML page
+       GPUPROF_SAMPLE=1        CPU samples: the functions inside each range
+       GPUPROF_KERNELS=1       kernel capture (CUDA builds): kernels, copies, syncs per range
+       GPUPROF_WARMUP=N        steps left out of the statistics   GPUPROF_OFF=1  nothing
+   In paths, %p becomes the process id, %r the rank, %l the local rank, %h the
+   host. A bad value prints one "gpuprof:" line and the default applies.
 
    SEVERAL PROCESSES (SPEC 10; docs/guide.md "Several processes")
        The rank, local rank and world size come from the launcher closest to the
@@ -595,7 +507,10 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
    Implementation, in sections; each uses only those above it, except a few
    calls down the file, each with its comment: a thread's first range starts
    the session ("Lifecycle"), and a step registers the MPI_Finalize hook and
-   wakes gpuprof's thread for a capture.
+   wakes gpuprof's thread for a capture. A feature lives in one run of
+   sections where its uses allow (CPU samples: types, sampler, symbols,
+   trace, per range); the device and kernel capture keep their report parts
+   below the report's collection and analysis, which they read.
      Number formatting                numbers in text and JSON, whatever the C locale
      Platform clock                   ticks (TSC or CLOCK_MONOTONIC), their rate, ns
      Statistics accumulator           count, sums, min/max, a histogram for quantiles
@@ -609,29 +524,32 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      The device: NVML and its reader  the NVML seam, gpuprof's thread sampling the GPU
      Launch figures                   occupancy, SM fill, waves; tensor cores by name
      Kernel capture: CUPTI            the CUPTI seam, the capture's state
+     Output helpers                   digits, growing buffers, times, path patterns
+     GPU metrics                      CUPTI's PM sampling: the GPU's counters per range
      GPU backend                      CUDA events per range, harvested without a sync
      Kernel capture: the records      CUPTI's records into tables, ranges' GPU spans
+     Trace output, the layers         the encoder interface, bytes into a file
+     Trace encoder, Chrome JSON       a block's events as JSON
+     Trace encoder, Perfetto protobuf a block's events as Perfetto's TracePackets
+     Text report, its cells           widths, names, times
      CPU samples: the sampler         timers, the signal handler: stacks per open range
      CPU samples: symbols             the ELF seam: .symtab, debug files, .dynsym
+     CPU samples in the trace         perf_sample packets in the Perfetto trace
+     CPU samples: per range           the samples named, for the report and the summary
      Threads joining and leaving      a thread's state bound, handed on, freed
      Memory                           tracked allocations, snapshots, range deltas
      Ranges                           begin and end (the hot path), counters, marks
      Steps, warm-up and the schedule  GPUPROF_STEP and the step's figures
-     Output helpers                   digits, growing buffers, times, path patterns
-     Trace output, the layers         the encoder interface, bytes into a file
-     Trace encoder, Chrome JSON       a block's events as JSON
-     Trace encoder, Perfetto protobuf a block's events as Perfetto's TracePackets
      Trace sinks                      streamed file, its copy, the flight recorder's dump
      Report collection                every thread's nodes into flat and tree tables
-     Text report, its cells           widths, names, times
      Analysis                         phases, their classes, the bottleneck
-     CPU samples: per range           the samples named, for the report and the summary
      The device: its report           its report section, device_over_time, a drift's cause
      Text report, its parts           header, tables, memory, roofline, verdict
      Kernel capture in the report     kernels, transfers, synchronizations
      Text report, assembled           the report in order
      JSON summary                     docs/summary.md's schema
      Live metrics                     the summary's figures in Prometheus's text format
+     The page                         the run as one self-contained HTML file
      Writing the outputs              files, gpuprof_report and write_*, flush, reset
      Checkpoints and captures         the summary rewritten as the run goes, slow steps' windows
      Roofline peaks                   the device's bandwidth and FLOP/s
@@ -639,6 +557,40 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      MPI                              the MPI seam, the report at MPI_Finalize
      Ranks                            which process of a job this is
      Lifecycle                        init, exit, fork, a session's start and shutdown
+
+   Internal prefixes (gpuprof__x_ functions and state, GPUPROF__X_ macros):
+     buf_ put_ fmt_ json_    growing text buffers; digits written in place; numbers
+                             and times as text; JSON strings (Output helpers, Number formatting)
+     mu_ cond_ sigs_         gpuprof's mutexes, condition variables, signals held (Global state)
+     W_                      a warning's kind: one message per kind and cause (Global state)
+     env_                    reading a GPUPROF_* variable (Settings)
+     lib_ dl_                a seam's entry points bound from a loaded library (Loaded libraries)
+     name_ site_             the name registry; a call site's static record (Name registry)
+     rec_ node_ F_           a thread's records of ranges, its call-tree nodes, a frame's flags (Per-thread state)
+     trace_ ring_ part_ EV_ EVF_   events, blocks, the flight recorder's ring, a trace's parts; an
+                             event's type and flags (Trace buffers, Trace output, Trace sinks)
+     dev_ nvml_ DEV_ NVML_   the device over the run and its NVML seam (The device)
+     occ_ lim_ LIM_          a launch's occupancy and its limiting resource (Launch figures)
+     kc_ k_ ktop_ kcall_ cupti_ KC_ K_ KR_ KO_ MO_ AK_ CU_   kernel capture: its state, kernels, the
+                             top kernels, captured CUDA calls, the CUPTI seam, CUPTI's records' fields
+     gm_ pm_ GM_ GMC_ PM_    GPU metrics: per-range figures, their classes; the PM sampling seam
+     gpu_ gpustat_ cuda_ lane_ TRACKS   the GPU backend: its events, per-step GPU figures, CUDA
+                             errors, a GPU slice's lane on its stream's track
+     json_ pf_ pb_ PF_ PC_ PA_   the trace encoders: Chrome JSON; Perfetto's packets, protobuf
+                             fields, track ids, an event's category and its arguments' names
+     cell_ table_ width      the text report's cells and columns (Text report, its cells)
+     smp_ sym_ symc_ SMP_ OMP_    CPU samples: the sampler, the ELF symbol reader, its cache
+     mem_                    tracked allocations and snapshots (Memory)
+     range_ enter_           a range's begin and end; a thread joining the session (Ranges, Threads)
+     step_ phase_ PHASE_     steps, the warm-up and the schedule's phases (Steps)
+     collect_ row_ snap_     the report's collection: rows of flat and tree tables, a snapshot
+     collector_ col_         the collector thread that adds the threads' records (Trace sinks)
+     verdict_ kind_ extra_   the analysis: a phase's class and remedy, a step's kind, its extra time
+     report_ summary_ metrics_ html_   the four outputs: text report, JSON summary, live metrics, page
+     keep_ keeper_ capture_  gpuprof's own thread: checkpoints and slow-step captures
+     xr_ XRP_ mpi_ TAG_      the cross-rank report, the merged trace's protobuf fields, the MPI
+                             seam and its messages' tags
+     fork_ life_ copy_       Lifecycle: fork handlers, the session's lock, a second copy of gpuprof
    ====================================================================== */
 #ifdef GPUPROF_IMPLEMENTATION
 #ifndef GPUPROF__IMPLEMENTED
