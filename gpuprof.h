@@ -627,6 +627,14 @@ static inline int gpuprof__isnan(double x) {
 #if defined(GPUPROF_NO_CUDA) || defined(GPUPROF_DISABLE)
 #undef GPUPROF_CUDA
 #endif
+/* The same as a constant, for code that compiles in both builds and takes
+   the GPU's branch only in a CUDA build (the GPU backend's entry points
+   are no-ops in a CPU build). */
+#ifdef GPUPROF_CUDA
+#define GPUPROF__CUDA_BUILD 1
+#else
+#define GPUPROF__CUDA_BUILD 0
+#endif
 #if defined(GPUPROF_CUDA) && !defined(GPUPROF_NVTX)
 #define GPUPROF_NVTX
 #endif
@@ -3039,8 +3047,7 @@ static int gpuprof__dev_pick(void) {
     int index = 0, rc;
     const char *v = getenv("GPUPROF_NVML_DEVICE");
     gpuprof__dev.bus[0] = 0;
-#ifdef GPUPROF_CUDA
-    snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__g.gpu_bus);     /* set by the GPU probe, if it found a device */
+    snprintf(gpuprof__dev.bus, sizeof gpuprof__dev.bus, "%s", gpuprof__g.gpu_bus);     /* set by the GPU probe, if it found a device (CUDA builds) */
     if (!(v && *v) && gpuprof__dev.bus[0] && a->DeviceGetHandleByPciBusId_v2 &&
         GPUPROF__NVC("nvmlDeviceGetHandleByPciBusId_v2", a->DeviceGetHandleByPciBusId_v2(gpuprof__dev.bus, &gpuprof__dev.dev)) == GPUPROF__NVML_OK) {
         snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the CUDA device");
@@ -3048,7 +3055,6 @@ static int gpuprof__dev_pick(void) {
         return 0;
     }
     gpuprof__dev.bus[0] = 0;
-#endif
     snprintf(gpuprof__dev.how, sizeof gpuprof__dev.how, "the first");
     if (v && *v) {
         char *end;
@@ -3585,9 +3591,8 @@ static void gpuprof__dev_open(void) {
     GPUPROF__ST(&gpuprof__dev_reader.index1, (int)gpuprof__dev.index + 1);
     gpuprof__mu_lock(&gpuprof__dev_mu);
     gpuprof__dev.pt = (gpuprof__dev_interval *)gpuprof__alloc(GPUPROF__DEV_POINTS * sizeof *gpuprof__dev.pt);
-#ifdef GPUPROF_CUDA
-    gpuprof__dev.recent = (gpuprof__dev_recent_sample *)gpuprof__alloc(GPUPROF__DEV_RECENT * sizeof *gpuprof__dev.recent);
-#endif
+    if (GPUPROF__CUDA_BUILD)       /* the GPU backend reads them (gpuprof__dev_gpu_window) */
+        gpuprof__dev.recent = (gpuprof__dev_recent_sample *)gpuprof__alloc(GPUPROF__DEV_RECENT * sizeof *gpuprof__dev.recent);
     gpuprof__mu_unlock(&gpuprof__dev_mu);
     for (k = 0; k < GPUPROF__DEV_N; k++) {          /* names: outside dev_mu (registering takes gpuprof__lock) */
         char name[96];
@@ -3773,13 +3778,14 @@ static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
    carveout; tests/test_kernels.c checks every figure against that header.
    And whether a kernel runs on the tensor cores, from its name.
    ---------------------------------------------------------------------- */
-#ifdef GPUPROF_CUDA
-/* One device's limits (cudaDeviceGetAttribute at init; 0: unknown). */
+/* One device's limits (cudaDeviceGetAttribute at init; 0: unknown; the GPU
+   backend keeps them). */
 typedef struct gpuprof__devlim {
     int cc_major, cc_minor, sms, warp;
     int threads_block, threads_sm, regs_block, regs_sm;
     int smem_block, smem_sm, smem_optin, smem_reserved;   /* bytes */
 } gpuprof__devlim;
+#ifdef GPUPROF_CUDA
 
 enum { GPUPROF__LIM_WARPS, GPUPROF__LIM_BLOCKS, GPUPROF__LIM_REGS, GPUPROF__LIM_SMEM, GPUPROF__LIM_COUNT };
 static const char *const gpuprof__lim_name[GPUPROF__LIM_COUNT] = { "warps", "blocks", "registers", "shared_memory" };
@@ -5692,6 +5698,8 @@ static void gpuprof__gm_json_top(gpuprof__buf *b) {
 }
 #else
 /* GPUPROF_NO_GPU_METRICS, or a CPU build: what the other sections call, as no-ops. */
+#define gpuprof__gm_close() ((void)0)
+#define gpuprof__gm_start(asked, interval_us, device, runtime) ((void)(asked), (void)(interval_us), (void)(device), (void)(runtime))
 #define gpuprof__gm_merge(a, b) ((void)(a), (void)(b))
 #define gpuprof__gm_node_get(n, out) memset((out), 0, sizeof *(out))
 #define gpuprof__gm_node_clear(n) ((void)(n))
@@ -5719,15 +5727,48 @@ static void gpuprof__gm_json_top(gpuprof__buf *b) {
    non-blocking stream, renewed every second; the clock rate between GPU and
    CPU is measured over the anchors so drift stays bounded. Any CUDA error
    turns GPU timing off with one message; CPU timing goes on.
+   A CPU build keeps the backend's entry points as no-ops (the end of this
+   section), so that callers need no #if of their own.
    ---------------------------------------------------------------------- */
-#ifdef GPUPROF_CUDA
 #define GPUPROF__MAX_DEV 16
-#define GPUPROF__RING (1024 + 2 * GPUPROF_MAX_DEPTH)      /* pending records per thread */
-#define GPUPROF__POOL (2 * GPUPROF__RING + 8)              /* events per thread and device, at most */
-#define GPUPROF__ANCHORS 8
 #define GPUPROF__TRACKS 256
 #define GPUPROF__GPU_TID0 1000000
 #define GPUPROF__STEP_SLOTS 64
+/* The backend's state: what the device is, whether ranges are timed on it,
+   and the figures of the GPU timing (a CPU build keeps it zeroed: no
+   device, GPU timing off; the report and the summary read it either way). */
+static struct {
+    int on;                       /* GPU timing now */
+    int events;                   /* ranges record CUDA events (on, unless GPUPROF_GPU=kernels took over) */
+    int from_kernels;             /* GPUPROF_GPU=kernels in effect: a range's GPU time is the span of its kernels */
+    int available;                /* a device was found at init */
+    int ndev, dev0, driver, runtime;
+    int cc_major, cc_minor, sms, clock_khz, mem_khz, bus_bits;   /* dev0's, for the roofline peaks (0: unknown) */
+    gpuprof__devlim lim[GPUPROF__MAX_DEV];   /* each device's limits, for the launch figures (SPEC 20) */
+    char name[256];
+    char status[256];             /* why GPU timing is off, for the report */
+    struct { void *stream; int dev, tid; char label[96]; } track[GPUPROF__TRACKS];
+    uint32_t ntracks;
+    unsigned track_meta[GPUPROF__TRACKS];  /* the formatter's: the output generation its metadata is in */
+    uint64_t timed, skipped_capture, skipped_backlog, skipped_device, lost, events_created, anchors;
+    double anchor_uncertainty_ns;
+    /* per-step GPU busy time (outermost ranges, wherever they were begun)
+       inside the step's window on the CPU timeline, for the idle share */
+    struct { uint64_t step, t0_ns, busy_ns, len_ns; int closed, counted; } slot[GPUPROF__STEP_SLOTS];
+    gpuprof_stats idle;           /* per counted step: share of the step the GPU was idle, in % */
+    signed char pools[GPUPROF__MAX_DEV];   /* the device supports memory pools: 1, -1, 0 unknown */
+} gpuprof__gpu;
+/* A device's memory, as gpuprof__gpu_mem reads it (section "Memory" shows it). */
+typedef struct gpuprof__gpumem {
+    int ok, dev;
+    uint64_t total, used;
+    int pool_ok;                  /* the default pool's (cudaMallocAsync) figures: */
+    uint64_t pool_used, pool_used_high, pool_rsvd, pool_rsvd_high;
+} gpuprof__gpumem;
+#define GPUPROF__RING (1024 + 2 * GPUPROF_MAX_DEPTH)      /* pending records per thread */
+#ifdef GPUPROF_CUDA
+#define GPUPROF__POOL (2 * GPUPROF__RING + 8)              /* events per thread and device, at most */
+#define GPUPROF__ANCHORS 8
 #define GPUPROF__HARVEST_EVERY 16
 /* At most this many records per harvest from a range end (about 3 CUDA
    calls, ~3 us, each): after the program waits for the GPU every record is
@@ -5783,28 +5824,8 @@ typedef struct gpuprof__anchor {
     uint32_t cur, n, seq;         /* seq is odd while an anchor is being added */
     double rate;                  /* CPU ns per GPU ns, measured over the anchors (~7 s) */
 } gpuprof__anchor;
+static gpuprof__anchor gpuprof__gpu_anchor[GPUPROF__MAX_DEV];   /* each device's clock anchors */
 
-static struct {
-    int on;                       /* GPU timing now */
-    int events;                   /* ranges record CUDA events (on, unless GPUPROF_GPU=kernels took over) */
-    int from_kernels;             /* GPUPROF_GPU=kernels in effect: a range's GPU time is the span of its kernels */
-    int available;                /* a device was found at init */
-    int ndev, dev0, driver, runtime;
-    int cc_major, cc_minor, sms, clock_khz, mem_khz, bus_bits;   /* dev0's, for the roofline peaks (0: unknown) */
-    gpuprof__devlim lim[GPUPROF__MAX_DEV];   /* each device's limits, for the launch figures (SPEC 20) */
-    char name[256];
-    char status[256];             /* why GPU timing is off, for the report */
-    gpuprof__anchor anchor[GPUPROF__MAX_DEV];
-    struct { void *stream; int dev, tid; char label[96]; } track[GPUPROF__TRACKS];
-    uint32_t ntracks;
-    unsigned track_meta[GPUPROF__TRACKS];  /* the formatter's: the output generation its metadata is in */
-    uint64_t timed, skipped_capture, skipped_backlog, skipped_device, lost, events_created, anchors;
-    double anchor_uncertainty_ns;
-    /* per-step GPU busy time (outermost ranges, wherever they were begun)
-       inside the step's window on the CPU timeline, for the idle share */
-    struct { uint64_t step, t0_ns, busy_ns, len_ns; int closed, counted; } slot[GPUPROF__STEP_SLOTS];
-    gpuprof_stats idle;           /* per counted step: share of the step the GPU was idle, in % */
-} gpuprof__gpu;
 static pthread_mutex_t gpuprof__gpu_mu = PTHREAD_MUTEX_INITIALIZER;   /* anchors and stream tracks */
 #define GPUPROF__FROM_KERNELS gpuprof__gpu.from_kernels
 
@@ -6080,7 +6101,7 @@ GPUPROF__INLINE void gpuprof__gpu_end(gpuprof__thread *t, gpuprof__frame *f, uin
 
 /* A copy of dev's knots. Returns -1 when there is no anchor yet. */
 static int gpuprof__anchor_read(int dev, gpuprof__knots *k) {
-    gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
+    gpuprof__anchor *a = &gpuprof__gpu_anchor[dev];
     uint32_t s1, s2, i;
     /* a seqlock: every read acquires, so the second read of seq comes after them */
     do {
@@ -6124,7 +6145,7 @@ static cudaError_t gpuprof__knots_map(const gpuprof__knots *k, cudaEvent_t ev, i
    waiting for it with cudaEventQuery is short; the CPU time is the middle
    of the window in which it completed. */
 static void gpuprof__anchor_renew(int dev) {
-    gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
+    gpuprof__anchor *a = &gpuprof__gpu_anchor[dev];
     int cur_dev = -1, k;
     uint32_t idx, base;
     uint64_t t0, t2, m0;
@@ -6463,7 +6484,7 @@ static void gpuprof__gput_free(gpuprof__gput *g) {
 static void gpuprof__gpu_close(void) {
     int dev, k;
     for (dev = 0; dev < GPUPROF__MAX_DEV; dev++) {
-        gpuprof__anchor *a = &gpuprof__gpu.anchor[dev];
+        gpuprof__anchor *a = &gpuprof__gpu_anchor[dev];
         cudaError_t e;
         if (!a->ready) continue;
         for (k = 0; k < GPUPROF__ANCHORS; k++) if (a->ev[k]) gpuprof__event_destroy(a->ev[k]);
@@ -6472,6 +6493,102 @@ static void gpuprof__gpu_close(void) {
     }
     GPUPROF__ST(&gpuprof__gpu.on, 0);
     GPUPROF__ST(&gpuprof__gpu.events, 0);
+}
+/* The memory figures of the calling thread's current device: cudaMemGetInfo
+   and the default pool's attributes (with_pool). None of these
+   synchronizes; they run in relaxed capture mode so that a capture
+   elsewhere is not disturbed. 0: none (GPU timing off, or an error). */
+static int gpuprof__gpu_mem(gpuprof__gpumem *m, int with_pool) {
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    size_t fr = 0, tot = 0;
+    int dev = 0, v = 0;
+    cudaError_t e;
+    memset(m, 0, sizeof *m);
+    if (!GPUPROF__LD(&gpuprof__gpu.available) || !GPUPROF__LD(&gpuprof__gpu.on)) return 0;
+    if ((e = cudaThreadExchangeStreamCaptureMode(&mode)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaThreadExchangeStreamCaptureMode"); return 0; }
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaGetDevice"); goto out; }
+    if ((e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaMemGetInfo"); goto out; }
+    m->ok = 1;
+    m->dev = dev;
+    m->total = tot;
+    m->used = tot >= fr ? tot - fr : 0;
+    if (with_pool && dev >= 0 && dev < GPUPROF__MAX_DEV) {
+        cudaMemPool_t pool;
+        uint64_t a = 0, b = 0, c = 0, d = 0;   /* cuuint64_t */
+        if (!GPUPROF__LD(&gpuprof__gpu.pools[dev])) {
+            e = cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev);
+            if (e != cudaSuccess) gpuprof__cuda_clear(e);
+            GPUPROF__ST(&gpuprof__gpu.pools[dev], (signed char)(e == cudaSuccess && v ? 1 : -1));
+        }
+        if (GPUPROF__LD(&gpuprof__gpu.pools[dev]) > 0) {
+            if ((e = cudaDeviceGetDefaultMemPool(&pool, dev)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &a)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &b)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &c)) != cudaSuccess ||
+                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &d)) != cudaSuccess) {
+                gpuprof__cuda_clear(e);
+                GPUPROF__ST(&gpuprof__gpu.pools[dev], (signed char)-1);   /* not asked again */
+            } else {
+                m->pool_ok = 1;
+                m->pool_used = a;
+                m->pool_used_high = b;
+                m->pool_rsvd = c;
+                m->pool_rsvd_high = d;
+            }
+        }
+    }
+out:
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    return m->ok;
+}
+
+/* gpuprof_reset: the GPU's idle share per step starts again. */
+static void gpuprof__gpu_stats_reset(void) {
+    uint32_t k;
+    gpuprof_stats_init(&gpuprof__gpu.idle);
+    for (k = 0; k < GPUPROF__STEP_SLOTS; k++) gpuprof__gpu.slot[k].closed = 0;
+}
+
+/* GPU ns per CPU ns on the first device, as its anchors measured it (1: none yet). */
+static double gpuprof__gpu_clock_rate(void) {
+    const gpuprof__anchor *a = &gpuprof__gpu_anchor[gpuprof__gpu.dev0];
+    return a->n ? a->rate : 1.0;
+}
+
+/* The device GPU timing found at init (-1: none) and the runtime's version. */
+static int gpuprof__gpu_device(int *runtime) {
+    *runtime = gpuprof__gpu.runtime;
+    return gpuprof__gpu.available ? gpuprof__gpu.dev0 : -1;
+}
+
+/* gpuprof_mem_reset_peaks: the current device's default pool's high-water marks restart. */
+static void gpuprof__gpu_pool_peaks_reset(void) {
+    cudaMemPool_t pool;
+    uint64_t zero = 0;
+    int dev = 0;
+    cudaError_t e;
+    if (!GPUPROF__LD(&gpuprof__gpu.available) || !GPUPROF__LD(&gpuprof__gpu.on)) return;
+    e = cudaGetDevice(&dev);
+    if (e == cudaSuccess && dev >= 0 && dev < GPUPROF__MAX_DEV && GPUPROF__LD(&gpuprof__gpu.pools[dev]) >= 0) {
+        if ((e = cudaDeviceGetDefaultMemPool(&pool, dev)) == cudaSuccess &&
+            (e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero)) == cudaSuccess)
+            e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero);
+    }
+    if (e != cudaSuccess) gpuprof__cuda_clear(e);
+}
+
+/* The CUDA runtime started once per process, before gpuprof's exit handler
+   is registered (its own teardown then runs after ours, so ours can still
+   drain the last GPU events at exit): unless GPUPROF_GPU=0 or GPUPROF_OFF. */
+static void gpuprof__gpu_preload(void) {
+    const char *v = getenv("GPUPROF_GPU"), *o = getenv("GPUPROF_OFF");
+    int n = 0, gpu = 1, off = 0;
+    if (v) (void)gpuprof__parse_flag(v, &gpu);
+    if (o) (void)gpuprof__parse_flag(o, &off);
+    if (gpu && !off) {
+        (void)cudaGetDeviceCount(&n);
+        gpuprof__g.cuda_started = 1;
+    }
 }
 #else
 /* CPU-only build: the GPU part compiles away. */
@@ -6485,6 +6602,16 @@ static void gpuprof__gpu_flush(void) {}
 #define GPUPROF__GPU_QUIET(t, f) 1
 static void gpuprof__gpu_step_harvest(void) {}
 static void gpuprof__gpu_drain(void) {}
+GPUPROF__INLINE int gpuprof__gpu_mem(gpuprof__gpumem *m, int with_pool) { (void)with_pool; memset(m, 0, sizeof *m); return 0; }
+GPUPROF__INLINE void gpuprof__gpu_pool_peaks_reset(void) {}
+GPUPROF__INLINE void gpuprof__gpu_preload(void) {}
+GPUPROF__INLINE void gpuprof__gpu_probe(int wanted) { (void)wanted; }
+GPUPROF__INLINE void gpuprof__gpu_step(uint64_t step, uint64_t now_ns, uint64_t len_ns, int counted) { (void)step; (void)now_ns; (void)len_ns; (void)counted; }
+GPUPROF__INLINE void gpuprof__gput_free(gpuprof__gput *g) { (void)g; }
+GPUPROF__INLINE void gpuprof__gpu_close(void) {}
+GPUPROF__INLINE int gpuprof__gpu_device(int *runtime) { *runtime = 0; return -1; }
+GPUPROF__INLINE double gpuprof__gpu_clock_rate(void) { return 1.0; }
+#define gpuprof__gpu_stats_reset() ((void)0)
 #endif
 
 /* ----------------------------------------------------------------------
@@ -7435,6 +7562,13 @@ static void gpuprof__kc_reset(void) {
     gpuprof__mu_unlock(&gpuprof__kc_mu);
 }
 
+/* gpuprof_reset: the kernels' statistics start again; spans still open
+   belong to the old period. */
+static void gpuprof__kc_stats_reset(void) {
+    GPUPROF__ST(&gpuprof__kc.reset_below, GPUPROF__LD(&gpuprof__kc.call_next));
+    gpuprof__kc_reset();
+}
+
 /* GPUPROF_GPU=kernels: the GPU idle share per counted step is what the
    kernels, copies and memsets left of it (settled steps and the open ones). */
 static int gpuprof__kc_idle(gpuprof_stats *out) {
@@ -7558,7 +7692,32 @@ static GPUPROF__NOINLINE void gpuprof__kc_end(gpuprof__frame *f, uint64_t t1, in
 #define gpuprof__kc_drain() ((void)0)
 #define gpuprof__kc_tables() 0
 #define gpuprof__kc_sync_call(name_id) ((void)(name_id), (const char *)NULL)
+#define gpuprof__kc_step(step, now_ns, len_ns, counted) ((void)(step), (void)(now_ns), (void)(len_ns), (void)(counted))
+#define gpuprof__kc_close() ((void)0)
+#define gpuprof__kc_open(wanted, buffer_mb) ((void)(wanted), (void)(buffer_mb))
+GPUPROF__INLINE void gpuprof__gpu_idle(gpuprof_stats *out) { gpuprof_stats_init(out); }
+#define gpuprof__kc_stats_reset() ((void)0)
 #endif
+
+/* A session's GPU parts, in order: the backend's device probe, kernel
+   capture, GPU metrics (which read the device the probe found); in a
+   build without them, a setting that asks for one gets one line. */
+static void gpuprof__gpu_open(const gpuprof_config *cfg, int off) {
+    int runtime = 0, dev;
+    if (!GPUPROF__CUDA_BUILD) {
+        if ((cfg->kernels || cfg->gpu_from_kernels) && !off)
+            gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture (GPUPROF_KERNELS, GPUPROF_GPU=kernels) needs a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart); ranges are timed as before");
+        if (cfg->gpu_metrics && !off)
+            gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics (GPUPROF_GPU_METRICS) need a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart)");
+        return;
+    }
+    gpuprof__gpu_probe(!cfg->no_gpu && !off);
+    gpuprof__kc_open(off ? 0 : cfg->gpu_from_kernels && !cfg->no_gpu ? 2 : cfg->kernels, cfg->kernel_buffer_mb);
+    dev = gpuprof__gpu_device(&runtime);
+    if (GPUPROF__GM) gpuprof__gm_start(!off && cfg->gpu_metrics, cfg->gpu_metrics_us, dev, runtime);
+    else if (cfg->gpu_metrics && !off)
+        gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics (GPUPROF_GPU_METRICS) are compiled out of this build (GPUPROF_NO_GPU_METRICS); build without it to have them");
+}
 
 
 /* ----------------------------------------------------------------------
@@ -7714,9 +7873,7 @@ static int gpuprof__trace_kfig(const gpuprof__event *karg, int dev, gpuprof__kfi
     if (f->est_pct > f->occ_pct) f->est_pct = f->occ_pct;
     return 1;
 }
-#endif
 
-#ifdef GPUPROF_CUDA
 /* The state whose block of thread tid the formatter encoded last, to name
    that thread's track where other events land on it (captured CUDA calls,
    written from gpuprof's own blocks) and none of its own do: a part of a
@@ -7738,9 +7895,7 @@ static gpuprof__thread *gpuprof__trace_named(uint32_t tid) {
         }
     return NULL;
 }
-#endif
 
-#ifdef GPUPROF_CUDA
 /* Lanes. GPU slices may overlap on one stream's track without nesting: a
    graph's branches run at once on the stream it was launched into, a
    programmatic dependent launch starts a kernel before the one before it
@@ -7882,6 +8037,8 @@ static void gpuprof__lanes_free(gpuprof__tout *o) {
     GPUPROF_FREE(o->lanes);
     o->lanes = NULL;
 }
+#else
+#define gpuprof__lanes_free(o) ((void)(o))
 #endif
 
 /* A step as the encoders see it: one marked outside any range (its depth,
@@ -8009,9 +8166,7 @@ static char *gpuprof__trace_flow(gpuprof__tout *o, char *p, const char *cat, con
     *p++ = '}';
     return p;
 }
-#endif
 
-#ifdef GPUPROF_CUDA
 /* A lane of a GPU stream's track: its name, once per output (the lanes
    sorted below their track); returns its tid in *tid. */
 static char *gpuprof__trace_gpu_lane(gpuprof__tout *o, char *p, uint32_t track, uint32_t lane, uint32_t *tid) {
@@ -8097,9 +8252,7 @@ static char *gpuprof__trace_kernel(gpuprof__tout *o, char *p, const gpuprof__eve
     }
     return p;
 }
-#endif
 
-#ifdef GPUPROF_CUDA
 /* The name of the thread a captured CUDA call ran on, in this output, if
    its own events have not put it there; t: gpuprof's own, writing the call. */
 static char *gpuprof__json_calls_meta(const gpuprof__tout *o, gpuprof__thread *t, char *p, uint32_t tid) {
@@ -8112,35 +8265,11 @@ static char *gpuprof__json_calls_meta(const gpuprof__tout *o, gpuprof__thread *t
     c->fmt.meta_gen = o->gen;
     return gpuprof__trace_track_meta(p, tid, c->fmt_label, c->fmt_index);
 }
-#endif
 
-/* An event other than a CPU range: a counter, a mark, a step and, in CUDA
-   builds, a GPU range, a captured CUDA call or kernel. ts and dur in ns. */
-static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
-                                                  const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t dur) {
-#ifndef GPUPROF_CUDA
-    (void)o; (void)t; (void)dur;            /* the GPU events' */
-#endif
+/* A GPU range, a captured CUDA call or kernel (CUDA builds) after p. */
+static char *gpuprof__json_gpu_event(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
+                                     const gpuprof__name *nm, uint64_t ts, uint64_t dur) {
     switch (type) {
-    case GPUPROF__EV_COUNTER:
-        p = gpuprof__trace_head(p, "C", tid);
-        p = gpuprof__put_s(p, ",\"name\":");
-        p = gpuprof__put_s(p, nm->json);
-        p = gpuprof__put_s(p, ",\"ts\":");
-        p = gpuprof__put_us(p, ts);
-        p = gpuprof__put_s(p, ",\"args\":{\"value\":");
-        p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
-        p = gpuprof__put_s(p, "}}");
-        break;
-    case GPUPROF__EV_MARK:
-        p = gpuprof__trace_head(p, "i", tid);
-        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_MEM) ? ",\"s\":\"t\",\"cat\":\"memory\",\"name\":" : ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
-        p = gpuprof__put_s(p, nm->json);
-        p = gpuprof__put_s(p, ",\"ts\":");
-        p = gpuprof__put_us(p, ts);
-        *p++ = '}';
-        break;
-#ifdef GPUPROF_CUDA
     case GPUPROF__EV_GPU: {
         double work[2];
         /* On its stream's track. Ranges that start or end together on the
@@ -8174,7 +8303,47 @@ static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__th
         p = gpuprof__trace_kernel(o, p, e, t->fmt.karg);
         memset(t->fmt.karg, 0, sizeof t->fmt.karg);
         break;
+    default:
+        break;
+    }
+    return p;
+}
+#else
+GPUPROF__INLINE char *gpuprof__json_gpu_event(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
+                                            const gpuprof__name *nm, uint64_t ts, uint64_t dur) {
+    (void)o; (void)t; (void)e; (void)type; (void)nm; (void)ts; (void)dur;
+    return p;
+}
 #endif
+
+/* An event other than a CPU range: a counter, a mark, a step and, in CUDA
+   builds, a GPU range, a captured CUDA call or kernel. ts and dur in ns. */
+static GPUPROF__NOINLINE char *gpuprof__json_other(gpuprof__tout *o, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
+                                                  const gpuprof__name *nm, uint32_t tid, uint64_t ts, uint64_t dur) {
+    switch (type) {
+    case GPUPROF__EV_COUNTER:
+        p = gpuprof__trace_head(p, "C", tid);
+        p = gpuprof__put_s(p, ",\"name\":");
+        p = gpuprof__put_s(p, nm->json);
+        p = gpuprof__put_s(p, ",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        p = gpuprof__put_s(p, ",\"args\":{\"value\":");
+        p += gpuprof__fmt(p, 40, "%.9g", e->u.value);
+        p = gpuprof__put_s(p, "}}");
+        break;
+    case GPUPROF__EV_MARK:
+        p = gpuprof__trace_head(p, "i", tid);
+        p = gpuprof__put_s(p, (e->flags & GPUPROF__EVF_MEM) ? ",\"s\":\"t\",\"cat\":\"memory\",\"name\":" : ",\"s\":\"t\",\"cat\":\"mark\",\"name\":");
+        p = gpuprof__put_s(p, nm->json);
+        p = gpuprof__put_s(p, ",\"ts\":");
+        p = gpuprof__put_us(p, ts);
+        *p++ = '}';
+        break;
+    case GPUPROF__EV_GPU:
+    case GPUPROF__EV_KAPI:
+    case GPUPROF__EV_KERNEL:
+        p = gpuprof__json_gpu_event(o, t, p, e, type, nm, ts, dur);
+        break;
     case GPUPROF__EV_STEP:
     default: {
         uint64_t from, no;
@@ -8524,27 +8693,6 @@ static char *gpuprof__pf_thread_track(gpuprof__tout *o, char *p, uint32_t tid, c
     return gpuprof__pb_close(pk, p);
 }
 
-#ifdef GPUPROF_CUDA
-/* A thread's "CUDA calls" track (captured CUDA calls: gpuprof's own
-   sequence writes them, late, so they get a track beside the thread's own
-   ranges rather than ties with them), once per output. */
-static char *gpuprof__pf_calls_track(gpuprof__tout *o, char *p, uint32_t tid) {
-    char *pk, *td;
-    int i = gpuprof__pf_tid_slot(o, tid);
-    if (i >= 0 && !(o->pf_tids[i] & 1)) {   /* the thread's own events have not named its track here */
-        const gpuprof__thread *c = gpuprof__trace_named(tid);
-        p = gpuprof__pf_thread_track(o, p, tid, c ? c->fmt_label : NULL);
-    }
-    if (i < 0 || (o->pf_tids[i] & 4)) return p;
-    o->pf_tids[i] |= 4;
-    pk = gpuprof__pb_open(p, 1);
-    td = gpuprof__pb_open(pk, 60);
-    p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid)), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
-    p = gpuprof__pb_str(p, 2, "CUDA calls");
-    return gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
-}
-#endif
-
 /* A counter's track (a process counter, named as the counter), once per output. */
 static char *gpuprof__pf_counter_track(gpuprof__tout *o, char *p, uint32_t name_id, const gpuprof__name *nm) {
     char *pk, *td;
@@ -8789,6 +8937,25 @@ static char *gpuprof__pf_step(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thre
 }
 
 #ifdef GPUPROF_CUDA
+/* A thread's "CUDA calls" track (captured CUDA calls: gpuprof's own
+   sequence writes them, late, so they get a track beside the thread's own
+   ranges rather than ties with them), once per output. */
+static char *gpuprof__pf_calls_track(gpuprof__tout *o, char *p, uint32_t tid) {
+    char *pk, *td;
+    int i = gpuprof__pf_tid_slot(o, tid);
+    if (i >= 0 && !(o->pf_tids[i] & 1)) {   /* the thread's own events have not named its track here */
+        const gpuprof__thread *c = gpuprof__trace_named(tid);
+        p = gpuprof__pf_thread_track(o, p, tid, c ? c->fmt_label : NULL);
+    }
+    if (i < 0 || (o->pf_tids[i] & 4)) return p;
+    o->pf_tids[i] |= 4;
+    pk = gpuprof__pb_open(p, 1);
+    td = gpuprof__pb_open(pk, 60);
+    p = gpuprof__pb_uint(gpuprof__pb_uint(td, 1, gpuprof__pf_uuid(GPUPROF__PF_TCALLS, tid)), 5, gpuprof__pf_uuid(GPUPROF__PF_TTHREAD, tid));
+    p = gpuprof__pb_str(p, 2, "CUDA calls");
+    return gpuprof__pb_close(pk, gpuprof__pb_close(td, p));
+}
+
 /* An interned id of a name other than a registered one, this sequence's
    already? Marks it so when not (a set of ids; 0 when full: sent inline). */
 static int gpuprof__pf_other(gpuprof__pfseq *s, uint64_t iid) {
@@ -9057,6 +9224,33 @@ static char *gpuprof__pf_kernel(gpuprof__tout *o, gpuprof__pfseq *s, char *p, co
     p = GPUPROF__PF_CLOSE(pk, te, p);
     return end > ts ? p : gpuprof__pf_end_bound(s, p, end, uuid, flow_at_end ? flow : 0);
 }
+
+/* A GPU range, a captured CUDA call or kernel (CUDA builds) after p. */
+static char *gpuprof__pf_gpu_event(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
+                                   const gpuprof__name *nm) {
+    if (type == GPUPROF__EV_GPU) return gpuprof__pf_gpu(o, s, t, p, e, nm);
+    if (type == GPUPROF__EV_KAPI) return gpuprof__pf_kapi(o, s, p, e);
+    p = gpuprof__pf_kernel(o, s, p, e, t->fmt.karg);
+    memset(t->fmt.karg, 0, sizeof t->fmt.karg);
+    return p;
+}
+
+/* Before a block's events: the GPU slices' ends its events leave open
+   (the lanes' map made the first time). */
+static char *gpuprof__pf_gpu_start(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, gpuprof__block *b, uint32_t from, uint32_t n, char *p) {
+    if (!o->pf_lane) o->pf_lane = (unsigned char *)gpuprof__alloc(GPUPROF__BLOCK_EVENTS);
+    return gpuprof__pf_gpu_ends(o, s, t, b, from, n, p);      /* at most 2048 ends of ~30 bytes: room in the buffer */
+}
+#else
+GPUPROF__INLINE char *gpuprof__pf_gpu_event(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, char *p, const gpuprof__event *e, int type,
+                                          const gpuprof__name *nm) {
+    (void)o; (void)s; (void)t; (void)e; (void)type; (void)nm;
+    return p;
+}
+GPUPROF__INLINE char *gpuprof__pf_gpu_start(gpuprof__tout *o, gpuprof__pfseq *s, gpuprof__thread *t, gpuprof__block *b, uint32_t from, uint32_t n, char *p) {
+    (void)o; (void)s; (void)t; (void)b; (void)from; (void)n;
+    return p;
+}
 #endif
 
 /* An event other than a plain CPU range. */
@@ -9072,16 +9266,10 @@ static GPUPROF__NOINLINE char *gpuprof__pf_other_event(gpuprof__tout *o, gpuprof
     case GPUPROF__EV_MARK:
         p = gpuprof__pf_event(s, p, ts, &pk, &te, 3, gpuprof__pf_name_seen(s, e->name_id), e->name_id + 1ull, nm->text, nm->len);
         return GPUPROF__PF_CLOSE(pk, te, gpuprof__pb_uint(p, 3, (e->flags & GPUPROF__EVF_MEM) ? GPUPROF__PC_MEMORY : GPUPROF__PC_MARK));
-#ifdef GPUPROF_CUDA
     case GPUPROF__EV_GPU:
-        return gpuprof__pf_gpu(o, s, t, p, e, nm);
     case GPUPROF__EV_KAPI:
-        return gpuprof__pf_kapi(o, s, p, e);
     case GPUPROF__EV_KERNEL:
-        p = gpuprof__pf_kernel(o, s, p, e, t->fmt.karg);
-        memset(t->fmt.karg, 0, sizeof t->fmt.karg);
-        return p;
-#endif
+        return gpuprof__pf_gpu_event(o, s, t, p, e, type, nm);
     case GPUPROF__EV_STEP:
     default:
         return gpuprof__pf_step(o, s, t, p, e, ts);
@@ -9216,10 +9404,7 @@ static uint32_t gpuprof__pf_events(gpuprof__tout *o, gpuprof__block *b, uint32_t
     gpuprof__pfseq *s = &t->fmt.pf;
     uint32_t tid = (uint32_t)b->tid, i, naux = 0;
     if (s->gen != o->gen || s->tid != b->tid || !s->seq) p = gpuprof__pf_seq_start(o, s, p, b->tid, b->label);
-#ifdef GPUPROF_CUDA
-    if (!o->pf_lane) o->pf_lane = (unsigned char *)gpuprof__alloc(GPUPROF__BLOCK_EVENTS);
-    p = gpuprof__pf_gpu_ends(o, s, t, b, from, n, p);      /* at most 2048 ends of ~30 bytes: room in the buffer */
-#endif
+    p = gpuprof__pf_gpu_start(o, s, t, b, from, n, p);
     for (i = from; i < n; i++) {
         const gpuprof__event *e = &b->ev[i];
         int type = e->type & 15, named = type < GPUPROF__EV_KAPI;    /* the kernel capture's events carry no name id */
@@ -11935,9 +12120,7 @@ static void gpuprof__thread_free(gpuprof__thread *t) {
     if (t->overflow.gpu) { GPUPROF_FREE(t->overflow.gpu->pre); GPUPROF_FREE(t->overflow.gpu); }
     if (t->overflow.kspan) { GPUPROF_FREE(t->overflow.kspan->pre); GPUPROF_FREE(t->overflow.kspan); }
     GPUPROF_FREE(t->overflow.gm);
-#ifdef GPUPROF_CUDA
     gpuprof__gput_free(t->gpu);
-#endif
     GPUPROF_FREE(t->block);
     GPUPROF_FREE(t->by_name);
     GPUPROF_FREE(t->counters);
@@ -12192,9 +12375,6 @@ typedef struct gpuprof__memstate {
     uint64_t growth_step;
     int growth_kind;                  /* 0 none, 1 tracked, 2 device used, 3 host RSS */
     uint32_t id_tracked, id_dev, id_pool_used, id_pool_rsvd, id_rss;   /* trace counter names */
-#ifdef GPUPROF_CUDA
-    signed char pools[GPUPROF__MAX_DEV];   /* the device supports memory pools: 1, -1, 0 unknown */
-#endif
 } gpuprof__memstate;
 static gpuprof__memstate gpuprof__mem;
 
@@ -12453,54 +12633,22 @@ static void gpuprof__mem_host(gpuprof__memfig *m) {
     }
 }
 
-#ifdef GPUPROF_CUDA
-/* Device figures of the calling thread's current device: cudaMemGetInfo
-   and the default pool's attributes. None of these synchronizes; they run
-   in relaxed capture mode so that a capture elsewhere is not disturbed. */
+/* Device figures of the calling thread's current device, from the GPU
+   backend (none in a CPU build, or while GPU timing is off). */
 static void gpuprof__mem_device(gpuprof__memfig *m, int with_pool) {
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    size_t fr = 0, tot = 0;
-    int dev = 0, v = 0;
-    cudaError_t e;
-    if (!GPUPROF__LD(&gpuprof__gpu.available) || !GPUPROF__LD(&gpuprof__gpu.on)) return;
-    if ((e = cudaThreadExchangeStreamCaptureMode(&mode)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaThreadExchangeStreamCaptureMode"); return; }
-    if ((e = cudaGetDevice(&dev)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaGetDevice"); goto out; }
-    if ((e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) { gpuprof__gpu_fail(e, "cudaMemGetInfo"); goto out; }
+    gpuprof__gpumem g;
+    if (!gpuprof__gpu_mem(&g, with_pool)) return;
     m->dev_ok = 1;
-    m->dev = dev;
-    m->dev_total = tot;
-    m->dev_used = tot >= fr ? tot - fr : 0;
-    if (with_pool && dev >= 0 && dev < GPUPROF__MAX_DEV) {
-        cudaMemPool_t pool;
-        uint64_t a = 0, b = 0, c = 0, d = 0;   /* cuuint64_t */
-        if (!GPUPROF__LD(&gpuprof__mem.pools[dev])) {
-            e = cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev);
-            if (e != cudaSuccess) gpuprof__cuda_clear(e);
-            GPUPROF__ST(&gpuprof__mem.pools[dev], (signed char)(e == cudaSuccess && v ? 1 : -1));
-        }
-        if (GPUPROF__LD(&gpuprof__mem.pools[dev]) > 0) {
-            if ((e = cudaDeviceGetDefaultMemPool(&pool, dev)) != cudaSuccess ||
-                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &a)) != cudaSuccess ||
-                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &b)) != cudaSuccess ||
-                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &c)) != cudaSuccess ||
-                (e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &d)) != cudaSuccess) {
-                gpuprof__cuda_clear(e);
-                GPUPROF__ST(&gpuprof__mem.pools[dev], (signed char)-1);   /* not asked again */
-            } else {
-                m->pool_ok = 1;
-                m->pool_used = a;
-                m->pool_used_high = b;
-                m->pool_rsvd = c;
-                m->pool_rsvd_high = d;
-            }
-        }
-    }
-out:
-    cudaThreadExchangeStreamCaptureMode(&mode);
+    m->dev = g.dev;
+    m->dev_total = g.total;
+    m->dev_used = g.used;
+    if (!g.pool_ok) return;
+    m->pool_ok = 1;
+    m->pool_used = g.pool_used;
+    m->pool_used_high = g.pool_used_high;
+    m->pool_rsvd = g.pool_rsvd;
+    m->pool_rsvd_high = g.pool_rsvd_high;
 }
-#else
-static void gpuprof__mem_device(gpuprof__memfig *m, int with_pool) { (void)m; (void)with_pool; }
-#endif
 
 static int64_t gpuprof__sdiff(uint64_t a, uint64_t b) { return a >= b ? (int64_t)(a - b) : -(int64_t)(b - a); }
 
@@ -12621,20 +12769,7 @@ void gpuprof_mem_reset_peaks(void) {
     gpuprof__mem.peak_step = GPUPROF__LD(&gpuprof__steps.step);
     for (i = 0; i < gpuprof__mem.ncat; i++) gpuprof__mem.cat[i].peak = gpuprof__mem.cat[i].at_peak = gpuprof__mem.cat[i].live;
     gpuprof__mu_unlock(&gpuprof__mem_mu);
-#ifdef GPUPROF_CUDA
-    if (GPUPROF__LD(&gpuprof__gpu.available) && GPUPROF__LD(&gpuprof__gpu.on)) {
-        cudaMemPool_t pool;
-        uint64_t zero = 0;
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        if (e == cudaSuccess && dev >= 0 && dev < GPUPROF__MAX_DEV && GPUPROF__LD(&gpuprof__mem.pools[dev]) >= 0) {
-            if ((e = cudaDeviceGetDefaultMemPool(&pool, dev)) == cudaSuccess &&
-                (e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero)) == cudaSuccess)
-                e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero);
-        }
-        if (e != cudaSuccess) gpuprof__cuda_clear(e);
-    }
-#endif
+    gpuprof__gpu_pool_peaks_reset();
 }
 
 /* Per-range memory (mem_ranges): the tracked bytes and, in CUDA builds with
@@ -13684,10 +13819,8 @@ void gpuprof__step(void) {
         gpuprof__capture_ask(t && t->session == gpuprof__g.session ? t : NULL, step, dur, now, kind);
         gpuprof_stats_add(&gpuprof__steps.stats, (double)dur);
     }
-#ifdef GPUPROF_CUDA
     gpuprof__gpu_step(step, gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
     gpuprof__kc_step(step, (int64_t)gpuprof__ticks_to_ns(now - GPUPROF__LD(&gpuprof__clock.base)), dur, counted && !first);
-#endif
     gpuprof__steps.t0_prev = first ? now : gpuprof__steps.t0;
     gpuprof__steps.t0 = now;
     gpuprof__steps.step++;
@@ -13748,9 +13881,7 @@ static uint32_t gpuprof__trace_events(gpuprof__tout *o, gpuprof__block *b, uint3
 static void gpuprof__trace_stop(gpuprof__tout *o, uint64_t events, uint64_t dropped, uint64_t fell_out, uint64_t window_ns) {
     gpuprof__trace_encoders[o->format].end(o, events, dropped, fell_out, window_ns);
     gpuprof__smp_trace_end(o);
-#ifdef GPUPROF_CUDA
     gpuprof__lanes_free(o);
-#endif
 }
 
 /* The events recorded so far into blocks not yet full, of every thread (the
@@ -15659,6 +15790,67 @@ static const char *gpuprof__kc_short(char *buf, size_t n, const gpuprof__kernel 
     buf[len] = 0;
     return buf;
 }
+
+/* Why a phase is under-filled: the kernel that leaves most SMs idle longest
+   and its launch, or the share of such launches. */
+static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    char t1[32], kn[64];
+    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
+    {
+        const gpuprof__kernel *k = gpuprof__kc_phase_kernel(s, p->r, 1);
+        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
+        if (sh >= 0 && k->fig[sh].blocks_per_sm >= 0 && k->shape[sh][9] < GPUPROF__MAX_DEV) {
+            const uint32_t *x = k->shape[sh];
+            char t2[32];
+            gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * k->fig[sh].sm_fill);
+            snprintf(out, n, "%s: %llu blocks on %d SMs (%s%% of the SMs given work); %s%% of its kernel time leaves most SMs idle",
+                     gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)x[0] * x[1] * x[2], gpuprof__gpu.lim[x[9]].sms, t2, t1);
+            return;
+        }
+    }
+    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
+}
+
+/* What a GPU phase's main kernel says of its occupancy, where registers or
+   shared memory limit it below half and the grid fills the SMs: "; kernel
+   runs at ...", else "". Low occupancy alone is no class (many good GEMMs
+   run at one block per SM): it is named, with its remedy, only here, and
+   not for a tensor-core kernel (a library's tiles are sized on purpose). */
+static void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    out[0] = 0;
+    {
+        const gpuprof__kernel *k = gpuprof__k_gpu(p->k) ? gpuprof__kc_phase_kernel(s, p->r, 0) : NULL;
+        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
+        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+        char kn[64], t1[32];
+        if (!f || f->blocks_per_sm < 0) return;
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * f->occupancy);
+        if (p->k == GPUPROF__K_LATENCY && !(f->occupancy < 0.5 && (f->limiter == GPUPROF__LIM_REGS || f->limiter == GPUPROF__LIM_SMEM))) {
+            /* far below the roofs: its main kernel's occupancy says whether more warps are there to hide latency */
+            snprintf(out, n, "; %s runs at %s%% occupancy (limited by %s), %llu blocks on %d SMs", gpuprof__kc_short(kn, sizeof kn, k), t1,
+                     gpuprof__lim_name[f->limiter], (unsigned long long)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2],
+                     k->shape[sh][9] < GPUPROF__MAX_DEV ? gpuprof__gpu.lim[k->shape[sh][9]].sms : 0);
+            return;
+        }
+        if (k->tensor == 1 || f->occupancy >= 0.5 || f->sm_fill < 1 || (f->limiter != GPUPROF__LIM_REGS && f->limiter != GPUPROF__LIM_SMEM))
+            return;
+        if (f->limiter == GPUPROF__LIM_REGS)
+            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u registers per thread (__launch_bounds__, -maxrregcount)",
+                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][6]);
+        else
+            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u bytes of shared memory per block (smaller tiles, fewer stages)",
+                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][7] + k->shape[sh][8]);
+    }
+}
+#else
+/* A CPU build: no kernels to name. */
+static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    char t1[32];
+    (void)s;
+    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
+    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
+}
+GPUPROF__INLINE void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) { (void)n; (void)s; (void)p; out[0] = 0; }
 #endif
 
 /* The verdict from a snapshot: the step's phases, each one's class and time
@@ -16144,65 +16336,7 @@ static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
     return buf;
 }
 
-/* Why a phase is under-filled: the kernel that leaves most SMs idle longest
-   and its launch, or the share of such launches. */
-static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    char t1[32], kn[64];
-    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
-#ifdef GPUPROF_CUDA
-    {
-        const gpuprof__kernel *k = gpuprof__kc_phase_kernel(s, p->r, 1);
-        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
-        if (sh >= 0 && k->fig[sh].blocks_per_sm >= 0 && k->shape[sh][9] < GPUPROF__MAX_DEV) {
-            const uint32_t *x = k->shape[sh];
-            char t2[32];
-            gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * k->fig[sh].sm_fill);
-            snprintf(out, n, "%s: %llu blocks on %d SMs (%s%% of the SMs given work); %s%% of its kernel time leaves most SMs idle",
-                     gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)x[0] * x[1] * x[2], gpuprof__gpu.lim[x[9]].sms, t2, t1);
-            return;
-        }
-    }
-#else
-    (void)s; (void)kn;
-#endif
-    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
-}
 
-/* What a GPU phase's main kernel says of its occupancy, where registers or
-   shared memory limit it below half and the grid fills the SMs: "; kernel
-   runs at ...", else "". Low occupancy alone is no class (many good GEMMs
-   run at one block per SM): it is named, with its remedy, only here, and
-   not for a tensor-core kernel (a library's tiles are sized on purpose). */
-static void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    out[0] = 0;
-#ifdef GPUPROF_CUDA
-    {
-        const gpuprof__kernel *k = gpuprof__k_gpu(p->k) ? gpuprof__kc_phase_kernel(s, p->r, 0) : NULL;
-        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
-        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
-        char kn[64], t1[32];
-        if (!f || f->blocks_per_sm < 0) return;
-        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * f->occupancy);
-        if (p->k == GPUPROF__K_LATENCY && !(f->occupancy < 0.5 && (f->limiter == GPUPROF__LIM_REGS || f->limiter == GPUPROF__LIM_SMEM))) {
-            /* far below the roofs: its main kernel's occupancy says whether more warps are there to hide latency */
-            snprintf(out, n, "; %s runs at %s%% occupancy (limited by %s), %llu blocks on %d SMs", gpuprof__kc_short(kn, sizeof kn, k), t1,
-                     gpuprof__lim_name[f->limiter], (unsigned long long)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2],
-                     k->shape[sh][9] < GPUPROF__MAX_DEV ? gpuprof__gpu.lim[k->shape[sh][9]].sms : 0);
-            return;
-        }
-        if (k->tensor == 1 || f->occupancy >= 0.5 || f->sm_fill < 1 || (f->limiter != GPUPROF__LIM_REGS && f->limiter != GPUPROF__LIM_SMEM))
-            return;
-        if (f->limiter == GPUPROF__LIM_REGS)
-            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u registers per thread (__launch_bounds__, -maxrregcount)",
-                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][6]);
-        else
-            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u bytes of shared memory per block (smaller tiles, fewer stages)",
-                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][7] + k->shape[sh][8]);
-    }
-#else
-    (void)n; (void)s; (void)p;
-#endif
-}
 
 /* Why a phase has its class, in a few words. */
 static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
@@ -16299,17 +16433,18 @@ static void gpuprof__phase_why(char *out, size_t n, const gpuprof__snap *s, cons
 
 /* "GPU 0: NVIDIA H100 ... (CUDA 13.0, driver 13.0)", or why there is no GPU time. */
 static void gpuprof__device_text(char *out, size_t n) {
-#ifdef GPUPROF_CUDA
-    const char *note = gpuprof__gpu.status[0] ? gpuprof__gpu.status :
+    const char *note;
+    if (!GPUPROF__CUDA_BUILD) {
+        snprintf(out, n, "CPU only (no CUDA in this build)");
+        return;
+    }
+    note = gpuprof__gpu.status[0] ? gpuprof__gpu.status :
                        gpuprof__gpu.from_kernels ? "ranges' GPU time from their kernels (GPUPROF_GPU=kernels)" : "";
     if (gpuprof__gpu.available)
         snprintf(out, n, "GPU %d: %s (CUDA %d.%d, driver %d.%d)%s%s", gpuprof__gpu.dev0, gpuprof__gpu.name,
                  gpuprof__gpu.runtime / 1000, gpuprof__gpu.runtime % 1000 / 10, gpuprof__gpu.driver / 1000, gpuprof__gpu.driver % 1000 / 10,
                  note[0] ? " | " : "", note);
     else snprintf(out, n, "%s", gpuprof__gpu.status[0] ? gpuprof__gpu.status : "no GPU");
-#else
-    snprintf(out, n, "CPU only (no CUDA in this build)");
-#endif
 }
 
 /* The line under a table cut at `rows`. */
@@ -16324,12 +16459,9 @@ static void gpuprof__cell_bytes(gpuprof__buf *b, double v, int sign) {
 
 /* Why a snapshot has no device figures, for the report and the summary. */
 static const char *gpuprof__mem_device_status(void) {
-#ifdef GPUPROF_CUDA
+    if (!GPUPROF__CUDA_BUILD) return "CPU build: compile the implementation with nvcc or -DGPUPROF_CUDA for device figures";
     if (gpuprof__gpu.status[0]) return gpuprof__gpu.status;
     return "no snapshot had device figures";
-#else
-    return "CPU build: compile the implementation with nvcc or -DGPUPROF_CUDA for device figures";
-#endif
 }
 
 /* The one-line reading: where memory grew most, the peak and what it was,
@@ -16935,7 +17067,6 @@ static gpuprof__layout gpuprof__report_layout(const gpuprof__snap *s) {
 }
 
 /* CUDA builds: how many ranges were GPU-timed, what was not, and how idle the GPU was per step. */
-#ifdef GPUPROF_CUDA
 static void gpuprof__report_gpu_line(gpuprof__buf *b) {
     char t1[32], t2[32], t3[32];
     gpuprof_stats idle;
@@ -16955,9 +17086,6 @@ static void gpuprof__report_gpu_line(gpuprof__buf *b) {
     }
     gpuprof__buf_s(b, "\n");
 }
-#else
-#define gpuprof__report_gpu_line(b) ((void)(b))
-#endif
 
 /* The run over time in one line: the step time of up to 60 columns of
    consecutive steps as block heights (the top tenth of columns clipped, so
@@ -17220,6 +17348,8 @@ static void gpuprof__report_warnings(gpuprof__buf *b) {
    transfers, synchronizations (under gpuprof__lock; the collector's tables
    are read under kc.mu).
    ---------------------------------------------------------------------- */
+/* A collective's kernel, as the cross-rank comparison takes it (gpuprof__kc_comm_kernels). */
+typedef struct gpuprof__comm_kernel { char *name; double total_ns, p50_ns; } gpuprof__comm_kernel;
 #ifdef GPUPROF_CUDA
 static const char *const gpuprof__kc_dir[5] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
 static const char *const gpuprof__kc_host[3] = { "pageable", "pinned", NULL };
@@ -17501,8 +17631,37 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
     gpuprof__mu_unlock(&gpuprof__kc_mu);
 }
 
+
+#ifdef GPUPROF_MPI
+/* NCCL's kernels (kernel capture), the GPU side of the collectives, for the
+   cross-rank comparison inside MPI_Finalize: each counted kernel that is communication, its
+   total and median GPU time, largest first. Returns how many (*out: a list
+   to free with its names; NULL when none). */
+static uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) {
+    gpuprof__kernel **kv = NULL;
+    uint32_t nk = 0, n = 0, i;
+    double ktotal = 0;
+    *out = NULL;
+    gpuprof__mu_lock(&gpuprof__kc_mu);
+    if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL)
+        for (i = 0; i < nk; i++) if (kv[i]->stats.count && gpuprof__is_comm(kv[i]->shown)) n++;
+    if (n && (*out = (gpuprof__comm_kernel *)gpuprof__zalloc(n * sizeof **out)) != NULL) {
+        for (n = i = 0; i < nk; i++) {
+            const gpuprof__kernel *k = kv[i];
+            if (!k->stats.count || !gpuprof__is_comm(k->shown)) continue;
+            if (!((*out)[n].name = gpuprof__strdup(k->shown))) continue;
+            (*out)[n].total_ns = k->stats.sum;
+            (*out)[n++].p50_ns = gpuprof_stats_quantile(&k->stats, 0.5);
+        }
+    } else n = 0;
+    GPUPROF_FREE(kv);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
+    return n;
+}
+#endif
 #else
 static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) { (void)b; (void)s; (void)width; (void)rows; }
+GPUPROF__INLINE uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) { *out = NULL; return 0; }
 #endif
 
 /* The GPU metrics part (SPEC 21): the header line, then a row per range
@@ -18220,8 +18379,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                         gpuprof__clock_name(1));
     gpuprof__json_ranks(b);
     gpuprof__buf_s(b, "},\n");
-#ifdef GPUPROF_CUDA
-    {
+    if (GPUPROF__CUDA_BUILD) {
         gpuprof_stats idle;
         gpuprof__buf_printf(b, "\"device\":{\"cuda\":true,\"available\":%s,\"index\":%d,\"name\":", gpuprof__gpu.available ? "true" : "false", gpuprof__gpu.dev0);
         if (gpuprof__gpu.available) gpuprof__buf_json_str(b, gpuprof__gpu.name);
@@ -18236,7 +18394,7 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
                             (unsigned long long)gpuprof__gpu.events_created, (unsigned long long)gpuprof__gpu.anchors);
         gpuprof__buf_num(b, gpuprof__gpu.anchor_uncertainty_ns);
         gpuprof__buf_s(b, ",\"clock_rate\":");
-        gpuprof__buf_num(b, gpuprof__gpu.anchor[gpuprof__gpu.dev0].n ? gpuprof__gpu.anchor[gpuprof__gpu.dev0].rate : 1.0);
+        gpuprof__buf_num(b, gpuprof__gpu_clock_rate());
         gpuprof__buf_s(b, ",\"gpu_self_ns\":");
         gpuprof__buf_num(b, s->gpu_ns);
         gpuprof__gpu_idle(&idle);
@@ -18244,10 +18402,8 @@ static void gpuprof__summary_json(gpuprof__buf *b, gpuprof__snap *s) {
         if (idle.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &idle, ""); gpuprof__buf_s(b, "}"); }
         else gpuprof__buf_s(b, "null");
         gpuprof__buf_s(b, "},\n\"config\":{\"warmup\":");
-    }
-#else
-    gpuprof__buf_s(b, "\"device\":{\"cuda\":false,\"available\":false,\"name\":null},\n\"gpu\":null,\n\"config\":{\"warmup\":");
-#endif
+    } else
+        gpuprof__buf_s(b, "\"device\":{\"cuda\":false,\"available\":false,\"name\":null},\n\"gpu\":null,\n\"config\":{\"warmup\":");
     gpuprof__buf_printf(b, "%d,\"schedule\":", gpuprof__g.cfg.warmup);
     if (gpuprof__g.sched_on)
         gpuprof__buf_printf(b, "{\"skip_first\":%d,\"wait\":%d,\"warmup\":%d,\"active\":%d,\"repeat\":%d}", gpuprof__g.sched_skip,
@@ -18666,11 +18822,11 @@ static void gpuprof__html_run(gpuprof__buf *b, const gpuprof__snap *s) {
     gpuprof__buf_printf(b, "<div>steps counted<b id=steps>%llu</b></div>", (unsigned long long)gpuprof__steps.counted);
     if (gpuprof__steps.stats.count) gpuprof__buf_printf(b, "<div>mean step<b>%s</b></div>", gpuprof__fmt_ns(t, sizeof t, gpuprof__steps.stats.sum / (double)gpuprof__steps.stats.count));
     gpuprof__buf_printf(b, "<div>threads<b>%u</b></div>", gpuprof__threads.nthreads);
-#ifdef GPUPROF_CUDA
-    gpuprof__buf_s(b, "<div>GPU<b>");
-    gpuprof__html_esc(b, gpuprof__gpu.available ? gpuprof__gpu.name : "none usable");
-    gpuprof__buf_s(b, "</b></div>");
-#endif
+    if (GPUPROF__CUDA_BUILD) {
+        gpuprof__buf_s(b, "<div>GPU<b>");
+        gpuprof__html_esc(b, gpuprof__gpu.available ? gpuprof__gpu.name : "none usable");
+        gpuprof__buf_s(b, "</b></div>");
+    }
     gpuprof__buf_s(b, "</div>\n");
 }
 
@@ -19410,15 +19566,8 @@ void gpuprof_reset(void) {
     gpuprof_stats_init(&gpuprof__steps.stats);
     gpuprof__steps.counted = gpuprof__steps.excluded = gpuprof__steps.unrecorded = 0;
     gpuprof__step_figures_clear();       /* they belong to the statistics just cleared */
-#ifdef GPUPROF_CUDA
-    {
-        uint32_t k;
-        gpuprof_stats_init(&gpuprof__gpu.idle);
-        for (k = 0; k < GPUPROF__STEP_SLOTS; k++) gpuprof__gpu.slot[k].closed = 0;
-        GPUPROF__ST(&gpuprof__kc.reset_below, GPUPROF__LD(&gpuprof__kc.call_next));   /* spans still open: of the old period */
-        gpuprof__kc_reset();
-    }
-#endif
+    gpuprof__gpu_stats_reset();
+    gpuprof__kc_stats_reset();
     gpuprof__mu_unlock(&gpuprof__lock);
 }
 
@@ -19585,7 +19734,6 @@ static void gpuprof__keeper_stop(void) {
    and the environment override both.
    ---------------------------------------------------------------------- */
 
-#ifdef GPUPROF_CUDA
 /* Dense FLOP per clock cycle per SM, from NVIDIA's architecture whitepapers:
    fp64 and fp32 on the CUDA cores (an FMA is 2 FLOP), tf32, fp16/bf16 and
    fp8 on the tensor cores (dense, fp32 accumulate on data-centre parts,
@@ -19615,7 +19763,6 @@ static const struct gpuprof__flop_row *gpuprof__flop_row_of(int major, int minor
     }
     return best;
 }
-#endif
 
 /* A positive number from the environment (or -1 when the variable is unset or bad). */
 static double gpuprof__env_positive(const char *var) {
@@ -19657,7 +19804,6 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
                                                        &gpuprof__g.peak.flops, gpuprof__g.peak.flops_from);
     gpuprof__g.peak.user_bw = gpuprof__peak_setting("GPUPROF_PEAK_GBPS", "peak_gbps", cfg->peak_gbps, 1e9,
                                                     &gpuprof__g.peak.bw, gpuprof__g.peak.bw_from);
-#ifdef GPUPROF_CUDA
     if (gpuprof__gpu.available) {
         const struct gpuprof__flop_row *r = gpuprof__flop_row_of(gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
         int p = gpuprof__g.peak.prec;
@@ -19680,7 +19826,6 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
             } else snprintf(gpuprof__g.peak.bw_from, sizeof gpuprof__g.peak.bw_from, "unknown: set GPUPROF_PEAK_GBPS");
         }
     }
-#endif
     if (gpuprof__g.peak.flops == 0.0 && !gpuprof__g.peak.flops_from[0])
         snprintf(gpuprof__g.peak.flops_from, sizeof gpuprof__g.peak.flops_from, "no GPU: set GPUPROF_PEAK_TFLOPS");
     if (gpuprof__g.peak.bw == 0.0 && !gpuprof__g.peak.bw_from[0])
@@ -20763,11 +20908,8 @@ static void gpuprof__mpi_keep(void) {
     uint32_t magic = GPUPROF__XR_MAGIC, n = 0, i;
     int32_t head[3];
     double steps, step_ns;
-#ifdef GPUPROF_CUDA
-    gpuprof__kernel **kv = NULL;
-    uint32_t nk = 0;
-    double ktotal = 0;
-#endif
+    gpuprof__comm_kernel *kv;
+    uint32_t nk;
     gpuprof__mpi_attach();     /* MPI started after gpuprof: still in time */
     if (GPUPROF__LDA(&gpuprof__mpis.attached) != 1) {
         int fin = 0;
@@ -20796,12 +20938,8 @@ static void gpuprof__mpi_keep(void) {
     gpuprof__rec_put(&b, &steps, 8);
     gpuprof__rec_put(&b, &step_ns, 8);
     for (i = 0; i < s.nflat; i++) if (s.flatp[i]->stats.count || s.flatp[i]->gpu.count) n++;
-#ifdef GPUPROF_CUDA
-    /* NCCL's kernels (kernel capture): the GPU side of the collectives */
-    gpuprof__mu_lock(&gpuprof__kc_mu);
-    if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL)
-        for (i = 0; i < nk; i++) if (kv[i]->stats.count && gpuprof__is_comm(kv[i]->shown)) n++;
-#endif
+    nk = gpuprof__kc_comm_kernels(&kv);        /* NCCL's kernels: the GPU side of the collectives */
+    n += nk;
     gpuprof__rec_put(&b, &n, 4);
     for (i = 0; i < s.nflat; i++) {
         const gpuprof__row *r = s.flatp[i];
@@ -20819,24 +20957,20 @@ static void gpuprof__mpi_keep(void) {
         gpuprof__rec_put(&b, &len, 4);
         gpuprof__rec_put(&b, name, len);
     }
-#ifdef GPUPROF_CUDA
-    for (i = 0; kv && i < nk; i++) {
-        const gpuprof__kernel *k = kv[i];
+    for (i = 0; i < nk; i++) {
         double f[4];
         int32_t flags = 3;                      /* GPU times, a kernel */
-        uint32_t len = (uint32_t)strlen(k->shown) + 1;
-        if (!k->stats.count || !gpuprof__is_comm(k->shown)) continue;
+        uint32_t len = (uint32_t)strlen(kv[i].name) + 1;
         f[0] = f[1] = GPUPROF__NAN;
-        f[2] = k->stats.sum;
-        f[3] = gpuprof_stats_quantile(&k->stats, 0.5);
+        f[2] = kv[i].total_ns;
+        f[3] = kv[i].p50_ns;
         gpuprof__rec_put(&b, f, sizeof f);
         gpuprof__rec_put(&b, &flags, 4);
         gpuprof__rec_put(&b, &len, 4);
-        gpuprof__rec_put(&b, k->shown, len);
+        gpuprof__rec_put(&b, kv[i].name, len);
+        GPUPROF_FREE(kv[i].name);
     }
     GPUPROF_FREE(kv);
-    gpuprof__mu_unlock(&gpuprof__kc_mu);
-#endif
     {
         const char *tp = gpuprof__g.trace_path && gpuprof__trace.mode == GPUPROF__TRACE_STREAM && !GPUPROF__LDA(&gpuprof__trace.out.failed) ? gpuprof__g.trace_path : "";
         uint32_t len = (uint32_t)strlen(tp) + 1;
@@ -21348,21 +21482,7 @@ static void gpuprof__once_init(void) {
     gpuprof__digits4_init();       /* before any number is written: every output needs a session */
     pthread_key_create(&gpuprof__tls_key, gpuprof__thread_exit);
     pthread_atfork(gpuprof__fork_prepare, gpuprof__fork_parent, gpuprof__fork_child);
-#ifdef GPUPROF_CUDA
-    {
-        /* The CUDA runtime starts (and registers its own teardown) before our
-           exit handler is registered, so ours runs first and can still
-           drain the last GPU events at exit. */
-        const char *v = getenv("GPUPROF_GPU"), *o = getenv("GPUPROF_OFF");
-        int n = 0, gpu = 1, off = 0;
-        if (v) (void)gpuprof__parse_flag(v, &gpu);
-        if (o) (void)gpuprof__parse_flag(o, &off);
-        if (gpu && !off) {
-            (void)cudaGetDeviceCount(&n);
-            gpuprof__g.cuda_started = 1;
-        }
-    }
-#endif
+    gpuprof__gpu_preload();        /* before our exit handler: the CUDA runtime's teardown runs after it */
     atexit(gpuprof__atexit);
 }
 
@@ -21705,21 +21825,7 @@ static void gpuprof__session_start(const gpuprof_config *cfg, int off) {
     gpuprof__trace_reset();
     /* read without the lock by a thread checking which session its state and ids belong to */
     GPUPROF__ST(&gpuprof__g.session, gpuprof__g.session + 1 ? gpuprof__g.session + 1 : 1u);
-#ifdef GPUPROF_CUDA
-    gpuprof__gpu_probe(!cfg->no_gpu && !off);
-    gpuprof__kc_open(off ? 0 : cfg->gpu_from_kernels && !cfg->no_gpu ? 2 : cfg->kernels, cfg->kernel_buffer_mb);
-#if GPUPROF__GM
-    gpuprof__gm_start(!off && cfg->gpu_metrics, cfg->gpu_metrics_us, gpuprof__gpu.available ? gpuprof__gpu.dev0 : -1, gpuprof__gpu.runtime);
-#else
-    if (cfg->gpu_metrics && !off)
-        gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics (GPUPROF_GPU_METRICS) are compiled out of this build (GPUPROF_NO_GPU_METRICS); build without it to have them");
-#endif
-#else
-    if ((cfg->kernels || cfg->gpu_from_kernels) && !off)
-        gpuprof__warn(GPUPROF__W_KERNELS, "kernel capture (GPUPROF_KERNELS, GPUPROF_GPU=kernels) needs a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart); ranges are timed as before");
-    if (cfg->gpu_metrics && !off)
-        gpuprof__warn(GPUPROF__W_KERNELS, "GPU metrics (GPUPROF_GPU_METRICS) need a CUDA build of the file that defines GPUPROF_IMPLEMENTATION (nvcc, or -DGPUPROF_CUDA -lcudart)");
-#endif
+    gpuprof__gpu_open(cfg, off);
     gpuprof__peaks_init(cfg);
     if (!off) gpuprof__as_check();
     if (gpuprof__g.trace_path && gpuprof__trace_open() != 0) {
@@ -21937,20 +22043,14 @@ static void gpuprof__shutdown_locked(int wait_ms) {
 #if GPUPROF__SAMPLER
     gpuprof__smp_code_clear();      /* (the symbols of objects unloaded meanwhile were read for the outputs) */
 #endif
-#ifdef GPUPROF_CUDA
     gpuprof__kc_close();
-#endif
-#if GPUPROF__GM
     gpuprof__gm_close();
-#endif
     gpuprof__mu_lock(&gpuprof__lock);
     GPUPROF__ST(&gpuprof__g.mem_ranges, 0);
     gpuprof__mem_close();
     gpuprof__symc_clear();          /* the symbols read for the outputs (a report on another thread reads them under this lock) */
     keep_names = gpuprof__threads_release(self);
-#ifdef GPUPROF_CUDA
     gpuprof__gpu_close();
-#endif
 #ifdef GPUPROF_NVTX
     GPUPROF__ST(&gpuprof__g.nvtx_on, 0);
 #endif
