@@ -627,16 +627,16 @@ static inline int gpuprof__isnan(double x) {
 #if defined(GPUPROF_NO_CUDA) || defined(GPUPROF_DISABLE)
 #undef GPUPROF_CUDA
 #endif
-/* The same as a constant, for code that compiles in both builds and takes
-   the GPU's branch only in a CUDA build (the GPU backend's entry points
-   are no-ops in a CPU build). */
+/* GPUPROF__CUDA_BUILD: the same as a constant, for code that compiles in
+   both builds and takes the GPU's branch only in a CUDA build (the GPU
+   backend's entry points are no-ops in a CPU build). */
 #ifdef GPUPROF_CUDA
 #define GPUPROF__CUDA_BUILD 1
+#ifndef GPUPROF_NVTX
+#define GPUPROF_NVTX
+#endif
 #else
 #define GPUPROF__CUDA_BUILD 0
-#endif
-#if defined(GPUPROF_CUDA) && !defined(GPUPROF_NVTX)
-#define GPUPROF_NVTX
 #endif
 #if defined(GPUPROF_NO_NVTX) || defined(GPUPROF_DISABLE)
 #undef GPUPROF_NVTX
@@ -707,6 +707,7 @@ static inline int gpuprof__isnan(double x) {
 #define GPUPROF__LIKELY(x) __builtin_expect(!!(x), 1)
 #define GPUPROF__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GPUPROF__NOINLINE __attribute__((noinline))
+#define GPUPROF__MAYBE_UNUSED __attribute__((unused))   /* a function only some builds call */
 #define GPUPROF__INLINE static inline __attribute__((always_inline))
 static inline double gpuprof__ldd(const double *p) { double v; __atomic_load(p, &v, __ATOMIC_RELAXED); return v; }
 static inline void gpuprof__std(double *p, double v) { __atomic_store(p, &v, __ATOMIC_RELAXED); }
@@ -721,6 +722,7 @@ static inline double gpuprof__ldda(const double *p) { double v; __atomic_load(p,
 #define GPUPROF__LIKELY(x) (x)
 #define GPUPROF__UNLIKELY(x) (x)
 #define GPUPROF__NOINLINE
+#define GPUPROF__MAYBE_UNUSED
 #define GPUPROF__INLINE static inline
 static inline double gpuprof__ldd(const double *p) { return *p; }
 static inline void gpuprof__std(double *p, double v) { *p = v; }
@@ -2051,9 +2053,9 @@ static int gpuprof__phase_of(uint64_t step) {
    Loaded libraries: a seam's entry points, bound by name
    NVML and CUPTI are loaded with dlopen when asked for, never linked (no
    build-time dependency, and a program without them runs). Each seam lists
-   the entry points it calls in a table of these, and one call binds them.
+   the entry points it calls in a table of these, and one call binds them
+   (compiled in every build; one without NVML and CUDA calls none of it).
    ---------------------------------------------------------------------- */
-#if (GPUPROF__DEVICE && defined(__linux__)) || defined(GPUPROF_CUDA)
 #include <dlfcn.h>
 
 /* An entry point: its name, where its pointer goes in the seam's table, and
@@ -2063,7 +2065,7 @@ typedef struct gpuprof__lib_sym { const char *name; size_t off; int optional; } 
 /* Each of syms found in lib and stored in api (an optional one missing:
    NULL). Returns NULL, or the name of a required one missing, with api
    cleared: the caller says which library lacked it. */
-static const char *gpuprof__lib_bind(void *lib, const gpuprof__lib_sym *syms, size_t n, void *api, size_t api_size) {
+static GPUPROF__MAYBE_UNUSED const char *gpuprof__lib_bind(void *lib, const gpuprof__lib_sym *syms, size_t n, void *api, size_t api_size) {
     size_t i;
     for (i = 0; i < n; i++) {
         void *p = dlsym(lib, syms[i].name);
@@ -2075,7 +2077,6 @@ static const char *gpuprof__lib_bind(void *lib, const gpuprof__lib_sym *syms, si
     }
     return NULL;
 }
-#endif
 
 /* ----------------------------------------------------------------------
    NVTX (SPEC 5): every range is also an NVTX range in gpuprof's domain
@@ -2474,8 +2475,7 @@ static gpuprof__thread *gpuprof__thread_alloc(int tid, const char *label, uint32
    tracks): no program thread's, never recording a range, linked into the
    session's threads so the trace writer finds it. Under gpuprof__lock. NULL:
    no memory. */
-#if GPUPROF__DEVICE || defined(GPUPROF_CUDA)
-static gpuprof__thread *gpuprof__own_tracer(const char *label, int max_nodes) {
+static GPUPROF__MAYBE_UNUSED gpuprof__thread *gpuprof__own_tracer(const char *label, int max_nodes) {
     gpuprof__thread *tr = gpuprof__thread_alloc(0, label, gpuprof__registry.max_ids, max_nodes);
     if (!tr) return NULL;
     tr->exited = 2;
@@ -2487,7 +2487,6 @@ static gpuprof__thread *gpuprof__own_tracer(const char *label, int max_nodes) {
     GPUPROF__STR(&gpuprof__threads.threads, tr);      /* release: see gpuprof__collector_main */
     return tr;
 }
-#endif
 
 /* The child of `parent` named `id`, created on first use. */
 static GPUPROF__NOINLINE gpuprof__node *gpuprof__child(gpuprof__thread *t, gpuprof__node *parent, uint32_t id) {
@@ -3228,12 +3227,11 @@ static void gpuprof__dev_phase_add(gpuprof__dev_phase_sums *tab, uint32_t *n, ui
     for (k = 0; k < GPUPROF__DEV_N; k++) if (have[k]) { ph->cnt[k]++; ph->sum[k] += v[k]; }
 }
 
-#ifdef GPUPROF_CUDA
 /* An outermost range's GPU part, harvested (section "GPU backend", CUDA
    builds): the samples taken in [a, b] (ns) go to its GPU-window entry. A
    GPU-bound phase runs on the GPU later than its CPU range: these are the
    samples of its own work. */
-static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
+static GPUPROF__MAYBE_UNUSED void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
     uint64_t i, n;
     if (!GPUPROF__LD(&gpuprof__dev.on) || b <= a) return;
     gpuprof__mu_lock(&gpuprof__dev_mu);
@@ -3248,7 +3246,6 @@ static void gpuprof__dev_gpu_window(uint32_t name_id, int64_t a, int64_t b) {
     }
     gpuprof__mu_unlock(&gpuprof__dev_mu);
 }
-#endif
 
 /* A call that failed: a lost GPU stops the sampling; any other failure
    (NOT_SUPPORTED, NO_PERMISSION, ...) drops the counters [k0, k1] that call
@@ -3768,7 +3765,7 @@ static int gpuprof__dev_class(uint32_t name_id, double *dram, double *comp) {
 #endif
 
 /* ----------------------------------------------------------------------
-   Launch figures (CUDA builds; SPEC 20): what a kernel's launch shape
+   Launch figures (SPEC 20; kernel capture uses them): what a kernel's launch shape
    leaves of the GPU -- blocks per SM, theoretical occupancy and its
    limiter, the share of SMs given work, waves -- from the device's limits
    and the kernel record's grid, block, registers and shared memory. The
@@ -3785,10 +3782,9 @@ typedef struct gpuprof__devlim {
     int threads_block, threads_sm, regs_block, regs_sm;
     int smem_block, smem_sm, smem_optin, smem_reserved;   /* bytes */
 } gpuprof__devlim;
-#ifdef GPUPROF_CUDA
 
 enum { GPUPROF__LIM_WARPS, GPUPROF__LIM_BLOCKS, GPUPROF__LIM_REGS, GPUPROF__LIM_SMEM, GPUPROF__LIM_COUNT };
-static const char *const gpuprof__lim_name[GPUPROF__LIM_COUNT] = { "warps", "blocks", "registers", "shared_memory" };
+static GPUPROF__MAYBE_UNUSED const char *const gpuprof__lim_name[GPUPROF__LIM_COUNT] = { "warps", "blocks", "registers", "shared_memory" };
 
 /* A launch's figures. blocks_per_sm < 0: the device's limits are unknown. */
 typedef struct gpuprof__launch {
@@ -3866,7 +3862,7 @@ static int gpuprof__occ_regs_limit(const gpuprof__devlim *d, int threads, int re
    thread and ssmem + dsmem bytes of shared memory on device d. The limiter
    named is the first of warps, blocks, registers, shared memory that sets
    blocks_per_sm: a tie names the one that no kernel change lifts. */
-static void gpuprof__occ_calc(const gpuprof__devlim *d, uint64_t blocks, int threads, int regs, long ssmem, long dsmem, gpuprof__launch *o) {
+static GPUPROF__MAYBE_UNUSED void gpuprof__occ_calc(const gpuprof__devlim *d, uint64_t blocks, int threads, int regs, long ssmem, long dsmem, gpuprof__launch *o) {
     int lim[GPUPROF__LIM_COUNT], i, best = INT_MAX, max_warps = d->warp > 0 ? d->threads_sm / d->warp : 0, warps;
     o->blocks_per_sm = -1;
     o->limiter = GPUPROF__LIM_WARPS;
@@ -3892,7 +3888,7 @@ static void gpuprof__occ_calc(const gpuprof__devlim *d, uint64_t blocks, int thr
    xmma, hmma, imma, wmma, wgmma, tensorop, nvjet or an MMA shape (s16816,
    h1688, i16832, s884 ...) say yes; sgemm, simt, gemv say a GEMM (or
    GEMV) on the CUDA cores. */
-static int gpuprof__tensor_cores(const char *name) {
+static GPUPROF__MAYBE_UNUSED int gpuprof__tensor_cores(const char *name) {
     static const char *const yes[] = { "xmma", "hmma", "imma", "wmma", "wgmma", "tensorop", "tensor_op", "nvjet", NULL };
     static const char *const no[] = { "sgemm", "simt", "gemv", NULL };
     char low[512];
@@ -3908,7 +3904,6 @@ static int gpuprof__tensor_cores(const char *name) {
     for (k = 0; no[k]; k++) if (strstr(low, no[k])) return 0;
     return -1;
 }
-#endif /* GPUPROF_CUDA */
 
 /* ----------------------------------------------------------------------
    Kernel capture: CUPTI -- its seam and the capture's state (CUDA builds,
@@ -4601,6 +4596,31 @@ static int gpuprof__write_file_as(const char *path, const gpuprof__buf *b, const
     return rc;
 }
 static int gpuprof__write_file(const char *path, const gpuprof__buf *b, const char *what) { return gpuprof__write_file_as(path, b, what, NULL); }
+
+/* A statistics accumulator's figures as JSON members ("count", "sum<unit>",
+   ... "max<unit>"); q: its p50, p90, p95, p99 when known exactly, else
+   NULL (from the histogram). */
+static void gpuprof__json_stats_q(gpuprof__buf *b, const gpuprof_stats *st, const char *unit, const double *q) {
+    static const double qs[] = { 0.5, 0.9, 0.95, 0.99 };
+    static const char *const qn[] = { "p50", "p90", "p95", "p99" };
+    int i;
+    gpuprof__buf_printf(b, "\"count\":%llu,\"sum%s\":", (unsigned long long)st->count, unit);
+    gpuprof__buf_num(b, st->sum);
+    gpuprof__buf_printf(b, ",\"mean%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_mean(st));
+    gpuprof__buf_printf(b, ",\"std%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_stddev(st));
+    gpuprof__buf_printf(b, ",\"min%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_min(st));
+    for (i = 0; i < 4; i++) {
+        gpuprof__buf_printf(b, ",\"%s%s\":", qn[i], unit);
+        gpuprof__buf_num(b, q ? q[i] : gpuprof_stats_quantile(st, qs[i]));
+    }
+    gpuprof__buf_printf(b, ",\"max%s\":", unit);
+    gpuprof__buf_num(b, gpuprof_stats_max(st));
+}
+/* The statistics with quantiles from the histogram. */
+static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) { gpuprof__json_stats_q(b, st, unit, NULL); }
 
 /* ----------------------------------------------------------------------
    GPU metrics: what the kernels do with the hardware, per range, from
@@ -9551,6 +9571,34 @@ static uint64_t gpuprof__wall_ns(void) {
 #else
     return gpuprof__mono_ns() - gpuprof__run.t_init_ns;
 #endif
+}
+
+/* Bytes with a binary unit and three significant digits; sign=1 writes a
+   '+' before growth. NaN: "-". */
+static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double a = v < 0 ? -v : v;
+    const char *pre = v < 0 ? "-" : sign && v > 0 ? "+" : "";
+    int u = 0;
+    if (gpuprof__isnan(v)) { snprintf(buf, n, "-"); return buf; }
+    while (u < 4 && a >= 1023.5) { a /= 1024.0; u++; }
+    if (u == 0) gpuprof__fmt(buf, n, "%s%.0f B", pre, a);
+    else if (a < 9.995) gpuprof__fmt(buf, n, "%s%.2f %s", pre, a, unit[u]);
+    else if (a < 99.95) gpuprof__fmt(buf, n, "%s%.1f %s", pre, a, unit[u]);
+    else gpuprof__fmt(buf, n, "%s%.0f %s", pre, a, unit[u]);
+    return buf;
+}
+
+/* A share in percent, one decimal, in a column of 7. */
+static void gpuprof__cell_pct(gpuprof__buf *b, double part, double whole) {
+    char t[32];
+    gpuprof__fmt(t, sizeof t, "%.1f", whole > 0 ? 100.0 * part / whole : 0.0);
+    gpuprof__buf_printf(b, " %6s%%", t);
+}
+
+/* The line under a table cut at `rows`. */
+static void gpuprof__more_rows(gpuprof__buf *b, uint32_t total, uint32_t rows) {
+    if (total > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", total - rows);
 }
 
 /* ----------------------------------------------------------------------
@@ -15752,106 +15800,6 @@ static void gpuprof__step_bound(const gpuprof__snap *s, gpuprof__verdict_t *v, c
             if (gpuprof__k_gpu(v->ph[i].k) && (v->waits_for < 0 || v->ph[i].gpu > v->ph[v->waits_for].gpu)) v->waits_for = (int)i;
 }
 
-#ifdef GPUPROF_CUDA
-/* Of the kernels launched mostly inside phase ph (itself or a range nested
-   in it): the one with the most time in launches that leave most SMs idle
-   (idle = 1), or the most time of all (idle = 0); NULL: none. Kernel
-   capture's tables are read under kc.mu. */
-static const gpuprof__kernel *gpuprof__kc_phase_kernel(const gpuprof__snap *s, const gpuprof__row *ph, int idle) {
-    const gpuprof__kernel *best = NULL;
-    double most = 0;
-    uint32_t i, j;
-    if (!s || !gpuprof__kc.map) return NULL;
-    gpuprof__mu_lock(&gpuprof__kc_mu);
-    for (i = 0; i < gpuprof__kc.nkern; i++) {
-        const gpuprof__kernel *k = gpuprof__kc.kern[i];
-        int r = gpuprof__ktop_best(&k->ranges);
-        double x = idle ? k->idle_ns : k->stats.sum;
-        if (r < 0 || !k->ranges.key[r] || x <= most) continue;
-        for (j = 0; j < s->ntree; j++) {
-            const gpuprof__row *d = &s->tree[j];
-            if (d->name_id != (uint32_t)k->ranges.key[r]) continue;
-            while (d && d != ph) d = d->parent >= 0 ? &s->tree[d->parent] : NULL;
-            if (d) { best = k; most = x; break; }
-        }
-    }
-    gpuprof__mu_unlock(&gpuprof__kc_mu);
-    return best;
-}
-
-/* A kernel's name for a sentence: up to its parameter list, at most 48 bytes. */
-static const char *gpuprof__kc_short(char *buf, size_t n, const gpuprof__kernel *k) {
-    const char *name = k->shown, *par = strchr(name, '(');
-    size_t len = par && par > name ? (size_t)(par - name) : strlen(name);
-    if (strncmp(name, "void ", 5) == 0 && len > 5) { name += 5; len -= 5; }
-    if (len > 48) len = 48;
-    if (len >= n) len = n - 1;
-    memcpy(buf, name, len);
-    buf[len] = 0;
-    return buf;
-}
-
-/* Why a phase is under-filled: the kernel that leaves most SMs idle longest
-   and its launch, or the share of such launches. */
-static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    char t1[32], kn[64];
-    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
-    {
-        const gpuprof__kernel *k = gpuprof__kc_phase_kernel(s, p->r, 1);
-        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
-        if (sh >= 0 && k->fig[sh].blocks_per_sm >= 0 && k->shape[sh][9] < GPUPROF__MAX_DEV) {
-            const uint32_t *x = k->shape[sh];
-            char t2[32];
-            gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * k->fig[sh].sm_fill);
-            snprintf(out, n, "%s: %llu blocks on %d SMs (%s%% of the SMs given work); %s%% of its kernel time leaves most SMs idle",
-                     gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)x[0] * x[1] * x[2], gpuprof__gpu.lim[x[9]].sms, t2, t1);
-            return;
-        }
-    }
-    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
-}
-
-/* What a GPU phase's main kernel says of its occupancy, where registers or
-   shared memory limit it below half and the grid fills the SMs: "; kernel
-   runs at ...", else "". Low occupancy alone is no class (many good GEMMs
-   run at one block per SM): it is named, with its remedy, only here, and
-   not for a tensor-core kernel (a library's tiles are sized on purpose). */
-static void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    out[0] = 0;
-    {
-        const gpuprof__kernel *k = gpuprof__k_gpu(p->k) ? gpuprof__kc_phase_kernel(s, p->r, 0) : NULL;
-        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
-        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
-        char kn[64], t1[32];
-        if (!f || f->blocks_per_sm < 0) return;
-        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * f->occupancy);
-        if (p->k == GPUPROF__K_LATENCY && !(f->occupancy < 0.5 && (f->limiter == GPUPROF__LIM_REGS || f->limiter == GPUPROF__LIM_SMEM))) {
-            /* far below the roofs: its main kernel's occupancy says whether more warps are there to hide latency */
-            snprintf(out, n, "; %s runs at %s%% occupancy (limited by %s), %llu blocks on %d SMs", gpuprof__kc_short(kn, sizeof kn, k), t1,
-                     gpuprof__lim_name[f->limiter], (unsigned long long)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2],
-                     k->shape[sh][9] < GPUPROF__MAX_DEV ? gpuprof__gpu.lim[k->shape[sh][9]].sms : 0);
-            return;
-        }
-        if (k->tensor == 1 || f->occupancy >= 0.5 || f->sm_fill < 1 || (f->limiter != GPUPROF__LIM_REGS && f->limiter != GPUPROF__LIM_SMEM))
-            return;
-        if (f->limiter == GPUPROF__LIM_REGS)
-            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u registers per thread (__launch_bounds__, -maxrregcount)",
-                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][6]);
-        else
-            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u bytes of shared memory per block (smaller tiles, fewer stages)",
-                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][7] + k->shape[sh][8]);
-    }
-}
-#else
-/* A CPU build: no kernels to name. */
-static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    char t1[32];
-    (void)s;
-    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
-    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
-}
-GPUPROF__INLINE void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) { (void)n; (void)s; (void)p; out[0] = 0; }
-#endif
 
 /* The verdict from a snapshot: the step's phases, each one's class and time
    per typical step, what bounds the step and the bottleneck. */
@@ -16317,27 +16265,558 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
 #endif
 
 /* ----------------------------------------------------------------------
-   Text report, its parts: the header, the tables by CPU and by GPU time,
-   counters, memory, the roofline, the verdict, the warnings.
+   Kernel capture in the report: the kernels, kernels by range, GPU spans,
+   transfers, synchronizations (under gpuprof__lock; the collector's tables
+   are read under kc.mu).
    ---------------------------------------------------------------------- */
-/* Bytes with a binary unit and three significant digits; sign=1 writes a
-   '+' before growth. NaN: "-". */
-static const char *gpuprof__fmt_bytes(char *buf, size_t n, double v, int sign) {
-    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    double a = v < 0 ? -v : v;
-    const char *pre = v < 0 ? "-" : sign && v > 0 ? "+" : "";
-    int u = 0;
-    if (gpuprof__isnan(v)) { snprintf(buf, n, "-"); return buf; }
-    while (u < 4 && a >= 1023.5) { a /= 1024.0; u++; }
-    if (u == 0) gpuprof__fmt(buf, n, "%s%.0f B", pre, a);
-    else if (a < 9.995) gpuprof__fmt(buf, n, "%s%.2f %s", pre, a, unit[u]);
-    else if (a < 99.95) gpuprof__fmt(buf, n, "%s%.1f %s", pre, a, unit[u]);
-    else gpuprof__fmt(buf, n, "%s%.0f %s", pre, a, unit[u]);
+/* A collective's kernel, as the cross-rank comparison takes it (gpuprof__kc_comm_kernels). */
+typedef struct gpuprof__comm_kernel { char *name; double total_ns, p50_ns; } gpuprof__comm_kernel;
+#ifdef GPUPROF_CUDA
+static const char *const gpuprof__kc_dir[5] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+static const char *const gpuprof__kc_host[3] = { "pageable", "pinned", NULL };
+static const char *const gpuprof__kc_sync[4] = { "device", "stream", "event", "stream_wait_event" };
+
+/* Of the kernels launched mostly inside phase ph (itself or a range nested
+   in it): the one with the most time in launches that leave most SMs idle
+   (idle = 1), or the most time of all (idle = 0); NULL: none. Kernel
+   capture's tables are read under kc.mu. */
+static const gpuprof__kernel *gpuprof__kc_phase_kernel(const gpuprof__snap *s, const gpuprof__row *ph, int idle) {
+    const gpuprof__kernel *best = NULL;
+    double most = 0;
+    uint32_t i, j;
+    if (!s || !gpuprof__kc.map) return NULL;
+    gpuprof__mu_lock(&gpuprof__kc_mu);
+    for (i = 0; i < gpuprof__kc.nkern; i++) {
+        const gpuprof__kernel *k = gpuprof__kc.kern[i];
+        int r = gpuprof__ktop_best(&k->ranges);
+        double x = idle ? k->idle_ns : k->stats.sum;
+        if (r < 0 || !k->ranges.key[r] || x <= most) continue;
+        for (j = 0; j < s->ntree; j++) {
+            const gpuprof__row *d = &s->tree[j];
+            if (d->name_id != (uint32_t)k->ranges.key[r]) continue;
+            while (d && d != ph) d = d->parent >= 0 ? &s->tree[d->parent] : NULL;
+            if (d) { best = k; most = x; break; }
+        }
+    }
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
+    return best;
+}
+
+/* A kernel's name for a sentence: up to its parameter list, at most 48 bytes. */
+static const char *gpuprof__kc_short(char *buf, size_t n, const gpuprof__kernel *k) {
+    const char *name = k->shown, *par = strchr(name, '(');
+    size_t len = par && par > name ? (size_t)(par - name) : strlen(name);
+    if (strncmp(name, "void ", 5) == 0 && len > 5) { name += 5; len -= 5; }
+    if (len > 48) len = 48;
+    if (len >= n) len = n - 1;
+    memcpy(buf, name, len);
+    buf[len] = 0;
     return buf;
 }
 
+/* Why a phase is under-filled: the kernel that leaves most SMs idle longest
+   and its launch, or the share of such launches. */
+static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    char t1[32], kn[64];
+    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
+    {
+        const gpuprof__kernel *k = gpuprof__kc_phase_kernel(s, p->r, 1);
+        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
+        if (sh >= 0 && k->fig[sh].blocks_per_sm >= 0 && k->shape[sh][9] < GPUPROF__MAX_DEV) {
+            const uint32_t *x = k->shape[sh];
+            char t2[32];
+            gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * k->fig[sh].sm_fill);
+            snprintf(out, n, "%s: %llu blocks on %d SMs (%s%% of the SMs given work); %s%% of its kernel time leaves most SMs idle",
+                     gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)x[0] * x[1] * x[2], gpuprof__gpu.lim[x[9]].sms, t2, t1);
+            return;
+        }
+    }
+    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
+}
+
+/* What a GPU phase's main kernel says of its occupancy, where registers or
+   shared memory limit it below half and the grid fills the SMs: "; kernel
+   runs at ...", else "". Low occupancy alone is no class (many good GEMMs
+   run at one block per SM): it is named, with its remedy, only here, and
+   not for a tensor-core kernel (a library's tiles are sized on purpose). */
+static void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    out[0] = 0;
+    {
+        const gpuprof__kernel *k = gpuprof__k_gpu(p->k) ? gpuprof__kc_phase_kernel(s, p->r, 0) : NULL;
+        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
+        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+        char kn[64], t1[32];
+        if (!f || f->blocks_per_sm < 0) return;
+        gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * f->occupancy);
+        if (p->k == GPUPROF__K_LATENCY && !(f->occupancy < 0.5 && (f->limiter == GPUPROF__LIM_REGS || f->limiter == GPUPROF__LIM_SMEM))) {
+            /* far below the roofs: its main kernel's occupancy says whether more warps are there to hide latency */
+            snprintf(out, n, "; %s runs at %s%% occupancy (limited by %s), %llu blocks on %d SMs", gpuprof__kc_short(kn, sizeof kn, k), t1,
+                     gpuprof__lim_name[f->limiter], (unsigned long long)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2],
+                     k->shape[sh][9] < GPUPROF__MAX_DEV ? gpuprof__gpu.lim[k->shape[sh][9]].sms : 0);
+            return;
+        }
+        if (k->tensor == 1 || f->occupancy >= 0.5 || f->sm_fill < 1 || (f->limiter != GPUPROF__LIM_REGS && f->limiter != GPUPROF__LIM_SMEM))
+            return;
+        if (f->limiter == GPUPROF__LIM_REGS)
+            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u registers per thread (__launch_bounds__, -maxrregcount)",
+                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][6]);
+        else
+            snprintf(out, n, "; %s runs at %s%% occupancy, limited by its %u bytes of shared memory per block (smaller tiles, fewer stages)",
+                     gpuprof__kc_short(kn, sizeof kn, k), t1, k->shape[sh][7] + k->shape[sh][8]);
+    }
+}
+
+/* The name of the range a top list counts most (NULL: outside any range, or none). */
+static const char *gpuprof__kc_range(const gpuprof__ktop *t) {
+    int i = gpuprof__ktop_best(t);
+    return i >= 0 && t->key[i] ? gpuprof__name_text((uint32_t)t->key[i]) : NULL;
+}
+
+static int gpuprof__kc_cmp_kern(const void *a, const void *b) {
+    double x = (*(gpuprof__kernel *const *)a)->stats.sum, y = (*(gpuprof__kernel *const *)b)->stats.sum;
+    return x > y ? -1 : x < y;
+}
+
+/* The kernels with counted calls, largest total first (a list to free); *total: their time. */
+static gpuprof__kernel **gpuprof__kc_sorted(uint32_t *n, double *total) {
+    gpuprof__kernel **v = (gpuprof__kernel **)gpuprof__alloc((gpuprof__kc.nkern + 1) * sizeof *v);
+    uint32_t i;
+    *n = 0;
+    *total = 0;
+    if (!v) return NULL;
+    for (i = 0; i < gpuprof__kc.nkern; i++)
+        if (gpuprof__kc.kern[i]->stats.count) { v[(*n)++] = gpuprof__kc.kern[i]; *total += gpuprof__kc.kern[i]->stats.sum; }
+    qsort(v, *n, sizeof *v, gpuprof__kc_cmp_kern);
+    return v;
+}
+
+/* The per-step figures, with the steps not settled yet. */
+static void gpuprof__kc_steps(gpuprof_stats *per_step, gpuprof_stats *busy) {
+    uint32_t k;
+    *per_step = gpuprof__kc.per_step;
+    *busy = gpuprof__kc.busy;
+    for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
+        gpuprof__kslot *s = &gpuprof__kc.slot[k];
+        if (!s->used || !s->counted) continue;
+        gpuprof_stats_add(per_step, (double)s->launched);
+        gpuprof_stats_add(busy, gpuprof__kc_busy(s));
+    }
+}
+
+/* Each range's GPU time per call both ways, where a range has both: from
+   its CUDA events and from the kernels launched inside it. */
+static void gpuprof__report_spans(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
+    uint32_t i, n;
+    char t1[32];
+    for (i = 0, n = 0; i < s->nflat; i++) n += s->flatp[i]->gpu.count && s->flatp[i]->kspan.count + s->flatp[i]->kspan_nowork;
+    if (!n || gpuprof__gpu.from_kernels) return;
+    gpuprof__table_head(b, "\nGPU time per call two ways (Events: CUDA events recorded at the range's begin and end; Kernels: first start\n"
+                           "to last end of the GPU work launched inside it, nested ranges included -- GPUPROF_GPU=kernels times ranges\n"
+                           "so, without events; No work: counted calls that launched nothing, which have no span)\n", "Range", width,
+                        "     Calls  Events P50 Kernels P50 Events Mean Kernels Mean  Diff  No work\n");
+    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        double ev, ks;
+        if (!r->gpu.count || !(r->kspan.count + r->kspan_nowork)) continue;
+        n++;
+        ev = gpuprof_stats_mean(&r->gpu);
+        ks = r->kspan.count ? gpuprof_stats_mean(&r->kspan) : GPUPROF__NAN;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->gpu.count);
+        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->gpu, 0.5)));
+        gpuprof__buf_printf(b, " %11s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->kspan, 0.5)) : "-");
+        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, ev));
+        gpuprof__buf_printf(b, " %12s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, ks) : "-");
+        if (r->kspan.count && ev > 0) {
+            gpuprof__fmt(t1, sizeof t1, "%+.0f%%", 100.0 * (ks - ev) / ev);
+            gpuprof__buf_printf(b, " %5s", t1);
+        } else gpuprof__buf_s(b, "     -");
+        gpuprof__buf_printf(b, " %8llu\n", (unsigned long long)r->kspan_nowork);
+    }
+}
+
+/* The kernel report's first lines: what was captured, what was lost. */
+static void gpuprof__kc_report_head(gpuprof__buf *b, const gpuprof_stats *per_step, const gpuprof_stats *busy) {
+    char t1[32], t2[32], t3[32];
+    gpuprof__buf_printf(b, "\nKernels (CUPTI %u, %s): %llu kernel%s in counted steps", gpuprof__kc.version, gpuprof__kc.library,
+                        (unsigned long long)gpuprof__kc.kernels_counted, gpuprof__kc.kernels_counted == 1 ? "" : "s");
+    if (per_step->count) {
+        gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(per_step));
+        gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_mean(busy));
+        gpuprof__buf_printf(b, ", %s per step | GPU busy %s%% of the step (kernels, copies, memsets)", t1, t2);
+    }
+    if (gpuprof__kc.kernels_counted) {
+        gpuprof__fmt(t3, sizeof t3, "%.1f", 100.0 * (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted);
+        gpuprof__buf_printf(b, " | %s%% shorter than 10 us", t3);
+    }
+    gpuprof__buf_printf(b, "\n   %llu records, %llu outside any range, %llu dropped by CUPTI, %llu with bad timestamps",
+                        (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.unattributed,
+                        (unsigned long long)gpuprof__kc.dropped, (unsigned long long)gpuprof__kc.bad_times);
+    if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
+    if (gpuprof__kc.own) gpuprof__buf_printf(b, ", %llu of gpuprof's own event queries left out", (unsigned long long)gpuprof__kc.own);
+    if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
+    if (GPUPROF__LD(&gpuprof__kc.spans_skipped))
+        gpuprof__buf_printf(b, ", %llu range calls without a GPU span (%u calls open or not yet folded)", (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped),
+                            GPUPROF__KC_CALLS);
+    if (gpuprof__kc.spans_late)
+        gpuprof__buf_printf(b, ", %llu came after their range's GPU span was closed (%.0f s after its end, or %u calls later)", (unsigned long long)gpuprof__kc.spans_late,
+                            (double)GPUPROF__KC_SETTLE_NS / 1e9, GPUPROF__KC_CALLS / 2);
+    if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
+    gpuprof__buf_s(b, "\n");
+}
+
+/* A kernel's SM fill and occupancy cells ("  4%  100% warps        "):
+   its most common launch's (sh), or the time-weighted SM fill when it ran
+   with several shapes that differ in it ("~"). */
+static void gpuprof__kc_cell_launch(gpuprof__buf *b, const gpuprof__kernel *k, int sh) {
+    const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+    char t1[32], t2[48];
+    double fill;
+    if (!f || f->blocks_per_sm < 0 || k->known_ns <= 0) { gpuprof__buf_s(b, "   -  -                "); return; }
+    fill = k->fill_ns / k->known_ns;
+    gpuprof__fmt(t1, sizeof t1, fabs(fill - f->sm_fill) > 0.005 ? "~%.0f%%" : "%.0f%%", 100.0 * fill);
+    gpuprof__fmt(t2, sizeof t2, "%.0f%% %s", 100.0 * f->occupancy, f->blocks_per_sm ? gpuprof__lim_name[f->limiter] : "cannot launch");
+    gpuprof__buf_printf(b, "%4s  %-16s ", t1, t2);
+}
+
+/* The line under the kernel table: the kernels that leave most SMs idle
+   (sm_fill under 1/2, or a last partial wave on fewer than half the SMs
+   that is at least a quarter of the kernel's waves), the largest first,
+   with the launch remedy. */
+static void gpuprof__kc_report_idle(gpuprof__buf *b, gpuprof__kernel **v, uint32_t n, double total) {
+    uint32_t i, shown = 0;
+    char kn[64], t1[32];
+    for (i = 0; i < n && shown < 4; i++) {
+        const gpuprof__kernel *k = v[i];
+        int sh = gpuprof__ktop_best(&k->shapes);
+        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+        uint64_t blocks, per_wave, last;
+        int sms;
+        if (!f || f->blocks_per_sm <= 0 || k->shape[sh][9] >= GPUPROF__MAX_DEV || k->stats.sum < 0.01 * total) continue;
+        sms = gpuprof__gpu.lim[k->shape[sh][9]].sms;
+        blocks = (uint64_t)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2];
+        per_wave = (uint64_t)sms * (uint64_t)f->blocks_per_sm;
+        last = blocks % per_wave;
+        gpuprof__fmt(t1, sizeof t1, "%.1f", 100.0 * k->stats.sum / total);
+        if (f->sm_fill < GPUPROF__UNDERFILL) {
+            gpuprof__buf_printf(b, "%s%s %llu blocks on %d SMs (%s%% of GPU time)", shown ? ", " : "   leave most SMs idle: ", gpuprof__kc_short(kn, sizeof kn, k),
+                                (unsigned long long)blocks, sms, t1);
+        } else if (blocks > per_wave && last && last < (uint64_t)sms / 2 && blocks / per_wave + 1 <= 4) {
+            gpuprof__buf_printf(b, "%s%s its last of %llu waves on %llu of %d SMs (%s%% of GPU time)", shown ? ", " : "   leave most SMs idle: ",
+                                gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)(blocks / per_wave + 1), (unsigned long long)last, sms, t1);
+        } else continue;
+        shown++;
+    }
+    if (shown) gpuprof__buf_s(b, "\n      -> more blocks (split the work, split-K, smaller tiles), or other work beside them on another stream\n");
+}
+
+/* The kernels by GPU time (v: n of them, sorted; total: their GPU time). */
+static void gpuprof__kc_report_table(gpuprof__buf *b, gpuprof__kernel **v, uint32_t n, double total, uint32_t rows) {
+    size_t kw = 6, width;
+    uint32_t i;
+    if (!n) return;
+    for (i = 0; i < n && i < rows; i++) { size_t w = gpuprof__width(v[i]->shown); if (w > kw) kw = w; }
+    width = kw > 72 ? 72 : kw;
+    gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               "
+                                                "SMs  Occupancy        Range\n");
+    for (i = 0; i < n && i < rows; i++) {
+        gpuprof__kernel *k = v[i];
+        int sh = gpuprof__ktop_best(&k->shapes);
+        const char *rg = gpuprof__kc_range(&k->ranges);
+        char shape[96] = "-";
+        gpuprof__name_cell(b, k->shown, width, 0);
+        gpuprof__buf_printf(b, " %9llu", (unsigned long long)k->stats.count);
+        gpuprof__cell_ns(b, k->stats.sum);
+        gpuprof__cell_ns(b, gpuprof_stats_mean(&k->stats));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.5));
+        gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.99));
+        gpuprof__cell_ns(b, k->stats.max);
+        gpuprof__cell_pct(b, k->stats.sum, total);
+        if (sh >= 0) snprintf(shape, sizeof shape, "(%u,%u,%u)x(%u,%u,%u)", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
+                              k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
+        gpuprof__buf_printf(b, "  %-26s ", shape);
+        gpuprof__kc_cell_launch(b, k, sh);
+        if (rg) gpuprof__buf_name(b, rg);
+        else gpuprof__buf_s(b, "-");
+        gpuprof__buf_s(b, "\n");
+    }
+    gpuprof__more_rows(b, n, rows);
+    gpuprof__kc_report_idle(b, v, n, total);
+}
+
+/* Per range: the kernels launched inside it (not in ranges inside it). */
+static void gpuprof__kc_report_by_range(gpuprof__buf *b, const gpuprof__snap *s, size_t range_width, uint32_t rows) {
+    double ktotal = 0;
+    uint32_t i, n;
+    char t1[32];
+    for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
+    if (ktotal <= 0) return;
+    if (gpuprof__gpu.from_kernels)
+        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Span: the range's GPU time,\n"
+                               "first start to last end of its GPU work; Busy: kernel time / Span -- below 100%, the GPU idled inside the range)\n",
+                            "Range", range_width, "   Kernels  Per call  GPU Total  Share       Span   Busy\n");
+    else
+        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Events: the range's GPU self\n"
+                               "time from its CUDA events; Busy: kernel time / Events -- below 100%, the GPU idled inside the range)\n", "Range", range_width,
+                            "   Kernels  Per call  GPU Total  Share     Events   Busy\n");
+    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        if (!r->kernel_calls) continue;
+        n++;
+        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), range_width, 0);
+        gpuprof__fmt(t1, sizeof t1, "%.1f", r->stats.count ? (double)r->kernel_calls / (double)r->stats.count : 0.0);
+        gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
+        gpuprof__cell_ns(b, (double)r->kernel_ns);
+        gpuprof__cell_pct(b, (double)r->kernel_ns, ktotal);
+        if (gpuprof__gpu.from_kernels && r->gpu.count && r->gpu.sum > 0) {
+            gpuprof__cell_ns(b, r->gpu.sum);
+            gpuprof__cell_pct(b, (double)r->kernel_ns, r->gpu.sum);
+        } else if (!gpuprof__gpu.from_kernels && r->gpu.count && r->gpu_self_ns) {
+            gpuprof__cell_ns(b, (double)r->gpu_self_ns);
+            gpuprof__cell_pct(b, (double)r->kernel_ns, (double)r->gpu_self_ns);
+        } else gpuprof__buf_s(b, "          -       -");
+        gpuprof__buf_s(b, "\n");
+    }
+}
+
+/* Copies by direction and host memory, with the range that made most. */
+static void gpuprof__kc_report_transfers(gpuprof__buf *b) {
+    uint32_t d, h, n;
+    char t1[32], t2[32];
+    for (d = 0, n = 0; d < 5; d++) for (h = 0; h < 3; h++) n += gpuprof__kc.xfer[d][h].count != 0;
+    if (!n) return;
+    gpuprof__buf_s(b, "\nTransfers    Host memory      Calls        Bytes  GPU Total        GB/s  Range\n");
+    for (d = 0; d < 5; d++) for (h = 0; h < 3; h++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
+        const char *rg = gpuprof__kc_range(&x->ranges);
+        if (!x->count) continue;
+        gpuprof__fmt(t1, sizeof t1, "%.2f", x->sum_ns ? (double)x->bytes / (double)x->sum_ns : 0.0);
+        gpuprof__fmt_bytes(t2, sizeof t2, (double)x->bytes, 0);
+        gpuprof__buf_printf(b, "%-12s %-12s %9llu %12s", gpuprof__kc_dir[d], gpuprof__kc_host[h] ? gpuprof__kc_host[h] : "-",
+                            (unsigned long long)x->count, t2);
+        gpuprof__cell_ns(b, (double)x->sum_ns);
+        gpuprof__buf_printf(b, " %11s  ", t1);
+        if (rg) gpuprof__buf_name(b, rg);
+        else gpuprof__buf_s(b, "-");
+        gpuprof__buf_s(b, h == 0 && (d == 0 || d == 1) ? "  (pageable: pin the host memory to copy asynchronously)\n" : "\n");
+    }
+}
+
+/* Synchronizing calls by kind: how long the CPU waited in them. */
+static void gpuprof__kc_report_syncs(gpuprof__buf *b) {
+    uint32_t d, n;
+    char t1[32];
+    for (d = 0, n = 0; d < 4; d++) n += gpuprof__kc.sync[d].count != 0;
+    if (!n) return;
+    gpuprof__buf_s(b, "\nSynchronizations     Calls  CPU waited  Range\n");
+    for (d = 0; d < 4; d++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
+        const char *rg = gpuprof__kc_range(&x->ranges);
+        if (!x->count) continue;
+        gpuprof__buf_printf(b, "%-17s %9llu", gpuprof__kc_sync[d], (unsigned long long)x->count);
+        gpuprof__buf_printf(b, " %11s  ", gpuprof__fmt_ns(t1, sizeof t1, (double)x->sum_ns));
+        if (rg) gpuprof__buf_name(b, rg);
+        else gpuprof__buf_s(b, "-");
+        gpuprof__buf_s(b, "\n");
+    }
+}
+
+/* The kernel report (under gpuprof__lock; the collector's tables under kc.mu). */
+static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
+    gpuprof__kernel **v;
+    gpuprof_stats per_step, busy;
+    uint32_t n;
+    double total;
+    if (!gpuprof__kc.asked) return;
+    if (!gpuprof__kc.map) { gpuprof__buf_printf(b, "\nKernels: capture off: %s\n", gpuprof__kc.status); return; }
+    gpuprof__mu_lock(&gpuprof__kc_mu);
+    v = gpuprof__kc_sorted(&n, &total);
+    gpuprof__kc_steps(&per_step, &busy);
+    gpuprof__kc_report_head(b, &per_step, &busy);
+    gpuprof__kc_report_table(b, v, n, total, rows);
+    GPUPROF_FREE(v);
+    gpuprof__kc_report_by_range(b, s, width, rows);
+    gpuprof__report_spans(b, s, width, rows);
+    gpuprof__kc_report_transfers(b);
+    gpuprof__kc_report_syncs(b);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
+}
 
 
+#ifdef GPUPROF_MPI
+/* NCCL's kernels (kernel capture), the GPU side of the collectives, for the
+   cross-rank comparison inside MPI_Finalize: each counted kernel that is communication, its
+   total and median GPU time, largest first. Returns how many (*out: a list
+   to free with its names; NULL when none). */
+static uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) {
+    gpuprof__kernel **kv = NULL;
+    uint32_t nk = 0, n = 0, i;
+    double ktotal = 0;
+    *out = NULL;
+    gpuprof__mu_lock(&gpuprof__kc_mu);
+    if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL)
+        for (i = 0; i < nk; i++) if (kv[i]->stats.count && gpuprof__is_comm(kv[i]->shown)) n++;
+    if (n && (*out = (gpuprof__comm_kernel *)gpuprof__zalloc(n * sizeof **out)) != NULL) {
+        for (n = i = 0; i < nk; i++) {
+            const gpuprof__kernel *k = kv[i];
+            if (!k->stats.count || !gpuprof__is_comm(k->shown)) continue;
+            if (!((*out)[n].name = gpuprof__strdup(k->shown))) continue;
+            (*out)[n].total_ns = k->stats.sum;
+            (*out)[n++].p50_ns = gpuprof_stats_quantile(&k->stats, 0.5);
+        }
+    } else n = 0;
+    GPUPROF_FREE(kv);
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
+    return n;
+}
+#endif
+
+/* The summary's kernel capture (docs/summary.md "kernels"). */
+static void gpuprof__json_opt_name(gpuprof__buf *b, const char *key, const char *text) {
+    gpuprof__buf_printf(b, ",\"%s\":", key);
+    if (text) gpuprof__buf_json_str(b, text);
+    else gpuprof__buf_s(b, "null");
+}
+
+/* A kernel's "launch" (SPEC 20): the figures of its most common launch
+   shape (sh), and over all its launches the time-weighted SM fill and
+   occupancy; null where the device's limits are unknown. */
+static void gpuprof__json_launch(gpuprof__buf *b, const gpuprof__kernel *k, int sh) {
+    const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
+    const uint32_t *x = sh >= 0 ? k->shape[sh] : NULL;
+    if (!f || f->blocks_per_sm < 0) { gpuprof__buf_s(b, ",\"launch\":null"); return; }
+    gpuprof__buf_printf(b, ",\"launch\":{\"blocks\":%llu,\"threads_per_block\":%llu,\"registers_per_thread\":%u,\"shared_memory_bytes\":%llu",
+                        (unsigned long long)x[0] * x[1] * x[2], (unsigned long long)x[3] * x[4] * x[5], x[6], (unsigned long long)x[7] + x[8]);
+    gpuprof__buf_printf(b, ",\"blocks_per_sm\":%d,\"occupancy\":", f->blocks_per_sm);
+    gpuprof__buf_num(b, f->occupancy);
+    gpuprof__buf_printf(b, ",\"limiter\":\"%s\",\"sm_fill\":", gpuprof__lim_name[f->limiter]);
+    gpuprof__buf_num(b, f->sm_fill);
+    gpuprof__buf_s(b, ",\"waves\":");
+    gpuprof__buf_num(b, f->waves);
+    gpuprof__buf_s(b, ",\"est_achieved_occupancy\":");
+    gpuprof__buf_num(b, f->est_achieved);
+    gpuprof__buf_s(b, ",\"time_weighted\":{\"sm_fill\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->fill_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"occupancy\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->occ_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"est_achieved_occupancy\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->est_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, ",\"most_sms_idle_share\":");
+    gpuprof__buf_num(b, k->known_ns > 0 ? k->idle_ns / k->known_ns : GPUPROF__NAN);
+    gpuprof__buf_s(b, "}}");
+}
+
+/* "capture", "kernels", "transfers", "syncs" (docs/summary.md). */
+static void gpuprof__json_kernels(gpuprof__buf *b) {
+    gpuprof__kernel **v;
+    gpuprof_stats per_step, busy;
+    uint32_t n = 0, i, d, h;
+    double total = 0;
+    int first;
+    if (!gpuprof__kc.asked) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); return; }
+    gpuprof__mu_lock(&gpuprof__kc_mu);
+    gpuprof__buf_printf(b, "\"capture\":{\"on\":%s", GPUPROF__LD(&gpuprof__kc.live) ? "true" : "false");
+    gpuprof__json_opt_name(b, "library", gpuprof__kc.library[0] ? gpuprof__kc.library : NULL);
+    gpuprof__buf_printf(b, ",\"version\":%u,\"records\":%llu,\"dropped\":%llu,\"unattributed\":%llu,\"bad_timestamps\":%llu,\"waiting\":%u,"
+                           "\"own\":%llu,\"gpu_from_kernels\":%s,\"spans_skipped\":%llu,\"spans_late\":%llu,\"kernels_counted\":%llu,\"short_kernel_share\":",
+                        gpuprof__kc.version, (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.dropped,
+                        (unsigned long long)gpuprof__kc.unattributed, (unsigned long long)gpuprof__kc.bad_times, gpuprof__kc.npending,
+                        (unsigned long long)gpuprof__kc.own, gpuprof__gpu.from_kernels ? "true" : "false",
+                        (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped), (unsigned long long)gpuprof__kc.spans_late,
+                        (unsigned long long)gpuprof__kc.kernels_counted);
+    gpuprof__buf_num(b, gpuprof__kc.kernels_counted ? (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted : GPUPROF__NAN);
+    gpuprof__kc_steps(&per_step, &busy);
+    gpuprof__buf_s(b, ",\"kernels_per_step\":");
+    if (per_step.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &per_step, ""); gpuprof__buf_s(b, "}"); }
+    else gpuprof__buf_s(b, "null");
+    gpuprof__buf_s(b, ",\"gpu_busy_percent_per_step\":");
+    if (busy.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &busy, ""); gpuprof__buf_s(b, "}"); }
+    else gpuprof__buf_s(b, "null");
+    gpuprof__json_opt_name(b, "status", gpuprof__kc.status[0] ? gpuprof__kc.status : NULL);
+    gpuprof__buf_s(b, "},\n\"kernels\":[");
+    v = gpuprof__kc.map ? gpuprof__kc_sorted(&n, &total) : NULL;
+    for (i = 0; i < n; i++) {
+        gpuprof__kernel *k = v[i];
+        int sh = gpuprof__ktop_best(&k->shapes);
+        gpuprof__buf_s(b, i ? ",\n {\"name\":" : "\n {\"name\":");
+        gpuprof__buf_s(b, k->json);
+        gpuprof__buf_s(b, ",");
+        gpuprof__json_stats(b, &k->stats, "_ns");
+        gpuprof__buf_s(b, ",\"share\":");
+        gpuprof__buf_num(b, total > 0 ? k->stats.sum / total : 0.0);
+        if (sh >= 0) gpuprof__buf_printf(b, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
+                                         k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
+        else gpuprof__buf_s(b, ",\"grid\":null,\"block\":null");
+        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&k->ranges));
+        gpuprof__json_launch(b, k, sh);
+        gpuprof__buf_s(b, k->tensor == 1 ? ",\"tensor_cores\":true}" : k->tensor == 0 ? ",\"tensor_cores\":false}" : ",\"tensor_cores\":null}");
+    }
+    GPUPROF_FREE(v);
+    gpuprof__buf_s(b, "],\n\"transfers\":[");
+    for (d = 0, first = 1; d < 5; d++) for (h = 0; h < 3; h++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
+        if (!x->count) continue;
+        gpuprof__buf_printf(b, "%s{\"kind\":\"%s\",\"host_memory\":", first ? "\n " : ",\n ", gpuprof__kc_dir[d]);
+        first = 0;
+        if (gpuprof__kc_host[h]) gpuprof__buf_printf(b, "\"%s\"", gpuprof__kc_host[h]);
+        else gpuprof__buf_s(b, "null");
+        gpuprof__buf_printf(b, ",\"count\":%llu,\"bytes\":%llu,\"sum_ns\":%llu,\"bytes_per_s\":", (unsigned long long)x->count,
+                            (unsigned long long)x->bytes, (unsigned long long)x->sum_ns);
+        gpuprof__buf_num(b, x->sum_ns ? (double)x->bytes * 1e9 / (double)x->sum_ns : GPUPROF__NAN);
+        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&x->ranges));
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "],\n\"syncs\":[");
+    for (d = 0, first = 1; d < 4; d++) {
+        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
+        if (!x->count) continue;
+        gpuprof__buf_printf(b, "%s{\"kind\":\"%s\",\"count\":%llu,\"sum_ns\":%llu", first ? "\n " : ",\n ", gpuprof__kc_sync[d],
+                            (unsigned long long)x->count, (unsigned long long)x->sum_ns);
+        first = 0;
+        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&x->ranges));
+        gpuprof__buf_s(b, "}");
+    }
+    gpuprof__buf_s(b, "],\n");
+    gpuprof__mu_unlock(&gpuprof__kc_mu);
+}
+#else
+static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) { (void)b; (void)s; (void)width; (void)rows; }
+static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
+GPUPROF__INLINE uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) { *out = NULL; return 0; }
+/* A CPU build: no kernels to name. */
+static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    char t1[32];
+    (void)s;
+    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
+    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
+}
+GPUPROF__INLINE void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) { (void)n; (void)s; (void)p; out[0] = 0; }
+#endif
+
+/* The GPU metrics part (SPEC 21): the header line, then a row per range
+   whose GPU spans were sampled, the largest GPU time first. */
+static void gpuprof__report_gm(gpuprof__buf *b, const gpuprof__snap *s, uint32_t rows) {
+    uint32_t i, shown = 0, total = 0;
+    if (!gpuprof__gm_shown() || !gpuprof__gm_head(b)) return;
+    for (i = 0; i < s->nflat; i++) {
+        const gpuprof__row *r = s->flatp[i];
+        char name[64];
+        if (!r->gm.calls) continue;
+        if (total++ >= rows) continue;
+        gpuprof__fmt(name, sizeof name, "%.28s", gpuprof__name_text(r->name_id));
+        gpuprof__buf_printf(b, "  %-28s", name);
+        gpuprof__gm_cells(b, &r->gm);
+        gpuprof__buf_s(b, "\n");
+        shown++;
+    }
+    if (!total) gpuprof__buf_s(b, "  no range's GPU time was sampled (ranges need a GPU part: GPUPROF_RANGE_STREAM, or GPUPROF_GPU=kernels)\n");
+    gpuprof__more_rows(b, total, shown);
+}
+
+/* ----------------------------------------------------------------------
+   Text report, its parts: the header, the tables by CPU and by GPU time,
+   counters, memory, the roofline, the verdict, the warnings.
+   ---------------------------------------------------------------------- */
 /* Why a phase has its class, in a few words. */
 static void gpuprof__phase_why_class(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
     char t1[32], t2[32];
@@ -16447,10 +16926,6 @@ static void gpuprof__device_text(char *out, size_t n) {
     else snprintf(out, n, "%s", gpuprof__gpu.status[0] ? gpuprof__gpu.status : "no GPU");
 }
 
-/* The line under a table cut at `rows`. */
-static void gpuprof__more_rows(gpuprof__buf *b, uint32_t total, uint32_t rows) {
-    if (total > rows) gpuprof__buf_printf(b, "... %u more rows (GPUPROF_ROWS=N or report_rows shows more)\n", total - rows);
-}
 
 static void gpuprof__cell_bytes(gpuprof__buf *b, double v, int sign) {
     char tmp[32];
@@ -17200,12 +17675,6 @@ static void gpuprof__row_lead(gpuprof__buf *b, const gpuprof__row *r, size_t wid
     gpuprof__cell_ns(b, r->stats.sum);
 }
 
-/* A share in percent, one decimal, in a column of 7. */
-static void gpuprof__cell_pct(gpuprof__buf *b, double part, double whole) {
-    char t[32];
-    gpuprof__fmt(t, sizeof t, "%.1f", whole > 0 ? 100.0 * part / whole : 0.0);
-    gpuprof__buf_printf(b, " %6s%%", t);
-}
 
 static void gpuprof__report_gpu_flat(gpuprof__buf *b, const gpuprof__snap *s, gpuprof__layout L) {
     char t1[32];
@@ -17344,347 +17813,6 @@ static void gpuprof__report_warnings(gpuprof__buf *b) {
 }
 
 /* ----------------------------------------------------------------------
-   Kernel capture in the report: the kernels, kernels by range, GPU spans,
-   transfers, synchronizations (under gpuprof__lock; the collector's tables
-   are read under kc.mu).
-   ---------------------------------------------------------------------- */
-/* A collective's kernel, as the cross-rank comparison takes it (gpuprof__kc_comm_kernels). */
-typedef struct gpuprof__comm_kernel { char *name; double total_ns, p50_ns; } gpuprof__comm_kernel;
-#ifdef GPUPROF_CUDA
-static const char *const gpuprof__kc_dir[5] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
-static const char *const gpuprof__kc_host[3] = { "pageable", "pinned", NULL };
-static const char *const gpuprof__kc_sync[4] = { "device", "stream", "event", "stream_wait_event" };
-
-/* The name of the range a top list counts most (NULL: outside any range, or none). */
-static const char *gpuprof__kc_range(const gpuprof__ktop *t) {
-    int i = gpuprof__ktop_best(t);
-    return i >= 0 && t->key[i] ? gpuprof__name_text((uint32_t)t->key[i]) : NULL;
-}
-
-static int gpuprof__kc_cmp_kern(const void *a, const void *b) {
-    double x = (*(gpuprof__kernel *const *)a)->stats.sum, y = (*(gpuprof__kernel *const *)b)->stats.sum;
-    return x > y ? -1 : x < y;
-}
-
-/* The kernels with counted calls, largest total first (a list to free); *total: their time. */
-static gpuprof__kernel **gpuprof__kc_sorted(uint32_t *n, double *total) {
-    gpuprof__kernel **v = (gpuprof__kernel **)gpuprof__alloc((gpuprof__kc.nkern + 1) * sizeof *v);
-    uint32_t i;
-    *n = 0;
-    *total = 0;
-    if (!v) return NULL;
-    for (i = 0; i < gpuprof__kc.nkern; i++)
-        if (gpuprof__kc.kern[i]->stats.count) { v[(*n)++] = gpuprof__kc.kern[i]; *total += gpuprof__kc.kern[i]->stats.sum; }
-    qsort(v, *n, sizeof *v, gpuprof__kc_cmp_kern);
-    return v;
-}
-
-/* The per-step figures, with the steps not settled yet. */
-static void gpuprof__kc_steps(gpuprof_stats *per_step, gpuprof_stats *busy) {
-    uint32_t k;
-    *per_step = gpuprof__kc.per_step;
-    *busy = gpuprof__kc.busy;
-    for (k = 0; k < GPUPROF__KC_SLOTS; k++) {
-        gpuprof__kslot *s = &gpuprof__kc.slot[k];
-        if (!s->used || !s->counted) continue;
-        gpuprof_stats_add(per_step, (double)s->launched);
-        gpuprof_stats_add(busy, gpuprof__kc_busy(s));
-    }
-}
-
-/* Each range's GPU time per call both ways, where a range has both: from
-   its CUDA events and from the kernels launched inside it. */
-static void gpuprof__report_spans(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
-    uint32_t i, n;
-    char t1[32];
-    for (i = 0, n = 0; i < s->nflat; i++) n += s->flatp[i]->gpu.count && s->flatp[i]->kspan.count + s->flatp[i]->kspan_nowork;
-    if (!n || gpuprof__gpu.from_kernels) return;
-    gpuprof__table_head(b, "\nGPU time per call two ways (Events: CUDA events recorded at the range's begin and end; Kernels: first start\n"
-                           "to last end of the GPU work launched inside it, nested ranges included -- GPUPROF_GPU=kernels times ranges\n"
-                           "so, without events; No work: counted calls that launched nothing, which have no span)\n", "Range", width,
-                        "     Calls  Events P50 Kernels P50 Events Mean Kernels Mean  Diff  No work\n");
-    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
-        const gpuprof__row *r = s->flatp[i];
-        double ev, ks;
-        if (!r->gpu.count || !(r->kspan.count + r->kspan_nowork)) continue;
-        n++;
-        ev = gpuprof_stats_mean(&r->gpu);
-        ks = r->kspan.count ? gpuprof_stats_mean(&r->kspan) : GPUPROF__NAN;
-        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), width, 0);
-        gpuprof__buf_printf(b, " %9llu", (unsigned long long)r->gpu.count);
-        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->gpu, 0.5)));
-        gpuprof__buf_printf(b, " %11s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, gpuprof_stats_quantile(&r->kspan, 0.5)) : "-");
-        gpuprof__buf_printf(b, " %11s", gpuprof__fmt_ns(t1, sizeof t1, ev));
-        gpuprof__buf_printf(b, " %12s", r->kspan.count ? gpuprof__fmt_ns(t1, sizeof t1, ks) : "-");
-        if (r->kspan.count && ev > 0) {
-            gpuprof__fmt(t1, sizeof t1, "%+.0f%%", 100.0 * (ks - ev) / ev);
-            gpuprof__buf_printf(b, " %5s", t1);
-        } else gpuprof__buf_s(b, "     -");
-        gpuprof__buf_printf(b, " %8llu\n", (unsigned long long)r->kspan_nowork);
-    }
-}
-
-/* The kernel report's first lines: what was captured, what was lost. */
-static void gpuprof__kc_report_head(gpuprof__buf *b, const gpuprof_stats *per_step, const gpuprof_stats *busy) {
-    char t1[32], t2[32], t3[32];
-    gpuprof__buf_printf(b, "\nKernels (CUPTI %u, %s): %llu kernel%s in counted steps", gpuprof__kc.version, gpuprof__kc.library,
-                        (unsigned long long)gpuprof__kc.kernels_counted, gpuprof__kc.kernels_counted == 1 ? "" : "s");
-    if (per_step->count) {
-        gpuprof__fmt(t1, sizeof t1, "%.1f", gpuprof_stats_mean(per_step));
-        gpuprof__fmt(t2, sizeof t2, "%.1f", gpuprof_stats_mean(busy));
-        gpuprof__buf_printf(b, ", %s per step | GPU busy %s%% of the step (kernels, copies, memsets)", t1, t2);
-    }
-    if (gpuprof__kc.kernels_counted) {
-        gpuprof__fmt(t3, sizeof t3, "%.1f", 100.0 * (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted);
-        gpuprof__buf_printf(b, " | %s%% shorter than 10 us", t3);
-    }
-    gpuprof__buf_printf(b, "\n   %llu records, %llu outside any range, %llu dropped by CUPTI, %llu with bad timestamps",
-                        (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.unattributed,
-                        (unsigned long long)gpuprof__kc.dropped, (unsigned long long)gpuprof__kc.bad_times);
-    if (gpuprof__kc.npending) gpuprof__buf_printf(b, ", %u waiting for their launch record", gpuprof__kc.npending);
-    if (gpuprof__kc.own) gpuprof__buf_printf(b, ", %llu of gpuprof's own event queries left out", (unsigned long long)gpuprof__kc.own);
-    if (gpuprof__kc.late) gpuprof__buf_printf(b, ", %llu handed over too late for the per-step figures", (unsigned long long)gpuprof__kc.late);
-    if (GPUPROF__LD(&gpuprof__kc.spans_skipped))
-        gpuprof__buf_printf(b, ", %llu range calls without a GPU span (%u calls open or not yet folded)", (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped),
-                            GPUPROF__KC_CALLS);
-    if (gpuprof__kc.spans_late)
-        gpuprof__buf_printf(b, ", %llu came after their range's GPU span was closed (%.0f s after its end, or %u calls later)", (unsigned long long)gpuprof__kc.spans_late,
-                            (double)GPUPROF__KC_SETTLE_NS / 1e9, GPUPROF__KC_CALLS / 2);
-    if (gpuprof__kc.status[0]) gpuprof__buf_printf(b, "\n   capture stopped: %s", gpuprof__kc.status);
-    gpuprof__buf_s(b, "\n");
-}
-
-/* A kernel's SM fill and occupancy cells ("  4%  100% warps        "):
-   its most common launch's (sh), or the time-weighted SM fill when it ran
-   with several shapes that differ in it ("~"). */
-static void gpuprof__kc_cell_launch(gpuprof__buf *b, const gpuprof__kernel *k, int sh) {
-    const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
-    char t1[32], t2[48];
-    double fill;
-    if (!f || f->blocks_per_sm < 0 || k->known_ns <= 0) { gpuprof__buf_s(b, "   -  -                "); return; }
-    fill = k->fill_ns / k->known_ns;
-    gpuprof__fmt(t1, sizeof t1, fabs(fill - f->sm_fill) > 0.005 ? "~%.0f%%" : "%.0f%%", 100.0 * fill);
-    gpuprof__fmt(t2, sizeof t2, "%.0f%% %s", 100.0 * f->occupancy, f->blocks_per_sm ? gpuprof__lim_name[f->limiter] : "cannot launch");
-    gpuprof__buf_printf(b, "%4s  %-16s ", t1, t2);
-}
-
-/* The line under the kernel table: the kernels that leave most SMs idle
-   (sm_fill under 1/2, or a last partial wave on fewer than half the SMs
-   that is at least a quarter of the kernel's waves), the largest first,
-   with the launch remedy. */
-static void gpuprof__kc_report_idle(gpuprof__buf *b, gpuprof__kernel **v, uint32_t n, double total) {
-    uint32_t i, shown = 0;
-    char kn[64], t1[32];
-    for (i = 0; i < n && shown < 4; i++) {
-        const gpuprof__kernel *k = v[i];
-        int sh = gpuprof__ktop_best(&k->shapes);
-        const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
-        uint64_t blocks, per_wave, last;
-        int sms;
-        if (!f || f->blocks_per_sm <= 0 || k->shape[sh][9] >= GPUPROF__MAX_DEV || k->stats.sum < 0.01 * total) continue;
-        sms = gpuprof__gpu.lim[k->shape[sh][9]].sms;
-        blocks = (uint64_t)k->shape[sh][0] * k->shape[sh][1] * k->shape[sh][2];
-        per_wave = (uint64_t)sms * (uint64_t)f->blocks_per_sm;
-        last = blocks % per_wave;
-        gpuprof__fmt(t1, sizeof t1, "%.1f", 100.0 * k->stats.sum / total);
-        if (f->sm_fill < GPUPROF__UNDERFILL) {
-            gpuprof__buf_printf(b, "%s%s %llu blocks on %d SMs (%s%% of GPU time)", shown ? ", " : "   leave most SMs idle: ", gpuprof__kc_short(kn, sizeof kn, k),
-                                (unsigned long long)blocks, sms, t1);
-        } else if (blocks > per_wave && last && last < (uint64_t)sms / 2 && blocks / per_wave + 1 <= 4) {
-            gpuprof__buf_printf(b, "%s%s its last of %llu waves on %llu of %d SMs (%s%% of GPU time)", shown ? ", " : "   leave most SMs idle: ",
-                                gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)(blocks / per_wave + 1), (unsigned long long)last, sms, t1);
-        } else continue;
-        shown++;
-    }
-    if (shown) gpuprof__buf_s(b, "\n      -> more blocks (split the work, split-K, smaller tiles), or other work beside them on another stream\n");
-}
-
-/* The kernels by GPU time (v: n of them, sorted; total: their GPU time). */
-static void gpuprof__kc_report_table(gpuprof__buf *b, gpuprof__kernel **v, uint32_t n, double total, uint32_t rows) {
-    size_t kw = 6, width;
-    uint32_t i;
-    if (!n) return;
-    for (i = 0; i < n && i < rows; i++) { size_t w = gpuprof__width(v[i]->shown); if (w > kw) kw = w; }
-    width = kw > 72 ? 72 : kw;
-    gpuprof__table_head(b, "", "Kernel", width, "     Calls  GPU Total       Mean        P50        P99        Max  Share  Grid x Block               "
-                                                "SMs  Occupancy        Range\n");
-    for (i = 0; i < n && i < rows; i++) {
-        gpuprof__kernel *k = v[i];
-        int sh = gpuprof__ktop_best(&k->shapes);
-        const char *rg = gpuprof__kc_range(&k->ranges);
-        char shape[96] = "-";
-        gpuprof__name_cell(b, k->shown, width, 0);
-        gpuprof__buf_printf(b, " %9llu", (unsigned long long)k->stats.count);
-        gpuprof__cell_ns(b, k->stats.sum);
-        gpuprof__cell_ns(b, gpuprof_stats_mean(&k->stats));
-        gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.5));
-        gpuprof__cell_ns(b, gpuprof_stats_quantile(&k->stats, 0.99));
-        gpuprof__cell_ns(b, k->stats.max);
-        gpuprof__cell_pct(b, k->stats.sum, total);
-        if (sh >= 0) snprintf(shape, sizeof shape, "(%u,%u,%u)x(%u,%u,%u)", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
-                              k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
-        gpuprof__buf_printf(b, "  %-26s ", shape);
-        gpuprof__kc_cell_launch(b, k, sh);
-        if (rg) gpuprof__buf_name(b, rg);
-        else gpuprof__buf_s(b, "-");
-        gpuprof__buf_s(b, "\n");
-    }
-    gpuprof__more_rows(b, n, rows);
-    gpuprof__kc_report_idle(b, v, n, total);
-}
-
-/* Per range: the kernels launched inside it (not in ranges inside it). */
-static void gpuprof__kc_report_by_range(gpuprof__buf *b, const gpuprof__snap *s, size_t range_width, uint32_t rows) {
-    double ktotal = 0;
-    uint32_t i, n;
-    char t1[32];
-    for (i = 0; i < s->nflat; i++) ktotal += (double)s->flatp[i]->kernel_ns;
-    if (ktotal <= 0) return;
-    if (gpuprof__gpu.from_kernels)
-        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Span: the range's GPU time,\n"
-                               "first start to last end of its GPU work; Busy: kernel time / Span -- below 100%, the GPU idled inside the range)\n",
-                            "Range", range_width, "   Kernels  Per call  GPU Total  Share       Span   Busy\n");
-    else
-        gpuprof__table_head(b, "\nKernels by range (launched inside the range itself, not in ranges inside it; Events: the range's GPU self\n"
-                               "time from its CUDA events; Busy: kernel time / Events -- below 100%, the GPU idled inside the range)\n", "Range", range_width,
-                            "   Kernels  Per call  GPU Total  Share     Events   Busy\n");
-    for (i = 0, n = 0; i < s->nflat && n < rows; i++) {
-        const gpuprof__row *r = s->flatp[i];
-        if (!r->kernel_calls) continue;
-        n++;
-        gpuprof__name_cell(b, gpuprof__name_text(r->name_id), range_width, 0);
-        gpuprof__fmt(t1, sizeof t1, "%.1f", r->stats.count ? (double)r->kernel_calls / (double)r->stats.count : 0.0);
-        gpuprof__buf_printf(b, " %9llu %9s", (unsigned long long)r->kernel_calls, t1);
-        gpuprof__cell_ns(b, (double)r->kernel_ns);
-        gpuprof__cell_pct(b, (double)r->kernel_ns, ktotal);
-        if (gpuprof__gpu.from_kernels && r->gpu.count && r->gpu.sum > 0) {
-            gpuprof__cell_ns(b, r->gpu.sum);
-            gpuprof__cell_pct(b, (double)r->kernel_ns, r->gpu.sum);
-        } else if (!gpuprof__gpu.from_kernels && r->gpu.count && r->gpu_self_ns) {
-            gpuprof__cell_ns(b, (double)r->gpu_self_ns);
-            gpuprof__cell_pct(b, (double)r->kernel_ns, (double)r->gpu_self_ns);
-        } else gpuprof__buf_s(b, "          -       -");
-        gpuprof__buf_s(b, "\n");
-    }
-}
-
-/* Copies by direction and host memory, with the range that made most. */
-static void gpuprof__kc_report_transfers(gpuprof__buf *b) {
-    uint32_t d, h, n;
-    char t1[32], t2[32];
-    for (d = 0, n = 0; d < 5; d++) for (h = 0; h < 3; h++) n += gpuprof__kc.xfer[d][h].count != 0;
-    if (!n) return;
-    gpuprof__buf_s(b, "\nTransfers    Host memory      Calls        Bytes  GPU Total        GB/s  Range\n");
-    for (d = 0; d < 5; d++) for (h = 0; h < 3; h++) {
-        const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
-        const char *rg = gpuprof__kc_range(&x->ranges);
-        if (!x->count) continue;
-        gpuprof__fmt(t1, sizeof t1, "%.2f", x->sum_ns ? (double)x->bytes / (double)x->sum_ns : 0.0);
-        gpuprof__fmt_bytes(t2, sizeof t2, (double)x->bytes, 0);
-        gpuprof__buf_printf(b, "%-12s %-12s %9llu %12s", gpuprof__kc_dir[d], gpuprof__kc_host[h] ? gpuprof__kc_host[h] : "-",
-                            (unsigned long long)x->count, t2);
-        gpuprof__cell_ns(b, (double)x->sum_ns);
-        gpuprof__buf_printf(b, " %11s  ", t1);
-        if (rg) gpuprof__buf_name(b, rg);
-        else gpuprof__buf_s(b, "-");
-        gpuprof__buf_s(b, h == 0 && (d == 0 || d == 1) ? "  (pageable: pin the host memory to copy asynchronously)\n" : "\n");
-    }
-}
-
-/* Synchronizing calls by kind: how long the CPU waited in them. */
-static void gpuprof__kc_report_syncs(gpuprof__buf *b) {
-    uint32_t d, n;
-    char t1[32];
-    for (d = 0, n = 0; d < 4; d++) n += gpuprof__kc.sync[d].count != 0;
-    if (!n) return;
-    gpuprof__buf_s(b, "\nSynchronizations     Calls  CPU waited  Range\n");
-    for (d = 0; d < 4; d++) {
-        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
-        const char *rg = gpuprof__kc_range(&x->ranges);
-        if (!x->count) continue;
-        gpuprof__buf_printf(b, "%-17s %9llu", gpuprof__kc_sync[d], (unsigned long long)x->count);
-        gpuprof__buf_printf(b, " %11s  ", gpuprof__fmt_ns(t1, sizeof t1, (double)x->sum_ns));
-        if (rg) gpuprof__buf_name(b, rg);
-        else gpuprof__buf_s(b, "-");
-        gpuprof__buf_s(b, "\n");
-    }
-}
-
-/* The kernel report (under gpuprof__lock; the collector's tables under kc.mu). */
-static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) {
-    gpuprof__kernel **v;
-    gpuprof_stats per_step, busy;
-    uint32_t n;
-    double total;
-    if (!gpuprof__kc.asked) return;
-    if (!gpuprof__kc.map) { gpuprof__buf_printf(b, "\nKernels: capture off: %s\n", gpuprof__kc.status); return; }
-    gpuprof__mu_lock(&gpuprof__kc_mu);
-    v = gpuprof__kc_sorted(&n, &total);
-    gpuprof__kc_steps(&per_step, &busy);
-    gpuprof__kc_report_head(b, &per_step, &busy);
-    gpuprof__kc_report_table(b, v, n, total, rows);
-    GPUPROF_FREE(v);
-    gpuprof__kc_report_by_range(b, s, width, rows);
-    gpuprof__report_spans(b, s, width, rows);
-    gpuprof__kc_report_transfers(b);
-    gpuprof__kc_report_syncs(b);
-    gpuprof__mu_unlock(&gpuprof__kc_mu);
-}
-
-
-#ifdef GPUPROF_MPI
-/* NCCL's kernels (kernel capture), the GPU side of the collectives, for the
-   cross-rank comparison inside MPI_Finalize: each counted kernel that is communication, its
-   total and median GPU time, largest first. Returns how many (*out: a list
-   to free with its names; NULL when none). */
-static uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) {
-    gpuprof__kernel **kv = NULL;
-    uint32_t nk = 0, n = 0, i;
-    double ktotal = 0;
-    *out = NULL;
-    gpuprof__mu_lock(&gpuprof__kc_mu);
-    if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL)
-        for (i = 0; i < nk; i++) if (kv[i]->stats.count && gpuprof__is_comm(kv[i]->shown)) n++;
-    if (n && (*out = (gpuprof__comm_kernel *)gpuprof__zalloc(n * sizeof **out)) != NULL) {
-        for (n = i = 0; i < nk; i++) {
-            const gpuprof__kernel *k = kv[i];
-            if (!k->stats.count || !gpuprof__is_comm(k->shown)) continue;
-            if (!((*out)[n].name = gpuprof__strdup(k->shown))) continue;
-            (*out)[n].total_ns = k->stats.sum;
-            (*out)[n++].p50_ns = gpuprof_stats_quantile(&k->stats, 0.5);
-        }
-    } else n = 0;
-    GPUPROF_FREE(kv);
-    gpuprof__mu_unlock(&gpuprof__kc_mu);
-    return n;
-}
-#endif
-#else
-static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, size_t width, uint32_t rows) { (void)b; (void)s; (void)width; (void)rows; }
-GPUPROF__INLINE uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) { *out = NULL; return 0; }
-#endif
-
-/* The GPU metrics part (SPEC 21): the header line, then a row per range
-   whose GPU spans were sampled, the largest GPU time first. */
-static void gpuprof__report_gm(gpuprof__buf *b, const gpuprof__snap *s, uint32_t rows) {
-    uint32_t i, shown = 0, total = 0;
-    if (!gpuprof__gm_shown() || !gpuprof__gm_head(b)) return;
-    for (i = 0; i < s->nflat; i++) {
-        const gpuprof__row *r = s->flatp[i];
-        char name[64];
-        if (!r->gm.calls) continue;
-        if (total++ >= rows) continue;
-        gpuprof__fmt(name, sizeof name, "%.28s", gpuprof__name_text(r->name_id));
-        gpuprof__buf_printf(b, "  %-28s", name);
-        gpuprof__gm_cells(b, &r->gm);
-        gpuprof__buf_s(b, "\n");
-        shown++;
-    }
-    if (!total) gpuprof__buf_s(b, "  no range's GPU time was sampled (ranges need a GPU part: GPUPROF_RANGE_STREAM, or GPUPROF_GPU=kernels)\n");
-    gpuprof__more_rows(b, total, shown);
-}
-
-/* ----------------------------------------------------------------------
    Text report, assembled (gpuprof_report and the report at exit)
    ---------------------------------------------------------------------- */
 static void gpuprof__report_text(gpuprof__buf *b, gpuprof__snap *s) {
@@ -17737,27 +17865,6 @@ static const char *const gpuprof__warn_key[GPUPROF__W_COUNT] = {
     "device_telemetry", "sampler"
 };
 
-static void gpuprof__json_stats_q(gpuprof__buf *b, const gpuprof_stats *st, const char *unit, const double *q) {
-    static const double qs[] = { 0.5, 0.9, 0.95, 0.99 };
-    static const char *const qn[] = { "p50", "p90", "p95", "p99" };
-    int i;
-    gpuprof__buf_printf(b, "\"count\":%llu,\"sum%s\":", (unsigned long long)st->count, unit);
-    gpuprof__buf_num(b, st->sum);
-    gpuprof__buf_printf(b, ",\"mean%s\":", unit);
-    gpuprof__buf_num(b, gpuprof_stats_mean(st));
-    gpuprof__buf_printf(b, ",\"std%s\":", unit);
-    gpuprof__buf_num(b, gpuprof_stats_stddev(st));
-    gpuprof__buf_printf(b, ",\"min%s\":", unit);
-    gpuprof__buf_num(b, gpuprof_stats_min(st));
-    for (i = 0; i < 4; i++) {
-        gpuprof__buf_printf(b, ",\"%s%s\":", qn[i], unit);
-        gpuprof__buf_num(b, q ? q[i] : gpuprof_stats_quantile(st, qs[i]));
-    }
-    gpuprof__buf_printf(b, ",\"max%s\":", unit);
-    gpuprof__buf_num(b, gpuprof_stats_max(st));
-}
-/* The statistics with quantiles from the histogram. */
-static void gpuprof__json_stats(gpuprof__buf *b, const gpuprof_stats *st, const char *unit) { gpuprof__json_stats_q(b, st, unit, NULL); }
 
 static void gpuprof__json_range(gpuprof__buf *b, const gpuprof__row *r, double profiled) {
     gpuprof__buf_s(b, "{\"name\":");
@@ -18118,117 +18225,6 @@ static void gpuprof__json_verdict(gpuprof__buf *b, const gpuprof__snap *s, const
     gpuprof__buf_s(b, "}},\n");
 }
 
-#ifdef GPUPROF_CUDA
-static void gpuprof__json_opt_name(gpuprof__buf *b, const char *key, const char *text) {
-    gpuprof__buf_printf(b, ",\"%s\":", key);
-    if (text) gpuprof__buf_json_str(b, text);
-    else gpuprof__buf_s(b, "null");
-}
-
-/* A kernel's "launch" (SPEC 20): the figures of its most common launch
-   shape (sh), and over all its launches the time-weighted SM fill and
-   occupancy; null where the device's limits are unknown. */
-static void gpuprof__json_launch(gpuprof__buf *b, const gpuprof__kernel *k, int sh) {
-    const gpuprof__launch *f = sh >= 0 ? &k->fig[sh] : NULL;
-    const uint32_t *x = sh >= 0 ? k->shape[sh] : NULL;
-    if (!f || f->blocks_per_sm < 0) { gpuprof__buf_s(b, ",\"launch\":null"); return; }
-    gpuprof__buf_printf(b, ",\"launch\":{\"blocks\":%llu,\"threads_per_block\":%llu,\"registers_per_thread\":%u,\"shared_memory_bytes\":%llu",
-                        (unsigned long long)x[0] * x[1] * x[2], (unsigned long long)x[3] * x[4] * x[5], x[6], (unsigned long long)x[7] + x[8]);
-    gpuprof__buf_printf(b, ",\"blocks_per_sm\":%d,\"occupancy\":", f->blocks_per_sm);
-    gpuprof__buf_num(b, f->occupancy);
-    gpuprof__buf_printf(b, ",\"limiter\":\"%s\",\"sm_fill\":", gpuprof__lim_name[f->limiter]);
-    gpuprof__buf_num(b, f->sm_fill);
-    gpuprof__buf_s(b, ",\"waves\":");
-    gpuprof__buf_num(b, f->waves);
-    gpuprof__buf_s(b, ",\"est_achieved_occupancy\":");
-    gpuprof__buf_num(b, f->est_achieved);
-    gpuprof__buf_s(b, ",\"time_weighted\":{\"sm_fill\":");
-    gpuprof__buf_num(b, k->known_ns > 0 ? k->fill_ns / k->known_ns : GPUPROF__NAN);
-    gpuprof__buf_s(b, ",\"occupancy\":");
-    gpuprof__buf_num(b, k->known_ns > 0 ? k->occ_ns / k->known_ns : GPUPROF__NAN);
-    gpuprof__buf_s(b, ",\"est_achieved_occupancy\":");
-    gpuprof__buf_num(b, k->known_ns > 0 ? k->est_ns / k->known_ns : GPUPROF__NAN);
-    gpuprof__buf_s(b, ",\"most_sms_idle_share\":");
-    gpuprof__buf_num(b, k->known_ns > 0 ? k->idle_ns / k->known_ns : GPUPROF__NAN);
-    gpuprof__buf_s(b, "}}");
-}
-
-/* "capture", "kernels", "transfers", "syncs" (docs/summary.md). */
-static void gpuprof__json_kernels(gpuprof__buf *b) {
-    gpuprof__kernel **v;
-    gpuprof_stats per_step, busy;
-    uint32_t n = 0, i, d, h;
-    double total = 0;
-    int first;
-    if (!gpuprof__kc.asked) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); return; }
-    gpuprof__mu_lock(&gpuprof__kc_mu);
-    gpuprof__buf_printf(b, "\"capture\":{\"on\":%s", GPUPROF__LD(&gpuprof__kc.live) ? "true" : "false");
-    gpuprof__json_opt_name(b, "library", gpuprof__kc.library[0] ? gpuprof__kc.library : NULL);
-    gpuprof__buf_printf(b, ",\"version\":%u,\"records\":%llu,\"dropped\":%llu,\"unattributed\":%llu,\"bad_timestamps\":%llu,\"waiting\":%u,"
-                           "\"own\":%llu,\"gpu_from_kernels\":%s,\"spans_skipped\":%llu,\"spans_late\":%llu,\"kernels_counted\":%llu,\"short_kernel_share\":",
-                        gpuprof__kc.version, (unsigned long long)gpuprof__kc.records, (unsigned long long)gpuprof__kc.dropped,
-                        (unsigned long long)gpuprof__kc.unattributed, (unsigned long long)gpuprof__kc.bad_times, gpuprof__kc.npending,
-                        (unsigned long long)gpuprof__kc.own, gpuprof__gpu.from_kernels ? "true" : "false",
-                        (unsigned long long)GPUPROF__LD(&gpuprof__kc.spans_skipped), (unsigned long long)gpuprof__kc.spans_late,
-                        (unsigned long long)gpuprof__kc.kernels_counted);
-    gpuprof__buf_num(b, gpuprof__kc.kernels_counted ? (double)gpuprof__kc.short_counted / (double)gpuprof__kc.kernels_counted : GPUPROF__NAN);
-    gpuprof__kc_steps(&per_step, &busy);
-    gpuprof__buf_s(b, ",\"kernels_per_step\":");
-    if (per_step.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &per_step, ""); gpuprof__buf_s(b, "}"); }
-    else gpuprof__buf_s(b, "null");
-    gpuprof__buf_s(b, ",\"gpu_busy_percent_per_step\":");
-    if (busy.count) { gpuprof__buf_s(b, "{"); gpuprof__json_stats(b, &busy, ""); gpuprof__buf_s(b, "}"); }
-    else gpuprof__buf_s(b, "null");
-    gpuprof__json_opt_name(b, "status", gpuprof__kc.status[0] ? gpuprof__kc.status : NULL);
-    gpuprof__buf_s(b, "},\n\"kernels\":[");
-    v = gpuprof__kc.map ? gpuprof__kc_sorted(&n, &total) : NULL;
-    for (i = 0; i < n; i++) {
-        gpuprof__kernel *k = v[i];
-        int sh = gpuprof__ktop_best(&k->shapes);
-        gpuprof__buf_s(b, i ? ",\n {\"name\":" : "\n {\"name\":");
-        gpuprof__buf_s(b, k->json);
-        gpuprof__buf_s(b, ",");
-        gpuprof__json_stats(b, &k->stats, "_ns");
-        gpuprof__buf_s(b, ",\"share\":");
-        gpuprof__buf_num(b, total > 0 ? k->stats.sum / total : 0.0);
-        if (sh >= 0) gpuprof__buf_printf(b, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", k->shape[sh][0], k->shape[sh][1], k->shape[sh][2],
-                                         k->shape[sh][3], k->shape[sh][4], k->shape[sh][5]);
-        else gpuprof__buf_s(b, ",\"grid\":null,\"block\":null");
-        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&k->ranges));
-        gpuprof__json_launch(b, k, sh);
-        gpuprof__buf_s(b, k->tensor == 1 ? ",\"tensor_cores\":true}" : k->tensor == 0 ? ",\"tensor_cores\":false}" : ",\"tensor_cores\":null}");
-    }
-    GPUPROF_FREE(v);
-    gpuprof__buf_s(b, "],\n\"transfers\":[");
-    for (d = 0, first = 1; d < 5; d++) for (h = 0; h < 3; h++) {
-        const gpuprof__kxfer *x = &gpuprof__kc.xfer[d][h];
-        if (!x->count) continue;
-        gpuprof__buf_printf(b, "%s{\"kind\":\"%s\",\"host_memory\":", first ? "\n " : ",\n ", gpuprof__kc_dir[d]);
-        first = 0;
-        if (gpuprof__kc_host[h]) gpuprof__buf_printf(b, "\"%s\"", gpuprof__kc_host[h]);
-        else gpuprof__buf_s(b, "null");
-        gpuprof__buf_printf(b, ",\"count\":%llu,\"bytes\":%llu,\"sum_ns\":%llu,\"bytes_per_s\":", (unsigned long long)x->count,
-                            (unsigned long long)x->bytes, (unsigned long long)x->sum_ns);
-        gpuprof__buf_num(b, x->sum_ns ? (double)x->bytes * 1e9 / (double)x->sum_ns : GPUPROF__NAN);
-        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&x->ranges));
-        gpuprof__buf_s(b, "}");
-    }
-    gpuprof__buf_s(b, "],\n\"syncs\":[");
-    for (d = 0, first = 1; d < 4; d++) {
-        const gpuprof__kxfer *x = &gpuprof__kc.sync[d];
-        if (!x->count) continue;
-        gpuprof__buf_printf(b, "%s{\"kind\":\"%s\",\"count\":%llu,\"sum_ns\":%llu", first ? "\n " : ",\n ", gpuprof__kc_sync[d],
-                            (unsigned long long)x->count, (unsigned long long)x->sum_ns);
-        first = 0;
-        gpuprof__json_opt_name(b, "range", gpuprof__kc_range(&x->ranges));
-        gpuprof__buf_s(b, "}");
-    }
-    gpuprof__buf_s(b, "],\n");
-    gpuprof__mu_unlock(&gpuprof__kc_mu);
-}
-#else
-static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
-#endif
 
 /* steps.over_time (docs/summary.md): the points of the run over time and its drift. */
 static void gpuprof__json_series(gpuprof__buf *b, const gpuprof__snap *s) {
