@@ -510,7 +510,11 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
    wakes gpuprof's thread for a capture. A feature lives in one run of
    sections where its uses allow (CPU samples: types, sampler, symbols,
    trace, per range); the device and kernel capture keep their report parts
-   below the report's collection and analysis, which they read.
+   below the report's collection and analysis, which they read. The CUDA
+   runtime is called from the GPU backend alone, whose entry points are
+   no-ops in a CPU build; elsewhere "#ifdef GPUPROF_CUDA" guards only whole
+   CUDA-only units, and code that compiles in both builds branches on the
+   constant GPUPROF__CUDA_BUILD.
      Number formatting                numbers in text and JSON, whatever the C locale
      Platform clock                   ticks (TSC or CLOCK_MONOTONIC), their rate, ns
      Statistics accumulator           count, sums, min/max, a histogram for quantiles
@@ -522,16 +526,16 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Per-thread state                 a thread's call tree of nodes
      Trace buffers                    recording: per-thread blocks of events
      The device: NVML and its reader  the NVML seam, gpuprof's thread sampling the GPU
-     Launch figures                   occupancy, SM fill, waves; tensor cores by name
+     Launch figures                   occupancy, SM fill, waves; tensor cores by name (every build)
      Kernel capture: CUPTI            the CUPTI seam, the capture's state
-     Output helpers                   digits, growing buffers, times, path patterns
+     Output helpers                   digits, growing buffers, times, path patterns, stats as JSON
      GPU metrics                      CUPTI's PM sampling: the GPU's counters per range
      GPU backend                      CUDA events per range, harvested without a sync
      Kernel capture: the records      CUPTI's records into tables, ranges' GPU spans
      Trace output, the layers         the encoder interface, bytes into a file
      Trace encoder, Chrome JSON       a block's events as JSON
      Trace encoder, Perfetto protobuf a block's events as Perfetto's TracePackets
-     Text report, its cells           widths, names, times
+     Text report, its cells           widths, names, times, bytes, shares
      CPU samples: the sampler         timers, the signal handler: stacks per open range
      CPU samples: symbols             the ELF seam: .symtab, debug files, .dynsym
      CPU samples in the trace         perf_sample packets in the Perfetto trace
@@ -544,8 +548,8 @@ static inline void gpuprof__scope_exit(int *token) { if (*token) gpuprof__range_
      Report collection                every thread's nodes into flat and tree tables
      Analysis                         phases, their classes, the bottleneck
      The device: its report           its report section, device_over_time, a drift's cause
+     Kernel capture in the report     kernels, transfers, syncs; their verdict sentences and summary
      Text report, its parts           header, tables, memory, roofline, verdict
-     Kernel capture in the report     kernels, transfers, synchronizations
      Text report, assembled           the report in order
      JSON summary                     docs/summary.md's schema
      Live metrics                     the summary's figures in Prometheus's text format
@@ -16267,7 +16271,8 @@ static void gpuprof__json_device(gpuprof__buf *b, const gpuprof__snap *s) {
 /* ----------------------------------------------------------------------
    Kernel capture in the report: the kernels, kernels by range, GPU spans,
    transfers, synchronizations (under gpuprof__lock; the collector's tables
-   are read under kc.mu).
+   are read under kc.mu); the verdict's sentences on a phase's main kernel,
+   the summary's kernels, and the collectives' kernels for MPI.
    ---------------------------------------------------------------------- */
 /* A collective's kernel, as the cross-rank comparison takes it (gpuprof__kc_comm_kernels). */
 typedef struct gpuprof__comm_kernel { char *name; double total_ns, p50_ns; } gpuprof__comm_kernel;
@@ -17545,7 +17550,7 @@ static gpuprof__layout gpuprof__report_layout(const gpuprof__snap *s) {
 static void gpuprof__report_gpu_line(gpuprof__buf *b) {
     char t1[32], t2[32], t3[32];
     gpuprof_stats idle;
-    if (!gpuprof__gpu.available) return;
+    if (!GPUPROF__CUDA_BUILD || !gpuprof__gpu.available) return;
     gpuprof__buf_printf(b, "   GPU: %llu range%s timed %s", (unsigned long long)GPUPROF__LD(&gpuprof__gpu.timed),
                         GPUPROF__LD(&gpuprof__gpu.timed) == 1 ? "" : "s", gpuprof__gpu.from_kernels ? "by their kernels (no CUDA event)" : "with CUDA events");
     if (gpuprof__gpu.skipped_capture) gpuprof__buf_printf(b, ", %llu inside CUDA graph capture (not GPU-timed)", (unsigned long long)gpuprof__gpu.skipped_capture);
@@ -19800,7 +19805,7 @@ static void gpuprof__peaks_init(const gpuprof_config *cfg) {
                                                        &gpuprof__g.peak.flops, gpuprof__g.peak.flops_from);
     gpuprof__g.peak.user_bw = gpuprof__peak_setting("GPUPROF_PEAK_GBPS", "peak_gbps", cfg->peak_gbps, 1e9,
                                                     &gpuprof__g.peak.bw, gpuprof__g.peak.bw_from);
-    if (gpuprof__gpu.available) {
+    if (GPUPROF__CUDA_BUILD && gpuprof__gpu.available) {
         const struct gpuprof__flop_row *r = gpuprof__flop_row_of(gpuprof__gpu.cc_major, gpuprof__gpu.cc_minor);
         int p = gpuprof__g.peak.prec;
         if (gpuprof__g.peak.flops == 0.0) {
