@@ -2318,6 +2318,7 @@ static void gpuprof__registry_close(int keep) {
     gpuprof__registry.names = NULL;
     gpuprof__registry.name_hash = NULL;
     gpuprof__registry.nnames = 0;
+    gpuprof__registry.names_kept = 0;
 }
 
 /* ----------------------------------------------------------------------
@@ -11630,10 +11631,11 @@ static void gpuprof__pf_samples(gpuprof__tout *o, gpuprof__thread *t) {
     gpuprof__trace_stage(o, buf, p);
 }
 
-/* The streamed Perfetto trace's samples after a block's events: its
-   thread's (section "Trace sinks", after the encoder). */
+/* The streamed trace's samples after a block's events: its thread's
+   (section "Trace sinks", after the encoder; smp_global.trace is on only
+   where the streamed trace is Perfetto's, gpuprof__smp_trace_open). */
 static void gpuprof__smp_trace_block(gpuprof__tout *o, gpuprof__thread *t) {
-    if (o == &gpuprof__trace.out && o->format == GPUPROF__FMT_PERFETTO && GPUPROF__LD(&gpuprof__smp_global.trace)) gpuprof__pf_samples(o, t);
+    if (o == &gpuprof__trace.out && GPUPROF__LD(&gpuprof__smp_global.trace)) gpuprof__pf_samples(o, t);
 }
 
 /* At a session's start: the samples go into the streamed trace when it is
@@ -12144,13 +12146,8 @@ static void gpuprof__reclaim(void) {
         gpuprof__names_free_table(o->names, o->hash, o->n);
         GPUPROF_FREE(o);
     }
-    if (gpuprof__registry.names_kept && gpuprof__g.state != GPUPROF__RUNNING && !gpuprof__session_retired(gpuprof__g.session)) {
-        gpuprof__names_free_table(gpuprof__registry.names, gpuprof__registry.name_hash, gpuprof__registry.nnames);
-        gpuprof__registry.names = NULL;
-        gpuprof__registry.name_hash = NULL;
-        gpuprof__registry.nnames = 0;
-        gpuprof__registry.names_kept = 0;
-    }
+    if (gpuprof__registry.names_kept && gpuprof__g.state != GPUPROF__RUNNING && !gpuprof__session_retired(gpuprof__g.session))
+        gpuprof__registry_close(0);
 }
 
 static void gpuprof__thread_free(gpuprof__thread *t) {
@@ -16319,24 +16316,20 @@ static const char *gpuprof__kc_short(char *buf, size_t n, const gpuprof__kernel 
     return buf;
 }
 
-/* Why a phase is under-filled: the kernel that leaves most SMs idle longest
-   and its launch, or the share of such launches. */
-static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    char t1[32], kn[64];
-    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
-    {
-        const gpuprof__kernel *k = gpuprof__kc_phase_kernel(s, p->r, 1);
-        int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
-        if (sh >= 0 && k->fig[sh].blocks_per_sm >= 0 && k->shape[sh][9] < GPUPROF__MAX_DEV) {
-            const uint32_t *x = k->shape[sh];
-            char t2[32];
-            gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * k->fig[sh].sm_fill);
-            snprintf(out, n, "%s: %llu blocks on %d SMs (%s%% of the SMs given work); %s%% of its kernel time leaves most SMs idle",
-                     gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)x[0] * x[1] * x[2], gpuprof__gpu.lim[x[9]].sms, t2, t1);
-            return;
-        }
-    }
-    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
+/* The kernel that leaves most SMs idle longest in an under-filled phase,
+   and its launch (t1: the share of its kernel time such launches take);
+   0: none known. */
+static int gpuprof__kc_why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p, const char *t1) {
+    const gpuprof__kernel *k = gpuprof__kc_phase_kernel(s, p->r, 1);
+    int sh = k ? gpuprof__ktop_best(&k->shapes) : -1;
+    const uint32_t *x;
+    char t2[32], kn[64];
+    if (sh < 0 || k->fig[sh].blocks_per_sm < 0 || k->shape[sh][9] >= GPUPROF__MAX_DEV) return 0;
+    x = k->shape[sh];
+    gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * k->fig[sh].sm_fill);
+    snprintf(out, n, "%s: %llu blocks on %d SMs (%s%% of the SMs given work); %s%% of its kernel time leaves most SMs idle",
+             gpuprof__kc_short(kn, sizeof kn, k), (unsigned long long)x[0] * x[1] * x[2], gpuprof__gpu.lim[x[9]].sms, t2, t1);
+    return 1;
 }
 
 /* What a GPU phase's main kernel says of its occupancy, where registers or
@@ -16652,24 +16645,21 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
 /* NCCL's kernels (kernel capture), the GPU side of the collectives, for the
    cross-rank comparison inside MPI_Finalize: each counted kernel that is communication, its
    total and median GPU time, largest first. Returns how many (*out: a list
-   to free with its names; NULL when none). */
+   to free, with its names). */
 static uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) {
     gpuprof__kernel **kv = NULL;
     uint32_t nk = 0, n = 0, i;
     double ktotal = 0;
     *out = NULL;
     gpuprof__mu_lock(&gpuprof__kc_mu);
-    if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL)
-        for (i = 0; i < nk; i++) if (kv[i]->stats.count && gpuprof__is_comm(kv[i]->shown)) n++;
-    if (n && (*out = (gpuprof__comm_kernel *)gpuprof__zalloc(n * sizeof **out)) != NULL) {
-        for (n = i = 0; i < nk; i++) {
+    if (gpuprof__kc.map && (kv = gpuprof__kc_sorted(&nk, &ktotal)) != NULL && nk &&    /* kc_sorted: counted kernels only */
+        (*out = (gpuprof__comm_kernel *)gpuprof__zalloc(nk * sizeof **out)) != NULL)
+        for (i = 0; i < nk; i++) {
             const gpuprof__kernel *k = kv[i];
-            if (!k->stats.count || !gpuprof__is_comm(k->shown)) continue;
-            if (!((*out)[n].name = gpuprof__strdup(k->shown))) continue;
+            if (!gpuprof__is_comm(k->shown) || !((*out)[n].name = gpuprof__strdup(k->shown))) continue;
             (*out)[n].total_ns = k->stats.sum;
             (*out)[n++].p50_ns = gpuprof_stats_quantile(&k->stats, 0.5);
         }
-    } else n = 0;
     GPUPROF_FREE(kv);
     gpuprof__mu_unlock(&gpuprof__kc_mu);
     return n;
@@ -16789,14 +16779,18 @@ static void gpuprof__report_kernels(gpuprof__buf *b, const gpuprof__snap *s, siz
 static void gpuprof__json_kernels(gpuprof__buf *b) { gpuprof__buf_s(b, "\"capture\":null,\n\"kernels\":[],\n\"transfers\":[],\n\"syncs\":[],\n"); }
 GPUPROF__INLINE uint32_t gpuprof__kc_comm_kernels(gpuprof__comm_kernel **out) { *out = NULL; return 0; }
 /* A CPU build: no kernels to name. */
-static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
-    char t1[32];
-    (void)s;
-    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
-    snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
-}
+#define gpuprof__kc_why_underfilled(out, n, s, p, t1) ((void)(out), (void)(n), (void)(s), (void)(p), (void)(t1), 0)
 GPUPROF__INLINE void gpuprof__why_occupancy(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) { (void)n; (void)s; (void)p; out[0] = 0; }
 #endif
+
+/* Why a phase is under-filled: its main such kernel and launch where
+   kernel capture knows them, else the share of such launches. */
+static void gpuprof__why_underfilled(char *out, size_t n, const gpuprof__snap *s, const gpuprof__phase *p) {
+    char t1[32];
+    gpuprof__fmt(t1, sizeof t1, "%.0f", p->kern_ns > 0 ? 100.0 * p->uf_ns / p->kern_ns : 0.0);
+    if (!gpuprof__kc_why_underfilled(out, n, s, p, t1))
+        snprintf(out, n, "%s%% of its kernel time in launches that give work to fewer than half the SMs", t1);
+}
 
 /* The GPU metrics part (SPEC 21): the header line, then a row per range
    whose GPU spans were sampled, the largest GPU time first. */
