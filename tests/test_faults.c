@@ -10,6 +10,7 @@
 #include "json_util.h"
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -197,9 +198,13 @@ static void forked(void) {
 /* A session shut down while another thread records: that thread's state and
    the session's names stay alive for it, and are freed when it exits. */
 static int stop_recording;
+static long busy_rounds;                    /* the busy thread's loops so far */
 static void *busy(void *arg) {
     (void)arg;
-    while (!__atomic_load_n(&stop_recording, __ATOMIC_ACQUIRE)) { PROF_RANGE("busy"); PROF_COUNTER("x", NAN); }
+    while (!__atomic_load_n(&stop_recording, __ATOMIC_ACQUIRE)) {
+        { PROF_RANGE("busy"); PROF_COUNTER("x", NAN); }
+        __atomic_add_fetch(&busy_rounds, 1, __ATOMIC_ACQ_REL);
+    }
     return NULL;
 }
 static void shutdown_while_running(void) {
@@ -237,9 +242,16 @@ static void sessions_around_a_thread(void) {
     __atomic_store_n(&stop_recording, 0, __ATOMIC_RELEASE);
     for (round = 0; round < 5; round++) {
         struct timespec ts = { 0, 20000000 };
+        long seen;
         gpuprof_init(&cfg);
+        seen = __atomic_load_n(&busy_rounds, __ATOMIC_ACQUIRE);
         if (round == 0) pthread_create(&th, NULL, busy, NULL);
-        nanosleep(&ts, NULL);               /* the thread records in this session */
+        nanosleep(&ts, NULL);
+        /* The thread records in this session: a whole loop of it begun after
+           the init. (A thread the scheduler kept off the CPU through the
+           session would still hold its state of the session before -- and
+           that table's entry in the list of old ones, one block more.) */
+        while (__atomic_load_n(&busy_rounds, __ATOMIC_ACQUIRE) < seen + 2) sched_yield();
         gpuprof_shutdown();
         live[round] = __atomic_load_n(&live_blocks, __ATOMIC_RELAXED);
     }
