@@ -25,8 +25,10 @@ check() {          # check PAGE SUMMARY [--expect PART ...]: in the browser wher
 # 2. The CPU demo with CPU samples: the verdict, the step over the run, the ranges, the icicles.
 GPUPROF_HTML=demo.html GPUPROF_SUMMARY=demo.json GPUPROF_SAMPLE=1 "$build/train_evals" > demo.out 2>&1 || fail "train_evals with a page failed"
 check demo.html demo.json --expect verdict --expect over_time --expect ranges --expect samples --shot demo.png
-# 2a. A stalled step captured (GPUPROF_CAPTURE_SLOW): marked on the step over the run.
-GPUPROF_HTML=cap.html GPUPROF_SUMMARY=cap.json GPUPROF_CAPTURE_SLOW=5 GPUPROF_CAPTURE_MAX=64 "$build/train_evals" --stall 25 > cap.out 2>&1 || fail "train_evals --stall failed"
+# 2a. A stalled step captured (GPUPROF_CAPTURE_SLOW): marked on the step over the run. 2.5 as in
+#     the guide: the stall is about 7 steps long on an idle machine, but the running median it is
+#     judged against can be that of a busier start (a run under ctest -j4: 17 ms, then 9.5 ms).
+GPUPROF_HTML=cap.html GPUPROF_SUMMARY=cap.json GPUPROF_CAPTURE_SLOW=2.5 GPUPROF_CAPTURE_MAX=64 "$build/train_evals" --stall 25 > cap.out 2>&1 || fail "train_evals --stall failed"
 grep -q "<title>step 25 captured: " cap.html || fail "the captured step 25 is not marked on the step over the run"
 check cap.html cap.json --expect over_time
 # 2b. The README's demo (train_mlp): its memory part too.
