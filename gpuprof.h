@@ -17151,13 +17151,25 @@ static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phas
 /* host code of a run without a GPU: sampling off, the try: line says how to have its functions named (GPUPROF__HOST_NAMES); on, it names them */
 #define GPUPROF__HOST_REMEDY GPUPROF__HOST_NAMES "or " GPUPROF__HOST_WORK
 #define GPUPROF__HOST_SAMPLED "no GPU in this run: speed up the functions its CPU samples name (CPU samples per range), or " GPUPROF__HOST_WORK
+/* The time outside any range on a loaded machine: the stepping thread was
+   runnable but off its CPU (preempted) for half of it or more, mostly
+   preempted rather than waiting -- that time may be other threads' or
+   processes' rather than code between the phases (a preemption often comes where the thread
+   enters the kernel, and the code between the phases is where it does). */
+#define GPUPROF__OUTSIDE_LOADED_REMEDY "free or pin the CPUs, then measure again: the stepping thread was preempted for half the time outside any " \
+    "range or more, which may be time other threads or processes took its CPU rather than code; if it stays, " GPUPROF__OUTSIDE_REMEDY
+static int gpuprof__outside_loaded(const gpuprof__verdict_t *v) {
+    double waited = v->blocked - v->preempted;
+    return v->preempted >= 0 && v->step_ns > 0 && v->preempted * v->step_ns >= 0.5 * v->outside_ns && v->preempted > waited;
+}
+
 /* The bottleneck: its name, class, time per step and remedy (the CPU's time outside any range is one too). */
 static void gpuprof__bottleneck(const gpuprof__verdict_t *v, const char **name, int *k, double *ns, const char **remedy) {
     if (v->bottleneck == -2) {
         *name = NULL;
         *k = GPUPROF__K_CPU;
         *ns = v->outside_ns;
-        *remedy = GPUPROF__OUTSIDE_REMEDY;
+        *remedy = gpuprof__outside_loaded(v) ? GPUPROF__OUTSIDE_LOADED_REMEDY : GPUPROF__OUTSIDE_REMEDY;
         return;
     }
     *name = gpuprof__name_text(v->ph[v->bottleneck].r->name_id);

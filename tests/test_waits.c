@@ -27,8 +27,13 @@ static void burn(double ms) {              /* ms of this thread's own CPU time, 
     sink = x;
 }
 
-/* 40 steps of "work"; hog: a busy child pinned to this thread's CPU. */
-static cJSON *run(const char *tag, int hog) {
+/* 40 steps of "work"; hog: a busy child pinned to this thread's CPU;
+   outside: between the steps, outside any range, 3 ms of this thread's
+   CPU (OUT_CODE) or three sched_yield()s that give the hog the CPU
+   (OUT_YIELD: preemption outside any range, as a loaded machine's often
+   is, where the thread enters the kernel). */
+enum { OUT_NONE, OUT_CODE, OUT_YIELD };
+static cJSON *run(const char *tag, int hog, int outside) {
     char summary[64], report[64];
     pid_t child = -1;
     int i;
@@ -47,9 +52,14 @@ static cJSON *run(const char *tag, int hog) {
     gpuprof_init(NULL);
     for (i = 0; i < 40; i++) {
         PROF_STEP();
-        PROF_RANGE("work");
-        if (hog) burn(5);
-        else { struct timespec ts = { 0, 5000000 }; nanosleep(&ts, NULL); }
+        if (outside == OUT_CODE) burn(3);
+        else if (outside == OUT_YIELD) { sched_yield(); sched_yield(); sched_yield(); }
+        {
+            PROF_RANGE("work");
+            if (hog) burn(outside ? 1 : 5);
+            else if (outside) burn(1);
+            else { struct timespec ts = { 0, 5000000 }; nanosleep(&ts, NULL); }
+        }
     }
     PROF_STEP();
     gpuprof_shutdown();
@@ -61,7 +71,7 @@ int main(void) {
     cJSON *j, *v;
     char *text;
     double waited, pre;
-    j = run("sleeps", 0);
+    j = run("sleeps", 0, OUT_NONE);
     v = cJSON_GetObjectItem(j, "verdict");
     pre = jnum(v, "stepper_preempted_share");
     waited = jnum(v, "stepper_blocked_share") - (pre == pre ? pre : 0);
@@ -75,7 +85,21 @@ int main(void) {
     CHECK(text && !strstr(text, "the machine is loaded"), "sleeps: not that the machine is loaded");
     free(text);
     cJSON_Delete(j);
-    if (!(j = run("hog", 1))) { printf("test_waits: cannot pin to one CPU here; the preemption case is skipped\n"); return check_done("test_waits"); }
+    /* 3 ms of code outside any range against 1 ms in "work": the verdict
+       blames it and says to wrap it in ranges -- unless this machine
+       preempted the thread for half of it or more, when it says to free
+       the CPUs first (the case below) */
+    j = run("outside", 0, OUT_CODE);
+    v = cJSON_GetObjectItem(j, "verdict");
+    pre = jnum(v, "stepper_preempted_share");
+    text = check_slurp("outside.txt");
+    CHECK(text && strstr(text, "   bottleneck: code outside any range, host "), "code outside any range: the bottleneck");
+    if (pre == pre && pre < 0.25)
+        CHECK(text && strstr(text, "try: wrap the code between the phases in ranges (GPUPROF_RANGE)"), "... and the try: line says to wrap it in ranges");
+    else printf("outside: preempted %.2f of the steps here (a loaded machine): its try: line is not judged\n", pre);
+    free(text);
+    cJSON_Delete(j);
+    if (!(j = run("hog", 1, OUT_NONE))) { printf("test_waits: cannot pin to one CPU here; the preemption case is skipped\n"); return check_done("test_waits"); }
     v = cJSON_GetObjectItem(j, "verdict");
     pre = jnum(v, "stepper_preempted_share");
     printf("hog: off the CPU %.2f, preempted %.2f, switches %.1f voluntary / %.1f involuntary a step\n", jnum(v, "stepper_blocked_share"), pre,
@@ -87,6 +111,23 @@ int main(void) {
     text = check_slurp("hog.txt");
     CHECK(text && (strstr(text, "the machine is loaded") || strstr(text, "mostly preempted")), "hog: the report says preempted, not waited");
     if (text && strstr(text, "off the CPU")) { const char *p = strstr(text, "   the stepping thread"); printf("%.*s\n", (int)(strchr(p, '\n') - p), p); }
+    free(text);
+    cJSON_Delete(j);
+    /* The hog takes the CPU outside any range: that time is preemption,
+       and the verdict says to free the CPUs before wrapping it in ranges. */
+    j = run("hog_outside", 1, OUT_YIELD);
+    v = cJSON_GetObjectItem(j, "verdict");
+    pre = jnum(v, "stepper_preempted_share");
+    text = check_slurp("hog_outside.txt");
+    printf("hog_outside: preempted %.2f of the steps\n", pre);
+    CHECK(text && strstr(text, "   bottleneck: code outside any range, host "), "hog outside any range: the bottleneck is the time outside any range");
+    if (pre == pre)
+        CHECK(text && strstr(text, "try: free or pin the CPUs, then measure again: the stepping thread was preempted for half the time outside any range or more"),
+              "... and the try: line says to free or pin the CPUs first, not to wrap code that may not be there");
+    if (text && strstr(text, "   try: ")) { const char *p = strstr(text, "   try: "); printf("%.*s\n", (int)(strchr(p, '\n') - p), p); }
+    free(text);
+    text = j ? cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "verdict")) : NULL;
+    CHECK(text && strstr(text, "free or pin the CPUs, then measure again"), "... the summary's verdict too");
     free(text);
     cJSON_Delete(j);
     return check_done("test_waits");
