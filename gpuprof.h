@@ -17151,16 +17151,22 @@ static double gpuprof__bound_ns(const gpuprof__verdict_t *v, const gpuprof__phas
 /* host code of a run without a GPU: sampling off, the try: line says how to have its functions named (GPUPROF__HOST_NAMES); on, it names them */
 #define GPUPROF__HOST_REMEDY GPUPROF__HOST_NAMES "or " GPUPROF__HOST_WORK
 #define GPUPROF__HOST_SAMPLED "no GPU in this run: speed up the functions its CPU samples name (CPU samples per range), or " GPUPROF__HOST_WORK
+/* Whether the stepping thread, off the CPU, was preempted (runnable while
+   another thread or process had its CPU) more than it waited: a loaded
+   machine. */
+static int gpuprof__mostly_preempted(const gpuprof__verdict_t *v) {
+    return v->preempted >= 0 && v->preempted > v->blocked - v->preempted;
+}
+
 /* The time outside any range on a loaded machine: the stepping thread was
-   runnable but off its CPU (preempted) for half of it or more, mostly
-   preempted rather than waiting -- that time may be other threads' or
-   processes' rather than code between the phases (a preemption often comes where the thread
-   enters the kernel, and the code between the phases is where it does). */
+   preempted for half of it or more, and mostly preempted -- that time may be
+   other threads' or processes' rather than code between the phases (a
+   preemption often comes where the thread enters the kernel, and the code
+   between the phases is where it does). */
 #define GPUPROF__OUTSIDE_LOADED_REMEDY "free or pin the CPUs, then measure again: the stepping thread was preempted for half the time outside any " \
     "range or more, which may be time other threads or processes took its CPU rather than code; if it stays, " GPUPROF__OUTSIDE_REMEDY
 static int gpuprof__outside_loaded(const gpuprof__verdict_t *v) {
-    double waited = v->blocked - v->preempted;
-    return v->preempted >= 0 && v->step_ns > 0 && v->preempted * v->step_ns >= 0.5 * v->outside_ns && v->preempted > waited;
+    return gpuprof__mostly_preempted(v) && v->step_ns > 0 && v->preempted * v->step_ns >= 0.5 * v->outside_ns;
 }
 
 /* The bottleneck: its name, class, time per step and remedy (the CPU's time outside any range is one too). */
@@ -17251,7 +17257,6 @@ static void gpuprof__verdict_step(gpuprof__buf *b, const gpuprof__verdict_t *v, 
    while another thread or process had its CPU), from its own counters. */
 static void gpuprof__report_offcpu(gpuprof__buf *b, const gpuprof__verdict_t *v) {
     char t1[32], t2[32], t3[32], s1[32], s2[32];
-    double waited = v->preempted >= 0 ? v->blocked - v->preempted : v->blocked;
     gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->blocked);
     gpuprof__fmt(s1, sizeof s1, "%.0f", v->vol);
     gpuprof__fmt(s2, sizeof s2, "%.0f", v->invol);
@@ -17261,12 +17266,12 @@ static void gpuprof__report_offcpu(gpuprof__buf *b, const gpuprof__verdict_t *v)
                                               : "it waited (I/O, sleep, a lock or a blocking sync) -- that wait is part of the step's time");
         return;
     }
-    gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * waited);
+    gpuprof__fmt(t2, sizeof t2, "%.0f", 100.0 * (v->blocked - v->preempted));   /* waiting */
     gpuprof__fmt(t3, sizeof t3, "%.0f", 100.0 * v->preempted);
     gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: waiting %s%% (I/O, sleep, a lock or a blocking sync; %s voluntary switch%s a step), "
                            "preempted %s%% (runnable while another thread or process had its CPU; %s involuntary switch%s a step) -- %s\n", t1, t2, s1,
                         strcmp(s1, "1") ? "es" : "", t3, s2, strcmp(s2, "1") ? "es" : "",
-                        v->preempted > waited ? "the machine is loaded: the step times include the time others took its CPU (free or pin the CPUs)"
+                        gpuprof__mostly_preempted(v) ? "the machine is loaded: the step times include the time others took its CPU (free or pin the CPUs)"
                                               : "that wait is part of the step's time");
 }
 
@@ -17289,9 +17294,8 @@ static void gpuprof__report_other_threads(gpuprof__buf *b, const gpuprof__verdic
         gpuprof__buf_printf(b, " %10llu\n", (unsigned long long)r->stats.count);
     }
     if (v->blocked >= 0) {
-        double waited = v->preempted >= 0 ? v->blocked - v->preempted : v->blocked;
         gpuprof__fmt(t1, sizeof t1, "%.0f", 100.0 * v->blocked);
-        if (v->blocked >= GPUPROF__BLOCKED_WAITS && v->preempted > waited) gpuprof__report_offcpu(b, v);
+        if (v->blocked >= GPUPROF__BLOCKED_WAITS && gpuprof__mostly_preempted(v)) gpuprof__report_offcpu(b, v);
         else gpuprof__buf_printf(b, "   the stepping thread was off the CPU %s%% of its steps: %s\n", t1,
                                  v->blocked >= GPUPROF__BLOCKED_WAITS ? "it waited (for these threads, I/O or a blocking sync) -- what it waits for bounds the step"
                                                                       : "it did not wait for these threads much; they run beside the step");
