@@ -2606,7 +2606,10 @@ static GPUPROF__NOINLINE gpuprof__block *gpuprof__trace_swap(gpuprof__thread *t)
         GPUPROF__LD(&gpuprof__trace.mode) != GPUPROF__TRACE_RING) return NULL;
     gpuprof__mu_lock(&gpuprof__trace_lock);
     if (t->session != GPUPROF__LD(&gpuprof__g.session) || !gpuprof__trace.on) {
-        if (b) b->count = b->done = b->aux = 0;     /* an old session's block: keep it, empty */
+        /* an old session's block: keep it, empty. A block of this session's,
+           its trace finished, stays as it is: the shutdown reads its events
+           (gpuprof__trace_live) without this thread's lock */
+        if (b && t->session != GPUPROF__LD(&gpuprof__g.session)) b->count = b->done = b->aux = 0;
         gpuprof__mu_unlock(&gpuprof__trace_lock);
         return NULL;
     }
